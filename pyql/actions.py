@@ -1,0 +1,360 @@
+"""Action sets: the functions an LLM (or a script) may call, defined once.
+
+An action is a method of an :class:`ActionSet` subclass marked with
+:func:`action`. Its signature and its Google-style docstring are the single
+source of truth: the environment accepts exactly the marked methods, checks
+arity from the signature, converts each argument by the parameter kind
+given to :func:`action`, and the documentation an LLM sees
+(``pyql docs --format markdown|prompt|openai-tools``) is rendered from the
+same specs. Nothing is written twice.
+
+Example:
+    >>> class Demo(ActionSet):
+    ...     @action("interact", thing="text")
+    ...     def echo(self, env, thing):
+    ...         '''Say a thing back.
+    ...
+    ...         Args:
+    ...             thing: what to say.
+    ...
+    ...         Example: echo(hello)
+    ...         '''
+    ...         return thing
+    >>> spec = Demo().spec("echo")
+    >>> spec.signature, spec.params[0].description
+    ('echo(thing)', 'what to say.')
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterable
+
+from pyql.errors import ArityError, InvalidActionError, PyQLError
+
+__all__ = ["StepResult", "action", "Param", "ActionSpec", "ActionSet", "render_docs", "DOC_FORMATS"]
+
+DOC_FORMATS = ("markdown", "prompt", "openai-tools")
+
+
+class DocFormatError(PyQLError, ValueError):
+    """An unknown documentation format was asked for."""
+
+    kind = "bad_format"
+
+
+@dataclass
+class StepResult:
+    """What an action implementation returns.
+
+    Attributes:
+        query: the new query (construct steps), or None when the query is unchanged.
+        result: the backend's answer (Observation, Relations, ResultSet, column values ...).
+        observation: the text the LLM sees when the step is kept.
+        empty: whether the result counts as empty (an empty-result failure).
+        done: the action ends the episode (``execute()``).
+    """
+
+    query: Any = None
+    result: Any = None
+    observation: str = ""
+    empty: bool = False
+    done: bool = False
+
+
+def action(kind: str, **param_kinds: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a method of an :class:`ActionSet` as an action.
+
+    Args:
+        kind: "interact" (asks the KB/DB, adds nothing to the query),
+            "construct" (adds a clause) or "terminate" (``execute``).
+        **param_kinds: the kind of each parameter, read by the action set's
+            argument converter (e.g. "node", "relation", "variable", "operator").
+
+    Example:
+        >>> action("terminate")(lambda self, env: None).__pyql_action__
+        ('terminate', {})
+    """
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__pyql_action__ = (kind, dict(param_kinds))  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an action: name, kind, description, optional or not."""
+
+    name: str
+    kind: str
+    description: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """Everything known about one action, read from its method."""
+
+    name: str
+    kind: str
+    params: tuple[Param, ...]
+    summary: str
+    details: str
+    example: str
+
+    @property
+    def min_args(self) -> int:
+        return sum(p.required for p in self.params)
+
+    @property
+    def max_args(self) -> int:
+        return len(self.params)
+
+    @property
+    def signature(self) -> str:
+        """``name(a,b)`` as the paper's documentation writes it."""
+        return f"{self.name}({', '.join(p.name for p in self.params)})"
+
+
+_SECTION_RE = re.compile(r"^\s*(Args|Returns|Raises|Example|Examples)\s*:(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, str, dict[str, str], str]:
+    """Split a Google-style docstring into summary, details, arg descriptions, example."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    summary_lines: list[str] = []
+    i = 0
+    while i < len(lines) and lines[i].strip():
+        summary_lines.append(lines[i].strip())
+        i += 1
+    details: list[str] = []
+    args: dict[str, str] = {}
+    example = ""
+    section = "details"
+    current: str | None = None
+    for line in lines[i:]:
+        match = _SECTION_RE.match(line)
+        if match:
+            section = match.group(1).lower()
+            rest = match.group(2).strip()
+            if section.startswith("example") and rest:
+                example = rest
+            current = None
+            continue
+        if section == "details":
+            details.append(line.strip())
+        elif section == "args":
+            arg = re.match(r"^\s{0,8}(\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", line)
+            if arg and line.startswith("    ") and not line.startswith("        "):
+                current = arg.group(1)
+                args[current] = arg.group(3).strip()
+            elif current and line.strip():
+                args[current] += " " + line.strip()
+        elif section.startswith("example") and line.strip() and not example:
+            example = line.strip()
+    return " ".join(summary_lines), "\n".join(details).strip(), args, example
+
+
+class ActionSet:
+    """A set of actions; subclasses define methods marked with :func:`action`.
+
+    Args:
+        only: restrict to these action names (e.g. the paper's eight); the
+            docs and the environment then both follow the restriction.
+
+    Example:
+        >>> class Demo(ActionSet):
+        ...     @action("terminate")
+        ...     def execute(self, env):
+        ...         '''Run the query.'''
+        >>> Demo().names
+        ('execute',)
+    """
+
+    title: ClassVar[str] = "actions"
+
+    def __init__(self, only: Iterable[str] | None = None) -> None:
+        specs = {}
+        for name, fn in inspect.getmembers(type(self), predicate=inspect.isfunction):
+            marker = getattr(fn, "__pyql_action__", None)
+            if marker is None:
+                continue
+            kind, param_kinds = marker
+            summary, details, arg_docs, example = _parse_docstring(fn.__doc__ or "")
+            params = []
+            for p in list(inspect.signature(fn).parameters.values())[2:]:  # skip self, env
+                params.append(
+                    Param(
+                        p.name,
+                        param_kinds.get(p.name, "text"),
+                        arg_docs.get(p.name, ""),
+                        p.default is inspect.Parameter.empty,
+                    )
+                )
+            specs[name] = ActionSpec(name, kind, tuple(params), summary, details, example)
+        order = self.order()
+        ordered = sorted(specs, key=lambda n: (order.index(n) if n in order else len(order), n))
+        if only is not None:
+            wanted = list(only)
+            unknown = [n for n in wanted if n not in specs]
+            if unknown:
+                raise InvalidActionError(
+                    f"unknown action(s) {', '.join(unknown)}; this action set has {', '.join(ordered)}",
+                    available=ordered,
+                )
+            ordered = [n for n in ordered if n in wanted]
+        self._specs = {n: specs[n] for n in ordered}
+
+    def order(self) -> list[str]:
+        """The order actions are documented in (subclasses override)."""
+        return []
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._specs)
+
+    def specs(self) -> tuple[ActionSpec, ...]:
+        return tuple(self._specs.values())
+
+    def spec(self, name: str) -> ActionSpec:
+        """The spec of an available action.
+
+        Raises:
+            InvalidActionError: listing the available actions.
+        """
+        try:
+            return self._specs[name]
+        except KeyError:
+            available = ", ".join(f"{n}()" for n in self._specs)
+            raise InvalidActionError(
+                f"{name!r} is not an available action; choose one of: {available}",
+                action=name,
+                available=list(self._specs),
+            ) from None
+
+    def check_arity(self, name: str, given: int) -> ActionSpec:
+        """The spec, after checking the number of arguments.
+
+        Raises:
+            ArityError: saying how many are expected and how many were given.
+        """
+        spec = self.spec(name)
+        if not spec.min_args <= given <= spec.max_args:
+            expected = (
+                str(spec.max_args) if spec.min_args == spec.max_args else f"{spec.min_args} to {spec.max_args}"
+            )
+            noun = "parameter" if spec.max_args == 1 else "parameters"
+            raise ArityError(
+                f"{spec.signature} should have {expected} {noun}. You have {given} parameter{'s' if given != 1 else ''}.",
+                action=name,
+                expected=(spec.min_args, spec.max_args),
+                given=given,
+            )
+        return spec
+
+    def method(self, name: str) -> Callable[..., Any]:
+        """The bound method implementing an action."""
+        self.spec(name)
+        return getattr(self, name)
+
+
+def _markdown(actions: ActionSet) -> str:
+    out = [f"# {actions.title}\n"]
+    for spec in actions.specs():
+        out.append(f"## `{spec.signature}`\n\n{spec.summary}\n")
+        if spec.details:
+            out.append(spec.details + "\n")
+        if spec.params:
+            out.append("| parameter | kind | description |\n| --- | --- | --- |")
+            for p in spec.params:
+                optional = " (optional)" if not p.required else ""
+                out.append(f"| `{p.name}` | {p.kind}{optional} | {p.description} |")
+            out.append("")
+        if spec.example:
+            out.append(f"Example: `{spec.example}`\n")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _prompt(actions: ActionSet) -> str:
+    out = [f"You can only choose actions from these {len(actions.names)} actions:", ""]
+    for number, spec in enumerate(actions.specs(), 1):
+        text = spec.summary
+        if spec.details:
+            text += " " + " ".join(spec.details.split())
+        out.append(f"{number}. `{spec.signature}`")
+        out.append(text)
+        if spec.example:
+            out.append(f"For example: `{spec.example}`")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _openai_tools(actions: ActionSet) -> list[dict[str, Any]]:
+    tools = []
+    for spec in actions.specs():
+        description = spec.summary + (" " + " ".join(spec.details.split()) if spec.details else "")
+        properties = {
+            p.name: {"type": "string", "description": p.description or p.kind} for p in spec.params
+        }
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": spec.name,
+                    "description": description,
+                    "parameters": {
+                        "type": "object",
+                        "properties": properties,
+                        "required": [p.name for p in spec.params if p.required],
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        )
+    return tools
+
+
+def render_docs(actions: ActionSet, fmt: str = "markdown") -> str:
+    """The documentation of an action set in one of :data:`DOC_FORMATS`.
+
+    Raises:
+        DocFormatError: for an unknown format.
+
+    Example:
+        >>> class Demo(ActionSet):
+        ...     @action("terminate")
+        ...     def execute(self, env):
+        ...         '''Run the query.'''
+        >>> print(render_docs(Demo(), "prompt"))
+        You can only choose actions from these 1 actions:
+        <BLANKLINE>
+        1. `execute()`
+        Run the query.
+        <BLANKLINE>
+    """
+    if fmt == "markdown":
+        return _markdown(actions)
+    if fmt == "prompt":
+        return _prompt(actions)
+    if fmt == "openai-tools":
+        return json.dumps(_openai_tools(actions), indent=2, ensure_ascii=False) + "\n"
+    raise DocFormatError(f"unknown docs format {fmt!r}; use one of {', '.join(DOC_FORMATS)}")
+
+
+def openai_tools(actions: ActionSet) -> list[dict[str, Any]]:
+    """The action set as OpenAI tool schemas (for native function calling).
+
+    Example:
+        >>> class Demo(ActionSet):
+        ...     @action("terminate")
+        ...     def execute(self, env):
+        ...         '''Run the query.'''
+        >>> openai_tools(Demo())[0]["function"]["name"]
+        'execute'
+    """
+    return _openai_tools(actions)

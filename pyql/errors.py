@@ -1,0 +1,194 @@
+"""The exception hierarchy of pyql.
+
+Every error raised on purpose by pyql, pyql_sql, correction or agent is a
+:class:`PyQLError`, so a caller can catch one type. Messages say what was
+wrong and what is allowed instead.
+
+Example:
+    >>> from pyql.errors import PyQLError, TermError
+    >>> issubclass(TermError, PyQLError)
+    True
+"""
+
+from __future__ import annotations
+
+
+class PyQLError(Exception):
+    """Base class of every error pyql raises on purpose.
+
+    Attributes:
+        kind: a short machine-readable name of the error family.
+
+    Example:
+        >>> PyQLError("boom").kind
+        'pyql_error'
+    """
+
+    kind = "pyql_error"
+
+
+class TermError(PyQLError, ValueError):
+    """A string or value cannot become a SPARQL term (variable, IRI, literal).
+
+    Example:
+        >>> TermError("bad").kind
+        'bad_term'
+    """
+
+    kind = "bad_term"
+
+
+class QueryError(PyQLError, ValueError):
+    """A query step is not valid (wrong argument kind, unknown operator ...).
+
+    Example:
+        >>> QueryError("bad").kind
+        'bad_query'
+    """
+
+    kind = "bad_query"
+
+
+class KBError(PyQLError):
+    """A knowledge base cannot be opened or used.
+
+    Example:
+        >>> KBError("no such file").kind
+        'kb_error'
+    """
+
+    kind = "kb_error"
+
+
+class EngineError(KBError):
+    """The query engine rejected a query or failed while running it.
+
+    Attributes:
+        query: the query text that was sent, when known.
+
+    Example:
+        >>> EngineError("syntax", query="SELECT").query
+        'SELECT'
+    """
+
+    kind = "engine_error"
+
+    def __init__(self, message: str, query: str | None = None) -> None:
+        super().__init__(message)
+        self.query = query
+
+
+class EngineTimeout(EngineError):
+    """The engine did not answer within the configured timeout.
+
+    Example:
+        >>> EngineTimeout("slow").kind
+        'engine_timeout'
+    """
+
+    kind = "engine_timeout"
+
+
+class ParseError(PyQLError, ValueError):
+    """Text (an action, an LLM reply, a legacy program, a path) does not parse.
+
+    Attributes:
+        text: the text that was parsed.
+        position: 0-based character offset of the problem, or None.
+        expected: what would have been accepted there (human-readable names).
+
+    Example:
+        >>> e = ParseError("bad", text="add_fact(", position=9, expected=["argument"])
+        >>> (e.position, e.expected)
+        (9, ['argument'])
+    """
+
+    kind = "parse_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str = "",
+        position: int | None = None,
+        expected: list[str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.text = text
+        self.position = position
+        self.expected = list(expected or [])
+
+
+class ActionError(PyQLError, ValueError):
+    """An action cannot be run as written (before it reaches the query).
+
+    Attributes:
+        action: the action name as written, when known.
+
+    Example:
+        >>> ActionError("bad", action="add_fact").action
+        'add_fact'
+    """
+
+    kind = "bad_action"
+
+    def __init__(self, message: str, *, action: str | None = None) -> None:
+        super().__init__(message)
+        self.action = action
+
+
+class InvalidActionError(ActionError):
+    """The action is not one of the available functions.
+
+    Attributes:
+        available: the names that are available.
+
+    Example:
+        >>> InvalidActionError("no", action="foo", available=["execute"]).available
+        ['execute']
+    """
+
+    kind = "invalid_action"
+
+    def __init__(self, message: str, *, action: str | None = None, available: list[str] | None = None) -> None:
+        super().__init__(message, action=action)
+        self.available = list(available or [])
+
+
+class ArityError(ActionError):
+    """The action has the wrong number of arguments.
+
+    Example:
+        >>> e = ArityError("x", action="add_fact", expected=(3, 3), given=2)
+        >>> (e.expected, e.given)
+        ((3, 3), 2)
+    """
+
+    kind = "wrong_arity"
+
+    def __init__(self, message: str, *, action: str | None = None, expected: tuple[int, int] = (0, 0), given: int = 0) -> None:
+        super().__init__(message, action=action)
+        self.expected = expected
+        self.given = given
+
+
+class ArgumentError(ActionError):
+    """One argument of an action has the wrong kind or cannot be read.
+
+    Attributes:
+        parameter: the parameter's name; position: its 0-based index; value: the argument as written.
+
+    Example:
+        >>> ArgumentError("x", action="add_filter", parameter="op", position=1, value="foo").parameter
+        'op'
+    """
+
+    kind = "bad_argument"
+
+    def __init__(
+        self, message: str, *, action: str | None = None, parameter: str = "", position: int = 0, value: str = ""
+    ) -> None:
+        super().__init__(message, action=action)
+        self.parameter = parameter
+        self.position = position
+        self.value = value

@@ -1,0 +1,134 @@
+"""Embedded and fast: a pyoxigraph store, on disk or in memory.
+
+Example:
+    >>> from pyql.kb.oxigraph_backend import OxigraphKB
+    >>> kb = OxigraphKB()            # empty, in memory
+    >>> kb.select("SELECT (1 AS ?one) WHERE {}")[0]["one"].lexical
+    '1'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from pyql.errors import EngineError, KBError
+from pyql.kb.base import KB
+from pyql.profiles import Profile
+from pyql.terms import IRI, BlankNode, Literal, Term, canonical_literal
+
+__all__ = ["OxigraphKB", "from_oxigraph"]
+
+_FORMATS = {
+    ".ttl": ox.RdfFormat.TURTLE,
+    ".turtle": ox.RdfFormat.TURTLE,
+    ".nt": ox.RdfFormat.N_TRIPLES,
+    ".ntriples": ox.RdfFormat.N_TRIPLES,
+    ".n3": ox.RdfFormat.N3,
+    ".nq": ox.RdfFormat.N_QUADS,
+    ".trig": ox.RdfFormat.TRIG,
+    ".rdf": ox.RdfFormat.RDF_XML,
+    ".owl": ox.RdfFormat.RDF_XML,
+    ".xml": ox.RdfFormat.RDF_XML,
+}
+
+
+def from_oxigraph(node: object) -> Term:
+    """A pyoxigraph term as a pyql term.
+
+    Example:
+        >>> from_oxigraph(ox.NamedNode("http://example.org/a"))
+        IRI('http://example.org/a')
+    """
+    if isinstance(node, ox.NamedNode):
+        return IRI(node.value)
+    if isinstance(node, ox.BlankNode):
+        return BlankNode(node.value)
+    if isinstance(node, ox.Literal):
+        return canonical_literal(node.value, None if node.language else node.datatype.value, node.language)
+    raise EngineError(f"unexpected Oxigraph term {node!r}")
+
+
+class OxigraphKB(KB):
+    """A KB on a :class:`pyoxigraph.Store`.
+
+    Args:
+        store: a store, a directory of an on-disk store (created if missing),
+            an RDF file to load into a new in-memory store, or None for an
+            empty in-memory store.
+        profile: KB profile name or object.
+        **options: see :class:`~pyql.kb.base.KB`.
+
+    Queries see the union of all graphs as their default graph.
+    """
+
+    name = "oxigraph"
+
+    def __init__(self, store: ox.Store | str | Path | None = None, profile: str | Profile = "freebase", **options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(profile, **options)
+        if store is None:
+            store = ox.Store()
+        elif isinstance(store, (str, Path)):
+            path = Path(store)
+            if path.is_file():
+                fmt = _FORMATS.get(path.suffix.lower())
+                if fmt is None:
+                    raise KBError(f"cannot tell the RDF format of {path}; use one of {', '.join(sorted(_FORMATS))}")
+                mem = ox.Store()
+                try:
+                    mem.bulk_load(path=str(path), format=fmt)
+                except (SyntaxError, ValueError, OSError) as exc:
+                    raise KBError(f"cannot load {path}: {exc}") from exc
+                store = mem
+            else:
+                try:
+                    store = ox.Store(str(path))
+                except OSError as exc:
+                    raise KBError(f"cannot open an Oxigraph store at {path}: {exc}") from exc
+        self.store = store
+
+    def load(self, path: str | Path, graph: str | None = None) -> None:
+        """Bulk-load an RDF file into the store (into ``graph`` if given)."""
+        p = Path(path)
+        fmt = _FORMATS.get(p.suffix.lower())
+        if fmt is None:
+            raise KBError(f"cannot tell the RDF format of {p}; use one of {', '.join(sorted(_FORMATS))}")
+        try:
+            self.store.bulk_load(path=str(p), format=fmt, to_graph=ox.NamedNode(graph) if graph else None)
+        except (SyntaxError, ValueError, OSError) as exc:
+            raise KBError(f"cannot load {p}: {exc}") from exc
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    def _select(self, sparql: str) -> list[dict[str, Term]]:
+        try:
+            result = self.store.query(sparql, use_default_graph_as_union=True)
+        except SyntaxError as exc:
+            raise EngineError(f"Oxigraph could not parse the query: {exc}", query=sparql) from exc
+        if not isinstance(result, ox.QuerySolutions):
+            raise EngineError("expected a SELECT query", query=sparql)
+        names = [v.value for v in result.variables]
+        rows = []
+        for solution in result:
+            row = {}
+            for name in names:
+                node = solution[name]
+                if node is not None:
+                    row[name] = from_oxigraph(node)
+            rows.append(row)
+        return rows
+
+    def _ask(self, sparql: str) -> bool:
+        try:
+            result = self.store.query(sparql, use_default_graph_as_union=True)
+        except SyntaxError as exc:
+            raise EngineError(f"Oxigraph could not parse the query: {exc}", query=sparql) from exc
+        return bool(result)
+
+    def close(self) -> None:
+        try:
+            self.store.flush()
+        except Exception:  # in-memory stores have nothing to flush
+            pass

@@ -1,0 +1,118 @@
+"""The embedded default: an rdflib graph (a Turtle/N-Triples file or in memory).
+
+Example:
+    >>> import rdflib
+    >>> from pyql.kb.rdflib_backend import RdflibKB
+    >>> g = rdflib.Graph()
+    >>> _ = g.add((rdflib.URIRef("http://rdf.freebase.com/ns/m.0a"),
+    ...            rdflib.URIRef("http://rdf.freebase.com/ns/type.object.name"), rdflib.Literal("A", lang="en")))
+    >>> RdflibKB(g).labels(["m.0a"])
+    {IRI('http://rdf.freebase.com/ns/m.0a'): 'A'}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rdflib
+from rdflib.term import BNode, Identifier, URIRef
+from rdflib.term import Literal as RdfLiteral
+
+from pyql.errors import EngineError, KBError
+from pyql.kb.base import KB
+from pyql.profiles import Profile
+from pyql.terms import IRI, BlankNode, Literal, Term, canonical_literal
+
+__all__ = ["RdflibKB", "from_rdflib", "RDF_FORMATS"]
+
+RDF_FORMATS = {
+    ".ttl": "turtle",
+    ".turtle": "turtle",
+    ".nt": "nt",
+    ".ntriples": "nt",
+    ".n3": "n3",
+    ".nq": "nquads",
+    ".trig": "trig",
+    ".rdf": "xml",
+    ".owl": "xml",
+    ".xml": "xml",
+    ".jsonld": "json-ld",
+}
+
+
+def rdf_format(path: Path) -> str:
+    """rdflib's format name for a file, from its suffix.
+
+    Raises:
+        KBError: for an unknown suffix, listing the known ones.
+
+    Example:
+        >>> rdf_format(Path("kb.ttl"))
+        'turtle'
+    """
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    fmt = RDF_FORMATS.get(suffixes[-1]) if suffixes else None
+    if fmt is None:
+        raise KBError(f"cannot tell the RDF format of {path}; use one of {', '.join(sorted(RDF_FORMATS))}")
+    return fmt
+
+
+def from_rdflib(node: Identifier) -> Term:
+    """An rdflib term as a pyql term.
+
+    Example:
+        >>> from_rdflib(rdflib.Literal(5))
+        Literal(lexical='5', datatype='http://www.w3.org/2001/XMLSchema#integer', lang=None)
+    """
+    if isinstance(node, URIRef):
+        return IRI(str(node))
+    if isinstance(node, BNode):
+        return BlankNode(str(node))
+    if isinstance(node, RdfLiteral):
+        return canonical_literal(str(node), str(node.datatype) if node.datatype else None, node.language)
+    raise EngineError(f"unexpected rdflib term {node!r}")
+
+
+class RdflibKB(KB):
+    """A KB on an rdflib :class:`rdflib.Graph` (or Dataset).
+
+    Args:
+        graph: the graph, or a path to an RDF file to parse.
+        profile: KB profile name or object.
+        **options: see :class:`~pyql.kb.base.KB`.
+
+    rdflib has no query timeout: a runaway query runs to its end.
+    """
+
+    name = "rdflib"
+
+    def __init__(self, graph: rdflib.Graph | str | Path, profile: str | Profile = "freebase", **options) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(profile, **options)
+        if isinstance(graph, (str, Path)):
+            path = Path(graph)
+            if not path.is_file():
+                raise KBError(f"no such RDF file: {path}")
+            fmt = rdf_format(path)
+            g = rdflib.Graph()
+            try:
+                g.parse(str(path), format=fmt)
+            except Exception as exc:
+                raise KBError(f"cannot parse {path} as {fmt}: {exc}") from exc
+            graph = g
+        self.graph = graph
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def _select(self, sparql: str) -> list[dict[str, Term]]:
+        result = self.graph.query(sparql)
+        names = [str(v) for v in result.vars or []]
+        rows = []
+        for row in result:
+            rows.append({name: from_rdflib(row[i]) for i, name in enumerate(names) if row[i] is not None})
+        return rows
+
+    def _ask(self, sparql: str) -> bool:
+        return bool(self.graph.query(sparql).askAnswer)

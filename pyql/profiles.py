@@ -1,0 +1,241 @@
+"""KB profiles: how a knowledge base names things.
+
+A profile knows the namespaces of a KB, how people write its entities and
+relations (Freebase ``m.0crbvqz`` / ``meteorology.tropical_cyclone.category``,
+Wikidata ``wd:Q42`` / ``wdt:P31``), where labels come from, which nodes are
+unnamed relationship nodes (Freebase CVTs, Wikidata statements, blank nodes)
+and which relations are hidden from relation lists.
+
+Example:
+    >>> FREEBASE.expand_name("m.0crbvqz", "entity")
+    'http://rdf.freebase.com/ns/m.0crbvqz'
+    >>> FREEBASE.shorten("http://rdf.freebase.com/ns/meteorology.tropical_cyclone.category")
+    'meteorology.tropical_cyclone.category'
+    >>> FREEBASE.is_hidden("http://rdf.freebase.com/ns/kg.object_profile.prominent_type")
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Mapping
+
+from pyql import escape
+from pyql.errors import TermError
+
+__all__ = ["Profile", "FREEBASE", "WIKIDATA", "GENERIC", "get_profile", "PROFILES"]
+
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+FB = "http://rdf.freebase.com/ns/"
+_FREEBASE_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)+\Z")
+_WD_ENTITY_RE = re.compile(r"[QL][0-9]+\Z")
+_WD_PROPERTY_RE = re.compile(r"P[0-9]+\Z")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Naming rules of one kind of KB. Use :meth:`with_` to derive a variant.
+
+    Attributes:
+        name: "freebase", "wikidata", "generic" or your own.
+        prefixes: prefix → namespace, emitted as PREFIX lines in every query.
+        label_predicates: IRIs whose values are an entity's label.
+        label_lang: preferred label language (labels without a tag are also taken).
+        type_predicate: IRI linking an entity to its type (add_type_constrain).
+        hidden_relation_prefixes: relation IRIs starting with one of these are
+            left out of relation lists.
+        unnamed_prefixes: IRIs starting with one of these are unnamed nodes even
+            when labelled (Wikidata statements).
+        unlabelled_is_unnamed: an IRI without label is an unnamed node (Freebase CVTs).
+        bare_names: "freebase", "wikidata" or None: which bare names parse.
+
+    Example:
+        >>> GENERIC.with_prefixes({"ex": "http://example.org/"}).prefixes["ex"]
+        'http://example.org/'
+    """
+
+    name: str
+    prefixes: Mapping[str, str]
+    label_predicates: tuple[str, ...]
+    type_predicate: str
+    label_lang: str = "en"
+    hidden_relation_prefixes: tuple[str, ...] = ()
+    unnamed_prefixes: tuple[str, ...] = ()
+    unlabelled_is_unnamed: bool = False
+    bare_names: str | None = None
+    _sorted_namespaces: tuple[tuple[str, str], ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for prefix, namespace in self.prefixes.items():
+            escape.prefixed_name(prefix, "x")
+            escape.iri(namespace)
+        object.__setattr__(self, "prefixes", MappingProxyType(dict(self.prefixes)))
+        ordered = sorted(((ns, p) for p, ns in self.prefixes.items()), key=lambda item: -len(item[0]))
+        object.__setattr__(self, "_sorted_namespaces", tuple(ordered))
+        escape.language_tag(self.label_lang)
+
+    def with_(self, **changes: object) -> Profile:
+        """A copy with some fields changed.
+
+        Example:
+            >>> FREEBASE.with_(hidden_relation_prefixes=()).hidden_relation_prefixes
+            ()
+        """
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def with_prefixes(self, prefixes: Mapping[str, str]) -> Profile:
+        """A copy with more prefixes declared.
+
+        Example:
+            >>> "ex" in FREEBASE.with_prefixes({"ex": "http://example.org/"}).prefixes
+            True
+        """
+        return replace(self, prefixes={**self.prefixes, **prefixes})
+
+    @property
+    def prefix_list(self) -> str:
+        """The declared prefixes as text, for error messages."""
+        return ", ".join(p + ":" for p in self.prefixes)
+
+    @property
+    def name_examples(self) -> str:
+        """Examples of bare names this profile reads, for error messages."""
+        if self.bare_names == "freebase":
+            return "m.0crbvqz, g.11b6_z1, meteorology.tropical_cyclone.category"
+        if self.bare_names == "wikidata":
+            return "Q42, P31"
+        return "none in the generic profile"
+
+    def expand_name(self, text: str, role: str = "any") -> str | None:
+        """The IRI of a bare name, or None when ``text`` is not one.
+
+        Example:
+            >>> WIKIDATA.expand_name("Q42"), WIKIDATA.expand_name("P31", "relation")
+            ('http://www.wikidata.org/entity/Q42', 'http://www.wikidata.org/prop/direct/P31')
+        """
+        if self.bare_names == "freebase" and _FREEBASE_NAME_RE.match(text):
+            return self.prefixes["ns"] + text
+        if self.bare_names == "wikidata":
+            if _WD_ENTITY_RE.match(text):
+                return self.prefixes["wd"] + text
+            if _WD_PROPERTY_RE.match(text):
+                return self.prefixes["wdt" if role == "relation" else "wd"] + text
+        return None
+
+    def shorten(self, iri: str) -> str:
+        """The shortest name that :func:`pyql.terms.parse_term` reads back as ``iri``.
+
+        Example:
+            >>> GENERIC.shorten("http://www.w3.org/2000/01/rdf-schema#label")
+            'rdfs:label'
+            >>> GENERIC.shorten("http://example.org/a b")
+            '<http://example.org/a b>'
+        """
+        if self.bare_names == "freebase" and iri.startswith(self.prefixes["ns"]):
+            local = iri[len(self.prefixes["ns"]) :]
+            if _FREEBASE_NAME_RE.match(local):
+                return local
+        for namespace, prefix in self._sorted_namespaces:
+            if iri.startswith(namespace):
+                local = iri[len(namespace) :]
+                if escape.is_safe_local_name(local) or (local and re.fullmatch(r"[A-Za-z0-9_.-]+", local)):
+                    if not local.endswith("."):
+                        return f"{prefix}:{local}"
+        return f"<{iri}>"
+
+    def is_hidden(self, relation_iri: str) -> bool:
+        """Whether a relation is left out of relation lists."""
+        return relation_iri.startswith(self.hidden_relation_prefixes)
+
+    def prefix_lines(self) -> str:
+        """The PREFIX declarations every query of this profile starts with.
+
+        Example:
+            >>> print(GENERIC.prefix_lines().splitlines()[0])
+            PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+        """
+        return "".join(f"PREFIX {p}: {escape.iri(ns)}\n" for p, ns in self.prefixes.items())
+
+    def sparql_iri(self, iri: str) -> str:
+        """An IRI as query text: ``prefix:local`` when every engine reads it alike, else ``<iri>``.
+
+        Example:
+            >>> FREEBASE.sparql_iri("http://www.w3.org/2001/XMLSchema#gYear")
+            'xsd:gYear'
+            >>> FREEBASE.sparql_iri("http://rdf.freebase.com/ns/m.0crbvqz")
+            '<http://rdf.freebase.com/ns/m.0crbvqz>'
+        """
+        for namespace, prefix in self._sorted_namespaces:
+            if iri.startswith(namespace):
+                local = iri[len(namespace) :]
+                if escape.is_safe_local_name(local):
+                    return escape.prefixed_name(prefix, local)
+        return escape.iri(iri)
+
+
+_COMMON = {"rdf": RDF, "rdfs": RDFS, "xsd": escape.XSD}
+
+FREEBASE = Profile(
+    name="freebase",
+    prefixes={"ns": FB, **_COMMON},
+    label_predicates=(FB + "type.object.name",),
+    type_predicate=FB + "type.object.type",
+    hidden_relation_prefixes=(FB + "type.", FB + "common.", FB + "freebase.", FB + "kg."),
+    unlabelled_is_unnamed=True,
+    bare_names="freebase",
+)
+
+WIKIDATA = Profile(
+    name="wikidata",
+    prefixes={
+        "wd": "http://www.wikidata.org/entity/",
+        "wdt": "http://www.wikidata.org/prop/direct/",
+        "p": "http://www.wikidata.org/prop/",
+        "ps": "http://www.wikidata.org/prop/statement/",
+        "pq": "http://www.wikidata.org/prop/qualifier/",
+        "wds": "http://www.wikidata.org/entity/statement/",
+        "schema": "http://schema.org/",
+        **_COMMON,
+    },
+    label_predicates=(RDFS + "label",),
+    type_predicate="http://www.wikidata.org/prop/direct/P31",
+    hidden_relation_prefixes=("http://schema.org/", "http://wikiba.se/ontology#"),
+    unnamed_prefixes=("http://www.wikidata.org/entity/statement/",),
+    bare_names="wikidata",
+)
+
+GENERIC = Profile(
+    name="generic",
+    prefixes={**_COMMON, "owl": "http://www.w3.org/2002/07/owl#"},
+    label_predicates=(RDFS + "label",),
+    type_predicate=RDF + "type",
+)
+
+PROFILES: Mapping[str, Profile] = MappingProxyType({p.name: p for p in (FREEBASE, WIKIDATA, GENERIC)})
+
+
+def get_profile(profile: str | Profile) -> Profile:
+    """A profile by name (or the profile itself).
+
+    Raises:
+        TermError: for an unknown name, listing the known ones.
+
+    Example:
+        >>> get_profile("freebase").name
+        'freebase'
+        >>> get_profile("dbpedia")
+        Traceback (most recent call last):
+        ...
+        pyql.errors.TermError: unknown KB profile 'dbpedia'; choose one of freebase, wikidata, generic, or pass a Profile
+    """
+    if isinstance(profile, Profile):
+        return profile
+    try:
+        return PROFILES[profile]
+    except (KeyError, TypeError):
+        raise TermError(
+            f"unknown KB profile {profile!r}; choose one of {', '.join(PROFILES)}, or pass a Profile"
+        ) from None

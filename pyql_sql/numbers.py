@@ -1,0 +1,112 @@
+"""How table cells and condition values are read as numbers.
+
+One rule is used everywhere (type inference, the numeric shadow columns,
+condition values written by an LLM, answer comparison):
+
+* Python ``int``/``float`` are numbers (``bool`` is not; NaN and infinities are not).
+* A string is a number when, after stripping surrounding whitespace, it is an
+  optional sign (``+``, ``-`` or the Unicode minus ``U+2212``), then digits —
+  either plain (``1174``) or grouped by thousands with commas (``1,174``,
+  ``12,500,000``) — then an optional decimal part (``.5``, ``1174.0``, ``1.``).
+  No exponents, no currency or unit signs, no percent signs, no spaces inside:
+  ``"£8.5m"``, ``"45%"``, ``"1 174"``, ``"1,17"`` and ``"3–1"`` are text.
+
+Example:
+    >>> [parse_number(s) for s in ["1,174", "1174.0", "\u22123", "+2", "1.", ".5"]]
+    [1174.0, 1174.0, -3.0, 2.0, 1.0, 0.5]
+    >>> [parse_number(s) for s in ["£8.5m", "1,17", "3–1", "", "nan", True]]
+    [None, None, None, None, None, None]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+__all__ = ["parse_number", "is_empty", "value_text", "format_number"]
+
+_NUMBER_RE = re.compile(
+    r"""
+    [+\-\u2212]?                      # sign, ASCII or Unicode minus
+    (?:\d{1,3}(?:,\d{3})+|\d+)?       # integer part, maybe grouped by thousands
+    (?:\.\d*)?                        # decimal part
+    """,
+    re.VERBOSE | re.ASCII,
+)
+
+
+def parse_number(value: object) -> float | None:
+    """Return ``value`` as a float if it is a number by the module's rule, else None.
+
+    Args:
+        value: a cell or a condition value (str, int, float, or anything else).
+
+    Returns:
+        The number as a float, or None when ``value`` is not a number.
+
+    Example:
+        >>> parse_number("12,500")
+        12500.0
+        >>> parse_number(" 9.626 ")
+        9.626
+        >>> parse_number("K255AZ") is None
+        True
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            f = float(value)
+        except OverflowError:  # an int too large for a float
+            return None
+        return f if math.isfinite(f) else None
+    if not isinstance(value, str):
+        return None
+    s = value.strip()
+    if _NUMBER_RE.fullmatch(s) is None or not any("0" <= ch <= "9" for ch in s):
+        return None
+    s = s.replace(",", "").replace("\u2212", "-")
+    try:
+        return float(s)
+    except ValueError:  # pragma: no cover - the regex guarantees a float literal
+        return None
+
+
+def is_empty(value: object) -> bool:
+    """True for None and for strings that are empty or only whitespace.
+
+    Example:
+        >>> [is_empty(v) for v in [None, "", "  ", "0", 0]]
+        [True, True, True, False, False]
+    """
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def format_number(number: float) -> str:
+    """Write a number compactly: integral floats without ``.0``.
+
+    Example:
+        >>> (format_number(17.0), format_number(9.626), format_number(-3))
+        ('17', '9.626', '-3')
+    """
+    if float(number).is_integer() and abs(number) < 1e16:
+        return str(int(number))
+    return repr(float(number))
+
+
+def value_text(value: object) -> str:
+    """The text form of a condition value, used for text comparisons.
+
+    Numbers given as Python numbers are written without a trailing ``.0``;
+    strings are stripped of surrounding spaces (only ``' '``, as SQL's ``TRIM``
+    does for the cells).
+
+    Example:
+        >>> (value_text(51), value_text(17.0), value_text(" Athlone Town "))
+        ('51', '17', 'Athlone Town')
+    """
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        return format_number(value)
+    return str(value).strip(" ")

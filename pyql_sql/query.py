@@ -1,0 +1,403 @@
+"""The immutable step-by-step SQL query (the SQL version of PyQL).
+
+The tools of QueryAgent's Table 10 (SQL version) that *construct* the query:
+
+* ``add_condition(column, op, value)`` — keep rows where ``column op value``;
+* ``set_answer(column, aggregation)`` — what to return (``None``, ``MAX``,
+  ``MIN``, ``COUNT``, ``SUM``, ``AVG``);
+
+plus ``undo()``. Every step returns a *new* :class:`TableQuery`; the old one
+is unchanged, so an agent can branch and backtrack freely. Steps are checked
+when they are added (column resolved against the table's headers, operator,
+aggregation and value validated) so mistakes surface at the step that made
+them. The tools that only *observe* (``get_column``, ``execute``) are on
+:class:`pyql_sql.executor.Executor`.
+
+Example:
+    >>> from pyql_sql import Table
+    >>> t = Table.from_rows(["Opponent", "Attendance"], [["Ajax", "19,768"], ["UCD", "—"]])
+    >>> q = t.query().add_condition("opponent", "=", "ajax").set_answer("Attendance")
+    >>> q.actions()
+    ['add_condition(Opponent, =, ajax)', 'set_answer(Attendance, None)']
+    >>> print(q.sql())
+    SELECT "c1" FROM "t" WHERE LOWER(TRIM("c0")) = LOWER('ajax')
+    >>> q.undo().undo().steps
+    ()
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Union
+
+from sqlglot import exp
+
+from .errors import (
+    BadAggregationError,
+    BadOperatorError,
+    BadValueError,
+    SQLQueryError,
+)
+from .numbers import parse_number, value_text
+from .table import Column, Table
+
+__all__ = [
+    "OPERATORS",
+    "AGGREGATIONS",
+    "ConditionStep",
+    "AnswerStep",
+    "Step",
+    "TableQuery",
+    "normalize_operator",
+    "normalize_aggregation",
+]
+
+#: Condition operators accepted by :meth:`TableQuery.add_condition`.
+OPERATORS: tuple[str, ...] = ("=", ">", "<", ">=", "<=", "!=")
+
+#: Aggregations accepted by :meth:`TableQuery.set_answer` (besides None).
+AGGREGATIONS: tuple[str, ...] = ("MAX", "MIN", "COUNT", "SUM", "AVG")
+
+_ORDERING = frozenset({">", "<", ">=", "<="})
+
+
+def normalize_operator(op: object) -> str:
+    """Check a condition operator.
+
+    Args:
+        op: one of ``= > < >= <= !=`` (surrounding spaces are ignored).
+
+    Raises:
+        BadOperatorError: anything else; the message lists the allowed operators.
+
+    Example:
+        >>> normalize_operator(" >= ")
+        '>='
+        >>> normalize_operator("LIKE")
+        Traceback (most recent call last):
+        ...
+        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: =, >, <, >=, <=, !=.
+    """
+    if isinstance(op, str) and op.strip() in OPERATORS:
+        return op.strip()
+    raise BadOperatorError(op, allowed=OPERATORS)
+
+
+def normalize_aggregation(aggregation: object) -> str | None:
+    """Check an aggregation; return it upper-cased, or None for no aggregation.
+
+    Args:
+        aggregation: None, ``''``, ``'None'`` (any case) for none; else one of
+            MAX, MIN, COUNT, SUM, AVG in any case.
+
+    Raises:
+        BadAggregationError: anything else.
+
+    Example:
+        >>> [normalize_aggregation(a) for a in (None, "", "none", "max", " Count ")]
+        [None, None, None, 'MAX', 'COUNT']
+    """
+    if aggregation is None:
+        return None
+    if isinstance(aggregation, str):
+        key = aggregation.strip().upper()
+        if key in ("", "NONE"):
+            return None
+        if key in AGGREGATIONS:
+            return key
+    raise BadAggregationError(aggregation, allowed=("None",) + AGGREGATIONS)
+
+
+def _show(value: object) -> str:
+    return value_text(value) if not isinstance(value, str) else value
+
+
+@dataclass(frozen=True)
+class ConditionStep:
+    """``add_condition(column, op, value)``.
+
+    Attributes:
+        column: the resolved column.
+        op: the operator.
+        value: the value as given (str, int or float).
+        number: the value read as a number, or None if it is not one.
+    """
+
+    column: Column
+    op: str
+    value: str | int | float
+    number: float | None
+
+    def action(self) -> str:
+        """The step in the paper's action syntax.
+
+        Example:
+            >>> from pyql_sql.table import Column
+            >>> ConditionStep(Column(0, "Lyrics theme/style", "text", "c0", "n0"), "=", "Romance", None).action()
+            'add_condition(Lyrics theme/style, =, Romance)'
+        """
+        return f"add_condition({self.column.header}, {self.op}, {_show(self.value)})"
+
+
+@dataclass(frozen=True)
+class AnswerStep:
+    """``set_answer(column, aggregation)``.
+
+    Attributes:
+        column: the resolved column.
+        aggregation: ``'MAX'``, ``'MIN'``, ``'COUNT'``, ``'SUM'``, ``'AVG'`` or None.
+    """
+
+    column: Column
+    aggregation: str | None
+
+    def action(self) -> str:
+        """The step in the paper's action syntax.
+
+        Example:
+            >>> from pyql_sql.table import Column
+            >>> AnswerStep(Column(1, "Round", "real", "c1", "n1"), "MIN").action()
+            'set_answer(Round, MIN)'
+        """
+        return f"set_answer({self.column.header}, {self.aggregation or 'None'})"
+
+
+Step = Union[ConditionStep, AnswerStep]
+
+
+@dataclass(frozen=True, eq=False)
+class TableQuery:
+    """An immutable query on one :class:`~pyql_sql.table.Table`, built step by step.
+
+    Attributes:
+        table: the table the query runs on.
+        steps: the steps so far, oldest first.
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> t = Table.from_rows(["Round", "Fastest Lap"], [["5", "Takashi Kogure"], ["13", "Takashi Kogure"]])
+        >>> q0 = t.query()
+        >>> q1 = q0.add_condition("Fastest Lap", "=", "takashi kogure")
+        >>> q2 = q1.set_answer("Round", "min")
+        >>> (len(q0.steps), len(q1.steps), len(q2.steps))
+        (0, 1, 2)
+        >>> print(q2.display_sql())
+        SELECT MIN("Round") FROM "table" WHERE "Fastest Lap" = 'takashi kogure'
+    """
+
+    table: Table
+    steps: tuple[Step, ...] = ()
+
+    # ---------------------------------------------------------------- steps
+    def add_condition(self, column: str | int, op: str, value: str | int | float) -> TableQuery:
+        """Keep only the rows where ``column op value``.
+
+        Text equality is case-insensitive (``LOWER(TRIM(cell)) = LOWER(value)``).
+        A numeric value is compared as a number: ``"1,174"``, ``1174`` and
+        ``"1174.0"`` are the same value, in the cells and in ``value``.
+
+        Args:
+            column: a header as an LLM wrote it (matched loosely, see
+                :meth:`Table.resolve_column`) or a 0-based column index.
+            op: one of ``= > < >= <= !=``.
+            value: a str, int or float.
+
+        Returns:
+            A new query with the condition added.
+
+        Raises:
+            UnknownColumnError: no such column (with suggestions).
+            AmbiguousColumnError: several columns match.
+            BadOperatorError: unknown operator.
+            BadValueError: the value is not str/int/float, or ``>``/``<``/``>=``/``<=``
+                on a numeric column with a value that is not a number.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Season"], [["1996"]])
+            >>> t.query().add_condition("Season", "<", "2001").conditions[0].number
+            2001.0
+            >>> t.query().add_condition("Season", "<", "last year")
+            Traceback (most recent call last):
+            ...
+            pyql_sql.errors.BadValueError: Column 'Season' holds numbers, so '<' needs a number, but got 'last year'. Give a number such as 17, 9.626 or 1,174 (or use = to match text).
+        """
+        col = self.table.resolve_column(column)
+        op_ = normalize_operator(op)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise BadValueError(
+                f"The value of a condition must be a string or a number, not {type(value).__name__} "
+                f"({value!r})."
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise BadValueError(f"The value {value!r} is not a finite number.")
+        number = parse_number(value)
+        if op_ in _ORDERING and col.is_numeric and number is None:
+            raise BadValueError(
+                f"Column {col.header!r} holds numbers, so {op_!r} needs a number, but got "
+                f"{value!r}. Give a number such as 17, 9.626 or 1,174 (or use = to match text)."
+            )
+        return TableQuery(self.table, self.steps + (ConditionStep(col, op_, value, number),))
+
+    def set_answer(self, column: str | int, aggregation: str | None = None) -> TableQuery:
+        """Choose what the query returns: a column, maybe aggregated.
+
+        A later ``set_answer`` replaces an earlier one.
+
+        Args:
+            column: a header as an LLM wrote it or a 0-based column index.
+            aggregation: None (or ``''``/``'None'``), MAX, MIN, COUNT, SUM, AVG — any case.
+
+        Returns:
+            A new query with the answer set.
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            BadAggregationError: unknown aggregation.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Ends"], [["2011"]])
+            >>> t.query().set_answer("ends", "sum").answer.aggregation
+            'SUM'
+            >>> t.query().set_answer("Ends", "total")
+            Traceback (most recent call last):
+            ...
+            pyql_sql.errors.BadAggregationError: Unknown aggregation 'total'. Allowed aggregations: None, MAX, MIN, COUNT, SUM, AVG (case-insensitive; None or '' for no aggregation).
+        """
+        col = self.table.resolve_column(column)
+        agg = normalize_aggregation(aggregation)
+        return TableQuery(self.table, self.steps + (AnswerStep(col, agg),))
+
+    def undo(self) -> TableQuery:
+        """Drop the last step.
+
+        Raises:
+            SQLQueryError: there is no step to undo.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> Table.from_rows(["a"], []).query().undo()
+            Traceback (most recent call last):
+            ...
+            pyql_sql.errors.SQLQueryError: Nothing to undo: the query has no steps yet.
+        """
+        if not self.steps:
+            raise SQLQueryError("Nothing to undo: the query has no steps yet.")
+        return TableQuery(self.table, self.steps[:-1])
+
+    # ------------------------------------------------------------- accessors
+    @property
+    def conditions(self) -> tuple[ConditionStep, ...]:
+        """The condition steps, in order.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> q = Table.from_rows(["a"], [["1"]]).query().add_condition("a", ">", "0").set_answer("a")
+            >>> [(c.column.header, c.op, c.value, c.number) for c in q.conditions]
+            [('a', '>', '0', 0.0)]
+        """
+        return tuple(s for s in self.steps if isinstance(s, ConditionStep))
+
+    @property
+    def answer(self) -> AnswerStep | None:
+        """The last ``set_answer`` step, or None.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> q = Table.from_rows(["a", "b"], [["1", "2"]]).query()
+            >>> q.answer is None, q.set_answer("a").set_answer("b", "max").answer.action()
+            (True, 'set_answer(b, MAX)')
+        """
+        for s in reversed(self.steps):
+            if isinstance(s, AnswerStep):
+                return s
+        return None
+
+    def actions(self) -> list[str]:
+        """The steps in the paper's action syntax.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> Table.from_rows(["Opponent"], []).query().add_condition("opponent", "=", "Ajax").actions()
+            ['add_condition(Opponent, =, Ajax)']
+        """
+        return [s.action() for s in self.steps]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TableQuery):
+            return NotImplemented
+        return self.table is other.table and self.steps == other.steps
+
+    def __hash__(self) -> int:
+        return hash((id(self.table), self.steps))
+
+    def __repr__(self) -> str:
+        return f"TableQuery(table={self.table.name!r}, steps={self.actions()!r})"
+
+    # ------------------------------------------------------------- rendering
+    def expression(self, *, bind: str = "literal") -> tuple[exp.Select, list[object]]:
+        """The query as a sqlglot expression over the table's physical columns.
+
+        Args:
+            bind: ``"literal"`` to inline values as SQL literals, ``"param"`` to
+                use placeholders (the values are returned, in placeholder order).
+
+        Returns:
+            ``(expression, params)``; ``params`` is empty for ``"literal"``.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Gold", "Nation"], [["0", "Iran"]])
+            >>> e, params = t.query().add_condition("Gold", "=", 0).set_answer("Nation").expression(bind="param")
+            >>> type(e).__name__, params
+            ('Select', [0])
+        """
+        from .compile import compile_query
+
+        return compile_query(self, bind=bind)
+
+    def sql(self, dialect: str = "sqlite", params: bool = False) -> str:
+        """Render the executable SQL in any sqlglot dialect.
+
+        Args:
+            dialect: a sqlglot dialect name (sqlite, duckdb, postgres, spark, trino ...).
+            params: True to render placeholders instead of literal values
+                (use :meth:`sql_with_params` to get the values too).
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Silver", "Bronze"], [["0", "4"]])
+            >>> t.query().add_condition("Silver", "=", 0).set_answer("Bronze", "MAX").sql("postgres", params=True)
+            'SELECT MAX("n1") FROM "t" WHERE "n0" = %s'
+        """
+        expression, _ = self.expression(bind="param" if params else "literal")
+        return expression.sql(dialect=dialect)
+
+    def sql_with_params(self) -> tuple[str, list[object]]:
+        """SQLite text with ``?`` placeholders, and the values to bind, in order.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Class", "ERP W"], [["D", "200"]])
+            >>> t.query().add_condition("Class", "=", "d").add_condition("ERP W", "<", "232").set_answer("Class").sql_with_params()
+            ('SELECT "c0" FROM "t" WHERE LOWER(TRIM("c0")) = LOWER(?) AND "n1" < ?', ['d', 232])
+        """
+        expression, values = self.expression(bind="param")
+        return expression.sql(dialect="sqlite"), values
+
+    def display_sql(self, dialect: str = "sqlite") -> str:
+        """A readable SQL with the original headers and table name (not executed).
+
+        Text equality is case-insensitive when executed; the display does not show that.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["W-L-T", "Average"], [["5-1", "7,804"]], name="Football Team Performance")
+            >>> print(t.query().add_condition("W-L-T", "=", "5-1").set_answer("Average").display_sql())
+            SELECT "Average" FROM "Football Team Performance" WHERE "W-L-T" = '5-1'
+        """
+        from .compile import logical_expression
+
+        return logical_expression(self).sql(dialect=dialect)

@@ -1,0 +1,182 @@
+"""One suite, three engines: rdflib (embedded default), pyoxigraph, and a real
+Virtuoso behind SPARQLWrapper. The same queries must give the same answers,
+observations, relation lists and labels everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pyql import IRI, Literal, Query
+from pyql.environment import SparqlEnvironment
+from pyql.errors import EngineError, KBError
+from pyql.kb import KB, demo_kb_path
+from pyql.kb.endpoint_backend import EndpointKB
+from pyql.kb.oxigraph_backend import OxigraphKB
+from pyql.kb.rdflib_backend import RdflibKB
+
+DEMO_GRAPH = "http://pyql.test/demo"
+QUESTIONS = [json.loads(line) for line in (demo_kb_path().parent / "demo_questions.jsonl").read_text().splitlines() if line.strip()]
+CHAINED = [q for q in QUESTIONS if q.get("actions")]
+
+
+@pytest.fixture(scope="module", params=["rdflib", "oxigraph", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
+def kb(request: pytest.FixtureRequest) -> KB:
+    if request.param == "rdflib":
+        return RdflibKB(demo_kb_path())
+    if request.param == "oxigraph":
+        return OxigraphKB(demo_kb_path())
+    server = request.getfixturevalue("virtuoso_server")
+    server.load_turtle(demo_kb_path(), DEMO_GRAPH)
+    return EndpointKB(server.endpoint, default_graph=DEMO_GRAPH, timeout=30)
+
+
+def _norm(value: str) -> str:
+    """Gold answers write numbers and booleans in more than one way."""
+    lowered = value.lower()
+    if lowered in ("true", "yes"):
+        return "yes"
+    if lowered in ("false", "no"):
+        return "no"
+    try:
+        return repr(float(value))
+    except ValueError:
+        return value
+
+
+def test_demo_questions_have_gold_chains() -> None:
+    assert len(CHAINED) == len(QUESTIONS) >= 30
+
+
+@pytest.mark.parametrize("question", CHAINED, ids=[q["id"] for q in CHAINED])
+def test_gold_chain_answers_on_every_engine(kb: KB, question: dict) -> None:
+    env = SparqlEnvironment(kb, question=question["question"], entities=question["entities"])
+    records = env.run(question["actions"])
+    failed = [(r.text, r.error, r.observation) for r in records if not r.ok]
+    assert not failed
+    assert env.done
+    got = sorted(_norm(a["value"]) for a in env.final_json()["answers"])
+    assert got == sorted(_norm(a) for a in question["answers"])
+
+
+def test_observation_values_labels_counts(kb: KB) -> None:
+    q = Query().add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?category").add_fact(
+        "?cyclone", "meteorology.tropical_cyclone.category", "?category"
+    )
+    obs = kb.observe(q)
+    category = obs.get("category")
+    cyclones = obs.get("?cyclone")
+    assert category is not None and cyclones is not None
+    assert [(v.short, v.label) for v in category.values] == [("m.05f4r3k", "Tropical storm (SSHS)")]
+    assert category.total == 1 and cyclones.total == 5
+    assert {v.label for v in cyclones.values} == {
+        "Tropical Storm Rachel",
+        "Tropical Storm Allison",
+        "Tropical Storm Arlene",
+        "Tropical Storm Lee",
+        "Tropical Storm Dolly",
+    }
+
+
+def test_observation_is_bounded_with_total_count(kb: KB) -> None:
+    q = Query().add_fact("?x", "type.object.name", "?name")
+    obs = kb.observe(q, per_variable=3)
+    names = obs.get("name")
+    assert names is not None and len(names.values) == 3 and names.total > 60
+    assert kb.stats.queries >= 1
+
+
+def test_one_step_costs_one_query(kb: KB) -> None:
+    before = kb.stats.queries
+    kb.observe(Query().add_fact("?c", "meteorology.tropical_cyclone.formed", "?t").add_max("?t"))
+    kb.relations("m.0dkl7")
+    assert kb.stats.queries - before == 2
+
+
+def test_unnamed_nodes_are_marked(kb: KB) -> None:
+    q = Query().add_fact("m.0n9cgl4", "meteorology.tropical_cyclone.damages", "?damage")
+    obs = kb.observe(q)
+    assert obs.unnamed_variables == (q.term("?damage"),)
+    assert "unnamed node" in str(obs)
+
+
+def test_relations_forward_backward_and_hidden(kb: KB) -> None:
+    rels = kb.relations("m.0crbvqz")
+    assert "meteorology.tropical_cyclone.category" in rels.forward
+    assert "meteorology.tropical_cyclone_category.tropical_cyclones" in rels.backward
+    assert not [r for r in rels.all() if r.startswith(("type.", "common.", "kg.", "freebase."))]
+
+
+def test_relations_of_a_variable(kb: KB) -> None:
+    q = Query().add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?category")
+    rels = kb.relations("?category", q)
+    assert rels.forward == ("meteorology.tropical_cyclone_category.tropical_cyclones",)
+    assert rels.backward == ("meteorology.tropical_cyclone.category",)
+
+
+def test_relations_of_a_literal_are_backward_only(kb: KB) -> None:
+    rels = kb.relations(Literal("1833", "http://www.w3.org/2001/XMLSchema#integer"))
+    assert rels.forward == ()
+    assert rels.backward == ("meteorology.tropical_cyclone.direct_fatalities",)
+
+
+def test_labels_in_one_query(kb: KB) -> None:
+    before = kb.stats.queries
+    labels = kb.labels(["m.0crbvqz", "m.0dkl7", "m.0gp0102"])
+    assert kb.stats.queries - before == 1
+    assert labels[IRI("http://rdf.freebase.com/ns/m.0crbvqz")] == "Tropical Storm Rachel"
+    assert labels[IRI("http://rdf.freebase.com/ns/m.0dkl7")] == "Hurricane Katrina"
+
+
+def test_only_non_english_label_is_still_found(kb: KB) -> None:
+    # Cihuatlán has only a Spanish name: it is not an unnamed node, but has no English label.
+    obs = kb.observe(Query().add_fact("m.012c7hkm", "meteorology.tropical_cyclone.affected_areas", "?place"))
+    places = obs.get("place")
+    assert places is not None and places.total == 2
+
+
+def test_literals_come_back_typed_and_canonical(kb: KB) -> None:
+    rows = kb.execute(Query().add_fact("m.0dkl7", "meteorology.tropical_cyclone.highest_winds", "?w")).answers()
+    assert [v.term for v in rows] == [Literal("280.0", "http://www.w3.org/2001/XMLSchema#float")]
+    formed = kb.execute(Query().add_fact("m.01cbx5", "meteorology.tropical_cyclone.formed", "?t")).answers()
+    assert [v.term for v in formed] == [Literal("1900", "http://www.w3.org/2001/XMLSchema#gYear")]
+
+
+def test_ask_queries(kb: KB) -> None:
+    q = Query().add_fact("m.0dkl7", "meteorology.tropical_cyclone.highest_winds", "?a").add_fact(
+        "m.0crbvqz", "meteorology.tropical_cyclone.highest_winds", "?b"
+    )
+    assert kb.execute(q.add_compare("?a", ">", "?b")).boolean is True
+    assert kb.execute(q.add_compare("?a", "<", "?b")).boolean is False
+
+
+def test_engine_rejects_bad_query_with_engine_error(kb: KB) -> None:
+    with pytest.raises(EngineError):
+        kb.select("SELECT ?x WHERE { ?x ?y }")
+    assert kb.stats.errors >= 1
+
+
+def test_open_specs() -> None:
+    assert isinstance(KB.open("demo"), RdflibKB)
+    assert isinstance(KB.open("oxigraph:demo"), OxigraphKB)
+    assert isinstance(KB.open("http://127.0.0.1:9/sparql"), EndpointKB)
+    with pytest.raises(KBError, match="no such RDF file"):
+        KB.open("missing.ttl")
+    with pytest.raises(KBError, match="directory"):
+        KB.open(str(Path(__file__).parent))
+
+
+def test_unreachable_endpoint_is_a_kb_error() -> None:
+    kb = EndpointKB("http://127.0.0.1:9/sparql", timeout=2)
+    with pytest.raises(KBError):
+        kb.observe(Query().add_fact("?x", "a.b.c", "?y"))
+
+
+def test_profile_mismatch_is_reported() -> None:
+    from pyql.errors import QueryError
+
+    with pytest.raises(QueryError, match="profile"):
+        KB.open("demo").observe(Query("generic").add_fact("?x", "rdfs:label", "?y"))
