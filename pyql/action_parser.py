@@ -64,10 +64,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
-
 import lark
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from grammars import lark_parser
 from pyql.errors import ParseError, TermError
@@ -387,9 +385,6 @@ def _strip_iri(tok: lark.Token) -> str:
     return s[1:-1] if tok.type == "IRIREF" else s
 
 
-_Classified = tuple[str, str, "str | None", "str | None"]
-
-
 @lru_cache(maxsize=16384)
 def _classify(text: str) -> tuple[str, str, str | None, str | None]:
     """(kind, value, datatype, lang) of one argument's text (already stripped)."""
@@ -627,6 +622,7 @@ _LABEL_INLINE_RE = re.compile(
 _FENCE_OPEN_RE = re.compile(r"`{3,}[ \t]*[\w+#.\-]*[ \t]*(?=\r?\n|\Z)")
 _FENCE_RE = re.compile(r"`{3,}")
 _SKIP_RE = re.compile(r"[\s`*>]*")
+_LINE_SKIP_RE = re.compile(r"[ \t\r\f\v`*>]*")
 _SKIP_NUMBERED_RE = re.compile(r"[\s`*>]*(?:\d{1,3}[.)][ \t]+[`*]*)?")
 _HEAD_LOOSE_RE = re.compile(r"[^\W\d]\w*[ \t]*\(")
 _HEAD_TIGHT_RE = re.compile(r"[^\W\d]\w*\(")
@@ -673,12 +669,17 @@ def _parse_call_at(reply: str, pos: int, limit: int, step: int | None = None) ->
     return call, call.span[1]
 
 
-def _try_call(reply: str, masked: str, pos: int, limit: int, tight: bool = True) -> ActionCall | None:
-    head = (_HEAD_TIGHT_RE if tight else _HEAD_LOOSE_RE).match(masked, pos, limit)
-    if not head:
+#: A second call is looked for within this many characters of where it starts ...
+_TRIAL_WINDOW = 4000
+#: ... at no more than this many candidate positions (keeps extraction linear).
+_MAX_TRIALS = 64
+
+
+def _try_call(reply: str, masked: str, pos: int, limit: int) -> ActionCall | None:
+    if not _HEAD_TIGHT_RE.match(masked, pos, limit):
         return None
     try:
-        return _parse_call_at(reply, pos, limit)[0]
+        return _parse_call_at(reply, pos, min(limit, pos + _TRIAL_WINDOW))[0]
     except ActionSyntaxError:
         return None
 
@@ -686,12 +687,14 @@ def _try_call(reply: str, masked: str, pos: int, limit: int, tight: bool = True)
 def _next_call(reply: str, masked: str, end: int, limit: int) -> ActionCall | None:
     """Another complete call after ``end``: right after separators, or at the start of a later line."""
     m = _AFTER_CALL_RE.match(masked, end, limit)
-    pos = m.end() if m else end
-    found = _try_call(reply, masked, pos, limit)
-    if found is not None:
-        return found
+    candidates = [m.end() if m else end]
     for m in _LINE_START_RE.finditer(masked, end, limit):
-        found = _try_call(reply, masked, m.end(), limit)
+        if len(candidates) >= _MAX_TRIALS:
+            break
+        if _HEAD_TIGHT_RE.match(masked, m.end(), limit):
+            candidates.append(m.end())
+    for pos in candidates:
+        found = _try_call(reply, masked, pos, limit)
         if found is not None:
             return found
     return None
@@ -722,6 +725,10 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
     only if there is none are inline labels (``... done. Action 3: f(x)``) used.
     A reply without any ``Action`` label is accepted when exactly one line
     starts with a call ``name(`` (e.g. a reply that is only the action).
+    A second action is reported when a complete call follows the first one
+    (after ``,``, ``;``, ``and`` ...) or starts a later line of the same
+    block; to keep this linear, only the first 64 such places are tried, each
+    within 4000 characters.
 
     Decision on step numbers: the ``N`` written by the LLM is recorded in
     :attr:`ActionCall.step` and never rejected, even when it differs from
@@ -797,25 +804,16 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
         if other is not None:
             raise _multiple(reply, [call.span[0], other.span[0]], step)
         return call
-    # No Action label: a line (or the whole reply) that starts with a call.
+    # No Action label: the first line that starts with a call (e.g. a reply that is only the action).
     first: ActionCall | None = None
-    line_starts = [0] + [m.end() for m in re.finditer(r"\n", masked)]
-    for start in line_starts:
-        if first is not None and start < first.span[1]:
-            continue
-        pos = _SKIP_RE.match(masked, start).end()  # type: ignore[union-attr]
-        if pos != start and "\n" in masked[start:pos]:
-            continue  # that line was blank; its successor is looked at on its own
-        if first is None:
-            if _HEAD_TIGHT_RE.match(masked, pos):
-                first = _parse_call_at(reply, pos, len(reply))[0]
-                other = _next_call(reply, masked, first.span[1], len(reply))
-                if other is not None:
-                    raise _multiple(reply, [first.span[0], other.span[0]], step)
-        else:
-            other = _try_call(reply, masked, pos, len(reply))
+    for start in [0] + [m.end() for m in re.finditer(r"\n", masked)]:
+        pos = _LINE_SKIP_RE.match(masked, start).end()  # type: ignore[union-attr]
+        if _HEAD_TIGHT_RE.match(masked, pos):
+            first = _parse_call_at(reply, pos, len(reply))[0]
+            other = _next_call(reply, masked, first.span[1], len(reply))
             if other is not None:
                 raise _multiple(reply, [first.span[0], other.span[0]], step)
+            break
     if first is None:
         want = f"'Action {step}: ...'" if step is not None else "'Action N: ...'"
         raise NoActionError(

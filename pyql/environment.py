@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol
 
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
 from pyql.actions import ActionSet, StepResult
@@ -162,7 +162,13 @@ class Environment:
         entities: linked entities, name → id.
         analyzer: a correction analyzer (ERASER); None means built-in failure handling only.
         undo_empty: without an analyzer, whether an empty result fails the step.
+
+    Attributes:
+        side: which kind of environment this is ("sparql", "sql", ...); a
+            correction analyzer uses it to pick the rules that apply.
     """
+
+    side: ClassVar[str] = "generic"
 
     def __init__(
         self,
@@ -353,6 +359,8 @@ class SparqlEnvironment(Environment):
         max_relations: relations shown per direction before ranking applies (default 40).
         max_answers: answers returned by ``execute()`` at most.
     """
+
+    side: ClassVar[str] = "sparql"
 
     def __init__(
         self,

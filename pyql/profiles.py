@@ -77,6 +77,9 @@ class Profile:
         object.__setattr__(self, "_sorted_namespaces", tuple(ordered))
         escape.language_tag(self.label_lang)
 
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(self.prefixes.items()), self.label_predicates, self.type_predicate, self.label_lang))
+
     def with_(self, **changes: object) -> Profile:
         """A copy with some fields changed.
 

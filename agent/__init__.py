@@ -1,0 +1,1 @@
+"""LLM agents on pyql: QueryAgent and Readi."""

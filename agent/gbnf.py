@@ -1,0 +1,457 @@
+"""The action grammar as GBNF (llama.cpp's ``grammar`` field) and as a JSON schema.
+
+Grammar-constrained decoding makes an invalid action impossible: the server
+only samples tokens that keep the output inside the grammar. The grammar is
+generated from the action set's specs (:meth:`pyql.actions.ActionSet.specs`),
+the same single source of truth as the documentation and the environment, so
+the model can only write ``Action N: name(args)`` with a known name, the
+right number of arguments, and arguments of plausible shapes for each
+parameter kind, optionally after one ``Thought N: ...`` line:
+
+========== =========================================================
+kind       accepted shapes
+========== =========================================================
+variable   ``?x``
+relation   ``a.b.c``, ``wdt:P31``, ``<http://...>``, ``?r``
+node       the above, numbers ``10``, dates ``2005-12-31``, strings
+           ``"x"``, ``"Rachel"@en``, ``"2011"^^xsd:gYear``
+operator   ``>``, ``<``, ``>=``, ``<=``, ``=``, ``!=``, ``==``, ``<>``
+other      a node, or free text without ``,()"`` and line breaks
+========== =========================================================
+
+The grammar is deliberately a little wider than what the environment accepts
+(it knows shapes, not the KB); the environment and ERASER still judge the
+content. Every rule is non-recursive, so :func:`gbnf_to_regex` can turn the
+grammar into an equivalent Python regular expression: the tests use it to
+check the gold action chains against the very GBNF text sent to the server.
+
+Example:
+    >>> from pyql.sparql_actions import SparqlActions
+    >>> g = action_gbnf(SparqlActions(), step=2)
+    >>> matcher = gbnf_to_regex(g)
+    >>> bool(matcher.fullmatch("Thought 2: find the category.\\nAction 2: add_fact(m.0crbvqz, a.b, ?c)"))
+    True
+    >>> bool(matcher.fullmatch("Action 2: add_fact(m.0crbvqz, a.b)"))  # wrong arity
+    False
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+__all__ = [
+    "action_gbnf",
+    "action_json_schema",
+    "json_action_text",
+    "gbnf_to_regex",
+    "check_lines",
+    "KIND_RULES",
+]
+
+# Building blocks (GBNF). Rule names may only use letters, digits and '-'.
+_COMMON = r'''
+ws-sep ::= "," " "?
+variable ::= "?" [A-Za-z_] [A-Za-z0-9_]*
+name ::= [A-Za-z_] [A-Za-z0-9_]* ([.:-] [A-Za-z0-9_]+)*
+iri ::= "<" [A-Za-z] [A-Za-z0-9+.-]* ":" [^<>"{}|^`\\ \t\n]* ">"
+number ::= "-"? [0-9]+ ("." [0-9]+)?
+date ::= [0-9] [0-9] [0-9] [0-9] "-" [0-9] [0-9] ("-" [0-9] [0-9])? ("T" [0-9] [0-9] ":" [0-9] [0-9] (":" [0-9] [0-9])?)? ("Z" | [+-] [0-9] [0-9] ":" [0-9] [0-9])?
+string ::= "\"" ([^"\\\n] | "\\" [^\n])* "\""
+literal ::= string ("@" [A-Za-z]+ ("-" [A-Za-z0-9]+)* | "^^" (name | iri))?
+operator ::= ">=" | "<=" | "!=" | "==" | "<>" | "=" | "<" | ">"
+relation ::= name | iri | variable
+node ::= variable | name | iri | date | number | literal
+text ::= node | [^,()"\n` ] ([^,()"\n`]* [^,()"\n` ])?
+'''
+
+#: The GBNF rule used for each parameter kind (anything else uses ``text``).
+KIND_RULES: dict[str, str] = {
+    "variable": "variable",
+    "relation": "relation",
+    "node": "node",
+    "operator": "operator",
+}
+
+
+def _literal(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _rule_name(action_name: str) -> str:
+    return "act-" + re.sub(r"[^A-Za-z0-9]", "-", action_name)
+
+
+def _call_rule(spec: Any) -> str:
+    """The body of the rule for one action: ``"name(" arg ws-sep arg ")"`` (optional args nested)."""
+    params = list(spec.params)
+    required = [p for p in params if p.required]
+    optional = [p for p in params if not p.required]
+    parts = [KIND_RULES.get(p.kind, "text") for p in required]
+    body = " ws-sep ".join(parts)
+    tail = ""
+    for p in reversed(optional):
+        inner = "ws-sep " + KIND_RULES.get(p.kind, "text") + (" " + tail if tail else "")
+        tail = f"({inner})?"
+    if tail:
+        if body:
+            body = f"{body} {tail}"
+        else:
+            # only optional parameters: the first one has no leading comma
+            first = KIND_RULES.get(optional[0].kind, "text")
+            rest = ""
+            for p in reversed(optional[1:]):
+                rest = f"(ws-sep {KIND_RULES.get(p.kind, 'text')}{(' ' + rest) if rest else ''})?"
+            body = f"({first}{(' ' + rest) if rest else ''})?"
+    inside = f" {body} " if body else " "
+    return f'{_literal(spec.name + "(")}{inside}")"'
+
+
+def action_gbnf(
+    actions: Any,
+    *,
+    step: int | None = None,
+    thought: str = "optional",
+    resume: str | None = None,
+) -> str:
+    """The GBNF grammar of one step of the agent, for llama.cpp's ``grammar`` field.
+
+    Args:
+        actions: a :class:`pyql.actions.ActionSet` (its ``specs()`` are used).
+        step: fix the step number ``N`` (else any number).
+        thought: ``"optional"`` (default), ``"required"`` or ``"none"``: the
+            ``Thought N: ...`` line before the action.
+        resume: where the prompt stops: None (before ``Thought``/``Action``),
+            ``"thought"`` (the prompt ends with ``Thought N:``: the output is
+            the thought's text, a line break and the ``Action N:`` line) or
+            ``"action"`` (the prompt ends with ``Action N:``: the output is
+            the call alone).
+
+    Returns:
+        The grammar text; its start rule is ``root``.
+
+    Raises:
+        ValueError: an unknown ``thought`` or ``resume`` value, or an empty action set.
+
+    Example:
+        >>> from pyql.sparql_actions import SparqlActions
+        >>> g = action_gbnf(SparqlActions(["add_max", "execute"]), resume="action")
+        >>> print(g.splitlines()[0])
+        root ::= " "? call
+        >>> [line for line in g.splitlines() if line.startswith("act-")]
+        ['act-add-max ::= "add_max(" variable ")"', 'act-execute ::= "execute(" ")"']
+    """
+    if thought not in ("optional", "required", "none"):
+        raise ValueError(f"thought must be 'optional', 'required' or 'none', not {thought!r}")
+    if resume not in (None, "thought", "action"):
+        raise ValueError(f"resume must be None, 'thought' or 'action', not {resume!r}")
+    specs = list(actions.specs())
+    if not specs:
+        raise ValueError("the action set has no action")
+    number = _literal(str(step)) if step is not None else "[0-9]+"
+    if resume == "action":
+        root = 'root ::= " "? call'
+    elif resume == "thought":
+        root = "root ::= thought-text \"\\n\" action"
+    else:
+        root = {"optional": "root ::= thought? action", "required": "root ::= thought action", "none": "root ::= action"}[thought]
+    lines = [
+        root,
+        f'thought ::= "Thought " {number} ":" thought-text "\\n"',
+        'thought-text ::= [^\\n]*',
+        f'action ::= "Action " {number} ": " call',
+        "call ::= " + " | ".join(_rule_name(s.name) for s in specs),
+    ]
+    lines += [f"{_rule_name(s.name)} ::= {_call_rule(s)}" for s in specs]
+    lines += _COMMON.strip().splitlines()
+    return "\n".join(_reachable(lines)) + "\n"
+
+
+def _reachable(lines: list[str]) -> list[str]:
+    """Keep only the rules reachable from ``root`` (llama.cpp needs no unused ones)."""
+    bodies = {line.split(" ::= ", 1)[0]: line.split(" ::= ", 1)[1] for line in lines}
+    seen: set[str] = set()
+    todo = ["root"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        body = re.sub(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]', " ", bodies[name])
+        todo += [ref for ref in re.findall(r"[A-Za-z][A-Za-z0-9-]*", body) if ref in bodies]
+    return [line for line in lines if line.split(" ::= ", 1)[0] in seen]
+
+
+# ---------------------------------------------------------------------------
+# JSON schema
+
+_KIND_PATTERNS = {
+    "variable": r"^\?[A-Za-z_][A-Za-z0-9_]*$",
+    "relation": r"^(\?[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*([.:-][A-Za-z0-9_]+)*|<[^<> ]+>)$",
+    "operator": r"^(>=|<=|!=|==|<>|=|<|>)$",
+}
+
+
+def action_json_schema(actions: Any, *, thought: bool = True) -> dict[str, Any]:
+    """A JSON schema of one step, for servers with JSON-schema constrained output.
+
+    The object is ``{"thought": "...", "action": {"name": NAME, "args": [...]}}``;
+    ``action`` is one of one schema per action (``anyOf``), each with a
+    ``const`` name and an ``args`` array of exactly the right length
+    (``prefixItems``, patterns for variables, relations and operators).
+    :func:`json_action_text` writes such an object as an action line.
+
+    Args:
+        actions: a :class:`pyql.actions.ActionSet`.
+        thought: include (and require) the ``thought`` field.
+
+    Example:
+        >>> from pyql.sparql_actions import SparqlActions
+        >>> s = action_json_schema(SparqlActions(["add_max", "execute"]))
+        >>> [a["properties"]["name"]["const"] for a in s["properties"]["action"]["anyOf"]]
+        ['add_max', 'execute']
+        >>> s["properties"]["action"]["anyOf"][0]["properties"]["args"]["minItems"]
+        1
+    """
+    options = []
+    for spec in actions.specs():
+        items = []
+        for p in spec.params:
+            item: dict[str, Any] = {"type": "string", "description": f"{p.name} ({p.kind})"}
+            if p.kind in _KIND_PATTERNS:
+                item["pattern"] = _KIND_PATTERNS[p.kind]
+            items.append(item)
+        args: dict[str, Any] = {"type": "array", "minItems": spec.min_args, "maxItems": spec.max_args}
+        if items:
+            args["prefixItems"] = items
+            args["items"] = False
+        options.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": spec.name}, "args": args},
+                "required": ["name", "args"],
+                "additionalProperties": False,
+            }
+        )
+    props: dict[str, Any] = {}
+    required = []
+    if thought:
+        props["thought"] = {"type": "string"}
+        required.append("thought")
+    props["action"] = {"anyOf": options}
+    required.append("action")
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+def json_action_text(obj: dict[str, Any], step: int | None = None) -> str:
+    """Write a JSON step (see :func:`action_json_schema`) as ``Thought``/``Action`` lines.
+
+    Example:
+        >>> json_action_text({"thought": "max time", "action": {"name": "add_max", "args": ["?time"]}}, step=4)
+        'Thought 4: max time\\nAction 4: add_max(?time)'
+    """
+    from pyql.action_parser import render_argument
+
+    n = f" {step}" if step is not None else ""
+    action = obj.get("action") or {}
+    args = []
+    for value in action.get("args") or []:
+        args.append(str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else render_argument(str(value)))
+    line = f"Action{n}: {action.get('name', '')}({', '.join(args)})"
+    text = str(obj.get("thought") or "").strip()
+    return f"Thought{n}: {text}\n{line}" if text else line
+
+
+# ---------------------------------------------------------------------------
+# GBNF (non-recursive subset) -> Python regex, to test grammars without a model
+
+_TOKEN_RE = re.compile(
+    r"""
+    (?P<ws>[ \t]+|\#[^\n]*)
+  | (?P<lit>"(?:[^"\\]|\\.)*")
+  | (?P<cls>\[(?:[^\]\\]|\\.)*\])
+  | (?P<name>[A-Za-z0-9-]+)
+  | (?P<rep>\{\s*\d+\s*(?:,\s*\d*\s*)?\})
+  | (?P<op>[()|*+?])
+    """,
+    re.X,
+)
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "]": "]", "[": "[", "-": "-", "^": "^"}
+
+
+def _decode(body: str) -> list[str]:
+    """Characters of a literal/class body, undoing GBNF escapes (``\\n``, ``\\xHH``, ``\\uHHHH``)."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            e = body[i + 1]
+            if e in "xuU":
+                width = {"x": 2, "u": 4, "U": 8}[e]
+                out.append(chr(int(body[i + 2 : i + 2 + width], 16)))
+                i += 2 + width
+                continue
+            out.append(_ESCAPES.get(e, e))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return out
+
+
+def _class_to_regex(token: str) -> str:
+    body = token[1:-1]
+    negate = body.startswith("^")
+    if negate:
+        body = body[1:]
+    # Work on escaped-aware units so that '\-' is a literal dash, not a range.
+    units: list[tuple[str, bool]] = []  # (char, was_escaped)
+    i = 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            e = body[i + 1]
+            if e in "xuU":
+                width = {"x": 2, "u": 4, "U": 8}[e]
+                units.append((chr(int(body[i + 2 : i + 2 + width], 16)), True))
+                i += 2 + width
+            else:
+                units.append((_ESCAPES.get(e, e), True))
+                i += 2
+        else:
+            units.append((body[i], False))
+            i += 1
+    parts: list[str] = []
+    j = 0
+    while j < len(units):
+        ch, _ = units[j]
+        if j + 2 < len(units) and units[j + 1] == ("-", False):
+            parts.append(f"{re.escape(ch)}-{re.escape(units[j + 2][0])}")
+            j += 3
+        else:
+            parts.append("\\-" if ch == "-" else re.escape(ch))
+            j += 1
+    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+
+
+def _parse_rules(grammar: str) -> dict[str, list[tuple[str, str]]]:
+    rules: dict[str, list[tuple[str, str]]] = {}
+    current: str | None = None
+    for raw_line in grammar.splitlines():
+        line = raw_line.rstrip()
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = re.match(r"^([A-Za-z0-9-]+)\s*::=(.*)$", line)
+        if m:
+            current = m.group(1)
+            if current in rules:
+                raise ValueError(f"rule {current!r} is defined twice")
+            rules[current] = []
+            rest = m.group(2)
+        elif current is not None:
+            rest = line
+        else:
+            raise ValueError(f"text before the first rule: {line!r}")
+        pos = 0
+        while pos < len(rest):
+            t = _TOKEN_RE.match(rest, pos)
+            if t is None:
+                raise ValueError(f"cannot read GBNF at {rest[pos:pos + 20]!r} in rule {current!r}")
+            pos = t.end()
+            kind = t.lastgroup or ""
+            if kind != "ws":
+                rules[current].append((kind, t.group()))
+    if "root" not in rules:
+        raise ValueError("the grammar has no root rule")
+    return rules
+
+
+def gbnf_to_regex(grammar: str, start: str = "root") -> "re.Pattern[str]":
+    """Compile a non-recursive GBNF grammar into an equivalent Python regex.
+
+    Supports what :func:`action_gbnf` writes (and the common subset of GBNF):
+    literals, character classes, rule references, groups, alternatives and
+    the ``* + ? {m} {m,} {m,n}`` repetitions. Use ``fullmatch`` to test
+    whether a text is in the grammar's language.
+
+    Raises:
+        ValueError: a syntax it does not read, an undefined rule, or a
+            recursive rule (which a regex cannot express).
+
+    Example:
+        >>> r = gbnf_to_regex('root ::= "a" b+\\nb ::= [0-9] | "x"')
+        >>> bool(r.fullmatch("a12x")), bool(r.fullmatch("a"))
+        (True, False)
+    """
+    rules = _parse_rules(grammar)
+    cache: dict[str, str] = {}
+
+    def rule(name: str, stack: tuple[str, ...]) -> str:
+        if name in cache:
+            return cache[name]
+        if name in stack:
+            raise ValueError(f"rule {name!r} is recursive: {' -> '.join(stack + (name,))}")
+        if name not in rules:
+            raise ValueError(f"undefined rule {name!r}")
+        tokens = rules[name]
+        regex, pos = alternatives(tokens, 0, stack + (name,))
+        if pos != len(tokens):
+            raise ValueError(f"unbalanced ')' in rule {name!r}")
+        cache[name] = regex
+        return regex
+
+    def alternatives(tokens: list[tuple[str, str]], pos: int, stack: tuple[str, ...]) -> tuple[str, int]:
+        alts: list[str] = []
+        seq: list[str] = []
+        while pos < len(tokens):
+            kind, text = tokens[pos]
+            if kind == "op" and text == ")":
+                break
+            if kind == "op" and text == "|":
+                alts.append("".join(seq))
+                seq = []
+                pos += 1
+                continue
+            if kind == "lit":
+                atom = re.escape("".join(_decode(text[1:-1])))
+                atom = f"(?:{atom})"
+                pos += 1
+            elif kind == "cls":
+                atom = _class_to_regex(text)
+                pos += 1
+            elif kind == "name":
+                atom = f"(?:{rule(text, stack)})"
+                pos += 1
+            elif kind == "op" and text == "(":
+                inner, pos = alternatives(tokens, pos + 1, stack)
+                if pos >= len(tokens) or tokens[pos] != ("op", ")"):
+                    raise ValueError(f"missing ')' in rule {stack[-1]!r}")
+                atom = f"(?:{inner})"
+                pos += 1
+            else:
+                raise ValueError(f"unexpected {text!r} in rule {stack[-1]!r}")
+            while pos < len(tokens) and (tokens[pos][0] == "rep" or tokens[pos][1] in ("*", "+", "?")):
+                suffix = tokens[pos][1]
+                if tokens[pos][0] == "rep":
+                    suffix = re.sub(r"\s+", "", suffix)
+                atom = f"(?:{atom}){suffix}"
+                pos += 1
+            seq.append(atom)
+        alts.append("".join(seq))
+        return "|".join(alts) if len(alts) > 1 else alts[0], pos
+
+    return re.compile(rule(start, ()), re.S)
+
+
+def check_lines(grammar: str, lines: Iterable[str]) -> list[str]:
+    """The lines that the grammar does NOT accept (empty when all match).
+
+    Example:
+        >>> from pyql.sparql_actions import SparqlActions
+        >>> check_lines(action_gbnf(SparqlActions(), resume="action"), ["execute()", "execute(1)"])
+        ['execute(1)']
+    """
+    matcher = gbnf_to_regex(grammar)
+    return [line for line in lines if not matcher.fullmatch(line)]

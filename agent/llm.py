@@ -1,0 +1,1032 @@
+"""LLM access for the agents: any OpenAI-compatible server, or a scripted LLM for tests.
+
+One small interface, :class:`LLM`, is all an agent needs::
+
+    reply = llm.complete(prompt, stop=["\\nObservation"], tools=None, grammar=None)
+    reply.text, reply.tool_calls, reply.usage_in, reply.usage_out
+
+Implementations:
+
+* :class:`OpenAILLM` talks to an OpenAI-compatible HTTP server through the
+  ``openai`` package (OpenAI itself, vLLM, llama.cpp's or llama-cpp-python's
+  server, ...), on the chat endpoint (``mode="chat"``) or on the plain
+  completions endpoint (``mode="completion"``: a base model follows the
+  one-shot Thought/Action/Observation format best as a completion). It can
+  pass OpenAI tool schemas (native tool calls) and a GBNF grammar (llama.cpp's
+  ``grammar`` field, grammar-constrained decoding, see :mod:`agent.gbnf`).
+* :class:`ScriptedLLM` replays given replies and records every prompt it got:
+  deterministic tests of the agent loop, API errors and malformed replies.
+
+Transient failures (HTTP 429, 5xx, time-outs, connection errors) are retried
+by :func:`with_retries`, a bounded exponential backoff with jitter; other
+errors (400, 401, 404 ...) are not. The ``openai`` client's own retries are
+switched off so that every attempt is ours and is counted
+(:attr:`LLMReply.attempts`). :class:`UsageMeter` adds up tokens, calls and
+cost.
+
+Configuration (:class:`LLMConfig`) comes from flags or from the environment:
+``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``PYQL_MODEL``. A local server
+needs no key (a dummy one is sent). With nothing configured, ``pyql llm serve``
+starts a small local model (see :mod:`agent.local`).
+
+Example:
+    >>> llm = ScriptedLLM(["Thought 1: look around.\\nAction 1: get_relation(m.0crbvqz)"])
+    >>> reply = llm.complete("Question: what category is tropical storm rachel?")
+    >>> reply.text.splitlines()[1]
+    'Action 1: get_relation(m.0crbvqz)'
+    >>> llm.prompts
+    ['Question: what category is tropical storm rachel?']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, Union, runtime_checkable
+
+from pyql.errors import PyQLError
+
+__all__ = [
+    "ACTION_MODES",
+    "DEFAULT_STOP",
+    "LLM",
+    "LLMConfig",
+    "LLMConfigError",
+    "LLMError",
+    "LLMReply",
+    "Message",
+    "OpenAILLM",
+    "Prompt",
+    "ScriptedLLM",
+    "ToolCall",
+    "UsageMeter",
+    "add_llm_arguments",
+    "complete_action",
+    "config_from_args",
+    "is_retryable",
+    "messages_to_text",
+    "reply_action_text",
+    "retry_delay",
+    "with_retries",
+]
+
+#: Stop sequences for the paper's text format: the model must not write the observation.
+DEFAULT_STOP: tuple[str, ...] = ("\nObservation",)
+
+#: How an agent gets an action from the LLM (see :func:`complete_action`).
+ACTION_MODES: tuple[str, ...] = ("text", "tools", "grammar")
+
+#: The dummy key sent to servers that need none (llama.cpp, vLLM ...).
+NO_KEY = "sk-no-key"
+
+Message = Mapping[str, Any]
+Prompt = Union[str, Sequence[Message]]
+
+_HOW_TO_CONFIGURE = (
+    "give --base-url URL and --model NAME (and --api-key KEY for a hosted API), or set "
+    "OPENAI_BASE_URL / OPENAI_API_KEY / PYQL_MODEL, or start the local model with "
+    "`pyql llm serve` (needs `pip install 'pyql[local]'`) and export the OPENAI_BASE_URL it prints"
+)
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+
+class LLMError(PyQLError):
+    """The LLM could not be asked, or did not answer usefully.
+
+    Attributes:
+        status: the HTTP status code, when there was one.
+        attempts: how many requests were made (including retries).
+        retryable: whether :func:`with_retries` retries this error (used by
+            :class:`ScriptedLLM` scripts to simulate transient failures).
+
+    Example:
+        >>> e = LLMError("rate limited", status=429, retryable=True)
+        >>> (e.kind, e.status, e.retryable)
+        ('llm_error', 429, True)
+    """
+
+    kind = "llm_error"
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+        self.retryable = retryable
+
+
+class LLMConfigError(LLMError, ValueError):
+    """LLM access is not configured, or configured wrongly; the message says how to fix it.
+
+    Example:
+        >>> LLMConfigError("no LLM").kind
+        'llm_config'
+    """
+
+    kind = "llm_config"
+
+
+# ---------------------------------------------------------------------------
+# Configuration
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How to reach an LLM and how to sample from it.
+
+    Attributes:
+        base_url: the server's OpenAI-compatible base URL, e.g.
+            ``http://127.0.0.1:8000/v1``; None for OpenAI's own API.
+        api_key: the key; None lets :meth:`resolved` pick the dummy key for a
+            local server.
+        model: the model name; None asks the server (``/v1/models``, first entry).
+        mode: ``"chat"`` (chat completions) or ``"completion"`` (plain completions).
+        temperature: sampling temperature (0: greedy, reproducible).
+        max_tokens: the most tokens one reply may have.
+        stop: stop sequences; the default stops before ``Observation``.
+        timeout: seconds per request.
+        max_retries: retries after the first attempt on 429/5xx/time-outs.
+        backoff_base: the first retry waits about this many seconds, doubling after.
+        backoff_max: no single wait is longer than this.
+        extra_body: extra JSON fields sent with every request (e.g. llama.cpp
+            sampling options such as ``{"top_k": 1}``).
+
+    Example:
+        >>> c = LLMConfig(base_url="http://127.0.0.1:8000/v1")
+        >>> (c.mode, c.temperature, c.stop, c.max_retries)
+        ('chat', 0.0, ('\\nObservation',), 4)
+    """
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    mode: str = "chat"
+    temperature: float = 0.0
+    max_tokens: int = 256
+    stop: tuple[str, ...] = DEFAULT_STOP
+    timeout: float = 120.0
+    max_retries: int = 4
+    backoff_base: float = 1.0
+    backoff_max: float = 30.0
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("chat", "completion"):
+            raise LLMConfigError(f"unknown LLM mode {self.mode!r}; use 'chat' or 'completion'")
+        if isinstance(self.stop, str):
+            object.__setattr__(self, "stop", (self.stop,))
+        elif not isinstance(self.stop, tuple):
+            object.__setattr__(self, "stop", tuple(self.stop or ()))
+        if self.max_retries < 0:
+            raise LLMConfigError(f"max_retries must be >= 0, not {self.max_retries}")
+        if self.max_tokens <= 0:
+            raise LLMConfigError(f"max_tokens must be positive, not {self.max_tokens}")
+        if self.timeout <= 0:
+            raise LLMConfigError(f"timeout must be positive, not {self.timeout}")
+        if self.backoff_base < 0 or self.backoff_max < 0:
+            raise LLMConfigError("backoff_base and backoff_max must be >= 0")
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "LLMConfig":
+        """A config from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` / ``PYQL_MODEL``, then overrides.
+
+        Overrides that are None are ignored, so command-line flags can be
+        passed straight through (an unset flag keeps the environment's value).
+
+        Args:
+            **overrides: any :class:`LLMConfig` field.
+
+        Raises:
+            LLMConfigError: an unknown field name or a bad value.
+
+        Example:
+            >>> import os
+            >>> os.environ["PYQL_MODEL"] = "gemma"
+            >>> c = LLMConfig.from_env(base_url="http://127.0.0.1:9/v1", api_key=None)
+            >>> (c.base_url, c.model, c.api_key is None or c.api_key == os.environ.get("OPENAI_API_KEY"))
+            ('http://127.0.0.1:9/v1', 'gemma', True)
+            >>> del os.environ["PYQL_MODEL"]
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise LLMConfigError(f"unknown LLM setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        values: dict[str, Any] = {
+            "base_url": _env("OPENAI_BASE_URL"),
+            "api_key": _env("OPENAI_API_KEY"),
+            "model": _env("PYQL_MODEL"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def configured(self) -> bool:
+        """Whether a server can be reached: a base URL or (for OpenAI's API) a key.
+
+        Example:
+            >>> LLMConfig().configured, LLMConfig(base_url="http://127.0.0.1:1/v1").configured
+            (False, True)
+        """
+        return bool(self.base_url or self.api_key)
+
+    def resolved(self) -> "LLMConfig":
+        """The config ready for a client: a dummy key for a local server.
+
+        Raises:
+            LLMConfigError: neither a base URL nor a key is given (the message
+                says how to configure one), or OpenAI's API without a model.
+
+        Example:
+            >>> LLMConfig(base_url="http://127.0.0.1:8000/v1").resolved().api_key
+            'sk-no-key'
+            >>> LLMConfig().resolved()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            agent.llm.LLMConfigError: no LLM is configured: give --base-url URL ...
+        """
+        if not self.configured:
+            raise LLMConfigError("no LLM is configured: " + _HOW_TO_CONFIGURE)
+        if not self.base_url and not self.model:
+            raise LLMConfigError("no model is given for OpenAI's API: give --model NAME or set PYQL_MODEL")
+        return self if self.api_key else replace(self, api_key=NO_KEY)
+
+    def describe(self) -> str:
+        """A one-line description without the key (for logs and run records).
+
+        Example:
+            >>> LLMConfig(base_url="http://127.0.0.1:8000/v1", model="m", api_key="sk-secret").describe()
+            'model=m mode=chat base_url=http://127.0.0.1:8000/v1 temperature=0.0 max_tokens=256'
+        """
+        return (
+            f"model={self.model or '(server default)'} mode={self.mode} base_url={self.base_url or '(OpenAI)'} "
+            f"temperature={self.temperature} max_tokens={self.max_tokens}"
+        )
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the LLM flags (``--base-url``, ``--model``, ``--llm-mode``, ``--action-mode`` ...) to a parser.
+
+    Unset flags stay None, so :func:`config_from_args` keeps the environment's values.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_llm_arguments(p)
+        >>> a = p.parse_args(["--base-url", "http://127.0.0.1:8000/v1", "--llm-mode", "completion"])
+        >>> (a.base_url, a.llm_mode, a.model, a.action_mode)
+        ('http://127.0.0.1:8000/v1', 'completion', None, 'text')
+    """
+    g = parser.add_argument_group("LLM access (defaults from OPENAI_BASE_URL, OPENAI_API_KEY, PYQL_MODEL)")
+    g.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (env OPENAI_BASE_URL)")
+    g.add_argument("--api-key", help="API key (env OPENAI_API_KEY; a local server needs none)")
+    g.add_argument("--model", help="model name (env PYQL_MODEL; default: the server's first model)")
+    g.add_argument("--llm-mode", choices=["chat", "completion"], default=None,
+                   help="chat completions or plain completions (a base model works best as a completion)")
+    g.add_argument("--action-mode", choices=list(ACTION_MODES), default="text",
+                   help="text: the paper's Thought/Action text; tools: native tool calls; "
+                        "grammar: grammar-constrained decoding (llama.cpp 'grammar' field)")
+    g.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
+    g.add_argument("--max-tokens", type=int, default=None, help="most tokens per reply (default 256)")
+    g.add_argument("--llm-timeout", type=float, default=None, help="seconds per request (default 120)")
+    g.add_argument("--max-retries", type=int, default=None, help="retries on 429/5xx/time-outs (default 4)")
+
+
+def config_from_args(args: argparse.Namespace, **overrides: Any) -> LLMConfig:
+    """An :class:`LLMConfig` from the flags of :func:`add_llm_arguments` and the environment.
+
+    Example:
+        >>> p = argparse.ArgumentParser(); add_llm_arguments(p)
+        >>> c = config_from_args(p.parse_args(["--base-url", "http://127.0.0.1:1/v1", "--max-tokens", "64"]))
+        >>> (c.base_url, c.max_tokens, c.mode)
+        ('http://127.0.0.1:1/v1', 64, 'chat')
+    """
+    values = {
+        "base_url": getattr(args, "base_url", None),
+        "api_key": getattr(args, "api_key", None),
+        "model": getattr(args, "model", None),
+        "mode": getattr(args, "llm_mode", None),
+        "temperature": getattr(args, "temperature", None),
+        "max_tokens": getattr(args, "max_tokens", None),
+        "timeout": getattr(args, "llm_timeout", None),
+        "max_retries": getattr(args, "max_retries", None),
+    }
+    values.update(overrides)
+    return LLMConfig.from_env(**values)
+
+
+# ---------------------------------------------------------------------------
+# Replies and usage
+
+
+class ToolCall(tuple):
+    """A native tool call: the pair ``(name, arguments)``, plus ``id`` and the raw arguments.
+
+    Attributes:
+        name: the function name.
+        arguments: the decoded JSON arguments ({} when they did not decode).
+        id: the call id given by the server ('' if none).
+        raw_arguments: the arguments' JSON text as received.
+        error: why the arguments did not decode (None when they did).
+
+    Example:
+        >>> tc = ToolCall.from_json("add_max", '{"max_var": "?time"}', id="call_1")
+        >>> name, args = tc
+        >>> (name, args, tc.id, tc.error)
+        ('add_max', {'max_var': '?time'}, 'call_1', None)
+        >>> ToolCall.from_json("add_max", '{"max_var": ').error
+        'arguments are not a JSON object: Expecting value at char 12'
+    """
+
+    id: str
+    raw_arguments: str
+    error: str | None
+
+    def __new__(
+        cls,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        id: str = "",
+        raw_arguments: str | None = None,
+        error: str | None = None,
+    ) -> "ToolCall":
+        args = dict(arguments or {})
+        self = super().__new__(cls, (name, args))
+        self.id = id
+        self.raw_arguments = json.dumps(args, ensure_ascii=False) if raw_arguments is None else raw_arguments
+        self.error = error
+        return self
+
+    @classmethod
+    def from_json(cls, name: str, raw: str | None, *, id: str = "") -> "ToolCall":
+        """Decode the arguments' JSON text; a malformed one gives ``arguments={}`` and an ``error``."""
+        text = raw or "{}"
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return cls(name, {}, id=id, raw_arguments=text, error=f"arguments are not a JSON object: {exc.msg} at char {exc.pos}")
+        if not isinstance(value, dict):
+            return cls(name, {}, id=id, raw_arguments=text, error="arguments are not a JSON object")
+        return cls(name, value, id=id, raw_arguments=text)
+
+    @property
+    def name(self) -> str:
+        return self[0]
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"ToolCall({self.name!r}, {self.arguments!r})"
+
+
+@dataclass
+class LLMReply:
+    """One reply of an LLM.
+
+    Attributes:
+        text: the generated text ('' when the reply is only tool calls).
+        tool_calls: native tool calls, each a ``(name, arguments)`` :class:`ToolCall`.
+        usage_in: prompt tokens (as reported by the server; 0 if not reported).
+        usage_out: completion tokens.
+        latency: seconds from the first request to the reply, retries included.
+        attempts: requests made (1 when there was no retry).
+        finish_reason: ``stop``, ``length``, ``tool_calls`` ... as reported.
+        model: the model that answered.
+        raw: the response object (or dict) as received, for debugging.
+
+    Example:
+        >>> r = LLMReply("Action 1: execute()", usage_in=10, usage_out=5)
+        >>> (r.total_tokens, r.tool_calls, r.attempts)
+        (15, [], 1)
+    """
+
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage_in: int = 0
+    usage_out: int = 0
+    latency: float = 0.0
+    attempts: int = 1
+    finish_reason: str | None = None
+    model: str | None = None
+    raw: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.usage_in + self.usage_out
+
+
+@dataclass
+class UsageMeter:
+    """Adds up calls, tokens and cost over many replies.
+
+    Args:
+        prices: model → (USD per 1M input tokens, USD per 1M output tokens);
+            unknown models (and local ones) cost 0.
+
+    Example:
+        >>> m = UsageMeter(prices={"gpt-x": (1.0, 2.0)})
+        >>> m.record(LLMReply("a", usage_in=1000, usage_out=500, model="gpt-x", attempts=2))
+        >>> m.record(LLMReply("b", usage_in=10, usage_out=10, model="local"))
+        >>> (m.calls, m.attempts, m.tokens_in, m.tokens_out, round(m.cost, 6))
+        (2, 3, 1010, 510, 0.002)
+    """
+
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    calls: int = 0
+    attempts: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+
+    def record(self, reply: LLMReply) -> None:
+        """Count one reply."""
+        self.calls += 1
+        self.attempts += reply.attempts
+        self.tokens_in += reply.usage_in
+        self.tokens_out += reply.usage_out
+        self.seconds += reply.latency
+        price_in, price_out = self.prices.get(reply.model or "", (0.0, 0.0))
+        self.cost += (reply.usage_in * price_in + reply.usage_out * price_out) / 1_000_000
+
+    def as_dict(self) -> dict[str, Any]:
+        """The totals as a JSON-ready dict.
+
+        Example:
+            >>> UsageMeter().as_dict()
+            {'calls': 0, 'attempts': 0, 'tokens_in': 0, 'tokens_out': 0, 'cost_usd': 0.0, 'llm_seconds': 0.0}
+        """
+        return {
+            "calls": self.calls,
+            "attempts": self.attempts,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": round(self.cost, 6),
+            "llm_seconds": round(self.seconds, 3),
+        }
+
+
+# ---------------------------------------------------------------------------
+# The interface
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """What an agent needs from an LLM.
+
+    ``prompt`` is either one string (sent as a single user message on the chat
+    endpoint, as is on the completions endpoint) or a list of chat messages
+    (``{"role": ..., "content": ...}``; joined into one text on the
+    completions endpoint). ``stop`` overrides the configured stop sequences;
+    ``tools`` are OpenAI tool schemas (native tool calls); ``grammar`` is a
+    GBNF grammar the server must follow (llama.cpp).
+    """
+
+    def complete(
+        self,
+        prompt: Prompt,
+        *,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        grammar: str | None = None,
+    ) -> LLMReply: ...
+
+
+def messages_to_text(prompt: Prompt) -> str:
+    """One text for the completions endpoint: a string as is, messages' contents joined.
+
+    Example:
+        >>> messages_to_text([{"role": "system", "content": "Rules."}, {"role": "user", "content": "Q?"}])
+        'Rules.\\n\\nQ?'
+    """
+    if isinstance(prompt, str):
+        return prompt
+    return "\n\n".join(str(m.get("content") or "") for m in prompt)
+
+
+def _as_messages(prompt: Prompt) -> list[dict[str, Any]]:
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [dict(m) for m in prompt]
+
+
+# ---------------------------------------------------------------------------
+# Retries
+
+T = TypeVar("T")
+
+
+def _status_of(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    if status is None:
+        status = getattr(exc, "status", None)
+    return status if isinstance(status, int) else None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether a failed request is worth retrying: 429, 5xx, time-outs, connection errors.
+
+    Example:
+        >>> is_retryable(LLMError("busy", status=503, retryable=True)), is_retryable(ValueError("x"))
+        (True, False)
+    """
+    if isinstance(exc, LLMError):
+        return exc.retryable
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai is a dependency of pyql
+        return False
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        return status == 429 or status == 408 or status >= 500
+    return False
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def retry_delay(attempt: int, config: LLMConfig, exc: BaseException | None = None, rng: Callable[[], float] = random.random) -> float:
+    """Seconds to wait before retry number ``attempt`` (1-based).
+
+    Exponential (``backoff_base * 2**(attempt-1)``) capped at ``backoff_max``,
+    with jitter (between half and all of it); a server's ``Retry-After``
+    header wins when it is longer (still capped).
+
+    Example:
+        >>> c = LLMConfig(backoff_base=1.0, backoff_max=5.0)
+        >>> [retry_delay(n, c, rng=lambda: 1.0) for n in (1, 2, 3, 4)]
+        [1.0, 2.0, 4.0, 5.0]
+        >>> retry_delay(1, c, rng=lambda: 0.0)
+        0.5
+    """
+    base = min(config.backoff_max, config.backoff_base * (2 ** max(0, attempt - 1)))
+    delay = base * (0.5 + 0.5 * rng())
+    after = _retry_after(exc) if exc is not None else None
+    if after is not None:
+        delay = max(delay, min(after, config.backoff_max))
+    return delay
+
+
+def _describe(exc: BaseException) -> str:
+    status = _status_of(exc)
+    name = type(exc).__name__
+    text = str(exc).strip() or name
+    return f"{name} (HTTP {status}): {text}" if status else f"{name}: {text}"
+
+
+def with_retries(
+    fn: Callable[[], T],
+    config: LLMConfig,
+    sleep: Callable[[float], None] = time.sleep,
+    on_retry: Callable[[int, BaseException, float], None] | None = None,
+) -> tuple[T, int]:
+    """Call ``fn`` with bounded retries on transient failures (see :func:`is_retryable`).
+
+    Args:
+        fn: the request; it raises on failure.
+        config: ``max_retries``, ``backoff_base`` and ``backoff_max`` are used.
+        sleep: how to wait (tests pass a fake one).
+        on_retry: called as ``on_retry(attempt, error, delay)`` before each wait.
+
+    Returns:
+        ``(result, attempts)``.
+
+    Raises:
+        LLMError: a non-retryable API error (its status is kept), or the
+            retries are exhausted (the message names the number of attempts
+            and the last error). Other exceptions (bugs) pass through.
+
+    Example:
+        >>> script = iter([LLMError("busy", status=503, retryable=True), "ok"])
+        >>> def call():
+        ...     item = next(script)
+        ...     if isinstance(item, Exception):
+        ...         raise item
+        ...     return item
+        >>> waits = []
+        >>> with_retries(call, LLMConfig(backoff_base=2.0), sleep=waits.append)[1]
+        2
+        >>> 1.0 <= waits[0] <= 2.0
+        True
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return fn(), attempt
+        except Exception as exc:  # noqa: BLE001 - classified below
+            if not is_retryable(exc):
+                if isinstance(exc, LLMError):
+                    exc.attempts = attempt
+                    raise
+                if _is_api_error(exc):
+                    raise LLMError(
+                        f"LLM request failed (not retried): {_describe(exc)}", status=_status_of(exc), attempts=attempt
+                    ) from exc
+                raise
+            if attempt > config.max_retries:
+                raise LLMError(
+                    f"LLM request failed after {attempt} attempts ({config.max_retries} retries): {_describe(exc)}",
+                    status=_status_of(exc),
+                    attempts=attempt,
+                    retryable=False,
+                ) from exc
+            delay = retry_delay(attempt, config, exc)
+            if on_retry is not None:
+                on_retry(attempt, exc, delay)
+            sleep(delay)
+
+
+def _is_api_error(exc: BaseException) -> bool:
+    try:
+        import openai
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, openai.OpenAIError)
+
+
+# ---------------------------------------------------------------------------
+# OpenAI-compatible servers
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+class OpenAILLM:
+    """An LLM behind an OpenAI-compatible HTTP API, through the ``openai`` package.
+
+    Args:
+        config: the :class:`LLMConfig` (see :meth:`LLMConfig.from_env`).
+        meter: a :class:`UsageMeter` to record every reply in (one is made if None).
+        sleep: how to wait between retries.
+        client: an ``openai.OpenAI`` client to use instead of making one.
+
+    Raises:
+        LLMConfigError: nothing configured (the message says how).
+
+    Example:
+        >>> llm = OpenAILLM(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m"))
+        >>> (llm.config.api_key, llm.client.max_retries, str(llm.client.base_url))
+        ('sk-no-key', 0, 'http://127.0.0.1:9/v1/')
+    """
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        meter: UsageMeter | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        client: Any = None,
+    ) -> None:
+        self.config = config.resolved()
+        self.meter = meter if meter is not None else UsageMeter()
+        self.sleep = sleep
+        if client is None:
+            import openai
+
+            kwargs: dict[str, Any] = {"api_key": self.config.api_key, "max_retries": 0, "timeout": self.config.timeout}
+            if self.config.base_url:
+                kwargs["base_url"] = self.config.base_url
+            client = openai.OpenAI(**kwargs)
+        self.client = client
+        self._model = self.config.model
+
+    @property
+    def model(self) -> str:
+        """The model name: configured, or the server's first model (asked once).
+
+        Raises:
+            LLMError: the server cannot be asked or lists no model.
+        """
+        if self._model is None:
+            def ask() -> Any:
+                return self.client.models.list()
+
+            page, _ = with_retries(ask, self.config, sleep=self.sleep)
+            data = list(_get(page, "data", None) or [])
+            if not data:
+                raise LLMConfigError(f"the server at {self.config.base_url} lists no model; give --model NAME or set PYQL_MODEL")
+            self._model = str(_get(data[0], "id"))
+        return self._model
+
+    def complete(
+        self,
+        prompt: Prompt,
+        *,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        grammar: str | None = None,
+    ) -> LLMReply:
+        """Ask the LLM once (with retries); see :class:`LLM`.
+
+        Tools need the chat endpoint: with ``mode="completion"`` and tools,
+        the request goes to the chat endpoint.
+
+        Raises:
+            LLMError: a non-retryable error, retries exhausted, or a response
+                without a choice.
+        """
+        cfg = self.config
+        stop_list = list(cfg.stop if stop is None else stop)
+        extra: dict[str, Any] = dict(cfg.extra_body)
+        if grammar is not None:
+            extra["grammar"] = grammar
+        common: dict[str, Any] = {
+            "model": self.model,
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+            "timeout": cfg.timeout,
+        }
+        if stop_list:
+            common["stop"] = stop_list
+        if extra:
+            common["extra_body"] = extra
+        use_chat = cfg.mode == "chat" or bool(tools)
+        if use_chat:
+            request: dict[str, Any] = dict(common, messages=_as_messages(prompt))
+            if tools:
+                request["tools"] = [dict(t) for t in tools]
+
+            def call() -> Any:
+                return self.client.chat.completions.create(**request)
+
+        else:
+            request = dict(common, prompt=messages_to_text(prompt))
+
+            def call() -> Any:
+                return self.client.completions.create(**request)
+
+        start = time.monotonic()
+        response, attempts = with_retries(call, cfg, sleep=self.sleep)
+        reply = self._parse(response, chat=use_chat)
+        reply.latency = time.monotonic() - start
+        reply.attempts = attempts
+        self.meter.record(reply)
+        return reply
+
+    def _parse(self, response: Any, *, chat: bool) -> LLMReply:
+        choices = _get(response, "choices", None) or []
+        if not choices:
+            raise LLMError(f"the LLM server returned no choice: {str(response)[:300]}")
+        choice = choices[0]
+        tool_calls: list[ToolCall] = []
+        if chat:
+            message = _get(choice, "message", None) or {}
+            text = _get(message, "content", None) or ""
+            for tc in _get(message, "tool_calls", None) or []:
+                fn = _get(tc, "function", None) or {}
+                tool_calls.append(ToolCall.from_json(str(_get(fn, "name", "")), _get(fn, "arguments", None), id=str(_get(tc, "id", "") or "")))
+        else:
+            text = _get(choice, "text", None) or ""
+        usage = _get(response, "usage", None)
+        return LLMReply(
+            text=str(text),
+            tool_calls=tool_calls,
+            usage_in=int(_get(usage, "prompt_tokens", 0) or 0) if usage is not None else 0,
+            usage_out=int(_get(usage, "completion_tokens", 0) or 0) if usage is not None else 0,
+            finish_reason=_get(choice, "finish_reason", None),
+            model=_get(response, "model", None) or self._model,
+            raw=response,
+        )
+
+
+# ---------------------------------------------------------------------------
+# A scripted LLM for tests
+
+
+@dataclass
+class _Call:
+    prompt: Prompt
+    kwargs: dict[str, Any]
+
+
+class ScriptedLLM:
+    """Replays given replies in order and records every prompt it received.
+
+    Each script item is a reply text, an :class:`LLMReply`, or an exception
+    to raise for that request. Requests go through :func:`with_retries`, so a
+    retryable error (e.g. ``LLMError(..., status=429, retryable=True)`` or an
+    ``openai.RateLimitError``) is retried with the next item, exactly as
+    :class:`OpenAILLM` would; waits are recorded in :attr:`sleeps`, not slept.
+
+    Args:
+        replies: the script.
+        config: retry settings (default: :class:`LLMConfig` defaults).
+        meter: a :class:`UsageMeter` (one is made if None).
+        model: the model name put on replies.
+
+    Attributes:
+        prompts: every prompt received, one per request (retries included).
+        calls: the same, with the keyword arguments (``stop``, ``tools``, ``grammar``).
+        sleeps: the backoff delays that would have been slept.
+
+    Raises:
+        LLMError: (from :meth:`complete`) when the script has no reply left.
+
+    Example:
+        >>> llm = ScriptedLLM([LLMError("rate limited", status=429, retryable=True), "Action 1: execute()"])
+        >>> r = llm.complete("Q", stop=["\\nObservation"])
+        >>> (r.text, r.attempts, len(llm.prompts), llm.calls[0].kwargs["stop"])
+        ('Action 1: execute()', 2, 2, ['\\nObservation'])
+        >>> llm.complete("again")
+        Traceback (most recent call last):
+        ...
+        agent.llm.LLMError: ScriptedLLM ran out of replies after 2 (request 3, prompt starts 'again'); give it more replies
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[str | LLMReply | BaseException],
+        *,
+        config: LLMConfig | None = None,
+        meter: UsageMeter | None = None,
+        model: str = "scripted",
+    ) -> None:
+        self.replies: list[str | LLMReply | BaseException] = list(replies)
+        self.config = config or LLMConfig()
+        self.meter = meter if meter is not None else UsageMeter()
+        self.model = model
+        self.calls: list[_Call] = []
+        self.sleeps: list[float] = []
+        self._next = 0
+
+    @property
+    def prompts(self) -> list[Prompt]:
+        return [c.prompt for c in self.calls]
+
+    @property
+    def remaining(self) -> int:
+        """Script items not used yet."""
+        return len(self.replies) - self._next
+
+    def complete(
+        self,
+        prompt: Prompt,
+        *,
+        stop: Sequence[str] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        grammar: str | None = None,
+    ) -> LLMReply:
+        """Return the next scripted reply (see the class)."""
+        kwargs = {"stop": None if stop is None else list(stop), "tools": tools, "grammar": grammar}
+
+        def call() -> LLMReply:
+            self.calls.append(_Call(prompt if isinstance(prompt, str) else [dict(m) for m in prompt], kwargs))
+            if self._next >= len(self.replies):
+                head = messages_to_text(prompt)[:40]
+                raise LLMError(
+                    f"ScriptedLLM ran out of replies after {len(self.replies)} (request {len(self.calls)}, "
+                    f"prompt starts {head!r}); give it more replies"
+                )
+            item = self.replies[self._next]
+            self._next += 1
+            if isinstance(item, BaseException):
+                raise item
+            if isinstance(item, LLMReply):
+                return replace(item, tool_calls=list(item.tool_calls))
+            return LLMReply(
+                text=str(item),
+                usage_in=len(messages_to_text(prompt).split()),
+                usage_out=len(str(item).split()),
+                finish_reason="stop",
+                model=self.model,
+            )
+
+        start = time.monotonic()
+        reply, attempts = with_retries(call, self.config, sleep=self.sleeps.append)
+        reply.attempts = attempts
+        reply.latency = reply.latency or (time.monotonic() - start)
+        if reply.model is None:
+            reply.model = self.model
+        self.meter.record(reply)
+        return reply
+
+
+# ---------------------------------------------------------------------------
+# Getting one action in each mode
+
+
+def reply_action_text(reply: LLMReply, actions: Any = None, step: int | None = None) -> str:
+    """The text an agent parses for the action (``pyql.action_parser.extract_action``).
+
+    For a reply with native tool calls, each call is written as an action
+    line (arguments in the action's parameter order when ``actions`` is given,
+    else in the JSON order), after the reply's own text as the thought; a
+    plain reply's text is returned as is.
+
+    Example:
+        >>> r = LLMReply("", tool_calls=[ToolCall("add_fact", {"head": "m.1", "relation": "r.s", "tail": "?x"})])
+        >>> reply_action_text(r, step=2)
+        'Action 2: add_fact(m.1, r.s, ?x)'
+    """
+    if not reply.tool_calls:
+        return reply.text
+    from pyql.action_parser import render_argument
+
+    lines = [reply.text.strip()] if reply.text.strip() else []
+    label = f"Action {step}:" if step is not None else "Action:"
+    for tc in reply.tool_calls:
+        values: list[Any] = list(tc.arguments.values())
+        if actions is not None:
+            try:
+                spec = actions.spec(tc.name)
+            except PyQLError:
+                spec = None
+            if spec is not None:
+                names = [p.name for p in spec.params]
+                values = [tc.arguments[n] for n in names if n in tc.arguments]
+                values += [v for k, v in tc.arguments.items() if k not in names]
+        rendered = []
+        for v in values:
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                rendered.append(str(v))
+            elif isinstance(v, str):
+                try:
+                    rendered.append(render_argument(v))
+                except PyQLError:
+                    rendered.append(json.dumps(v, ensure_ascii=False))
+            else:
+                rendered.append(json.dumps(v, ensure_ascii=False))
+        lines.append(f"{label} {tc.name}({', '.join(rendered)})")
+    return "\n".join(lines)
+
+
+def complete_action(
+    llm: LLM,
+    prompt: Prompt,
+    actions: Any,
+    *,
+    mode: str = "text",
+    step: int | None = None,
+    resume: str | None = None,
+    stop: Sequence[str] | None = None,
+) -> tuple[str, LLMReply]:
+    """Ask for the next action in one of :data:`ACTION_MODES`; returns ``(text to parse, reply)``.
+
+    * ``text``: the paper's way: the reply is free text with
+      ``Thought N:`` / ``Action N:`` lines.
+    * ``tools``: the action set's OpenAI tool schemas are sent; a tool call is
+      written back as an ``Action N:`` line (:func:`reply_action_text`).
+    * ``grammar``: a GBNF grammar generated from the action set
+      (:func:`agent.gbnf.action_gbnf`) is sent in llama.cpp's ``grammar``
+      field, so the model can only write a well-formed action with a known
+      name and the right number of arguments.
+
+    Args:
+        llm: any :class:`LLM`.
+        prompt: the prompt.
+        actions: the :class:`pyql.actions.ActionSet`.
+        mode: one of :data:`ACTION_MODES`.
+        step: the step number (fixes ``N`` in the grammar and in tool-call lines).
+        resume: for ``grammar``: where the prompt ends (see :func:`agent.gbnf.action_gbnf`).
+        stop: stop sequences (default: the LLM's configured ones).
+
+    Raises:
+        LLMConfigError: an unknown mode.
+
+    Example:
+        >>> from pyql.sparql_actions import SparqlActions
+        >>> llm = ScriptedLLM(["Thought 1: start.\\nAction 1: get_relation(m.0crbvqz)"])
+        >>> text, reply = complete_action(llm, "Q", SparqlActions(), mode="grammar", step=1)
+        >>> text.splitlines()[-1], llm.calls[0].kwargs["grammar"].startswith("root ::=")
+        ('Action 1: get_relation(m.0crbvqz)', True)
+    """
+    if mode == "text":
+        reply = llm.complete(prompt, stop=stop)
+    elif mode == "tools":
+        from pyql.actions import openai_tools
+
+        reply = llm.complete(prompt, stop=stop, tools=openai_tools(actions))
+    elif mode == "grammar":
+        from agent.gbnf import action_gbnf
+
+        reply = llm.complete(prompt, stop=stop, grammar=action_gbnf(actions, step=step, resume=resume))
+    else:
+        raise LLMConfigError(f"unknown action mode {mode!r}; use one of {', '.join(ACTION_MODES)}")
+    return reply_action_text(reply, actions, step), reply

@@ -1,0 +1,347 @@
+"""What the rules know about a step: a read-only view of the three environments.
+
+:func:`facts` wraps a :class:`~pyql.environment.StepRecord` and its
+environment into a :class:`Facts` object with the questions rules ask
+(which variables exist, which entities are linked or were seen, which
+relations ``get_relation`` returned, what values a variable had ...). It
+reads the record and the reasoning memory only: it never sends a KB query.
+The view is computed lazily and cached for the step being analyzed, so many
+rules asking the same question cost one computation.
+
+Example:
+    >>> from pyql.kb import KB
+    >>> from pyql.environment import SparqlEnvironment
+    >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
+    >>> rec = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+    >>> f = facts(env.step("add_max(?category)"), env)
+    >>> f.created, f.value_kinds("?category")
+    (['?category'], {'entity'})
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from pyql.action_parser import Arg
+from pyql.observation import Observation, Relations, Value
+from pyql.terms import IRI, BlankNode, Literal, Term, Variable, parse_term
+
+if TYPE_CHECKING:
+    from pyql.environment import Environment, StepRecord
+
+__all__ = ["Facts", "facts", "env_side", "is_relation_name", "is_entity_name", "value_kind", "term_kind"]
+
+_FREEBASE_MID_RE = re.compile(r"[mg]\.[0-9a-z_]+\Z")
+_WIKIDATA_PROPERTY_RE = re.compile(r"(?:(?:wdt|p|ps|pq):)?P[0-9]+\Z")
+_UNNAMED_TEXT = ("unname_entity", "unnamed_entity", "unnamed node", "unnamed entity", "unnamed")
+
+
+def env_side(env: Any) -> str:
+    """The side of an environment ("sparql", "sql", ...): its ``side`` attribute.
+
+    Example:
+        >>> class Env: side = "sql"
+        >>> env_side(Env())
+        'sql'
+    """
+    side = getattr(env, "side", None)
+    if isinstance(side, str):
+        return side
+    return "sparql" if hasattr(env, "kb") else "generic"
+
+
+def is_relation_name(short: str, profile: Any) -> bool:
+    """Whether a name is shaped like a relation of the profile (not an entity or a type).
+
+    Freebase relations have three or more dot-separated parts
+    (``meteorology.tropical_cyclone.category``); ids (``m.0crbvqz``,
+    ``g.11b6``) and types (``meteorology.tropical_cyclone``) have two.
+    Wikidata properties are ``P31`` / ``wdt:P31``.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> [is_relation_name(n, FREEBASE) for n in ("a.b.c", "m.0crbvqz", "a.b")]
+        [True, False, False]
+    """
+    bare = getattr(profile, "bare_names", None)
+    if bare == "freebase":
+        parts = short.split(".")
+        return len(parts) >= 3 and parts[0] not in ("m", "g") and all(parts)
+    if bare == "wikidata":
+        return bool(_WIKIDATA_PROPERTY_RE.match(short))
+    return False
+
+
+def is_entity_name(short: str, profile: Any) -> bool:
+    """Whether a name is shaped like an entity id of the profile (``m.0abc``, ``Q42``).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> [is_entity_name(n, FREEBASE) for n in ("m.0crbvqz", "g.11b6_z1", "a.b.c", "a.b")]
+        [True, True, False, False]
+    """
+    bare = getattr(profile, "bare_names", None)
+    if bare == "freebase":
+        return bool(_FREEBASE_MID_RE.match(short))
+    if bare == "wikidata":
+        return bool(re.match(r"(?:wd:)?[QL][0-9]+\Z", short))
+    return not is_relation_name(short, profile)
+
+
+def value_kind(value: Value) -> str:
+    """"entity", "unnamed", "number", "date" or "text".
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> value_kind(Value(Literal("2005-08-23", XSD + "date")))
+        'date'
+    """
+    term = value.term
+    if isinstance(term, (IRI, BlankNode)):
+        return "unnamed" if value.unnamed or isinstance(term, BlankNode) else "entity"
+    return term_kind(term)
+
+
+def term_kind(term: Term) -> str:
+    """"variable", "entity", "number", "date" or "text" for a term in an action.
+
+    A four-digit integer counts as a number here (rules that accept years
+    say so themselves).
+
+    Example:
+        >>> term_kind(Literal("10", "http://www.w3.org/2001/XMLSchema#integer")), term_kind(Variable("x"))
+        ('number', 'variable')
+    """
+    if isinstance(term, Variable):
+        return "variable"
+    if isinstance(term, (IRI, BlankNode)):
+        return "entity"
+    if isinstance(term, Literal):
+        if term.is_numeric:
+            return "number"
+        if term.is_date:
+            return "date"
+    return "text"
+
+
+class Facts:
+    """The view of one step that rules read (see the module docstring).
+
+    Args:
+        record: the step.
+        env: its environment.
+    """
+
+    def __init__(self, record: StepRecord, env: Environment) -> None:
+        self.record = record
+        self.env = env
+        self.memory = env.memory
+
+    # -- the step ---------------------------------------------------------------
+    @property
+    def next_step(self) -> int:
+        """The number of the step the LLM should write next (this step's index + 1)."""
+        return self.record.index + 1
+
+    @property
+    def profile(self) -> Any:
+        kb = getattr(self.env, "kb", None)
+        return getattr(kb, "profile", None)
+
+    @cached_property
+    def call_args(self) -> dict[str, Arg]:
+        """The parsed arguments of the call by parameter name (as far as the action is known)."""
+        call = self.record.call
+        if call is None:
+            return {}
+        try:
+            spec = self.env.actions.spec(call.name)
+            args = self.env.arguments(call)
+        except Exception:  # an invalid action has no parameters to name
+            return {}
+        return {p.name: a for p, a in zip(spec.params, args)}
+
+    def raw(self, param: str) -> str:
+        """The argument of a parameter as the LLM wrote it ('' when missing)."""
+        arg = self.call_args.get(param)
+        return arg.raw or arg.value if arg is not None else ""
+
+    def term(self, param: str) -> Any:
+        """The converted argument of a parameter (None when missing)."""
+        return self.record.args.get(param)
+
+    @cached_property
+    def signature(self) -> str:
+        """``name(a, b)`` of the action ('' for an unknown action)."""
+        if self.record.action is None:
+            return ""
+        try:
+            return self.env.actions.spec(self.record.action).signature
+        except Exception:
+            return ""
+
+    def short(self, term: Any) -> str:
+        """The memory key of a term: ``?x``, a short entity name or a literal's lexical form."""
+        if isinstance(term, Variable):
+            return str(term)
+        if isinstance(term, IRI):
+            profile = self.profile
+            return profile.shorten(term.value) if profile is not None else term.value
+        if isinstance(term, Literal):
+            return term.lexical
+        return str(term)
+
+    # -- the reasoning memory ---------------------------------------------------
+    @property
+    def created(self) -> list[str]:
+        """Variables some accepted step created (``?x``), in order of creation."""
+        return list(self.memory.variables)
+
+    @cached_property
+    def visible(self) -> list[str]:
+        """Variables of the current query (an aggregation hides the ones before it)."""
+        query = self.env.query
+        try:
+            return [str(v) for v in query.variables]
+        except Exception:
+            return []
+
+    def is_created(self, var: Any) -> bool:
+        return str(var) in self.memory.variables
+
+    @cached_property
+    def linked(self) -> list[str]:
+        """Linked entities of the question, by short name (``m.0crbvqz``)."""
+        out = []
+        for value in self.memory.entities.values():
+            out.append(self._normal(value))
+        return list(dict.fromkeys(out))
+
+    def _normal(self, text: str) -> str:
+        profile = self.profile
+        if profile is None:
+            return text
+        try:
+            term = parse_term(text, profile, "entity")
+        except Exception:
+            return text
+        return self.short(term)
+
+    @cached_property
+    def known_ids(self) -> set[str]:
+        """Linked entities and entities seen in accepted results."""
+        return set(self.linked) | set(self.memory.seen)
+
+    def relations_of(self, key: str) -> Relations | None:
+        """What an accepted ``get_relation(key)`` returned, if any."""
+        return self.memory.relations.get(key)
+
+    @cached_property
+    def known_relations(self) -> set[str]:
+        """Every relation any accepted ``get_relation`` returned."""
+        return self.memory.known_relations()
+
+    @property
+    def got_relations(self) -> bool:
+        """Whether any ``get_relation`` was accepted in this episode."""
+        return bool(self.memory.relations)
+
+    def values_of(self, var: Any) -> tuple[Value, ...]:
+        """The values a variable had in the latest accepted observation showing it."""
+        name = str(var).lstrip("?$")
+        for step in reversed(self.memory.steps):
+            result = step.result
+            if isinstance(result, Observation):
+                found = result.get(name)
+                if found is not None and found.values:
+                    return found.values
+        return ()
+
+    def value_kinds(self, var: Any) -> set[str]:
+        """The kinds (:func:`value_kind`) of a variable's latest values."""
+        return {value_kind(v) for v in self.values_of(var)}
+
+    @cached_property
+    def unnamed_holders(self) -> dict[str, str]:
+        """Unnamed node id → the variable that held it, from accepted observations."""
+        out: dict[str, str] = {}
+        for step in self.memory.steps:
+            result = step.result
+            if isinstance(result, Observation):
+                for var in result.variables:
+                    for value in var.values:
+                        if value.unnamed:
+                            out.setdefault(value.short, str(var.variable))
+        return out
+
+    @cached_property
+    def query_facts(self) -> list[tuple[Any, Any, Any]]:
+        """(head, relation, tail) of the triple patterns in the current query."""
+        from pyql.steps import Fact
+
+        return [(s.head, s.relation, s.tail) for s in getattr(self.env.query, "steps", ()) if isinstance(s, Fact)]
+
+    # -- suggestions --------------------------------------------------------------
+    def get_relation_choices(self, exclude: Iterable[str] = ()) -> list[str]:
+        """``get_relation(X)`` for every variable of the query and every linked entity."""
+        skip = set(exclude)
+        targets = [v for v in self.visible or self.created if v not in skip]
+        targets += [e for e in self.linked if e not in skip]
+        return [f"get_relation({t})" for t in dict.fromkeys(targets)]
+
+    def variables_or_none(self) -> list[str]:
+        """Variables that exist now (visible ones, else every created one)."""
+        return list(self.visible or self.created)
+
+    def variables_of_kind(self, kinds: Sequence[str]) -> list[str]:
+        """Existing variables whose latest values are all of these kinds."""
+        out = []
+        for var in self.variables_or_none():
+            found = self.value_kinds(var)
+            if found and found <= set(kinds):
+                out.append(var)
+        return out
+
+
+class _Cache(threading.local):
+    key: tuple[int, int, str, int] | None = None
+    record: Any = None
+    value: Facts | None = None
+
+
+_CACHE = _Cache()
+
+
+def facts(record: StepRecord, env: Environment) -> Facts:
+    """The :class:`Facts` of a step (cached while the same step is analyzed).
+
+    Example:
+        >>> from pyql.environment import StepRecord, Environment
+        >>> class Env(Environment):
+        ...     def empty_query(self): return None
+        >>> from pyql.actions import ActionSet
+        >>> facts(StepRecord(3, "x"), Env(ActionSet())).next_step
+        4
+    """
+    key = (id(record), id(env), record.phase, len(env.memory.steps))
+    if _CACHE.key == key and _CACHE.record is record and _CACHE.value is not None:
+        return _CACHE.value
+    value = Facts(record, env)
+    _CACHE.key, _CACHE.record, _CACHE.value = key, record, value
+    return value
+
+
+def looks_unnamed_text(arg: Arg | None) -> bool:
+    """Whether an argument is the text of an unnamed node (``UnName_Entity``, ``unnamed node``).
+
+    Example:
+        >>> from pyql.action_parser import parse_argument
+        >>> looks_unnamed_text(parse_argument("'UnName_Entity'"))
+        True
+    """
+    if arg is None or arg.kind not in ("string", "text", "name", "lang_string"):
+        return False
+    return arg.value.strip().lower() in _UNNAMED_TEXT

@@ -1,0 +1,673 @@
+"""Rules on the reasoning memory: the action is well formed but does not fit the episode.
+
+They compare the step's arguments with what accepted steps established
+(``env.memory``: linked entities, entities seen in results, variables
+created, relations ``get_relation`` returned, the values of each variable)
+and with the current query. They run *before* the action, so a step they
+stop costs no KB query, and they never send one themselves.
+
+Example:
+    >>> from correction import registry
+    >>> {r.kb_queries for r in registry if r.env == "memory"}
+    {0}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyql.observation import Relations
+from pyql.steps import Aggregate
+from pyql.terms import IRI, Literal, Variable
+
+from correction.facts import Facts, facts, is_entity_name, looks_unnamed_text, term_kind
+from correction.registry import rule
+
+if TYPE_CHECKING:
+    from pyql.environment import Environment, StepRecord
+
+__all__: list[str] = []
+
+ORDERING = (">", "<", ">=", "<=")
+AGGREGATIONS = ("add_count", "add_sum", "add_avg")
+ORDER_ACTIONS = ("add_max", "add_min")
+#: The parameters holding an entity, a variable or a value, per action.
+NODE_PARAMS: dict[str, tuple[str, ...]] = {
+    "get_relation": ("entity_or_variable",),
+    "add_fact": ("head", "tail"),
+    "add_filter": ("ob1", "ob2"),
+    "add_compare": ("ob1", "ob2"),
+}
+#: The parameter holding the variable an action works on.
+FIRST_VARIABLE: dict[str, str] = {
+    "get_relation": "entity_or_variable",
+    "add_max": "max_var",
+    "add_min": "min_var",
+    "add_count": "count_var",
+    "add_sum": "sum_var",
+    "add_avg": "avg_var",
+}
+_KIND_WORDS = {
+    "entity": "entities",
+    "unnamed": "unnamed nodes",
+    "number": "numbers",
+    "date": "dates",
+    "text": "text",
+}
+
+
+def _kinds_text(kinds: set[str]) -> str:
+    return " and ".join(_KIND_WORDS[k] for k in sorted(kinds))
+
+
+def _example_values(f: Facts, var: Any, limit: int = 3) -> str:
+    return ", ".join(v.display() for v in f.values_of(var)[:limit])
+
+
+def _relations_text(rels: Relations | None) -> str:
+    if rels is None:
+        return ""
+    return f"forward: [{', '.join(rels.forward)}]; backward: [{', '.join(rels.backward)}]"
+
+
+def _relations_lists(rels: Relations | None, cap: int = 10) -> dict[str, list[str]]:
+    if rels is None:
+        return {"forward": [], "backward": []}
+    return {"forward": list(rels.forward), "backward": list(rels.backward)}
+
+
+# ---------------------------------------------------------------------------
+# Entities and variables
+
+
+@rule(
+    "unnamed_node_argument",
+    env="memory",
+    phase="before",
+    actions=tuple(NODE_PARAMS),
+    doc="An unnamed relationship node (a CVT id from an earlier result, or the text `UnName_Entity`) "
+    "is used as an argument.",
+    suggests="The variable that holds the node, the existing variables and the linked entities.",
+)
+def unnamed_node_argument(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    for param in NODE_PARAMS.get(record.action or "", ()):
+        term = f.term(param)
+        holder = None
+        if isinstance(term, IRI):
+            holder = f.unnamed_holders.get(f.short(term))
+            if holder is None:
+                continue
+        elif not looks_unnamed_text(f.call_args.get(param)):
+            continue
+        return {
+            "value": f.raw(param),
+            "holder": holder or "",
+            "variables": f.variables_or_none(),
+            "entities": f.linked,
+        }
+    return None
+
+
+@rule(
+    "unlinked_entity",
+    env="memory",
+    phase="before",
+    actions=tuple(NODE_PARAMS),
+    doc="An entity id that is neither linked for this question nor seen in an earlier result.",
+    suggests="`get_relation` of the linked entities and the existing variables (Table 13).",
+)
+def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    profile = f.profile
+    if profile is None:
+        return None
+    for param in NODE_PARAMS.get(record.action or "", ()):
+        term = f.term(param)
+        if not isinstance(term, IRI):
+            continue
+        short = f.short(term)
+        if not is_entity_name(short, profile) or short in f.known_ids:
+            continue
+        return {
+            "value": f.raw(param) or short,
+            "param": param,
+            "is_get_relation": record.action == "get_relation",
+            "choices": f.get_relation_choices(),
+            "variables": f.variables_or_none(),
+            "entities": f.linked,
+        }
+    return None
+
+
+@rule(
+    "variable_hidden_by_aggregate",
+    env="memory",
+    phase="before",
+    doc="A variable created before an aggregation (`add_count` ...) is used after it, when only the "
+    "aggregate is visible.",
+    suggests="The variables still visible; aggregate last, or set the answer to the aggregate.",
+)
+def variable_hidden_by_aggregate(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    visible = set(f.visible)
+    aggregate = None
+    for step in reversed(getattr(env.query, "steps", ())):
+        if isinstance(step, Aggregate):
+            aggregate = step
+            break
+    if aggregate is None:
+        return None
+    params = env.actions.spec(record.action).params if record.action else ()
+    for param in params:
+        if param.kind == "variable" and param.name == "new_var":
+            continue
+        term = f.term(param.name)
+        if isinstance(term, Variable) and f.is_created(term) and str(term) not in visible:
+            args = ", ".join(str(a) for a in aggregate.arguments())
+            return {
+                "var": str(term),
+                "aggregate": f"{aggregate.action}({args})",
+                "visible": sorted(visible),
+                "is_answer": record.action == "set_answer",
+            }
+    return None
+
+
+@rule(
+    "unbound_variable",
+    env="memory",
+    phase="before",
+    actions=tuple(FIRST_VARIABLE),
+    doc="`get_relation` or an aggregation (`add_max`, `add_count` ...) on a variable that no step has created.",
+    suggests="`get_relation` of the linked entities and existing variables, or the existing variables.",
+)
+def unbound_variable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    param = FIRST_VARIABLE[record.action or ""]
+    term = f.term(param)
+    if not isinstance(term, Variable) or f.is_created(term):
+        return None
+    return {
+        "var": str(term),
+        "is_get_relation": record.action == "get_relation",
+        "choices": f.get_relation_choices(),
+        "variables": f.variables_or_none(),
+    }
+
+
+@rule(
+    "answer_unknown_variable",
+    env="memory",
+    phase="before",
+    actions=("set_answer",),
+    doc="`set_answer` names a variable that no step has created (`set_answer(?boat)`).",
+    suggests="The existing variables (Table 13).",
+)
+def answer_unknown_variable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    term = f.term("answer_var")
+    if not isinstance(term, Variable) or f.is_created(term):
+        return None
+    return {"var": str(term), "variables": f.variables_or_none()}
+
+
+@rule(
+    "time_constraint_unbound_variable",
+    env="memory",
+    phase="before",
+    actions=("add_time_constrain",),
+    doc="`add_time_constrain` constrains a variable that no step has created.",
+    suggests="The existing variables (the one holding e.g. the position held).",
+)
+def time_constraint_unbound_variable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    term = f.term("var")
+    if not isinstance(term, Variable) or f.is_created(term):
+        return None
+    return {"var": str(term), "variables": f.variables_or_none()}
+
+
+# ---------------------------------------------------------------------------
+# Facts
+
+
+def _end_keys(f: Facts) -> list[str]:
+    """Short names of the ends of an add_fact that can have relations (entities, created variables, values)."""
+    keys = []
+    for param in ("head", "tail"):
+        term = f.term(param)
+        if isinstance(term, Variable) and not f.is_created(term):
+            continue
+        if isinstance(term, (Variable, IRI, Literal)):
+            keys.append(f.short(term))
+    return keys
+
+
+@rule(
+    "fact_two_new_variables",
+    env="memory",
+    phase="before",
+    actions=("add_fact",),
+    doc="`add_fact` whose head and tail are both variables that no step has created.",
+    suggests="Start from a linked entity or an existing variable (`get_relation` first if none was queried); "
+    "`add_type_constrain` when the question names no entity.",
+)
+def fact_two_new_variables(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    head, tail = f.term("head"), f.term("tail")
+    if not (isinstance(head, Variable) and isinstance(tail, Variable)):
+        return None
+    if f.is_created(head) or f.is_created(tail):
+        return None
+    return {
+        "head": str(head),
+        "tail": str(tail),
+        "got_relations": f.got_relations,
+        "choices": f.get_relation_choices(),
+        "variables": f.variables_or_none(),
+        "type_constrain": not f.linked and "add_type_constrain" in env.actions.names,
+    }
+
+
+@rule(
+    "fact_before_get_relation",
+    env="memory",
+    phase="before",
+    actions=("add_fact",),
+    doc="`add_fact` before any `get_relation` on either end, with a relation that no `get_relation` "
+    "returned (a guessed relation).",
+    suggests="`get_relation` of the head or tail first (Table 13).",
+)
+def fact_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    keys = _end_keys(f)
+    if not keys or any(f.relations_of(k) is not None for k in keys):
+        return None
+    relation = f.term("relation")
+    if isinstance(relation, IRI) and f.short(relation) in f.known_relations:
+        return None
+    return {"relation": f.raw("relation"), "choices": [f"get_relation({k})" for k in keys]}
+
+
+@rule(
+    "fact_relation_variable",
+    env="memory",
+    phase="before",
+    actions=("add_fact",),
+    doc="The relation of `add_fact` is a variable (`add_fact(m.0bj4p9h, ?relation, ?x)`) although "
+    "`get_relation` returned names to choose from.",
+    suggests="The relations `get_relation` returned for the head or tail.",
+)
+def fact_relation_variable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    relation = f.term("relation")
+    if not isinstance(relation, Variable):
+        return None
+    owners = [(k, f.relations_of(k)) for k in _end_keys(f)]
+    owners = [(k, r) for k, r in owners if r is not None]
+    if not owners:
+        return None
+    key, rels = owners[0]
+    return {"relation": str(relation), "end": key, **_relations_lists(rels)}
+
+
+@rule(
+    "fact_wrong_direction",
+    env="memory",
+    phase="before",
+    actions=("add_fact",),
+    doc="`add_fact` uses a relation in the wrong direction: a backward relation of the head "
+    "(or a forward relation of the tail), according to its `get_relation` result.",
+    suggests="The same fact with head and tail swapped.",
+)
+def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    head, relation, tail = f.term("head"), f.term("relation"), f.term("tail")
+    if not isinstance(relation, IRI) or isinstance(head, Literal) or isinstance(tail, Literal):
+        return None
+    name = f.short(relation)
+    for end, term, right, wrong in (("head", head, "forward", "backward"), ("tail", tail, "backward", "forward")):
+        if isinstance(term, Variable) and not f.is_created(term):
+            continue
+        rels = f.relations_of(f.short(term))
+        if rels is None:
+            continue
+        if name not in getattr(rels, right) and name in getattr(rels, wrong):
+            return {
+                "relation": f.raw("relation"),
+                "end": f.raw(end),
+                "direction": wrong,
+                "head": f.raw("head"),
+                "tail": f.raw("tail"),
+            }
+    return None
+
+
+@rule(
+    "fact_duplicate",
+    env="memory",
+    phase="before",
+    actions=("add_fact",),
+    doc="`add_fact` adds a triple pattern the query already has.",
+    suggests="Go on with the next constraint, or `set_answer`/`execute` when the query is complete.",
+)
+def fact_duplicate(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    triple = (f.term("head"), f.term("relation"), f.term("tail"))
+    if triple not in f.query_facts:
+        return None
+    earlier = next(
+        (s.index for s in env.memory.steps if s.action == "add_fact" and (s.args.get("head"), s.args.get("relation"), s.args.get("tail")) == triple),
+        None,
+    )
+    return {"text": record.call.text if record.call else record.text, "earlier": earlier or 0}
+
+
+@rule(
+    "repeated_action",
+    env="memory",
+    phase="before",
+    actions=(
+        "add_type_constrain",
+        "add_max",
+        "add_min",
+        "add_count",
+        "add_sum",
+        "add_avg",
+        "add_filter",
+        "add_time_constrain",
+        "add_compare",
+        "set_answer",
+    ),
+    doc="A construct action identical to an accepted earlier step (`add_max(?time)` twice).",
+    suggests="Go on with the next step instead of repeating one.",
+)
+def repeated_action(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    call = record.call
+    if call is None:
+        return None
+    for step in env.memory.steps:
+        if step.call == call and step.args == record.args:
+            return {"text": call.text or record.text, "earlier": step.index}
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Aggregations and ordering
+
+
+def _fresh(f: Facts, action: str) -> str:
+    base = {"add_count": "number", "add_sum": "total", "add_avg": "average"}.get(action, "result")
+    taken = set(f.created) | set(f.visible)
+    name, n = f"?{base}", 1
+    while name in taken:
+        n += 1
+        name = f"?{base}{n}"
+    return name
+
+
+@rule(
+    "aggregate_new_variable_exists",
+    env="memory",
+    phase="before",
+    actions=AGGREGATIONS,
+    doc="The result variable of `add_count`/`add_sum`/`add_avg` already exists.",
+    suggests="A fresh variable name for the result.",
+)
+def aggregate_new_variable_exists(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    new = f.term("new_var")
+    params = env.actions.spec(record.action or "").params
+    first = f.term(params[0].name) if params else None
+    if not isinstance(new, Variable) or not (f.is_created(new) or str(new) in f.visible or new == first):
+        return None
+    return {"var": str(new), "first": str(first), "fresh": _fresh(f, record.action or "")}
+
+
+@rule(
+    "argmax_non_comparable",
+    env="memory",
+    phase="before",
+    actions=ORDER_ACTIONS,
+    doc="`add_max`/`add_min` on a variable whose values are entities or unnamed nodes, not numbers or dates.",
+    suggests="The variables holding numbers or dates; `get_relation` of the variable to reach one.",
+)
+def argmax_non_comparable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var = f.term("max_var" if record.action == "add_max" else "min_var")
+    kinds = f.value_kinds(var) if isinstance(var, Variable) else set()
+    if not kinds or not kinds <= {"entity", "unnamed"}:
+        return None
+    return {
+        "var": str(var),
+        "kinds": _kinds_text(kinds),
+        "examples": _example_values(f, var),
+        "comparable": f.variables_of_kind(("number", "date")),
+    }
+
+
+@rule(
+    "aggregate_non_numeric",
+    env="memory",
+    phase="before",
+    actions=("add_sum", "add_avg"),
+    doc="`add_sum`/`add_avg` on a variable whose values are not numbers.",
+    suggests="The variables holding numbers; `add_count` to count entities.",
+)
+def aggregate_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var = f.term("sum_var" if record.action == "add_sum" else "avg_var")
+    kinds = f.value_kinds(var) if isinstance(var, Variable) else set()
+    if not kinds or "number" in kinds:
+        return None
+    return {
+        "var": str(var),
+        "kinds": _kinds_text(kinds),
+        "examples": _example_values(f, var),
+        "numeric": f.variables_of_kind(("number",)),
+        "count": "add_count" in env.actions.names,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Filters and comparisons
+
+
+@rule(
+    "filter_before_get_relation",
+    env="memory",
+    phase="before",
+    actions=("add_filter",),
+    doc="`add_filter` before any `get_relation` in the episode (Table 9: get_relation has not been invoked before add_filter).",
+    suggests="`get_relation` of the linked entities first (Appendix G: 'Choose a parameter from [1.0]').",
+)
+def filter_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    if f.got_relations:
+        return None
+    return {
+        "choices": [f"get_relation({e})" for e in f.linked],
+        "entities": f.linked,
+        "type_constrain": not f.linked and "add_type_constrain" in env.actions.names,
+    }
+
+
+def _unknown_variable(f: Facts) -> str | None:
+    for param in ("ob1", "ob2"):
+        term = f.term(param)
+        if isinstance(term, Variable) and not f.is_created(term):
+            return str(term)
+    return None
+
+
+@rule(
+    "filter_unknown_variable",
+    env="memory",
+    phase="before",
+    actions=("add_filter",),
+    doc="An operand of `add_filter` is a variable that no step has created.",
+    suggests="The existing variables (the one holding the number or date to compare).",
+)
+def filter_unknown_variable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var = _unknown_variable(f)
+    if var is None:
+        return None
+    return {"var": var, "variables": f.variables_or_none(), "comparable": f.variables_of_kind(("number", "date"))}
+
+
+def _year_hint(term: Any) -> str:
+    if isinstance(term, Literal) and term.datatype and term.datatype.endswith("#integer") and len(term.lexical) == 4:
+        return f'{term.lexical}-01-01, {term.lexical}-12-31 or "{term.lexical}"^^xsd:gYear'
+    return ""
+
+
+def _mismatch(f: Facts) -> dict[str, Any] | None:
+    """Why the two operands of a filter/compare cannot be compared, from the variables' values."""
+    op = str(f.term("op"))
+    ob1, ob2 = f.term("ob1"), f.term("ob2")
+    sides = []
+    for param, term in (("ob1", ob1), ("ob2", ob2)):
+        if isinstance(term, Variable):
+            kinds = f.value_kinds(term)
+        else:
+            kinds = {term_kind(term)}
+        sides.append((param, term, kinds))
+    (p1, t1, k1), (p2, t2, k2) = sides
+    if not k1 or not k2:
+        return None
+    for param, term, kinds in sides:
+        if isinstance(term, Variable) and op in ORDERING and kinds <= {"entity", "unnamed"}:
+            return {
+                "var": str(term),
+                "kinds": _kinds_text(kinds),
+                "examples": _example_values(f, term),
+                "other": f.raw(p2 if param == "ob1" else p1),
+                "other_kinds": "",
+                "reason": "entities",
+                "hint": "",
+                "comparable": f.variables_of_kind(("number", "date")),
+            }
+    comparable = {"number", "date"}
+    if (k1 & comparable) and (k2 & comparable) and not (k1 & k2):
+        var_side = sides[0] if isinstance(t1, Variable) else sides[1]
+        other_side = sides[1] if var_side is sides[0] else sides[0]
+        return {
+            "var": f.raw(var_side[0]),
+            "kinds": _kinds_text(var_side[2]),
+            "examples": _example_values(f, var_side[1]) if isinstance(var_side[1], Variable) else "",
+            "other": f.raw(other_side[0]),
+            "other_kinds": _kinds_text(other_side[2]),
+            "reason": "types",
+            "hint": _year_hint(other_side[1]) if "date" in var_side[2] else "",
+            "comparable": f.variables_of_kind(tuple(other_side[2] & comparable)),
+        }
+    return None
+
+
+@rule(
+    "filter_type_mismatch",
+    env="memory",
+    phase="before",
+    actions=("add_filter",),
+    doc="`add_filter` compares values of different types (dates with a number such as 2005, numbers with a date) "
+    "or orders entities.",
+    suggests="The type the variable holds and how to write a matching value (2005-12-31, \"2005\"^^xsd:gYear).",
+)
+def filter_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    return _mismatch(facts(record, env))
+
+
+@rule(
+    "compare_unknown_variable",
+    env="memory",
+    phase="before",
+    actions=("add_compare",),
+    doc="An operand of `add_compare` is a variable that no step has created.",
+    suggests="The existing variables; `add_fact` to create the second value first.",
+)
+def compare_unknown_variable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var = _unknown_variable(f)
+    if var is None:
+        return None
+    return {"var": var, "variables": f.variables_or_none()}
+
+
+@rule(
+    "compare_type_mismatch",
+    env="memory",
+    phase="before",
+    actions=("add_compare",),
+    doc="`add_compare` compares values of different types or orders entities.",
+    suggests="The type each side holds; variables holding comparable values.",
+)
+def compare_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    return _mismatch(facts(record, env))
+
+
+# ---------------------------------------------------------------------------
+# Time constraints
+
+
+@rule(
+    "time_constraint_unknown_relation",
+    env="memory",
+    phase="before",
+    actions=("add_time_constrain",),
+    doc="A start/end relation of `add_time_constrain` is not among the relations `get_relation` returned "
+    "for the variable (a missing date counts as open, so a wrong relation would silently keep everything).",
+    suggests="The relations of the variable (or `get_relation` of it first).",
+)
+def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var = f.term("var")
+    rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
+    allowed = set(rels.all()) if rels is not None else f.known_relations
+    for param in ("start_relation", "end_relation"):
+        term = f.term(param)
+        if isinstance(term, IRI) and f.short(term) not in allowed:
+            return {
+                "relation": f.raw(param),
+                "param": param,
+                "var": str(var),
+                "relations": list(rels.forward) if rels is not None else [],
+            }
+    return None
+
+
+# ---------------------------------------------------------------------------
+# execute()
+
+
+@rule(
+    "execute_empty_query",
+    env="memory",
+    phase="before",
+    actions=("execute",),
+    doc="`execute()` before any step was added to the query.",
+    suggests="Build the query first: `get_relation` of the linked entities.",
+)
+def execute_empty_query(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    if getattr(env.query, "steps", None):
+        return None
+    return {"choices": facts(record, env).get_relation_choices()}
+
+
+@rule(
+    "execute_multiple_variables",
+    env="memory",
+    phase="before",
+    actions=("execute",),
+    doc="`execute()` on a query with several variables and no `set_answer` (the answer would be an arbitrary one).",
+    suggests="`set_answer` with the variable the question asks for.",
+)
+def execute_multiple_variables(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    query = env.query
+    if not getattr(query, "steps", None) or query.is_ask or query.answer is not None:
+        return None
+    visible = facts(record, env).visible
+    if len(visible) <= 1:
+        return None
+    return {"variables": visible}

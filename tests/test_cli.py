@@ -1,0 +1,116 @@
+"""The ``pyql`` command line, run as a user runs it (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pyql(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pyql.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+ACTIONS = """get_relation(m.0crbvqz)
+add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)
+add_fact(?x, ?y)
+add_fact(?cyclone, meteorology.tropical_cyclone.category, ?category)
+add_fact(?cyclone, meteorology.tropical_cyclone.formed, ?time)
+add_max(?time)
+set_answer(?cyclone)
+execute()
+"""
+
+
+@pytest.mark.parametrize("kb", ["demo", "oxigraph:demo"])
+def test_run_json_contract(tmp_path: Path, kb: str) -> None:
+    actions = tmp_path / "actions.txt"
+    actions.write_text(ACTIONS)
+    result = pyql("run", "--kb", kb, "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--actions", str(actions), "--json")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    steps, final = lines[:-1], lines[-1]
+    assert [s["step"] for s in steps] == list(range(1, 9))
+    for s in steps:
+        assert set(s) >= {"step", "action", "ok", "error", "observation"}
+        assert isinstance(s["ok"], bool) and isinstance(s["observation"], str)
+    assert steps[2]["ok"] is False and steps[2]["error"] == "wrong_arity"
+    assert all(s["ok"] for i, s in enumerate(steps) if i != 2)
+    assert final["answers"] == [{"value": "m.0107j2dw", "label": "Tropical Storm Dolly"}]
+    assert "SELECT DISTINCT ?cyclone" in final["sparql"]
+
+
+def test_run_reads_stdin_and_prints_a_transcript() -> None:
+    result = pyql("run", "--kb", "demo", "--actions", "-", stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\n")
+    assert result.returncode == 0, result.stderr
+    assert "Action 1: add_fact(m.0dkl7" in result.stdout
+    assert "280.0" in result.stdout
+    assert "execute() was not called" in result.stdout
+
+
+def test_run_literal_answers_are_lexical_forms(tmp_path: Path) -> None:
+    result = pyql("run", "--kb", "demo", "--actions", "-", "--json", stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\nexecute()\n")
+    final = json.loads(result.stdout.splitlines()[-1])
+    assert final["answers"] == [{"value": "280.0", "label": None}]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["run", "--kb", "missing.ttl", "--actions", "-"], "no such RDF file"),
+        (["run", "--actions", "-"], "--kb"),
+        (["run", "--kb", "demo", "--actions", "nope.txt"], "actions file not found"),
+        (["run", "--kb", "demo", "--actions", "-", "--entities", "[1, 2]"], "--entities"),
+        (["run", "--kb", "demo", "--actions", "-", "--profile", "dbpedia"], "invalid choice"),
+        (["frobnicate"], "invalid choice"),
+        (["compile", "nope.pyql"], "program file not found"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(args: list[str], message: str) -> None:
+    result = pyql(*args, stdin="")
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_compile_and_actions_for_legacy_programs(tmp_path: Path) -> None:
+    program = tmp_path / "p.pyql"
+    program.write_text(
+        "a=PyQL()\na.add_fact('m.03_r3', 'location.country.languages_spoken', 'x0')\na.set_answer('x0')\n"
+    )
+    compiled = pyql("compile", str(program))
+    assert compiled.returncode == 0
+    assert "SELECT DISTINCT ?x0" in compiled.stdout and compiled.stdout.startswith("PREFIX")
+    actions = pyql("actions", str(program))
+    assert actions.stdout.splitlines() == ["add_fact(m.03_r3, location.country.languages_spoken, ?x0)", "set_answer(?x0)"]
+    broken = pyql("compile", "-", stdin="a=PyQL()\na.add_fact('m.0', \n")
+    assert broken.returncode == 2 and "line 2" in broken.stderr
+
+
+def test_docs_formats() -> None:
+    prompt = pyql("docs", "--format", "prompt")
+    assert prompt.stdout.startswith("You can only choose actions from these")
+    tools = json.loads(pyql("docs", "--format", "openai-tools").stdout)
+    assert tools[0]["type"] == "function"
+    assert "## `add_fact(head, relation, tail)`" in pyql("docs").stdout
+
+
+def test_demo_runs_on_the_embedded_default() -> None:
+    result = pyql("demo")
+    assert result.returncode == 0, result.stderr
+    assert "Answer: m.0107j2dw (Tropical Storm Dolly)" in result.stdout
+    assert "Answer: m.02ml0h (Kathleen Blanco)" in result.stdout
+    assert "SPARQL:" in result.stdout

@@ -1,0 +1,174 @@
+"""The step environment: parse → validate → execute → observation, and undo on failure."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import pytest
+
+from pyql.action_parser import parse_action
+from pyql.actions import render_docs
+from pyql.environment import Environment, SparqlEnvironment
+from pyql.errors import EngineError
+from pyql.kb import KB
+from pyql.observation import Observation, Relations
+from pyql.sparql_actions import SparqlActions
+
+RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}
+
+
+@pytest.fixture(scope="module")
+def kb() -> KB:
+    return KB.open("oxigraph:demo")
+
+
+def test_a_good_step_changes_the_query_and_the_memory(kb: KB) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)
+    r1 = env.step("get_relation(m.0crbvqz)")
+    assert r1.ok and isinstance(r1.result, Relations) and r1.query_after is None
+    assert "meteorology.tropical_cyclone.category" in env.memory.relations["m.0crbvqz"].forward
+    r2 = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+    assert r2.ok and isinstance(r2.result, Observation)
+    assert env.query is r2.query_after and len(env.query.steps) == 1
+    assert env.memory.variables == {"?category": 2}
+    assert "m.05f4r3k" in env.memory.seen
+    assert r2.kb_queries == 1 and r1.kb_queries == 1
+
+
+@pytest.mark.parametrize(
+    "action,error",
+    [
+        ("add_fact(?x, ?y)", "wrong_arity"),
+        ("get_relations(m.0crbvqz)", "invalid_action"),
+        ("Action 2: I am not sure what to do next.", "no_action"),
+        ("Action 2: get_relation(m.0crbvqz)\nAction 3: execute()", "multiple_actions"),
+        ("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category", "action_syntax"),
+        ("add_filter(?category, meteorology.tropical_cyclone.category, 3)", "bad_argument"),
+        ("set_answer(\"yes\")", "bad_argument"),
+        ("set_answer(?nothing)", "bad_query"),
+        ("add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, 1999-01-01)", "empty_result"),
+        ("add_fact(m.0crbvqz, Hurricane Katrina, ?x)", "bad_argument"),
+    ],
+)
+def test_a_failed_step_is_undone_and_says_why(kb: KB, action: str, error: str) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)
+    env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+    before = env.query
+    record = env.step(action)
+    assert not record.ok
+    assert record.error == error
+    assert record.observation
+    assert env.query is before
+    assert record not in env.memory.steps and record in env.history
+
+
+def test_engine_errors_are_caught_and_undone(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise EngineError("the engine is on fire", query="SELECT")
+
+    monkeypatch.setattr(kb, "observe", broken)
+    record = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+    assert (record.ok, record.error) == (False, "engine_error")
+    assert "on fire" in record.observation
+    assert not env.query.steps
+
+
+def test_execute_ends_the_episode_with_answers(kb: KB) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)
+    env.run(
+        [
+            "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)",
+            "add_fact(?cyclone, meteorology.tropical_cyclone.category, ?category)",
+            "add_fact(?cyclone, meteorology.tropical_cyclone.formed, ?time)",
+            "add_max(?time)",
+            "set_answer(?cyclone)",
+            "execute()",
+            "get_relation(m.0crbvqz)",
+        ]
+    )
+    assert env.done
+    assert len(env.history) == 6, "run() stops at execute()"
+    final = env.final_json()
+    assert final["answers"] == [{"value": "m.0107j2dw", "label": "Tropical Storm Dolly"}]
+    assert final["sparql"].startswith("PREFIX")
+    after = env.step("get_relation(m.0crbvqz)")
+    assert not after.ok and "already executed" in after.observation
+
+
+def test_counters_count_this_episode_only(kb: KB) -> None:
+    SparqlEnvironment(kb).step("get_relation(m.0crbvqz)")
+    env = SparqlEnvironment(kb)
+    env.step("get_relation(m.0crbvqz)")
+    env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+    counters = env.counters
+    assert counters["steps"] == 2 and counters["kb_queries"] == 2 and counters["kb_seconds"] > 0
+
+
+def test_undo_restores_the_previous_query(kb: KB) -> None:
+    env = SparqlEnvironment(kb)
+    env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+    first = env.query
+    env.step("add_fact(?x, meteorology.tropical_cyclone.category, ?c)")
+    env.undo()
+    assert env.query == first
+
+
+def test_relation_ranker_caps_long_lists(kb: KB) -> None:
+    seen: list[list[str]] = []
+
+    def ranker(question: str | None, relations: list[str]) -> list[str]:
+        seen.append(relations)
+        return sorted(relations, reverse=True)
+
+    env = SparqlEnvironment(kb, question="q", relation_ranker=ranker, max_relations=2)
+    record = env.step("get_relation(m.0dkl7)")
+    assert record.ok and len(record.result.forward) == 2 and seen
+
+
+def test_whole_reply_is_accepted(kb: KB) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)
+    reply = "Thought 1: I need the relations of Rachel.\nAction 1 : `get_relation(m.0crbvqz)`\n"
+    assert env.step(reply).ok
+
+
+# -- the documentation is the code ------------------------------------------------
+
+
+def test_every_accepted_action_is_documented_and_nothing_else() -> None:
+    actions = SparqlActions()
+    docs = render_docs(actions, "markdown")
+    prompt = render_docs(actions, "prompt")
+    tools = json.loads(render_docs(actions, "openai-tools"))
+    marked = {
+        name
+        for name, fn in inspect.getmembers(SparqlActions, inspect.isfunction)
+        if getattr(fn, "__pyql_action__", None)
+    }
+    assert set(actions.names) == marked
+    assert {t["function"]["name"] for t in tools} == marked
+    for spec in actions.specs():
+        assert f"`{spec.signature}`" in docs and f"`{spec.signature}`" in prompt
+        assert spec.summary and spec.example.startswith(spec.name + "(")
+        assert all(p.description for p in spec.params), spec.name
+        parse_action(spec.example)  # every documented example is a valid action
+    env = SparqlEnvironment(KB.open("oxigraph:"))
+    for name in ("eval", "__init__", "convert", "_observe", "order", "spec", "method"):
+        record = env.step(f"{name}()")
+        assert record.error == "invalid_action", name
+
+
+def test_restricting_actions_restricts_docs_and_acceptance(kb: KB) -> None:
+    paper_eight = ["get_relation", "add_fact", "add_max", "add_min", "add_count", "add_filter", "set_answer", "execute"]
+    env = SparqlEnvironment(kb, actions=paper_eight)
+    assert env.actions.names == tuple(paper_eight)
+    assert "add_time_constrain" not in render_docs(env.actions, "prompt")
+    assert render_docs(env.actions, "prompt").startswith("You can only choose actions from these 8 actions")
+    assert env.step("add_type_constrain(meteorology.tropical_cyclone, ?x)").error == "invalid_action"
+
+
+def test_base_environment_is_abstract() -> None:
+    with pytest.raises(NotImplementedError):
+        Environment(SparqlActions())
