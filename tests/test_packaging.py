@@ -1,0 +1,66 @@
+"""A wheel built from the repo installs and works outside the source tree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    (found,) = out.glob("pyql-*.whl")
+    return found
+
+
+def test_wheel_ships_packages_grammars_data_and_types(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for required in (
+        "pyql/__init__.py",
+        "pyql/py.typed",
+        "pyql/data/cyclones.ttl",
+        "pyql/data/demo_questions.jsonl",
+        "grammars/action.lark",
+        "grammars/legacy_pyql.lark",
+        "pyql_sql/__init__.py",
+        "correction/py.typed",
+        "agent/py.typed",
+    ):
+        assert required in names, required
+    assert not [n for n in names if n.startswith("tests/")]
+
+
+def test_installed_wheel_runs_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    # System site-packages give the dependencies; the wheel itself is installed without them.
+    venv.EnvBuilder(with_pip=True, system_site_packages=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--force-reinstall", "-q", str(wheel)], check=True, timeout=300)
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run(
+        [str(env_dir / "bin" / "pyql"), "demo", "--no-sparql"],
+        capture_output=True, text=True, cwd=tmp_path, env=clean, timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Tropical Storm Dolly" in run.stdout
+    where = subprocess.run(
+        [str(python), "-c", "import grammars, pyql; print(grammars.grammar_path('action')); print(pyql.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, env=clean, timeout=60,
+    )
+    assert str(ROOT) not in where.stdout, "the installed copy must be used, not the source tree"
+    assert "site-packages" in where.stdout
