@@ -72,7 +72,6 @@ class Renderer:
             loader=jinja2.FileSystemLoader(str(directory or TEMPLATE_DIR)),
             undefined=jinja2.StrictUndefined,
             autoescape=False,
-            trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=False,
         )

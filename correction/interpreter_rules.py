@@ -148,7 +148,7 @@ def syntax_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     start = max(0, pos - 30)
     return {
         "snippet": ("..." if start else "") + " ".join(text[start : pos + 20].split()),
-        "found": repr(found) if found else "the end of the action",
+        "found": repr(found) if found else "end of the action",
         "expected": list(exc.expected),
         "example": _example(env),
     }
@@ -337,7 +337,9 @@ def relation_expected(record: StepRecord, env: Environment) -> dict[str, Any] | 
         "is_type": is_type,
         "owners": owners,
         "relations": list(dict.fromkeys(relations)),
-        "get_relation": [f"get_relation({k})" for k in (f.raw("head"), f.raw("tail"), f.raw("var")) if k],
+        "get_relation": [
+            f"get_relation({k})" for k in (f.raw("head"), f.raw("tail"), f.raw("var")) if k in f.known_ids or f.is_created(k)
+        ],
     }
 
 
@@ -519,7 +521,7 @@ def bad_argument(record: StepRecord, env: Environment) -> dict[str, Any] | None:
 
 
 def _short(message: str, limit: int = 300) -> str:
-    message = " ".join(message.split())
+    message = " ".join(message.split()).rstrip(". ")
     return message if len(message) <= limit else message[: limit - 3] + "..."
 
 

@@ -32,7 +32,7 @@ __all__: list[str] = []
 
 
 def _short(message: str, limit: int = 240) -> str:
-    message = " ".join(message.split())
+    message = " ".join(message.split()).rstrip(". ")
     return message if len(message) <= limit else message[: limit - 3] + "..."
 
 

@@ -64,13 +64,7 @@ def _example_values(f: Facts, var: Any, limit: int = 3) -> str:
     return ", ".join(v.display() for v in f.values_of(var)[:limit])
 
 
-def _relations_text(rels: Relations | None) -> str:
-    if rels is None:
-        return ""
-    return f"forward: [{', '.join(rels.forward)}]; backward: [{', '.join(rels.backward)}]"
-
-
-def _relations_lists(rels: Relations | None, cap: int = 10) -> dict[str, list[str]]:
+def _relations_lists(rels: Relations | None) -> dict[str, list[str]]:
     if rels is None:
         return {"forward": [], "backward": []}
     return {"forward": list(rels.forward), "backward": list(rels.backward)}
@@ -523,47 +517,52 @@ def _year_hint(term: Any) -> str:
     return ""
 
 
+_ONE = {"number": "a number", "date": "a date", "text": "text", "entity": "an entity", "unnamed": "an unnamed node"}
+
+
+def _describe(f: Facts, param: str, term: Any, kinds: set[str]) -> str:
+    if isinstance(term, Variable):
+        return f"{f.raw(param)} holds {_kinds_text(kinds)}"
+    return f"{f.raw(param)} is {_ONE.get(term_kind(term), 'a value')}"
+
+
 def _mismatch(f: Facts) -> dict[str, Any] | None:
     """Why the two operands of a filter/compare cannot be compared, from the variables' values."""
     op = str(f.term("op"))
-    ob1, ob2 = f.term("ob1"), f.term("ob2")
     sides = []
-    for param, term in (("ob1", ob1), ("ob2", ob2)):
-        if isinstance(term, Variable):
-            kinds = f.value_kinds(term)
-        else:
-            kinds = {term_kind(term)}
+    for param in ("ob1", "ob2"):
+        term = f.term(param)
+        kinds = f.value_kinds(term) if isinstance(term, Variable) else {term_kind(term)}
         sides.append((param, term, kinds))
-    (p1, t1, k1), (p2, t2, k2) = sides
-    if not k1 or not k2:
+    if not sides[0][2] or not sides[1][2]:
         return None
     for param, term, kinds in sides:
         if isinstance(term, Variable) and op in ORDERING and kinds <= {"entity", "unnamed"}:
             return {
+                "reason": "entities",
+                "op": op,
                 "var": str(term),
                 "kinds": _kinds_text(kinds),
                 "examples": _example_values(f, term),
-                "other": f.raw(p2 if param == "ob1" else p1),
-                "other_kinds": "",
-                "reason": "entities",
-                "hint": "",
                 "comparable": f.variables_of_kind(("number", "date")),
             }
     comparable = {"number", "date"}
-    if (k1 & comparable) and (k2 & comparable) and not (k1 & k2):
-        var_side = sides[0] if isinstance(t1, Variable) else sides[1]
-        other_side = sides[1] if var_side is sides[0] else sides[0]
-        return {
-            "var": f.raw(var_side[0]),
-            "kinds": _kinds_text(var_side[2]),
-            "examples": _example_values(f, var_side[1]) if isinstance(var_side[1], Variable) else "",
-            "other": f.raw(other_side[0]),
-            "other_kinds": _kinds_text(other_side[2]),
-            "reason": "types",
-            "hint": _year_hint(other_side[1]) if "date" in var_side[2] else "",
-            "comparable": f.variables_of_kind(tuple(other_side[2] & comparable)),
-        }
-    return None
+    (p1, t1, k1), (p2, t2, k2) = sides
+    if not ((k1 & comparable) and (k2 & comparable)) or (k1 & k2):
+        return None
+    var_side, other_side = (sides[0], sides[1]) if isinstance(t1, Variable) else (sides[1], sides[0])
+    other_kinds = other_side[2] & comparable
+    return {
+        "reason": "types",
+        "op": op,
+        "var": f.raw(var_side[0]),
+        "kinds": _kinds_text(var_side[2]),
+        "examples": _example_values(f, var_side[1]) if isinstance(var_side[1], Variable) else "",
+        "other_desc": _describe(f, other_side[0], other_side[1], other_side[2]),
+        "other_kinds": _kinds_text(other_kinds),
+        "hint": _year_hint(other_side[1]) if "date" in var_side[2] else "",
+        "comparable": [v for v in f.variables_of_kind(tuple(other_kinds)) if v != str(var_side[1])],
+    }
 
 
 @rule(

@@ -259,8 +259,9 @@ def _indent(text: str, indent: str) -> str:
 
 
 def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[Variable]]:
-    """One bounded query giving, for every visible variable, up to
-    ``per_variable`` distinct values with labels, and its total distinct count.
+    """One bounded query giving, for every visible variable (only the answer
+    variable once one is set), up to ``per_variable`` distinct values with
+    labels, and its total distinct count.
 
     The result has one row with the counts (``?__count_<var>``) and one row
     per sampled value (``?<var>`` bound, label in ``?__label_<var>``).
@@ -276,7 +277,7 @@ def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[V
         raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
     folded = fold(query.steps, query.profile)
     block = folded.block
-    variables = list(block.variables)
+    variables = [folded.answer] if folded.answer in block.variables else list(block.variables)
     if not variables:
         raise QueryError("the query has no variable to observe yet; add a fact with a variable such as ?x")
     core = block.pattern()

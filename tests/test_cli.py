@@ -23,6 +23,8 @@ def pyql(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
     )
 
 
+KATRINA = '{"Hurricane Katrina": "m.0dkl7"}'
+
 ACTIONS = """get_relation(m.0crbvqz)
 add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)
 add_fact(?x, ?y)
@@ -53,7 +55,7 @@ def test_run_json_contract(tmp_path: Path, kb: str) -> None:
 
 
 def test_run_reads_stdin_and_prints_a_transcript() -> None:
-    result = pyql("run", "--kb", "demo", "--actions", "-", stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\n")
+    result = pyql("run", "--kb", "demo", "--entities", KATRINA, "--feedback", "raw", "--actions", "-", stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\n")
     assert result.returncode == 0, result.stderr
     assert "Action 1: add_fact(m.0dkl7" in result.stdout
     assert "280.0" in result.stdout
@@ -61,9 +63,18 @@ def test_run_reads_stdin_and_prints_a_transcript() -> None:
 
 
 def test_run_literal_answers_are_lexical_forms(tmp_path: Path) -> None:
-    result = pyql("run", "--kb", "demo", "--actions", "-", "--json", stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\nexecute()\n")
+    result = pyql("run", "--kb", "demo", "--entities", KATRINA, "--feedback", "raw", "--actions", "-", "--json", stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\nexecute()\n")
     final = json.loads(result.stdout.splitlines()[-1])
     assert final["answers"] == [{"value": "280.0", "label": None}]
+
+
+def test_feedback_modes_change_the_error_field() -> None:
+    line = "add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\n"
+    eraser = json.loads(pyql("run", "--kb", "demo", "--actions", "-", "--json", stdin=line).stdout.splitlines()[0])
+    raw = json.loads(pyql("run", "--kb", "demo", "--actions", "-", "--json", "--feedback", "raw", stdin=line).stdout.splitlines()[0])
+    assert (eraser["ok"], eraser["error"]) == (False, "unlinked_entity")
+    assert "Please re-generate only Thought 2 and Action 2" in eraser["observation"]
+    assert raw["ok"] is True, "without ERASER the unlinked entity is simply used"
 
 
 @pytest.mark.parametrize(

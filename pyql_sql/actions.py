@@ -1,0 +1,295 @@
+"""The SQL action set: the PyQL functions an LLM calls on a table (Table 10, SQL version).
+
+The docstrings of the four actions below are what the LLM reads
+(``pyql docs --side sql``); keep them short, concrete and true. Each action
+runs on a :class:`~pyql_sql.environment.TableEnvironment` and returns a
+:class:`~pyql.actions.StepResult`.
+
+Arguments are read the way an LLM writes them: a column is matched against
+the table's real headers (``Lyrics theme/style``, ``lyrics THEME/style`` and
+``"Lyrics theme/style"`` all name the same column, see
+:meth:`~pyql_sql.table.Table.resolve_column`); a value needs no quotes and
+may contain commas (``add_condition(Name, =, Smith, John)`` has the value
+``Smith, John``); so may a column (``get_column(Goals, total)`` when the
+table has a header ``Goals, total``). :func:`regroup_arguments` does that
+re-splitting with :func:`pyql.action_parser.split_args`.
+
+Example:
+    >>> TableActions().names
+    ('get_column', 'add_condition', 'set_answer', 'execute')
+    >>> TableActions().spec("set_answer").signature
+    'set_answer(column, aggregation)'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from pyql.action_parser import ActionCall, Arg, split_args
+from pyql.actions import ActionSet, StepResult, action
+from pyql.errors import PyQLError
+
+from .errors import AmbiguousColumnError, BadOperatorError, IncompleteQueryError, UnknownColumnError
+from .query import OPERATORS, normalize_aggregation, normalize_operator
+from .table import Column, Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .environment import TableEnvironment
+
+__all__ = ["ORDER", "TableActions", "column_text", "convert_argument", "regroup_arguments"]
+
+#: The order the actions are documented in.
+ORDER = ["get_column", "add_condition", "set_answer", "execute"]
+
+#: Operators the action language reads that mean one of :data:`pyql_sql.query.OPERATORS`.
+_OPERATOR_ALIASES = {"==": "=", "<>": "!="}
+
+_INDEX_RE = re.compile(r"#\s*(\d+)\Z")
+
+
+def column_text(arg: Arg) -> str:
+    """The column name an argument spells (its value; the source text for variables and literals).
+
+    Example:
+        >>> from pyql.action_parser import parse_action
+        >>> [column_text(a) for a in parse_action('f(Lyrics theme/style, "Goals, total", `No.`)').args]
+        ['Lyrics theme/style', 'Goals, total', 'No.']
+    """
+    if arg.kind in ("variable", "typed", "lang_string"):
+        return arg.raw or arg.value
+    return arg.value
+
+
+def _resolve(table: Table, text: str) -> Column:
+    """Resolve a column as written; ``#N`` is the 0-based column N (for duplicated headers)."""
+    try:
+        return table.resolve_column(text)
+    except UnknownColumnError:
+        m = _INDEX_RE.fullmatch(text.strip())
+        if m and int(m.group(1)) < len(table.columns):
+            return table.columns[int(m.group(1))]
+        raise
+    except AmbiguousColumnError as exc:
+        listed = ", ".join(f"#{i}" for i, _ in exc.candidates)
+        exc.args = (
+            f"Column {text!r} is ambiguous: {len(exc.candidates)} columns have this header. "
+            f"Write #N for the 0-based column number instead: one of {listed}.",
+        )
+        raise
+
+
+def _resolves(table: Table, text: str) -> bool:
+    try:
+        _resolve(table, text)
+    except PyQLError:
+        return False
+    return True
+
+
+def _join(call: ActionCall, args: list[Arg]) -> Arg:
+    """One free-text argument made of consecutive arguments, as written (commas kept)."""
+    first, last = args[0], args[-1]
+    base = call.span[0]
+    text = ""
+    if call.text and call.span[1] - base == len(call.text):
+        text = call.text[first.span[0] - base : last.span[1] - base]
+    if not text:
+        text = ", ".join(a.raw or a.value for a in args)
+    return Arg("text", text, raw=text, span=(first.span[0], last.span[1]))
+
+
+def _is_aggregation(arg: Arg) -> bool:
+    try:
+        normalize_aggregation(arg.value)
+    except PyQLError:
+        return False
+    return True
+
+
+def regroup_arguments(call: ActionCall, table: Table) -> list[Arg]:
+    """The arguments of a call as its SQL action takes them, re-joining text split at commas.
+
+    * ``add_condition``: the first operator at position 1 or later separates
+      the column (before it) from the value (after it), so both may contain
+      commas; without one, :func:`~pyql.action_parser.split_args` keeps the
+      commas of the last argument.
+    * ``get_column`` / ``set_answer``: arguments are joined back into one
+      column when the joined text is a header of the table (``set_answer``
+      keeps a trailing aggregation apart).
+
+    Anything else is returned as parsed (an arity error then says what is wrong).
+
+    Example:
+        >>> from pyql.action_parser import parse_action
+        >>> t = Table.from_rows(["Name", "Goals, total"], [["Smith, John", "3"]])
+        >>> [a.value for a in regroup_arguments(parse_action("add_condition(Name, =, Smith, John)"), t)]
+        ['Name', '=', 'Smith, John']
+        >>> [a.value for a in regroup_arguments(parse_action("add_condition(Goals, total, >, 1,000)"), t)]
+        ['Goals, total', '>', '1,000']
+        >>> [a.value for a in regroup_arguments(parse_action("set_answer(Goals, total, SUM)"), t)]
+        ['Goals, total', 'SUM']
+        >>> [a.value for a in regroup_arguments(parse_action("get_column(Name, Goals)"), t)]
+        ['Name', 'Goals']
+    """
+    args = list(call.args)
+    if call.name == "add_condition" and len(args) > 3:
+        for i in range(1, len(args) - 1):
+            if args[i].kind == "operator":
+                column = args[0] if i == 1 else _join(call, args[:i])
+                tail = args[i + 1 :]
+                return [column, args[i], tail[0] if len(tail) == 1 else _join(call, tail)]
+        value_text = split_args(call, 3)[2]
+        value = Arg("text", value_text, raw=value_text, span=(args[2].span[0], args[-1].span[1]))
+        return [args[0], args[1], value]
+    if call.name == "get_column" and len(args) > 1:
+        joined = _join(call, args)
+        return [joined] if _resolves(table, joined.value) else args
+    if call.name == "set_answer" and len(args) > 1:
+        if len(args) > 2 and _is_aggregation(args[-1]):
+            joined = _join(call, args[:-1])
+            if _resolves(table, joined.value):
+                return [joined, args[-1]]
+        elif not _is_aggregation(args[-1]):
+            joined = _join(call, args)
+            if _resolves(table, joined.value):
+                return [joined]
+    return args
+
+
+def convert_argument(table: Table, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
+    """Convert one parsed argument for a parameter kind of a SQL action.
+
+    Kinds: "column" (a :class:`~pyql_sql.table.Column` of the table),
+    "operator" (one of ``= > < >= <= !=``; ``==`` and ``<>`` are read as
+    ``=`` and ``!=``), "value" (the text as written, quotes removed) and
+    "aggregation" (None, MAX, MIN, COUNT, SUM or AVG, any case; ``None``
+    means no aggregation).
+
+    Raises:
+        UnknownColumnError: no header matches (with the closest headers).
+        AmbiguousColumnError: several headers match (write ``#N`` instead).
+        BadOperatorError: not a comparison operator.
+        BadAggregationError: not an aggregation.
+
+    Example:
+        >>> from pyql.action_parser import parse_action
+        >>> t = Table.from_rows(["Lyrics theme/style"], [["Romance"]])
+        >>> call = parse_action("add_condition(lyrics theme/style, ==, Romance)")
+        >>> [convert_argument(t, k, a, call.name, "x", i).__class__.__name__ for i, (k, a)
+        ...  in enumerate(zip(["column", "operator", "value"], call.args))]
+        ['Column', 'str', 'str']
+        >>> convert_argument(t, "operator", call.args[1], call.name, "op", 1)
+        '='
+        >>> convert_argument(t, "operator", parse_action("f(LIKE)").args[0], "add_condition", "op", 1)
+        Traceback (most recent call last):
+        ...
+        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: =, >, <, >=, <=, !=.
+    """
+    if kind == "column":
+        return _resolve(table, column_text(arg))
+    if kind == "operator":
+        written = arg.value if arg.kind in ("operator", "string", "text", "name") else (arg.raw or arg.value)
+        op = _OPERATOR_ALIASES.get(written.strip(), written)
+        try:
+            return normalize_operator(op)
+        except BadOperatorError:
+            raise BadOperatorError(written, allowed=OPERATORS) from None
+    if kind == "aggregation":
+        return normalize_aggregation(arg.value if arg.kind in ("string", "text", "name") else (arg.raw or arg.value))
+    if arg.kind in ("variable", "operator"):
+        return arg.raw or arg.value
+    return arg.value
+
+
+def _show(value: object) -> str:
+    from .numbers import format_number
+
+    if isinstance(value, float):
+        return format_number(value)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+class TableActions(ActionSet):
+    """The PyQL functions for tables (SQL version).
+
+    Args:
+        only: restrict to these action names; docs and the environment follow.
+    """
+
+    title = "PyQL actions (SQL version)"
+
+    def order(self) -> list[str]:
+        return ORDER
+
+    def convert(self, env: TableEnvironment, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
+        """Convert one argument for a parameter kind (see :func:`convert_argument`)."""
+        return convert_argument(env.table, kind, arg, action_name, name, position)
+
+    # -- interacting with the table ------------------------------------------
+    @action("interact", column="column")
+    def get_column(self, env: TableEnvironment, column: Column) -> StepResult:
+        """Get the values stored in the given column.
+
+        The column is one of the table's column names, written as it is (no quotes needed). You see its distinct values, most frequent first, and how many there are; nothing is added to the query.
+
+        Args:
+            column: a column name of the table, e.g. Lyrics theme/style.
+
+        Example: get_column(Lyrics theme/style)
+        """
+        values = env.executor.get_column(column.index, limit=env.max_values)
+        return StepResult(result=values, observation=str(values), empty=values.distinct_count == 0)
+
+    # -- constructing the query ------------------------------------------------
+    @action("construct", column="column", op="operator", value="value")
+    def add_condition(self, env: TableEnvironment, column: Column, op: str, value: str) -> StepResult:
+        """Add a constraint which requires the SQL query to meet "column op value".
+
+        The column should be one of the table's column names; op can be one of =, >, <, >=, <=, !=; the value is a specific value (a string or a number), written without quotes. For example, add_condition(Lyrics theme/style, =, Romance) requires the query to return only the rows whose value in the "Lyrics theme/style" column is "Romance". Text is compared case-insensitively, and numbers written as text (1,174) compare as numbers.
+
+        Args:
+            column: a column name of the table.
+            op: one of =, >, <, >=, <=, !=.
+            value: a value such as Romance, 17 or 2–1 (no quotes needed; commas are fine).
+
+        Example: add_condition(Lyrics theme/style, =, Romance)
+        """
+        return env.observe(env.query.add_condition(column.index, op, value))
+
+    @action("construct", column="column", aggregation="aggregation")
+    def set_answer(
+        self, env: TableEnvironment, column: Column, aggregation: str | None = None
+    ) -> StepResult:
+        """Specify the answer of the SQL query: which column to return and which aggregation to perform on it.
+
+        The aggregation can only be: None, MAX, MIN, COUNT, SUM, AVG. If the question just needs the content of the column, set it to None (or leave it out). If the question needs the number of items in the column, use COUNT; the maximum or minimum item, MAX or MIN; the summation or average of the items, SUM or AVG.
+
+        Args:
+            column: a column name of the table.
+            aggregation: None, MAX, MIN, COUNT, SUM or AVG (optional, default None).
+
+        Example: set_answer(Game, COUNT)
+        """
+        return env.observe(env.query.set_answer(column.index, aggregation))
+
+    @action("terminate")
+    def execute(self, env: TableEnvironment) -> StepResult:
+        """Execute the current SQL query and return the execution result on the table.
+
+        Use it when you think the query is completely built (set_answer has been called).
+
+        Example: execute()
+        """
+        if env.query.answer is None:
+            raise IncompleteQueryError(
+                "The query has no answer column yet: call set_answer(column, aggregation) "
+                "before execute()."
+            )
+        answers = env.executor.execute(env.query)
+        shown = answers[: env.max_answers]
+        text = "The answer is [" + ", ".join(_show(a.value) for a in shown) + "]"
+        if len(answers) > len(shown):
+            text += f" (first {len(shown)} of {len(answers)})"
+        empty = not any(a.value is not None for a in answers)
+        return StepResult(result=shown, observation=text, empty=empty, done=True)

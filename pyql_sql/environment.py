@@ -1,0 +1,289 @@
+"""The step environment on a table: the SQL twin of :class:`pyql.environment.SparqlEnvironment`.
+
+:class:`TableEnvironment` is an :class:`pyql.environment.Environment` (same
+``step()``, :class:`~pyql.environment.StepRecord`, analyzer protocol, JSON
+lines) whose backend is a :class:`~pyql_sql.table.Table` and an
+:class:`~pyql_sql.executor.Executor` (read-only, with a timeout), whose
+actions are :class:`~pyql_sql.actions.TableActions` and whose query is an
+immutable :class:`~pyql_sql.query.TableQuery`.
+
+Observations follow the paper: ``get_column`` shows the distinct values of a
+column (capped) and how many there are; ``add_condition`` / ``set_answer``
+show the rows the query keeps (capped), or the selected column's values
+once an answer is set; ``execute()`` gives the answer list. A step that
+fails (unknown column, bad operator, an empty result without an analyzer
+...) leaves the query unchanged, exactly as on the SPARQL side.
+
+Example:
+    >>> from pyql_sql import Table
+    >>> t = Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"], ["7", "Shamrock Rovers"]], name="Games")
+    >>> env = TableEnvironment(t)
+    >>> print(env.step("get_column(opponent)").observation)
+    Column 'Opponent' (text): 2 distinct values in 2 rows: ['Athlone Town', 'Shamrock Rovers']
+    >>> print(env.step("add_condition(Opponent, =, athlone town)").observation)
+    1 row matches the conditions: {'Game': '6', 'Opponent': 'Athlone Town'}
+    >>> env.step("add_condition(Oponent, =, x)").error
+    'unknown_column'
+    >>> print(env.step("set_answer(Game, COUNT)").observation)
+    COUNT(Game) = 1
+    >>> env.step("execute()").observation
+    'The answer is [1]'
+    >>> env.final_json()
+    {'answers': [{'value': '1', 'label': None}], 'sql': 'SELECT COUNT("Game") FROM "Games" WHERE "Opponent" = \\'athlone town\\''}
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pyql.action_parser import ActionCall, Arg
+from pyql.actions import StepResult
+from pyql.environment import Analyzer, Environment, Memory, StepRecord
+
+from .actions import TableActions, regroup_arguments
+from .executor import Answer, ColumnValues, Executor
+from .numbers import format_number
+from .query import AnswerStep, ConditionStep, TableQuery
+from .table import Column, Table
+
+__all__ = ["TableEnvironment", "TableMemory", "CountingExecutor", "answer_text"]
+
+
+def answer_text(value: Any) -> str:
+    """An answer value as text, as the SPARQL side gives answers (numbers without ``.0``).
+
+    Example:
+        >>> answer_text(32502.0), answer_text(1), answer_text("1–0"), answer_text(9.626)
+        ('32502', '1', '1–0', '9.626')
+    """
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return format_number(float(value)) if isinstance(value, float) else str(value)
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, float):
+        return format_number(value)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+class CountingExecutor(Executor):
+    """An :class:`~pyql_sql.executor.Executor` that counts its statements and their time.
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> ex = CountingExecutor(Table.from_rows(["a"], [["1"]]))
+        >>> _ = ex.get_column("a"); ex.queries
+        1
+    """
+
+    def __init__(self, table: Table, timeout: float | None = 5.0, progress_steps: int = 1000) -> None:
+        super().__init__(table, timeout=timeout, progress_steps=progress_steps)
+        self.queries = 0
+        self.seconds = 0.0
+
+    def execute_sql(
+        self,
+        sql: str,
+        params: Sequence[object] = (),
+        *,
+        timeout: float | None | str = "default",
+    ) -> list[tuple[Any, ...]]:
+        start = time.perf_counter()
+        try:
+            return super().execute_sql(sql, params, timeout=timeout)
+        finally:
+            self.queries += 1
+            self.seconds += time.perf_counter() - start
+
+
+@dataclass
+class TableMemory(Memory):
+    """The reasoning memory of a table episode (the SPARQL fields stay empty).
+
+    Attributes:
+        columns: column index → what ``get_column`` showed (accepted steps).
+        conditions: the conditions of the current query.
+        answer: the current ``set_answer`` step, or None.
+    """
+
+    columns: dict[int, ColumnValues] = field(default_factory=dict)
+    conditions: list[ConditionStep] = field(default_factory=list)
+    answer: AnswerStep | None = None
+
+    def looked_at(self, column: Column | int) -> bool:
+        """Whether an accepted ``get_column`` showed this column.
+
+        Example:
+            >>> TableMemory().looked_at(0)
+            False
+        """
+        index = column.index if isinstance(column, Column) else column
+        return index in self.columns
+
+
+class TableEnvironment(Environment):
+    """The step environment on a table.
+
+    Args:
+        table: the table.
+        question: the question, if any.
+        entities: linked entities (unused by the SQL actions; kept for symmetry).
+        analyzer: a correction analyzer (ERASER), or None.
+        actions: restrict to these action names (default: all four).
+        timeout: seconds a statement may run (None: no limit).
+        max_values: distinct values ``get_column`` shows at most.
+        max_rows: rows a construct step shows at most.
+        max_answers: answers ``execute()`` returns at most.
+        undo_empty: without an analyzer, whether an empty result fails the step.
+
+    Attributes:
+        table: the table.
+        executor: the read-only :class:`CountingExecutor` every step uses.
+        memory: a :class:`TableMemory`.
+    """
+
+    side: ClassVar[str] = "sql"
+
+    def __init__(
+        self,
+        table: Table,
+        question: str | None = None,
+        entities: Mapping[str, str] | None = None,
+        analyzer: Analyzer | None = None,
+        actions: Iterable[str] | None = None,
+        timeout: float | None = 5.0,
+        max_values: int = 20,
+        max_rows: int = 5,
+        max_answers: int = 1000,
+        undo_empty: bool = True,
+    ) -> None:
+        self.table = table
+        self.executor = CountingExecutor(table, timeout=timeout)
+        self.max_values = max_values
+        self.max_rows = max_rows
+        self.max_answers = max_answers
+        super().__init__(TableActions(actions), question, entities, analyzer, undo_empty)
+        self.memory: TableMemory = TableMemory(entities=dict(entities or {}))
+
+    # -- Environment hooks -----------------------------------------------------
+    def empty_query(self) -> TableQuery:
+        return self.table.query()
+
+    def backend_counters(self) -> tuple[int, float]:
+        return (self.executor.queries, self.executor.seconds)
+
+    def arguments(self, call: ActionCall) -> list[Arg]:
+        """The call's arguments, re-split for the SQL actions (see :func:`~pyql_sql.actions.regroup_arguments`)."""
+        return regroup_arguments(call, self.table)
+
+    def convert(self, param_kind: str, arg: Arg, action: str, name: str, position: int) -> Any:
+        return self.actions.convert(self, param_kind, arg, action, name, position)
+
+    def remember(self, record: StepRecord) -> None:
+        super().remember(record)
+        if record.action == "get_column" and isinstance(record.result, ColumnValues):
+            column = record.args.get("column")
+            if isinstance(column, Column):
+                self.memory.columns[column.index] = record.result
+        self._sync()
+
+    def undo(self) -> None:
+        super().undo()
+        self._sync()
+
+    def _sync(self) -> None:
+        self.memory.conditions = list(self.query.conditions)
+        self.memory.answer = self.query.answer
+
+    # -- observations ------------------------------------------------------------
+    def observe(self, query: TableQuery) -> StepResult:
+        """Run a constructed query and describe what it keeps (the step's observation).
+
+        Without an answer: how many rows the conditions keep and the first
+        ``max_rows`` of them. With an answer: the selected column's values
+        (first ``max_values``), or the aggregate.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Score", "Goal"], [["1–0", "1"], ["2–0", "2"], ["3–0", "30"]])
+            >>> env = TableEnvironment(t)
+            >>> print(env.observe(t.query().add_condition("Goal", "<", 17).set_answer("Score")).observation)
+            The column Score has 2 values in the rows kept: ['1–0', '2–0']
+            >>> env.observe(t.query().add_condition("Goal", ">", 99)).empty
+            True
+        """
+        answer = query.answer
+        if answer is None:
+            rows = self.executor.rows(query, limit=self.max_rows)
+            if rows.total == 0:
+                text = "No row matches the conditions."
+            else:
+                shown = "; ".join(
+                    "{" + ", ".join(f"{h!r}: {_cell(v)}" for h, v in zip(rows.headers, row)) + "}"
+                    for row in rows.rows
+                )
+                noun = "row matches" if rows.total == 1 else "rows match"
+                more = f" (first {len(rows.rows)} shown)" if rows.total > len(rows.rows) else ""
+                text = f"{rows.total} {noun} the conditions{more}: {shown}"
+            return StepResult(query=query, result=rows, observation=text, empty=rows.total == 0)
+        answers = self.executor.execute(query)
+        values = [a.value for a in answers]
+        header = answer.column.header
+        if answer.aggregation is not None:
+            value = values[0] if values else None
+            text = f"{answer.aggregation}({header}) = {_cell(value)}"
+            if value is None:
+                text += " (no row is kept, or the column has no value to aggregate)"
+            return StepResult(query=query, result=answers, observation=text, empty=value is None)
+        shown_values = values[: self.max_values]
+        more = f" (first {len(shown_values)} shown)" if len(values) > len(shown_values) else ""
+        noun = "value" if len(values) == 1 else "values"
+        text = (
+            f"The column {header} has {len(values)} {noun} in the rows kept{more}: "
+            f"[{', '.join(_cell(v) for v in shown_values)}]"
+        )
+        return StepResult(query=query, result=answers, observation=text, empty=not values)
+
+    # -- results -------------------------------------------------------------------
+    def answers(self) -> list[Answer]:  # type: ignore[override]
+        """The answers after ``execute()`` (empty before; NULL results left out).
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> env = TableEnvironment(Table.from_rows(["a"], [["x"]]))
+            >>> env.answers()
+            []
+        """
+        if not isinstance(self.final, list):
+            return []
+        return [a for a in self.final if isinstance(a, Answer) and a.value is not None]
+
+    def final_json(self) -> dict[str, Any]:
+        """The last line of ``pyql run --json``: answers (as on the SPARQL side) and the SQL.
+
+        The SQL is the display form in the SQLite dialect: the table's real
+        headers and name, values as literals (text equality is case-insensitive
+        when executed; the display does not show that).
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> env = TableEnvironment(Table.from_rows(["a"], [["x"]], name="T"))
+            >>> env.final_json()
+            {'answers': [], 'sql': 'SELECT "a" FROM "T"'}
+        """
+        return {
+            "answers": [{"value": answer_text(a.value), "label": a.label} for a in self.answers()],
+            "sql": self.query.display_sql("sqlite"),
+        }
+
+    def describe(self) -> str:
+        """The table's description for a prompt (name, rows, headers and types)."""
+        return self.table.describe()

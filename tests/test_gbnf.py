@@ -1,0 +1,181 @@
+"""Tests of agent.gbnf: the action grammar (GBNF) and the JSON schema.
+
+The GBNF text itself is checked: (1) through :func:`agent.gbnf.gbnf_to_regex`
+(every gold action line of the demo questions must be in its language, and
+malformed actions must not), and (2) through llama.cpp's own grammar parser
+when llama-cpp-python is installed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.gbnf import KIND_RULES, action_gbnf, action_json_schema, check_lines, gbnf_to_regex, json_action_text
+from pyql.action_parser import extract_action, parse_action
+from pyql.actions import ActionSet, action
+from pyql.sparql_actions import SparqlActions
+
+DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
+
+
+def gold_lines() -> list[str]:
+    lines = []
+    for row in DEMO.read_text(encoding="utf-8").splitlines():
+        if row.strip():
+            lines.extend(json.loads(row)["actions"])
+    return lines
+
+
+GOLD = gold_lines()
+
+
+def test_gold_chains_are_many() -> None:
+    assert len(GOLD) > 100
+    assert {parse_action(line).name for line in GOLD} >= {"get_relation", "add_fact", "set_answer", "execute"}
+
+
+@pytest.mark.parametrize("resume", [None, "action", "thought"])
+def test_every_gold_action_matches(resume: str | None) -> None:
+    g = action_gbnf(SparqlActions(), resume=resume)
+    if resume == "action":
+        texts = GOLD + [" " + line for line in GOLD[:5]]
+    elif resume == "thought":
+        texts = [f" I do step {i}.\nAction {i}: {line}" for i, line in enumerate(GOLD, 1)]
+    else:
+        texts = [f"Action {i}: {line}" for i, line in enumerate(GOLD, 1)]
+        texts += [f"Thought {i}: next, {line.split('(')[0]}.\nAction {i}: {line}" for i, line in enumerate(GOLD, 1)]
+    assert check_lines(g, texts) == []
+
+
+def test_grammar_language_is_parsed_by_the_action_parser() -> None:
+    """What the grammar accepts, pyql reads back as the same action."""
+    matcher = gbnf_to_regex(action_gbnf(SparqlActions()))
+    for i, line in enumerate(GOLD, 1):
+        text = f"Thought {i}: x.\nAction {i}: {line}"
+        assert matcher.fullmatch(text)
+        assert extract_action(text) == parse_action(line)
+
+
+def test_step_number_is_fixed() -> None:
+    matcher = gbnf_to_regex(action_gbnf(SparqlActions(), step=4))
+    assert matcher.fullmatch("Thought 4: t\nAction 4: execute()")
+    assert not matcher.fullmatch("Thought 3: t\nAction 3: execute()")
+    assert not matcher.fullmatch("Thought 4: t\nAction 5: execute()")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Action 1: get_relations(m.03_r3)",  # unknown name
+        "Action 1: add_fact(m.03_r3, location.country.languages_spoken)",  # too few
+        "Action 1: set_answer(?x, ?y)",  # too many
+        "Action 1: execute(now)",  # execute takes none
+        "Action 1: add_max(time)",  # not a variable
+        "Action 1: add_filter(?x, bigger, 3)",  # not an operator
+        'Action 1: add_fact(?x, "relation", ?y)',  # a string is no relation
+        "Action 1: add_fact(m.1, r.s, ?x",  # unclosed
+        "Action 1: add_fact(m.1, r.s, ?x) and more",  # trailing text
+        "Action 1: add_fact(m.1 r.s ?x)",  # no commas
+        "Thought 1: a\nthought on two lines\nAction 1: execute()",
+        "Action: execute()",  # no number
+        "Observation 1: x",
+        "",
+    ],
+)
+def test_malformed_actions_are_rejected(line: str) -> None:
+    assert not gbnf_to_regex(action_gbnf(SparqlActions())).fullmatch(line)
+
+
+@pytest.mark.parametrize(
+    "arg",
+    ["?x", "m.0crbvqz", "g.11b6_z1", "wd:Q42", "<http://example.org/a>", "10", "-3.5", "2005-12-31",
+     "2014-07-31T08:00:00Z", '"Smith, John"', '"Rachel"@en', '"2011"^^xsd:gYear', '"say \\"hi\\""'],
+)
+def test_node_shapes(arg: str) -> None:
+    g = action_gbnf(SparqlActions(), resume="action")
+    assert check_lines(g, [f"get_relation({arg})"]) == []
+    assert parse_action(f"get_relation({arg})").args[0].kind != "text"
+
+
+def test_optional_and_text_parameters() -> None:
+    class Demo(ActionSet):
+        @action("interact", column="text", limit="text")
+        def get_column(self, env, column, limit=None):
+            """Read a column."""
+
+        @action("interact", a="variable", b="variable")
+        def only_optional(self, env, a=None, b=None):
+            """Both optional."""
+
+    g = action_gbnf(Demo(), resume="action")
+    assert check_lines(g, ["get_column(No. in series)", "get_column(Name, 5)", 'get_column("Smith, John")',
+                           "only_optional()", "only_optional(?a)", "only_optional(?a, ?b)"]) == []
+    assert check_lines(g, ["get_column()", "get_column(a, b, c)", "only_optional(, ?b)", "get_column(a(b))"]) == [
+        "get_column()", "get_column(a, b, c)", "only_optional(, ?b)", "get_column(a(b))"]
+
+
+def test_only_reachable_rules_and_kinds() -> None:
+    g = action_gbnf(SparqlActions(["add_max", "execute"]))
+    names = [line.split(" ::= ")[0] for line in g.splitlines()]
+    assert "variable" in names and "node" not in names and "literal" not in names
+    assert set(KIND_RULES) == {"variable", "relation", "node", "operator"}
+
+
+def test_bad_options() -> None:
+    with pytest.raises(ValueError, match="thought"):
+        action_gbnf(SparqlActions(), thought="maybe")
+    with pytest.raises(ValueError, match="resume"):
+        action_gbnf(SparqlActions(), resume="observation")
+    with pytest.raises(ValueError, match="recursive"):
+        gbnf_to_regex('root ::= "(" root ")" | "x"')
+    with pytest.raises(ValueError, match="undefined"):
+        gbnf_to_regex("root ::= nothing")
+
+
+def test_thought_required_and_none() -> None:
+    req = gbnf_to_regex(action_gbnf(SparqlActions(), thought="required"))
+    none = gbnf_to_regex(action_gbnf(SparqlActions(), thought="none"))
+    assert not req.fullmatch("Action 1: execute()") and req.fullmatch("Thought 1: t\nAction 1: execute()")
+    assert none.fullmatch("Action 1: execute()") and not none.fullmatch("Thought 1: t\nAction 1: execute()")
+
+
+# ---------------------------------------------------------------------------
+# JSON schema
+
+
+def test_json_schema_accepts_gold_and_rejects_bad() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = action_json_schema(SparqlActions())
+    validator = jsonschema.Draft202012Validator(schema)
+    for line in GOLD:
+        call = parse_action(line)
+        obj = {"thought": "t", "action": {"name": call.name, "args": list(call.raw_args)}}
+        assert not list(validator.iter_errors(obj)), line
+        assert extract_action(json_action_text(obj, step=1)) == call
+    bad = [
+        {"thought": "t", "action": {"name": "add_fact", "args": ["m.1", "r"]}},
+        {"thought": "t", "action": {"name": "nope", "args": []}},
+        {"thought": "t", "action": {"name": "add_max", "args": ["time"]}},
+        {"thought": "t", "action": {"name": "add_filter", "args": ["?x", "bigger", "3"]}},
+        {"action": {"name": "execute", "args": []}},
+    ]
+    for obj in bad:
+        assert list(validator.iter_errors(obj)), obj
+
+
+# ---------------------------------------------------------------------------
+# llama.cpp's own grammar parser (when llama-cpp-python is installed)
+
+
+def test_llama_cpp_accepts_the_grammar() -> None:
+    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar", reason="llama-cpp-python is not installed (pip install 'pyql[local]')")
+    for resume in (None, "action", "thought"):
+        for step in (None, 7):
+            g = action_gbnf(SparqlActions(), step=step, resume=resume)
+            grammar = llama_grammar.LlamaGrammar.from_string(g, verbose=False)
+            assert grammar is not None
+    with pytest.raises(ValueError):
+        llama_grammar.LlamaGrammar.from_string('root ::= "unclosed', verbose=False)
