@@ -163,6 +163,7 @@ class AgentResult:
     seconds: float = 0.0
     rules: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the trace record of the question)."""

@@ -10,6 +10,7 @@ otherwise the observation is the execution result (Algorithm 1).
 * :mod:`correction.registry`: :class:`Rule` and the ordered registry, by id;
 * :mod:`correction.interpreter_rules`, :mod:`correction.memory_rules`,
   :mod:`correction.kb_rules`: the rules, one trigger each;
+  :mod:`correction.sql_rules`: the SQL twin's rules (``sql_*``, side "sql");
 * ``correction/templates/<id>.j2``: the guidelines, apart from the logic;
 * :mod:`correction.analyzer`: :class:`Eraser` and :func:`eraser_for`;
 * :mod:`correction.stats`: :class:`TriggerStats` (the paper's Tables 8 and 9).
@@ -25,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from correction import interpreter_rules, kb_rules, memory_rules  # noqa: F401  (registers the rules)
+from correction import interpreter_rules, kb_rules, memory_rules, sql_rules  # noqa: F401  (registers the rules)
 from correction.analyzer import Eraser, EraserError, RuleBudgetWarning, eraser_for
 from correction.registry import RULES, Registry, Rule, RuleError, UnknownRuleError, markdown_table, registry, rule
 from correction.stats import TriggerStats

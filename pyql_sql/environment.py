@@ -284,6 +284,12 @@ class TableEnvironment(Environment):
             "sql": self.query.display_sql("sqlite"),
         }
 
-    def describe(self) -> str:
-        """The table's description for a prompt (name, rows, headers and types)."""
+    def describe_table(self) -> str:
+        """The table's description for a prompt (name, rows, headers and types).
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> TableEnvironment(Table.from_rows(["Game"], [["6"]], name="Games")).describe_table()
+            "Table 'Games' (1 rows). Columns: 'Game' (real)."
+        """
         return self.table.describe()

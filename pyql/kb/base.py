@@ -239,12 +239,13 @@ class KB(ABC):
         return ResultSet(tuple(projected), tuple(out[:limit]), truncated=truncated)
 
     def relations(
-        self, target: TermLike, query: Query | None = None, *, limit: int | None = None
+        self, target: TermLike, query: Query | None = None, *, limit: int | None = None, sample: int = 100
     ) -> Relations:
         """One-hop relations of an entity, a literal, or a variable of ``query``.
 
         Relations the profile hides (Freebase ``type.``, ``common.``,
-        ``freebase.``, ``kg.``) are left out. One query.
+        ``freebase.``, ``kg.``) are left out. One query. For a variable, the
+        relations of up to ``sample`` of its values are gathered.
 
         Example:
             >>> from pyql.kb import KB
@@ -257,7 +258,7 @@ class KB(ABC):
         if query is not None:
             self._check_profile(query)
         cap = limit or self.relation_limit
-        text = compiler.relations_query(term, query, self.profile, limit=cap)
+        text = compiler.relations_query(term, query, self.profile, limit=cap, sample=sample)
         rows = self.select(text)
         forward: set[str] = set()
         backward: set[str] = set()

@@ -1,0 +1,303 @@
+"""Readi: generate reasoning paths, instantiate them, edit only when necessary.
+
+1. **Generation**: the LLM writes one path per topic entity (one call).
+2. **Instantiation** (:mod:`agent.instantiate`): relation binding + BFS path
+   connecting on the KB, as PyQL chains.
+3. **Editing, only when necessary**: if a relation does not connect, a path
+   is empty, or a path ends on unnamed relationship nodes, the LLM gets the
+   reason, a sample of the half-way instances and the candidate relations
+   around the stuck point (ranked against the question, capped), and edits
+   the paths. An edit that is unchanged, malformed or too long is rejected
+   and asked again. At most ``max_edits`` edit calls (default 4).
+4. **Merge and answer**: the complete paths meet on ``?answer``, so their
+   PyQL chain is the intersection of their instances; the QA call answers
+   from the knowledge triplets (labels, not ids), or, with ``skip_qa``, the
+   answer variable's values are returned when every path is complete.
+
+Example:
+    >>> from pyql.kb import KB
+    >>> from agent.llm import ScriptedLLM
+    >>> llm = ScriptedLLM(["One entity.\\nPath: {\\"Jamaica\\": [Jamaica -> location.country.languages_spoken]}"])
+    >>> result = Readi(llm, ReadiConfig(skip_qa=True)).run(KB.open("demo"), "what languages are spoken in jamaica?", {"Jamaica": "m.03_r3"})
+    >>> sorted(a["value"] for a in result.answers), result.llm_calls, result.extra["isr"]
+    (['m.01428y', 'm.04ygk0'], 1, True)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import jinja2
+
+from agent.instantiate import Instantiator, PathInstance
+from agent.llm import LLM, LLMError
+from agent.query_agent import AgentResult, StepTrace, _hash
+from agent.reasoning_path import PathSpec, PathSyntaxError, parse_paths, render_paths, to_chain
+from pyql.errors import PyQLError
+
+__all__ = ["ReadiConfig", "Readi", "parse_answers", "TEMPLATE_VERSION"]
+
+TEMPLATE_VERSION = "readi-1"
+
+
+@dataclass
+class ReadiConfig:
+    """Settings of Readi.
+
+    Attributes:
+        max_edits: LLM edit calls at most (default 4; the paper's D.2 shows 4 is enough).
+        top_k: KB relations bound per path relation.
+        frontier_limit: frontier values whose relations are looked at per hop.
+        candidate_cap: candidate relations shown around a stuck point.
+        sample: instance triples per relation shown in messages.
+        max_path_length: relations per path above which an edit is "too long".
+        skip_qa: skip the QA call when every path is complete and has answers.
+        max_triplets: knowledge triplets given to the QA call.
+    """
+
+    max_edits: int = 4
+    top_k: int = 5
+    frontier_limit: int = 300
+    candidate_cap: int = 35
+    sample: int = 3
+    max_path_length: int = 6
+    skip_qa: bool = False
+    max_triplets: int = 60
+
+    def __post_init__(self) -> None:
+        if self.max_edits < 0 or self.top_k < 1 or self.frontier_limit < 1 or self.candidate_cap < 1:
+            raise PyQLError("ReadiConfig: max_edits ≥ 0 and top_k, frontier_limit, candidate_cap ≥ 1")
+
+
+def parse_answers(text: str) -> list[str]:
+    """The answers an LLM enclosed in braces (``{De Smet}``), last ones first found.
+
+    Example:
+        >>> parse_answers("So, the answer is {Hurricane Sandy}.")
+        ['Hurricane Sandy']
+        >>> parse_answers("the answers are {A} and {B}")
+        ['A', 'B']
+        >>> parse_answers("no idea")
+        []
+    """
+    found = [m.strip() for m in re.findall(r"\{([^{}]+)\}", text)]
+    return [f for f in dict.fromkeys(found) if f]
+
+
+def _jinja() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("agent", "templates"), undefined=jinja2.StrictUndefined, autoescape=False
+    )
+
+
+class Readi:
+    """The Readi method on a knowledge base.
+
+    Args:
+        llm: any :class:`agent.llm.LLM`.
+        config: a :class:`ReadiConfig`.
+        ranker: relation ranker for binding and for candidates (BM25 by default).
+        vocabulary: the KB's relation names (read from the KB if None).
+    """
+
+    def __init__(self, llm: LLM, config: ReadiConfig | None = None, ranker: Any = None, vocabulary: Sequence[str] | None = None) -> None:
+        self.llm = llm
+        self.config = config or ReadiConfig()
+        self.ranker = ranker
+        self.vocabulary = vocabulary
+        self._templates = _jinja()
+
+    # -- LLM calls ----------------------------------------------------------------
+    def _ask(self, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str] | None = None) -> str | None:
+        step = len(traces) + 1
+        try:
+            reply = self.llm.complete(prompt, stop=list(stop) if stop else ["\nQuestion:", "\nQ:"])
+        except LLMError as exc:
+            traces.append(StepTrace(step, _hash(prompt), "", kind, False, "llm_error", str(exc)))
+            return None
+        traces.append(
+            StepTrace(
+                step,
+                _hash(prompt),
+                reply.text,
+                kind,
+                True,
+                None,
+                "",
+                llm_seconds=round(reply.latency, 4),
+                tokens_in=reply.usage_in,
+                tokens_out=reply.usage_out,
+                attempts=reply.attempts,
+            )
+        )
+        return reply.text
+
+    # -- messages -------------------------------------------------------------------
+    def _errors(self, results: Sequence[PathInstance], problem: str | None) -> tuple[list[str], str, list[str]]:
+        errors: list[str] = []
+        contexts: list[str] = []
+        candidates: list[str] = []
+        if problem:
+            errors.append(problem)
+        for r in results:
+            if r.error == "relation_not_instantiated":
+                errors.append(f'relation "{r.stuck_relation}" not instantiated.')
+            elif r.error == "unnamed_end":
+                errors.append(f"<compound node> in the end of the path from {r.spec.start}.")
+            elif r.error == "unknown_entity":
+                errors.append(f'"{r.spec.start}" is not a topic entity of the question.')
+            elif r.error == "empty_path":
+                errors.append(f"the path from {r.spec.start} is empty.")
+            contexts.extend(str(t) for t in r.instances)
+            candidates.extend(c for c in r.around if c not in candidates)
+        return errors, ", ".join(contexts) or "none", candidates[: self.config.candidate_cap]
+
+    # -- the method -------------------------------------------------------------------
+    def run(self, kb: Any, question: str, entities: Mapping[str, str]) -> AgentResult:
+        """Answer one question. LLM failures end the run with ``result.error`` set."""
+        started = time.perf_counter()
+        queries0 = kb.stats.queries
+        cfg = self.config
+        inst = Instantiator(
+            kb,
+            self.ranker,
+            top_k=cfg.top_k,
+            frontier_limit=cfg.frontier_limit,
+            around_cap=cfg.candidate_cap,
+            sample=cfg.sample,
+            vocabulary=self.vocabulary,
+        )
+        traces: list[StepTrace] = []
+        triggers: Counter[str] = Counter()
+        entity_names = json.dumps(list(entities), ensure_ascii=False)
+        text = self._ask(self._templates.get_template("readi_generate.j2").render(question=question, entities=entity_names), "generate_path", traces)
+        paths: tuple[PathSpec, ...] = ()
+        problem: str | None = None
+        if text is not None:
+            try:
+                paths = parse_paths(text)
+            except PathSyntaxError as exc:
+                problem = f"the reasoning path could not be read ({exc}); write Entity -> relation -> relation."
+        initial = paths
+        results = inst.instantiate(paths, entities, question) if paths else []
+        if text is not None and not paths:
+            triggers["readi_empty_path"] += 1
+        edits = 0
+        error: str | None = None if text is not None else "llm_error"
+        while error is None and edits < cfg.max_edits and (problem or not results or not all(r.complete for r in results)):
+            for r in results:
+                if not r.complete:
+                    triggers[f"readi_{r.error}"] += 1
+            errors, contexts, candidates = self._errors(results, problem or (None if results else "empty reasoning path."))
+            prompt = self._templates.get_template("readi_edit.j2").render(
+                question=question,
+                paths=render_paths(paths) if paths else "(none)",
+                errors=errors,
+                contexts=contexts,
+                candidates=repr(candidates),
+            )
+            edits += 1
+            reply = self._ask(prompt, "edit_path", traces)
+            if reply is None:
+                error = "llm_error"
+                break
+            try:
+                edited = parse_paths(reply)
+            except PathSyntaxError as exc:
+                problem = f"your last edit could not be read ({exc.args[0]}); answer with Final Path: Entity -> relation -> relation."
+                traces[-1].ok, traces[-1].error = False, "edit_malformed"
+                continue
+            if edited == paths:
+                problem = "your last edit did not change the path; change the relations that failed."
+                traces[-1].ok, traces[-1].error = False, "edit_unchanged"
+                continue
+            too_long = [p for p in edited if len(p.relations) > cfg.max_path_length]
+            if too_long or len(edited) > 2 * max(1, len(entities)) + 1:
+                problem = f"your last edit is too long; use at most {cfg.max_path_length} relations per path and one path per topic entity."
+                traces[-1].ok, traces[-1].error = False, "edit_too_long"
+                continue
+            problem = None
+            paths = edited
+            results = inst.instantiate(paths, entities, question)
+        complete = [r for r in results if r.complete]
+        answers: list[dict[str, Any]] = []
+        merged_values: list[dict[str, Any]] = []
+        query_text = ""
+        if complete and error is None:
+            chain = to_chain([r.bound_spec() for r in complete], entities, kb.profile)
+            query_text = chain.sparql()
+            rows = kb.execute(chain.set_answer("?answer"), limit=1000)
+            merged_values = [v.to_dict() for v in rows.answers()]
+        if error is None:
+            if cfg.skip_qa and complete and len(complete) == len(results) and merged_values:
+                answers = merged_values
+            else:
+                answers = self._qa(question, results, merged_values, traces)
+        lengths = [len(r.spec.relations) for r in results] or [0]
+        progress = [r.progress for r in results] or [0]
+        extra = {
+            "method": "readi",
+            "initial_paths": render_paths(initial),
+            "final_paths": render_paths(paths),
+            "edits": edits,
+            "lpp": sum(lengths) / len(lengths),
+            "lip": sum(progress) / len(progress),
+            "aip": sum(p / n for p, n in zip(progress, lengths) if n) / max(1, len([n for n in lengths if n])),
+            "isr": bool(results) and all(r.complete for r in results),
+            "cer": any(r.ends_unnamed for r in results),
+            "instance_values": [v["value"] for v in merged_values] or sorted({v.short if not v.term.__class__.__name__ == "Literal" else str(v.term) for r in results for v in r.values}),
+            "template_version": TEMPLATE_VERSION,
+        }
+        usage_in = sum(t.tokens_in for t in traces)
+        usage_out = sum(t.tokens_out for t in traces)
+        return AgentResult(
+            question=question,
+            answers=answers,
+            steps=traces,
+            done=error is None,
+            forced=False,
+            query=query_text,
+            llm_calls=sum(1 for t in traces if t.error != "llm_error"),
+            tokens_in=usage_in,
+            tokens_out=usage_out,
+            kb_queries=kb.stats.queries - queries0,
+            seconds=time.perf_counter() - started,
+            rules=dict(triggers),
+            error=error,
+            extra=extra,
+        )
+
+    def _qa(self, question: str, results: Sequence[PathInstance], merged: list[dict[str, Any]], traces: list[StepTrace]) -> list[dict[str, Any]]:
+        triplets: list[str] = []
+        for r in results:
+            for t in r.instances:
+                if str(t) not in triplets:
+                    triplets.append(str(t))
+        # The merged answers, as triplets of their own so the QA call sees them by name.
+        prompt = self._templates.get_template("readi_qa.j2").render(
+            question=question, triplets=", ".join(triplets[: self.config.max_triplets]) or "(none)"
+        )
+        text = self._ask(prompt, "qa", traces, stop=["\nQ:"])
+        if text is None:
+            return []
+        names = parse_answers(text)
+        pool: dict[str, dict[str, Any]] = {}
+        for value in merged:
+            for key in (value.get("label"), value.get("value")):
+                if key:
+                    pool.setdefault(str(key).lower(), value)
+        for r in results:
+            for v in r.values:
+                d = v.to_dict()
+                for key in (d.get("label"), d.get("value")):
+                    if key:
+                        pool.setdefault(str(key).lower(), d)
+        out = []
+        for name in names:
+            out.append(pool.get(name.lower(), {"value": name, "label": None}))
+        return out

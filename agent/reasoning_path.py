@@ -1,0 +1,246 @@
+"""Readi's reasoning paths, and their conversion to and from PyQL chains.
+
+A reasoning path starts at a topic entity and follows relations:
+``France -> border -> contains``. Relations may be natural language
+(``border``) or KB relations (``location.location.adjoin``); a leading ``^``
+marks a relation walked backwards. A question has one path per topic
+entity, and all paths end on the same answer.
+
+As a PyQL chain, each hop is an ``add_fact`` from the previous variable to a
+new one, and the last variable of every path is ``?answer``, so several
+paths meet on the answer and the chain's query *is* the intersection of
+their instances.
+
+Example:
+    >>> paths = parse_paths('Path: {"Jamaica": [Jamaica -> location.country.languages_spoken]}')
+    >>> paths[0].start, paths[0].relations
+    ('Jamaica', ('location.country.languages_spoken',))
+    >>> q = to_chain(paths, {"Jamaica": "m.03_r3"})
+    >>> q.actions()
+    ['add_fact(m.03_r3, location.country.languages_spoken, ?answer)']
+    >>> render_paths(from_chain(q))
+    'm.03_r3 -> location.country.languages_spoken'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import lark
+from lark.exceptions import LarkError, UnexpectedInput
+
+from grammars import lark_parser
+from pyql.errors import ParseError, QueryError
+from pyql.profiles import Profile
+from pyql.query import Query
+from pyql.steps import Fact
+from pyql.terms import IRI, Variable
+
+__all__ = ["PathSyntaxError", "PathSpec", "parse_paths", "render_paths", "to_chain", "from_chain", "ANSWER"]
+
+ANSWER = Variable("answer")
+_LABEL_RE = re.compile(r"(?im)^\s*(?:final\s+|initial\s+|corrected\s+|edited\s+)?(?:reasoning\s+)?path\s*:\s*")
+_SAFE_NODE_RE = re.compile(r"[^\n\[\]{}\"',;:]+")
+
+
+class PathSyntaxError(ParseError):
+    """A reasoning path that does not parse."""
+
+    kind = "path_syntax"
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """One path: the topic entity as written (a name or an id) and its relations."""
+
+    start: str
+    relations: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "relations", tuple(self.relations))
+
+    def __len__(self) -> int:
+        return len(self.relations)
+
+    def render(self) -> str:
+        """``start -> r1 -> r2`` (quoting names that need it).
+
+        Example:
+            >>> PathSpec("Washington, D.C.", ("location.location.containedby",)).render()
+            '"Washington, D.C." -> location.location.containedby'
+        """
+        return " -> ".join(_quote(x) for x in (self.start, *self.relations))
+
+
+def _quote(text: str) -> str:
+    if _SAFE_NODE_RE.fullmatch(text) and text == text.strip() and not re.search(r"-->|->|→|=>|⟶", text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _unquote(token: str) -> str:
+    body = token[1:-1]
+    return re.sub(r"\\(.)", r"\1", body)
+
+
+def _payload(text: str) -> str:
+    """The part of an LLM reply holding the paths (after the last ``Path:`` label)."""
+    labels = list(_LABEL_RE.finditer(text))
+    return text[labels[-1].end() :] if labels else text
+
+
+def parse_paths(text: str) -> tuple[PathSpec, ...]:
+    """Read the reasoning paths of an LLM reply (after its last ``Path:`` label).
+
+    Accepts one path per line, the paper's dict form
+    ``{"France": [France -> border], ...}``, arrows ``->``, ``→``, ``=>``,
+    ``-->``, and quoted names.
+
+    Raises:
+        PathSyntaxError: with the position and what was expected, or when no
+            path (an entity followed by at least one relation) is found.
+
+    Example:
+        >>> [p.render() for p in parse_paths("Final Path: Miley Cyrus → film.actor.film → film.performance.film")]
+        ['Miley Cyrus -> film.actor.film -> film.performance.film']
+        >>> parse_paths("Path: nothing here")
+        Traceback (most recent call last):
+        ...
+        agent.reasoning_path.PathSyntaxError: no reasoning path found: write one path per topic entity as Entity -> relation -> relation
+    """
+    payload = _payload(text)
+    # Drop trailing prose after the paths: keep lines that hold an arrow or brackets.
+    kept = [line for line in payload.splitlines() if re.search(r"-->|->|→|=>|⟶|[\[\]{}]", line)]
+    body = "\n".join(kept)
+    if not body.strip():
+        raise PathSyntaxError(
+            "no reasoning path found: write one path per topic entity as Entity -> relation -> relation", text=text
+        )
+    try:
+        tree = lark_parser("path", parser="earley", lexer="dynamic").parse(body)
+    except UnexpectedInput as exc:
+        expected = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
+        raise PathSyntaxError(
+            f"reasoning path does not parse at character {exc.pos_in_stream}: {exc.get_context(body).strip()!r}; "
+            "write Entity -> relation -> relation, one path per line, quoting names with commas",
+            text=body,
+            position=exc.pos_in_stream,
+            expected=[str(e) for e in expected],
+        ) from None
+    except LarkError as exc:  # pragma: no cover - other lark failures
+        raise PathSyntaxError(f"reasoning path does not parse: {exc}", text=body) from None
+    paths = []
+    for node in tree.iter_subtrees_topdown():
+        if node.data == "path":
+            parts = []
+            for child in node.children:
+                assert isinstance(child, lark.Tree)
+                token = str(child.children[0])
+                parts.append(_unquote(token) if child.data == "quoted" else token.strip())
+            parts = [p for p in parts if p]
+            if len(parts) >= 2:
+                paths.append(PathSpec(parts[0], tuple(parts[1:])))
+    if not paths:
+        raise PathSyntaxError(
+            "no reasoning path found: write one path per topic entity as Entity -> relation -> relation", text=text
+        )
+    return tuple(paths)
+
+
+def render_paths(paths: Sequence[PathSpec]) -> str:
+    """One path per line, in a form :func:`parse_paths` reads back.
+
+    Example:
+        >>> render_paths([PathSpec("A", ("r.s.t",)), PathSpec("B", ("x.y.z", "^u.v.w"))])
+        'A -> r.s.t\\nB -> x.y.z -> ^u.v.w'
+    """
+    return "\n".join(p.render() for p in paths)
+
+
+def to_chain(
+    paths: Sequence[PathSpec],
+    entities: Mapping[str, str],
+    profile: str | Profile = "freebase",
+) -> Query:
+    """The PyQL chain of bound paths (relations must be KB relations).
+
+    Path *i* hop *j* goes from the previous variable to ``?p{i}_{j}``; the
+    last hop of every path ends on ``?answer``. A relation written ``^r`` is
+    walked backwards (``add_fact(?next, r, ?previous)``).
+
+    Args:
+        paths: the paths; a start is an entity name (looked up in
+            ``entities``) or an id.
+        entities: linked entities, name → id.
+
+    Raises:
+        QueryError: for a start that is neither a linked name nor an id, or a
+            relation that is not a KB relation name.
+    """
+    query = Query(profile)
+    lookup = {name.lower(): ident for name, ident in entities.items()}
+    for i, path in enumerate(paths):
+        start_id = entities.get(path.start) or lookup.get(path.start.lower()) or path.start
+        try:
+            current = query.term(start_id, "entity")
+        except Exception:
+            raise QueryError(
+                f"path {i + 1} starts at {path.start!r}, which is neither a linked entity "
+                f"({', '.join(entities) or 'none'}) nor an entity id"
+            ) from None
+        for j, relation in enumerate(path.relations):
+            backward = relation.startswith("^")
+            name = relation[1:] if backward else relation
+            nxt = ANSWER if j == len(path.relations) - 1 else Variable(f"p{i}_{j + 1}")
+            try:
+                rel = query.term(name, "relation")
+            except Exception:
+                raise QueryError(f"path {i + 1}: {relation!r} is not a KB relation; bind it before making a chain") from None
+            if not isinstance(rel, IRI):
+                raise QueryError(f"path {i + 1}: {relation!r} is not a KB relation; bind it before making a chain")
+            query = query.add_fact(nxt, rel, current) if backward else query.add_fact(current, rel, nxt)
+            current = nxt
+    return query
+
+
+def from_chain(query: Query) -> tuple[PathSpec, ...]:
+    """The paths of a PyQL chain made by :func:`to_chain` (starts as ids).
+
+    Raises:
+        QueryError: when the query is not a set of chains from entities to ``?answer``.
+    """
+    profile = query.profile
+    facts = [s for s in query.steps if isinstance(s, Fact)]
+    if len(facts) != len(query.steps):
+        raise QueryError("only add_fact chains are reasoning paths")
+    paths: list[PathSpec] = []
+    start: str | None = None
+    relations: list[str] = []
+    current: object = None
+    for fact in facts:
+        head, tail = fact.head, fact.tail
+        rel = profile.shorten(fact.relation.value) if isinstance(fact.relation, IRI) else str(fact.relation)
+        if start is None:
+            forward_start = isinstance(head, IRI) and isinstance(tail, Variable)
+            entity = head if forward_start else tail
+            if not isinstance(entity, IRI):
+                raise QueryError("a reasoning path starts at an entity")
+            start = profile.shorten(entity.value)
+            relations = [rel if forward_start else "^" + rel]
+            current = tail if forward_start else head
+        elif head == current and isinstance(tail, Variable):
+            relations.append(rel)
+            current = tail
+        elif tail == current and isinstance(head, Variable):
+            relations.append("^" + rel)
+            current = head
+        else:
+            raise QueryError(f"step {fact} does not continue the path from {current}")
+        if current == ANSWER:
+            paths.append(PathSpec(start, tuple(relations)))
+            start, relations, current = None, [], None
+    if start is not None:
+        raise QueryError("a path does not end on ?answer")
+    return tuple(paths)

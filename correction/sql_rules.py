@@ -1,0 +1,524 @@
+"""ERASER rules for the SQL twin: steps on a table (:class:`pyql_sql.environment.TableEnvironment`).
+
+They register in the same registry as the SPARQL rules, with
+``sides={"sql"}``, and are checked in the same order (interpreter, memory,
+table/KB feedback). The shared rules (``no_action``, ``multiple_actions``,
+``syntax_error``, ``invalid_action``, ``wrong_arity``, ``bad_argument``,
+``query_error``, ``empty_result``) apply to both sides.
+
+* interpreter: ``sql_unknown_column`` (closest headers),
+  ``sql_bad_operator``, ``sql_bad_aggregation`` (unknown aggregation, or
+  SUM/AVG of a column without numbers), ``sql_type_mismatch`` (a comparison
+  with a non-number on a numeric column, or ``>``/``<`` with text);
+* memory: ``sql_duplicate_equality`` (two ``=`` on one column),
+  ``sql_condition_before_get_column`` (an ``=`` value that is not in a column
+  never looked at), ``sql_value_not_in_column`` (the same after
+  ``get_column``: the closest existing values);
+* table: ``sql_empty_result`` (the conditions together keep no row).
+
+No rule sends a KB query (``kb_queries`` is 0): the memory rules and
+``sql_bad_aggregation`` look values up in the table instead, with at most
+three read-only statements through ``env.executor`` (counted in
+``env.counters``): one count per ``=`` condition, more only when its
+value is missing.
+
+Example:
+    >>> from correction import registry
+    >>> [r.id for r in registry.ordered("sql") if r.id.startswith("sql_")][:3]
+    ['sql_unknown_column', 'sql_bad_operator', 'sql_bad_aggregation']
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from pyql.errors import PyQLError
+from pyql_sql.compile import condition_expression, literal
+from pyql_sql.errors import BadAggregationError, BadOperatorError, BadValueError, UnknownColumnError
+from pyql_sql.numbers import format_number, is_empty, parse_number
+from pyql_sql.query import OPERATORS
+from pyql_sql.table import Column
+
+from correction.facts import facts
+from correction.registry import rule
+
+if TYPE_CHECKING:
+    from pyql.environment import Environment, StepRecord
+
+__all__ = ["closest_values", "normalize_value"]
+
+SQL = ("sql",)
+ORDERING = (">", "<", ">=", "<=")
+_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
+_ISO_DATE_RE = re.compile(r"\d{4}-\d{2}(-\d{2})?\Z")
+_NUMBER_IN_TEXT_RE = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
+
+#: Words an LLM writes for an operator, and what to write instead.
+_OPERATOR_WORDS = {
+    "greater than": ">",
+    "more than": ">",
+    "larger than": ">",
+    "bigger than": ">",
+    "higher than": ">",
+    "above": ">",
+    "after": ">",
+    "gt": ">",
+    "less than": "<",
+    "smaller than": "<",
+    "fewer than": "<",
+    "lower than": "<",
+    "below": "<",
+    "before": "<",
+    "lt": "<",
+    "equals": "=",
+    "equal": "=",
+    "equal to": "=",
+    "is": "=",
+    "eq": "=",
+    "not": "!=",
+    "not equal": "!=",
+    "ne": "!=",
+    "is not": "!=",
+    "\u2260": "!=",
+    "\u2265": ">=",
+    "=>": ">=",
+    "ge": ">=",
+    "\u2264": "<=",
+    "=<": "<=",
+    "le": "<=",
+}
+
+#: Words an LLM writes for an aggregation, and the aggregation meant.
+_AGGREGATION_WORDS = {
+    "total": "SUM",
+    "sum of": "SUM",
+    "add": "SUM",
+    "average": "AVG",
+    "mean": "AVG",
+    "avg()": "AVG",
+    "number": "COUNT",
+    "count of": "COUNT",
+    "how many": "COUNT",
+    "distinct": "COUNT",
+    "count distinct": "COUNT",
+    "maximum": "MAX",
+    "highest": "MAX",
+    "largest": "MAX",
+    "biggest": "MAX",
+    "most": "MAX",
+    "latest": "MAX",
+    "minimum": "MIN",
+    "lowest": "MIN",
+    "smallest": "MIN",
+    "least": "MIN",
+    "earliest": "MIN",
+    "fewest": "MIN",
+    "null": "None",
+    "no": "None",
+    "nothing": "None",
+}
+
+
+def normalize_value(value: object) -> str:
+    """A cell or value for loose matching: NFKC, case-folded, dashes unified, spaces collapsed.
+
+    Example:
+        >>> normalize_value(" 2\u20131 "), normalize_value("Takashi  KOGURE")
+        ('2-1', 'takashi kogure')
+    """
+    text = unicodedata.normalize("NFKC", str(value)).translate(_DASHES).casefold()
+    return " ".join(text.split())
+
+
+def closest_values(values: list[Any], value: str, n: int = 5) -> list[str]:
+    """The existing values closest to ``value``, best first.
+
+    Same text up to case, dashes and spaces first; then values containing it
+    or contained in it; then the most similar ones (difflib ratio ≥ 0.5).
+
+    Example:
+        >>> closest_values(["Takashi Kogure", "Loïc Duval", "2\u20131"], "kogure")
+        ['Takashi Kogure']
+        >>> closest_values(["2\u20131", "5\u20132", "2\u20130"], "2-1")
+        ['2–1', '2–0']
+    """
+    key = normalize_value(value)
+    cells = [str(v) for v in values if v is not None and str(v).strip()]
+    normal = {c: normalize_value(c) for c in cells}
+    out: list[str] = [c for c in cells if normal[c] == key]
+    if key:
+        contains = [c for c in cells if normal[c] and (key in normal[c] or normal[c] in key)]
+        out += sorted(contains, key=lambda c: abs(len(normal[c]) - len(key)))
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, key, normal[c]).ratio(), -i, c) for i, c in enumerate(cells)),
+        reverse=True,
+    )
+    out += [c for ratio, _, c in scored if ratio >= 0.5]
+    return list(dict.fromkeys(out))[:n]
+
+
+# ---------------------------------------------------------------------------
+# Helpers reading the table environment
+
+
+def _quote(header: str) -> str:
+    return repr(header)
+
+
+def _values_shown(env: Environment, column: Column, limit: int = 3) -> list[str]:
+    """A few values of a column: from the memory when ``get_column`` showed it, else from the table."""
+    seen = getattr(env.memory, "columns", {}).get(column.index)
+    if seen is None:
+        try:
+            seen = env.executor.get_column(column.index, limit=limit)  # type: ignore[attr-defined]
+        except PyQLError:
+            return []
+    return [repr(v) for v in seen.values[:limit] if v is not None]
+
+
+def _present(env: Environment, column: Column, value: str) -> bool:
+    """Whether some row has ``column = value`` (the query's own comparison rules)."""
+    try:
+        table = env.table  # type: ignore[attr-defined]
+        return env.executor.count(table.query().add_condition(column.index, "=", value)) > 0  # type: ignore[attr-defined]
+    except PyQLError:
+        return True  # cannot tell: do not fire
+
+
+def _columns_holding(env: Environment, value: str, skip: int) -> list[str]:
+    """Other columns where some cell equals ``value`` (one statement)."""
+    table = env.table  # type: ignore[attr-defined]
+    others = [c for c in table.columns if c.index != skip]
+    if not others:
+        return []
+    sums = []
+    try:
+        for c in others:
+            step = table.query().add_condition(c.index, "=", value).conditions[0]
+            hit = exp.Case(ifs=[exp.If(this=condition_expression(step, literal), true=exp.Literal.number(1))])
+            sums.append(exp.Sum(this=hit))
+        select = exp.select(*sums).from_(exp.table_(table.sql_name, quoted=True))
+        row = env.executor.execute_sql(select.sql(dialect="sqlite"))[0]  # type: ignore[attr-defined]
+    except PyQLError:
+        return []
+    return [c.header for c, n in zip(others, row) if n]
+
+
+def _numbers_in(env: Environment, column: Column) -> int:
+    """How many cells of a column are numbers."""
+    if column.num_sql is None:
+        return 0
+    table = env.table  # type: ignore[attr-defined]
+    select = exp.select(exp.Count(this=exp.column(exp.to_identifier(column.num_sql, quoted=True)))).from_(
+        exp.table_(table.sql_name, quoted=True)
+    )
+    try:
+        return int(env.executor.execute_sql(select.sql(dialect="sqlite"))[0][0])  # type: ignore[attr-defined]
+    except PyQLError:
+        return 1
+
+
+def _condition_args(record: StepRecord) -> tuple[Column, str, str] | None:
+    column, op, value = (record.args.get(k) for k in ("column", "op", "value"))
+    if not isinstance(column, Column) or not isinstance(op, str) or not isinstance(value, str):
+        return None
+    return column, op, value
+
+
+def _step_of(env: Environment, column: Column, value: object) -> int:
+    for step in env.memory.steps:
+        if step.action == "add_condition":
+            col = step.args.get("column")
+            if isinstance(col, Column) and col.index == column.index and step.args.get("value") == value:
+                return step.index
+    return 0
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, float):
+        return format_number(value)
+    return str(value)
+
+
+# ---------------------------------------------------------------------------
+# Interpreter: the arguments cannot be used as written
+
+
+@rule(
+    "sql_unknown_column",
+    env="interpreter",
+    phase="before",
+    sides=SQL,
+    actions=("get_column", "add_condition", "set_answer"),
+    doc="A column argument matches no header of the table, even ignoring case, spaces and punctuation.",
+    suggests="The closest headers and the list of columns; the swapped form when the value is the column.",
+)
+def sql_unknown_column(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    exc = record.exception
+    if not isinstance(exc, UnknownColumnError):
+        return None
+    table = env.table  # type: ignore[attr-defined]
+    swapped = ""
+    if record.action == "add_condition":
+        f = facts(record, env)
+        value, op = f.raw("value"), f.raw("op")
+        try:
+            col = table.resolve_column(value.strip("`'\""))
+        except PyQLError:
+            col = None
+        if col is not None and op:
+            swapped = f"add_condition({col.header}, {op}, {f.raw('column')})"
+    return {
+        "column": exc.column,
+        "suggestions": [_quote(s) for s in exc.suggestions],
+        "headers": [_quote(h) for h in table.headers],
+        "swapped": swapped,
+    }
+
+
+@rule(
+    "sql_bad_operator",
+    env="interpreter",
+    phase="before",
+    sides=SQL,
+    actions=("add_condition",),
+    doc="The operator of `add_condition` is not one of =, >, <, >=, <=, != (LIKE, IN, BETWEEN, a word).",
+    suggests="The valid operators; the operator meant by a word; how to write LIKE/BETWEEN/IN with them.",
+)
+def sql_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    exc = record.exception
+    if not isinstance(exc, BadOperatorError):
+        return None
+    op = str(exc.op)
+    key = " ".join(op.strip().lower().split())
+    f = facts(record, env)
+    hint = ""
+    if key in ("like", "ilike", "contains", "includes", "in text", "glob", "match", "regexp") or "%" in key:
+        hint = "like"
+    elif key in ("between", "not between"):
+        hint = "between"
+    elif key in ("in", "not in", "or", "any"):
+        hint = "in"
+    return {
+        "op": op,
+        "allowed": list(OPERATORS),
+        "guess": _OPERATOR_WORDS.get(key, ""),
+        "hint": hint,
+        "column": f.raw("column"),
+        "value": f.raw("value"),
+    }
+
+
+@rule(
+    "sql_bad_aggregation",
+    env="interpreter",
+    phase="before",
+    sides=SQL,
+    actions=("set_answer",),
+    feedback=("python", "kb"),
+    doc="The aggregation of `set_answer` is not None, MAX, MIN, COUNT, SUM or AVG, or SUM/AVG is asked "
+    "of a column that holds no number.",
+    suggests="The valid aggregations and the one a word means; COUNT or a numeric column instead of SUM/AVG of text.",
+)
+def sql_bad_aggregation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    exc = record.exception
+    f = facts(record, env)
+    if isinstance(exc, BadAggregationError):
+        written = str(exc.aggregation)
+        key = " ".join(written.strip().lower().split())
+        return {
+            "reason": "unknown",
+            "aggregation": written,
+            "guess": _AGGREGATION_WORDS.get(key, ""),
+            "column": f.raw("column"),
+            "allowed": ["None", "MAX", "MIN", "COUNT", "SUM", "AVG"],
+        }
+    if exc is not None:
+        return None
+    column, aggregation = record.args.get("column"), record.args.get("aggregation")
+    if not isinstance(column, Column) or aggregation not in ("SUM", "AVG") or column.is_numeric:
+        return None
+    if _numbers_in(env, column):
+        return None
+    table = env.table  # type: ignore[attr-defined]
+    return {
+        "reason": "text",
+        "aggregation": aggregation,
+        "column": column.header,
+        "examples": _values_shown(env, column),
+        "numeric": [_quote(c.header) for c in table.columns if c.is_numeric],
+    }
+
+
+@rule(
+    "sql_type_mismatch",
+    env="interpreter",
+    phase="any",
+    sides=SQL,
+    actions=("add_condition",),
+    feedback=("python", "kb"),
+    doc="`add_condition` compares a column of numbers with a value that is not a number "
+    "(or orders text with >, <, >=, <=).",
+    suggests="Write the number alone (17, 9.626, 1,174); the column's values as examples; = to match text.",
+)
+def sql_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    found = _condition_args(record)
+    if found is None:
+        return None
+    column, op, value = found
+    exc = record.exception
+    if isinstance(exc, BadValueError):
+        reason = "numeric"
+    elif exc is not None or record.phase != "before":
+        return None
+    elif is_empty(value) or parse_number(value) is not None:
+        return None
+    elif column.is_numeric:
+        reason = "numeric"
+    elif op in ORDERING and not _ISO_DATE_RE.match(value.strip()):
+        reason = "text_order"
+    else:
+        return None
+    number = _NUMBER_IN_TEXT_RE.search(value)
+    return {
+        "reason": reason,
+        "column": column.header,
+        "op": op,
+        "value": value,
+        "number": number.group(0) if number and parse_number(number.group(0)) is not None else "",
+        "examples": _values_shown(env, column),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Memory: the step contradicts or ignores what earlier steps established
+
+
+@rule(
+    "sql_duplicate_equality",
+    env="memory",
+    phase="before",
+    sides=SQL,
+    actions=("add_condition",),
+    doc="`add_condition` adds a second `=` condition on a column that already has one (a cell holds one value).",
+    suggests="Keep one `=` per column: go on with another column's condition or `set_answer`.",
+)
+def sql_duplicate_equality(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    found = _condition_args(record)
+    if found is None:
+        return None
+    column, op, value = found
+    if op != "=":
+        return None
+    earlier = next(
+        (c for c in env.query.conditions if c.op == "=" and c.column.index == column.index), None
+    )
+    if earlier is None:
+        return None
+    a, b = parse_number(earlier.value), parse_number(value)
+    same = (a == b) if a is not None and b is not None else normalize_value(earlier.value) == normalize_value(value)
+    return {
+        "column": column.header,
+        "earlier_value": _shown(earlier.value),
+        "value": value,
+        "same": same,
+        "earlier_step": _step_of(env, column, earlier.value),
+    }
+
+
+@rule(
+    "sql_condition_before_get_column",
+    env="memory",
+    phase="before",
+    sides=SQL,
+    actions=("add_condition",),
+    feedback=("kb", "memory"),
+    doc="`add_condition(column, =, value)` with a value that is not in the column, and `get_column` "
+    "was never called on that column (a guessed value).",
+    suggests="`get_column(column)` first, to see how its values are written.",
+)
+def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    found = _condition_args(record)
+    if found is None:
+        return None
+    column, op, value = found
+    if op != "=" or env.memory.looked_at(column):  # type: ignore[attr-defined]
+        return None
+    if column.is_numeric and parse_number(value) is None:
+        return None
+    if _present(env, column, value):
+        return None
+    return {"column": column.header, "value": value}
+
+
+@rule(
+    "sql_value_not_in_column",
+    env="memory",
+    phase="before",
+    sides=SQL,
+    actions=("add_condition",),
+    feedback=("kb", "memory"),
+    doc="`add_condition(column, =, value)` after `get_column(column)`, with a value that is in no row of the column.",
+    suggests="The closest existing values of the column; the other columns that hold the value.",
+)
+def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    found = _condition_args(record)
+    if found is None:
+        return None
+    column, op, value = found
+    if op != "=" or not env.memory.looked_at(column):  # type: ignore[attr-defined]
+        return None
+    if column.is_numeric and parse_number(value) is None:
+        return None
+    if _present(env, column, value):
+        return None
+    try:
+        values = env.executor.get_column(column.index, limit=10000).values  # type: ignore[attr-defined]
+    except PyQLError:
+        values = []
+    return {
+        "column": column.header,
+        "value": value,
+        "closest": [repr(v) for v in closest_values(values, value)],
+        "elsewhere": [_quote(h) for h in _columns_holding(env, value, column.index)],
+    }
+
+
+# ---------------------------------------------------------------------------
+# The table's feedback
+
+
+@rule(
+    "sql_empty_result",
+    env="kb",
+    phase="after",
+    sides=SQL,
+    actions=("add_condition", "set_answer", "execute"),
+    feedback=("kb", "memory"),
+    doc="A construct step or `execute()` gives an empty result: the conditions together keep no row, "
+    "or the answer has no value.",
+    suggests="The conditions in force; `get_column` on the columns not looked at; which condition to doubt.",
+)
+def sql_empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    if record.exception is not None or not record.empty:
+        return None
+    query = record.query_after if record.query_after is not None else env.query
+    conditions = list(query.conditions)
+    looked = getattr(env.memory, "columns", {})
+    unchecked = list(
+        dict.fromkeys(f"get_column({c.column.header})" for c in conditions if c.column.index not in looked)
+    )
+    answer = query.answer
+    return {
+        "text": record.call.text if record.call is not None else record.text,
+        "kind": "execute" if record.action == "execute" else ("answer" if record.action == "set_answer" else "condition"),
+        "conditions": [f"{c.column.header} {c.op} {_shown(c.value)}" for c in conditions],
+        "unchecked": unchecked,
+        "column": answer.column.header if answer is not None else "",
+        "aggregation": (answer.aggregation or "") if answer is not None else "",
+    }

@@ -1,0 +1,279 @@
+"""``pyql run`` on a table: load the table named on the command line, build the environment.
+
+``pyql run`` (in :mod:`pyql.cli`) parses the options and calls
+:func:`table_environment` when ``--db`` or ``--table-json`` is given. A
+table comes from:
+
+``--db FILE.db --table NAME``
+    a SQLite file, opened read-only. A plain table with real column names is
+    copied into a :class:`~pyql_sql.table.Table` (types inferred from the
+    cells). An official WikiSQL table (``table_<id>`` with columns
+    ``col0..colN``) has no headers in the file: they are read from the
+    ``<stem>.tables.jsonl`` that WikiSQL ships next to ``<stem>.db``
+    (``dev.db`` → ``dev.tables.jsonl``); without it the command stops and
+    says so. ``--table`` may be left out when the file has one table.
+
+``--table-json FILE``
+    a JSON file holding ``{"header": [...], "rows": [[...], ...]}``
+    (optional ``"types"`` and ``"name"``/``"id"``: a WikiSQL
+    ``*.tables.jsonl`` record is one), or an AgentBench dbbench item
+    (``{"table": {"table_name": ..., "table_info": {"columns": [...], "rows": [...]}}}``;
+    its ``description`` becomes the question when ``--question`` is not
+    given). A JSON Lines file of such objects works too: ``--table`` then
+    picks one by 0-based line number or by table name/id.
+
+Every problem with these inputs is a :class:`pyql.cli.UsageError` (exit
+status 2) with a one-line message.
+
+Example:
+    >>> import json, os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> _ = open(p, "w").write(json.dumps({"header": ["Game", "Opponent"], "rows": [["6", "Athlone Town"]]}))
+    >>> table, question = load_table_json(p)
+    >>> table.headers, table.types, question
+    (('Game', 'Opponent'), ('real', 'text'), None)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pyql.cli import UsageError, read_text
+from pyql.environment import Analyzer
+
+from .environment import TableEnvironment
+from .errors import SQLError
+from .readonly import open_readonly_file
+from .table import Table
+
+__all__ = ["table_environment", "load_table_json", "load_sqlite_table", "table_from_json"]
+
+
+def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | None]:
+    """A table (and the question, if the object carries one) from a decoded JSON object.
+
+    Accepts ``{"header", "rows"[, "types", "name"/"id"]}`` and dbbench items
+    (``table.table_info``).
+
+    Raises:
+        UsageError: the object is neither, or the table does not load.
+
+    Example:
+        >>> t, q = table_from_json({"description": "How many?", "table": {"table_name": "Medals",
+        ...     "table_info": {"columns": [{"name": "Gold", "type": "TEXT"}], "rows": [["5"]]}}})
+        >>> t.name, t.types, q
+        ('Medals', ('real',), 'How many?')
+        >>> table_from_json([1, 2])
+        Traceback (most recent call last):
+        ...
+        pyql.cli.UsageError: the JSON must be an object with "header" and "rows", or a dbbench item with "table": {"table_info": ...}; got a list
+    """
+    if not isinstance(data, Mapping):
+        raise UsageError(
+            f'{where} must be an object with "header" and "rows", or a dbbench item with '
+            f'"table": {{"table_info": ...}}; got a {type(data).__name__}'
+        )
+    question = data.get("description") or data.get("question")
+    try:
+        if isinstance(data.get("table"), Mapping):
+            table = Table.from_dbbench(data)
+        elif "header" in data and "rows" in data:
+            name = data.get("name") or data.get("id") or data.get("table_name") or "table"
+            table = Table.from_rows(data["header"], data["rows"], types=data.get("types"), name=str(name))
+        else:
+            raise UsageError(
+                f'{where} has neither "header" and "rows" nor a dbbench "table" (keys: {", ".join(map(str, data)) or "none"})'
+            )
+    except SQLError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{where}: the table is malformed ({exc})") from None
+    return table, question if isinstance(question, str) else None
+
+
+def _pick(records: list[Any], choice: str | None, path: str) -> Any:
+    if choice is None:
+        if len(records) == 1:
+            return records[0]
+        raise UsageError(
+            f"{path} holds {len(records)} JSON objects (JSON Lines); choose one with --table "
+            f"(a 0-based line number or a table name)"
+        )
+    if choice.isdigit():
+        if int(choice) < len(records):
+            return records[int(choice)]
+        raise UsageError(f"--table {choice}: {path} has only {len(records)} objects (0..{len(records) - 1})")
+    for rec in records:
+        if not isinstance(rec, Mapping):
+            continue
+        table = rec.get("table")
+        names = {rec.get("id"), rec.get("name"), rec.get("table_name")}
+        if isinstance(table, Mapping):
+            names.add(table.get("table_name"))
+        if choice in names:
+            return rec
+    raise UsageError(f"--table {choice!r}: no object in {path} has that table name or id")
+
+
+def load_table_json(path: str, choice: str | None = None) -> tuple[Table, str | None]:
+    """Load ``--table-json FILE`` (``-`` is standard input); see the module docstring.
+
+    Args:
+        path: the file.
+        choice: ``--table``: which object of a JSON Lines file (line number or name/id).
+
+    Returns:
+        ``(table, question)``; the question is the item's ``description`` (dbbench) or None.
+
+    Raises:
+        UsageError: unreadable file, bad JSON, no table in it.
+
+    Example:
+        >>> load_table_json("/nonexistent/t.json")
+        Traceback (most recent call last):
+        ...
+        pyql.cli.UsageError: table JSON file not found: /nonexistent/t.json
+    """
+    text = read_text(path, "table JSON")
+    try:
+        data = json.loads(text)
+        records = [data]
+    except json.JSONDecodeError as exc:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if exc.msg != "Extra data" or len(lines) < 2:
+            raise UsageError(f"{path} is not valid JSON: {exc}") from None
+        try:
+            records = [json.loads(line) for line in lines]
+        except json.JSONDecodeError as exc2:
+            raise UsageError(f"{path} is neither JSON nor JSON Lines: {exc2}") from None
+    if len(records) == 1 and choice is not None and isinstance(records[0], list):
+        records = records[0]
+    return table_from_json(_pick(records, choice, path), where=path)
+
+
+def _wikisql_headers(path: Path, table_name: str, width: int) -> list[str] | None:
+    """Headers of a WikiSQL table from the ``<stem>.tables.jsonl`` next to the ``.db`` file."""
+    jsonl = path.with_name(path.stem + ".tables.jsonl")
+    if not jsonl.is_file():
+        return None
+    wanted = table_name[len("table_"):].replace("_", "-") if table_name.startswith("table_") else table_name
+    try:
+        with jsonl.open(encoding="utf-8") as f:
+            for line in f:
+                if wanted not in line:
+                    continue
+                rec = json.loads(line)
+                if rec.get("id") == wanted and len(rec.get("header", [])) == width:
+                    return [str(h) for h in rec["header"]]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read the WikiSQL headers in {jsonl}: {exc}") from None
+    return None
+
+
+def load_sqlite_table(path: str, name: str | None = None) -> Table:
+    """Load ``--db FILE --table NAME`` (read-only); see the module docstring.
+
+    Raises:
+        UsageError: missing or unreadable file, no such table, WikiSQL
+            ``col0..colN`` columns without headers, a table that does not load.
+
+    Example:
+        >>> import os, sqlite3, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "games.db")
+        >>> conn = sqlite3.connect(p)
+        >>> _ = conn.execute('CREATE TABLE "Game Schedule" ("Game" INTEGER, "Opponent" TEXT)')
+        >>> _ = conn.execute("INSERT INTO \\"Game Schedule\\" VALUES (6, 'Athlone Town')")
+        >>> conn.commit(); conn.close()
+        >>> t = load_sqlite_table(p)
+        >>> t.name, t.headers, t.types
+        ('Game Schedule', ('Game', 'Opponent'), ('real', 'text'))
+        >>> load_sqlite_table(p, "nope")
+        Traceback (most recent call last):
+        ...
+        pyql.cli.UsageError: no table 'nope' in ... tables: 'Game Schedule'
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"database file not found: {path}")
+    try:
+        conn = open_readonly_file(file)
+    except SQLError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        try:
+            tables = [r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )]
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"{path} is not a readable SQLite database: {exc}") from None
+        listed = ", ".join(repr(t) for t in tables) or "none"
+        if name is None:
+            if len(tables) != 1:
+                raise UsageError(f"{path} has {len(tables)} tables; choose one with --table (tables: {listed})")
+            name = tables[0]
+        if name not in tables:
+            raise UsageError(f"no table {name!r} in {path}; tables: {listed}")
+        quoted = '"' + name.replace('"', '""') + '"'
+        columns = [r[1] for r in conn.execute(f"PRAGMA table_info({quoted})")]
+        if columns and columns == [f"col{i}" for i in range(len(columns))]:
+            header = _wikisql_headers(file, name, len(columns))
+            if header is None:
+                raise UsageError(
+                    f"table {name!r} in {path} has WikiSQL's anonymous columns col0..col{len(columns) - 1} and "
+                    f"no headers; put WikiSQL's {file.stem}.tables.jsonl next to {file.name} (its headers are "
+                    "read from there), or give the table with --table-json"
+                )
+            conn.close()
+            try:
+                return Table.from_wikisql_db(file, name, header=header)
+            except SQLError as exc:
+                raise UsageError(f"{path}: {exc}") from None
+        try:
+            rows = conn.execute(f"SELECT * FROM {quoted}").fetchall()
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot read table {name!r} of {path}: {exc}") from None
+    finally:
+        conn.close()
+    try:
+        return Table.from_rows(columns, rows, name=name)
+    except SQLError as exc:
+        raise UsageError(f"{path}, table {name!r}: {exc}") from None
+
+
+def table_environment(args: argparse.Namespace, entities: Mapping[str, str], analyzer: Analyzer | None) -> TableEnvironment:
+    """The environment ``pyql run --db/--table-json`` runs the action lines in.
+
+    Args:
+        args: the parsed options (``db``, ``table``, ``table_json``, ``question``).
+        entities: ``--entities`` (kept in the memory; the SQL actions do not use them).
+        analyzer: the ``--feedback`` analyzer (ERASER), or None.
+
+    Raises:
+        UsageError: both or neither of ``--db`` / ``--table-json``, or an unusable table.
+
+    Example:
+        >>> import argparse
+        >>> table_environment(argparse.Namespace(db=None, table=None, table_json=None), {}, None)
+        Traceback (most recent call last):
+        ...
+        pyql.cli.UsageError: pyql run: give --db FILE.db (with --table NAME) or --table-json FILE for the SQL side
+    """
+    db = getattr(args, "db", None)
+    table_json = getattr(args, "table_json", None)
+    choice = getattr(args, "table", None)
+    question = getattr(args, "question", None)
+    if db and table_json:
+        raise UsageError("pyql run: give either --db or --table-json, not both")
+    if db:
+        table = load_sqlite_table(db, choice)
+    elif table_json:
+        table, found = load_table_json(table_json, choice)
+        question = question or found
+    else:
+        raise UsageError("pyql run: give --db FILE.db (with --table NAME) or --table-json FILE for the SQL side")
+    return TableEnvironment(table, question=question, entities=entities, analyzer=analyzer)
