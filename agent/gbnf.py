@@ -46,6 +46,7 @@ __all__ = [
     "json_action_text",
     "gbnf_to_regex",
     "check_lines",
+    "LlamaGrammarChecker",
     "KIND_RULES",
 ]
 
@@ -114,6 +115,7 @@ def action_gbnf(
     step: int | None = None,
     thought: str = "optional",
     resume: str | None = None,
+    relations: Iterable[str] | None = None,
 ) -> str:
     """The GBNF grammar of one step of the agent, for llama.cpp's ``grammar`` field.
 
@@ -127,6 +129,9 @@ def action_gbnf(
             the thought's text, a line break and the ``Action N:`` line) or
             ``"action"`` (the prompt ends with ``Action N:``: the output is
             the call alone).
+        relations: when given, a relation argument must be one of these
+            (e.g. the relations the last ``get_relation`` observations
+            listed) or a variable: a small model then cannot invent one.
 
     Returns:
         The grammar text; its start rule is ``root``.
@@ -164,7 +169,16 @@ def action_gbnf(
         "call ::= " + " | ".join(_rule_name(s.name) for s in specs),
     ]
     lines += [f"{_rule_name(s.name)} ::= {_call_rule(s)}" for s in specs]
-    lines += _COMMON.strip().splitlines()
+    common = _COMMON.strip().splitlines()
+    if relations is not None:
+        known = sorted({r.strip() for r in relations if r and r.strip()})
+        if not known:
+            raise ValueError("relations is empty: give at least one relation, or None for any")
+        common = [
+            "relation ::= " + " | ".join(_literal(r) for r in known) + " | variable" if line.startswith("relation ::=") else line
+            for line in common
+        ]
+    lines += common
     return "\n".join(_reachable(lines)) + "\n"
 
 
@@ -455,3 +469,94 @@ def check_lines(grammar: str, lines: Iterable[str]) -> list[str]:
     """
     matcher = gbnf_to_regex(grammar)
     return [line for line in lines if not matcher.fullmatch(line)]
+
+
+# ---------------------------------------------------------------------------
+# llama.cpp's own grammar engine (needs llama-cpp-python and a GGUF for the vocabulary)
+
+
+class LlamaGrammarChecker:
+    """Check grammars and texts with llama.cpp's grammar sampler itself.
+
+    Loads only the vocabulary of a GGUF model (no weights are computed), so a
+    check takes milliseconds after a one-off load. :meth:`validate` runs
+    llama.cpp's GBNF parser; :meth:`accepts` feeds the text's tokens one by
+    one through the grammar sampler (a token the grammar forbids gets logit
+    ``-inf``) and finally asks whether end-of-generation is allowed, i.e.
+    whether the text is a complete sentence of the grammar.
+
+    Args:
+        model_path: a GGUF file (e.g. :func:`agent.local.model_path`).
+
+    Raises:
+        ImportError: llama-cpp-python is not installed.
+        ValueError: the model file cannot be loaded.
+    """
+
+    def __init__(self, model_path: Any) -> None:
+        import llama_cpp
+
+        self._L = llama_cpp
+        llama_cpp.llama_backend_init()
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        self._model = llama_cpp.llama_model_load_from_file(str(model_path).encode(), params)
+        if not self._model:
+            raise ValueError(f"llama.cpp cannot load the model file {model_path}")
+        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+
+    def close(self) -> None:
+        """Free the vocabulary (safe to call twice)."""
+        if getattr(self, "_model", None):
+            self._L.llama_model_free(self._model)
+            self._model = None
+
+    def __enter__(self) -> "LlamaGrammarChecker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _sampler(self, grammar: str, root: str = "root") -> Any:
+        smpl = self._L.llama_sampler_init_grammar(self._vocab, grammar.encode(), root.encode())
+        if not smpl:
+            raise ValueError("llama.cpp rejected the grammar (its parser printed the reason on stderr)")
+        return smpl
+
+    def validate(self, grammar: str, root: str = "root") -> None:
+        """Raise ValueError when llama.cpp's GBNF parser rejects the grammar."""
+        self._L.llama_sampler_free(self._sampler(grammar, root))
+
+    def tokenize(self, text: str) -> list[int]:
+        """The model's tokens of ``text`` (no BOS, no special tokens)."""
+        data = text.encode()
+        n_max = len(data) + 8
+        buf = (self._L.llama_token * n_max)()
+        n = self._L.llama_tokenize(self._vocab, data, len(data), buf, n_max, False, False)
+        if n < 0:
+            raise ValueError(f"cannot tokenize {text[:40]!r}")
+        return list(buf[:n])
+
+    def accepts(self, grammar: str, text: str, root: str = "root") -> bool:
+        """Whether llama.cpp's grammar engine lets a model write exactly ``text``."""
+        import ctypes
+        import math
+
+        L = self._L
+        smpl = self._sampler(grammar, root)
+        try:
+            cell = (L.llama_token_data * 1)()
+
+            def allowed(token: int) -> bool:
+                cell[0].id, cell[0].logit, cell[0].p = token, 0.0, 0.0
+                arr = L.llama_token_data_array(data=cell, size=1, selected=-1, sorted=False)
+                L.llama_sampler_apply(smpl, ctypes.byref(arr))
+                return not math.isinf(cell[0].logit)
+
+            for token in self.tokenize(text):
+                if not allowed(token):
+                    return False
+                L.llama_sampler_accept(smpl, token)
+            return allowed(L.llama_vocab_eos(self._vocab))
+        finally:
+            L.llama_sampler_free(smpl)

@@ -25,7 +25,7 @@ switched off so that every attempt is ours and is counted
 cost.
 
 Configuration (:class:`LLMConfig`) comes from flags or from the environment:
-``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``PYQL_MODEL``. A local server
+``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``PYQL_MODEL`` (and ``PYQL_LLM_MODE``). A local server
 needs no key (a dummy one is sent). With nothing configured, ``pyql llm serve``
 starts a small local model (see :mod:`agent.local`).
 
@@ -201,6 +201,8 @@ class LLMConfig:
     def from_env(cls, **overrides: Any) -> "LLMConfig":
         """A config from ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` / ``PYQL_MODEL``, then overrides.
 
+        ``PYQL_LLM_MODE`` (``chat`` or ``completion``) sets the endpoint too.
+
         Overrides that are None are ignored, so command-line flags can be
         passed straight through (an unset flag keeps the environment's value).
 
@@ -227,6 +229,8 @@ class LLMConfig:
             "api_key": _env("OPENAI_API_KEY"),
             "model": _env("PYQL_MODEL"),
         }
+        if _env("PYQL_LLM_MODE"):
+            values["mode"] = _env("PYQL_LLM_MODE")
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

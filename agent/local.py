@@ -59,6 +59,7 @@ __all__ = [
     "LOCAL_MODEL_NAME",
     "MODEL_PACKAGE",
     "LocalServer",
+    "cpu_has_amx",
     "configured_llm",
     "default_model_dir",
     "free_port",
@@ -88,6 +89,24 @@ LICENSE_NOTICE = (
     "(https://ai.google.dev/gemma/terms); by using them you agree to those terms."
 )
 
+# Runs llama-cpp-python's server; with PYQL_LLAMA_EXTRA_BUFTS=0 it first turns off llama.cpp's
+# "extra buffer types" (the AMX and repacked matrix kernels): on CPUs that report AMX (e.g. recent
+# Xeons in VMs) the AMX kernel of this llama.cpp build crashes with a segmentation fault.
+_LAUNCHER = """\
+import os, sys
+import llama_cpp.llama_cpp as C
+if os.environ.get("PYQL_LLAMA_EXTRA_BUFTS", "1") == "0" and "use_extra_bufts" in dict(C.llama_model_params._fields_):
+    _default_params = C.llama_model_default_params
+    def _params():
+        p = _default_params()
+        p.use_extra_bufts = False
+        return p
+    C.llama_model_default_params = _params
+from llama_cpp.server.__main__ import main
+sys.argv[0] = "llama_cpp.server"
+main()
+"""
+
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
 
@@ -104,6 +123,23 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def cpu_has_amx() -> bool:
+    """Whether the CPU reports Intel AMX (read from ``/proc/cpuinfo``; False elsewhere).
+
+    Example:
+        >>> isinstance(cpu_has_amx(), bool)
+        True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return "amx_tile" in line.split() or "amx_int8" in line.split()
+    except OSError:
+        pass
+    return False
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -207,7 +243,16 @@ class LocalServer:
         n_threads: CPU threads for generation.
         model_alias: the model name the server answers to.
         startup_timeout: seconds to wait for ``/v1/models`` to answer.
-        python: the interpreter that runs ``-m llama_cpp.server``.
+        python: the interpreter that runs llama-cpp-python's server.
+        extra_bufts: use llama.cpp's extra buffer types (AMX and repacked
+            kernels); None (default) turns them off on CPUs with AMX, where
+            this llama.cpp build crashes in its AMX kernel.
+        keep_log: keep the server's log file after a clean stop (it is
+            always kept when the server failed to start).
+
+    The server runs with ``OMP_WAIT_POLICY=PASSIVE`` unless the environment
+    sets it: on a busy 2-core machine, spinning OpenMP threads made each
+    token about 5 times slower.
 
     Attributes:
         base_url: ``http://127.0.0.1:PORT/v1`` once started.
@@ -237,6 +282,8 @@ class LocalServer:
         model_alias: str = LOCAL_MODEL_NAME,
         startup_timeout: float = 120.0,
         python: str = sys.executable,
+        extra_bufts: bool | None = None,
+        keep_log: bool = False,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else None
         self.host = host
@@ -246,6 +293,8 @@ class LocalServer:
         self.model = model_alias
         self.startup_timeout = startup_timeout
         self.python = python
+        self.extra_bufts = (not cpu_has_amx()) if extra_bufts is None else extra_bufts
+        self.keep_log = keep_log
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path: Path | None = None
         self.startup_seconds = 0.0
@@ -257,14 +306,14 @@ class LocalServer:
         return f"http://{host}:{self.port}/v1"
 
     def command(self) -> list[str]:
-        """The server's command line.
+        """The server's command line (``python -c LAUNCHER`` + llama_cpp.server's flags).
 
         Example:
-            >>> LocalServer("m.gguf", port=8000).command()[1:]
-            ['-m', 'llama_cpp.server', '--model', 'm.gguf', '--model_alias', 'gemma-3-270m', '--host', '127.0.0.1', '--port', '8000', '--n_ctx', '4096', '--n_threads', '2']
+            >>> LocalServer("m.gguf", port=8000).command()[3:]
+            ['--model', 'm.gguf', '--model_alias', 'gemma-3-270m', '--host', '127.0.0.1', '--port', '8000', '--n_ctx', '4096', '--n_threads', '2']
         """
         return [
-            self.python, "-m", "llama_cpp.server",
+            self.python, "-c", _LAUNCHER,
             "--model", str(self.model_path),
             "--model_alias", self.model,
             "--host", self.host,
@@ -305,8 +354,12 @@ class LocalServer:
         self.log_path = Path(log_name)
         self._log = self.log_path.open("wb")
         started = time.monotonic()
+        env = dict(os.environ)
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        env["PYQL_LLAMA_EXTRA_BUFTS"] = "1" if self.extra_bufts else "0"
         self.process = subprocess.Popen(
             self.command(),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -315,6 +368,7 @@ class LocalServer:
         try:
             self._wait_ready(started)
         except BaseException:
+            self.keep_log = True
             self.stop()
             raise
         self.startup_seconds = time.monotonic() - started
@@ -363,6 +417,9 @@ class LocalServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+            if not self.keep_log and self.log_path is not None:
+                with contextlib.suppress(OSError):
+                    self.log_path.unlink()
 
     def __enter__(self) -> "LocalServer":
         return self.start()
@@ -448,6 +505,7 @@ def serve_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         n_ctx=getattr(args, "n_ctx", 4096),
         n_threads=getattr(args, "threads", 2),
         startup_timeout=getattr(args, "startup_timeout", 120.0),
+        keep_log=True,
     )
     print(LICENSE_NOTICE, file=out)
     print(f"Starting llama-cpp-python's server with {gguf} ...", file=out, flush=True)
@@ -464,7 +522,7 @@ def serve_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print("Point pyql at it (a base model: use the completions endpoint):", file=out)
         print(f"  export OPENAI_BASE_URL={server.base_url}", file=out)
         print(f"  export PYQL_MODEL={server.model}", file=out)
-        print("  pyql ask --llm-mode completion ...", file=out)
+        print("  export PYQL_LLM_MODE=completion", file=out)
         print(f"Server log: {server.log_path}. Press Ctrl-C to stop.", file=out, flush=True)
         assert server.process is not None
         code = server.process.wait()

@@ -92,6 +92,7 @@ class Eraser:
         self.stats = TriggerStats()
         self._renderer = renderer(max_choices)
         self._last_record: Any = None
+        self._rules: dict[tuple[str, str], tuple[tuple[Rule, ...], list[Rule]]] = {}
 
     def __repr__(self) -> str:
         return f"Eraser(disabled={sorted(self.disabled)!r}, max_choices={self.max_choices})"
@@ -103,7 +104,12 @@ class Eraser:
             >>> [r.id for r in Eraser().rules("sparql", "before")][:3]
             ['no_action', 'multiple_actions', 'syntax_error']
         """
-        return [r for r in self.registry.ordered(side, phase) if r.id not in self.disabled]
+        ordered = self.registry.ordered(side, phase)
+        cached = self._rules.get((side, phase))
+        if cached is None or cached[0] is not ordered:  # the registry changed (e.g. SQL rules registered)
+            cached = (ordered, [r for r in ordered if r.id not in self.disabled])
+            self._rules[(side, phase)] = cached
+        return cached[1]
 
     def __call__(self, record: StepRecord, env: Environment) -> Feedback | None:
         """Check the rules on a step; the first that fires gives the feedback."""
@@ -147,6 +153,15 @@ class Eraser:
 
         Every template sees ``step`` (this step's number), ``next_step``,
         ``action``, ``signature`` and ``text`` (the action as written).
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> from pyql.environment import SparqlEnvironment
+            >>> from correction import registry
+            >>> env = SparqlEnvironment(KB.open("demo"))
+            >>> rec = env.step("add_max(?t)")
+            >>> Eraser().guideline(registry.get("query_error"), rec, env, {"message": "boom", "text": "add_max(?t)", "done": False})
+            'add_max(?t) cannot be run: boom. Please re-generate only Thought 2 and Action 2.'
         """
         f = facts(record, env)
         common = {

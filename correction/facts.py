@@ -32,7 +32,7 @@ from pyql.terms import IRI, BlankNode, Literal, Term, Variable, parse_term
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
 
-__all__ = ["Facts", "facts", "env_side", "is_relation_name", "is_entity_name", "value_kind", "term_kind"]
+__all__ = ["Facts", "facts", "QueryShape", "query_shape", "env_side", "is_relation_name", "is_entity_name", "value_kind", "term_kind"]
 
 _FREEBASE_MID_RE = re.compile(r"[mg]\.[0-9a-z_]+\Z")
 _WIKIDATA_PROPERTY_RE = re.compile(r"(?:(?:wdt|p|ps|pq):)?P[0-9]+\Z")
@@ -200,14 +200,15 @@ class Facts:
         """Variables some accepted step created (``?x``), in order of creation."""
         return list(self.memory.variables)
 
-    @cached_property
+    @property
+    def shape(self) -> QueryShape:
+        """Visible variables, answer variable and yes/no form of the current query (folded once per query)."""
+        return query_shape(self.env.query)
+
+    @property
     def visible(self) -> list[str]:
         """Variables of the current query (an aggregation hides the ones before it)."""
-        query = self.env.query
-        try:
-            return [str(v) for v in query.variables]
-        except Exception:
-            return []
+        return list(self.shape.visible)
 
     def is_created(self, var: Any) -> bool:
         return str(var) in self.memory.variables
@@ -250,7 +251,16 @@ class Facts:
         return bool(self.memory.relations)
 
     def values_of(self, var: Any) -> tuple[Value, ...]:
-        """The values a variable had in the latest accepted observation showing it."""
+        """The values a variable had in the latest accepted observation showing it.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> from pyql.environment import SparqlEnvironment
+            >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
+            >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?formed)")
+            >>> [v.display() for v in facts(env.step("execute()"), env).values_of("?formed")]
+            ['2002-08-06']
+        """
         name = str(var).lstrip("?$")
         for step in reversed(self.memory.steps):
             result = step.result
@@ -286,7 +296,16 @@ class Facts:
 
     # -- suggestions --------------------------------------------------------------
     def get_relation_choices(self, exclude: Iterable[str] = ()) -> list[str]:
-        """``get_relation(X)`` for every variable of the query and every linked entity."""
+        """``get_relation(X)`` for every variable of the query and every linked entity.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> from pyql.environment import SparqlEnvironment
+            >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
+            >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+            >>> facts(env.step("execute()"), env).get_relation_choices()
+            ['get_relation(?category)', 'get_relation(m.0crbvqz)']
+        """
         skip = set(exclude)
         targets = [v for v in self.visible or self.created if v not in skip]
         targets += [e for e in self.linked if e not in skip]
@@ -304,6 +323,56 @@ class Facts:
             if found and found <= set(kinds):
                 out.append(var)
         return out
+
+
+class QueryShape:
+    """What rules need of a query's folded form (see :func:`query_shape`)."""
+
+    __slots__ = ("visible", "answer", "ask")
+
+    def __init__(self, visible: tuple[str, ...] = (), answer: str | None = None, ask: bool = False) -> None:
+        self.visible = visible
+        self.answer = answer
+        self.ask = ask
+
+
+class _ShapeCache(threading.local):
+    query: Any = None
+    shape: QueryShape | None = None
+
+
+_SHAPES = _ShapeCache()
+
+
+def query_shape(query: Any) -> QueryShape:
+    """The visible variables, answer and form of a query, cached by query identity.
+
+    Queries are immutable, so the fold is computed once per query object
+    however many rules (and both phases of a step) ask.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> shape = query_shape(Query().add_fact("?c", "a.b.c", "?t").add_count("?c", "?n"))
+        >>> shape.visible, shape.answer, shape.ask
+        (('?n',), None, False)
+    """
+    if _SHAPES.query is query and _SHAPES.shape is not None:
+        return _SHAPES.shape
+    steps = getattr(query, "steps", None)
+    if steps is None:
+        shape = QueryShape()
+    else:
+        from pyql.compiler import fold
+
+        try:
+            folded = fold(steps, query.profile)
+        except Exception:
+            shape = QueryShape()
+        else:
+            answer = str(folded.answer) if folded.answer is not None else None
+            shape = QueryShape(tuple(str(v) for v in folded.block.variables), answer, folded.ask)
+    _SHAPES.query, _SHAPES.shape = query, shape
+    return shape
 
 
 class _Cache(threading.local):

@@ -84,6 +84,10 @@ class Renderer:
 
         Raises:
             TemplateError: the template is missing or uses a variable not in ``context``.
+
+        Example:
+            >>> renderer().render("repeated_action.j2", text="add_max(?t)", earlier=3, next_step=5)
+            'add_max(?t) repeats step 3, which was already accepted; running it again changes nothing. Go on with the next step. Please re-generate only Thought 5 and Action 5.'
         """
         try:
             text = self.env.get_template(template).render(**context)
@@ -94,14 +98,24 @@ class Renderer:
         return " ".join(text.split())
 
     def render_string(self, source: str, **context: Any) -> str:
-        """Render template text (for tests and experiments)."""
+        """Render template text (for tests and experiments).
+
+        Example:
+            >>> renderer().render_string("{% include '_regenerate.j2' %}", next_step=4)
+            'Please re-generate only Thought 4 and Action 4.'
+        """
         try:
             return " ".join(self.env.from_string(source).render(**context).split())
         except jinja2.UndefinedError as exc:
             raise TemplateError(f"guideline template: {exc.message}") from None
 
     def templates(self) -> list[str]:
-        """The rule templates available (helpers starting with ``_`` left out)."""
+        """The rule templates available (helpers starting with ``_`` left out).
+
+        Example:
+            >>> "unlinked_entity.j2" in renderer().templates()
+            True
+        """
         return sorted(name for name in self.env.list_templates(extensions=["j2"]) if not name.startswith("_"))
 
 

@@ -143,8 +143,6 @@ def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | No
     suggests="The variables still visible; aggregate last, or set the answer to the aggregate.",
 )
 def variable_hidden_by_aggregate(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    f = facts(record, env)
-    visible = set(f.visible)
     aggregate = None
     for step in reversed(getattr(env.query, "steps", ())):
         if isinstance(step, Aggregate):
@@ -152,6 +150,8 @@ def variable_hidden_by_aggregate(record: StepRecord, env: Environment) -> dict[s
             break
     if aggregate is None:
         return None
+    f = facts(record, env)
+    visible = set(f.visible)
     params = env.actions.spec(record.action).params if record.action else ()
     for param in params:
         if param.kind == "variable" and param.name == "new_var":
@@ -321,21 +321,27 @@ def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any]
     if not isinstance(relation, IRI) or isinstance(head, Literal) or isinstance(tail, Literal):
         return None
     name = f.short(relation)
+    contradicted = None
     for end, term, right, wrong in (("head", head, "forward", "backward"), ("tail", tail, "backward", "forward")):
         if isinstance(term, Variable) and not f.is_created(term):
             continue
         rels = f.relations_of(f.short(term))
         if rels is None:
             continue
-        if name not in getattr(rels, right) and name in getattr(rels, wrong):
-            return {
-                "relation": f.raw("relation"),
-                "end": f.raw(end),
-                "direction": wrong,
-                "head": f.raw("head"),
-                "tail": f.raw("tail"),
-            }
-    return None
+        if name in getattr(rels, right):
+            return None  # one end confirms the direction
+        if name in getattr(rels, wrong) and contradicted is None:
+            contradicted = (end, wrong)
+    if contradicted is None:
+        return None
+    end, direction = contradicted
+    return {
+        "relation": f.raw("relation"),
+        "end": f.raw(end),
+        "direction": direction,
+        "head": f.raw("head"),
+        "tail": f.raw("tail"),
+    }
 
 
 @rule(
@@ -551,7 +557,11 @@ def _mismatch(f: Facts) -> dict[str, Any] | None:
     if not ((k1 & comparable) and (k2 & comparable)) or (k1 & k2):
         return None
     var_side, other_side = (sides[0], sides[1]) if isinstance(t1, Variable) else (sides[1], sides[0])
-    other_kinds = other_side[2] & comparable
+    var_kinds = var_side[2] & comparable
+    examples = {"number": "100", "date": "2005-01-01"}
+    replacements = [
+        v for v in f.variables_of_kind(tuple(var_kinds)) if v not in (str(var_side[1]), str(other_side[1]))
+    ]
     return {
         "reason": "types",
         "op": op,
@@ -559,9 +569,10 @@ def _mismatch(f: Facts) -> dict[str, Any] | None:
         "kinds": _kinds_text(var_side[2]),
         "examples": _example_values(f, var_side[1]) if isinstance(var_side[1], Variable) else "",
         "other_desc": _describe(f, other_side[0], other_side[1], other_side[2]),
-        "other_kinds": _kinds_text(other_kinds),
-        "hint": _year_hint(other_side[1]) if "date" in var_side[2] else "",
-        "comparable": [v for v in f.variables_of_kind(tuple(other_kinds)) if v != str(var_side[1])],
+        "other_is_variable": isinstance(other_side[1], Variable),
+        "hint": _year_hint(other_side[1]) if "date" in var_kinds else "",
+        "value_example": " or ".join(examples[k] for k in sorted(var_kinds)),
+        "comparable": replacements,
     }
 
 
@@ -663,10 +674,9 @@ def execute_empty_query(record: StepRecord, env: Environment) -> dict[str, Any] 
     suggests="`set_answer` with the variable the question asks for.",
 )
 def execute_multiple_variables(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    query = env.query
-    if not getattr(query, "steps", None) or query.is_ask or query.answer is not None:
+    if not getattr(env.query, "steps", None):
         return None
-    visible = facts(record, env).visible
-    if len(visible) <= 1:
+    shape = facts(record, env).shape
+    if shape.ask or shape.answer is not None or len(shape.visible) <= 1:
         return None
-    return {"variables": visible}
+    return {"variables": list(shape.visible)}

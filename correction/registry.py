@@ -146,15 +146,30 @@ class Rule:
 
     @property
     def feedback_type(self) -> str:
-        """The Table 8 type: "Python", "RM", "KB+RM", "Python+RM" ..."""
+        """The Table 8 type: "Python", "RM", "KB+RM", "Python+RM" ...
+
+        Example:
+            >>> Rule("x", "kb", "after", lambda r, e: None, feedback=("kb", "memory")).feedback_type
+            'KB+RM'
+        """
         return feedback_type(self.feedback)
 
     def runs_in(self, phase: str) -> bool:
-        """Whether the rule is checked in a phase ("before" or "after")."""
+        """Whether the rule is checked in a phase ("before" or "after").
+
+        Example:
+            >>> Rule("x", "interpreter", "any", lambda r, e: None).runs_in("after")
+            True
+        """
         return self.phase == "any" or self.phase == phase
 
     def applies_to(self, side: str) -> bool:
-        """Whether the rule is checked on an environment of this side."""
+        """Whether the rule is checked on an environment of this side.
+
+        Example:
+            >>> Rule("x", "memory", "before", lambda r, e: None).applies_to("sql")
+            False
+        """
         return side in self.sides
 
 
@@ -201,7 +216,14 @@ class Registry:
         return new
 
     def unregister(self, rule_id: str) -> Rule:
-        """Remove a rule (mostly for tests and experiments)."""
+        """Remove a rule (mostly for tests and experiments).
+
+        Example:
+            >>> reg = Registry()
+            >>> _ = reg.register(Rule("x", "kb", "after", lambda r, e: None))
+            >>> reg.unregister("x").id, len(reg)
+            ('x', 0)
+        """
         found = self.get(rule_id)
         del self._rules[rule_id]
         self._cache.clear()
@@ -212,6 +234,11 @@ class Registry:
 
         Raises:
             UnknownRuleError: listing the registered ids.
+
+        Example:
+            >>> from correction import registry
+            >>> registry.get("unlinked_entity").env
+            'memory'
         """
         try:
             return self._rules[rule_id]
@@ -225,6 +252,11 @@ class Registry:
 
         Raises:
             UnknownRuleError: naming the unknown ids and listing the registered ones.
+
+        Example:
+            >>> from correction import registry
+            >>> sorted(registry.check_ids(["filter_empty", "wrong_arity"]))
+            ['filter_empty', 'wrong_arity']
         """
         wanted = frozenset(ids)
         unknown = sorted(wanted - set(self._rules))
@@ -236,7 +268,13 @@ class Registry:
 
     @property
     def ids(self) -> tuple[str, ...]:
-        """Registered ids in checking order (all sides)."""
+        """Registered ids in checking order (all sides).
+
+        Example:
+            >>> from correction import registry
+            >>> registry.ids[0]
+            'no_action'
+        """
         return tuple(r.id for r in self._sorted(self._rules.values()))
 
     def __contains__(self, rule_id: object) -> bool:
@@ -270,7 +308,13 @@ class Registry:
         return cached
 
     def for_side(self, side: str) -> tuple[Rule, ...]:
-        """Every rule of one side, in checking order."""
+        """Every rule of one side, in checking order.
+
+        Example:
+            >>> from correction import registry
+            >>> "wrong_arity" in [r.id for r in registry.for_side("sql")]
+            True
+        """
         return self.ordered(side)
 
 
@@ -306,7 +350,7 @@ def rule(
     """
 
     def register(trigger: Trigger) -> Trigger:
-        (into or registry).register(
+        (into if into is not None else registry).register(
             Rule(
                 rule_id,
                 env,

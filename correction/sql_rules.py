@@ -138,12 +138,16 @@ def normalize_value(value: object) -> str:
 def closest_values(values: list[Any], value: str, n: int = 5) -> list[str]:
     """The existing values closest to ``value``, best first.
 
-    Same text up to case, dashes and spaces first; then values containing it
-    or contained in it; then the most similar ones (difflib ratio ≥ 0.5).
+    Same text up to case, dashes and spaces first; then the same words in
+    another order or punctuation (``John Smith`` / ``Smith, John``); then
+    values containing it or contained in it; then the most similar ones
+    (difflib ratio ≥ 0.5).
 
     Example:
         >>> closest_values(["Takashi Kogure", "Loïc Duval", "2\u20131"], "kogure")
         ['Takashi Kogure']
+        >>> closest_values(["Smith, John", "Doe, Jane"], "john smith")
+        ['Smith, John']
         >>> closest_values(["2\u20131", "5\u20132", "2\u20130"], "2-1")
         ['2–1', '2–0']
     """
@@ -151,6 +155,9 @@ def closest_values(values: list[Any], value: str, n: int = 5) -> list[str]:
     cells = [str(v) for v in values if v is not None and str(v).strip()]
     normal = {c: normalize_value(c) for c in cells}
     out: list[str] = [c for c in cells if normal[c] == key]
+    words = set(re.findall(r"\w+", key))
+    if words:
+        out += [c for c in cells if set(re.findall(r"\w+", normal[c])) == words]
     if key:
         contains = [c for c in cells if normal[c] and (key in normal[c] or normal[c] in key)]
         out += sorted(contains, key=lambda c: abs(len(normal[c]) - len(key)))

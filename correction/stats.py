@@ -10,10 +10,10 @@ Example:
     >>> s = TriggerStats()
     >>> s.record("unlinked_entity"); s.record("unlinked_entity"); s.record("wrong_arity")
     >>> print(s.table(fmt="plain"))
-    rule              triggers  share  type
-    unlinked_entity          2  66.7%  RM
-    wrong_arity              1  33.3%  Python
-    total                    3   100%
+    rule             triggers  share  type
+    unlinked_entity         2  66.7%  RM
+    wrong_arity             1  33.3%  Python
+    total                   3   100%
 """
 
 from __future__ import annotations
@@ -63,12 +63,22 @@ class TriggerStats:
     over_budget: Counter[str] = field(default_factory=Counter)
 
     def record(self, rule_id: str, times: int = 1) -> None:
-        """Count a rule firing."""
+        """Count a rule firing.
+
+        Example:
+            >>> s = TriggerStats(); s.record("wrong_arity", 2); s.counts["wrong_arity"]
+            2
+        """
         self.counts[rule_id] += times
 
     @property
     def total(self) -> int:
-        """Triggers counted, over all rules."""
+        """Triggers counted, over all rules.
+
+        Example:
+            >>> s = TriggerStats(); s.record("a"); s.record("b"); s.total
+            2
+        """
         return sum(self.counts.values())
 
     def share(self, rule_id: str) -> float:
@@ -128,7 +138,12 @@ class TriggerStats:
         }
 
     def rows(self, reg: Registry | None = None) -> list[tuple[str, int, float, str, str]]:
-        """(rule id, triggers, share, feedback type, environment), most frequent first."""
+        """(rule id, triggers, share, feedback type, environment), most frequent first.
+
+        Example:
+            >>> s = TriggerStats(); s.record("filter_empty"); s.rows()
+            [('filter_empty', 1, 1.0, 'KB', 'kb')]
+        """
         reg = _registry(reg)
         out = []
         for rule_id, count in sorted(self.counts.items(), key=lambda item: (-item[1], item[0])):
@@ -141,7 +156,13 @@ class TriggerStats:
         return out
 
     def environment_rows(self, reg: Registry | None = None, side: str = "sparql") -> list[tuple[str, int, int]]:
-        """(feedback type, rules of that type, triggers), as in Table 8."""
+        """(feedback type, rules of that type, triggers), as in Table 8.
+
+        Example:
+            >>> s = TriggerStats(); s.record("filter_empty")
+            >>> [row for row in s.environment_rows() if row[0] == "KB"][0][2]
+            1
+        """
         reg = _registry(reg)
         rules: Counter[str] = Counter()
         for found in reg.ordered(side):

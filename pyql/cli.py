@@ -268,4 +268,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    # run the registry of the importable module (plugins register there), not __main__'s copy
+    from pyql.cli import main as _main
+
+    raise SystemExit(_main())

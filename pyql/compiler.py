@@ -78,10 +78,22 @@ class Block:
     order: list[str] = field(default_factory=list)
     limit: int | None = None
     offset: int | None = None
+    computed: list[Variable] = field(default_factory=list)  # aggregate results: literals, never labelled
+    one_row: bool = False  # a COUNT without GROUP BY (while nothing is added to it)
 
     @property
     def has_modifiers(self) -> bool:
         return bool(self.order) or self.limit is not None or self.offset is not None
+
+    @property
+    def max_rows(self) -> int | None:
+        """A bound on the block's rows, when one is known: the LIMIT of an
+        argmax, or 1 for a COUNT without GROUP BY and nothing added since."""
+        if self.limit is not None:
+            return self.limit
+        if self.one_row and len(self.parts) == 1:
+            return 1
+        return None
 
     def add_variables(self, variables: Sequence[Variable]) -> None:
         for var in variables:
@@ -114,7 +126,7 @@ class Block:
 
     def nested(self) -> Block:
         """A new block whose only pattern is this block's rows."""
-        return Block(parts=[self.pattern()], variables=list(self.variables))
+        return Block(parts=[self.pattern()], variables=list(self.variables), computed=list(self.computed))
 
 
 def _comparison(left: Term, op: str, right: Term, profile: Profile) -> str:
@@ -209,7 +221,12 @@ def fold(steps: Sequence[Step], profile: Profile) -> Folded:
             if group:
                 sub += f"\n{_INDENT}GROUP BY {group}"
             sub += "\n}"
-            block = Block(parts=[sub], variables=[*step.group_by, step.new_var])
+            block = Block(
+                parts=[sub],
+                variables=[*step.group_by, step.new_var],
+                computed=[step.new_var],
+                one_row=step.func == "COUNT" and not step.group_by,
+            )
             answer = None
         elif isinstance(step, Answer):
             answer = step.var
@@ -264,7 +281,13 @@ def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[V
     labels, and its total distinct count.
 
     The result has one row with the counts (``?__count_<var>``) and one row
-    per sampled value (``?<var>`` bound, label in ``?__label_<var>``).
+    per sampled value (``?<var>`` bound, label in ``?__label_<var>``). When
+    the query has at most ``per_variable`` rows anyway (after an argmax, or a
+    count without group), the query is instead those rows with labels
+    (as :func:`rows_query`) and has no count row: every value is in them, so
+    the counts are the numbers of distinct values, and the rows (an ORDER BY
+    over everything, an aggregate) are computed once instead of once per
+    variable plus once for the counts.
 
     Example:
         >>> from pyql.query import Query
@@ -272,6 +295,12 @@ def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[V
         >>> text, variables = observation_query(q)
         >>> [str(v) for v in variables], text.count("UNION")
         (['?c'], 1)
+        >>> text = observation_query(q.add_fact("?c", "a.b.since", "?t").add_max("?t"))[0]
+        >>> text.count("UNION"), COUNT_PREFIX in text, text.count("OPTIONAL")
+        (0, False, 2)
+        >>> grouped = q.add_fact("?x", "a.b.c", "?y").add_sum("?y", "?total", group_by=["?c"])
+        >>> observation_query(grouped)[0].count("OPTIONAL")  # none for ?total: a number has no label
+        1
     """
     if per_variable < 1:
         raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
@@ -280,11 +309,21 @@ def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[V
     variables = [folded.answer] if folded.answer in block.variables else list(block.variables)
     if not variables:
         raise QueryError("the query has no variable to observe yet; add a fact with a variable such as ?x")
+    bound = block.max_rows
+    if bound is not None and bound <= per_variable:
+        return query.profile.prefix_lines() + _labelled_rows(block, variables, bound, query.profile), variables
     core = block.pattern()
     counts = " ".join(f"(COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name})" for v in variables)
     branches = ["{\n" + f"{_INDENT}SELECT {counts} WHERE\n" + _indent(core, _INDENT) + "}"]
     for v in variables:
         raw = Variable("__l")
+        if v in block.computed:
+            # An aggregate's result is a literal (or unbound after an error):
+            # no label to look up, and an OPTIONAL on a possibly unbound
+            # variable would match every label in the KB.
+            sample = f"SELECT DISTINCT {v.sparql()} WHERE\n" + _indent(core, _INDENT) + f"LIMIT {int(per_variable)}"
+            branches.append("{\n" + _indent(sample, _INDENT) + "}")
+            continue
         sample = (
             f"SELECT {v.sparql()} (SAMPLE({raw.sparql()}) AS ?{LABEL_PREFIX}{v.name}) WHERE {{\n"
             f"{_INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE\n"
@@ -315,19 +354,23 @@ def rows_query(query: Query, limit: int) -> tuple[str, list[Variable]]:
         projected = list(block.variables)
     if not projected:
         raise QueryError("the query has no variable to return yet; add a fact with a variable such as ?x")
+    return query.profile.prefix_lines() + _labelled_rows(block, projected, limit, query.profile), projected
+
+
+def _labelled_rows(block: Block, projected: Sequence[Variable], limit: int, profile: Profile) -> str:
+    """SELECT of the block's distinct ``projected`` rows (at most ``limit``), a label per variable."""
     names = " ".join(v.sparql() for v in projected)
-    samples = " ".join(f"(SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in projected)
-    labels = "\n".join(_INDENT + _label_pattern(v, Variable(f"__l_{v.name}"), query.profile) for v in projected)
-    text = (
-        query.profile.prefix_lines()
-        + f"SELECT {names} {samples} WHERE {{\n"
+    labelled = [v for v in projected if v not in block.computed]  # aggregate results have no label
+    samples = "".join(f" (SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in labelled)
+    labels = "".join(_INDENT + _label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
+    return (
+        f"SELECT {names}{samples} WHERE {{\n"
         + f"{_INDENT}{{ SELECT DISTINCT {names} WHERE\n"
         + _indent(block.pattern(), _INDENT * 2)
         + f"{_INDENT}  LIMIT {int(limit)} }}\n"
         + labels
-        + f"\n}} GROUP BY {names}\n"
+        + f"}} GROUP BY {names}\n"
     )
-    return text, projected
 
 
 def relations_query(

@@ -31,6 +31,7 @@ from pyql.actions import ActionSet, StepResult, action
 from pyql.errors import PyQLError
 
 from .errors import AmbiguousColumnError, BadOperatorError, IncompleteQueryError, UnknownColumnError
+from .numbers import format_number
 from .query import OPERATORS, normalize_aggregation, normalize_operator
 from .table import Column, Table
 
@@ -203,8 +204,6 @@ def convert_argument(table: Table, kind: str, arg: Arg, action_name: str, name: 
 
 
 def _show(value: object) -> str:
-    from .numbers import format_number
-
     if isinstance(value, float):
         return format_number(value)
     return repr(value) if isinstance(value, str) else str(value)

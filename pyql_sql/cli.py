@@ -192,7 +192,7 @@ def load_sqlite_table(path: str, name: str | None = None) -> Table:
         >>> t = load_sqlite_table(p)
         >>> t.name, t.headers, t.types
         ('Game Schedule', ('Game', 'Opponent'), ('real', 'text'))
-        >>> load_sqlite_table(p, "nope")
+        >>> load_sqlite_table(p, "nope")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         pyql.cli.UsageError: no table 'nope' in ... tables: 'Game Schedule'

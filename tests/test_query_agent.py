@@ -164,3 +164,47 @@ def test_bundled_example_matches_the_demo_kb() -> None:
             record = env.step(action)
             expected = lines[i + 1].split(": ", 1)[1]
             assert record.ok and record.observation == expected, number
+
+
+def test_bundled_table_example_matches_its_table() -> None:
+    """The SQL one-shot example's observations are what the table environment says."""
+    from correction import Eraser
+    from pyql_sql import Table
+    from pyql_sql.environment import TableEnvironment
+
+    table = Table.from_rows(
+        ["Name", "Season", "Category", "Deaths"],
+        [
+            ["Hurricane Katrina", "2005", "Category 5", "1,833"],
+            ["Hurricane Rita", "2005", "Category 5", "7"],
+            ["Tropical Storm Arlene", "2005", "Tropical storm", "1"],
+            ["Hurricane Sandy", "2012", "Category 3", "233"],
+            ["Hurricane Patricia", "2015", "Category 5", "8"],
+        ],
+        name="cyclones",
+    )
+    env = TableEnvironment(table, analyzer=Eraser())
+    lines = load_example("table").splitlines()
+    assert lines[1] == "Table: " + env.describe_table()
+    for i, line in enumerate(lines):
+        if line.startswith("Action "):
+            record = env.step(line.split(": ", 1)[1])
+            assert record.ok and record.observation == lines[i + 1].split(": ", 1)[1], line
+
+
+def test_table_question_with_the_default_example() -> None:
+    from pyql_sql import Table
+    from pyql_sql.environment import TableEnvironment
+
+    table = Table.from_rows(["Team", "Wins"], [["Ajax", "3"], ["PSV", "5"]], name="teams")
+    replies = [
+        " Look at the teams.\nAction 1: get_column(Team)",
+        " PSV.\nAction 2: add_condition(Team, =, PSV)",
+        " Wins.\nAction 3: set_answer(Wins, None)",
+        " Done.\nAction 4: execute()",
+    ]
+    llm = ScriptedLLM(replies, config=COMPLETION)
+    result = QueryAgent(llm).run(TableEnvironment(table, question="how many wins did psv have?"), "how many wins did psv have?")
+    assert result.answers == [{"value": "5", "label": None}]
+    assert "how many deaths did the category 5 cyclones" in llm.prompts[0]
+    assert "Table: Table 'teams' (2 rows)" in llm.prompts[0]

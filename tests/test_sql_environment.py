@@ -8,6 +8,7 @@ tests skip when it is absent) and on small inline tables.
 from __future__ import annotations
 
 import inspect
+import io
 import json
 import re
 import sqlite3
@@ -20,6 +21,7 @@ import pytest
 
 from pyql.action_parser import parse_action
 from pyql.actions import render_docs
+from pyql.cli import main
 from pyql_sql import Table, label_match
 from pyql_sql.actions import TableActions
 from pyql_sql.cli import load_sqlite_table, load_table_json
@@ -403,8 +405,16 @@ def test_bad_table_inputs_exit_2(tmp_path: Path, setup: str | None, args: list[s
         _write_db(tmp_path / "two.db", "one", ["a"], [["1"]])
         _write_db(tmp_path / "two.db", "two", ["b"], [["2"]])
     argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
-    result = pyql("run", *argv, "--actions", "-", stdin="execute()\n")
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert message in result.stderr, result.stderr
-    assert result.stdout == ""
-    assert len(result.stderr.strip().splitlines()) == 1
+    actions = tmp_path / "actions.txt"
+    actions.write_text("execute()\n")
+    if setup in (None, "notdb"):  # as a user runs it
+        result = pyql("run", *argv, "--actions", str(actions))
+        assert result.returncode == 2, (result.stdout, result.stderr)
+        assert result.stdout == ""
+        code, said = result.returncode, result.stderr
+    else:
+        out = io.StringIO()
+        code, said = main(["run", *argv, "--actions", str(actions)], out=out), out.getvalue()
+    assert code == 2, said
+    assert message in said, said
+    assert len(said.strip().splitlines()) == 1

@@ -191,16 +191,20 @@ class KB(ABC):
         rows = self.select(text)
         counts: dict[str, int] = {}
         samples: dict[str, list[Value]] = {v.name: [] for v in variables}
+        seen: dict[str, set[Term]] = {v.name: set() for v in variables}
         for row in rows:
             count_keys = [k for k in row if k.startswith(compiler.COUNT_PREFIX)]
             if count_keys:
                 for key in count_keys:
                     counts[key[len(compiler.COUNT_PREFIX) :]] = int(_number(row[key]))
                 continue
+            # A sample row binds one variable; a row of a query with few rows
+            # (no count row, see compiler.observation_query) binds them all.
             for v in variables:
-                if v.name in row and row[v.name] is not None:
-                    samples[v.name].append(self.value(row[v.name], row.get(compiler.LABEL_PREFIX + v.name)))
-                    break
+                term = row.get(v.name)
+                if term is not None and term not in seen[v.name]:
+                    seen[v.name].add(term)
+                    samples[v.name].append(self.value(term, row.get(compiler.LABEL_PREFIX + v.name)))
         out = []
         for v in variables:
             values = sorted(samples[v.name], key=_sort_key)

@@ -1,0 +1,891 @@
+"""The evaluation runner behind ``pyql eval`` (and the single question of ``pyql ask``).
+
+:func:`run_eval` answers every item of a data set (:mod:`agent.datasets`)
+with an agent and writes one JSON line per finished question to the run
+file, as soon as it is finished (append, flush, fsync). The line is the
+question's whole trace (:func:`make_record`): the question, its gold
+answers, the agent's answers, every step (the prompt's sha256, or the prompt
+itself with ``trace_prompts="full"``, and the template version; the reply,
+the parsed action, the observation, the rule that fired, timings, tokens,
+KB queries), the totals and the scores (:func:`agent.metrics.score_question`).
+
+Resuming. ``resume=True`` reads the run file first and skips the ids it
+already holds. A last line cut short by a crash (no newline, not JSON) is
+detected and removed; a line in the middle that is not JSON stops the run
+with the line number. Records are never rewritten: when an id appears twice
+the last line wins (:func:`latest_records`). A question whose episode ended
+with an LLM error (``llm_error: ...``: the server was down, the key wrong)
+is not counted as finished and is run again on resume. After
+``max_llm_failures`` such questions in a row the run stops by itself,
+instead of writing errors for the rest of the data set.
+
+Ctrl-C (KeyboardInterrupt) stops the run: finished lines stay in the file,
+the question being answered is dropped (it runs again on resume), and
+:attr:`EvalOutcome.interrupted` is set.
+
+Concurrency. ``concurrency=N`` answers N questions at a time in a thread
+pool; only the main thread writes the file. Every question gets its own
+environment and its own agent. The LLM object is shared (the ``openai``
+client is thread-safe). The KB is shared too, behind :class:`LockedKB`: one
+lock serializes its queries, because rdflib's ``Graph`` is not safe to query
+from several threads and an on-disk Oxigraph store cannot be opened twice,
+and each question counts its own KB queries (QPQ) on its own
+:class:`~pyql.kb.KBStats`. A SPARQL endpoint (``http(s)://``) is opened
+once per question instead, so its queries run in parallel. The time goes
+into the LLM calls, which overlap.
+
+Example:
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from agent.llm import ScriptedLLM, LLMConfig
+    >>> item = {"id": "q01", "question": "what category is tropical storm rachel?",
+    ...         "entities": {"Tropical Storm Rachel": "m.0crbvqz"}, "answers": ["m.05f4r3k"]}
+    >>> llm = ScriptedLLM([" Category.\\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
+    ...                    " Done.\\nAction 2: execute()"], config=LLMConfig(mode="completion"))
+    >>> out = Path(tempfile.mkdtemp()) / "run.jsonl"
+    >>> outcome = run_eval([item], out, llm, RunSettings(kb="demo", feedback="raw"), progress=None)
+    >>> outcome.metrics.f1, outcome.new, json.loads(out.read_text())["answers"][0]["label"]
+    (1.0, 1, 'Tropical storm (SSHS)')
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
+
+from agent.metrics import RunMetrics, aggregate, cost_usd, score_question, trigger_stats
+from agent.query_agent import AgentConfig, AgentResult, QueryAgent, result_from_dict
+from pyql.errors import PyQLError
+
+__all__ = [
+    "METHODS",
+    "EvalError",
+    "EvalOutcome",
+    "KBProvider",
+    "LockedKB",
+    "Progress",
+    "RunSettings",
+    "RunStopped",
+    "environment_for",
+    "latest_records",
+    "make_record",
+    "model_name",
+    "read_run",
+    "relation_ranker",
+    "reply_thought",
+    "run_eval",
+    "run_question",
+    "solver",
+    "summary_path",
+    "summary_text",
+]
+
+#: The ``--method`` values: QueryAgent (here) and Readi (``agent.readi``, when present).
+METHODS: tuple[str, ...] = ("queryagent", "readi")
+
+Solver = Callable[[Any, Any, str, AgentConfig], AgentResult]
+
+
+class EvalError(PyQLError, ValueError):
+    """An evaluation cannot start or go on; the message says what to do.
+
+    Example:
+        >>> EvalError("x").kind
+        'eval_error'
+    """
+
+    kind = "eval_error"
+
+
+class RunStopped(BaseException):
+    """Raised in a worker's next LLM call once the run is stopping (Ctrl-C, too many LLM failures).
+
+    A BaseException, so that neither the retry loop nor the agent catches it.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Settings, methods, rankers
+
+
+@dataclass
+class RunSettings:
+    """What the command-line flags say about how to answer questions.
+
+    Attributes:
+        kb: the KB spec (``demo``, a Turtle file, ``oxigraph:PATH``, an endpoint URL); None for table data.
+        profile: the KB profile (freebase, wikidata, generic).
+        method: one of :data:`METHODS`.
+        feedback: eraser, raw or none (see :class:`agent.query_agent.AgentConfig`).
+        max_steps: the agent's step limit.
+        example: the one-shot example (a bundled name or a file); None picks the default.
+        ranker: the relation ranker (bm25, embedding, hybrid, none); None shows every relation.
+        max_relations: relations shown per direction before ranking applies.
+        trace_prompts: "hash" or "full".
+        action_mode: text, tools or grammar.
+        prices: a price table for the cost (default :data:`agent.metrics.PRICES`).
+
+    Example:
+        >>> RunSettings(feedback="raw", max_steps=5).agent_config().max_steps
+        5
+    """
+
+    kb: str | None = None
+    profile: str = "freebase"
+    method: str = "queryagent"
+    feedback: str = "eraser"
+    max_steps: int = 12
+    example: str | None = None
+    ranker: str | None = "bm25"
+    max_relations: int = 40
+    trace_prompts: str = "hash"
+    action_mode: str = "text"
+    prices: Mapping[str, tuple[float, float]] | None = None
+
+    def agent_config(self) -> AgentConfig:
+        """The :class:`AgentConfig` of these settings (raises AgentConfigError for bad values)."""
+        return AgentConfig(
+            max_steps=self.max_steps,
+            feedback=self.feedback,
+            example=self.example,
+            trace_prompts=self.trace_prompts,
+            action_mode=self.action_mode,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as JSON (for the summary file), without the price table."""
+        out = asdict(self)
+        out.pop("prices", None)
+        return out
+
+
+def solver(method: str) -> Solver:
+    """The function that answers one question with ``method``: ``solve(llm, env, question, config)``.
+
+    ``readi`` dispatches to ``agent.readi.run_readi(llm, env, question, config)``
+    when that function exists, else to ``agent.readi.Readi(llm).run(kb, question,
+    entities)`` on a KB and ``agent.readi_table.TableReadi(llm).run(table,
+    question)`` on a table; the result may be an :class:`AgentResult`, or
+    anything with ``to_dict()`` or a dict of the same shape.
+
+    Raises:
+        EvalError: an unknown method, or Readi is not available yet.
+
+    Example:
+        >>> solver("queryagent").__name__, solver("readi").__name__
+        ('solve_queryagent', 'solve_readi')
+        >>> solver("magic")
+        Traceback (most recent call last):
+        ...
+        agent.runner.EvalError: unknown method 'magic'; use one of queryagent, readi
+    """
+    if method == "queryagent":
+
+        def solve_queryagent(llm: Any, env: Any, question: str, config: AgentConfig) -> AgentResult:
+            return QueryAgent(llm, config).run(env, question)
+
+        return solve_queryagent
+    if method == "readi":
+        try:
+            module = importlib.import_module("agent.readi")
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("agent.readi", "agent"):
+                raise
+            raise EvalError("--method readi is not available yet (no agent.readi in this version of pyql); use --method queryagent") from None
+        entry = getattr(module, "run_readi", None)
+        readi_class = getattr(module, "Readi", None)
+        if not callable(entry) and readi_class is None:
+            raise EvalError("--method readi is not available yet: agent.readi has no run_readi(llm, env, question, config); use --method queryagent")
+
+        def solve_readi(llm: Any, env: Any, question: str, config: AgentConfig) -> AgentResult:
+            if callable(entry):
+                out = entry(llm, env, question, config)
+            elif hasattr(env, "table"):
+                from agent.readi_table import TableReadi
+
+                out = TableReadi(llm).run(env.table, question)
+            else:
+                out = readi_class(llm).run(env.kb, question, dict(env.memory.entities))
+            if isinstance(out, AgentResult):
+                return out
+            return result_from_dict(out.to_dict() if hasattr(out, "to_dict") else out)
+
+        return solve_readi
+    raise EvalError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+
+
+def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None) -> Callable[[str | None, list[str]], list[str]] | None:
+    """The ``relation_ranker`` for :class:`~pyql.environment.SparqlEnvironment` (via :mod:`agent.ranking`).
+
+    ``none`` keeps the KB's order (the paper's "w/o RR" ablation); the others
+    rank and keep the top ``max_relations``, shuffled (QueryAgent B.3). Calls
+    are serialized by ``lock`` (rankers keep caches). None when the name is
+    None or :mod:`agent.ranking` is missing.
+
+    Raises:
+        EvalError: ``max_relations`` < 1.
+        agent.ranking.RankingError: an unknown name, or the embeddings extra is missing.
+
+    Example:
+        >>> rank = relation_ranker("bm25", max_relations=1)
+        >>> rank("what languages are spoken in jamaica", ["location.country.capital", "location.country.languages_spoken"])
+        ['location.country.languages_spoken']
+    """
+    if max_relations < 1:
+        raise EvalError(f"--max-relations must be >= 1, got {max_relations}")
+    if name is None:
+        return None
+    try:
+        from agent import ranking
+    except ImportError:  # pragma: no cover - ships with pyql
+        return None
+    ranker = ranking.get_ranker(name)
+    order = "score" if name.strip().lower() == "none" else "shuffle"
+    guard = lock if lock is not None else threading.Lock()
+
+    def rank(question: str | None, relations: list[str]) -> list[str]:
+        with guard:
+            return ranking.select_relations(question or "", relations, ranker, limit=max_relations, order=order)
+
+    return rank
+
+
+# ---------------------------------------------------------------------------
+# KBs shared between threads
+
+
+class LockedKB:
+    """A KB shared by several questions: calls are serialized by a lock, queries counted per question.
+
+    Every method call of the wrapped KB runs under the lock; the queries and
+    seconds it adds to the shared KB's stats are added to this wrapper's own
+    :attr:`stats` (which the environment reads), so each question sees only
+    its own KB queries. Other attributes (``profile``, ``name`` ...) are the KB's.
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> shared = KB.open("demo")
+        >>> a, b = LockedKB(shared), LockedKB(shared)
+        >>> _ = a.select("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
+        >>> a.stats.queries, b.stats.queries, a.profile.name
+        (1, 0, 'freebase')
+    """
+
+    def __init__(self, kb: Any, lock: Any = None) -> None:
+        from pyql.kb import KBStats
+
+        self._kb = kb
+        self._lock = lock if lock is not None else threading.RLock()
+        self.stats = KBStats()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._kb, name)
+        if not callable(attr):
+            return attr
+        kb, lock, stats = self._kb, self._lock, self.stats
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                q0, s0, e0 = kb.stats.queries, kb.stats.seconds, kb.stats.errors
+                try:
+                    return attr(*args, **kwargs)
+                finally:
+                    stats.queries += kb.stats.queries - q0
+                    stats.seconds += kb.stats.seconds - s0
+                    stats.errors += kb.stats.errors - e0
+
+        return call
+
+    def __repr__(self) -> str:
+        return f"LockedKB({self._kb!r})"
+
+
+class KBProvider:
+    """Hands each question its KB: a :class:`LockedKB` on one shared KB, or a new endpoint KB.
+
+    Args:
+        spec: a KB spec for :meth:`pyql.kb.KB.open`, or an open KB object.
+        profile: the profile for a spec.
+
+    Example:
+        >>> p = KBProvider("demo")
+        >>> type(p.get()).__name__, p.get() is p.get()
+        ('LockedKB', False)
+    """
+
+    def __init__(self, spec: Any, profile: str = "freebase") -> None:
+        from pyql.kb import KB
+
+        self.spec = spec
+        self.profile = profile
+        self._lock = threading.RLock()
+        self.per_question = isinstance(spec, str) and spec.startswith(("http://", "https://"))
+        if self.per_question:
+            self._kb = None
+        else:
+            self._kb = KB.open(spec, profile) if isinstance(spec, (str, Path)) else spec
+
+    def get(self) -> Any:
+        """The KB one question uses."""
+        if self.per_question:
+            from pyql.kb import KB
+
+            return KB.open(self.spec, self.profile)
+        return LockedKB(self._kb, self._lock)
+
+
+# ---------------------------------------------------------------------------
+# One question
+
+
+def environment_for(item: Mapping[str, Any], kb: Any, settings: RunSettings, ranker: Any = None) -> Any:
+    """A fresh environment for one item: a table environment if it has a table, else a SPARQL one.
+
+    Raises:
+        EvalError: a KB question but no KB, or a table question without :mod:`pyql_sql`.
+        pyql.cli.UsageError: the item's table does not load.
+    """
+    table_json = item.get("table")
+    if table_json is not None:
+        try:
+            from pyql_sql.cli import table_from_json
+            from pyql_sql.environment import TableEnvironment
+        except ImportError as exc:  # pragma: no cover - pyql_sql ships with pyql
+            raise EvalError(f"table questions need the SQL side (pyql_sql): {exc}") from None
+        data = table_json if "header" in table_json and "rows" in table_json else {"table": table_json}
+        table, _ = table_from_json(data, where=f"the table of item {item.get('id')}")
+        return TableEnvironment(table, question=item["question"], entities=item.get("entities") or {})
+    if kb is None:
+        raise EvalError(f"item {item.get('id')!r} is a KB question: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
+    from pyql.environment import SparqlEnvironment
+
+    return SparqlEnvironment(
+        kb,
+        question=item["question"],
+        entities=item.get("entities") or {},
+        relation_ranker=ranker,
+        max_relations=settings.max_relations,
+    )
+
+
+def model_name(llm: Any) -> str | None:
+    """The model name of an LLM object, without asking a server.
+
+    Example:
+        >>> from agent.llm import ScriptedLLM
+        >>> model_name(ScriptedLLM([])), model_name(object())
+        ('scripted', None)
+    """
+    inner = getattr(llm, "_llm", None)
+    if inner is not None:
+        return model_name(inner)
+    static = inspect.getattr_static(llm, "model", None)
+    if isinstance(static, str):
+        return static
+    cached = getattr(llm, "_model", None)
+    if isinstance(cached, str):
+        return cached
+    model = getattr(getattr(llm, "config", None), "model", None)
+    return model if isinstance(model, str) else None
+
+
+def _table_name(table_json: Mapping[str, Any] | None) -> str | None:
+    if table_json is None:
+        return None
+    name = table_json.get("table_name") or table_json.get("name") or table_json.get("id")
+    return str(name) if name else "table"
+
+
+def make_record(item: Mapping[str, Any], result: AgentResult, llm: Any, settings: RunSettings) -> dict[str, Any]:
+    """The trace line of one question: the item, the agent's result, the scores and the cost."""
+    data = result.to_dict()
+    data.pop("question", None)
+    gold = item.get("answers")
+    is_table = item.get("table") is not None
+    model = model_name(llm)
+    record: dict[str, Any] = {
+        "id": str(item.get("id")),
+        "question": item.get("question"),
+        "entities": dict(item.get("entities") or {}),
+        "gold": list(gold) if gold is not None else None,
+        "gold_actions": item.get("actions"),
+        "kind": item.get("kind"),
+        "source": item.get("source"),
+        "table": _table_name(item.get("table")) if is_table else None,
+        "method": settings.method,
+        "feedback": settings.feedback,
+        "model": model,
+    }
+    record.update(data)
+    record["metrics"] = score_question(result.answers, gold, table=is_table) if gold is not None else {}
+    record["cost_usd"] = cost_usd(model, result.tokens_in, result.tokens_out, settings.prices)
+    record["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return record
+
+
+def run_question(
+    item: Mapping[str, Any],
+    llm: Any,
+    settings: RunSettings,
+    kb: Any = None,
+    *,
+    env: Any = None,
+    solve: Solver | None = None,
+    ranker: Any = None,
+) -> dict[str, Any]:
+    """Answer one item and return its trace record (:func:`make_record`).
+
+    A pyql error while setting the question up (a table that does not load,
+    no KB) or while answering it ends the question with ``error`` set instead
+    of raising; other exceptions (bugs, Ctrl-C) propagate.
+
+    Args:
+        item: a data set item (:mod:`agent.datasets`).
+        llm: the LLM.
+        settings: the run settings.
+        kb: the KB for a KB question (see :class:`KBProvider`).
+        env: an environment to use instead of building one from the item.
+        solve: the method (default: :func:`solver` of ``settings.method``).
+        ranker: the relation ranker (:func:`relation_ranker`).
+    """
+    solve = solve or solver(settings.method)
+    started = time.perf_counter()
+    try:
+        config = settings.agent_config()
+        if env is None:
+            env = environment_for(item, kb, settings, ranker)
+        result = solve(llm, env, str(item["question"]), config)
+    except PyQLError as exc:
+        result = AgentResult(
+            question=str(item.get("question")),
+            answers=[],
+            steps=[],
+            done=False,
+            forced=False,
+            query="",
+            seconds=time.perf_counter() - started,
+            error=f"{exc.kind}: {exc}",
+        )
+    return make_record(item, result, llm, settings)
+
+
+_THOUGHT = re.compile(r"^\s*thought\s*\d*\s*:\s*", re.I)
+_ACTION = re.compile(r"^\s*action\s*\d*\s*:", re.I | re.M)
+
+
+def reply_thought(reply: str) -> str:
+    """The thought of an LLM reply: the text before the first ``Action N:`` line, ``Thought N:`` removed.
+
+    Example:
+        >>> reply_thought(" Rachel's category.\\nAction 1: get_relation(m.0crbvqz)")
+        "Rachel's category."
+        >>> reply_thought("Thought 2: the time.\\nAction 2: add_max(?t)"), reply_thought("Action 1: execute()")
+        ('the time.', '')
+    """
+    match = _ACTION.search(reply or "")
+    head = reply[: match.start()] if match else (reply or "")
+    return _THOUGHT.sub("", head.strip(), count=1).strip()
+
+
+# ---------------------------------------------------------------------------
+# The run file
+
+
+def summary_path(out: str | Path) -> Path:
+    """Where the summary of a run file goes: ``RUN.jsonl`` → ``RUN.summary.json``.
+
+    Example:
+        >>> summary_path("runs/dev.jsonl").as_posix(), summary_path("runs/dev.out").as_posix()
+        ('runs/dev.summary.json', 'runs/dev.out.summary.json')
+    """
+    path = Path(out)
+    return path.with_name(path.stem + ".summary.json") if path.suffix == ".jsonl" else path.with_name(path.name + ".summary.json")
+
+
+def read_run(path: str | Path, *, repair: bool = False, warn: TextIO | None = None) -> list[dict[str, Any]]:
+    """The records of a run file, in file order (an id may repeat; see :func:`latest_records`).
+
+    A last line without its newline is the trace of a crash: if it is not
+    JSON it is dropped (and with ``repair`` cut off the file); if it is, it
+    is kept (and with ``repair`` its newline is added).
+
+    Raises:
+        EvalError: the file cannot be read, or a line before the last is not a JSON object.
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+        >>> _ = open(p, "w").write('{"id": "a"}\\n{"id": "b", "ans')
+        >>> [r["id"] for r in read_run(p, repair=True)], open(p).read()
+        (['a'], '{"id": "a"}\\n')
+    """
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise EvalError(f"run file not found: {file}") from None
+    except OSError as exc:
+        raise EvalError(f"cannot read the run file {file}: {exc}") from None
+    records: list[dict[str, Any]] = []
+    lines = data.split(b"\n")
+    offset = 0
+    for number, raw in enumerate(lines, 1):
+        last = number == len(lines)
+        start = offset
+        offset += len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict) or "id" not in record:
+                raise ValueError("not a record with an id")
+        except (ValueError, UnicodeDecodeError) as exc:
+            if last:
+                if warn is not None:
+                    print(f"pyql: {file}: dropped a cut-off last line (from an interrupted run)", file=warn)
+                if repair:
+                    with file.open("r+b") as f:
+                        f.truncate(start)
+                continue
+            raise EvalError(
+                f"{file}, line {number} is not a run record ({exc}); remove that line, or write the run to another --out"
+            ) from None
+        records.append(record)
+        if last and repair:
+            with file.open("ab") as f:
+                f.write(b"\n")
+    return records
+
+
+def latest_records(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One record per id, the last one written (in order of first appearance).
+
+    Example:
+        >>> [r["n"] for r in latest_records([{"id": "a", "n": 1}, {"id": "b", "n": 2}, {"id": "a", "n": 3}])]
+        [3, 2]
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for record in records:
+        out[str(record["id"])] = dict(record)
+    return list(out.values())
+
+
+def _llm_failed(record: Mapping[str, Any]) -> bool:
+    return str(record.get("error") or "").startswith("llm_error")
+
+
+class _Writer:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = path.open("a", encoding="utf-8")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class Progress:
+    """A progress bar on a stream: redrawn in place on a terminal, a line now and then otherwise.
+
+    Example:
+        >>> import io
+        >>> s = io.StringIO()
+        >>> p = Progress(2, s, every=1)
+        >>> p.update({"id": "q1", "metrics": {"f1": 1.0}}); p.update({"id": "q2", "metrics": {"f1": 0.0}}); p.close()
+        >>> s.getvalue().splitlines()[-1].startswith("[##############################] 2/2 F1 0.50")
+        True
+    """
+
+    def __init__(self, total: int, stream: TextIO | None, *, done: int = 0, width: int = 30, every: int | None = None) -> None:
+        self.total = total
+        self.stream = stream
+        self.start_done = done
+        self.done = done
+        self.width = width
+        self.f1: list[float] = []
+        self.started = time.perf_counter()
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.every = every if every is not None else max(1, (total - done) // 20)
+        self._last = ""
+
+    def line(self, current: str = "") -> str:
+        """The bar as text."""
+        filled = int(self.width * self.done / self.total) if self.total else self.width
+        bar = "#" * filled + "-" * (self.width - filled)
+        ran = self.done - self.start_done
+        elapsed = time.perf_counter() - self.started
+        per = elapsed / ran if ran else 0.0
+        eta = per * (self.total - self.done)
+        f1 = f" F1 {sum(self.f1) / len(self.f1):.2f}" if self.f1 else ""
+        text = f"[{bar}] {self.done}/{self.total}{f1} {per:.1f}s/q ETA {_duration(eta)}"
+        return text + (f" {current}" if current else "")
+
+    def update(self, record: Mapping[str, Any]) -> None:
+        """Count one finished question."""
+        self.done += 1
+        f1 = (record.get("metrics") or {}).get("f1")
+        if f1 is not None:
+            self.f1.append(float(f1))
+        if self.stream is None:
+            return
+        text = self.line(str(record.get("id", "")))
+        if self.tty:
+            pad = max(0, len(self._last) - len(text))
+            self.stream.write("\r" + text + " " * pad)
+            self._last = text
+        elif (self.done - self.start_done) % self.every == 0 or self.done == self.total:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the bar's line."""
+        if self.stream is not None and self.tty and self._last:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+class _GuardedLLM:
+    """The shared LLM, refusing new calls once the run is stopping."""
+
+    def __init__(self, llm: Any, stop: threading.Event) -> None:
+        self._llm = llm
+        self._stop = stop
+
+    def complete(self, prompt: Any, **kwargs: Any) -> Any:
+        if self._stop.is_set():
+            raise RunStopped()
+        return self._llm.complete(prompt, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+
+# ---------------------------------------------------------------------------
+# A whole run
+
+
+@dataclass
+class EvalOutcome:
+    """What :func:`run_eval` did.
+
+    Attributes:
+        path: the run file.
+        records: every question in the run file (the last record of each id).
+        new: questions answered by this call.
+        skipped: questions skipped because the run file had them (resume).
+        interrupted: Ctrl-C stopped the run.
+        aborted: why the run stopped by itself (too many LLM failures in a row), or None.
+        metrics: the metrics over :attr:`records`.
+        summary: the summary written next to the run file.
+    """
+
+    path: Path
+    records: list[dict[str, Any]] = field(default_factory=list)
+    new: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+    aborted: str | None = None
+    metrics: RunMetrics = field(default_factory=RunMetrics)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def summary_file(self) -> Path:
+        return summary_path(self.path)
+
+
+def summary_text(records: Sequence[Mapping[str, Any]], metrics: RunMetrics | None = None) -> str:
+    """The markdown summary: the metrics table, then the ERASER triggers (Table 9 and Table 8 views)."""
+    metrics = metrics if metrics is not None else aggregate(records)
+    parts = [metrics.table()]
+    stats = trigger_stats(records)
+    if stats is not None and stats.total:
+        parts.append("ERASER triggers by rule (Table 9 view):\n\n" + stats.table(view="rules"))
+        parts.append("ERASER triggers by feedback type (Table 8 view):\n\n" + stats.table(view="environments"))
+    return "\n\n".join(parts)
+
+
+def run_eval(
+    items: Iterable[Mapping[str, Any]],
+    out: str | Path,
+    llm: Any,
+    settings: RunSettings,
+    *,
+    kb: Any = None,
+    resume: bool = False,
+    concurrency: int = 1,
+    progress: TextIO | None = sys.stderr,
+    max_llm_failures: int = 3,
+    dataset: str | None = None,
+) -> EvalOutcome:
+    """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
+
+    Args:
+        items: data set items (:mod:`agent.datasets`); ids must be unique.
+        out: the run file (JSON Lines, appended to).
+        llm: the LLM (shared by the workers).
+        settings: how to answer (method, feedback, KB ...).
+        kb: a KB object or spec to use instead of ``settings.kb``.
+        resume: continue the run file: skip the ids it already has.
+        concurrency: questions answered at a time (threads).
+        progress: where the progress bar goes (None: nowhere).
+        max_llm_failures: stop after this many questions in a row ended by an
+            LLM error (0: never stop).
+        dataset: the data set's name, for the summary.
+
+    Returns:
+        An :class:`EvalOutcome`; the summary is also written to :func:`summary_path`.
+
+    Raises:
+        EvalError: the run file exists and ``resume`` is False, it is corrupt,
+            ``concurrency`` < 1, or KB questions without a KB.
+    """
+    path = Path(out)
+    if concurrency < 1:
+        raise EvalError(f"--concurrency must be >= 1, got {concurrency}")
+    if max_llm_failures < 0:
+        raise EvalError(f"max_llm_failures must be >= 0, got {max_llm_failures}")
+    items = list(items)
+    solve = solver(settings.method)
+    settings.agent_config()  # bad settings fail before anything runs
+    previous: list[dict[str, Any]] = []
+    if path.exists() and path.stat().st_size > 0:
+        if not resume:
+            raise EvalError(f"the run file {path} already exists: give --resume to continue it, or another --out")
+        previous = latest_records(read_run(path, repair=True, warn=progress))
+    finished = {str(r["id"]) for r in previous if not _llm_failed(r)}
+    pending = [item for item in items if str(item["id"]) not in finished]
+    outcome = EvalOutcome(path=path, skipped=len(items) - len(pending))
+    provider: KBProvider | None = None
+    if any(item.get("table") is None for item in pending):
+        source = kb if kb is not None else settings.kb
+        if source is None:
+            raise EvalError("the data set has KB questions: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
+        provider = source if isinstance(source, KBProvider) else KBProvider(source, settings.profile)
+    ranker = relation_ranker(settings.ranker, settings.max_relations)
+    bar = Progress(len(items), progress, done=outcome.skipped)
+    writer = _Writer(path)
+    failures = 0
+
+    def finish(record: dict[str, Any]) -> None:
+        nonlocal failures
+        writer.write(record)
+        outcome.new += 1
+        bar.update(record)
+        failures = failures + 1 if _llm_failed(record) else 0
+        if max_llm_failures and failures >= max_llm_failures and outcome.aborted is None:
+            outcome.aborted = (
+                f"the LLM failed on {failures} questions in a row (last: {record.get('error')}); "
+                "fix the LLM access and run again with --resume"
+            )
+
+    def one(item: Mapping[str, Any], model: Any) -> dict[str, Any]:
+        the_kb = provider.get() if provider is not None and item.get("table") is None else None
+        return run_question(item, model, settings, the_kb, solve=solve, ranker=ranker)
+
+    try:
+        if concurrency == 1:
+            for item in pending:
+                finish(one(item, llm))
+                if outcome.aborted:
+                    break
+        else:
+            _run_pool(pending, llm, one, finish, concurrency, outcome)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        writer.close()
+        bar.close()
+    outcome.records = latest_records(read_run(path)) if path.exists() else []
+    outcome.metrics = aggregate(outcome.records, settings.prices)
+    stats = trigger_stats(outcome.records)
+    outcome.summary = {
+        "run": str(path),
+        "dataset": dataset,
+        "questions": len(outcome.records),
+        "new": outcome.new,
+        "skipped": outcome.skipped,
+        "interrupted": outcome.interrupted,
+        "aborted": outcome.aborted,
+        "settings": settings.describe(),
+        "model": model_name(llm),
+        "metrics": outcome.metrics.to_dict(),
+        "triggers": stats.to_dict() if stats is not None else None,
+        "table": summary_text(outcome.records, outcome.metrics),
+    }
+    summary_path(path).write_text(json.dumps(outcome.summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return outcome
+
+
+def _run_pool(
+    pending: list[dict[str, Any]] | list[Mapping[str, Any]],
+    llm: Any,
+    one: Callable[[Mapping[str, Any], Any], dict[str, Any]],
+    finish: Callable[[dict[str, Any]], None],
+    concurrency: int,
+    outcome: EvalOutcome,
+) -> None:
+    """Run questions in a thread pool; the caller's thread writes every record."""
+    stop = threading.Event()
+    guarded = _GuardedLLM(llm, stop)
+    queue = iter(pending)
+    running: dict[Future[dict[str, Any]], Mapping[str, Any]] = {}
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="pyql-eval")
+
+    def submit() -> None:
+        while not stop.is_set() and len(running) < concurrency:
+            item = next(queue, None)
+            if item is None:
+                return
+            running[pool.submit(one, item, guarded)] = item
+
+    def drain() -> None:
+        """After a stop: keep what finished, drop what was cut short."""
+        for future in list(running):
+            try:
+                finish(future.result())
+            except (RunStopped, KeyboardInterrupt):
+                pass
+        running.clear()
+
+    try:
+        submit()
+        while running:
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in done:
+                running.pop(future)
+                finish(future.result())
+            if outcome.aborted:
+                stop.set()
+                drain()
+                return
+            submit()
+    except BaseException:
+        stop.set()
+        drain()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,198 @@
+"""``pyql trace RUN.jsonl --html OUT.html``: a run as one self-contained page to look at.
+
+The page (``agent/templates/trace.html.j2``, jinja2 with autoescaping) has
+no external CSS, JS, fonts or images, and a Content-Security-Policy that
+forbids scripts and remote loads: it opens from a file, offline, and
+nothing in a question, reply or observation can run as code (every text is
+HTML-escaped). It shows:
+
+* a summary header: the metrics table of the run (:mod:`agent.metrics`)
+  and the ERASER triggers per rule;
+* an index of the questions with their F1;
+* per question: the question, linked entities, gold and predicted answers
+  (each prediction marked right or wrong), F1/Hit@1 (and denotation for
+  tables), counters (steps, LLM calls, tokens, KB queries, seconds, cost),
+  the final query and every step's thought, action and observation. Failed
+  steps are red, steps whose observation is an ERASER guideline are amber,
+  with the rule id as a badge; forced steps (the step limit) are grey.
+  Questions that were not answered right, or had a failed step, start
+  unfolded (the first :data:`OPEN_LIMIT` of them).
+
+Example:
+    >>> rec = {"id": "q1", "question": "<b>hi</b>?", "gold": ["m.1"], "answers": [{"value": "m.1", "label": "One"}],
+    ...        "steps": [{"step": 1, "reply": "Thought 1: go.\\nAction 1: execute()", "action": "execute()", "ok": True,
+    ...                   "error": None, "observation": "The answer is ['One']", "rule": None}], "done": True}
+    >>> page = render_html([rec])
+    >>> "&lt;b&gt;hi&lt;/b&gt;?" in page, "<b>hi</b>" in page, "F1 1.00" in page
+    (True, False, True)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import jinja2
+
+from agent.metrics import aggregate, answer_keys, record_scores, trigger_stats
+from agent.runner import reply_thought
+
+__all__ = ["OPEN_LIMIT", "render_html", "write_html", "question_view"]
+
+#: Questions after this many start folded even when they went wrong (keeps big runs light).
+OPEN_LIMIT = 50
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("agent", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _answer_text(answer: Any) -> str:
+    if isinstance(answer, Mapping):
+        value, label = answer.get("value"), answer.get("label")
+        return f"{label} ({value})" if label not in (None, "") and label != value else str(value)
+    return str(answer)
+
+
+def _step_view(step: Mapping[str, Any]) -> dict[str, Any]:
+    ok = bool(step.get("ok"))
+    rule = step.get("rule")
+    if step.get("forced"):
+        state = "forced" if ok else "failed forced"
+    elif ok:
+        state = "ok"
+    elif rule:
+        state = "guideline"
+    else:
+        state = "failed"
+    reply = str(step.get("reply") or "")
+    action = step.get("action")
+    return {
+        "step": step.get("step"),
+        "state": state,
+        "ok": ok,
+        "thought": reply_thought(reply) if reply else "",
+        "action": action if action else reply.strip(),
+        "unparsed": not action,
+        "error": step.get("error"),
+        "rule": rule,
+        "observation": str(step.get("observation") or ""),
+        "forced": bool(step.get("forced")),
+        "tokens": f"{step.get('tokens_in', 0)}/{step.get('tokens_out', 0)}",
+        "llm_seconds": float(step.get("llm_seconds") or 0.0),
+        "kb_queries": int(step.get("kb_queries") or 0),
+        "attempts": int(step.get("attempts") or 1),
+        "prompt": step.get("prompt"),
+    }
+
+
+def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """What the template shows for one run record.
+
+    Example:
+        >>> v = question_view({"id": "q1", "question": "q?", "gold": ["3"], "answers": [{"value": "3.0", "label": None}]}, 0)
+        >>> v["f1"], v["answers"][0]["correct"], v["state"]
+        (1.0, True, 'right')
+    """
+    scores = record_scores(record)
+    gold = record.get("gold")
+    gold_keys = [answer_keys(g) for g in gold] if gold is not None else None
+    answers = []
+    for answer in record.get("answers") or []:
+        keys = answer_keys(answer)
+        correct = None if gold_keys is None else any(keys & g for g in gold_keys)
+        answers.append({"text": _answer_text(answer), "correct": correct})
+    steps = [_step_view(s) for s in record.get("steps") or []]
+    f1 = scores.get("denotation", scores.get("f1")) if record.get("table") else scores.get("f1")
+    if record.get("error"):
+        state = "error"
+    elif f1 is None:
+        state = "unscored"
+    elif f1 >= 1.0:
+        state = "right"
+    elif f1 > 0:
+        state = "partial"
+    else:
+        state = "wrong"
+    return {
+        "index": index + 1,
+        "id": str(record.get("id")),
+        "anchor": f"q{index + 1}",
+        "question": str(record.get("question") or ""),
+        "entities": dict(record.get("entities") or {}),
+        "table": record.get("table"),
+        "gold": [_answer_text(g) for g in gold] if gold is not None else None,
+        "answers": answers,
+        "f1": scores.get("f1"),
+        "hit1": scores.get("hit1"),
+        "denotation": scores.get("denotation"),
+        "score": f1,
+        "state": state,
+        "open": index < OPEN_LIMIT and (state in ("wrong", "partial", "error") or any(not s["ok"] for s in steps)),
+        "steps": steps,
+        "failed_steps": sum(1 for s in steps if not s["ok"]),
+        "rules": dict(record.get("rules") or {}),
+        "error": record.get("error"),
+        "forced": bool(record.get("forced")),
+        "done": bool(record.get("done")),
+        "query": str(record.get("query") or ""),
+        "llm_calls": record.get("llm_calls", 0),
+        "tokens_in": record.get("tokens_in", 0),
+        "tokens_out": record.get("tokens_out", 0),
+        "kb_queries": record.get("kb_queries", 0),
+        "seconds": float(record.get("seconds") or 0.0),
+        "cost_usd": record.get("cost_usd"),
+        "model": record.get("model"),
+        "method": record.get("method"),
+        "feedback": record.get("feedback"),
+        "kind": record.get("kind"),
+        "template_version": record.get("template_version"),
+    }
+
+
+def render_html(records: Sequence[Mapping[str, Any]] | Iterable[Mapping[str, Any]], *, title: str = "pyql run", source: str | None = None) -> str:
+    """The page for run records (one per question, as :func:`agent.runner.read_run` gives them)."""
+    records = list(records)
+    metrics = aggregate(records)
+    stats = trigger_stats(records)
+    rule_rows = []
+    if stats is not None and stats.total:
+        rule_rows = [
+            {"rule": rule_id, "count": count, "share": f"{share:.1%}", "type": kind}
+            for rule_id, count, share, kind, _ in stats.rows()
+        ]
+    models = sorted({str(r.get("model")) for r in records if r.get("model")})
+    methods = sorted({str(r.get("method")) for r in records if r.get("method")})
+    return _env().get_template("trace.html.j2").render(
+        title=title,
+        source=source,
+        generated=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        metrics=metrics.rows(),
+        rule_rows=rule_rows,
+        rule_total=stats.total if stats is not None else 0,
+        models=models,
+        methods=methods,
+        questions=[question_view(r, i) for i, r in enumerate(records)],
+    )
+
+
+def write_html(records: Iterable[Mapping[str, Any]], path: str | Path, *, title: str | None = None, source: str | None = None) -> Path:
+    """Write the page for run records to ``path`` (UTF-8); returns the path.
+
+    Example:
+        >>> import tempfile, os
+        >>> p = write_html([], os.path.join(tempfile.mkdtemp(), "run.html"))
+        >>> "<!doctype html>" in p.read_text().lower()
+        True
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(list(records), title=title or (f"pyql run: {Path(source).name}" if source else "pyql run"), source=source), encoding="utf-8")
+    return out

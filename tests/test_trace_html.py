@@ -1,0 +1,219 @@
+"""``pyql trace --html``: the page renders, is self-contained, escapes everything, and looks right in Chromium.
+
+The browser tests (marker ``browser``) run Debian's headless Chromium; they
+skip when it is missing, unless ``PYQL_REQUIRE_BROWSER=1`` (then they fail
+with the install hint).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from agent.datasets import load_dataset
+from agent.llm import LLMConfig, LLMError, ScriptedLLM
+from agent.runner import RunSettings, latest_records, read_run, run_eval
+from agent.trace_html import render_html
+from pyql.cli import main
+
+DEMO = Path(__file__).resolve().parents[1] / "pyql" / "data" / "demo_questions.jsonl"
+COMPLETION = LLMConfig(mode="completion")
+EVIL = "<script>document.body.appendChild(Object.assign(document.createElement('p'),{id:'pwned'}))</script> which storm?"
+INSTALL_HINT = "headless Chromium is not installed: apt-get install -y chromium (Debian's package)"
+
+
+def scripted(*replies: object) -> ScriptedLLM:
+    return ScriptedLLM(list(replies), config=COMPLETION)
+
+
+@pytest.fixture(scope="module")
+def run_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small run: right, corrected by guidelines, failed without ERASER, forced and wrong, LLM error."""
+    items = {item["id"]: item for item in load_dataset(DEMO)}
+    out = tmp_path_factory.mktemp("run") / "run.jsonl"
+    settings = RunSettings(kb="demo")
+
+    def add(item: dict, llm: ScriptedLLM, **overrides: object) -> None:
+        run_eval([item], out, llm, RunSettings(**{**settings.__dict__, **overrides}), resume=True, progress=None, max_llm_failures=0)
+
+    add(items["q01"], scripted(
+        " Rachel's relations.\nAction 1: get_relation(m.0crbvqz)",
+        " The category.\nAction 2: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)",
+        " Done.\nAction 3: execute()",
+    ))
+    add(items["q03"], scripted(
+        " Jamaica's relations.\nAction 1: get_relation(m.03_r3)",
+        " Languages.\nAction 2: add_fact(m.03_r3, ?x)",
+        " Languages, with the <b>relation</b>.\nAction 3: add_fact(m.03_r3, location.country.languages_spoken, ?lang)",
+        " I think I am done",
+        " Done.\nAction 5: execute()",
+    ))
+    add(dict(items["q20"], id="q20-raw"), scripted(
+        " Count.\nAction 1: add_fact(m.0abc, ?x)",
+        " Hmm.\nAction 2: execute()",
+        " Stop.\nAction 3: execute()",
+    ), feedback="raw", max_steps=2)
+    add(items["q05"], scripted(
+        " Sandy's relations.\nAction 1: get_relation(m.0n9cgl4)",
+        " Category.\nAction 2: add_fact(m.0n9cgl4, meteorology.tropical_cyclone.category, ?c)",
+        "?c",
+    ), max_steps=2)
+    add(dict(items["q01"], id="evil", question=EVIL), scripted(LLMError("bad request", status=400)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(run_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("html") / "run.html"
+    assert main(["trace", str(run_file), "--html", str(out)]) == 0
+    return out
+
+
+def test_page_shows_questions_steps_and_metrics(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    assert html.lower().startswith("<!doctype html>")
+    for text in ("what category is tropical storm rachel?", "what languages are spoken in jamaica?",
+                 "how much damage did hurricane sandy cause?", "answer F1", "Hit@1", "KB queries per question (QPQ)"):
+        assert text in html
+    assert "F1 1.00" in html and "F1 0.00" in html
+    assert '<tr class="guideline">' in html and '<span class="badge rule">wrong_arity</span>' in html
+    assert '<span class="badge rule">no_action</span>' in html
+    assert '<tr class="failed">' in html and '<span class="badge err">wrong_arity</span>' in html  # raw feedback: no rule
+    assert '<tr class="forced">' in html and "forced" in html
+    assert "llm_error: bad request" in html
+    assert html.count('<details class="q"') == 5
+    # wrong or corrected questions start open; the clean one does not
+    assert re.search(r'<details class="q" id="q1">', html) and re.search(r'<details class="q" id="q2" open>', html)
+
+
+def test_page_is_self_contained(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I)
+    assert not re.search(r"<(?:link|script|iframe|img|object|embed)\b", html, re.I)
+    assert "@import" not in html and "url(" not in html
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+
+
+def test_page_escapes_questions_replies_and_observations(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    assert "<script>document" not in html and "&lt;script&gt;document.body.appendChild" in html
+    assert "<b>relation</b>" not in html and "&lt;b&gt;relation&lt;/b&gt;" in html
+
+
+def test_render_html_of_no_record() -> None:
+    html = render_html([])
+    assert "0 questions" in html and "No guideline was given in this run." in html
+
+
+def test_trace_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trace", str(tmp_path / "missing.jsonl"), "--html", str(tmp_path / "x.html")]) == 2
+    assert "run file not found" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# In a real browser
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.environ.get("PYQL_REQUIRE_BROWSER", "").strip() not in ("", "0"):
+        pytest.fail("PYQL_REQUIRE_BROWSER is set but " + INSTALL_HINT, pytrace=False)
+    pytest.skip(INSTALL_HINT)
+
+
+def headless(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", *args],
+        capture_output=True, text=True, timeout=180,
+    )
+
+
+def read_png(path: Path) -> tuple[int, int, list[list[tuple[int, ...]]]]:
+    """Width, height and pixel rows of an 8-bit PNG (gray, RGB, gray+alpha or RGBA), no PIL."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    assert header is not None
+    width, height, depth, color, _, _, interlace = header
+    assert depth == 8 and interlace == 0 and color in (0, 2, 4, 6), header
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[color]
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows: list[list[tuple[int, ...]]] = []
+    prev = bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = prev[i]
+            c = prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        rows.append([tuple(line[x * channels:x * channels + min(3, channels)]) for x in range(width)])
+        prev = line
+    return width, height, rows
+
+
+@pytest.mark.browser
+def test_screenshot_in_headless_chromium(page: Path, tmp_path: Path) -> None:
+    browser = chromium()
+    shot = tmp_path / "page.png"
+    result = headless(browser, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri())
+    assert shot.is_file() and shot.stat().st_size > 20_000, result.stderr[-2000:]
+    width, height, rows = read_png(shot)
+    assert (width, height) == (1200, 1600)
+    colors = {px for row in rows[::8] for px in row[::8]}
+    assert len(colors) > 30  # text, tables, badges: not a blank page
+    top = {px for px in rows[20][::4]}
+    assert (0x24, 0x29, 0x2F) in top  # the dark header bar is drawn
+    everything = {px for row in rows[::2] for px in row[::2]}
+    assert (0xFF, 0xF8, 0xC5) in everything  # an amber guideline row is visible
+    assert (0xFF, 0xEB, 0xE9) in everything  # a red failed step / wrong answer is visible
+    assert (0xFF, 0xFF, 0xFF) in everything
+
+
+@pytest.mark.browser
+def test_injected_script_does_not_run_in_chromium(page: Path, tmp_path: Path) -> None:
+    browser = chromium()
+    result = headless(browser, tmp_path / "profile", "--dump-dom", page.as_uri())
+    dom = result.stdout
+    assert "which storm?" in dom, result.stderr[-2000:]
+    assert 'id="pwned"' not in dom  # the <script> in the question stayed text
+    assert "&lt;script&gt;document.body.appendChild" in dom
+
+
+def test_run_file_fixture_is_consistent(run_file: Path) -> None:
+    records = latest_records(read_run(run_file))
+    assert [r["id"] for r in records] == ["q01", "q03", "q20-raw", "q05", "evil"]
+    assert records[1]["rules"] == {"wrong_arity": 1, "no_action": 1} and records[1]["metrics"]["f1"] == 1.0
+    assert records[3]["forced"] and records[4]["error"].startswith("llm_error")
