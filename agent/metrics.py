@@ -434,6 +434,7 @@ class RunMetrics:
     tpq: float = 0.0
     invalid_action_rate: float = 0.0
     rules: dict[str, int] = field(default_factory=dict)
+    readi: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (floats rounded).
@@ -465,6 +466,16 @@ class RunMetrics:
             ("invalid-action rate (of steps)", f"{self.invalid_action_rate:.3f}"),
             ("ERASER triggers", str(sum(self.rules.values()))),
         ]
+        if self.readi is not None:
+            r = self.readi
+            rows += [
+                ("Readi: edits per question", f"{r['edits']:.2f}"),
+                ("Readi: LPP / LIP (path length predicted / instantiated)", f"{r['lpp']:.2f} / {r['lip']:.2f}"),
+                ("Readi: AIP (average instantiation progress)", f"{r['aip']:.3f}"),
+                ("Readi: ISR (instantiation success rate)", f"{r['isr']:.3f}"),
+                ("Readi: CER (ends on an unnamed node)", f"{r['cer']:.3f}"),
+                ("Readi: answer coverage", f"{r['coverage']:.3f}"),
+            ]
         return rows
 
     def table(self) -> str:
@@ -477,6 +488,45 @@ class RunMetrics:
         lines = ["| metric | value |", "| --- | ---: |"]
         lines += [f"| {name} | {value} |" for name, value in self.rows()]
         return "\n".join(lines)
+
+
+def readi_metrics(records: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
+    """Readi's own measures over the records it produced (Table 8 of the Readi paper).
+
+    ``edits``: LLM edit calls per question; ``lpp``/``lip``: mean length of
+    the predicted / instantiated paths; ``aip``: mean instantiation progress;
+    ``isr``: share of questions whose paths were all instantiated; ``cer``:
+    share ending on an unnamed node; ``coverage``: share whose instantiated
+    answer values contain a gold answer. None when no record is Readi's.
+
+    Example:
+        >>> recs = [{"extra": {"method": "readi", "edits": 1, "lpp": 2, "lip": 1, "aip": 0.5, "isr": False,
+        ...          "cer": True, "instance_values": ["m.1"]}, "gold": ["m.1"]}]
+        >>> readi_metrics(recs)["coverage"], readi_metrics([{"extra": {}}])
+        (1.0, None)
+    """
+    mine = [r for r in records if (r.get("extra") or {}).get("method") == "readi"]
+    if not mine:
+        return None
+
+    def mean(key: str) -> float:
+        return _mean([float((r["extra"] or {}).get(key) or 0) for r in mine])
+
+    covered = []
+    for r in mine:
+        values = {str(v).lower() for v in (r["extra"].get("instance_values") or [])}
+        gold = {str(g.get("value") if isinstance(g, Mapping) else g).lower() for g in (r.get("gold") or [])}
+        covered.append(1.0 if values & gold else 0.0)
+    return {
+        "questions": float(len(mine)),
+        "edits": mean("edits"),
+        "lpp": mean("lpp"),
+        "lip": mean("lip"),
+        "aip": mean("aip"),
+        "isr": mean("isr"),
+        "cer": mean("cer"),
+        "coverage": _mean(covered),
+    }
 
 
 def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[float, float]] | None = None) -> RunMetrics:
@@ -513,6 +563,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
     rules = dict(stats.counts.most_common()) if stats is not None else {}
     total_cost = sum(costs)
     return RunMetrics(
+        readi=readi_metrics(records),
         questions=n,
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),

@@ -11,6 +11,7 @@ Workloads, all on the bundled demo KB:
 * ``questions``: a correct action chain for each of the 37 questions of
   ``pyql/data/demo_questions.jsonl`` (:data:`CHAINS`; every chain reaches
   the gold answer and fires no rule);
+* ``gold``: the ``actions`` stored with the questions in that file, when present;
 * ``demo``: the scripted episodes of ``pyql demo`` (they skip some
   ``get_relation`` calls, so ``fact_before_get_relation`` fires there);
 * ``faulty``: the one-mistake episodes of ``tests/test_eraser_rules.py``,
@@ -365,6 +366,9 @@ def workloads(which: list[str]) -> dict[str, list[tuple[str, dict[str, str], lis
     if "questions" in which:
         qs = questions()
         out["questions"] = [(qid, qs[qid]["entities"], CHAINS[qid], frozenset()) for qid in sorted(CHAINS)]
+    if "gold" in which:
+        qs = questions()
+        out["gold"] = [(qid, q["entities"], q["actions"], frozenset()) for qid, q in sorted(qs.items()) if q.get("actions")]
     if "demo" in which:
         from pyql.demo import EPISODES
 
@@ -537,7 +541,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", default="demo,oxigraph:demo", help="comma-separated: demo (rdflib), oxigraph:demo")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--workloads", default="appendix-d,questions,demo,faulty", help="comma-separated: appendix-d,questions,demo,faulty"
+        "--workloads",
+        default="appendix-d,questions,gold,demo,faulty",
+        help="comma-separated: appendix-d,questions,gold,demo,faulty",
     )
     parser.add_argument("--write", help="a markdown file whose '## ERASER overhead' section is replaced")
     args = parser.parse_args(argv)

@@ -243,7 +243,8 @@ def _end_keys(f: Facts) -> list[str]:
     env="memory",
     phase="before",
     actions=("add_fact",),
-    doc="`add_fact` whose head and tail are both variables that no step has created.",
+    doc="`add_fact` whose head and tail are both variables that no step has created (except as the first "
+    "step of a question without linked entities, which has nothing to connect to).",
     suggests="Start from a linked entity or an existing variable (`get_relation` first if none was queried); "
     "`add_type_constrain` when the question names no entity.",
 )
@@ -254,6 +255,8 @@ def fact_two_new_variables(record: StepRecord, env: Environment) -> dict[str, An
         return None
     if f.is_created(head) or f.is_created(tail):
         return None
+    if not f.linked and not getattr(env.query, "steps", None):
+        return None  # an entity-less question has to start somewhere: nothing exists to connect to
     return {
         "head": str(head),
         "tail": str(tail),
@@ -479,13 +482,19 @@ def aggregate_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any
     env="memory",
     phase="before",
     actions=("add_filter",),
-    doc="`add_filter` before any `get_relation` in the episode (Table 9: get_relation has not been invoked before add_filter).",
+    doc="`add_filter` before any `get_relation` in the episode, on a variable no step has created "
+    "(Table 9: get_relation has not been invoked before add_filter).",
     suggests="`get_relation` of the linked entities first (Appendix G: 'Choose a parameter from [1.0]').",
 )
 def filter_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     f = facts(record, env)
     if f.got_relations:
         return None
+    operands = [f.term("ob1"), f.term("ob2")]
+    if any(isinstance(t, Variable) for t in operands) and all(
+        f.is_created(t) for t in operands if isinstance(t, Variable)
+    ):
+        return None  # the variables exist (an entity-less question built them): the filter has something to filter
     return {
         "choices": [f"get_relation({e})" for e in f.linked],
         "entities": f.linked,
