@@ -748,6 +748,24 @@ class EmbeddingRanker:
         self._matrices.put(key, matrix)
         return matrix
 
+    def _similarities(self, question: str, relations: tuple[str, ...]) -> Any:
+        """Cosine similarities less penalties, as a numpy vector."""
+        q = self._questions.get(question)
+        if q is None:
+            q = self.encode([question])[0]
+            self._questions.put(question, q)
+        sims = self.relation_matrix(relations) @ q
+        if self.demote_penalty and self.demote_domains:
+            domains = self.demote_domains
+            mask = self._penalties.get((relations, domains))
+            if mask is None:
+                import numpy as np  # noqa: PLC0415
+
+                mask = np.array([_domain(r) in domains for r in relations], dtype=np.float32)
+                self._penalties.put((relations, domains), mask)
+            sims = sims - self.demote_penalty * mask
+        return sims
+
     def scores(self, question: str, relations: Sequence[str]) -> list[float]:
         """Cosine similarity of the question with each relation, less the demotion penalty.
 
@@ -760,26 +778,10 @@ class EmbeddingRanker:
             1]) less ``demote_penalty`` for relations of ``demote_domains``.
         """
         key = tuple(relations)
-        if not key:
-            return []
-        q = self._questions.get(question)
-        if q is None:
-            q = self.encode([question])[0]
-            self._questions.put(question, q)
-        sims = self.relation_matrix(key) @ q
-        if self.demote_penalty and self.demote_domains:
-            domains = self.demote_domains
-            mask = self._penalties.get((key, domains))
-            if mask is None:
-                import numpy as np  # noqa: PLC0415
-
-                mask = np.array([_domain(r) in domains for r in key], dtype=np.float32)
-                self._penalties.put((key, domains), mask)
-            sims = sims - self.demote_penalty * mask
-        return sims.tolist()
+        return self._similarities(question, key).tolist() if key else []
 
     def rank(self, question: str, relations: Sequence[str]) -> list[str]:
-        """The relations by decreasing cosine similarity (ties keep their given order).
+        """The relations by decreasing score (ties keep their given order).
 
         Args:
             question: the question.
@@ -788,8 +790,13 @@ class EmbeddingRanker:
         Returns:
             All relations, best first.
         """
-        relations = list(relations)
-        return _order_by_scores(relations, self.scores(question, relations))
+        import numpy as np  # noqa: PLC0415
+
+        key = tuple(relations)
+        if not key:
+            return []
+        order = np.argsort(-self._similarities(question, key), kind="stable")
+        return [key[i] for i in order.tolist()]
 
 
 # --------------------------------------------------------------------------- #

@@ -546,19 +546,34 @@ class Cell:
     skipped: str | None = None
     run_s: float = 0.0
     rss_mb: float | None = None
+    trivial_ms: float = float("nan")
 
     def times(self, which: str) -> list[float]:
         if which == "construct":
             return [s.ms for s in self.steps if s.action in CONSTRUCT]
         return [s.ms for s in self.steps if s.action == which]
 
+    def overhead(self) -> list[float]:
+        """Per construction step: wall time minus the time inside the KB (parse, build, compile, observation text)."""
+        return [s.ms - s.kb_ms for s in self.steps if s.action in CONSTRUCT]
+
     def queries_per_step(self) -> float:
         return sum(s.queries for s in self.steps) / len(self.steps) if self.steps else float("nan")
 
 
-def run_cell(kb: Any, chains: list[Chain], warmup: int, repeat: int) -> list[StepTime]:
+def trivial_query_ms(kb: Any, n: int = 30) -> float:
+    """Median time of a query that touches no data: the engine's per-query floor."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        kb.select("SELECT (1 AS ?one) WHERE {}")
+        times.append((time.perf_counter() - t0) * 1000)
+    return med(times)
+
+
+def run_cell(kb: Any, chains: list[Chain], warmup: int, repeat: int, warm_chains: int | None = None) -> list[StepTime]:
     for _ in range(warmup):
-        for chain in chains:
+        for chain in chains[:warm_chains]:
             run_chain(kb, chain)
     out: list[StepTime] = []
     for _ in range(repeat):
@@ -580,12 +595,14 @@ def size_label(size: int) -> str:
 def main_table(cells: list[Cell]) -> str:
     lines = [
         "| triples | backend | load s | median step ms | p95 step ms | max step ms | median get_relation ms "
-        "| median execute ms | KB queries/step | steps (empty/failed) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| median execute ms | KB queries/step | pyql overhead/step ms | empty query ms | steps (undone) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for c in cells:
         if c.skipped:
-            lines.append(f"| {size_label(c.size)} | {c.backend} | {c.load_note or '–'} | – | – | – | – | – | – | skipped: {c.skipped} |")
+            lines.append(
+                f"| {size_label(c.size)} | {c.backend} | {c.load_note or '–'} | – | – | – | – | – | – | – | – | skipped: {c.skipped} |"
+            )
             continue
         steps = c.times("construct")
         bad = sum(1 for s in c.steps if not s.ok)
@@ -593,7 +610,7 @@ def main_table(cells: list[Cell]) -> str:
         lines.append(
             f"| {size_label(c.size)} | {c.backend} | {load} | {fmt(med(steps))} | {fmt(pct(steps, .95))} | {fmt(max(steps) if steps else float('nan'))} "
             f"| {fmt(med(c.times('get_relation')))} | {fmt(med(c.times('execute')))} | {c.queries_per_step():.2f} "
-            f"| {len(c.steps)} ({bad}) |"
+            f"| {med(c.overhead()):.2f} | {fmt(c.trivial_ms, 2)} | {len(c.steps)} ({bad}) |"
         )
     return "\n".join(lines)
 
@@ -612,19 +629,15 @@ def action_table(cells: list[Cell]) -> str:
 
 
 def template_table(cells: list[Cell], chains_by_size: dict[int, list[Chain]]) -> str:
-    """Per chain template: median of its construction steps at the largest size of each backend."""
+    """Per chain template: median and max of its construction steps at the largest size measured."""
     live = [c for c in cells if not c.skipped and c.steps]
     if not live:
         return ""
-    largest: dict[str, Cell] = {}
-    for c in live:
-        if c.backend not in largest or c.size > largest[c.backend].size:
-            largest[c.backend] = c
-    picked = list(largest.values())
-    head = "| chain | what | start entities (edges) | " + " | ".join(f"{c.backend} {size_label(c.size)}: median / max step ms" for c in picked) + " |"
+    size = max(c.size for c in live)
+    picked = [c for c in live if c.size == size]
+    head = "| chain | what | start entities (edges) | " + " | ".join(f"{c.backend}: median / max step ms" for c in picked) + " |"
     lines = [head, "|---|---|---|" + "---:|" * len(picked)]
     for t in TEMPLATES:
-        size = picked[0].size
         ents = ", ".join(f"{ch.entity} ({ch.degree})" for ch in chains_by_size.get(size, []) if ch.template == t.name)
         cols = []
         for c in picked:
@@ -773,7 +786,10 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"  loaded in {loaded.seconds:.1f} s; running {len(chains)} chains ...")
                 t0 = time.perf_counter()
                 try:
-                    cell.steps = run_cell(loaded.kb, chains, args.warmup, args.repeat)
+                    cell.trivial_ms = trivial_query_ms(loaded.kb)
+                    # rdflib is slow and has no cache worth warming: warm it up on one chain only
+                    warm = 1 if backend == "rdflib" else None
+                    cell.steps = run_cell(loaded.kb, chains, args.warmup, args.repeat, warm)
                 finally:
                     if loaded.cleanup:
                         loaded.cleanup()
@@ -799,7 +815,8 @@ def main(argv: list[str] | None = None) -> int:
         out.write("### Median ms per step kind\n\n" + table + "\n\n")
     table = template_table(cells, chains_by_size)
     if table:
-        out.write("### Per chain at the largest size of each backend\n\n" + table + "\n")
+        size = max(c.size for c in cells if not c.skipped and c.steps)
+        out.write(f"### Per chain at {size_label(size)} triples\n\n" + table + "\n")
     text = out.getvalue()
     print(text)
     if args.markdown:
@@ -814,7 +831,7 @@ def main(argv: list[str] | None = None) -> int:
                     "cells": [
                         {
                             "size": c.size, "backend": c.backend, "load_s": c.load_s, "load_note": c.load_note,
-                            "skipped": c.skipped, "run_s": c.run_s, "rss_mb": c.rss_mb,
+                            "skipped": c.skipped, "run_s": c.run_s, "rss_mb": c.rss_mb, "trivial_ms": c.trivial_ms,
                             "steps": [s.__dict__ for s in c.steps],
                         }
                         for c in cells

@@ -481,8 +481,9 @@ def measure(kb_specs: list[str], repeat: int, which: list[str]) -> str:
         "dominated by rdflib's SPARQL parser and varies by tens of percent between runs on a shared machine, "
         "so the with/without difference of that column is noise; the analyzer's own time (measured inside "
         "`Eraser.__call__`, both phases of a step) is the overhead. On correct episodes the analyzer sends no "
-        "KB query (queries without = with). In `demo` and `faulty`, rules stop steps before they run, so "
-        "fewer queries are sent with ERASER; the mean analyzer time of `faulty` includes the one KB query "
+        "KB query (queries without = with). Where rules fire (`gold`: q18's stored chain adds a guessed "
+        "relation to ?damage without get_relation(?damage); `demo`: the scripted episodes skip "
+        "get_relation; `faulty`), they stop steps before they run, so fewer queries are sent with ERASER; the mean analyzer time of `faulty` includes the one KB query "
         "that `answer_unnamed_node` and `execute_unnamed_answer` send (the p50 does not).",
     ]
     out = "\n".join(lines) + "\n"

@@ -414,3 +414,21 @@ def looks_unnamed_text(arg: Arg | None) -> bool:
     if arg is None or arg.kind not in ("string", "text", "name", "lang_string"):
         return False
     return arg.value.strip().lower() in _UNNAMED_TEXT
+
+
+def insists_on_execute(record: StepRecord, env: Environment, *rule_ids: str) -> bool:
+    """Whether ``execute()`` comes right after the same rule stopped an ``execute()``.
+
+    An empty answer can be the right one ("none"): after one guideline, an
+    agent that executes the same query again is taken at its word.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> env = NS(history=[NS(action="execute", error="execute_empty_result", query_before="q")], query="q")
+        >>> insists_on_execute(NS(action="execute"), env, "execute_empty_result")
+        True
+    """
+    if record.action != "execute" or not env.history:
+        return False
+    last = env.history[-1]
+    return last.action == "execute" and last.error in rule_ids and last.query_before == env.query

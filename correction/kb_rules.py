@@ -22,7 +22,7 @@ from pyql.errors import EngineError, EngineTimeout, PyQLError
 from pyql.observation import Observation, Relations, ResultSet
 from pyql.terms import IRI, Literal, Variable
 
-from correction.facts import Facts, facts
+from correction.facts import Facts, facts, insists_on_execute
 from correction.registry import rule
 
 if TYPE_CHECKING:
@@ -297,14 +297,14 @@ def execute_unnamed_answer(record: StepRecord, env: Environment) -> dict[str, An
     env="kb",
     phase="after",
     actions=("execute",),
-    doc="`execute()` returns no answer.",
+    doc="`execute()` returns no answer (an agent that executes the same query again right after is taken at its word).",
     suggests="Undoing the last constraints; checking each step's observation.",
 )
 def execute_empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     result = record.result
     if record.exception is not None or not isinstance(result, ResultSet) or result.boolean is not None:
         return None
-    if result.answers():
+    if result.answers() or insists_on_execute(record, env, "execute_empty_result"):
         return None
     return {"steps": [s.call.text for s in env.memory.steps if s.call is not None and s.query_after is not None][-3:]}
 
@@ -320,5 +320,7 @@ def execute_empty_result(record: StepRecord, env: Environment) -> dict[str, Any]
 )
 def empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     if record.exception is not None or not record.empty:
+        return None
+    if insists_on_execute(record, env, "execute_empty_result", "sql_empty_result", "empty_result"):
         return None
     return {"text": record.call.text if record.call is not None else record.text}

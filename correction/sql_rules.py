@@ -44,7 +44,7 @@ from pyql_sql.numbers import format_number, is_empty, parse_number
 from pyql_sql.query import OPERATORS
 from pyql_sql.table import Column
 
-from correction.facts import facts
+from correction.facts import facts, insists_on_execute
 from correction.registry import rule
 
 if TYPE_CHECKING:
@@ -513,6 +513,8 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
 )
 def sql_empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     if record.exception is not None or not record.empty:
+        return None
+    if insists_on_execute(record, env, "sql_empty_result"):
         return None
     query = record.query_after if record.query_after is not None else env.query
     conditions = list(query.conditions)

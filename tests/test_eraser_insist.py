@@ -1,0 +1,48 @@
+"""An empty answer can be right: executing again right after the guideline is accepted."""
+
+from __future__ import annotations
+
+from correction import Eraser
+from pyql.environment import SparqlEnvironment
+from pyql.kb import KB
+from pyql_sql import Table
+from pyql_sql.environment import TableEnvironment
+
+SETUP = [
+    "get_relation(m.0crbvqz)",
+    "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
+    "add_filter(?c, =, m.0dkl7)",  # keeps nothing
+]
+
+
+def _empty_env() -> SparqlEnvironment:
+    env = SparqlEnvironment(KB.open("oxigraph:demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"}, undo_empty=False)
+    assert all(r.ok for r in env.run(SETUP))
+    env.analyzer = Eraser()
+    return env
+
+
+def test_sparql_execute_empty_then_insist() -> None:
+    env = _empty_env()
+    first = env.step("execute()")
+    assert (first.ok, first.error) == (False, "execute_empty_result")
+    second = env.step("execute()")
+    assert second.ok and env.done and env.final_json()["answers"] == []
+
+
+def test_a_changed_query_is_checked_again() -> None:
+    env = _empty_env()
+    assert env.step("execute()").error == "execute_empty_result"
+    assert env.step("get_relation(?c)").ok is False or True  # anything in between
+    env.step("set_answer(?c)")
+    assert env.step("execute()").error == "execute_empty_result"
+
+
+def test_sql_execute_empty_then_insist() -> None:
+    table = Table.from_rows(["Team", "Silver"], [["A", "0"], ["B", "2"]])
+    env = TableEnvironment(table, undo_empty=False)
+    assert all(r.ok for r in env.run(["get_column(Silver)", "add_condition(Silver, <, 0)", "set_answer(Team, None)"]))
+    env.analyzer = Eraser()
+    first = env.step("execute()")
+    assert (first.ok, first.error) == (False, "sql_empty_result")
+    assert env.step("execute()").ok and env.done and env.final_json()["answers"] == []
