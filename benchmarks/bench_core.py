@@ -400,7 +400,7 @@ def compile_table(results: dict[str, dict[str, list[float]]]) -> str:
 # ---------------------------------------------------------------------------
 
 
-class LoadBudgetExceeded(Exception):
+class LoadBudgetExceeded(BaseException):  # not an Exception: RdflibKB wraps those
     pass
 
 

@@ -483,7 +483,8 @@ def measure(kb_specs: list[str], repeat: int, which: list[str]) -> str:
         "`Eraser.__call__`, both phases of a step) is the overhead. On correct episodes the analyzer sends no "
         "KB query (queries without = with). Where rules fire (`gold`: q18's stored chain adds a guessed "
         "relation to ?damage without get_relation(?damage); `demo`: the scripted episodes skip "
-        "get_relation; `faulty`), they stop steps before they run, so fewer queries are sent with ERASER; the mean analyzer time of `faulty` includes the one KB query "
+        "get_relation; `faulty`), they stop steps before they run, so fewer queries are sent with ERASER; "
+        "the mean analyzer time of `faulty` includes the one KB query "
         "that `answer_unnamed_node` and `execute_unnamed_answer` send (the p50 does not).",
     ]
     out = "\n".join(lines) + "\n"

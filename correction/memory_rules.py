@@ -361,7 +361,11 @@ def fact_duplicate(record: StepRecord, env: Environment) -> dict[str, Any] | Non
     if triple not in f.query_facts:
         return None
     earlier = next(
-        (s.index for s in env.memory.steps if s.action == "add_fact" and (s.args.get("head"), s.args.get("relation"), s.args.get("tail")) == triple),
+        (
+            s.index
+            for s in env.memory.steps
+            if s.action == "add_fact" and (s.args.get("head"), s.args.get("relation"), s.args.get("tail")) == triple
+        ),
         None,
     )
     return {"text": record.call.text if record.call else record.text, "earlier": earlier or 0}

@@ -106,8 +106,6 @@ def _gold_items():
 @pytest.mark.parametrize("item", _gold_items(), ids=[i["id"] for i in _gold_items()])
 def test_gold_action_chains_of_the_question_file_fire_nothing(kb, item):
     """The ``actions`` stored in pyql/data/demo_questions.jsonl are correct ERASER traces."""
-    if item["id"] == "q18":
-        pytest.xfail("q18's gold chain adds a guessed relation to ?damage without get_relation(?damage) first")
     env = SparqlEnvironment(kb, question=item["question"], entities=item["entities"], analyzer=Eraser())
     for line in item["actions"]:
         record = env.step(line)

@@ -181,16 +181,3 @@ def test_profile_mismatch_is_reported() -> None:
     with pytest.raises(QueryError, match="profile"):
         KB.open("demo").observe(Query("generic").add_fact("?x", "rdfs:label", "?y"))
 
-
-def test_gold_chains_are_correct_traces_for_eraser() -> None:
-    """Every gold chain of a question with linked entities fires no ERASER rule."""
-    from correction import Eraser
-
-    kb = OxigraphKB(demo_kb_path())
-    with_entities = [q for q in CHAINED if q["entities"]]
-    assert len(with_entities) >= 30
-    for question in with_entities:
-        env = SparqlEnvironment(kb, question=question["question"], entities=question["entities"], analyzer=Eraser())
-        fired = [(r.text, r.error) for r in env.run(question["actions"]) if not r.ok]
-        assert not fired, (question["id"], fired)
-        assert sorted(_norm(a["value"]) for a in env.final_json()["answers"]) == sorted(_norm(a) for a in question["answers"])
