@@ -1,0 +1,51 @@
+"""End to end with a real OpenAI-compatible server: the local llama.cpp server
+and the PyPI-shipped Gemma 3 270M model answer a demo question through the
+agent loop (QueryAgent) over HTTP.
+
+The model is tiny: with temperature 0 it writes the right ``add_fact`` for
+the simplest demo question at once (it does not ask ``get_relation`` first, so
+ERASER's ``fact_before_get_relation`` would stop it; the raw-feedback mode
+lets the guess run), and the step limit's forced answer picks the right
+variable. That is all this test claims; docs/benchmarks.md has the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def local_server():
+    from agent.local import INSTALL_HINT, LocalServer, missing_local_packages
+
+    missing = missing_local_packages()
+    if missing:
+        if os.environ.get("PYQL_REQUIRE_LLM", "").strip() not in ("", "0"):
+            pytest.fail(f"PYQL_REQUIRE_LLM is set but {INSTALL_HINT} (missing: {', '.join(missing)})", pytrace=False)
+        pytest.skip(f"{INSTALL_HINT} (missing: {', '.join(missing)})")
+    with LocalServer() as server:
+        yield server
+
+
+@pytest.mark.llm
+def test_queryagent_answers_a_demo_question_over_http(local_server) -> None:
+    from agent.llm import OpenAILLM
+    from agent.query_agent import AgentConfig, QueryAgent
+    from pyql.environment import SparqlEnvironment
+    from pyql.kb import KB
+
+    question = json.loads((ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines()[0])
+    assert question["id"] == "q01"
+    llm = OpenAILLM(local_server.config(max_tokens=128))
+    env = SparqlEnvironment(KB.open("oxigraph:demo"), question=question["question"], entities=question["entities"])
+    result = QueryAgent(llm, AgentConfig(feedback="raw", max_steps=2)).run(env, question["question"])
+    assert result.error is None and result.done
+    assert [a["value"] for a in result.answers] == question["answers"]
+    assert result.llm_calls >= 2 and result.tokens_in > 1000 and result.tokens_out > 0
+    assert llm.meter.calls == result.llm_calls
