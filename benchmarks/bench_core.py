@@ -574,14 +574,20 @@ def trivial_query_ms(kb: Any, n: int = 30) -> float:
     return med(times)
 
 
-def run_cell(kb: Any, chains: list[Chain], warmup: int, repeat: int, warm_chains: int | None = None) -> list[StepTime]:
+def run_cell(
+    kb: Any, chains: list[Chain], warmup: int, repeat: int, warm_chains: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[StepTime]:
     for _ in range(warmup):
         for chain in chains[:warm_chains]:
             run_chain(kb, chain)
     out: list[StepTime] = []
     for _ in range(repeat):
         for chain in chains:
-            out.extend(run_chain(kb, chain))
+            steps = run_chain(kb, chain)
+            out.extend(steps)
+            if log:
+                log(f"    {chain.template} {chain.entity}: " + ", ".join(f"{s.action} {s.ms:.0f}" for s in steps) + " ms")
     return out
 
 
@@ -711,6 +717,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oxigraph-store", choices=("memory", "disk"), default="memory")
     parser.add_argument("--virtuoso-buffers", type=int, default=170_000, help="Virtuoso NumberOfBuffers (8 KB pages)")
     parser.add_argument("--no-compile", action="store_true", help="skip the compile benchmark")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log every chain's step times")
     parser.add_argument("--json", type=Path, help="write raw results here")
     parser.add_argument("--markdown", type=Path, help="also write the tables here")
     args = parser.parse_args(argv)
@@ -792,7 +799,7 @@ def main(argv: list[str] | None = None) -> int:
                     cell.trivial_ms = trivial_query_ms(loaded.kb)
                     # rdflib is slow and has no cache worth warming: warm it up on one chain only
                     warm = 1 if backend == "rdflib" else None
-                    cell.steps = run_cell(loaded.kb, chains, args.warmup, args.repeat, warm)
+                    cell.steps = run_cell(loaded.kb, chains, args.warmup, args.repeat, warm, log if args.verbose else None)
                 finally:
                     if loaded.cleanup:
                         loaded.cleanup()
