@@ -46,7 +46,6 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 

@@ -427,7 +427,7 @@ def labels_query(terms: Sequence[Term], profile: Profile) -> str:
     entity = Variable("__e")
     return (
         profile.prefix_lines()
-        + f"SELECT ?__e (SAMPLE(?__l) AS ?__label) WHERE {{\n"
+        + "SELECT ?__e (SAMPLE(?__l) AS ?__label) WHERE {\n"
         + f"{_INDENT}VALUES ?__e {{ {values} }}\n"
         + f"{_INDENT}{_label_pattern(entity, Variable('__l'), profile)}\n"
         + "} GROUP BY ?__e\n"

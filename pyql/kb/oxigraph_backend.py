@@ -16,7 +16,7 @@ import pyoxigraph as ox
 from pyql.errors import EngineError, KBError
 from pyql.kb.base import KB
 from pyql.profiles import Profile
-from pyql.terms import IRI, BlankNode, Literal, Term, canonical_literal
+from pyql.terms import IRI, BlankNode, Term, canonical_literal
 
 __all__ = ["OxigraphKB", "from_oxigraph"]
 

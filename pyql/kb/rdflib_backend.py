@@ -21,7 +21,7 @@ from rdflib.term import Literal as RdfLiteral
 from pyql.errors import EngineError, KBError
 from pyql.kb.base import KB
 from pyql.profiles import Profile
-from pyql.terms import IRI, BlankNode, Literal, Term, canonical_literal
+from pyql.terms import IRI, BlankNode, Term, canonical_literal
 
 __all__ = ["RdflibKB", "from_rdflib", "RDF_FORMATS"]
 
