@@ -95,7 +95,8 @@ def write_docs(results: dict[str, list[dict]], command: str, model: str, seconds
     out.append(
         f"Model: `{model}` on this machine ({os.cpu_count()} cores, Python {platform.python_version()}); "
         f"demo KB on Oxigraph; questions: the demo questions with linked entities. "
-        f"Wall time of the last run: {seconds / 60:.1f} min. Command:"
+        f"Wall time of the last run: {seconds / 60:.1f} min. A configuration with fewer questions "
+        f"than the others was stopped for time (the table says how many it answered). Command:"
     )
     out += ["", "```", command, "```", ""]
     for title, names in groups:
@@ -142,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--report-only", action="store_true", help="write the tables from the traces in --out-dir, run nothing")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     unknown = [n for n in names if n not in CONFIGS]
@@ -157,6 +159,17 @@ def main(argv: list[str] | None = None) -> int:
         path = out_dir / f"{name}.jsonl"
         if path.exists():
             results[name] = read_run(path, repair=True)
+    if args.report_only:
+        command = (
+            f"python benchmarks/bench_agent.py --questions {args.questions} --max-steps {args.max_steps} "
+            f"--out-dir {args.out_dir}"
+        )
+        model = next((r.get("model") for rs in results.values() for r in rs if r.get("model")), "?")
+        section = write_docs(results, command, str(model), time.perf_counter() - started)
+        if not args.no_docs:
+            update_docs(section)
+        print(section)
+        return 0
     with contextlib.ExitStack() as stack:
         llm, model = _llm(args, stack)
         for name in names:
