@@ -388,6 +388,10 @@ def relations_query(
         >>> text = relations_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), None, FREEBASE)
         >>> text.count("UNION"), "STRSTARTS" in text
         (1, True)
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "m.0crbvqz")
+        >>> "OPTIONAL {" in relations_query(Variable("x"), q, FREEBASE)
+        True
     """
     if isinstance(target, Variable):
         if query is None:
@@ -404,6 +408,11 @@ def relations_query(
     forward = f'{{ {subject} ?__r ?__o . BIND("forward" AS ?__dir) }}'
     backward = f'{{ ?__s ?__r {subject} . BIND("backward" AS ?__dir) }}'
     union = backward if isinstance(target, Literal) else f"{forward}\nUNION\n{backward}"
+    if source:
+        # rdflib evaluates both sides of a join with a sub-SELECT in full (here:
+        # every triple, twice) but an OPTIONAL once per row, with the sampled
+        # value bound. BOUND drops values without relations: the join's rows.
+        union = "OPTIONAL {\n" + _indent(union, _INDENT) + "}\nFILTER(BOUND(?__r))"
     hidden = "".join(
         f"FILTER(!STRSTARTS(STR(?__r), {escape.literal(prefix)}))\n" for prefix in profile.hidden_relation_prefixes
     )
