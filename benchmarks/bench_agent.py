@@ -85,7 +85,7 @@ def _readi_row(records: list[dict]) -> str:
     )
 
 
-def write_docs(results: dict[str, list[dict]], command: str, model: str, seconds: float) -> str:
+def write_docs(results: dict[str, list[dict]], command: str, model: str, seconds: float | None) -> str:
     groups = [
         ("Feedback ablation (QueryAgent, text actions; Table 3 of the paper)", ["text-eraser", "text-raw", "text-none"]),
         ("Action modes (QueryAgent with ERASER)", ["text-eraser", "tools-eraser", "grammar-eraser"]),
@@ -95,7 +95,8 @@ def write_docs(results: dict[str, list[dict]], command: str, model: str, seconds
     out.append(
         f"Model: `{model}` on this machine ({os.cpu_count()} cores, Python {platform.python_version()}); "
         f"demo KB on Oxigraph; questions: the demo questions with linked entities. "
-        f"Wall time of the last run: {seconds / 60:.1f} min. A configuration with fewer questions "
+        + (f"Wall time of the last run: {seconds / 60:.1f} min. " if seconds is not None else "")
+        + f"A configuration with fewer questions "
         f"than the others was stopped for time (the table says how many it answered). Command:"
     )
     out += ["", "```", command, "```", ""]
@@ -165,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             f"--out-dir {args.out_dir}"
         )
         model = next((r.get("model") for rs in results.values() for r in rs if r.get("model")), "?")
-        section = write_docs(results, command, str(model), time.perf_counter() - started)
+        section = write_docs(results, command, str(model), None)
         if not args.no_docs:
             update_docs(section)
         print(section)
