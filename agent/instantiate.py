@@ -271,8 +271,8 @@ class Instantiator:
         triples: list[Triple] = []
         seen: set[Triple] = set()
         profile = self.kb.profile
-        constants = [a for step in result.query.steps for a in step.arguments() if isinstance(a, IRI)]  # type: ignore[attr-defined]
-        entity_constants = [c for i, c in enumerate(constants) if i % 2 == 0 or c not in constants[1::2]]
+        ends = [a for step in result.query.steps for a in step.arguments()[::2]]  # type: ignore[attr-defined]
+        entity_constants = [a for a in ends if isinstance(a, IRI)]
         names = {k: v for k, v in self.kb.labels(entity_constants).items() if v} if entity_constants else {}
         for row in rows.rows:
             for step in result.query.steps:

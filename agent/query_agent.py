@@ -41,7 +41,7 @@ from agent.llm import DEFAULT_STOP, LLM, LLMError, complete_action
 from pyql.actions import render_docs
 from pyql.errors import PyQLError
 
-__all__ = ["AgentConfig", "StepTrace", "AgentResult", "QueryAgent", "load_example", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
+__all__ = ["AgentConfig", "StepTrace", "AgentResult", "QueryAgent", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
 
 FEEDBACK_MODES = ("eraser", "raw", "none")
 TEMPLATE_VERSION = "queryagent-1"
@@ -54,7 +54,8 @@ class AgentConfigError(PyQLError, ValueError):
     kind = "agent_config"
 
 
-def _templates() -> jinja2.Environment:
+def prompt_templates() -> jinja2.Environment:
+    """The jinja2 environment of the agents' prompt templates (``agent/templates``)."""
     return jinja2.Environment(
         loader=jinja2.PackageLoader("agent", "templates"),
         undefined=jinja2.StrictUndefined,
@@ -207,7 +208,7 @@ class QueryAgent:
     def __init__(self, llm: LLM, config: AgentConfig | None = None) -> None:
         self.llm = llm
         self.config = config or AgentConfig()
-        self._jinja = _templates()
+        self._jinja = prompt_templates()
 
     # -- prompt ----------------------------------------------------------------
     def _style(self) -> str:

@@ -32,11 +32,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-import jinja2
-
 from agent.instantiate import Instantiator, PathInstance
 from agent.llm import LLM, LLMError
-from agent.query_agent import AgentResult, StepTrace, _hash
+from agent.query_agent import AgentResult, StepTrace, _hash, prompt_templates
 from agent.reasoning_path import PathSpec, PathSyntaxError, parse_paths, render_paths, to_chain
 from pyql.errors import PyQLError
 
@@ -89,11 +87,6 @@ def parse_answers(text: str) -> list[str]:
     return [f for f in dict.fromkeys(found) if f]
 
 
-def _jinja() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("agent", "templates"), undefined=jinja2.StrictUndefined, autoescape=False
-    )
-
 
 class Readi:
     """The Readi method on a knowledge base.
@@ -110,7 +103,7 @@ class Readi:
         self.config = config or ReadiConfig()
         self.ranker = ranker
         self.vocabulary = vocabulary
-        self._templates = _jinja()
+        self._templates = prompt_templates()
 
     # -- LLM calls ----------------------------------------------------------------
     def _ask(self, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str] | None = None) -> str | None:
@@ -250,7 +243,7 @@ class Readi:
             "aip": sum(p / n for p, n in zip(progress, lengths) if n) / max(1, len([n for n in lengths if n])),
             "isr": bool(results) and all(r.complete for r in results),
             "cer": any(r.ends_unnamed for r in results),
-            "instance_values": [v["value"] for v in merged_values] or sorted({v.short if not v.term.__class__.__name__ == "Literal" else str(v.term) for r in results for v in r.values}),
+            "instance_values": [v["value"] for v in merged_values] or sorted({v.to_dict()["value"] for r in results for v in r.values}),
             "template_version": TEMPLATE_VERSION,
         }
         usage_in = sum(t.tokens_in for t in traces)

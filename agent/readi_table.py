@@ -29,10 +29,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import jinja2
-
 from agent.llm import LLM, LLMError
-from agent.query_agent import AgentResult, StepTrace, _hash
+from agent.query_agent import AgentResult, StepTrace, _hash, prompt_templates
 from pyql.errors import ParseError, PyQLError
 
 __all__ = ["TablePath", "parse_table_path", "TableReadi", "TablePathError"]
@@ -114,11 +112,6 @@ class _Instance:
     queries: int = 0
 
 
-def _jinja() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("agent", "templates"), undefined=jinja2.StrictUndefined, autoescape=False
-    )
-
 
 class TableReadi:
     """Readi on one table.
@@ -135,7 +128,7 @@ class TableReadi:
         self.max_edits = max_edits
         self.max_items = max_items
         self.timeout = timeout
-        self._templates = _jinja()
+        self._templates = prompt_templates()
 
     def _table_text(self, table: Any) -> str:
         executor = table.executor(self.timeout)
