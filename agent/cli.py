@@ -1,8 +1,14 @@
-"""``pyql`` subcommands of the agent package, registered through :func:`pyql.cli.register`.
+"""The CLI wiring on top of every package: the ``pyql`` subcommands that need them all.
 
-``pyql.cli`` imports this module when it builds its parser; keep imports
-here light (the subcommands import what they need when they run).
+:func:`add_commands` is the ``pyql.commands`` entry point of the agent
+package (``pyproject.toml``); :func:`pyql.cli.build_parser` calls it. No
+module imports this one. Environments are opened by
+:func:`agent.environments.open_environment`, the same for ``run``, ``ask``
+and ``eval``.
 
+* ``pyql run --kb KB --actions FILE`` (or ``--db/--table`` /
+  ``--table-json`` for a table): run action lines in the step environment
+  and print each step (``--json``: one JSON object per step, then the answers).
 * ``pyql llm serve``: the local model on loopback (:mod:`agent.local`).
 * ``pyql ask "QUESTION" --kb KB --entities JSON`` (or ``--db/--table`` /
   ``--table-json`` for a table): answer one question with an agent, print
@@ -14,7 +20,8 @@ here light (the subcommands import what they need when they run).
 * ``pyql trace RUN.jsonl --html OUT.html``: the run as a page
   (:mod:`agent.trace_html`); without ``--html``, the summary table.
 
-Bad usage exits with status 2 and a one-line message; ``ask`` exits with 1
+Bad usage exits with status 2 and a one-line message; a ``run`` whose steps
+failed still exits 0 (the failures are in its output); ``ask`` exits with 1
 when the episode ended on an error (e.g. the LLM could not be reached),
 ``eval`` with 130 after Ctrl-C and 1 when it stopped on LLM failures. With no LLM
 configured, ``ask`` and ``eval`` use the local model when it is installed
@@ -38,18 +45,33 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from pyql.cli import UsageError, register
+from agent.datasets import load_dataset
+from agent.environments import KB_HINT, open_environment
+from agent.llm import add_llm_arguments, config_from_args
+from agent.local import configured_llm, register_cli
+from agent.metrics import load_prices
+from agent.runner import (
+    KBProvider,
+    RunSettings,
+    RunWriter,
+    latest_records,
+    make_record,
+    read_run,
+    relation_ranker,
+    reply_thought,
+    run_eval,
+    solver,
+    summary_text,
+)
+from agent.trace_html import write_html
+from grammars.vocabulary import FEEDBACK_MODES
+from pyql.cli import UsageError, read_entities, read_text
+from pyql.environment import Environment
+from pyql.profiles import PROFILES
 
-__all__ = ["ask_command", "eval_command", "trace_command"]
+__all__ = ["add_commands", "run_command", "run_episode", "ask_command", "eval_command", "trace_command"]
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
-
-
-@register("llm")
-def _add_llm(subparsers: argparse._SubParsersAction) -> None:
-    from agent.local import register_cli
-
-    register_cli(subparsers)
 
 
 # ---------------------------------------------------------------------------
@@ -77,13 +99,11 @@ def _non_negative(text: str) -> int:
 
 
 def _agent_arguments(parser: argparse.ArgumentParser) -> None:
-    from agent.llm import add_llm_arguments
-
     add_llm_arguments(parser)
     g = parser.add_argument_group("agent")
     g.add_argument("--method", default="queryagent", choices=["queryagent", "readi"],
                    help="queryagent: step by step with ERASER (default); readi: reasoning paths (when available)")
-    g.add_argument("--feedback", default="eraser", choices=["eraser", "raw", "none"],
+    g.add_argument("--feedback", default="eraser", choices=list(FEEDBACK_MODES),
                    help="eraser: targeted guidelines (default); raw: the raw error; none: only that the step failed")
     g.add_argument("--max-steps", type=_positive, default=12, help="actions before the agent must answer (default 12)")
     g.add_argument("--example", help="one-shot example: a bundled name (freebase, table) or a text file")
@@ -95,13 +115,10 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--prices", help='price table JSON {"model": [USD per 1M input tokens, per 1M output]} for the cost')
     k = parser.add_argument_group("knowledge base")
     k.add_argument("--kb", help="demo, a Turtle/N-Triples file, oxigraph:PATH, or an http(s)://…/sparql endpoint")
-    k.add_argument("--profile", default="freebase", choices=["freebase", "wikidata", "generic"])
+    k.add_argument("--profile", default="freebase", choices=list(PROFILES))
 
 
-def _settings(args: argparse.Namespace) -> Any:
-    from agent.metrics import load_prices
-    from agent.runner import RunSettings
-
+def _settings(args: argparse.Namespace) -> RunSettings:
     return RunSettings(
         kb=args.kb,
         profile=args.profile,
@@ -123,9 +140,6 @@ def _llm_for(args: argparse.Namespace, llm: Any = None) -> Iterator[Any]:
     if llm is not None:
         yield llm
         return
-    from agent.llm import config_from_args
-    from agent.local import configured_llm
-
     with configured_llm(config_from_args(args)) as real:
         yield real
 
@@ -135,8 +149,6 @@ def _llm_for(args: argparse.Namespace, llm: Any = None) -> Iterator[Any]:
 
 
 def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
-    from agent.runner import reply_thought
-
     for s in result.steps:
         thought = reply_thought(s.reply) if s.reply else ""
         if thought:
@@ -161,31 +173,19 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
 
 def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     """``pyql ask``: answer one question; ``llm`` replaces the configured LLM (tests)."""
-    from agent.runner import environment_for, make_record, relation_ranker, solver
-    from pyql.cli import read_entities
-
     question = (args.question or "").strip()
     if not question:
         raise UsageError("pyql ask: the question is empty")
     settings = _settings(args)
     solve = solver(settings.method)
     config = settings.agent_config()
-    entities = read_entities(args.entities)
-    item: dict[str, Any] = {"id": "ask", "question": question, "entities": entities, "answers": None, "source": "ask"}
-    if args.db or args.table_json:
-        from pyql_sql.cli import table_environment
-
-        args.question = question
-        env = table_environment(args, entities, None)
+    item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
+    if not (args.db or args.table_json or args.kb):
+        raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
+    ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
+    env = open_environment(args, item, ranker=ranker, agent=True)
+    if env.side == "sql":
         item["table"] = {"name": env.table.name}
-        final_key = "sql"
-    else:
-        if not args.kb:
-            raise UsageError("pyql ask: give --kb KB (demo, a Turtle/N-Triples file, oxigraph:PATH or an http(s)://…/sparql endpoint), or --db/--table-json for a table")
-        from pyql.kb import KB
-
-        env = environment_for(item, KB.open(args.kb, args.profile), settings, relation_ranker(settings.ranker, settings.max_relations))
-        final_key = "sparql"
     try:
         with _llm_for(args, llm) as the_llm:
             result = solve(the_llm, env, question, config)
@@ -194,23 +194,19 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
         print("pyql ask: interrupted", file=sys.stderr)
         return 130
     if args.out:
-        from agent.runner import _Writer
-
-        writer = _Writer(Path(args.out))
-        writer.write(record)
-        writer.close()
+        with RunWriter(Path(args.out)) as writer:
+            writer.write(record)
     if args.json:
         for s in result.steps:
             step = {"step": s.step, "action": s.action if s.action else s.reply, "ok": s.ok, "error": s.error, "observation": s.observation}
             print(json.dumps(step, ensure_ascii=False), file=out)
         print(json.dumps(result.summary(), ensure_ascii=False), file=out)
     else:
-        _print_transcript(result, out, final_key)
+        _print_transcript(result, out, env.language)
     return 1 if result.error else 0
 
 
-@register("ask")
-def _add_ask(subparsers: argparse._SubParsersAction) -> None:
+def _add_ask(subparsers: Any) -> None:
     p = subparsers.add_parser("ask", help="answer one question with an LLM agent and print the transcript")
     p.add_argument("question", help="the natural-language question")
     p.add_argument("--entities", help="linked entities: a JSON object name → id, or a file holding one")
@@ -231,9 +227,6 @@ def _add_ask(subparsers: argparse._SubParsersAction) -> None:
 
 def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progress: TextIO | None = None) -> int:
     """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests)."""
-    from agent.datasets import load_dataset
-    from agent.runner import run_eval, solver, summary_text
-
     settings = _settings(args)
     solver(settings.method)
     settings.agent_config()
@@ -247,8 +240,6 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
     provider = None
     if any(item.get("table") is None for item in dataset):
-        from agent.runner import KBProvider
-
         provider = KBProvider(args.kb, args.profile)  # a bad --kb fails before the LLM starts
     stream = progress if progress is not None else sys.stderr
     if dataset.skipped:
@@ -278,8 +269,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     return 0
 
 
-@register("eval")
-def _add_eval(subparsers: argparse._SubParsersAction) -> None:
+def _add_eval(subparsers: Any) -> None:
     p = subparsers.add_parser("eval", help="answer a data set with an LLM agent; one JSON trace line per question")
     p.add_argument("data", help="the data set: pyql JSONL, WebQSP (processed) JSON, or dbbench/WikiSQL table items")
     p.add_argument("--out", required=True, help="the run file (JSON Lines, one line per finished question)")
@@ -298,12 +288,8 @@ def _add_eval(subparsers: argparse._SubParsersAction) -> None:
 
 def trace_command(args: argparse.Namespace, out: TextIO) -> int:
     """``pyql trace``: a run file as an HTML page, or its summary table."""
-    from agent.runner import latest_records, read_run, summary_text
-
     records = latest_records(read_run(args.run, warn=sys.stderr))
     if args.html:
-        from agent.trace_html import write_html
-
         path = write_html(records, args.html, title=args.title, source=str(args.run))
         print(f"wrote {path} ({len(records)} questions)", file=out)
         return 0
@@ -311,10 +297,84 @@ def trace_command(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-@register("trace")
-def _add_trace(subparsers: argparse._SubParsersAction) -> None:
+def _add_trace(subparsers: Any) -> None:
     p = subparsers.add_parser("trace", help="look at a run file: an HTML page (--html) or the summary table")
     p.add_argument("run", help="the run file written by pyql eval (or pyql ask --out)")
     p.add_argument("--html", help="write a self-contained HTML page here")
     p.add_argument("--title", help="the page title (default: the run file's name)")
     p.set_defaults(func=trace_command)
+
+
+# ---------------------------------------------------------------------------
+# pyql run
+
+
+def _print_record(record: Any, out: TextIO) -> None:
+    mark = "ok" if record.ok else f"error: {record.error}"
+    print(f"Action {record.index}: {record.call.text if record.call is not None else record.text.strip()}", file=out)
+    print(f"Observation {record.index} ({mark}): {record.observation}", file=out)
+
+
+def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) -> None:
+    """Run action lines in an environment and print the steps (JSON lines or a transcript), then the answers."""
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        record = env.step(line)
+        if as_json:
+            print(json.dumps(record.to_json(), ensure_ascii=False), file=out)
+        else:
+            _print_record(record, out)
+        if env.done:
+            break
+    final = env.final_result()
+    if as_json:
+        print(json.dumps({**final.to_json(), "counters": env.counters}, ensure_ascii=False), file=out)
+        return
+    answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
+    print(f"\nAnswers: {answers or '(none)'}" + ("" if env.done else " (execute() was not called)"), file=out)
+    print(f"{final.language.upper()}:\n{final.query}", file=out)
+    c = env.counters
+    print(f"[{c['steps']} steps, {c['kb_queries']} queries, {c['kb_seconds']:.3f} s in the engine]", file=out)
+
+
+def run_command(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql run``: run action lines on a KB or a table and print each step."""
+    lines = read_text(args.actions, "actions").splitlines()
+    if not (args.kb or args.db or args.table_json):
+        raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
+    run_episode(open_environment(args), lines, args.json, out)
+    return 0
+
+
+def _add_run(subparsers: Any) -> None:
+    run = subparsers.add_parser("run", help="run action lines on a KB or a table")
+    run.add_argument("--kb", help="demo, a Turtle/N-Triples file, oxigraph:PATH, or an http(s)://…/sparql endpoint")
+    run.add_argument("--profile", default="freebase", choices=list(PROFILES))
+    run.add_argument("--entities", help="linked entities: a JSON object name → id, or a file holding one")
+    run.add_argument("--question", help="the question (used by relation ranking and guidelines)")
+    run.add_argument("--actions", required=True, help="a file with one action per line, or - for stdin")
+    run.add_argument("--json", action="store_true", help="print one JSON object per step, then the answers")
+    run.add_argument("--feedback", default="eraser", choices=list(FEEDBACK_MODES),
+                     help="eraser: targeted guidelines (default); raw: the raw error; none: no correction")
+    run.add_argument("--db", help="SQL side: a SQLite database file")
+    run.add_argument("--table", help="SQL side: the table name in --db")
+    run.add_argument("--table-json", help="SQL side: a JSON file with an inline table (header and rows)")
+    run.set_defaults(func=run_command)
+
+
+def add_commands(subparsers: Any) -> None:
+    """The ``pyql.commands`` entry point: add ``run``, ``llm``, ``ask``, ``eval`` and ``trace``.
+
+    Example:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="pyql")
+        >>> add_commands(p.add_subparsers(dest="command"))
+        >>> p.parse_args(["run", "--kb", "demo", "--actions", "-"]).feedback
+        'eraser'
+    """
+    _add_run(subparsers)
+    register_cli(subparsers)
+    _add_ask(subparsers)
+    _add_eval(subparsers)
+    _add_trace(subparsers)

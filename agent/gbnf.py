@@ -40,6 +40,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from grammars.vocabulary import WRITTEN_OPERATORS, operator_pattern
+
 __all__ = [
     "action_gbnf",
     "action_json_schema",
@@ -60,11 +62,11 @@ number ::= "-"? [0-9]+ ("." [0-9]+)?
 date ::= [0-9] [0-9] [0-9] [0-9] "-" [0-9] [0-9] ("-" [0-9] [0-9])? ("T" [0-9] [0-9] ":" [0-9] [0-9] (":" [0-9] [0-9])?)? ("Z" | [+-] [0-9] [0-9] ":" [0-9] [0-9])?
 string ::= "\"" ([^"\\\n] | "\\" [^\n])* "\""
 literal ::= string ("@" [A-Za-z]+ ("-" [A-Za-z0-9]+)* | "^^" (name | iri))?
-operator ::= ">=" | "<=" | "!=" | "==" | "<>" | "=" | "<" | ">"
+operator ::= @OPERATORS@
 relation ::= name | iri | variable
 node ::= variable | name | iri | date | number | literal
 text ::= node | [^,()"\n` ] ([^,()"\n`]* [^,()"\n` ])?
-'''
+'''.replace("@OPERATORS@", " | ".join(f'"{op}"' for op in WRITTEN_OPERATORS))
 
 #: The GBNF rule used for each parameter kind (anything else uses ``text``).
 KIND_RULES: dict[str, str] = {
@@ -203,7 +205,7 @@ def _reachable(lines: list[str]) -> list[str]:
 _KIND_PATTERNS = {
     "variable": r"^\?[A-Za-z_][A-Za-z0-9_]*$",
     "relation": r"^(\?[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*([.:-][A-Za-z0-9_]+)*|<[^<> ]+>)$",
-    "operator": r"^(>=|<=|!=|==|<>|=|<|>)$",
+    "operator": f"^({operator_pattern()})$",
 }
 
 

@@ -13,7 +13,7 @@ observations, so the same loop drives the SPARQL and the SQL environments.
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.environment import SparqlEnvironment
+    >>> from pyql.sparql_environment import SparqlEnvironment
     >>> from agent.llm import ScriptedLLM
     >>> llm = ScriptedLLM([
     ...     " Rachel's category.\\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
@@ -27,62 +27,22 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from importlib import resources
-from pathlib import Path
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-import jinja2
-
+from agent.episode import TEMPLATE_VERSION, AgentConfigError, AgentResult, StepTrace, load_example, prompt_hash, prompt_templates
 from agent.llm import DEFAULT_STOP, LLM, LLMError, complete_action
+from grammars.vocabulary import FEEDBACK_MODES
 from pyql.actions import render_docs
-from pyql.errors import PyQLError
 
-__all__ = ["AgentConfig", "StepTrace", "AgentResult", "QueryAgent", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
+__all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
 
-FEEDBACK_MODES = ("eraser", "raw", "none")
-TEMPLATE_VERSION = "queryagent-1"
 _NO_FEEDBACK = "The action could not be executed."
 
-
-class AgentConfigError(PyQLError, ValueError):
-    """A bad agent setting (unknown mode, missing example file ...)."""
-
-    kind = "agent_config"
-
-
-def prompt_templates() -> jinja2.Environment:
-    """The jinja2 environment of the agents' prompt templates (``agent/templates``)."""
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("agent", "templates"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-
-
-def load_example(name_or_path: str | Path) -> str:
-    """A one-shot example: a bundled one (``freebase``, ``table``) or a text file.
-
-    Raises:
-        AgentConfigError: for an unknown name or an unreadable file.
-
-    Example:
-        >>> load_example("freebase").splitlines()[0]
-        'Question: which cyclone that affected florida had the most direct fatalities?'
-    """
-    text = str(name_or_path)
-    bundled = resources.files("agent") / "examples" / f"{text}.txt"
-    if "/" not in text and bundled.is_file():
-        return bundled.read_text(encoding="utf-8").strip()
-    path = Path(text)
-    if path.is_file():
-        return path.read_text(encoding="utf-8").strip()
-    names = sorted(p.name[:-4] for p in (resources.files("agent") / "examples").iterdir() if p.name.endswith(".txt"))
-    raise AgentConfigError(f"no one-shot example {text!r}: use one of {', '.join(names)} or a path to a text file")
+#: The prompt template and the default one-shot example of each environment side.
+_PROMPTS = {"sparql": ("queryagent_kb.j2", "freebase"), "sql": ("queryagent_table.j2", "table")}
 
 
 @dataclass
@@ -126,75 +86,24 @@ class AgentConfig:
 
 
 @dataclass
-class StepTrace:
-    """One step of an episode, as written to the trace."""
-
-    step: int
-    prompt_sha256: str
-    reply: str
-    action: str | None
-    ok: bool
-    error: str | None
-    observation: str
-    rule: str | None = None
-    llm_seconds: float = 0.0
-    kb_queries: int = 0
-    kb_seconds: float = 0.0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    attempts: int = 1
-    prompt: str | None = None
-    forced: bool = False
-
-
-@dataclass
-class AgentResult:
-    """The outcome of one question."""
-
-    question: str
-    answers: list[dict[str, Any]]
-    steps: list[StepTrace]
-    done: bool
-    forced: bool
-    query: str
-    llm_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    kb_queries: int = 0
-    seconds: float = 0.0
-    rules: dict[str, int] = field(default_factory=dict)
-    error: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (the trace record of the question)."""
-        out = asdict(self)
-        out["template_version"] = TEMPLATE_VERSION
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        """The last line of ``pyql ask --json``."""
-        return {
-            "answers": self.answers,
-            "steps": len(self.steps),
-            "llm_calls": self.llm_calls,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "kb_queries": self.kb_queries,
-            "seconds": round(self.seconds, 3),
-        }
-
-
-@dataclass
 class _Turn:
     step: int
     thought_action: str
     observation: str
 
 
-def _hash(prompt: Any) -> str:
-    text = prompt if isinstance(prompt, str) else "\x1e".join(f"{m['role']}\x1f{m['content']}" for m in prompt)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+@dataclass
+class _Episode:
+    """The running state of one question."""
+
+    head: str
+    turns: list[_Turn] = field(default_factory=list)
+    traces: list[StepTrace] = field(default_factory=list)
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    error: str | None = None
+    forced: bool = False
 
 
 class QueryAgent:
@@ -218,18 +127,21 @@ class QueryAgent:
         return "chat" if mode == "chat" else "text"
 
     def head(self, env: Any, question: str) -> str:
-        """The fixed part of the prompt: task, action docs, example, question."""
-        side = "table" if hasattr(env, "table") else "kb"
-        example = load_example(self.config.example or ("table" if side == "table" else "freebase"))
+        """The fixed part of the prompt: task, action docs, example, question.
+
+        The template and the default one-shot example follow the environment's side.
+        """
+        if env.side not in _PROMPTS:
+            raise AgentConfigError(f"QueryAgent has no prompt for a {env.side!r} environment; it knows {', '.join(_PROMPTS)}")
+        template, default_example = _PROMPTS[env.side]
+        example = load_example(self.config.example or default_example)
         docs = render_docs(env.actions, "prompt")
-        if side == "table":
-            return self._jinja.get_template("queryagent_table.j2").render(
+        if env.side == "sql":
+            return self._jinja.get_template(template).render(
                 docs=docs, example=example, question=question, table=env.describe_table()
             )
         entities = repr(dict(env.memory.entities))
-        return self._jinja.get_template("queryagent_kb.j2").render(
-            docs=docs, example=example, question=question, entities=entities
-        )
+        return self._jinja.get_template(template).render(docs=docs, example=example, question=question, entities=entities)
 
     def _history(self, turns: list[_Turn]) -> list[_Turn]:
         """Turns with older observations shortened to fit the token budget."""
@@ -267,97 +179,109 @@ class QueryAgent:
             return record.observation
         return _NO_FEEDBACK
 
+    def check_environment(self, env: Any) -> None:
+        """Check that the environment was built for this feedback mode (the agent never changes it).
+
+        Build it with :func:`agent.environments.feedback_options` (``agent=True``).
+
+        Raises:
+            AgentConfigError: ERASER feedback without an analyzer, or raw/none feedback with one.
+        """
+        wants = self.config.feedback == "eraser"
+        if wants != (env.analyzer is not None):
+            has = "with an analyzer" if env.analyzer is not None else "without an analyzer"
+            raise AgentConfigError(
+                f"feedback {self.config.feedback!r} needs an environment {'with' if wants else 'without'} an analyzer, "
+                f"but this one was built {has}; build it with "
+                f"agent.environments.feedback_options({self.config.feedback!r}, agent=True)"
+            )
+
     def run(self, env: Any, question: str) -> AgentResult:
         """Answer one question in the given (fresh) environment.
 
         LLM errors that survive the retries end the episode (``result.error``)
         instead of raising: an evaluation goes on with the next question.
-        """
-        started = time.perf_counter()
-        if self.config.feedback == "eraser" and env.analyzer is None:
-            from correction import Eraser
 
-            env.analyzer = Eraser()
-        elif self.config.feedback in ("raw", "none"):
-            env.analyzer = None
-            env.undo_empty = self.config.feedback == "raw"
-        head = self.head(env, question)
-        turns: list[_Turn] = []
-        traces: list[StepTrace] = []
-        calls = tokens_in = tokens_out = 0
-        error: str | None = None
-        forced = False
-        style = self._style()
+        Raises:
+            AgentConfigError: the environment's analyzer does not match the feedback mode.
+        """
+        self.check_environment(env)
+        started = time.perf_counter()
+        episode = _Episode(head=self.head(env, question))
         for step in range(1, self.config.max_steps + 1):
-            prompt = self.prompt(head, turns, step)
-            try:
-                text, reply = complete_action(
-                    self.llm,
-                    prompt,
-                    env.actions,
-                    mode=self.config.action_mode,
-                    step=step,
-                    resume="thought" if style == "text" else None,
-                    stop=list(DEFAULT_STOP),
-                )
-            except LLMError as exc:
-                error = f"llm_error: {exc}"
+            if not self._step(env, episode, step):
                 break
-            calls += 1
-            tokens_in += reply.usage_in
-            tokens_out += reply.usage_out
-            if style == "text" and not reply.tool_calls:
-                text = f"Thought {step}:" + text
-            record = env.step(text)
-            observation = self._observation(record)
-            action_line = record.call.text if record.call is not None else None
-            thought_action = text.strip() if record.call is None else _thought_action(text, step, action_line)
-            turns.append(_Turn(step, thought_action, observation))
-            traces.append(
-                StepTrace(
-                    step=step,
-                    prompt_sha256=_hash(prompt),
-                    prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
-                    reply=reply.text if not reply.tool_calls else text,
-                    action=action_line,
-                    ok=record.ok,
-                    error=record.error,
-                    observation=observation,
-                    rule=record.error if record.guideline else None,
-                    llm_seconds=round(reply.latency, 4),
-                    kb_queries=record.kb_queries,
-                    kb_seconds=round(record.seconds, 6),
-                    tokens_in=reply.usage_in,
-                    tokens_out=reply.usage_out,
-                    attempts=reply.attempts,
-                )
-            )
             if env.done:
                 break
-        if not env.done and error is None:
-            forced = True
-            step = len(traces) + 1
-            calls_forced, t_in, t_out = self._force_answer(env, head, turns, step, traces)
-            calls += calls_forced
-            tokens_in += t_in
-            tokens_out += t_out
-        answers = env.final_json()["answers"] if env.done else []
-        rules = Counter(t.rule for t in traces if t.rule)
+        if not env.done and episode.error is None:
+            episode.forced = True
+            calls, t_in, t_out = self._force_answer(env, episode.head, episode.turns, len(episode.traces) + 1, episode.traces)
+            episode.calls += calls
+            episode.tokens_in += t_in
+            episode.tokens_out += t_out
         return AgentResult(
             question=question,
-            answers=answers,
-            steps=traces,
+            answers=env.final_result().answers if env.done else [],
+            steps=episode.traces,
             done=env.done,
-            forced=forced,
-            query=_final_query(env),
-            llm_calls=calls,
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
+            forced=episode.forced,
+            query=env.final_result().query,
+            llm_calls=episode.calls,
+            tokens_in=episode.tokens_in,
+            tokens_out=episode.tokens_out,
             kb_queries=int(env.counters["kb_queries"]),
             seconds=time.perf_counter() - started,
-            rules=dict(rules),
-            error=error,
+            rules=dict(Counter(t.rule for t in episode.traces if t.rule)),
+            error=episode.error,
         )
+
+    def _step(self, env: Any, episode: _Episode, step: int) -> bool:
+        """One LLM call and the action it wrote; False when the LLM failed (the episode ends)."""
+        style = self._style()
+        prompt = self.prompt(episode.head, episode.turns, step)
+        try:
+            text, reply = complete_action(
+                self.llm,
+                prompt,
+                env.actions,
+                mode=self.config.action_mode,
+                step=step,
+                resume="thought" if style == "text" else None,
+                stop=list(DEFAULT_STOP),
+            )
+        except LLMError as exc:
+            episode.error = f"llm_error: {exc}"
+            return False
+        episode.calls += 1
+        episode.tokens_in += reply.usage_in
+        episode.tokens_out += reply.usage_out
+        if style == "text" and not reply.tool_calls:
+            text = f"Thought {step}:" + text
+        record = env.step(text)
+        observation = self._observation(record)
+        action_line = record.call.text if record.call is not None else None
+        thought_action = text.strip() if record.call is None else _thought_action(text, step, action_line)
+        episode.turns.append(_Turn(step, thought_action, observation))
+        episode.traces.append(
+            StepTrace(
+                step=step,
+                prompt_sha256=prompt_hash(prompt),
+                prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
+                reply=reply.text if not reply.tool_calls else text,
+                action=action_line,
+                ok=record.ok,
+                error=record.error,
+                observation=observation,
+                rule=record.error if record.guideline else None,
+                llm_seconds=round(reply.latency, 4),
+                kb_queries=record.kb_queries,
+                kb_seconds=round(record.seconds, 6),
+                tokens_in=reply.usage_in,
+                tokens_out=reply.usage_out,
+                attempts=reply.attempts,
+            )
+        )
+        return True
 
     def _force_answer(self, env: Any, head: str, turns: list[_Turn], step: int, traces: list[StepTrace]) -> tuple[int, int, int]:
         """At the step limit: ask which variable is the answer, set it and execute."""
@@ -390,7 +314,7 @@ class QueryAgent:
 def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace:
     return StepTrace(
         step=step,
-        prompt_sha256=_hash(prompt) if prompt else "",
+        prompt_sha256=prompt_hash(prompt) if prompt else "",
         reply="",
         action=action,
         ok=record.ok,
@@ -421,16 +345,3 @@ def _full(prompt: Any) -> str:
     if isinstance(prompt, str):
         return prompt
     return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt)
-
-
-def _final_query(env: Any) -> str:
-    final = env.final_json()
-    return str(final.get("sparql") or final.get("sql") or "")
-
-
-def result_from_dict(data: Mapping[str, Any]) -> AgentResult:
-    """Rebuild an :class:`AgentResult` from its :meth:`AgentResult.to_dict` form."""
-    fields = dict(data)
-    fields.pop("template_version", None)
-    fields["steps"] = [StepTrace(**s) for s in fields.get("steps", [])]
-    return AgentResult(**fields)

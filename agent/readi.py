@@ -32,13 +32,18 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from agent.episode import AgentResult, StepTrace, prompt_templates
 from agent.instantiate import Instantiator, PathInstance
-from agent.llm import LLM, LLMError
-from agent.query_agent import AgentResult, StepTrace, _hash, prompt_templates
+from agent.llm import LLM
+from agent.readi_loop import LoopOutcome, ask_llm, run_loop
+from agent.readi_table import TableReadi
 from agent.reasoning_path import PathSpec, PathSyntaxError, parse_paths, render_paths, to_chain
-from pyql.errors import PyQLError
+from pyql.errors import ParseError, PyQLError
 
-__all__ = ["ReadiConfig", "Readi", "parse_answers", "TEMPLATE_VERSION"]
+__all__ = ["ReadiConfig", "Readi", "KBPaths", "run_readi", "parse_answers", "TEMPLATE_VERSION"]
+
+#: Stop sequences of Readi's calls on a KB.
+_STOP = ("\nQuestion:", "\nQ:")
 
 TEMPLATE_VERSION = "readi-1"
 
@@ -88,49 +93,75 @@ def parse_answers(text: str) -> list[str]:
 
 
 
-class Readi:
-    """The Readi method on a knowledge base.
-
-    Args:
-        llm: any :class:`agent.llm.LLM`.
-        config: a :class:`ReadiConfig`.
-        ranker: relation ranker for binding and for candidates (BM25 by default).
-        vocabulary: the KB's relation names (read from the KB if None).
+class KBPaths:
+    """Readi's reasoning paths on a KB, for :func:`agent.readi_loop.run_loop`: relation paths
+    from the topic entities, instantiated as PyQL chains (:class:`~agent.instantiate.Instantiator`).
     """
 
-    def __init__(self, llm: LLM, config: ReadiConfig | None = None, ranker: Any = None, vocabulary: Sequence[str] | None = None) -> None:
-        self.llm = llm
-        self.config = config or ReadiConfig()
-        self.ranker = ranker
-        self.vocabulary = vocabulary
+    stop = _STOP
+    unchanged = "your last edit did not change the path; change the relations that failed."
+    empty_path: tuple[PathSpec, ...] = ()
+
+    def __init__(self, inst: Instantiator, config: ReadiConfig, entities: Mapping[str, str], question: str) -> None:
+        self.inst = inst
+        self.config = config
+        self.entities = entities
+        self.question = question
         self._templates = prompt_templates()
 
-    # -- LLM calls ----------------------------------------------------------------
-    def _ask(self, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str] | None = None) -> str | None:
-        step = len(traces) + 1
-        try:
-            reply = self.llm.complete(prompt, stop=list(stop) if stop else ["\nQuestion:", "\nQ:"])
-        except LLMError as exc:
-            traces.append(StepTrace(step, _hash(prompt), "", kind, False, "llm_error", str(exc)))
-            return None
-        traces.append(
-            StepTrace(
-                step,
-                _hash(prompt),
-                reply.text,
-                kind,
-                True,
-                None,
-                "",
-                llm_seconds=round(reply.latency, 4),
-                tokens_in=reply.usage_in,
-                tokens_out=reply.usage_out,
-                attempts=reply.attempts,
-            )
-        )
-        return reply.text
+    def generate_prompt(self, question: str) -> str:
+        entity_names = json.dumps(list(self.entities), ensure_ascii=False)
+        return self._templates.get_template("readi_generate.j2").render(question=question, entities=entity_names)
 
-    # -- messages -------------------------------------------------------------------
+    def first(self, text: str, triggers: Counter[str]) -> tuple[tuple[PathSpec, ...], str | None]:
+        paths: tuple[PathSpec, ...] = ()
+        problem = None
+        try:
+            paths = parse_paths(text)
+        except PathSyntaxError as exc:
+            problem = f"the reasoning path could not be read ({exc}); write Entity -> relation -> relation."
+        if not paths:
+            triggers["readi_empty_path"] += 1
+        return paths, problem
+
+    def parse(self, text: str) -> tuple[PathSpec, ...]:
+        return parse_paths(text)
+
+    def instantiate(self, paths: tuple[PathSpec, ...]) -> list[PathInstance]:
+        return self.inst.instantiate(paths, self.entities, self.question) if paths else []
+
+    def feedback(
+        self, paths: tuple[PathSpec, ...], results: list[PathInstance], problem: str | None, triggers: Counter[str]
+    ) -> tuple[list[str], str, list[str]] | None:
+        if not (problem or not results or not all(r.complete for r in results)):
+            return None
+        for r in results:
+            if not r.complete:
+                triggers[f"readi_{r.error}"] += 1
+        return self._errors(results, problem or (None if results else "empty reasoning path."))
+
+    def edit_prompt(
+        self, question: str, paths: tuple[PathSpec, ...], results: list[PathInstance], feedback: tuple[list[str], str, list[str]]
+    ) -> str:
+        errors, contexts, candidates = feedback
+        return self._templates.get_template("readi_edit.j2").render(
+            question=question,
+            paths=render_paths(paths) if paths else "(none)",
+            errors=errors,
+            contexts=contexts,
+            candidates=repr(candidates),
+        )
+
+    def malformed(self, exc: ParseError) -> str:
+        return f"your last edit could not be read ({exc.args[0]}); answer with Final Path: Entity -> relation -> relation."
+
+    def reject(self, edited: tuple[PathSpec, ...]) -> str | None:
+        cfg = self.config
+        too_long = [p for p in edited if len(p.relations) > cfg.max_path_length]
+        if too_long or len(edited) > 2 * max(1, len(self.entities)) + 1:
+            return f"your last edit is too long; use at most {cfg.max_path_length} relations per path and one path per topic entity."
+        return None
+
     def _errors(self, results: Sequence[PathInstance], problem: str | None) -> tuple[list[str], str, list[str]]:
         errors: list[str] = []
         contexts: list[str] = []
@@ -150,7 +181,24 @@ class Readi:
             candidates.extend(c for c in r.around if c not in candidates)
         return errors, ", ".join(contexts) or "none", candidates[: self.config.candidate_cap]
 
-    # -- the method -------------------------------------------------------------------
+
+class Readi:
+    """The Readi method on a knowledge base.
+
+    Args:
+        llm: any :class:`agent.llm.LLM`.
+        config: a :class:`ReadiConfig`.
+        ranker: relation ranker for binding and for candidates (BM25 by default).
+        vocabulary: the KB's relation names (read from the KB if None).
+    """
+
+    def __init__(self, llm: LLM, config: ReadiConfig | None = None, ranker: Any = None, vocabulary: Sequence[str] | None = None) -> None:
+        self.llm = llm
+        self.config = config or ReadiConfig()
+        self.ranker = ranker
+        self.vocabulary = vocabulary
+        self._templates = prompt_templates()
+
     def run(self, kb: Any, question: str, entities: Mapping[str, str]) -> AgentResult:
         """Answer one question. LLM failures end the run with ``result.error`` set."""
         started = time.perf_counter()
@@ -165,104 +213,38 @@ class Readi:
             sample=cfg.sample,
             vocabulary=self.vocabulary,
         )
-        traces: list[StepTrace] = []
-        triggers: Counter[str] = Counter()
-        entity_names = json.dumps(list(entities), ensure_ascii=False)
-        text = self._ask(self._templates.get_template("readi_generate.j2").render(question=question, entities=entity_names), "generate_path", traces)
-        paths: tuple[PathSpec, ...] = ()
-        problem: str | None = None
-        if text is not None:
-            try:
-                paths = parse_paths(text)
-            except PathSyntaxError as exc:
-                problem = f"the reasoning path could not be read ({exc}); write Entity -> relation -> relation."
-        initial = paths
-        results = inst.instantiate(paths, entities, question) if paths else []
-        if text is not None and not paths:
-            triggers["readi_empty_path"] += 1
-        edits = 0
-        error: str | None = None if text is not None else "llm_error"
-        while error is None and edits < cfg.max_edits and (problem or not results or not all(r.complete for r in results)):
-            for r in results:
-                if not r.complete:
-                    triggers[f"readi_{r.error}"] += 1
-            errors, contexts, candidates = self._errors(results, problem or (None if results else "empty reasoning path."))
-            prompt = self._templates.get_template("readi_edit.j2").render(
-                question=question,
-                paths=render_paths(paths) if paths else "(none)",
-                errors=errors,
-                contexts=contexts,
-                candidates=repr(candidates),
-            )
-            edits += 1
-            reply = self._ask(prompt, "edit_path", traces)
-            if reply is None:
-                error = "llm_error"
-                break
-            try:
-                edited = parse_paths(reply)
-            except PathSyntaxError as exc:
-                problem = f"your last edit could not be read ({exc.args[0]}); answer with Final Path: Entity -> relation -> relation."
-                traces[-1].ok, traces[-1].error = False, "edit_malformed"
-                continue
-            if edited == paths:
-                problem = "your last edit did not change the path; change the relations that failed."
-                traces[-1].ok, traces[-1].error = False, "edit_unchanged"
-                continue
-            too_long = [p for p in edited if len(p.relations) > cfg.max_path_length]
-            if too_long or len(edited) > 2 * max(1, len(entities)) + 1:
-                problem = f"your last edit is too long; use at most {cfg.max_path_length} relations per path and one path per topic entity."
-                traces[-1].ok, traces[-1].error = False, "edit_too_long"
-                continue
-            problem = None
-            paths = edited
-            results = inst.instantiate(paths, entities, question)
+        loop = run_loop(self.llm, KBPaths(inst, cfg, entities, question), question, cfg.max_edits)
+        results: list[PathInstance] = loop.instance
         complete = [r for r in results if r.complete]
         answers: list[dict[str, Any]] = []
         merged_values: list[dict[str, Any]] = []
         query_text = ""
-        if complete and error is None:
+        if complete and loop.error is None:
             chain = to_chain([r.bound_spec() for r in complete], entities, kb.profile)
             query_text = chain.sparql()
             rows = kb.execute(chain.set_answer("?answer"), limit=1000)
             merged_values = [v.to_dict() for v in rows.answers()]
-        if error is None:
+        if loop.error is None:
             if cfg.skip_qa and complete and len(complete) == len(results) and merged_values:
                 answers = merged_values
             else:
-                answers = self._qa(question, results, merged_values, traces)
-        lengths = [len(r.spec.relations) for r in results] or [0]
-        progress = [r.progress for r in results] or [0]
-        extra = {
-            "method": "readi",
-            "initial_paths": render_paths(initial),
-            "final_paths": render_paths(paths),
-            "edits": edits,
-            "lpp": sum(lengths) / len(lengths),
-            "lip": sum(progress) / len(progress),
-            "aip": sum(p / n for p, n in zip(progress, lengths) if n) / max(1, len([n for n in lengths if n])),
-            "isr": bool(results) and all(r.complete for r in results),
-            "cer": any(r.ends_unnamed for r in results),
-            "instance_values": [v["value"] for v in merged_values] or sorted({v.to_dict()["value"] for r in results for v in r.values}),
-            "template_version": TEMPLATE_VERSION,
-        }
-        usage_in = sum(t.tokens_in for t in traces)
-        usage_out = sum(t.tokens_out for t in traces)
+                answers = self._qa(question, results, merged_values, loop.traces)
+        traces = loop.traces
         return AgentResult(
             question=question,
             answers=answers,
             steps=traces,
-            done=error is None,
+            done=loop.error is None,
             forced=False,
             query=query_text,
             llm_calls=sum(1 for t in traces if t.error != "llm_error"),
-            tokens_in=usage_in,
-            tokens_out=usage_out,
+            tokens_in=sum(t.tokens_in for t in traces),
+            tokens_out=sum(t.tokens_out for t in traces),
             kb_queries=kb.stats.queries - queries0,
             seconds=time.perf_counter() - started,
-            rules=dict(triggers),
-            error=error,
-            extra=extra,
+            rules=dict(loop.triggers),
+            error=loop.error,
+            extra=_measures(loop, results, merged_values),
         )
 
     def _qa(self, question: str, results: Sequence[PathInstance], merged: list[dict[str, Any]], traces: list[StepTrace]) -> list[dict[str, Any]]:
@@ -275,7 +257,7 @@ class Readi:
         prompt = self._templates.get_template("readi_qa.j2").render(
             question=question, triplets=", ".join(triplets[: self.config.max_triplets]) or "(none)"
         )
-        text = self._ask(prompt, "qa", traces, stop=["\nQ:"])
+        text = ask_llm(self.llm, prompt, "qa", traces, ["\nQ:"])
         if text is None:
             return []
         names = parse_answers(text)
@@ -294,3 +276,42 @@ class Readi:
         for name in names:
             out.append(pool.get(name.lower(), {"value": name, "label": None}))
         return out
+
+
+def _measures(loop: LoopOutcome, results: Sequence[PathInstance], merged: list[dict[str, Any]]) -> dict[str, Any]:
+    """Readi's measures of a run on a KB (LPP, LIP, AIP, ISR, CER) and its paths."""
+    lengths = [len(r.spec.relations) for r in results] or [0]
+    progress = [r.progress for r in results] or [0]
+    return {
+        "method": "readi",
+        "initial_paths": render_paths(loop.initial),
+        "final_paths": render_paths(loop.path),
+        "edits": loop.edits,
+        "lpp": sum(lengths) / len(lengths),
+        "lip": sum(progress) / len(progress),
+        "aip": sum(p / n for p, n in zip(progress, lengths) if n) / max(1, len([n for n in lengths if n])),
+        "isr": bool(results) and all(r.complete for r in results),
+        "cer": any(r.ends_unnamed for r in results),
+        "instance_values": [v["value"] for v in merged] or sorted({v.to_dict()["value"] for r in results for v in r.values}),
+        "template_version": TEMPLATE_VERSION,
+    }
+
+
+def run_readi(llm: LLM, env: Any, question: str, config: Any = None) -> AgentResult:
+    """Readi on the backend of a step environment: its KB and linked entities, or its table.
+
+    ``config`` (the agent's settings) is accepted for the runner's
+    ``solve(llm, env, question, config)`` signature; Readi uses its own defaults.
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from agent.llm import ScriptedLLM
+        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Jamaica": "m.03_r3"})
+        >>> llm = ScriptedLLM(["Path: Jamaica -> location.country.languages_spoken", "So {Jamaican English}."])
+        >>> run_readi(llm, env, "what languages are spoken in jamaica?").llm_calls
+        2
+    """
+    if env.side == "sql":
+        return TableReadi(llm).run(env.table, question)
+    return Readi(llm).run(env.kb, question, dict(env.memory.entities))

@@ -29,11 +29,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.llm import LLM, LLMError
-from agent.query_agent import AgentResult, StepTrace, _hash, prompt_templates
+from agent.episode import AgentResult, StepTrace, prompt_templates
+from agent.llm import LLM
+from agent.readi_loop import ask_llm, run_loop
 from pyql.errors import ParseError, PyQLError
 
-__all__ = ["TablePath", "parse_table_path", "TableReadi", "TablePathError"]
+__all__ = ["TablePath", "TablePaths", "parse_table_path", "TableReadi", "TablePathError"]
+
+#: Stop sequences of Readi's calls on a table.
+_STOP = ("\nQuestion:",)
 
 TEMPLATE_VERSION = "readi-table-1"
 
@@ -113,6 +117,113 @@ class _Instance:
 
 
 
+class TablePaths:
+    """Readi's reasoning paths on a table, for :func:`agent.readi_loop.run_loop`: chosen headers
+    and row constraints, instantiated as pyql_sql queries. It counts the queries it sends.
+    """
+
+    stop = _STOP
+    unchanged = "your last edit did not change the headers; change the headers the feedback names."
+    empty_path = TablePath(())
+
+    def __init__(self, table: Any, table_text: str, max_items: int, timeout: float) -> None:
+        self.table = table
+        self.table_text = table_text
+        self.max_items = max_items
+        self.timeout = timeout
+        self.queries = 0
+        self._templates = prompt_templates()
+
+    def generate_prompt(self, question: str) -> str:
+        return self._templates.get_template("readi_table_generate.j2").render(question=question, table=self.table_text)
+
+    def first(self, text: str, triggers: Counter[str]) -> tuple[TablePath, str | None]:
+        try:
+            return parse_table_path(text), None
+        except TablePathError as exc:
+            return self.empty_path, str(exc)
+
+    def parse(self, text: str) -> TablePath:
+        return parse_table_path(text)
+
+    def instantiate(self, path: TablePath) -> _Instance:
+        inst = instantiate_table_path(self.table, path, self.max_items, self.timeout)
+        self.queries += inst.queries
+        return inst
+
+    def feedback(self, path: TablePath, inst: _Instance, problem: str | None, triggers: Counter[str]) -> list[str] | None:
+        feedback = []
+        if problem:
+            feedback.append(problem)
+        if inst.unknown:
+            feedback.append(
+                f"Header {inst.unknown!r} not in candidate Headers. You can only choose headers from {list(self.table.headers)!r}."
+            )
+            triggers["readi_unknown_header"] += 1
+        if len(path.headers) < 2 and not problem:
+            feedback.append("insufficient columns in the reasoning path: choose at least two headers.")
+            triggers["readi_too_few_headers"] += 1
+        return feedback or None
+
+    def edit_prompt(self, question: str, path: TablePath, inst: _Instance, feedback: list[str]) -> str:
+        return self._templates.get_template("readi_table_edit.j2").render(
+            question=question, table=self.table_text, previous=path.render() if path.headers else "(none)", feedback=feedback
+        )
+
+    def malformed(self, exc: ParseError) -> str:
+        return str(exc)
+
+    def reject(self, edited: TablePath) -> str | None:
+        return None
+
+
+def instantiate_table_path(table: Any, path: TablePath, max_items: int = 50, timeout: float = 5.0) -> _Instance:
+    """Resolve a path's headers and keep the constrained rows (see the module docstring).
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> t = Table.from_rows(["year", "league"], [["2001", "USL A-League"], ["2003", "NPSL"]])
+        >>> inst = instantiate_table_path(t, TablePath(("Year", "nope"), (("league", ("npsl",)),)))
+        >>> inst.headers, inst.unknown, inst.rows
+        (['year'], ['nope'], [{'year': '2003', 'league': 'NPSL'}])
+    """
+    out = _Instance()
+    executor = table.executor(timeout)
+    for header in path.headers:
+        try:
+            out.headers.append(table.resolve_column(header).header)
+        except PyQLError:
+            out.unknown.append(header)
+    columns: list[tuple[str, tuple[str, ...]]] = []
+    for column, values in path.constraints:
+        try:
+            columns.append((table.resolve_column(column).header, values))
+        except PyQLError:
+            if column not in out.unknown:
+                out.unknown.append(column)
+    rows: list[tuple[Any, ...]] = []
+    if columns:
+        for combo in itertools.product(*[[(c, v) for v in vs] for c, vs in columns]):
+            query = table.query()
+            try:
+                for c, v in combo:
+                    query = query.add_condition(c, "=", v)
+            except PyQLError:
+                continue
+            got = executor.rows(query, limit=max_items)
+            out.queries += 1
+            rows.extend(r for r in got.rows if r not in rows)
+        out.constrained = bool(rows)
+    if not rows:
+        got = executor.rows(None, limit=max_items)
+        out.queries += 1
+        rows = list(got.rows)
+    keep = list(dict.fromkeys(out.headers + [c for c, _ in columns])) or list(table.headers)
+    index = {h: i for i, h in enumerate(table.headers)}
+    out.rows = [{h: row[index[h]] for h in keep} for row in rows]
+    return out
+
+
 class TableReadi:
     """Readi on one table.
 
@@ -138,126 +249,20 @@ class TableReadi:
             lines.append("| " + " | ".join("" if c is None else str(c) for c in sample[0]) + " |")
         return "\n".join(lines)
 
-    def _ask(self, prompt: str, kind: str, traces: list[StepTrace]) -> str | None:
-        try:
-            reply = self.llm.complete(prompt, stop=["\nQuestion:"])
-        except LLMError as exc:
-            traces.append(StepTrace(len(traces) + 1, _hash(prompt), "", kind, False, "llm_error", str(exc)))
-            return None
-        traces.append(
-            StepTrace(len(traces) + 1, _hash(prompt), reply.text, kind, True, None, "", llm_seconds=round(reply.latency, 4),
-                      tokens_in=reply.usage_in, tokens_out=reply.usage_out, attempts=reply.attempts)
-        )
-        return reply.text
-
     def instantiate(self, table: Any, path: TablePath) -> _Instance:
-        """Resolve headers and keep the constrained rows (see the module docstring)."""
-        out = _Instance()
-        executor = table.executor(self.timeout)
-        for header in path.headers:
-            try:
-                out.headers.append(table.resolve_column(header).header)
-            except PyQLError:
-                out.unknown.append(header)
-        columns: list[tuple[str, tuple[str, ...]]] = []
-        for column, values in path.constraints:
-            try:
-                columns.append((table.resolve_column(column).header, values))
-            except PyQLError:
-                if column not in out.unknown:
-                    out.unknown.append(column)
-        rows: list[tuple[Any, ...]] = []
-        if columns:
-            for combo in itertools.product(*[[(c, v) for v in vs] for c, vs in columns]):
-                query = table.query()
-                try:
-                    for c, v in combo:
-                        query = query.add_condition(c, "=", v)
-                except PyQLError:
-                    continue
-                got = executor.rows(query, limit=self.max_items)
-                out.queries += 1
-                rows.extend(r for r in got.rows if r not in rows)
-            out.constrained = bool(rows)
-        if not rows:
-            got = executor.rows(None, limit=self.max_items)
-            out.queries += 1
-            rows = list(got.rows)
-        keep = list(dict.fromkeys(out.headers + [c for c, _ in columns])) or list(table.headers)
-        index = {h: i for i, h in enumerate(table.headers)}
-        out.rows = [{h: row[index[h]] for h in keep} for row in rows]
-        return out
+        """Resolve headers and keep the constrained rows (see :func:`instantiate_table_path`)."""
+        return instantiate_table_path(table, path, self.max_items, self.timeout)
 
     def run(self, table: Any, question: str) -> AgentResult:
         """Answer one question on a table."""
         started = time.perf_counter()
-        traces: list[StepTrace] = []
-        triggers: Counter[str] = Counter()
-        table_text = self._table_text(table)
-        reply = self._ask(self._templates.get_template("readi_table_generate.j2").render(question=question, table=table_text), "generate_path", traces)
-        error = None if reply is not None else "llm_error"
-        path = TablePath(())
-        problem: str | None = None
-        if reply is not None:
-            try:
-                path = parse_table_path(reply)
-            except TablePathError as exc:
-                problem = str(exc)
-        initial = path
-        inst = self.instantiate(table, path)
-        queries = inst.queries
-        edits = 0
-        while error is None and edits < self.max_edits:
-            feedback = []
-            if problem:
-                feedback.append(problem)
-            if inst.unknown:
-                feedback.append(
-                    f"Header {inst.unknown!r} not in candidate Headers. You can only choose headers from {list(table.headers)!r}."
-                )
-                triggers["readi_unknown_header"] += 1
-            if len(path.headers) < 2 and not problem:
-                feedback.append("insufficient columns in the reasoning path: choose at least two headers.")
-                triggers["readi_too_few_headers"] += 1
-            if not feedback:
-                break
-            edits += 1
-            prompt = self._templates.get_template("readi_table_edit.j2").render(
-                question=question, table=table_text, previous=path.render() if path.headers else "(none)", feedback=feedback
-            )
-            reply = self._ask(prompt, "edit_path", traces)
-            if reply is None:
-                error = "llm_error"
-                break
-            try:
-                edited = parse_table_path(reply)
-            except TablePathError as exc:
-                problem = str(exc)
-                traces[-1].ok, traces[-1].error = False, "edit_malformed"
-                continue
-            if edited == path:
-                problem = "your last edit did not change the headers; change the headers the feedback names."
-                traces[-1].ok, traces[-1].error = False, "edit_unchanged"
-                continue
-            problem = None
-            path = edited
-            inst = self.instantiate(table, path)
-            queries += inst.queries
+        method = TablePaths(table, self._table_text(table), self.max_items, self.timeout)
+        loop = run_loop(self.llm, method, question, self.max_edits)
+        path, inst, traces = loop.path, loop.instance, loop.traces
         answers: list[dict[str, Any]] = []
+        error = loop.error
         if error is None:
-            headers = list(inst.rows[0]) if inst.rows else list(table.headers)
-            items = "\n".join(
-                f"item {i}: " + "; ".join(f"({h}, {row[h]})" for h in headers) for i, row in enumerate(inst.rows[: self.max_items], 1)
-            )
-            text = self._ask(
-                self._templates.get_template("readi_table_qa.j2").render(question=question, headers=", ".join(headers), items=items or "(no rows)"),
-                "qa",
-                traces,
-            )
-            if text is None:
-                error = "llm_error"
-            else:
-                answers = [{"value": a, "label": None} for a in _answers(text)]
+            answers, error = self._qa(question, table, inst, traces)
         ok = not inst.unknown and len(path.headers) >= 2
         return AgentResult(
             question=question,
@@ -269,15 +274,15 @@ class TableReadi:
             llm_calls=sum(1 for t in traces if t.error != "llm_error"),
             tokens_in=sum(t.tokens_in for t in traces),
             tokens_out=sum(t.tokens_out for t in traces),
-            kb_queries=queries,
+            kb_queries=method.queries,
             seconds=time.perf_counter() - started,
-            rules=dict(triggers),
+            rules=dict(loop.triggers),
             error=error,
             extra={
                 "method": "readi",
-                "initial_paths": initial.render() if initial.headers else "",
+                "initial_paths": loop.initial.render() if loop.initial.headers else "",
                 "final_paths": path.render() if path.headers else "",
-                "edits": edits,
+                "edits": loop.edits,
                 "isr": ok,
                 "aip": (len(inst.headers) / len(path.headers)) if path.headers else 0.0,
                 "selected_rows": len(inst.rows),
@@ -285,6 +290,23 @@ class TableReadi:
                 "template_version": TEMPLATE_VERSION,
             },
         )
+
+    def _qa(self, question: str, table: Any, inst: _Instance, traces: list[StepTrace]) -> tuple[list[dict[str, Any]], str | None]:
+        """The QA call over the selected items: the answers, or the error."""
+        headers = list(inst.rows[0]) if inst.rows else list(table.headers)
+        items = "\n".join(
+            f"item {i}: " + "; ".join(f"({h}, {row[h]})" for h in headers) for i, row in enumerate(inst.rows[: self.max_items], 1)
+        )
+        text = ask_llm(
+            self.llm,
+            self._templates.get_template("readi_table_qa.j2").render(question=question, headers=", ".join(headers), items=items or "(no rows)"),
+            "qa",
+            traces,
+            _STOP,
+        )
+        if text is None:
+            return [], "llm_error"
+        return [{"value": a, "label": None} for a in _answers(text)], None
 
 
 def _answers(text: str) -> list[str]:

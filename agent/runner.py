@@ -51,7 +51,6 @@ Example:
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import inspect
 import json
 import os
@@ -64,9 +63,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
+from agent import ranking
+from agent.environments import open_environment
+from agent.episode import AgentResult
 from agent.metrics import RunMetrics, aggregate, cost_usd, score_question, trigger_stats
-from agent.query_agent import AgentConfig, AgentResult, QueryAgent, result_from_dict
+from agent.query_agent import AgentConfig, QueryAgent
+from agent.readi import run_readi
+from pyql.environment import Environment
 from pyql.errors import PyQLError
+from pyql.kb import KB, KBStats
 
 __all__ = [
     "METHODS",
@@ -77,6 +82,7 @@ __all__ = [
     "Progress",
     "RunSettings",
     "RunStopped",
+    "RunWriter",
     "environment_for",
     "latest_records",
     "make_record",
@@ -173,18 +179,15 @@ class RunSettings:
 def solver(method: str) -> Solver:
     """The function that answers one question with ``method``: ``solve(llm, env, question, config)``.
 
-    ``readi`` dispatches to ``agent.readi.run_readi(llm, env, question, config)``
-    when that function exists, else to ``agent.readi.Readi(llm).run(kb, question,
-    entities)`` on a KB and ``agent.readi_table.TableReadi(llm).run(table,
-    question)`` on a table; the result may be an :class:`AgentResult`, or
-    anything with ``to_dict()`` or a dict of the same shape.
+    ``queryagent`` runs :class:`~agent.query_agent.QueryAgent`; ``readi``
+    runs :func:`agent.readi.run_readi`, on a KB or a table alike.
 
     Raises:
-        EvalError: an unknown method, or Readi is not available yet.
+        EvalError: an unknown method.
 
     Example:
         >>> solver("queryagent").__name__, solver("readi").__name__
-        ('solve_queryagent', 'solve_readi')
+        ('solve_queryagent', 'run_readi')
         >>> solver("magic")
         Traceback (most recent call last):
         ...
@@ -197,41 +200,17 @@ def solver(method: str) -> Solver:
 
         return solve_queryagent
     if method == "readi":
-        try:
-            module = importlib.import_module("agent.readi")
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("agent.readi", "agent"):
-                raise
-            raise EvalError("--method readi is not available yet (no agent.readi in this version of pyql); use --method queryagent") from None
-        entry = getattr(module, "run_readi", None)
-        readi_class = getattr(module, "Readi", None)
-        if not callable(entry) and readi_class is None:
-            raise EvalError("--method readi is not available yet: agent.readi has no run_readi(llm, env, question, config); use --method queryagent")
-
-        def solve_readi(llm: Any, env: Any, question: str, config: AgentConfig) -> AgentResult:
-            if callable(entry):
-                out = entry(llm, env, question, config)
-            elif hasattr(env, "table"):
-                from agent.readi_table import TableReadi
-
-                out = TableReadi(llm).run(env.table, question)
-            else:
-                out = readi_class(llm).run(env.kb, question, dict(env.memory.entities))
-            if isinstance(out, AgentResult):
-                return out
-            return result_from_dict(out.to_dict() if hasattr(out, "to_dict") else out)
-
-        return solve_readi
+        return run_readi
     raise EvalError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
 
 
 def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None) -> Callable[[str | None, list[str]], list[str]] | None:
-    """The ``relation_ranker`` for :class:`~pyql.environment.SparqlEnvironment` (via :mod:`agent.ranking`).
+    """The ``relation_ranker`` for :class:`~pyql.sparql_environment.SparqlEnvironment` (via :mod:`agent.ranking`).
 
     ``none`` keeps the KB's order (the paper's "w/o RR" ablation); the others
     rank and keep the top ``max_relations``, shuffled (QueryAgent B.3). Calls
     are serialized by ``lock`` (rankers keep caches). None when the name is
-    None or :mod:`agent.ranking` is missing.
+    None.
 
     Raises:
         EvalError: ``max_relations`` < 1.
@@ -245,10 +224,6 @@ def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None)
     if max_relations < 1:
         raise EvalError(f"--max-relations must be >= 1, got {max_relations}")
     if name is None:
-        return None
-    try:
-        from agent import ranking
-    except ImportError:  # pragma: no cover - ships with pyql
         return None
     ranker = ranking.get_ranker(name)
     order = "score" if name.strip().lower() == "none" else "shuffle"
@@ -283,8 +258,6 @@ class LockedKB:
     """
 
     def __init__(self, kb: Any, lock: Any = None) -> None:
-        from pyql.kb import KBStats
-
         self._kb = kb
         self._lock = lock if lock is not None else threading.RLock()
         self.stats = KBStats()
@@ -325,8 +298,6 @@ class KBProvider:
     """
 
     def __init__(self, spec: Any, profile: str = "freebase") -> None:
-        from pyql.kb import KB
-
         self.spec = spec
         self.profile = profile
         self._lock = threading.RLock()
@@ -339,8 +310,6 @@ class KBProvider:
     def get(self) -> Any:
         """The KB one question uses."""
         if self.per_question:
-            from pyql.kb import KB
-
             return KB.open(self.spec, self.profile)
         return LockedKB(self._kb, self._lock)
 
@@ -349,34 +318,15 @@ class KBProvider:
 # One question
 
 
-def environment_for(item: Mapping[str, Any], kb: Any, settings: RunSettings, ranker: Any = None) -> Any:
-    """A fresh environment for one item: a table environment if it has a table, else a SPARQL one.
+def environment_for(item: Mapping[str, Any], kb: Any, settings: RunSettings, ranker: Any = None) -> Environment:
+    """A fresh environment for one item, built by :func:`agent.environments.open_environment`
+    with the run's feedback mode (the analyzer is fixed here, for the agent).
 
     Raises:
-        EvalError: a KB question but no KB, or a table question without :mod:`pyql_sql`.
-        pyql.cli.UsageError: the item's table does not load.
+        pyql.cli.UsageError: a KB question but no KB.
+        pyql_sql.errors.TableInputError: the item's table does not load.
     """
-    table_json = item.get("table")
-    if table_json is not None:
-        try:
-            from pyql_sql.cli import table_from_json
-            from pyql_sql.environment import TableEnvironment
-        except ImportError as exc:  # pragma: no cover - pyql_sql ships with pyql
-            raise EvalError(f"table questions need the SQL side (pyql_sql): {exc}") from None
-        data = table_json if "header" in table_json and "rows" in table_json else {"table": table_json}
-        table, _ = table_from_json(data, where=f"the table of item {item.get('id')}")
-        return TableEnvironment(table, question=item["question"], entities=item.get("entities") or {})
-    if kb is None:
-        raise EvalError(f"item {item.get('id')!r} is a KB question: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
-    from pyql.environment import SparqlEnvironment
-
-    return SparqlEnvironment(
-        kb,
-        question=item["question"],
-        entities=item.get("entities") or {},
-        relation_ranker=ranker,
-        max_relations=settings.max_relations,
-    )
+    return open_environment(settings, item, kb=kb, ranker=ranker, agent=True)
 
 
 def model_name(llm: Any) -> str | None:
@@ -585,18 +535,37 @@ def _llm_failed(record: Mapping[str, Any]) -> bool:
     return str(record.get("error") or "").startswith("llm_error")
 
 
-class _Writer:
+class RunWriter:
+    """Appends records to a run file, one JSON line each, flushed and synced as soon as written.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "runs" / "run.jsonl"
+        >>> with RunWriter(path) as w:
+        ...     w.write({"id": "q1"})
+        >>> path.read_text()
+        '{"id": "q1"}\\n'
+    """
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("a", encoding="utf-8")
 
     def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record."""
         self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
+        """Close the file."""
         self._file.close()
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class Progress:
@@ -787,7 +756,7 @@ def run_eval(
         provider = source if isinstance(source, KBProvider) else KBProvider(source, settings.profile)
     ranker = relation_ranker(settings.ranker, settings.max_relations)
     bar = Progress(len(items), progress, done=outcome.skipped)
-    writer = _Writer(path)
+    writer = RunWriter(path)
     failures = 0
 
     def finish(record: dict[str, Any]) -> None:

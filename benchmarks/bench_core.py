@@ -17,7 +17,7 @@ What it does:
    a step actually sends); individually timed calls, median and p95.
 3. **Step time**: for every backend and size, the KB is loaded (load time
    reported separately), then every chain runs through
-   :meth:`pyql.environment.SparqlEnvironment.step` (one step = parse, query
+   :meth:`pyql.sparql_environment.SparqlEnvironment.step` (one step = parse, query
    build, the KB query and the observation text). Reported: median and p95
    of the construction steps (``add_*`` / ``set_answer``, each one
    observation query), median ``get_relation`` and ``execute()``, KB
@@ -78,7 +78,7 @@ if str(ROOT) not in sys.path:
 
 from pyql import compiler
 from pyql.action_parser import parse_action
-from pyql.environment import SparqlEnvironment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.profiles import FREEBASE
 from pyql.query import Query
 from pyql.sparql_actions import SparqlActions, convert_argument

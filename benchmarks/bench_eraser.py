@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from correction import Eraser, TriggerStats, registry
-from pyql.environment import SparqlEnvironment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ otherwise the observation is the execution result (Algorithm 1).
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.environment import SparqlEnvironment
+    >>> from pyql.sparql_environment import SparqlEnvironment
     >>> env = SparqlEnvironment(KB.open("demo"), analyzer=Eraser())
     >>> rec = env.step("add_fact(?x, ?y)")
     >>> rec.error, rec.observation

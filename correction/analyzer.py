@@ -11,7 +11,7 @@ When nothing fires, the observation is the execution result.
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.environment import SparqlEnvironment
+    >>> from pyql.sparql_environment import SparqlEnvironment
     >>> eraser = Eraser()
     >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"}, analyzer=eraser)
     >>> rec = env.step("get_relation(?stream)")
@@ -29,6 +29,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Iterable
 
+from grammars.vocabulary import FEEDBACK_MODES
 from pyql.environment import Feedback
 from pyql.errors import PyQLError
 
@@ -43,8 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Eraser", "EraserError", "RuleBudgetWarning", "eraser_for", "FEEDBACK_MODES"]
 
-#: The ``--feedback`` modes of ``pyql run``: eraser (guidelines), raw (raw errors), none.
-FEEDBACK_MODES = ("eraser", "raw", "none")
 
 
 class EraserError(PyQLError, ValueError):
@@ -156,7 +155,7 @@ class Eraser:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.environment import SparqlEnvironment
+            >>> from pyql.sparql_environment import SparqlEnvironment
             >>> from correction import registry
             >>> env = SparqlEnvironment(KB.open("demo"))
             >>> rec = env.step("add_max(?t)")
@@ -178,7 +177,7 @@ class Eraser:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.environment import SparqlEnvironment
+            >>> from pyql.sparql_environment import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"))
             >>> rec = env.step("add_fact(?x, ?y)")
             >>> Eraser().check("wrong_arity", rec, env).rule_id

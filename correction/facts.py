@@ -10,7 +10,7 @@ rules asking the same question cost one computation.
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.environment import SparqlEnvironment
+    >>> from pyql.sparql_environment import SparqlEnvironment
     >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
     >>> rec = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
     >>> f = facts(env.step("add_max(?category)"), env)
@@ -40,17 +40,14 @@ _UNNAMED_TEXT = ("unname_entity", "unnamed_entity", "unnamed node", "unnamed ent
 
 
 def env_side(env: Any) -> str:
-    """The side of an environment ("sparql", "sql", ...): its ``side`` attribute.
+    """The side of an environment ("sparql", "sql"): the ``side`` it declares.
 
     Example:
         >>> class Env: side = "sql"
         >>> env_side(Env())
         'sql'
     """
-    side = getattr(env, "side", None)
-    if isinstance(side, str):
-        return side
-    return "sparql" if hasattr(env, "kb") else "generic"
+    return str(env.side)
 
 
 def is_relation_name(short: str, profile: Any) -> bool:
@@ -255,7 +252,7 @@ class Facts:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.environment import SparqlEnvironment
+            >>> from pyql.sparql_environment import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
             >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?formed)")
             >>> [v.display() for v in facts(env.step("execute()"), env).values_of("?formed")]
@@ -300,7 +297,7 @@ class Facts:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.environment import SparqlEnvironment
+            >>> from pyql.sparql_environment import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
             >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
             >>> facts(env.step("execute()"), env).get_relation_choices()

@@ -28,7 +28,7 @@ from pyql.errors import (
     ParseError,
     PyQLError,
 )
-from pyql.steps import COMPARISON_OPERATORS
+from grammars.vocabulary import COMPARISON_OPERATORS
 from pyql.terms import IRI, Literal, Variable
 
 from correction.facts import facts, is_relation_name, term_kind

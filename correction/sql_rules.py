@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from grammars.vocabulary import COMPARISON_OPERATORS
 from pyql.errors import PyQLError
 from pyql_sql.compile import condition_expression, literal
 from pyql_sql.errors import BadAggregationError, BadOperatorError, BadValueError, UnknownColumnError
 from pyql_sql.numbers import format_number, is_empty, parse_number
-from pyql_sql.query import OPERATORS
 from pyql_sql.table import Column
 
 from correction.facts import facts, insists_on_execute
@@ -86,10 +86,8 @@ _OPERATOR_WORDS = {
     "is not": "!=",
     "\u2260": "!=",
     "\u2265": ">=",
-    "=>": ">=",
     "ge": ">=",
     "\u2264": "<=",
-    "=<": "<=",
     "le": "<=",
 }
 
@@ -313,7 +311,7 @@ def sql_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] | N
         hint = "in"
     return {
         "op": op,
-        "allowed": list(OPERATORS),
+        "allowed": list(COMPARISON_OPERATORS),
         "guess": _OPERATOR_WORDS.get(key, ""),
         "hint": hint,
         "column": f.raw("column"),

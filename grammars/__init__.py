@@ -21,11 +21,15 @@ from typing import Any
 
 import lark
 
+from grammars.vocabulary import operator_pattern
+
 __all__ = ["grammar_path", "load_grammar", "lark_parser", "available_grammars"]
 
 _DIR = Path(__file__).resolve().parent
 _CACHE: dict[tuple[str, tuple[tuple[str, Any], ...]], lark.Lark] = {}
 _LOCK = threading.Lock()
+#: Placeholders a grammar file may use, and the text from the vocabulary they stand for.
+_GENERATED = {"OPERATORS": operator_pattern()}
 
 
 def available_grammars() -> list[str]:
@@ -67,7 +71,11 @@ def grammar_path(name: str) -> Path:
 
 
 def load_grammar(name: str) -> str:
-    """Text of the grammar called ``name``.
+    """Text of the grammar called ``name``, with the vocabulary filled in.
+
+    A grammar names the shared vocabulary with placeholders (``{{OPERATORS}}``:
+    the operator spellings of :mod:`grammars.vocabulary`), so the grammar and
+    the Python code read one definition.
 
     Args:
         name: grammar name such as ``"action"``.
@@ -79,7 +87,10 @@ def load_grammar(name: str) -> str:
         >>> "action: NAME LPAR" in load_grammar("action")
         True
     """
-    return grammar_path(name).read_text(encoding="utf-8")
+    text = grammar_path(name).read_text(encoding="utf-8")
+    for placeholder, value in _GENERATED.items():
+        text = text.replace("{{" + placeholder + "}}", value)
+    return text
 
 
 def _freeze(value: Any) -> Any:

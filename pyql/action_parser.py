@@ -68,6 +68,7 @@ import lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from grammars import lark_parser
+from grammars.vocabulary import WRITTEN_OPERATORS
 from pyql.errors import ParseError, TermError
 
 __all__ = [
@@ -102,8 +103,8 @@ ARG_KINDS: tuple[str, ...] = (
     "text",
 )
 
-#: The comparison operators recognised as arguments (kind ``operator``).
-OPERATORS: tuple[str, ...] = (">", "<", ">=", "<=", "=", "!=", "==", "<>")
+#: The operator spellings recognised as arguments (kind ``operator``): the vocabulary's.
+OPERATORS: tuple[str, ...] = WRITTEN_OPERATORS
 
 
 # ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable
 
+from grammars.vocabulary import COMPARISON_OPERATORS
 from pyql.errors import ArityError, InvalidActionError, PyQLError
 
 __all__ = ["StepResult", "action", "Param", "ActionSpec", "ActionSet", "render_docs", "DOC_FORMATS"]
@@ -121,6 +122,16 @@ class ActionSpec:
         return f"{self.name}({', '.join(p.name for p in self.params)})"
 
 
+def _fill_vocabulary(doc: str) -> str:
+    """An action's docstring with the vocabulary filled in: ``{operators}`` → the comparison operators.
+
+    Example:
+        >>> _fill_vocabulary("op is one of {operators}.")
+        'op is one of >, <, >=, <=, =, !=.'
+    """
+    return doc.replace("{operators}", ", ".join(COMPARISON_OPERATORS))
+
+
 _SECTION_RE = re.compile(r"^\s*(Args|Returns|Raises|Example|Examples)\s*:(.*)$")
 
 
@@ -185,7 +196,7 @@ class ActionSet:
             if marker is None:
                 continue
             kind, param_kinds = marker
-            summary, details, arg_docs, example = _parse_docstring(fn.__doc__ or "")
+            summary, details, arg_docs, example = _parse_docstring(_fill_vocabulary(fn.__doc__ or ""))
             params = []
             for p in list(inspect.signature(fn).parameters.values())[2:]:  # skip self, env
                 params.append(
@@ -256,6 +267,13 @@ class ActionSet:
                 given=given,
             )
         return spec
+
+    def convert(self, env: Any, kind: str, arg: Any, action_name: str, name: str, position: int) -> Any:
+        """Convert one parsed argument for a parameter kind; subclasses read their kinds.
+
+        The default keeps the parsed :class:`~pyql.action_parser.Arg` as it is.
+        """
+        return arg
 
     def method(self, name: str) -> Callable[..., Any]:
         """The bound method implementing an action."""

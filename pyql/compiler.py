@@ -1,19 +1,30 @@
-"""Steps → SPARQL 1.1 text.
+"""Steps → SPARQL 1.1 text, in two passes: fold, then render.
 
-The steps of a query are folded into *blocks*. A block is a group graph
-pattern (triples and FILTERs) with optional solution modifiers (the ORDER
-BY / LIMIT / OFFSET of an argmax). Triple patterns and filters join the
-current block, so an argmax orders the whole block, as in WebQSP's gold
-queries. An aggregation closes the block: the rows so far become a
-sub-SELECT (nested once more when the block had an argmax, so "count after
-argmax" counts the argmax rows), and only the aggregate and its group-by
-variables are visible afterwards. A second argmax, and a yes/no comparison
-after an argmax, also nest the block they apply to.
+**Fold** (:func:`fold`) turns the steps of a query into its *scope*: nested
+*blocks*, the visible variables, the answer and the query form, without
+building any text. A block is a group graph pattern (triple patterns and
+FILTERs) with optional solution modifiers (the ORDER BY / LIMIT / OFFSET of
+an argmax). Triple patterns and filters join the current block, so an
+argmax orders the whole block, as in WebQSP's gold queries. An aggregation
+closes the block: the rows so far become a sub-SELECT (nested once more when
+the block had an argmax, so "count after argmax" counts the argmax rows),
+and only the aggregate and its group-by variables are visible afterwards. A
+second argmax, and a yes/no comparison after an argmax, also nest the block
+they apply to. The scope of a :class:`~pyql.query.Query` is folded once and
+cached on the (immutable) query as ``Query.scope``, so reading
+``variables``, ``answer`` and ``is_ask`` after every step costs no text.
+
+**Render** (:func:`compile_query`, :func:`render_query` and the bounded
+queries below) walks a folded scope and writes the text.
 
 Besides the query itself this module builds the bounded queries a KB runs
 for observations: values of every variable with labels and counts (one
 query), one-hop relations (one query), labels of given terms, and labelled
 result rows.
+
+This module does not import :mod:`pyql.query` (which imports it): a query is
+anything shaped like :class:`CompilableQuery` (``profile``, ``steps`` and
+the folded ``scope``), which :class:`~pyql.query.Query` is.
 
 Example:
     >>> from pyql.query import Query
@@ -26,21 +37,26 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass
+from typing import Protocol, Sequence, Union
 
-from pyql import escape
+import pyql.escape as escape
 from pyql.errors import QueryError
 from pyql.profiles import Profile
 from pyql.steps import Aggregate, Answer, Argmax, Compare, Fact, Filter, Step, TimeConstraint, TypeConstraint
 from pyql.terms import IRI, Literal, Term, Variable
 
-if TYPE_CHECKING:
-    from pyql.query import Query
-
 __all__ = [
+    "CompilableQuery",
     "Block",
+    "Folded",
+    "TimeBound",
+    "Aggregation",
+    "Part",
     "fold",
+    "fold_step",
+    "EMPTY_SCOPE",
+    "render_query",
     "compile_query",
     "observation_query",
     "relations_query",
@@ -69,21 +85,88 @@ def term_sparql(term: Term, profile: Profile) -> str:
     return term.sparql()
 
 
-@dataclass
-class Block:
-    """One level of the folded query: a group pattern plus solution modifiers."""
+# ---------------------------------------------------------------------------
+# The scope: what folding the steps gives (no text)
+# ---------------------------------------------------------------------------
 
-    parts: list[str] = field(default_factory=list)
-    variables: list[Variable] = field(default_factory=list)
-    order: list[str] = field(default_factory=list)
-    limit: int | None = None
-    offset: int | None = None
-    computed: list[Variable] = field(default_factory=list)  # aggregate results: literals, never labelled
-    one_row: bool = False  # a COUNT without GROUP BY (while nothing is added to it)
+
+@dataclass(frozen=True)
+class TimeBound:
+    """One of the two FILTERs of a time constraint: its start side or its end side.
+
+    ``index`` is the position of the step in the query; it names the
+    helper variables (``?__t<index>_<i>``).
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query().add_fact("m.0s", "a.b.c", "?p").add_time_constrain(
+        ...     "?p", "a.b.from", "a.b.to", "2005-12-31", "2005-01-01")
+        >>> [(type(p).__name__, getattr(p, "end", None)) for p in q.scope.block.parts]
+        [('Fact', None), ('TimeBound', False), ('TimeBound', True)]
+    """
+
+    step: TimeConstraint
+    index: int
+    end: bool
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """An aggregate over the rows of ``block``: a sub-SELECT with its GROUP BY."""
+
+    step: Aggregate
+    block: Block
+
+
+# A part of a block: a triple pattern, a type constraint, a FILTER (add_filter
+# or add_compare), one side of a time constraint, the rows of an inner block
+# (a nested Block), or an aggregation sub-SELECT.
+Part = Union[Fact, TypeConstraint, Filter, TimeBound, "Block", Aggregation]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One level of the folded query: a group pattern plus solution modifiers.
+
+    Immutable (a folded scope is cached on a query and shared).
+
+    Attributes:
+        parts: the patterns of the group, in order (see :data:`Part`).
+        variables: the variables visible after the block, in order of appearance.
+        argmax: the step whose ORDER BY / LIMIT / OFFSET apply to the block.
+        computed: aggregate results (literals, never labelled).
+        one_row: a COUNT without GROUP BY (while nothing is added to it).
+
+    Example:
+        >>> from pyql.query import Query
+        >>> b = Query().add_fact("?c", "a.b.c", "?t").add_max("?t", limit=2).scope.block
+        >>> b.has_modifiers, b.limit, b.offset, b.max_rows
+        (True, 2, None, 2)
+        >>> print(b.modifiers(), end="")
+        ORDER BY DESC(IF(isNumeric(?t), ?t, STR(?t)))
+        LIMIT 2
+    """
+
+    parts: tuple[Part, ...] = ()
+    variables: tuple[Variable, ...] = ()
+    argmax: Argmax | None = None
+    computed: tuple[Variable, ...] = ()
+    one_row: bool = False
 
     @property
     def has_modifiers(self) -> bool:
-        return bool(self.order) or self.limit is not None or self.offset is not None
+        """Whether an argmax orders (and limits) the block."""
+        return self.argmax is not None
+
+    @property
+    def limit(self) -> int | None:
+        """The LIMIT of the block's argmax (None without one)."""
+        return self.argmax.limit if self.argmax is not None else None
+
+    @property
+    def offset(self) -> int | None:
+        """The OFFSET of the block's argmax (None without one, or when it is 0)."""
+        return (self.argmax.offset or None) if self.argmax is not None else None
 
     @property
     def max_rows(self) -> int | None:
@@ -95,38 +178,163 @@ class Block:
             return 1
         return None
 
-    def add_variables(self, variables: Sequence[Variable]) -> None:
-        for var in variables:
-            if var not in self.variables:
-                self.variables.append(var)
-
+    # -- rendering ---------------------------------------------------------
     def modifiers(self) -> str:
+        """The block's ORDER BY / LIMIT / OFFSET lines ("" without an argmax)."""
         out = ""
-        if self.order:
-            out += "ORDER BY " + " ".join(self.order) + "\n"
+        if self.argmax is not None:
+            out += "ORDER BY " + _order_key(self.argmax.var, self.argmax.descending) + "\n"
         if self.limit is not None:
             out += f"LIMIT {self.limit}\n"
         if self.offset:
             out += f"OFFSET {self.offset}\n"
         return out
 
-    def group(self, indent: str = "") -> str:
+    def group(self, profile: Profile, indent: str = "") -> str:
         """The block's group pattern ``{ ... }`` (modifiers not included)."""
-        inner = "".join(f"{indent}{_INDENT}{line}\n" for part in self.parts for line in part.split("\n"))
+        inner = "".join(
+            f"{indent}{_INDENT}{line}\n" for part in self.parts for line in _part_text(part, profile).split("\n")
+        )
         return "{\n" + inner + indent + "}"
 
-    def pattern(self, indent: str = "") -> str:
+    def pattern(self, profile: Profile, indent: str = "") -> str:
         """A group pattern equal to the block's rows: with modifiers, a sub-SELECT."""
         if not self.has_modifiers:
-            return self.group(indent)
+            return self.group(profile, indent)
         mods = "".join(f"{indent}{_INDENT}{line}\n" for line in self.modifiers().split("\n") if line)
         return (
-            "{\n" + f"{indent}{_INDENT}SELECT * WHERE " + self.group(indent + _INDENT) + "\n" + mods + indent + "}"
+            "{\n"
+            + f"{indent}{_INDENT}SELECT * WHERE "
+            + self.group(profile, indent + _INDENT)
+            + "\n"
+            + mods
+            + indent
+            + "}"
         )
 
-    def nested(self) -> Block:
-        """A new block whose only pattern is this block's rows."""
-        return Block(parts=[self.pattern()], variables=list(self.variables), computed=list(self.computed))
+
+@dataclass(frozen=True)
+class Folded:
+    """The scope of a query: the outer block, the answer and the query form.
+
+    Attributes:
+        block: the outermost block (its ``variables`` are the visible ones).
+        answer: the variable of ``set_answer`` (None before, or after an aggregation).
+        ask: whether the query is a yes/no question (after ``add_compare``).
+    """
+
+    block: Block
+    answer: Variable | None
+    ask: bool
+
+
+class CompilableQuery(Protocol):
+    """What the compiler reads of a query (:class:`~pyql.query.Query` is one).
+
+    ``scope`` is the query's folded steps (``fold(steps)``), which a query
+    computes once and caches.
+    """
+
+    @property
+    def profile(self) -> Profile: ...
+
+    @property
+    def steps(self) -> tuple[Step, ...]: ...
+
+    @property
+    def scope(self) -> Folded: ...
+
+
+def _with_variables(variables: tuple[Variable, ...], new: Sequence[Variable]) -> tuple[Variable, ...]:
+    """``variables`` then those of ``new`` not in it yet (order of appearance)."""
+    added = [v for v in dict.fromkeys(new) if v not in variables]
+    return variables + tuple(added) if added else variables
+
+
+def _add_part(block: Block, part: Part, variables: Sequence[Variable] = ()) -> Block:
+    return Block(block.parts + (part,), _with_variables(block.variables, variables), block.argmax, block.computed, block.one_row)
+
+
+def _nested(block: Block) -> Block:
+    """A new block whose only pattern is ``block``'s rows."""
+    return Block((block,), block.variables, None, block.computed)
+
+
+EMPTY_SCOPE = Folded(Block(), None, False)
+"""The scope of a query without steps."""
+
+
+def fold_step(scope: Folded, step: Step, index: int) -> Folded:
+    """The scope after one more step (``index``: the step's position in the query).
+
+    ``fold(steps)`` is ``fold_step`` applied to every step from
+    :data:`EMPTY_SCOPE`; a query extends its parent's cached scope this way.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query().add_fact("?c", "a.b.c", "?t")
+        >>> fold_step(q.scope, q.add_max("?t").steps[-1], 1) == q.add_max("?t").scope
+        True
+    """
+    block, answer, ask = scope.block, scope.answer, scope.ask
+    if isinstance(step, Fact):
+        block = _add_part(block, step, step.variables())
+    elif isinstance(step, TypeConstraint):
+        block = _add_part(block, step, (step.var,))
+    elif isinstance(step, Compare):
+        if block.argmax is not None:
+            block = _nested(block)
+        block = _add_part(block, step)
+        ask = True
+    elif isinstance(step, Filter):
+        block = _add_part(block, step)
+    elif isinstance(step, TimeConstraint):
+        block = _add_part(_add_part(block, TimeBound(step, index, False)), TimeBound(step, index, True))
+    elif isinstance(step, Argmax):
+        if block.argmax is not None:
+            block = _nested(block)
+        block = Block(block.parts, block.variables, step, block.computed, block.one_row)
+    elif isinstance(step, Aggregate):
+        block = Block(
+            (Aggregation(step, block),),
+            (*step.group_by, step.new_var),
+            None,
+            (step.new_var,),
+            step.func == "COUNT" and not step.group_by,
+        )
+        answer = None
+    elif isinstance(step, Answer):
+        answer = step.var
+    else:  # pragma: no cover - every Step subclass is handled above
+        raise QueryError(f"unknown step {step!r}")
+    return Folded(block, answer, ask)
+
+
+def fold(steps: Sequence[Step], profile: Profile | None = None) -> Folded:
+    """Fold steps into blocks (see the module docstring); no text is built.
+
+    Args:
+        steps: the steps of a query.
+        profile: not used (the scope does not depend on it); accepted so
+            that callers written for the single-pass compiler keep working.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").add_count("?x", "?n")
+        >>> [str(v) for v in fold(q.steps).block.variables]
+        ['?n']
+        >>> fold(q.steps) == q.scope
+        True
+    """
+    scope = EMPTY_SCOPE
+    for index, step in enumerate(steps):
+        scope = fold_step(scope, step, index)
+    return scope
+
+
+# ---------------------------------------------------------------------------
+# Rendering
+# ---------------------------------------------------------------------------
 
 
 def _comparison(left: Term, op: str, right: Term, profile: Profile) -> str:
@@ -150,92 +358,79 @@ def _order_key(var: Variable, descending: bool) -> str:
     return f"DESC({key})" if descending else f"ASC({key})"
 
 
-def _time_filters(step: TimeConstraint, index: int, profile: Profile) -> list[str]:
+def _time_filter(bound: TimeBound, profile: Profile) -> str:
+    """The FILTER of one side of a time constraint: no start (end), or one not after (before) the date."""
+    step = bound.step
     v = step.var.sparql()
-    names = [Variable(f"__t{index}_{i}") for i in range(4)]
-    start = term_sparql(step.start_relation, profile)
-    end = term_sparql(step.end_relation, profile)
-    started = _comparison(names[1], "<=", step.start_before, profile)
-    ended = _comparison(names[3], ">=", step.end_after, profile)
-    return [
-        f"FILTER(NOT EXISTS {{ {v} {start} {names[0].sparql()} }} || "
-        f"EXISTS {{ {v} {start} {names[1].sparql()} . FILTER{started} }})",
-        f"FILTER(NOT EXISTS {{ {v} {end} {names[2].sparql()} }} || "
-        f"EXISTS {{ {v} {end} {names[3].sparql()} . FILTER{ended} }})",
-    ]
+    first = 2 if bound.end else 0
+    missing, present = (Variable(f"__t{bound.index}_{i}") for i in (first, first + 1))
+    if bound.end:
+        relation = term_sparql(step.end_relation, profile)
+        test = _comparison(present, ">=", step.end_after, profile)
+    else:
+        relation = term_sparql(step.start_relation, profile)
+        test = _comparison(present, "<=", step.start_before, profile)
+    return (
+        f"FILTER(NOT EXISTS {{ {v} {relation} {missing.sparql()} }} || "
+        f"EXISTS {{ {v} {relation} {present.sparql()} . FILTER{test} }})"
+    )
 
 
-@dataclass
-class Folded:
-    """The result of folding steps: the outer block, the answer and the query form."""
+def _aggregation_text(part: Aggregation, profile: Profile) -> str:
+    step = part.step
+    distinct = "DISTINCT " if step.func == "COUNT" else ""
+    group = " ".join(v.sparql() for v in step.group_by)
+    select = (group + " " if group else "") + f"({step.func}({distinct}{step.var.sparql()}) AS {step.new_var.sparql()})"
+    sub = "{\n" + f"{_INDENT}SELECT {select} WHERE " + part.block.pattern(profile, _INDENT)
+    if group:
+        sub += f"\n{_INDENT}GROUP BY {group}"
+    return sub + "\n}"
 
-    block: Block
-    answer: Variable | None
-    ask: bool
+
+def _part_text(part: Part, profile: Profile) -> str:
+    """The text of one part of a block (it may span lines)."""
+    if isinstance(part, Fact):
+        return (
+            f"{term_sparql(part.head, profile)} {term_sparql(part.relation, profile)} "
+            f"{term_sparql(part.tail, profile)} ."
+        )
+    if isinstance(part, TypeConstraint):
+        return f"{part.var.sparql()} {profile.sparql_iri(profile.type_predicate)} {term_sparql(part.type, profile)} ."
+    if isinstance(part, Filter):  # add_filter and add_compare
+        return "FILTER" + _comparison(part.left, part.op, part.right, profile)
+    if isinstance(part, TimeBound):
+        return _time_filter(part, profile)
+    if isinstance(part, Block):
+        return part.pattern(profile)
+    if isinstance(part, Aggregation):
+        return _aggregation_text(part, profile)
+    raise QueryError(f"unknown part {part!r}")  # pragma: no cover - every Part is handled above
 
 
-def fold(steps: Sequence[Step], profile: Profile) -> Folded:
-    """Fold steps into blocks (see the module docstring).
+def render_query(scope: Folded, profile: Profile) -> str:
+    """The SPARQL text of a folded scope: PREFIX lines, then SELECT DISTINCT or ASK.
 
     Example:
+        >>> from pyql.profiles import FREEBASE
         >>> from pyql.query import Query
-        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").add_count("?x", "?n")
-        >>> [str(v) for v in fold(q.steps, q.profile).block.variables]
-        ['?n']
+        >>> q = Query().add_fact("?c", "a.b.c", "?t").set_answer("?c")
+        >>> render_query(fold(q.steps), FREEBASE) == q.sparql()
+        True
     """
-    block = Block()
-    answer: Variable | None = None
-    ask = False
-    for index, step in enumerate(steps):
-        if isinstance(step, Fact):
-            block.parts.append(
-                f"{term_sparql(step.head, profile)} {term_sparql(step.relation, profile)} "
-                f"{term_sparql(step.tail, profile)} ."
-            )
-            block.add_variables(step.variables())
-        elif isinstance(step, TypeConstraint):
-            block.parts.append(
-                f"{step.var.sparql()} {profile.sparql_iri(profile.type_predicate)} {term_sparql(step.type, profile)} ."
-            )
-            block.add_variables([step.var])
-        elif isinstance(step, Compare):
-            if block.has_modifiers:
-                block = block.nested()
-            block.parts.append("FILTER" + _comparison(step.left, step.op, step.right, profile))
-            ask = True
-        elif isinstance(step, Filter):
-            block.parts.append("FILTER" + _comparison(step.left, step.op, step.right, profile))
-        elif isinstance(step, TimeConstraint):
-            block.parts.extend(_time_filters(step, index, profile))
-        elif isinstance(step, Argmax):
-            if block.has_modifiers:
-                block = block.nested()
-            block.order = [_order_key(step.var, step.descending)]
-            block.limit = step.limit
-            block.offset = step.offset or None
-        elif isinstance(step, Aggregate):
-            distinct = "DISTINCT " if step.func == "COUNT" else ""
-            group = " ".join(v.sparql() for v in step.group_by)
-            select = (group + " " if group else "") + f"({step.func}({distinct}{step.var.sparql()}) AS {step.new_var.sparql()})"
-            sub = "{\n" + f"{_INDENT}SELECT {select} WHERE " + block.pattern(_INDENT)
-            if group:
-                sub += f"\n{_INDENT}GROUP BY {group}"
-            sub += "\n}"
-            block = Block(
-                parts=[sub],
-                variables=[*step.group_by, step.new_var],
-                computed=[step.new_var],
-                one_row=step.func == "COUNT" and not step.group_by,
-            )
-            answer = None
-        elif isinstance(step, Answer):
-            answer = step.var
-        else:  # pragma: no cover - every Step subclass is handled above
-            raise QueryError(f"unknown step {step!r}")
-    return Folded(block, answer, ask)
+    block = scope.block
+    head = profile.prefix_lines()
+    if scope.ask:
+        return head + "ASK WHERE " + block.pattern(profile) + "\n"
+    if scope.answer is not None and scope.answer in block.variables:
+        projection = "DISTINCT " + scope.answer.sparql()
+    elif block.variables:
+        projection = "DISTINCT " + " ".join(v.sparql() for v in block.variables)
+    else:
+        projection = "*"
+    return head + f"SELECT {projection} WHERE " + block.group(profile) + "\n" + block.modifiers()
 
 
-def compile_query(query: Query) -> str:
+def compile_query(query: CompilableQuery) -> str:
     """The SPARQL text of a query: PREFIX lines, then SELECT DISTINCT or ASK.
 
     Example:
@@ -248,18 +443,7 @@ def compile_query(query: Query) -> str:
         SELECT * WHERE {
         }
     """
-    folded = fold(query.steps, query.profile)
-    block = folded.block
-    head = query.profile.prefix_lines()
-    if folded.ask:
-        return head + "ASK WHERE " + block.pattern() + "\n"
-    if folded.answer is not None and folded.answer in block.variables:
-        projection = "DISTINCT " + folded.answer.sparql()
-    elif block.variables:
-        projection = "DISTINCT " + " ".join(v.sparql() for v in block.variables)
-    else:
-        projection = "*"
-    return head + f"SELECT {projection} WHERE " + block.group() + "\n" + block.modifiers()
+    return render_query(query.scope, query.profile)
 
 
 def _label_pattern(var: Variable, label: Variable, profile: Profile) -> str:
@@ -275,7 +459,7 @@ def _indent(text: str, indent: str) -> str:
     return "".join(indent + line + "\n" for line in text.split("\n") if line)
 
 
-def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[Variable]]:
+def observation_query(query: CompilableQuery, per_variable: int = 10) -> tuple[str, list[Variable]]:
     """One bounded query giving, for every visible variable (only the answer
     variable once one is set), up to ``per_variable`` distinct values with
     labels, and its total distinct count.
@@ -304,15 +488,16 @@ def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[V
     """
     if per_variable < 1:
         raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
-    folded = fold(query.steps, query.profile)
-    block = folded.block
-    variables = [folded.answer] if folded.answer in block.variables else list(block.variables)
+    scope = query.scope
+    profile = query.profile
+    block = scope.block
+    variables = [scope.answer] if scope.answer in block.variables else list(block.variables)
     if not variables:
         raise QueryError("the query has no variable to observe yet; add a fact with a variable such as ?x")
     bound = block.max_rows
     if bound is not None and bound <= per_variable:
-        return query.profile.prefix_lines() + _labelled_rows(block, variables, bound, query.profile), variables
-    core = block.pattern()
+        return profile.prefix_lines() + _labelled_rows(block, variables, bound, profile), variables
+    core = block.pattern(profile)
     counts = " ".join(f"(COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name})" for v in variables)
     branches = ["{\n" + f"{_INDENT}SELECT {counts} WHERE\n" + _indent(core, _INDENT) + "}"]
     for v in variables:
@@ -329,15 +514,15 @@ def observation_query(query: Query, per_variable: int = 10) -> tuple[str, list[V
             f"{_INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE\n"
             + _indent(core, _INDENT * 2)
             + f"{_INDENT}  LIMIT {int(per_variable)} }}\n"
-            f"{_INDENT}{_label_pattern(v, raw, query.profile)}\n"
+            f"{_INDENT}{_label_pattern(v, raw, profile)}\n"
             f"}} GROUP BY {v.sparql()}"
         )
         branches.append("{\n" + _indent(sample, _INDENT) + "}")
     body = "\nUNION\n".join(branches)
-    return query.profile.prefix_lines() + "SELECT * WHERE {\n" + _indent(body, _INDENT) + "}\n", variables
+    return profile.prefix_lines() + "SELECT * WHERE {\n" + _indent(body, _INDENT) + "}\n", variables
 
 
-def rows_query(query: Query, limit: int) -> tuple[str, list[Variable]]:
+def rows_query(query: CompilableQuery, limit: int) -> tuple[str, list[Variable]]:
     """The query's projected rows with a label per variable, at most ``limit`` rows.
 
     Example:
@@ -346,10 +531,10 @@ def rows_query(query: Query, limit: int) -> tuple[str, list[Variable]]:
         >>> [str(v) for v in rows_query(q, 5)[1]]
         ['?x']
     """
-    folded = fold(query.steps, query.profile)
-    block = folded.block
-    if folded.answer is not None and folded.answer in block.variables:
-        projected = [folded.answer]
+    scope = query.scope
+    block = scope.block
+    if scope.answer is not None and scope.answer in block.variables:
+        projected = [scope.answer]
     else:
         projected = list(block.variables)
     if not projected:
@@ -366,7 +551,7 @@ def _labelled_rows(block: Block, projected: Sequence[Variable], limit: int, prof
     return (
         f"SELECT {names}{samples} WHERE {{\n"
         + f"{_INDENT}{{ SELECT DISTINCT {names} WHERE\n"
-        + _indent(block.pattern(), _INDENT * 2)
+        + _indent(block.pattern(profile), _INDENT * 2)
         + f"{_INDENT}  LIMIT {int(limit)} }}\n"
         + labels
         + f"}} GROUP BY {names}\n"
@@ -374,7 +559,7 @@ def _labelled_rows(block: Block, projected: Sequence[Variable], limit: int, prof
 
 
 def relations_query(
-    target: Term, query: Query | None, profile: Profile, limit: int = 2000, sample: int = 100
+    target: Term, query: CompilableQuery | None, profile: Profile, limit: int = 2000, sample: int = 100
 ) -> str:
     """One query for the one-hop relations of an entity, a literal or a variable.
 
@@ -396,12 +581,16 @@ def relations_query(
     if isinstance(target, Variable):
         if query is None:
             raise QueryError(f"the relations of {target} need the query that binds it")
-        block = fold(query.steps, query.profile).block
+        block = query.scope.block
         if target not in block.variables:
             existing = ", ".join(str(v) for v in block.variables) or "none yet"
             raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
         subject = target.sparql()
-        source = f"{{ SELECT DISTINCT {subject} WHERE\n" + _indent(block.pattern(), _INDENT) + f"  LIMIT {int(sample)} }}\n"
+        source = (
+            f"{{ SELECT DISTINCT {subject} WHERE\n"
+            + _indent(block.pattern(query.profile), _INDENT)
+            + f"  LIMIT {int(sample)} }}\n"
+        )
     else:
         subject = term_sparql(target, profile)
         source = ""

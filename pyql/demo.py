@@ -1,7 +1,7 @@
 """``pyql demo``: step-by-step queries on the bundled demo KB.
 
 Each episode is a question, its linked entities and the actions that
-answer it. Every action runs in a :class:`~pyql.environment.SparqlEnvironment`
+answer it. Every action runs in a :class:`~pyql.sparql_environment.SparqlEnvironment`
 and the demo prints the action, the SPARQL of the query after it, and the
 observation: the main job of pyql on its embedded default (rdflib).
 
@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from pyql.environment import SparqlEnvironment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
 
 __all__ = ["Episode", "EPISODES", "run_demo"]

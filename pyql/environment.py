@@ -1,54 +1,90 @@
-"""The step environment: run one action at a time, keep it or undo it.
+"""The step kernel: run one action at a time, keep it or undo it.
 
-An environment holds a backend (a KB, or a table on the SQL side), the
-question and its linked entities, the query being built, the history and a
-reasoning memory. :meth:`Environment.step` runs one action (Algorithm 1 of
-the QueryAgent paper): parse → validate → execute → observation. Every step
-leaves a :class:`StepRecord` with everything a correction rule may need: the
-parsed call, the converted arguments, the exception if any, the KB result
+This module is neutral: it knows nothing of SPARQL or SQL. Both twins stand
+on it: :class:`pyql.sparql_environment.SparqlEnvironment` (a knowledge base)
+and :class:`pyql_sql.environment.TableEnvironment` (a table) are
+:class:`Environment` subclasses that supply an action set
+(:class:`~pyql.actions.ActionSet`), a query type (anything that offers the
+:class:`StepQuery` protocol), their memory and their final result.
+
+:meth:`Environment.step` runs one action (Algorithm 1 of the QueryAgent
+paper): parse → validate → execute → observation. Every step leaves a
+:class:`StepRecord` with everything a correction rule may need: the parsed
+call, the converted arguments, the exception if any, the backend's result
 (even of a step that is then undone), the query before and after, and the
-KB queries and time it cost.
+backend queries and time it cost.
 
 A step that fails (parse error, bad arguments, engine error, and, when no
 analyzer decides otherwise, an empty result) leaves the query as it was and
-says why. An *analyzer* (ERASER, in :mod:`correction`) may look at each
-record and the memory and turn it into a targeted guideline; the step is
-then undone and the guideline is the observation.
+says why. An *analyzer* (ERASER, in :mod:`correction`) is given when the
+environment is built; it looks at each record and the memory and may turn
+it into a targeted guideline; the step is then undone and the guideline is
+the observation.
 
 Example:
-    >>> from pyql.kb import KB
-    >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
-    >>> env.step("get_relation(m.0crbvqz)").ok
-    True
-    >>> r = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
-    >>> r.ok, r.observation
-    (True, "The value of variable ?category is ['Tropical storm (SSHS)' (m.05f4r3k)]")
-    >>> env.step("add_fact(?x, ?y)").error
-    'wrong_arity'
+    >>> from pyql.actions import ActionSet, StepResult, action
+    >>> class Counter:
+    ...     steps = (); variables = (); answer = None
+    ...     def __init__(self, n=0): self.n = n
+    ...     def undo(self): return Counter(self.n - 1)
+    ...     def actions(self): return ["add()"] * self.n
+    ...     def text(self): return f"count = {self.n}"
+    >>> class CounterActions(ActionSet):
+    ...     @action("construct")
+    ...     def add(self, env):
+    ...         '''Add one.'''
+    ...         q = Counter(env.query.n + 1)
+    ...         return StepResult(query=q, observation=q.text())
+    >>> class CounterEnvironment(Environment):
+    ...     side = language = "counter"
+    ...     def empty_query(self): return Counter()
+    >>> env = CounterEnvironment(CounterActions())
+    >>> env.step("add()").observation, env.step("add(1)").error, env.final_json()
+    ('count = 1', 'wrong_arity', {'answers': [], 'counter': 'count = 1'})
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol
+from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
 
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
 from pyql.actions import ActionSet, StepResult
 from pyql.errors import ParseError, PyQLError, QueryError
-from pyql.observation import Observation, Relations, ResultSet, Value
-from pyql.sparql_actions import SparqlActions
-from pyql.terms import IRI, Literal, Variable
 
 __all__ = [
+    "StepQuery",
     "StepRecord",
     "Memory",
     "Feedback",
     "Analyzer",
+    "FinalResult",
     "Environment",
-    "SparqlEnvironment",
     "error_kind",
 ]
+
+
+class StepQuery(Protocol):
+    """What every query of the step kernel offers (a SPARQL :class:`~pyql.query.Query`, a
+    :class:`~pyql_sql.query.TableQuery`): its steps, undo, the action lines
+    that build it, its variables, its answer and its text.
+    """
+
+    @property
+    def steps(self) -> Sequence[Any]: ...
+
+    @property
+    def variables(self) -> Sequence[Any]: ...
+
+    @property
+    def answer(self) -> Any: ...
+
+    def undo(self) -> Any: ...
+
+    def actions(self) -> list[str]: ...
+
+    def text(self) -> str: ...
 
 
 @dataclass
@@ -92,32 +128,31 @@ class StepRecord:
 
 @dataclass
 class Memory:
-    """The reasoning memory: what accepted steps established.
+    """The reasoning memory of an episode: what accepted steps established.
+
+    Each side adds what its rules need (:class:`~pyql.sparql_environment.SparqlMemory`:
+    the relations ``get_relation`` returned; ``TableMemory``: the columns looked at).
 
     Attributes:
         entities: linked entities of the question, name → id as written (``m.0crbvqz``).
         seen: ids that appeared in accepted results (values of variables).
         variables: variable name (with ``?``) → index of the step that created it.
-        relations: ``get_relation`` results, by argument (``m.0crbvqz`` or ``?x``).
         steps: the accepted steps.
+
+    Example:
+        >>> Memory(entities={"Jamaica": "m.03_r3"}).linked_ids
+        {'m.03_r3'}
     """
 
     entities: dict[str, str] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     variables: dict[str, int] = field(default_factory=dict)
-    relations: dict[str, Relations] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
 
     @property
     def linked_ids(self) -> set[str]:
+        """The ids of the linked entities."""
         return set(self.entities.values())
-
-    def known_relations(self) -> set[str]:
-        """Every relation returned by an accepted ``get_relation``."""
-        out: set[str] = set()
-        for rels in self.relations.values():
-            out.update(rels.all())
-        return out
 
 
 @dataclass(frozen=True)
@@ -135,12 +170,35 @@ class Analyzer(Protocol):
     ``"before"`` once the action is parsed and its arguments converted (or
     as soon as parsing/validation failed, with ``record.exception`` set), so
     rules on the interpreter and the memory can stop a step before it costs
-    a KB query; and ``"after"`` the action ran (``record.result`` set, or
+    a backend query; and ``"after"`` the action ran (``record.result`` set, or
     ``record.exception`` for an engine or query error). The first verdict
     that is not None wins, and the step is undone.
     """
 
     def __call__(self, record: StepRecord, env: Environment) -> Feedback | None: ...
+
+
+@dataclass(frozen=True)
+class FinalResult:
+    """The outcome of an episode, the same shape on both sides.
+
+    Attributes:
+        answers: ``{"value": ..., "label": ...}`` per answer (empty before ``execute()``).
+        language: the query language ("sparql", "sql").
+        query: the final query's text in that language.
+
+    Example:
+        >>> FinalResult([{"value": "1", "label": None}], "sql", "SELECT 1").to_json()
+        {'answers': [{'value': '1', 'label': None}], 'sql': 'SELECT 1'}
+    """
+
+    answers: list[dict[str, Any]]
+    language: str
+    query: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The last line of ``pyql run --json``: the answers and the query under its language."""
+        return {"answers": self.answers, self.language: self.query}
 
 
 def error_kind(exc: BaseException) -> str:
@@ -154,21 +212,24 @@ def error_kind(exc: BaseException) -> str:
 
 
 class Environment:
-    """Base step environment; see :class:`SparqlEnvironment` and the SQL twin.
+    """The step environment; subclasses supply the backend (see the module docstring).
 
     Args:
         actions: the action set (what may be called).
         question: the natural-language question, if any.
         entities: linked entities, name → id.
-        analyzer: a correction analyzer (ERASER); None means built-in failure handling only.
+        analyzer: a correction analyzer (ERASER), fixed for the environment's
+            life; None means built-in failure handling only.
         undo_empty: without an analyzer, whether an empty result fails the step.
 
     Attributes:
-        side: which kind of environment this is ("sparql", "sql", ...); a
+        side: which kind of environment this is ("sparql", "sql"); a
             correction analyzer uses it to pick the rules that apply.
+        language: the language of its queries ("sparql", "sql").
     """
 
     side: ClassVar[str] = "generic"
+    language: ClassVar[str] = "text"
 
     def __init__(
         self,
@@ -180,9 +241,9 @@ class Environment:
     ) -> None:
         self.actions = actions
         self.question = question
-        self.memory = Memory(entities=dict(entities or {}))
-        self.analyzer = analyzer
-        self.undo_empty = undo_empty
+        self.memory = self.new_memory(dict(entities or {}))
+        self._analyzer = analyzer
+        self._undo_empty = undo_empty
         self.history: list[StepRecord] = []
         self.query: Any = self.empty_query()
         self.done = False
@@ -190,7 +251,21 @@ class Environment:
         self.started = time.perf_counter()
         self._baseline = self.backend_counters()
 
+    @property
+    def analyzer(self) -> Analyzer | None:
+        """The correction analyzer given when the environment was built (read-only)."""
+        return self._analyzer
+
+    @property
+    def undo_empty(self) -> bool:
+        """Whether an empty result fails a step when there is no analyzer (read-only)."""
+        return self._undo_empty
+
     # -- to override --------------------------------------------------------
+    def new_memory(self, entities: dict[str, str]) -> Memory:
+        """The memory an episode starts with (subclasses return their own kind)."""
+        return Memory(entities=entities)
+
     def empty_query(self) -> Any:
         """The query an episode starts with."""
         raise NotImplementedError
@@ -201,17 +276,25 @@ class Environment:
 
     def convert(self, param_kind: str, arg: Arg, action: str, name: str, position: int) -> Any:
         """Convert one parsed argument for a parameter kind (raise ArgumentError)."""
-        raise NotImplementedError
+        return self.actions.convert(self, param_kind, arg, action, name, position)
 
     def remember(self, record: StepRecord) -> None:
         """Update the memory with an accepted step (subclasses add more)."""
-        for value in _values_of(record.result):
-            if isinstance(value.term, IRI):
-                self.memory.seen.add(value.short)
+        if record.query_after is not None:
+            for var in record.query_after.variables:
+                self.memory.variables.setdefault(str(var), record.index)
 
-    def answers(self) -> list[Value]:
-        """The answers after ``execute()`` (empty before)."""
+    def answers(self) -> list[Any]:
+        """The answers after ``execute()``, as the backend gives them (empty before)."""
         return []
+
+    def final_result(self) -> FinalResult:
+        """The episode's answers (``{"value", "label"}``) and the final query's text."""
+        return FinalResult([a.to_dict() for a in self.answers()], self.language, self.query.text())
+
+    def final_json(self) -> dict[str, Any]:
+        """The last line of ``pyql run --json``: answers and the query (see :class:`FinalResult`)."""
+        return self.final_result().to_json()
 
     # -- running ------------------------------------------------------------
     @property
@@ -234,32 +317,15 @@ class Environment:
         Returns:
             The step's record; ``record.ok`` says whether it was kept.
         """
-        index = len(self.history) + 1
-        record = StepRecord(index=index, text=text.text if isinstance(text, ActionCall) else text)
+        record = StepRecord(index=len(self.history) + 1, text=text.text if isinstance(text, ActionCall) else text)
         record.query_before = self.query
         queries0, seconds0 = self.backend_counters()
         feedback: Feedback | None = None
         try:
-            if self.done:
-                raise QueryError("the query was already executed; the episode is over")
-            call = text if isinstance(text, ActionCall) else _parse(text, index)
-            record.call = call
-            record.action = call.name
-            args = self.arguments(call)
-            spec = self.actions.check_arity(call.name, len(args))
-            converted: dict[str, Any] = {}
-            for position, (param, arg) in enumerate(zip(spec.params, args)):
-                converted[param.name] = self.convert(param.kind, arg, call.name, param.name, position)
-            record.args = converted
+            self._prepare(record, text)
             feedback = self._analyze(record, "before")
             if feedback is None:
-                record.phase = "after"
-                outcome: StepResult = self.actions.method(call.name)(self, **converted)
-                record.result = outcome.result
-                record.query_after = outcome.query
-                record.empty = outcome.empty
-                record.done = outcome.done
-                record.observation = outcome.observation
+                self._execute(record)
         except PyQLError as exc:
             record.exception = exc
         queries1, seconds1 = self.backend_counters()
@@ -267,6 +333,39 @@ class Environment:
         record.seconds = seconds1 - seconds0
         if feedback is None:
             feedback = self._analyze(record, record.phase)
+        self._judge(record, feedback)
+        if record.ok:
+            self._keep(record)
+        self.history.append(record)
+        return record
+
+    def _prepare(self, record: StepRecord, text: str | ActionCall) -> None:
+        """Parse the action and convert its arguments (raises on the first problem)."""
+        if self.done:
+            raise QueryError("the query was already executed; the episode is over")
+        call = text if isinstance(text, ActionCall) else _parse(text, record.index)
+        record.call = call
+        record.action = call.name
+        args = self.arguments(call)
+        spec = self.actions.check_arity(call.name, len(args))
+        record.args = {
+            param.name: self.convert(param.kind, arg, call.name, param.name, position)
+            for position, (param, arg) in enumerate(zip(spec.params, args))
+        }
+
+    def _execute(self, record: StepRecord) -> None:
+        """Run the prepared action and put its outcome in the record."""
+        assert record.call is not None
+        record.phase = "after"
+        outcome: StepResult = self.actions.method(record.call.name)(self, **record.args)
+        record.result = outcome.result
+        record.query_after = outcome.query
+        record.empty = outcome.empty
+        record.done = outcome.done
+        record.observation = outcome.observation
+
+    def _judge(self, record: StepRecord, feedback: Feedback | None) -> None:
+        """Decide whether the step is kept, and what its observation says."""
         if feedback is not None:
             record.ok = False
             record.error = feedback.rule_id
@@ -284,16 +383,16 @@ class Environment:
             )
         else:
             record.ok = True
-        if record.ok:
-            if record.query_after is not None:
-                self.query = record.query_after
-            self.remember(record)
-            self.memory.steps.append(record)
-            if record.done:
-                self.done = True
-                self.final = record.result
-        self.history.append(record)
-        return record
+
+    def _keep(self, record: StepRecord) -> None:
+        """Make an accepted step part of the episode."""
+        if record.query_after is not None:
+            self.query = record.query_after
+        self.remember(record)
+        self.memory.steps.append(record)
+        if record.done:
+            self.done = True
+            self.final = record.result
 
     def _analyze(self, record: StepRecord, phase: str) -> Feedback | None:
         if self.analyzer is None:
@@ -328,97 +427,3 @@ def _parse(text: str, index: int) -> ActionCall:
         return parse_action(stripped)
     except ParseError:
         return extract_action(text, step=index)
-
-
-def _values_of(result: Any) -> Iterable[Value]:
-    if isinstance(result, Observation):
-        for var in result.variables:
-            yield from var.values
-    elif isinstance(result, ResultSet):
-        for row in result.rows:
-            for value in row.values():
-                if value is not None:
-                    yield value
-
-
-# ---------------------------------------------------------------------------
-# The SPARQL environment
-# ---------------------------------------------------------------------------
-
-class SparqlEnvironment(Environment):
-    """The step environment on a knowledge base.
-
-    Args:
-        kb: the knowledge base.
-        question: the question, if any.
-        entities: linked entities, name → id (``{"Tropical Storm Rachel": "m.0crbvqz"}``).
-        analyzer: a correction analyzer (ERASER), or None.
-        actions: restrict to these action names (default: all).
-        relation_ranker: called with (question, relations) when a relation
-            list is longer than ``max_relations``; returns the relations to keep.
-        max_relations: relations shown per direction before ranking applies (default 40).
-        max_answers: answers returned by ``execute()`` at most.
-    """
-
-    side: ClassVar[str] = "sparql"
-
-    def __init__(
-        self,
-        kb: Any,
-        question: str | None = None,
-        entities: Mapping[str, str] | None = None,
-        analyzer: Analyzer | None = None,
-        actions: Iterable[str] | None = None,
-        relation_ranker: Callable[[str | None, list[str]], list[str]] | None = None,
-        max_relations: int = 40,
-        max_answers: int = 1000,
-        undo_empty: bool = True,
-    ) -> None:
-        self.kb = kb
-        self.relation_ranker = relation_ranker
-        self.max_relations = max_relations
-        self.max_answers = max_answers
-        super().__init__(SparqlActions(actions), question, entities, analyzer, undo_empty)
-
-    def empty_query(self) -> Any:
-        from pyql.query import Query
-
-        return Query(self.kb.profile)
-
-    def backend_counters(self) -> tuple[int, float]:
-        return (self.kb.stats.queries, self.kb.stats.seconds)
-
-    def convert(self, param_kind: str, arg: Arg, action: str, name: str, position: int) -> Any:
-        return self.actions.convert(self, param_kind, arg, action, name, position)
-
-    def remember(self, record: StepRecord) -> None:
-        super().remember(record)
-        if isinstance(record.result, Relations) and record.call is not None and record.call.args:
-            self.memory.relations[_key(record.args.get("entity_or_variable"), self.kb.profile)] = record.result
-        if record.query_after is not None:
-            for var in record.query_after.variables:
-                self.memory.variables.setdefault(str(var), record.index)
-
-    def answers(self) -> list[Value]:
-        if isinstance(self.final, ResultSet):
-            return self.final.answers()
-        return []
-
-    def final_json(self) -> dict[str, Any]:
-        """The last line of ``pyql run --json``: answers and the SPARQL."""
-        if isinstance(self.final, ResultSet) and self.final.boolean is not None:
-            answers = [{"value": "yes" if self.final.boolean else "no", "label": None}]
-        else:
-            answers = [v.to_dict() for v in self.answers()]
-        return {"answers": answers, "sparql": self.query.sparql()}
-
-
-def _key(term: Any, profile: Any) -> str:
-    if isinstance(term, Variable):
-        return str(term)
-    if isinstance(term, IRI):
-        return profile.shorten(term.value)
-    if isinstance(term, Literal):
-        return term.lexical
-    return str(term)
-

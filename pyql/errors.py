@@ -50,7 +50,7 @@ class QueryError(PyQLError, ValueError):
 
 
 class KBError(PyQLError):
-    """A knowledge base cannot be opened or used.
+    """A knowledge base (or a table, its SQL twin) cannot be opened or used.
 
     Example:
         >>> KBError("no such file").kind
@@ -62,6 +62,9 @@ class KBError(PyQLError):
 
 class EngineError(KBError):
     """The query engine rejected a query or failed while running it.
+
+    Both sides raise it: the SPARQL engines (rdflib, Oxigraph, an endpoint)
+    and SQLite (:class:`pyql_sql.errors.SQLExecutionError` is one).
 
     Attributes:
         query: the query text that was sent, when known.

@@ -22,9 +22,11 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable
 
-from pyql.compiler import compile_query, fold
+import pyql.escape as escape
+from pyql.compiler import Folded, compile_query, fold, fold_step
 from pyql.errors import QueryError
 from pyql.profiles import Profile, get_profile
 from pyql.steps import Aggregate, Answer, Argmax, Compare, Fact, Filter, Step, TimeConstraint, TypeConstraint
@@ -62,7 +64,13 @@ class Query:
 
     # -- helpers -----------------------------------------------------------
     def _with(self, step: Step) -> Query:
-        return Query(self.profile, self.steps + (step,))
+        new = Query(self.profile, self.steps + (step,))
+        scope = self.__dict__.get("scope")  # this query's scope, if already computed (see `scope`)
+        if scope is not None:
+            # Extend it by the one new step instead of folding every step again.
+            # The cache lives in the instance __dict__, as cached_property keeps it.
+            new.__dict__["scope"] = fold_step(scope, step, len(self.steps))
+        return new
 
     def term(self, value: TermLike, role: str = "any") -> Term:
         """Read a value as a term of this query's profile (see :func:`pyql.terms.parse_term`).
@@ -89,23 +97,49 @@ class Query:
         return var
 
     # -- inspection --------------------------------------------------------
+    @cached_property
+    def scope(self) -> Folded:
+        """The folded steps (blocks, visible variables, answer, query form; no text).
+
+        Computed once per query and cached on it (the query is immutable; the
+        cache is not a field, so it plays no part in ``==`` and ``hash``).
+        :attr:`variables`, :attr:`answer`, :attr:`is_ask` and the compiler
+        read it. See :func:`pyql.compiler.fold`.
+
+        Example:
+            >>> q = Query().add_fact("?c", "a.b.c", "?t").add_max("?t")
+            >>> q.scope is q.scope, q.scope.block.limit
+            (True, 1)
+        """
+        return fold(self.steps)
+
     @property
     def variables(self) -> tuple[Variable, ...]:
         """Variables visible at the current step, in order of appearance."""
-        return tuple(fold(self.steps, self.profile).block.variables)
+        return self.scope.block.variables
 
     @property
     def answer(self) -> Variable | None:
         """The variable set by :meth:`set_answer` (None before, or after an aggregation)."""
-        return fold(self.steps, self.profile).answer
+        return self.scope.answer
 
     @property
     def is_ask(self) -> bool:
         """Whether the query is a yes/no question (after :meth:`add_compare`)."""
-        return fold(self.steps, self.profile).ask
+        return self.scope.ask
 
     def sparql(self) -> str:
         """The SPARQL 1.1 text of the query, with its own PREFIX lines."""
+        return compile_query(self)
+
+    def text(self) -> str:
+        """The query's text in its query language (here SPARQL): the same as :meth:`sparql`.
+
+        Example:
+            >>> q = Query().add_fact("?c", "a.b.c", "?t")
+            >>> q.text() == q.sparql() == str(q)
+            True
+        """
         return compile_query(self)
 
     def __str__(self) -> str:
@@ -321,8 +355,6 @@ class Query:
 
 
 def _literal_action_text(lit: Literal, profile: Profile) -> str:
-    from pyql import escape
-
     if lit.lang is None and lit.datatype is not None:
         bare = escape.literal(lit.lexical, lit.datatype)
         if bare == lit.lexical:

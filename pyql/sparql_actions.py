@@ -2,7 +2,7 @@
 
 The docstrings below are what the LLM reads (``pyql docs``); keep them
 short, concrete and true. Each action runs on a
-:class:`~pyql.environment.SparqlEnvironment` and returns a
+:class:`~pyql.sparql_environment.SparqlEnvironment` and returns a
 :class:`~pyql.actions.StepResult`.
 
 Example:
@@ -14,34 +14,33 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Protocol
 
+from grammars.vocabulary import COMPARISON_OPERATORS, SPARQL_ACTION_ORDER
 from pyql.action_parser import Arg
 from pyql.actions import ActionSet, StepResult, action
 from pyql.errors import ArgumentError, QueryError, TermError
-from pyql.steps import COMPARISON_OPERATORS, normalize_operator
+from pyql.observation import Relations
+from pyql.query import Query
+from pyql.steps import normalize_operator
 from pyql.terms import IRI, Literal, Term, Variable, parse_term, resolve_datatype
 
-if TYPE_CHECKING:
-    from pyql.environment import SparqlEnvironment
+__all__ = ["SparqlActions", "KBContext", "arg_to_term", "convert_argument", "ORDER"]
 
-__all__ = ["SparqlActions", "arg_to_term", "convert_argument", "ORDER"]
+#: The order the actions are documented in (the vocabulary's).
+ORDER = list(SPARQL_ACTION_ORDER)
 
-ORDER = [
-    "get_relation",
-    "add_fact",
-    "add_type_constrain",
-    "add_max",
-    "add_min",
-    "add_count",
-    "add_sum",
-    "add_avg",
-    "add_filter",
-    "add_time_constrain",
-    "add_compare",
-    "set_answer",
-    "execute",
-]
+
+class KBContext(Protocol):
+    """What a SPARQL action reads from its environment
+    (:class:`~pyql.sparql_environment.SparqlEnvironment` offers it)."""
+
+    kb: Any
+    query: Query
+    question: str | None
+    relation_ranker: Callable[[str | None, list[str]], list[str]] | None
+    max_relations: int
+    max_answers: int
 
 
 def arg_to_term(arg: Arg, profile: Any, role: str = "any") -> Term:
@@ -124,17 +123,17 @@ class SparqlActions(ActionSet):
     def order(self) -> list[str]:
         return ORDER
 
-    def convert(self, env: SparqlEnvironment, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
+    def convert(self, env: KBContext, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
         """Convert one argument for a parameter kind (see :func:`convert_argument`)."""
         return convert_argument(env.kb.profile, kind, arg, action_name, name, position)
 
-    def _observe(self, env: SparqlEnvironment, query: Any) -> StepResult:
+    def _observe(self, env: KBContext, query: Any) -> StepResult:
         observation = env.kb.observe(query)
         return StepResult(query=query, result=observation, observation=str(observation), empty=observation.is_empty)
 
     # -- interacting with the KB ---------------------------------------------
     @action("interact", entity_or_variable="node")
-    def get_relation(self, env: SparqlEnvironment, entity_or_variable: Term) -> StepResult:
+    def get_relation(self, env: KBContext, entity_or_variable: Term) -> StepResult:
         """Get the one-hop relations of an entity or a variable.
 
         The parameter is an entity id (m.02x1bx) of the question or of an earlier result, or a variable (?computer) created by an earlier step. Forward relations go out of it, backward relations come into it.
@@ -146,8 +145,6 @@ class SparqlActions(ActionSet):
         """
         relations = env.kb.relations(entity_or_variable, env.query if isinstance(entity_or_variable, Variable) else None)
         if env.relation_ranker is not None:
-            from pyql.observation import Relations
-
             forward = list(relations.forward)
             backward = list(relations.backward)
             if len(forward) > env.max_relations:
@@ -159,7 +156,7 @@ class SparqlActions(ActionSet):
 
     # -- constructing the query ------------------------------------------------
     @action("construct", head="node", relation="relation", tail="node")
-    def add_fact(self, env: SparqlEnvironment, head: Term, relation: Term, tail: Term) -> StepResult:
+    def add_fact(self, env: KBContext, head: Term, relation: Term, tail: Term) -> StepResult:
         """Add a triple pattern (head, relation, tail) to the query.
 
         Use a relation returned by get_relation; a forward relation of X is written add_fact(X, relation, ?new), a backward one add_fact(?new, relation, X).
@@ -174,7 +171,7 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.add_fact(head, relation, tail))
 
     @action("construct", type="relation", var="variable")
-    def add_type_constrain(self, env: SparqlEnvironment, type: Term, var: Variable) -> StepResult:
+    def add_type_constrain(self, env: KBContext, type: Term, var: Variable) -> StepResult:
         """Constrain a variable to be of a type.
 
         Args:
@@ -186,7 +183,7 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.add_type_constrain(type, var))
 
     @action("construct", max_var="variable")
-    def add_max(self, env: SparqlEnvironment, max_var: Variable) -> StepResult:
+    def add_max(self, env: KBContext, max_var: Variable) -> StepResult:
         """Constrain the query to return only the result where max_var is the biggest.
 
         Args:
@@ -197,7 +194,7 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.add_max(max_var))
 
     @action("construct", min_var="variable")
-    def add_min(self, env: SparqlEnvironment, min_var: Variable) -> StepResult:
+    def add_min(self, env: KBContext, min_var: Variable) -> StepResult:
         """Constrain the query to return only the result where min_var is the smallest.
 
         Args:
@@ -208,7 +205,7 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.add_min(min_var))
 
     @action("construct", count_var="variable", new_var="variable")
-    def add_count(self, env: SparqlEnvironment, count_var: Variable, new_var: Variable) -> StepResult:
+    def add_count(self, env: KBContext, count_var: Variable, new_var: Variable) -> StepResult:
         """Count the distinct values of count_var and store the number in the new variable new_var.
 
         Args:
@@ -220,7 +217,7 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.add_count(count_var, new_var))
 
     @action("construct", sum_var="variable", new_var="variable")
-    def add_sum(self, env: SparqlEnvironment, sum_var: Variable, new_var: Variable) -> StepResult:
+    def add_sum(self, env: KBContext, sum_var: Variable, new_var: Variable) -> StepResult:
         """Sum the values of sum_var and store the total in the new variable new_var.
 
         Args:
@@ -232,7 +229,7 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.add_sum(sum_var, new_var))
 
     @action("construct", avg_var="variable", new_var="variable")
-    def add_avg(self, env: SparqlEnvironment, avg_var: Variable, new_var: Variable) -> StepResult:
+    def add_avg(self, env: KBContext, avg_var: Variable, new_var: Variable) -> StepResult:
         """Average the values of avg_var and store the mean in the new variable new_var.
 
         Args:
@@ -244,14 +241,14 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.add_avg(avg_var, new_var))
 
     @action("construct", ob1="node", op="operator", ob2="node")
-    def add_filter(self, env: SparqlEnvironment, ob1: Term, op: str, ob2: Term) -> StepResult:
+    def add_filter(self, env: KBContext, ob1: Term, op: str, ob2: Term) -> StepResult:
         """Add a filter constraint: the result must satisfy "ob1 op ob2".
 
-        ob1 and ob2 can be variables, numbers or dates; op is one of >, <, >=, <=, =, !=. For example, if ?length must be greater than 10, use add_filter(?length, >, 10).
+        ob1 and ob2 can be variables, numbers or dates; op is one of {operators}. For example, if ?length must be greater than 10, use add_filter(?length, >, 10).
 
         Args:
             ob1: a variable (or a value).
-            op: one of >, <, >=, <=, =, !=.
+            op: one of {operators}.
             ob2: a variable, a number (10, 0.3) or a date (2005-08-23).
 
         Example: add_filter(?length, >, 10)
@@ -268,7 +265,7 @@ class SparqlActions(ActionSet):
     )
     def add_time_constrain(
         self,
-        env: SparqlEnvironment,
+        env: KBContext,
         var: Variable,
         start_relation: Term,
         end_relation: Term,
@@ -293,12 +290,12 @@ class SparqlActions(ActionSet):
         )
 
     @action("construct", ob1="node", op="operator", ob2="node")
-    def add_compare(self, env: SparqlEnvironment, ob1: Term, op: str, ob2: Term) -> StepResult:
+    def add_compare(self, env: KBContext, ob1: Term, op: str, ob2: Term) -> StepResult:
         """For a yes/no question: check whether "ob1 op ob2" holds; the query then answers yes or no.
 
         Args:
             ob1: a variable or a value.
-            op: one of >, <, >=, <=, =, !=.
+            op: one of {operators}.
             ob2: a variable or a value.
 
         Example: add_compare(?wind1, >, ?wind2)
@@ -308,7 +305,7 @@ class SparqlActions(ActionSet):
         return StepResult(query=query, result=observation, observation=str(observation))
 
     @action("construct", answer_var="variable")
-    def set_answer(self, env: SparqlEnvironment, answer_var: Variable) -> StepResult:
+    def set_answer(self, env: KBContext, answer_var: Variable) -> StepResult:
         """Set the variable the query returns; it must be an existing variable.
 
         Args:
@@ -319,7 +316,7 @@ class SparqlActions(ActionSet):
         return self._observe(env, env.query.set_answer(answer_var))
 
     @action("terminate")
-    def execute(self, env: SparqlEnvironment) -> StepResult:
+    def execute(self, env: KBContext) -> StepResult:
         """Run the finished query and get the final answer.
 
         Use it when you think the query is completely built.

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from grammars.vocabulary import AGGREGATIONS, COMPARISON_OPERATORS, canonical_operator
 from pyql.errors import QueryError
 from pyql.terms import IRI, Literal, Term, Variable
 
@@ -39,9 +40,8 @@ __all__ = [
     "normalize_operator",
 ]
 
-COMPARISON_OPERATORS = (">", "<", ">=", "<=", "=", "!=")
-_OPERATOR_ALIASES = {"==": "=", "<>": "!=", "=>": ">=", "=<": "<="}
-AGGREGATES = ("COUNT", "SUM", "AVG", "MIN", "MAX")
+#: The aggregations a step may compute (the action language's vocabulary).
+AGGREGATES = AGGREGATIONS
 
 
 def normalize_operator(op: str) -> str:
@@ -58,9 +58,8 @@ def normalize_operator(op: str) -> str:
         ...
         pyql.errors.QueryError: 'contains' is not a comparison operator; use one of >, <, >=, <=, =, !=
     """
-    text = op.strip() if isinstance(op, str) else op
-    text = _OPERATOR_ALIASES.get(text, text)
-    if text not in COMPARISON_OPERATORS:
+    text = canonical_operator(op)
+    if text is None:
         raise QueryError(f"{op!r} is not a comparison operator; use one of {', '.join(COMPARISON_OPERATORS)}")
     return text
 

@@ -24,27 +24,38 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from grammars.vocabulary import TABLE_ACTION_ORDER
 from pyql.action_parser import ActionCall, Arg, split_args
 from pyql.actions import ActionSet, StepResult, action
 from pyql.errors import PyQLError
 
-from .errors import AmbiguousColumnError, BadOperatorError, IncompleteQueryError, UnknownColumnError
+from .errors import AmbiguousColumnError, IncompleteQueryError, UnknownColumnError
+from .executor import Executor
 from .numbers import format_number
-from .query import OPERATORS, normalize_aggregation, normalize_operator
+from .observation import observe
+from .query import TableQuery, normalize_aggregation, normalize_operator
 from .table import Column, Table
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .environment import TableEnvironment
+__all__ = ["ORDER", "TableActions", "TableContext", "column_text", "convert_argument", "regroup_arguments"]
 
-__all__ = ["ORDER", "TableActions", "column_text", "convert_argument", "regroup_arguments"]
+#: The order the actions are documented in (the vocabulary's).
+ORDER = list(TABLE_ACTION_ORDER)
 
-#: The order the actions are documented in.
-ORDER = ["get_column", "add_condition", "set_answer", "execute"]
 
-#: Operators the action language reads that mean one of :data:`pyql_sql.query.OPERATORS`.
-_OPERATOR_ALIASES = {"==": "=", "<>": "!="}
+
+class TableContext(Protocol):
+    """What a SQL action reads from its environment
+    (:class:`~pyql_sql.environment.TableEnvironment` offers it)."""
+
+    table: Table
+    executor: Executor
+    query: TableQuery
+    max_values: int
+    max_rows: int
+    max_answers: int
+
 
 _INDEX_RE = re.compile(r"#\s*(\d+)\Z")
 
@@ -162,8 +173,8 @@ def convert_argument(table: Table, kind: str, arg: Arg, action_name: str, name: 
     """Convert one parsed argument for a parameter kind of a SQL action.
 
     Kinds: "column" (a :class:`~pyql_sql.table.Column` of the table),
-    "operator" (one of ``= > < >= <= !=``; ``==`` and ``<>`` are read as
-    ``=`` and ``!=``), "value" (the text as written, quotes removed) and
+    "operator" (one of ``> < >= <= = !=``; ``==``, ``<>``, ``=>`` and ``=<``
+    are read as ``=``, ``!=``, ``>=`` and ``<=``), "value" (the text as written, quotes removed) and
     "aggregation" (None, MAX, MIN, COUNT, SUM or AVG, any case; ``None``
     means no aggregation).
 
@@ -185,17 +196,13 @@ def convert_argument(table: Table, kind: str, arg: Arg, action_name: str, name: 
         >>> convert_argument(t, "operator", parse_action("f(LIKE)").args[0], "add_condition", "op", 1)
         Traceback (most recent call last):
         ...
-        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: =, >, <, >=, <=, !=.
+        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: >, <, >=, <=, =, !=.
     """
     if kind == "column":
         return _resolve(table, column_text(arg))
     if kind == "operator":
         written = arg.value if arg.kind in ("operator", "string", "text", "name") else (arg.raw or arg.value)
-        op = _OPERATOR_ALIASES.get(written.strip(), written)
-        try:
-            return normalize_operator(op)
-        except BadOperatorError:
-            raise BadOperatorError(written, allowed=OPERATORS) from None
+        return normalize_operator(written)
     if kind == "aggregation":
         return normalize_aggregation(arg.value if arg.kind in ("string", "text", "name") else (arg.raw or arg.value))
     if arg.kind in ("variable", "operator"):
@@ -221,13 +228,17 @@ class TableActions(ActionSet):
     def order(self) -> list[str]:
         return ORDER
 
-    def convert(self, env: TableEnvironment, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
+    def convert(self, env: TableContext, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
         """Convert one argument for a parameter kind (see :func:`convert_argument`)."""
         return convert_argument(env.table, kind, arg, action_name, name, position)
 
+    def _observe(self, env: TableContext, query: TableQuery) -> StepResult:
+        seen = observe(env.executor, query, max_rows=env.max_rows, max_values=env.max_values)
+        return StepResult(query=query, result=seen.result, observation=seen.text, empty=seen.is_empty)
+
     # -- interacting with the table ------------------------------------------
     @action("interact", column="column")
-    def get_column(self, env: TableEnvironment, column: Column) -> StepResult:
+    def get_column(self, env: TableContext, column: Column) -> StepResult:
         """Get the values stored in the given column.
 
         The column is one of the table's column names, written as it is (no quotes needed). You see its distinct values, most frequent first, and how many there are; nothing is added to the query.
@@ -242,23 +253,23 @@ class TableActions(ActionSet):
 
     # -- constructing the query ------------------------------------------------
     @action("construct", column="column", op="operator", value="value")
-    def add_condition(self, env: TableEnvironment, column: Column, op: str, value: str) -> StepResult:
+    def add_condition(self, env: TableContext, column: Column, op: str, value: str) -> StepResult:
         """Add a constraint which requires the SQL query to meet "column op value".
 
-        The column should be one of the table's column names; op can be one of =, >, <, >=, <=, !=; the value is a specific value (a string or a number), written without quotes. For example, add_condition(Lyrics theme/style, =, Romance) requires the query to return only the rows whose value in the "Lyrics theme/style" column is "Romance". Text is compared case-insensitively, and numbers written as text (1,174) compare as numbers.
+        The column should be one of the table's column names; op can be one of {operators}; the value is a specific value (a string or a number), written without quotes. For example, add_condition(Lyrics theme/style, =, Romance) requires the query to return only the rows whose value in the "Lyrics theme/style" column is "Romance". Text is compared case-insensitively, and numbers written as text (1,174) compare as numbers.
 
         Args:
             column: a column name of the table.
-            op: one of =, >, <, >=, <=, !=.
+            op: one of {operators}.
             value: a value such as Romance, 17 or 2–1 (no quotes needed; commas are fine).
 
         Example: add_condition(Lyrics theme/style, =, Romance)
         """
-        return env.observe(env.query.add_condition(column.index, op, value))
+        return self._observe(env, env.query.add_condition(column.index, op, value))
 
     @action("construct", column="column", aggregation="aggregation")
     def set_answer(
-        self, env: TableEnvironment, column: Column, aggregation: str | None = None
+        self, env: TableContext, column: Column, aggregation: str | None = None
     ) -> StepResult:
         """Specify the answer of the SQL query: which column to return and which aggregation to perform on it.
 
@@ -270,10 +281,10 @@ class TableActions(ActionSet):
 
         Example: set_answer(Game, COUNT)
         """
-        return env.observe(env.query.set_answer(column.index, aggregation))
+        return self._observe(env, env.query.set_answer(column.index, aggregation))
 
     @action("terminate")
-    def execute(self, env: TableEnvironment) -> StepResult:
+    def execute(self, env: TableContext) -> StepResult:
         """Execute the current SQL query and return the execution result on the table.
 
         Use it when you think the query is completely built (set_answer has been called).

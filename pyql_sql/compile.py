@@ -1,5 +1,12 @@
 """Compile a :class:`~pyql_sql.query.TableQuery` to a sqlglot expression.
 
+Layering (see :mod:`pyql_sql.tabledata`): this module reads the steps
+(:mod:`pyql_sql.steps`) and the table's columns (:mod:`pyql_sql.tabledata`)
+and does not import :mod:`pyql_sql.query`; a query is anything shaped like
+:class:`CompilableQuery` (``table``, ``answer``, ``conditions``), which
+:class:`~pyql_sql.query.TableQuery` is. :mod:`pyql_sql.query` imports this
+module for ``TableQuery.sql()``, ``expression()`` and ``display_sql()``.
+
 The SQL is built with sqlglot's expression builder only: identifiers are the
 table's physical names (``c<i>``, ``n<i>``, ``col<i>``) made with
 :func:`sqlglot.exp.to_identifier`, and values are either placeholders or
@@ -41,17 +48,21 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot import exp
 
 from .numbers import value_text
-from .table import Column
+from .steps import AnswerStep, ConditionStep
+from .tabledata import Column, TableData
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .query import ConditionStep, TableQuery
-
-__all__ = ["compile_query", "logical_expression", "condition_expression", "literal"]
+__all__ = [
+    "CompilableQuery",
+    "compile_query",
+    "logical_expression",
+    "condition_expression",
+    "literal",
+]
 
 _COMPARISONS: dict[str, type[exp.Expression]] = {
     "=": exp.EQ,
@@ -71,6 +82,31 @@ _AGGREGATES: dict[str, type[exp.Expression]] = {
 }
 
 Binder = Callable[[object], exp.Expression]
+
+
+class CompilableQuery(Protocol):
+    """What the compiler reads of a query: :class:`~pyql_sql.query.TableQuery` has it.
+
+    Attributes:
+        table: the table the query runs on.
+        answer: the last ``set_answer`` step, or None.
+        conditions: the condition steps, in order.
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> q: CompilableQuery = Table.from_rows(["a"], [["1"]]).query().set_answer("a")
+        >>> q.answer.action(), q.conditions
+        ('set_answer(a, None)', ())
+    """
+
+    @property
+    def table(self) -> TableData: ...
+
+    @property
+    def answer(self) -> AnswerStep | None: ...
+
+    @property
+    def conditions(self) -> tuple[ConditionStep, ...]: ...
 
 
 def literal(value: object) -> exp.Expression:
@@ -125,7 +161,7 @@ def condition_expression(step: ConditionStep, bind: Binder) -> exp.Expression:
     return exp.Coalesce(this=num_cmp, expressions=[text_cmp()])
 
 
-def _select_expression(query: TableQuery) -> list[exp.Expression]:
+def _select_expression(query: CompilableQuery) -> list[exp.Expression]:
     answer = query.answer
     if answer is None:
         return [_ident(c.text_sql) for c in query.table.columns]
@@ -142,7 +178,7 @@ def _select_expression(query: TableQuery) -> list[exp.Expression]:
     return [_AGGREGATES[agg](this=_ident(target))]
 
 
-def compile_query(query: TableQuery, *, bind: str = "literal") -> tuple[exp.Select, list[object]]:
+def compile_query(query: CompilableQuery, *, bind: str = "literal") -> tuple[exp.Select, list[object]]:
     """Compile ``query`` to ``(sqlglot Select, params)``.
 
     Args:
@@ -175,7 +211,7 @@ def compile_query(query: TableQuery, *, bind: str = "literal") -> tuple[exp.Sele
     return select, params
 
 
-def logical_expression(query: TableQuery) -> exp.Select:
+def logical_expression(query: CompilableQuery) -> exp.Select:
     """The query in terms of the original headers and table name, for display.
 
     Example:

@@ -1,4 +1,4 @@
-"""The step environment on a table: the SQL twin of :class:`pyql.environment.SparqlEnvironment`.
+"""The step environment on a table: the SQL twin of :class:`pyql.sparql_environment.SparqlEnvironment`.
 
 :class:`TableEnvironment` is an :class:`pyql.environment.Environment` (same
 ``step()``, :class:`~pyql.environment.StepRecord`, analyzer protocol, JSON
@@ -40,12 +40,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pyql.action_parser import ActionCall, Arg
-from pyql.actions import StepResult
-from pyql.environment import Analyzer, Environment, Memory, StepRecord
+from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRecord
 
 from .actions import TableActions, regroup_arguments
 from .executor import Answer, ColumnValues, Executor
 from .numbers import format_number
+from .observation import TableObservation, observe
 from .query import AnswerStep, ConditionStep, TableQuery
 from .table import Column, Table
 
@@ -64,14 +64,6 @@ def answer_text(value: Any) -> str:
     if isinstance(value, (int, float)):
         return format_number(float(value)) if isinstance(value, float) else str(value)
     return str(value)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "None"
-    if isinstance(value, float):
-        return format_number(value)
-    return repr(value) if isinstance(value, str) else str(value)
 
 
 class CountingExecutor(Executor):
@@ -106,7 +98,7 @@ class CountingExecutor(Executor):
 
 @dataclass
 class TableMemory(Memory):
-    """The reasoning memory of a table episode (the SPARQL fields stay empty).
+    """The reasoning memory of a table episode.
 
     Attributes:
         columns: column index → what ``get_column`` showed (accepted steps).
@@ -151,6 +143,8 @@ class TableEnvironment(Environment):
     """
 
     side: ClassVar[str] = "sql"
+    language: ClassVar[str] = "sql"
+    memory: TableMemory
 
     def __init__(
         self,
@@ -171,9 +165,11 @@ class TableEnvironment(Environment):
         self.max_rows = max_rows
         self.max_answers = max_answers
         super().__init__(TableActions(actions), question, entities, analyzer, undo_empty)
-        self.memory: TableMemory = TableMemory(entities=dict(entities or {}))
 
     # -- Environment hooks -----------------------------------------------------
+    def new_memory(self, entities: dict[str, str]) -> TableMemory:
+        return TableMemory(entities=entities)
+
     def empty_query(self) -> TableQuery:
         return self.table.query()
 
@@ -183,9 +179,6 @@ class TableEnvironment(Environment):
     def arguments(self, call: ActionCall) -> list[Arg]:
         """The call's arguments, re-split for the SQL actions (see :func:`~pyql_sql.actions.regroup_arguments`)."""
         return regroup_arguments(call, self.table)
-
-    def convert(self, param_kind: str, arg: Arg, action: str, name: str, position: int) -> Any:
-        return self.actions.convert(self, param_kind, arg, action, name, position)
 
     def remember(self, record: StepRecord) -> None:
         super().remember(record)
@@ -204,53 +197,19 @@ class TableEnvironment(Environment):
         self.memory.answer = self.query.answer
 
     # -- observations ------------------------------------------------------------
-    def observe(self, query: TableQuery) -> StepResult:
-        """Run a constructed query and describe what it keeps (the step's observation).
-
-        Without an answer: how many rows the conditions keep and the first
-        ``max_rows`` of them. With an answer: the selected column's values
-        (first ``max_values``), or the aggregate.
+    def observe(self, query: TableQuery) -> TableObservation:
+        """Run a constructed query and describe what it keeps (see :func:`pyql_sql.observation.observe`).
 
         Example:
             >>> from pyql_sql import Table
             >>> t = Table.from_rows(["Score", "Goal"], [["1–0", "1"], ["2–0", "2"], ["3–0", "30"]])
             >>> env = TableEnvironment(t)
-            >>> print(env.observe(t.query().add_condition("Goal", "<", 17).set_answer("Score")).observation)
+            >>> print(env.observe(t.query().add_condition("Goal", "<", 17).set_answer("Score")))
             The column Score has 2 values in the rows kept: ['1–0', '2–0']
-            >>> env.observe(t.query().add_condition("Goal", ">", 99)).empty
+            >>> env.observe(t.query().add_condition("Goal", ">", 99)).is_empty
             True
         """
-        answer = query.answer
-        if answer is None:
-            rows = self.executor.rows(query, limit=self.max_rows)
-            if rows.total == 0:
-                text = "No row matches the conditions."
-            else:
-                shown = "; ".join(
-                    "{" + ", ".join(f"{h!r}: {_cell(v)}" for h, v in zip(rows.headers, row)) + "}"
-                    for row in rows.rows
-                )
-                noun = "row matches" if rows.total == 1 else "rows match"
-                more = f" (first {len(rows.rows)} shown)" if rows.total > len(rows.rows) else ""
-                text = f"{rows.total} {noun} the conditions{more}: {shown}"
-            return StepResult(query=query, result=rows, observation=text, empty=rows.total == 0)
-        answers = self.executor.execute(query)
-        values = [a.value for a in answers]
-        header = answer.column.header
-        if answer.aggregation is not None:
-            value = values[0] if values else None
-            text = f"{answer.aggregation}({header}) = {_cell(value)}"
-            if value is None:
-                text += " (no row is kept, or the column has no value to aggregate)"
-            return StepResult(query=query, result=answers, observation=text, empty=value is None)
-        shown_values = values[: self.max_values]
-        more = f" (first {len(shown_values)} shown)" if len(values) > len(shown_values) else ""
-        noun = "value" if len(values) == 1 else "values"
-        text = (
-            f"The column {header} has {len(values)} {noun} in the rows kept{more}: "
-            f"[{', '.join(_cell(v) for v in shown_values)}]"
-        )
-        return StepResult(query=query, result=answers, observation=text, empty=not values)
+        return observe(self.executor, query, max_rows=self.max_rows, max_values=self.max_values)
 
     # -- results -------------------------------------------------------------------
     def answers(self) -> list[Answer]:  # type: ignore[override]
@@ -266,8 +225,8 @@ class TableEnvironment(Environment):
             return []
         return [a for a in self.final if isinstance(a, Answer) and a.value is not None]
 
-    def final_json(self) -> dict[str, Any]:
-        """The last line of ``pyql run --json``: answers (as on the SPARQL side) and the SQL.
+    def final_result(self) -> FinalResult:
+        """The answers (as on the SPARQL side) and the SQL.
 
         The SQL is the display form in the SQLite dialect: the table's real
         headers and name, values as literals (text equality is case-insensitive
@@ -279,10 +238,11 @@ class TableEnvironment(Environment):
             >>> env.final_json()
             {'answers': [], 'sql': 'SELECT "a" FROM "T"'}
         """
-        return {
-            "answers": [{"value": answer_text(a.value), "label": a.label} for a in self.answers()],
-            "sql": self.query.display_sql("sqlite"),
-        }
+        return FinalResult(
+            [{"value": answer_text(a.value), "label": a.label} for a in self.answers()],
+            self.language,
+            self.query.text(),
+        )
 
     def describe_table(self) -> str:
         """The table's description for a prompt (name, rows, headers and types).

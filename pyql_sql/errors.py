@@ -6,7 +6,7 @@ side. Each class has a machine-readable ``kind`` and a message that says what
 was wrong and what is allowed instead, so it can be shown to an LLM as-is.
 
 Example:
-    >>> from pyql.errors import PyQLError
+    >>> from pyql.errors import EngineError, EngineTimeout, PyQLError
     >>> issubclass(UnknownColumnError, PyQLError)
     True
     >>> e = BadOperatorError("~", allowed=("=", ">"))
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyql.errors import PyQLError
+from pyql.errors import EngineError, EngineTimeout, PyQLError
 
 __all__ = [
     "SQLError",
@@ -30,6 +30,7 @@ __all__ = [
     "BadValueError",
     "IncompleteQueryError",
     "TableLoadError",
+    "TableInputError",
     "SQLExecutionError",
     "ReadOnlyError",
     "SQLTimeout",
@@ -205,16 +206,32 @@ class TableLoadError(SQLError):
     kind = "table_load_error"
 
 
-class SQLExecutionError(SQLError):
+class TableInputError(TableLoadError, ValueError):
+    """A table file or object given as input (``--db``, ``--table-json``, a data set item's table)
+    cannot be read as a table; the message says what is wrong, in one line.
+
+    Example:
+        >>> TableInputError("table JSON file not found: t.json").kind
+        'bad_table_input'
+    """
+
+    kind = "bad_table_input"
+
+
+class SQLExecutionError(SQLError, EngineError):
     """SQLite rejected a statement or failed while running it.
+
+    It is an :class:`pyql.errors.EngineError`, as the SPARQL engines' errors
+    are, so what handles a failing engine handles both sides.
 
     Attributes:
         sql: the SQL text that was run, when known.
         params: its bound parameters.
 
     Example:
-        >>> SQLExecutionError("no such column: x", sql="SELECT x").sql
-        'SELECT x'
+        >>> e = SQLExecutionError("no such column: x", sql="SELECT x")
+        >>> e.sql, e.query, isinstance(e, EngineError)
+        ('SELECT x', 'SELECT x', True)
     """
 
     kind = "sql_execution_error"
@@ -222,7 +239,7 @@ class SQLExecutionError(SQLError):
     def __init__(
         self, message: str, *, sql: str | None = None, params: Sequence[object] = ()
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, query=sql)
         self.sql = sql
         self.params = list(params)
 
@@ -252,8 +269,8 @@ class ReadOnlyError(SQLExecutionError):
         self.action = action
 
 
-class SQLTimeout(SQLExecutionError):
-    """A statement ran longer than the executor's timeout and was aborted.
+class SQLTimeout(SQLExecutionError, EngineTimeout):
+    """A statement ran longer than the executor's timeout and was aborted (an :class:`~pyql.errors.EngineTimeout`).
 
     Attributes:
         timeout: the limit in seconds.

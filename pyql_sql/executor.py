@@ -16,6 +16,12 @@ Answers are shaped like the SPARQL side: :class:`Answer` with ``value`` and
 ``{"value": ..., "label": None}``. Values are the cells as the table shows
 them; numeric aggregations give numbers.
 
+Layering (see :mod:`pyql_sql.tabledata`): this module builds on the table
+data (:mod:`pyql_sql.tabledata`) and the query (:mod:`pyql_sql.query`, whose
+``sql_with_params()`` and ``expression()`` give the SQL to run). It does not
+import :mod:`pyql_sql.table`; :class:`~pyql_sql.table.Table` imports this
+module for ``Table.executor()`` and ``Table.get_column()``.
+
 Example:
     >>> from pyql_sql import Table
     >>> t = Table.from_rows(["Date", "Attendance", "Record"],
@@ -47,7 +53,8 @@ from .errors import (
     SQLTimeout,
 )
 from .query import TableQuery
-from .table import Table
+from .readonly import ReadOnlyGuard
+from .tabledata import TableData
 
 __all__ = ["Answer", "ColumnValues", "Rows", "Executor"]
 
@@ -132,8 +139,71 @@ class Rows:
 
 
 def _leading_keyword(sql: str) -> str:
+    """The first keyword of a statement, upper-cased (comments skipped), or ``'?'``.
+
+    Example:
+        >>> _leading_keyword("  -- note\\n drop table t"), _leading_keyword("/* x */ Update t"), _leading_keyword("")
+        ('DROP', 'UPDATE', '?')
+    """
     m = re.match(r"\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*([A-Za-z]+)", sql, re.S)
     return m.group(1).upper() if m else "?"
+
+
+def _sqlite_failure(
+    error: sqlite3.Error,
+    sql: str,
+    params: Sequence[object],
+    *,
+    limit: float | None,
+    deadline: float | None,
+    guard: ReadOnlyGuard,
+) -> SQLExecutionError:
+    """The error to raise for a SQLite error: timeout, refused write, or any other.
+
+    Args:
+        error: what SQLite raised.
+        sql: the statement.
+        params: its values.
+        limit: the time limit in seconds (None: none).
+        deadline: the :func:`time.monotonic` deadline (None: none).
+        guard: the connection's guard (read before it is reset).
+
+    Returns:
+        :class:`~pyql_sql.errors.SQLTimeout` when the deadline passed and SQLite
+        was interrupted; :class:`~pyql_sql.errors.ReadOnlyError` when the guard
+        denied something or SQLite says the database is read-only; else
+        :class:`~pyql_sql.errors.SQLExecutionError`.
+
+    Example:
+        >>> import sqlite3
+        >>> from pyql_sql.readonly import ReadOnlyGuard
+        >>> e = _sqlite_failure(sqlite3.OperationalError("no such column: x"), "SELECT x", (),
+        ...                     limit=None, deadline=None, guard=ReadOnlyGuard())
+        >>> type(e).__name__, str(e)
+        ('SQLExecutionError', 'SQLite rejected the query: no such column: x.')
+    """
+    message = str(error)
+    if deadline is not None and "interrupt" in message.lower() and time.monotonic() > deadline:
+        return SQLTimeout(
+            f"The query ran longer than the {limit:g} s timeout and was stopped. "
+            "Make it cheaper (fewer joins or recursion) or raise the timeout.",
+            timeout=float(limit),  # type: ignore[arg-type]
+            sql=sql,
+            params=params,
+        )
+    if guard.denied or "readonly" in message.lower() or "read-only" in message.lower():
+        action = guard.denied[0] if guard.denied else None
+        keyword = _leading_keyword(sql)
+        detail = f" (SQLite action {action})" if action else ""
+        return ReadOnlyError(
+            f"The table is read-only: the {keyword} statement was refused{detail}. "
+            "Only SELECT queries run here; narrow rows with add_condition and "
+            "choose the output with set_answer.",
+            action=action,
+            sql=sql,
+            params=params,
+        )
+    return SQLExecutionError(f"SQLite rejected the query: {message}.", sql=sql, params=params)
 
 
 class Executor:
@@ -152,7 +222,7 @@ class Executor:
     """
 
     def __init__(
-        self, table: Table, timeout: float | None = 5.0, progress_steps: int = 1000
+        self, table: TableData, timeout: float | None = 5.0, progress_steps: int = 1000
     ) -> None:
         self.table = table
         self.timeout = timeout
@@ -188,51 +258,57 @@ class Executor:
             ...
             pyql_sql.errors.ReadOnlyError: The table is read-only: the DELETE statement was refused (SQLite action DELETE). Only SELECT queries run here; narrow rows with add_condition and choose the output with set_answer.
         """
-        limit = self.timeout if timeout == "default" else timeout
-        if limit is not None and not isinstance(limit, (int, float)):
-            raise ValueError(f"timeout must be a number of seconds or None, not {limit!r}")
-        conn = self.table.connection
+        limit = self._timeout_seconds(timeout)
         guard = self.table.guard
-        deadline = None if limit is None else time.monotonic() + float(limit)
-        if deadline is not None:
-            conn.set_progress_handler(
-                lambda: 1 if time.monotonic() > deadline else 0, self.progress_steps
-            )
+        deadline = self._arm_deadline(limit)
         guard.reset()
         try:
             cursor = self.table.db.execute(sql, list(params))
             return [tuple(r) for r in cursor.fetchall()]
         except sqlite3.Error as e:
-            message = str(e)
-            if deadline is not None and "interrupt" in message.lower() and time.monotonic() > deadline:
-                raise SQLTimeout(
-                    f"The query ran longer than the {limit:g} s timeout and was stopped. "
-                    "Make it cheaper (fewer joins or recursion) or raise the timeout.",
-                    timeout=float(limit),  # type: ignore[arg-type]
-                    sql=sql,
-                    params=params,
-                ) from e
-            if guard.denied or "readonly" in message.lower() or "read-only" in message.lower():
-                action = guard.denied[0] if guard.denied else None
-                keyword = _leading_keyword(sql)
-                detail = f" (SQLite action {action})" if action else ""
-                raise ReadOnlyError(
-                    f"The table is read-only: the {keyword} statement was refused{detail}. "
-                    "Only SELECT queries run here; narrow rows with add_condition and "
-                    "choose the output with set_answer.",
-                    action=action,
-                    sql=sql,
-                    params=params,
-                ) from e
-            raise SQLExecutionError(
-                f"SQLite rejected the query: {message}.", sql=sql, params=params
-            ) from e
+            raise _sqlite_failure(e, sql, params, limit=limit, deadline=deadline, guard=guard) from e
         except (ValueError, OverflowError) as e:  # e.g. several statements, huge ints
             raise SQLExecutionError(f"Cannot run the query: {e}.", sql=sql, params=params) from e
         finally:
             if deadline is not None:
-                conn.set_progress_handler(None, 0)
+                self.table.connection.set_progress_handler(None, 0)
             guard.reset()
+
+    def _timeout_seconds(self, timeout: float | None | str) -> float | None:
+        """The time limit of one statement: ``timeout``, or the executor's for ``"default"``.
+
+        Raises:
+            ValueError: neither a number nor None.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> ex = Executor(Table.from_rows(["a"], [["x"]]), timeout=2.5)
+            >>> ex._timeout_seconds("default"), ex._timeout_seconds(None), ex._timeout_seconds(1)
+            (2.5, None, 1)
+        """
+        limit = self.timeout if timeout == "default" else timeout
+        if limit is not None and not isinstance(limit, (int, float)):
+            raise ValueError(f"timeout must be a number of seconds or None, not {limit!r}")
+        return limit
+
+    def _arm_deadline(self, limit: float | None) -> float | None:
+        """Make SQLite abort statements after ``limit`` seconds from now; return the deadline.
+
+        The progress handler stays until the caller removes it
+        (``set_progress_handler(None, 0)``); with no limit nothing is installed.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> ex = Executor(Table.from_rows(["a"], [["x"]]))
+            >>> ex._arm_deadline(None) is None
+            True
+        """
+        deadline = None if limit is None else time.monotonic() + float(limit)
+        if deadline is not None:
+            self.table.connection.set_progress_handler(
+                lambda: 1 if time.monotonic() > deadline else 0, self.progress_steps
+            )
+        return deadline
 
     def _run(self, expression: exp.Expression, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         return self.execute_sql(expression.sql(dialect="sqlite"), params)

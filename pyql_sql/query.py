@@ -13,6 +13,12 @@ aggregation and value validated) so mistakes surface at the step that made
 them. The tools that only *observe* (``get_column``, ``execute``) are on
 :class:`pyql_sql.executor.Executor`.
 
+Layering (see :mod:`pyql_sql.tabledata`): this module builds on the table
+data (:mod:`pyql_sql.tabledata`), the step dataclasses (:mod:`pyql_sql.steps`,
+re-exported here) and the compiler (:mod:`pyql_sql.compile`, for ``sql()``
+and friends); it imports neither :mod:`pyql_sql.executor` nor
+:mod:`pyql_sql.table`, which build on it.
+
 Example:
     >>> from pyql_sql import Table
     >>> t = Table.from_rows(["Opponent", "Attendance"], [["Ajax", "19,768"], ["UCD", "—"]])
@@ -29,9 +35,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
 
 from sqlglot import exp
+
+from grammars.vocabulary import AGGREGATIONS as VOCABULARY_AGGREGATIONS
+from grammars.vocabulary import COMPARISON_OPERATORS, canonical_operator
 
 from .errors import (
     BadAggregationError,
@@ -39,8 +47,10 @@ from .errors import (
     BadValueError,
     SQLQueryError,
 )
-from .numbers import parse_number, value_text
-from .table import Column, Table
+from .compile import compile_query, logical_expression
+from .numbers import parse_number
+from .steps import AnswerStep, ConditionStep, Step
+from .tabledata import TableData
 
 __all__ = [
     "OPERATORS",
@@ -53,11 +63,11 @@ __all__ = [
     "normalize_aggregation",
 ]
 
-#: Condition operators accepted by :meth:`TableQuery.add_condition`.
-OPERATORS: tuple[str, ...] = ("=", ">", "<", ">=", "<=", "!=")
+#: Condition operators accepted by :meth:`TableQuery.add_condition` (the action language's).
+OPERATORS: tuple[str, ...] = COMPARISON_OPERATORS
 
 #: Aggregations accepted by :meth:`TableQuery.set_answer` (besides None).
-AGGREGATIONS: tuple[str, ...] = ("MAX", "MIN", "COUNT", "SUM", "AVG")
+AGGREGATIONS: tuple[str, ...] = VOCABULARY_AGGREGATIONS
 
 _ORDERING = frozenset({">", "<", ">=", "<="})
 
@@ -66,22 +76,24 @@ def normalize_operator(op: object) -> str:
     """Check a condition operator.
 
     Args:
-        op: one of ``= > < >= <= !=`` (surrounding spaces are ignored).
+        op: one of ``> < >= <= = !=`` or a spelling of the vocabulary
+            (``==``, ``<>``, ``=>``, ``=<``); surrounding spaces are ignored.
 
     Raises:
         BadOperatorError: anything else; the message lists the allowed operators.
 
     Example:
-        >>> normalize_operator(" >= ")
-        '>='
+        >>> normalize_operator(" >= "), normalize_operator("<>")
+        ('>=', '!=')
         >>> normalize_operator("LIKE")
         Traceback (most recent call last):
         ...
-        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: =, >, <, >=, <=, !=.
+        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: >, <, >=, <=, =, !=.
     """
-    if isinstance(op, str) and op.strip() in OPERATORS:
-        return op.strip()
-    raise BadOperatorError(op, allowed=OPERATORS)
+    canonical = canonical_operator(op)
+    if canonical is None:
+        raise BadOperatorError(op, allowed=OPERATORS)
+    return canonical
 
 
 def normalize_aggregation(aggregation: object) -> str | None:
@@ -109,63 +121,6 @@ def normalize_aggregation(aggregation: object) -> str | None:
     raise BadAggregationError(aggregation, allowed=("None",) + AGGREGATIONS)
 
 
-def _show(value: object) -> str:
-    return value_text(value) if not isinstance(value, str) else value
-
-
-@dataclass(frozen=True)
-class ConditionStep:
-    """``add_condition(column, op, value)``.
-
-    Attributes:
-        column: the resolved column.
-        op: the operator.
-        value: the value as given (str, int or float).
-        number: the value read as a number, or None if it is not one.
-    """
-
-    column: Column
-    op: str
-    value: str | int | float
-    number: float | None
-
-    def action(self) -> str:
-        """The step in the paper's action syntax.
-
-        Example:
-            >>> from pyql_sql.table import Column
-            >>> ConditionStep(Column(0, "Lyrics theme/style", "text", "c0", "n0"), "=", "Romance", None).action()
-            'add_condition(Lyrics theme/style, =, Romance)'
-        """
-        return f"add_condition({self.column.header}, {self.op}, {_show(self.value)})"
-
-
-@dataclass(frozen=True)
-class AnswerStep:
-    """``set_answer(column, aggregation)``.
-
-    Attributes:
-        column: the resolved column.
-        aggregation: ``'MAX'``, ``'MIN'``, ``'COUNT'``, ``'SUM'``, ``'AVG'`` or None.
-    """
-
-    column: Column
-    aggregation: str | None
-
-    def action(self) -> str:
-        """The step in the paper's action syntax.
-
-        Example:
-            >>> from pyql_sql.table import Column
-            >>> AnswerStep(Column(1, "Round", "real", "c1", "n1"), "MIN").action()
-            'set_answer(Round, MIN)'
-        """
-        return f"set_answer({self.column.header}, {self.aggregation or 'None'})"
-
-
-Step = Union[ConditionStep, AnswerStep]
-
-
 @dataclass(frozen=True, eq=False)
 class TableQuery:
     """An immutable query on one :class:`~pyql_sql.table.Table`, built step by step.
@@ -186,7 +141,7 @@ class TableQuery:
         SELECT MIN("Round") FROM "table" WHERE "Fastest Lap" = 'takashi kogure'
     """
 
-    table: Table
+    table: TableData
     steps: tuple[Step, ...] = ()
 
     # ---------------------------------------------------------------- steps
@@ -315,6 +270,29 @@ class TableQuery:
                 return s
         return None
 
+    @property
+    def variables(self) -> tuple[()]:
+        """The query's variables: none (a table query names columns, not variables).
+
+        Part of the step kernel's query protocol (:class:`pyql.environment.StepQuery`).
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> Table.from_rows(["a"], []).query().variables
+            ()
+        """
+        return ()
+
+    def text(self) -> str:
+        """The query's text: :meth:`display_sql` in the SQLite dialect.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> Table.from_rows(["a"], [], name="T").query().set_answer("a").text()
+            'SELECT "a" FROM "T"'
+        """
+        return self.display_sql("sqlite")
+
     def actions(self) -> list[str]:
         """The steps in the paper's action syntax.
 
@@ -354,8 +332,6 @@ class TableQuery:
             >>> type(e).__name__, params
             ('Select', [0])
         """
-        from .compile import compile_query
-
         return compile_query(self, bind=bind)
 
     def sql(self, dialect: str = "sqlite", params: bool = False) -> str:
@@ -398,6 +374,4 @@ class TableQuery:
             >>> print(t.query().add_condition("W-L-T", "=", "5-1").set_answer("Average").display_sql())
             SELECT "Average" FROM "Football Team Performance" WHERE "W-L-T" = '5-1'
         """
-        from .compile import logical_expression
-
         return logical_expression(self).sql(dialect=dialect)

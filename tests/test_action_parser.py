@@ -454,7 +454,7 @@ def test_render_args():
         Arg("variable", ""),
         Arg("number", "abc"),
         Arg("date", "yesterday"),
-        Arg("operator", "=>"),
+        Arg("operator", "=!"),
         Arg("name", "a b"),
         Arg("name", ""),
         Arg("lang_string", "x", lang="e n"),

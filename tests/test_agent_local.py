@@ -37,7 +37,7 @@ def local_server():
 def test_queryagent_answers_a_demo_question_over_http(local_server) -> None:
     from agent.llm import OpenAILLM
     from agent.query_agent import AgentConfig, QueryAgent
-    from pyql.environment import SparqlEnvironment
+    from pyql.sparql_environment import SparqlEnvironment
     from pyql.kb import KB
 
     question = json.loads((ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines()[0])

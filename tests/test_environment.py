@@ -9,7 +9,8 @@ import pytest
 
 from pyql.action_parser import parse_action
 from pyql.actions import render_docs
-from pyql.environment import Environment, SparqlEnvironment
+from pyql.environment import Environment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.errors import EngineError
 from pyql.kb import KB
 from pyql.observation import Observation, Relations

@@ -23,7 +23,8 @@ from correction.guidelines import TEMPLATE_DIR, Renderer, TemplateError, rendere
 from correction.registry import ENVIRONMENTS
 from correction.stats import StatsError
 from pyql.actions import ActionSet, StepResult, action
-from pyql.environment import Environment, SparqlEnvironment
+from pyql.environment import Environment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
 
 ROOT = Path(__file__).resolve().parent.parent

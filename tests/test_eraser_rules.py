@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from correction import Eraser, registry
-from pyql.environment import SparqlEnvironment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
 
 RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from correction import Eraser, UnknownRuleError, eraser_for
-from pyql.environment import SparqlEnvironment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -49,7 +49,6 @@ from agent.runner import (
     read_run,
     run_eval,
     run_question,
-    solver,
     summary_path,
 )
 from pyql.cli import main
@@ -481,12 +480,6 @@ def test_readi_method_runs_through_the_same_runner() -> None:
     record = run_question(item, llm, RunSettings(kb="demo", method="readi"), KBProvider("demo").get())
     assert record["method"] == "readi" and record["error"] is None and record["metrics"]["f1"] == 1.0
     assert record["llm_calls"] == 2 and record["kb_queries"] > 0
-
-
-def test_readi_dispatch_says_when_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "agent.readi", None)
-    with pytest.raises(EvalError, match="--method readi is not available yet"):
-        solver("readi")
 
 
 def test_eval_and_trace_commands_in_process(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pyql import IRI, Literal, Query
-from pyql.environment import SparqlEnvironment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.errors import EngineError, KBError
 from pyql.kb import KB, demo_kb_path
 from pyql.kb.endpoint_backend import EndpointKB

@@ -66,7 +66,7 @@ def one_shot_prompt(new_id: str = "q03") -> tuple[str, str, list[str]]:
     prompt (ending with ``Thought 2:``), the gold action of step 2 and the
     relations the first observation listed.
     """
-    from pyql.environment import SparqlEnvironment
+    from pyql.sparql_environment import SparqlEnvironment
     from pyql.kb import KB
 
     qs = _questions()
@@ -136,7 +136,8 @@ def test_grammar_constrained_action_is_valid(server) -> None:
     prompt, gold, relations = one_shot_prompt()
     assert "location.country.languages_spoken" in relations
     actions = SparqlActions()
-    llm = OpenAILLM(server.config(max_tokens=64))
+    # enough tokens for a thought and a whole action: a reply cut by max_tokens is not the grammar's fault
+    llm = OpenAILLM(server.config(max_tokens=256))
     grammar = action_gbnf(actions, step=2, resume="thought", relations=relations)
     reply = llm.complete(prompt, grammar=grammar)
     text = "Thought 2:" + reply.text

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from agent.environments import feedback_options
 from agent.llm import LLMConfig, LLMError, ScriptedLLM
 from agent.query_agent import AgentConfig, AgentConfigError, QueryAgent, load_example
-from pyql.environment import SparqlEnvironment
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
 
 QUESTION = "which was the most recently formed cyclone that is in the same category as tropical storm rachel?"
@@ -31,8 +32,16 @@ def kb() -> KB:
     return KB.open("oxigraph:demo")
 
 
-def env_for(kb: KB) -> SparqlEnvironment:
-    return SparqlEnvironment(kb, question=QUESTION, entities=RACHEL)
+def env_for(kb: KB, feedback: str = "eraser") -> SparqlEnvironment:
+    # the analyzer is fixed when the environment is built, for the agent's feedback mode
+    return SparqlEnvironment(kb, question=QUESTION, entities=RACHEL, **feedback_options(feedback, agent=True))
+
+
+def test_an_environment_built_for_another_feedback_mode_is_refused(kb: KB) -> None:
+    with pytest.raises(AgentConfigError, match="needs an environment with an analyzer"):
+        QueryAgent(ScriptedLLM([]), AgentConfig(feedback="eraser")).run(env_for(kb, "raw"), QUESTION)
+    with pytest.raises(AgentConfigError, match="needs an environment without an analyzer"):
+        QueryAgent(ScriptedLLM([]), AgentConfig(feedback="none")).run(env_for(kb, "eraser"), QUESTION)
 
 
 def test_correct_trace_answers_and_fires_nothing(kb: KB) -> None:
@@ -79,7 +88,7 @@ def test_self_correction_with_a_guideline(kb: KB) -> None:
 def test_feedback_modes(kb: KB, feedback: str, expected: str) -> None:
     replies = [CORRECT[0], " Oops.\nAction 2: add_fact(m.0crbvqz, ?x)", " Done.\nAction 3: execute()"]
     llm = ScriptedLLM(replies, config=COMPLETION)
-    result = QueryAgent(llm, AgentConfig(feedback=feedback)).run(env_for(kb), QUESTION)
+    result = QueryAgent(llm, AgentConfig(feedback=feedback)).run(env_for(kb, feedback), QUESTION)
     assert expected in result.steps[1].observation
     assert (result.steps[1].rule is not None) == (feedback == "eraser")
 
@@ -204,7 +213,10 @@ def test_table_question_with_the_default_example() -> None:
         " Done.\nAction 4: execute()",
     ]
     llm = ScriptedLLM(replies, config=COMPLETION)
-    result = QueryAgent(llm).run(TableEnvironment(table, question="how many wins did psv have?"), "how many wins did psv have?")
+    result = QueryAgent(llm).run(
+        TableEnvironment(table, question="how many wins did psv have?", **feedback_options("eraser", agent=True)),
+        "how many wins did psv have?",
+    )
     assert result.answers == [{"value": "5", "label": None}]
     assert "how many deaths did the category 5 cyclones" in llm.prompts[0]
     assert "Table: Table 'teams' (2 rows)" in llm.prompts[0]

@@ -24,7 +24,7 @@ from pyql.actions import render_docs
 from pyql.cli import main
 from pyql_sql import Table, label_match
 from pyql_sql.actions import TableActions
-from pyql_sql.cli import load_sqlite_table, load_table_json
+from pyql_sql.loaders import load_sqlite_table, load_table_json
 from pyql_sql.environment import TableEnvironment, TableMemory
 
 ROOT = Path(__file__).resolve().parents[1]

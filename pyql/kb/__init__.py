@@ -1,5 +1,21 @@
 """Knowledge bases behind one interface: rdflib (default), pyoxigraph, SPARQL endpoints.
 
+Modules, one concept each, imported without a cycle:
+
+* :mod:`pyql.kb.base`: :class:`KB`, the interface every backend implements
+  (and :class:`KBStats`); it imports no backend and not this package.
+* :mod:`pyql.kb.rdflib_backend`, :mod:`pyql.kb.oxigraph_backend`,
+  :mod:`pyql.kb.endpoint_backend`: the backends (each imports
+  :mod:`pyql.kb.base`).
+* :mod:`pyql.kb.opening`: :func:`open_kb` (a spec string → a backend) and
+  :func:`demo_kb_path`; it imports the backends and installs itself as the
+  opener behind :meth:`KB.open` (:func:`pyql.kb.base.set_opener`).
+
+This package re-exports the public names and imports :mod:`pyql.kb.opening`,
+so ``from pyql.kb import KB; KB.open("demo")`` and ``pyql.kb.open_kb`` work
+whichever module is imported first (a package is initialised before its
+modules).
+
 Example:
     >>> from pyql.kb import KB
     >>> kb = KB.open("demo")
@@ -9,63 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from importlib import resources
-from pathlib import Path
-
-from pyql.errors import KBError
 from pyql.kb.base import KB, KBStats
-from pyql.profiles import Profile
+from pyql.kb.opening import demo_kb_path, open_kb
 
 __all__ = ["KB", "KBStats", "open_kb", "demo_kb_path"]
-
-
-def demo_kb_path() -> Path:
-    """The bundled demo KB (Freebase-style Turtle about tropical cyclones).
-
-    Example:
-        >>> demo_kb_path().name
-        'cyclones.ttl'
-    """
-    return Path(str(resources.files("pyql") / "data" / "cyclones.ttl"))
-
-
-def open_kb(spec: str, profile: str | Profile = "freebase", **options: object) -> KB:
-    """Open a KB from a spec string (see :meth:`KB.open`).
-
-    Example:
-        >>> open_kb("oxigraph:").name
-        'oxigraph'
-        >>> open_kb("nowhere.ttl")
-        Traceback (most recent call last):
-        ...
-        pyql.errors.KBError: no such RDF file: nowhere.ttl (give a Turtle/N-Triples file, oxigraph:PATH, an http(s)://.../sparql endpoint, or demo)
-    """
-    if not isinstance(spec, (str, Path)):
-        raise KBError(f"a KB spec is a string, got {type(spec).__name__}")
-    text = str(spec)
-    if text.startswith(("http://", "https://")):
-        from pyql.kb.endpoint_backend import EndpointKB
-
-        return EndpointKB(text, profile, **options)  # type: ignore[arg-type]
-    if text.startswith("oxigraph:"):
-        from pyql.kb.oxigraph_backend import OxigraphKB
-
-        rest = text[len("oxigraph:") :]
-        if rest in ("", ":memory:"):
-            return OxigraphKB(None, profile, **options)  # type: ignore[arg-type]
-        if rest == "demo":
-            rest = str(demo_kb_path())
-        return OxigraphKB(rest, profile, **options)  # type: ignore[arg-type]
-    if text == "demo":
-        text = str(demo_kb_path())
-    path = Path(text)
-    if not path.exists():
-        raise KBError(
-            f"no such RDF file: {text} (give a Turtle/N-Triples file, oxigraph:PATH, "
-            "an http(s)://.../sparql endpoint, or demo)"
-        )
-    if path.is_dir():
-        raise KBError(f"{text} is a directory; for an Oxigraph store directory write oxigraph:{text}")
-    from pyql.kb.rdflib_backend import RdflibKB
-
-    return RdflibKB(path, profile, **options)  # type: ignore[arg-type]

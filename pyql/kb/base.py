@@ -7,6 +7,12 @@ result rows) is built here on top, from the bounded queries of
 :mod:`pyql.compiler`, so all backends answer the same way. Every query sent
 is counted in :attr:`KB.stats`.
 
+This module imports no backend and nothing from the :mod:`pyql.kb` package:
+:meth:`KB.open` calls the opener installed with :func:`set_opener`, which is
+:func:`pyql.kb.opening.open_kb` (installed when :mod:`pyql.kb.opening` is
+imported, which the package :mod:`pyql.kb` does before any of its modules is
+used).
+
 Example:
     >>> from pyql.kb import KB
     >>> kb = KB.open("demo")
@@ -19,18 +25,39 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from pyql import compiler
+import pyql.compiler as compiler
 from pyql.errors import EngineError, KBError, QueryError
 from pyql.observation import Observation, Relations, ResultSet, Value, VariableValues
 from pyql.profiles import Profile, get_profile
 from pyql.query import Query
 from pyql.terms import IRI, BlankNode, Literal, Term, TermLike, Variable, parse_term
 
-__all__ = ["KB", "KBStats", "Row"]
+__all__ = ["KB", "KBStats", "Row", "Opener", "set_opener"]
 
 Row = Mapping[str, Term]
+
+Opener = Callable[..., "KB"]
+"""A function ``(spec, profile, **options) -> KB``: what :meth:`KB.open` calls."""
+
+_opener: Opener | None = None
+
+
+def set_opener(opener: Opener) -> None:
+    """Install the function :meth:`KB.open` calls (done by :mod:`pyql.kb.opening`).
+
+    The interface does not import the backends (they import it); the module
+    that knows them installs itself here instead.
+
+    Example:
+        >>> import pyql.kb.opening
+        >>> set_opener(pyql.kb.opening.open_kb)
+        >>> type(KB.open("oxigraph:")).__name__
+        'OxigraphKB'
+    """
+    global _opener
+    _opener = opener
 
 
 @dataclass
@@ -103,9 +130,9 @@ class KB(ABC):
             >>> type(KB.open("demo")).__name__
             'RdflibKB'
         """
-        from pyql.kb import open_kb
-
-        return open_kb(spec, profile, **options)
+        if _opener is None:  # pragma: no cover - importing pyql.kb installs it
+            raise KBError("no KB opener is installed; import pyql.kb (it installs pyql.kb.opening.open_kb)")
+        return _opener(spec, profile, **options)
 
     # -- the engine --------------------------------------------------------
     @abstractmethod

@@ -1,29 +1,30 @@
-"""``pyql run`` on a table: load the table named on the command line, build the environment.
+"""Table loaders: a table from a SQLite file, a JSON/JSON Lines file or a decoded JSON object.
 
-``pyql run`` (in :mod:`pyql.cli`) parses the options and calls
-:func:`table_environment` when ``--db`` or ``--table-json`` is given. A
-table comes from:
+A table comes from:
 
-``--db FILE.db --table NAME``
+``load_sqlite_table(FILE.db, NAME)``
     a SQLite file, opened read-only. A plain table with real column names is
     copied into a :class:`~pyql_sql.table.Table` (types inferred from the
     cells). An official WikiSQL table (``table_<id>`` with columns
     ``col0..colN``) has no headers in the file: they are read from the
     ``<stem>.tables.jsonl`` that WikiSQL ships next to ``<stem>.db``
-    (``dev.db`` → ``dev.tables.jsonl``); without it the command stops and
-    says so. ``--table`` may be left out when the file has one table.
+    (``dev.db`` → ``dev.tables.jsonl``); without it the loader stops and
+    says so. The name may be left out when the file has one table.
 
-``--table-json FILE``
+``load_table_json(FILE, CHOICE)``
     a JSON file holding ``{"header": [...], "rows": [[...], ...]}``
     (optional ``"types"`` and ``"name"``/``"id"``: a WikiSQL
     ``*.tables.jsonl`` record is one), or an AgentBench dbbench item
     (``{"table": {"table_name": ..., "table_info": {"columns": [...], "rows": [...]}}}``;
-    its ``description`` becomes the question when ``--question`` is not
-    given). A JSON Lines file of such objects works too: ``--table`` then
-    picks one by 0-based line number or by table name/id.
+    its ``description`` is returned as the question). A JSON Lines file of
+    such objects works too: ``CHOICE`` then picks one by 0-based line number
+    or by table name/id. ``-`` is standard input.
 
-Every problem with these inputs is a :class:`pyql.cli.UsageError` (exit
-status 2) with a one-line message.
+``table_from_json(OBJECT)``
+    the same from an object already decoded (a data set item's table).
+
+Every problem with these inputs is a :class:`TableInputError` with a
+one-line message (``pyql run --db/--table-json`` exits with status 2 on it).
 
 Example:
     >>> import json, os, tempfile
@@ -36,22 +37,30 @@ Example:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sqlite3
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pyql.cli import UsageError, read_text
-from pyql.environment import Analyzer
-
-from .environment import TableEnvironment
-from .errors import SQLError
+from .errors import SQLError, TableInputError
 from .readonly import open_readonly_file
 from .table import Table
 
-__all__ = ["table_environment", "load_table_json", "load_sqlite_table", "table_from_json"]
+__all__ = ["TableInputError", "load_table_json", "load_sqlite_table", "table_from_json"]
+
+
+def _read_text(path: str, what: str) -> str:
+    """Read a file (``-`` is standard input) or raise TableInputError naming it."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TableInputError(f"{what} file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TableInputError(f"cannot read {what} file {path}: {exc}") from None
 
 
 def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | None]:
@@ -61,7 +70,7 @@ def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | No
     (``table.table_info``).
 
     Raises:
-        UsageError: the object is neither, or the table does not load.
+        TableInputError: the object is neither, or the table does not load.
 
     Example:
         >>> t, q = table_from_json({"description": "How many?", "table": {"table_name": "Medals",
@@ -71,10 +80,10 @@ def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | No
         >>> table_from_json([1, 2])
         Traceback (most recent call last):
         ...
-        pyql.cli.UsageError: the JSON must be an object with "header" and "rows", or a dbbench item with "table": {"table_info": ...}; got a list
+        pyql_sql.errors.TableInputError: the JSON must be an object with "header" and "rows", or a dbbench item with "table": {"table_info": ...}; got a list
     """
     if not isinstance(data, Mapping):
-        raise UsageError(
+        raise TableInputError(
             f'{where} must be an object with "header" and "rows", or a dbbench item with '
             f'"table": {{"table_info": ...}}; got a {type(data).__name__}'
         )
@@ -86,13 +95,13 @@ def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | No
             name = data.get("name") or data.get("id") or data.get("table_name") or "table"
             table = Table.from_rows(data["header"], data["rows"], types=data.get("types"), name=str(name))
         else:
-            raise UsageError(
+            raise TableInputError(
                 f'{where} has neither "header" and "rows" nor a dbbench "table" (keys: {", ".join(map(str, data)) or "none"})'
             )
     except SQLError as exc:
-        raise UsageError(f"{where}: {exc}") from None
+        raise TableInputError(f"{where}: {exc}") from None
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"{where}: the table is malformed ({exc})") from None
+        raise TableInputError(f"{where}: the table is malformed ({exc})") from None
     return table, question if isinstance(question, str) else None
 
 
@@ -100,14 +109,14 @@ def _pick(records: list[Any], choice: str | None, path: str) -> Any:
     if choice is None:
         if len(records) == 1:
             return records[0]
-        raise UsageError(
+        raise TableInputError(
             f"{path} holds {len(records)} JSON objects (JSON Lines); choose one with --table "
             f"(a 0-based line number or a table name)"
         )
     if choice.isdigit():
         if int(choice) < len(records):
             return records[int(choice)]
-        raise UsageError(f"--table {choice}: {path} has only {len(records)} objects (0..{len(records) - 1})")
+        raise TableInputError(f"--table {choice}: {path} has only {len(records)} objects (0..{len(records) - 1})")
     for rec in records:
         if not isinstance(rec, Mapping):
             continue
@@ -117,7 +126,7 @@ def _pick(records: list[Any], choice: str | None, path: str) -> Any:
             names.add(table.get("table_name"))
         if choice in names:
             return rec
-    raise UsageError(f"--table {choice!r}: no object in {path} has that table name or id")
+    raise TableInputError(f"--table {choice!r}: no object in {path} has that table name or id")
 
 
 def load_table_json(path: str, choice: str | None = None) -> tuple[Table, str | None]:
@@ -131,26 +140,26 @@ def load_table_json(path: str, choice: str | None = None) -> tuple[Table, str | 
         ``(table, question)``; the question is the item's ``description`` (dbbench) or None.
 
     Raises:
-        UsageError: unreadable file, bad JSON, no table in it.
+        TableInputError: unreadable file, bad JSON, no table in it.
 
     Example:
         >>> load_table_json("/nonexistent/t.json")
         Traceback (most recent call last):
         ...
-        pyql.cli.UsageError: table JSON file not found: /nonexistent/t.json
+        pyql_sql.errors.TableInputError: table JSON file not found: /nonexistent/t.json
     """
-    text = read_text(path, "table JSON")
+    text = _read_text(path, "table JSON")
     try:
         data = json.loads(text)
         records = [data]
     except json.JSONDecodeError as exc:
         lines = [line for line in text.splitlines() if line.strip()]
         if exc.msg != "Extra data" or len(lines) < 2:
-            raise UsageError(f"{path} is not valid JSON: {exc}") from None
+            raise TableInputError(f"{path} is not valid JSON: {exc}") from None
         try:
             records = [json.loads(line) for line in lines]
         except json.JSONDecodeError as exc2:
-            raise UsageError(f"{path} is neither JSON nor JSON Lines: {exc2}") from None
+            raise TableInputError(f"{path} is neither JSON nor JSON Lines: {exc2}") from None
     if len(records) == 1 and choice is not None and isinstance(records[0], list):
         records = records[0]
     return table_from_json(_pick(records, choice, path), where=path)
@@ -171,7 +180,7 @@ def _wikisql_headers(path: Path, table_name: str, width: int) -> list[str] | Non
                 if rec.get("id") == wanted and len(rec.get("header", [])) == width:
                     return [str(h) for h in rec["header"]]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read the WikiSQL headers in {jsonl}: {exc}") from None
+        raise TableInputError(f"cannot read the WikiSQL headers in {jsonl}: {exc}") from None
     return None
 
 
@@ -179,7 +188,7 @@ def load_sqlite_table(path: str, name: str | None = None) -> Table:
     """Load ``--db FILE --table NAME`` (read-only); see the module docstring.
 
     Raises:
-        UsageError: missing or unreadable file, no such table, WikiSQL
+        TableInputError: missing or unreadable file, no such table, WikiSQL
             ``col0..colN`` columns without headers, a table that does not load.
 
     Example:
@@ -195,35 +204,35 @@ def load_sqlite_table(path: str, name: str | None = None) -> Table:
         >>> load_sqlite_table(p, "nope")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        pyql.cli.UsageError: no table 'nope' in ... tables: 'Game Schedule'
+        pyql_sql.errors.TableInputError: no table 'nope' in ... tables: 'Game Schedule'
     """
     file = Path(path)
     if not file.is_file():
-        raise UsageError(f"database file not found: {path}")
+        raise TableInputError(f"database file not found: {path}")
     try:
         conn = open_readonly_file(file)
     except SQLError as exc:
-        raise UsageError(str(exc)) from None
+        raise TableInputError(str(exc)) from None
     try:
         try:
             tables = [r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
             )]
         except sqlite3.DatabaseError as exc:
-            raise UsageError(f"{path} is not a readable SQLite database: {exc}") from None
+            raise TableInputError(f"{path} is not a readable SQLite database: {exc}") from None
         listed = ", ".join(repr(t) for t in tables) or "none"
         if name is None:
             if len(tables) != 1:
-                raise UsageError(f"{path} has {len(tables)} tables; choose one with --table (tables: {listed})")
+                raise TableInputError(f"{path} has {len(tables)} tables; choose one with --table (tables: {listed})")
             name = tables[0]
         if name not in tables:
-            raise UsageError(f"no table {name!r} in {path}; tables: {listed}")
+            raise TableInputError(f"no table {name!r} in {path}; tables: {listed}")
         quoted = '"' + name.replace('"', '""') + '"'
         columns = [r[1] for r in conn.execute(f"PRAGMA table_info({quoted})")]
         if columns and columns == [f"col{i}" for i in range(len(columns))]:
             header = _wikisql_headers(file, name, len(columns))
             if header is None:
-                raise UsageError(
+                raise TableInputError(
                     f"table {name!r} in {path} has WikiSQL's anonymous columns col0..col{len(columns) - 1} and "
                     f"no headers; put WikiSQL's {file.stem}.tables.jsonl next to {file.name} (its headers are "
                     "read from there), or give the table with --table-json"
@@ -232,48 +241,14 @@ def load_sqlite_table(path: str, name: str | None = None) -> Table:
             try:
                 return Table.from_wikisql_db(file, name, header=header)
             except SQLError as exc:
-                raise UsageError(f"{path}: {exc}") from None
+                raise TableInputError(f"{path}: {exc}") from None
         try:
             rows = conn.execute(f"SELECT * FROM {quoted}").fetchall()
         except sqlite3.Error as exc:
-            raise UsageError(f"cannot read table {name!r} of {path}: {exc}") from None
+            raise TableInputError(f"cannot read table {name!r} of {path}: {exc}") from None
     finally:
         conn.close()
     try:
         return Table.from_rows(columns, rows, name=name)
     except SQLError as exc:
-        raise UsageError(f"{path}, table {name!r}: {exc}") from None
-
-
-def table_environment(args: argparse.Namespace, entities: Mapping[str, str], analyzer: Analyzer | None) -> TableEnvironment:
-    """The environment ``pyql run --db/--table-json`` runs the action lines in.
-
-    Args:
-        args: the parsed options (``db``, ``table``, ``table_json``, ``question``).
-        entities: ``--entities`` (kept in the memory; the SQL actions do not use them).
-        analyzer: the ``--feedback`` analyzer (ERASER), or None.
-
-    Raises:
-        UsageError: both or neither of ``--db`` / ``--table-json``, or an unusable table.
-
-    Example:
-        >>> import argparse
-        >>> table_environment(argparse.Namespace(db=None, table=None, table_json=None), {}, None)
-        Traceback (most recent call last):
-        ...
-        pyql.cli.UsageError: pyql run: give --db FILE.db (with --table NAME) or --table-json FILE for the SQL side
-    """
-    db = getattr(args, "db", None)
-    table_json = getattr(args, "table_json", None)
-    choice = getattr(args, "table", None)
-    question = getattr(args, "question", None)
-    if db and table_json:
-        raise UsageError("pyql run: give either --db or --table-json, not both")
-    if db:
-        table = load_sqlite_table(db, choice)
-    elif table_json:
-        table, found = load_table_json(table_json, choice)
-        question = question or found
-    else:
-        raise UsageError("pyql run: give --db FILE.db (with --table NAME) or --table-json FILE for the SQL side")
-    return TableEnvironment(table, question=question, entities=entities, analyzer=analyzer)
+        raise TableInputError(f"{path}, table {name!r}: {exc}") from None

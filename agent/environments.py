@@ -1,0 +1,126 @@
+"""Opening a step environment, on a KB or a table, for ``pyql run``, ``ask`` and ``eval``.
+
+:func:`open_environment` is the one place that turns options (command-line
+arguments, or the :class:`~agent.runner.RunSettings` of an evaluation) and,
+for an evaluation, a data set item into a fresh environment:
+
+* a **table** when the item carries one (``item["table"]``) or the options
+  name one (``--db FILE [--table NAME]`` or ``--table-json FILE``):
+  a :class:`~pyql_sql.environment.TableEnvironment`;
+* else a **knowledge base**: the KB object given (an evaluation shares one),
+  or ``--kb`` opened with ``--profile``: a
+  :class:`~pyql.sparql_environment.SparqlEnvironment`.
+
+The correction analyzer is fixed here, when the environment is built
+(:func:`feedback_options`); nothing changes it afterwards.
+
+Example:
+    >>> import argparse
+    >>> args = argparse.Namespace(kb="demo", profile="freebase", feedback="eraser",
+    ...                           entities='{"Jamaica": "m.03_r3"}', question=None)
+    >>> env = open_environment(args)
+    >>> env.side, type(env.analyzer).__name__, env.memory.entities
+    ('sparql', 'Eraser', {'Jamaica': 'm.03_r3'})
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from correction import eraser_for
+from pyql.cli import UsageError, read_entities
+from pyql.environment import Environment
+from pyql.kb import KB
+from pyql.sparql_environment import SparqlEnvironment
+from pyql_sql.environment import TableEnvironment
+from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
+from pyql_sql.table import Table
+
+__all__ = ["feedback_options", "open_environment", "KB_HINT"]
+
+#: What ``--kb`` accepts, for messages.
+KB_HINT = "demo, a Turtle/N-Triples file, oxigraph:PATH or an http(s)://…/sparql endpoint"
+
+
+def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
+    """The ``analyzer`` and ``undo_empty`` of an environment for a ``--feedback`` mode.
+
+    ``eraser``: ERASER's guidelines. ``raw``: the raw error, and an empty
+    result fails the step. ``none``: no correction; for ``pyql run`` an
+    empty result still fails the step, for an agent it is shown as it is
+    (the agent only says that a step failed, see :class:`~agent.query_agent.AgentConfig`).
+
+    Raises:
+        correction.EraserError: an unknown mode.
+
+    Example:
+        >>> feedback_options("none", agent=True)
+        {'analyzer': None, 'undo_empty': False}
+    """
+    return {"analyzer": eraser_for(feedback), "undo_empty": not (agent and feedback == "none")}
+
+
+def _table_of(options: Any, item: Mapping[str, Any] | None) -> tuple[Table | None, str | None]:
+    """The table an item or the options name, and the question it carries (dbbench), if any."""
+    if item is not None and item.get("table") is not None:
+        table_json = item["table"]
+        data = table_json if "header" in table_json and "rows" in table_json else {"table": table_json}
+        table, _ = table_from_json(data, where=f"the table of item {item.get('id')}")
+        return table, None
+    db, table_json, choice = (getattr(options, name, None) for name in ("db", "table_json", "table"))
+    if db and table_json:
+        raise UsageError("give either --db or --table-json, not both")
+    if db:
+        return load_sqlite_table(db, choice), None
+    if table_json:
+        return load_table_json(table_json, choice)
+    return None, None
+
+
+def open_environment(
+    options: Any,
+    item: Mapping[str, Any] | None = None,
+    *,
+    kb: Any = None,
+    ranker: Callable[[str | None, list[str]], list[str]] | None = None,
+    agent: bool = False,
+) -> Environment:
+    """A fresh environment for ``pyql run`` / ``ask`` (from ``options``) or one ``eval`` item.
+
+    Args:
+        options: command-line arguments or run settings: ``feedback`` and, as
+            far as they apply, ``kb``, ``profile``, ``max_relations``, ``db``,
+            ``table``, ``table_json``, ``question``, ``entities`` (JSON text).
+        item: a data set item (``question``, ``entities``, optional ``table``);
+            it overrides the question and entities of ``options``.
+        kb: an open KB to use instead of opening ``options.kb``.
+        ranker: the relation ranker of a KB environment.
+        agent: the environment is for an agent (see :func:`feedback_options`).
+
+    Raises:
+        UsageError: neither a table nor a KB is given, or both ``--db`` and ``--table-json``.
+        pyql_sql.errors.TableInputError: the table does not load.
+        pyql.errors.KBError: the KB does not open.
+    """
+    if item is not None:
+        question, entities = item.get("question"), dict(item.get("entities") or {})
+    else:
+        question, entities = getattr(options, "question", None), read_entities(getattr(options, "entities", None))
+    settings = feedback_options(getattr(options, "feedback", "eraser"), agent=agent)
+    table, found = _table_of(options, item)
+    if table is not None:
+        return TableEnvironment(table, question=question or found, entities=entities, **settings)
+    if kb is None:
+        spec = getattr(options, "kb", None)
+        if not spec:
+            what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
+            raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
+        kb = KB.open(spec, getattr(options, "profile", "freebase"))
+    return SparqlEnvironment(
+        kb,
+        question=question,
+        entities=entities,
+        relation_ranker=ranker,
+        max_relations=getattr(options, "max_relations", 40),
+        **settings,
+    )

@@ -1,0 +1,152 @@
+"""One episode of an agent, as it is traced: its steps, its result, its prompts.
+
+Both agents (QueryAgent in :mod:`agent.query_agent`, Readi in
+:mod:`agent.readi`) record what they did in the same shapes: a
+:class:`StepTrace` per LLM call or action, and one :class:`AgentResult` per
+question, which the runner writes as the question's trace line. Prompts come
+from the jinja2 templates in ``agent/templates`` (:func:`prompt_templates`)
+and are traced by their sha256 (:func:`prompt_hash`).
+
+Example:
+    >>> r = AgentResult("q?", [{"value": "x", "label": None}], [], True, False, "SELECT ...")
+    >>> result_from_dict(r.to_dict()) == r, r.summary()["answers"]
+    (True, [{'value': 'x', 'label': None}])
+    >>> prompt_hash("hello")[:12]
+    '2cf24dba5fb0'
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+import jinja2
+
+from pyql.errors import PyQLError
+
+__all__ = [
+    "TEMPLATE_VERSION",
+    "AgentConfigError",
+    "StepTrace",
+    "AgentResult",
+    "prompt_hash",
+    "prompt_templates",
+    "load_example",
+    "result_from_dict",
+]
+
+#: The version of QueryAgent's prompt templates, written into every trace record.
+TEMPLATE_VERSION = "queryagent-1"
+
+
+class AgentConfigError(PyQLError, ValueError):
+    """A bad agent setting (unknown mode, missing example file ...)."""
+
+    kind = "agent_config"
+
+
+def prompt_templates() -> jinja2.Environment:
+    """The jinja2 environment of the agents' prompt templates (``agent/templates``)."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("agent", "templates"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+def load_example(name_or_path: str | Path) -> str:
+    """A one-shot example: a bundled one (``freebase``, ``table``) or a text file.
+
+    Raises:
+        AgentConfigError: for an unknown name or an unreadable file.
+
+    Example:
+        >>> load_example("freebase").splitlines()[0]
+        'Question: which cyclone that affected florida had the most direct fatalities?'
+    """
+    text = str(name_or_path)
+    bundled = resources.files("agent") / "examples" / f"{text}.txt"
+    if "/" not in text and bundled.is_file():
+        return bundled.read_text(encoding="utf-8").strip()
+    path = Path(text)
+    if path.is_file():
+        return path.read_text(encoding="utf-8").strip()
+    names = sorted(p.name[:-4] for p in (resources.files("agent") / "examples").iterdir() if p.name.endswith(".txt"))
+    raise AgentConfigError(f"no one-shot example {text!r}: use one of {', '.join(names)} or a path to a text file")
+
+
+@dataclass
+class StepTrace:
+    """One step of an episode, as written to the trace."""
+
+    step: int
+    prompt_sha256: str
+    reply: str
+    action: str | None
+    ok: bool
+    error: str | None
+    observation: str
+    rule: str | None = None
+    llm_seconds: float = 0.0
+    kb_queries: int = 0
+    kb_seconds: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    attempts: int = 1
+    prompt: str | None = None
+    forced: bool = False
+
+
+@dataclass
+class AgentResult:
+    """The outcome of one question."""
+
+    question: str
+    answers: list[dict[str, Any]]
+    steps: list[StepTrace]
+    done: bool
+    forced: bool
+    query: str
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    kb_queries: int = 0
+    seconds: float = 0.0
+    rules: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (the trace record of the question)."""
+        out = asdict(self)
+        out["template_version"] = TEMPLATE_VERSION
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """The last line of ``pyql ask --json``."""
+        return {
+            "answers": self.answers,
+            "steps": len(self.steps),
+            "llm_calls": self.llm_calls,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "kb_queries": self.kb_queries,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def prompt_hash(prompt: Any) -> str:
+    text = prompt if isinstance(prompt, str) else "\x1e".join(f"{m['role']}\x1f{m['content']}" for m in prompt)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def result_from_dict(data: Mapping[str, Any]) -> AgentResult:
+    """Rebuild an :class:`AgentResult` from its :meth:`AgentResult.to_dict` form."""
+    fields = dict(data)
+    fields.pop("template_version", None)
+    fields["steps"] = [StepTrace(**s) for s in fields.get("steps", [])]
+    return AgentResult(**fields)

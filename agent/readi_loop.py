@@ -1,0 +1,180 @@
+"""The Readi loop, once for every kind of reasoning path: generate → instantiate → edit → (answer).
+
+Readi (Cheng et al., 2024) asks the LLM for a reasoning path, instantiates
+it on the data, and asks for an edit only when the instance shows a problem.
+The loop is the same on a knowledge base (:mod:`agent.readi`: relation
+paths, instantiated as PyQL chains) and on a table (:mod:`agent.readi_table`:
+chosen headers and row constraints); what differs is given by a
+:class:`PathMethod`: how a path is read, how it is instantiated, what needs
+an edit and how the edit prompt says it. Answering from the instances stays
+with each method.
+
+Example:
+    >>> from agent.llm import ScriptedLLM
+    >>> class Words:
+    ...     stop, unchanged, empty_path = ["\\n"], "same again", []
+    ...     def generate_prompt(self, question): return question
+    ...     def first(self, text, triggers): return text.split(), None
+    ...     def parse(self, text): return text.split()
+    ...     def instantiate(self, path): return len(path)
+    ...     def feedback(self, path, inst, problem, triggers):
+    ...         return None if inst >= 2 else ["say two words"]
+    ...     def edit_prompt(self, question, path, inst, feedback): return " ".join(feedback)
+    ...     def malformed(self, exc): return str(exc)
+    ...     def reject(self, edited): return None
+    >>> out = run_loop(ScriptedLLM(["one", "one two"]), Words(), "say something", max_edits=3)
+    >>> out.path, out.edits, [t.action for t in out.traces]
+    (['one', 'two'], 1, ['generate_path', 'edit_path'])
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+from agent.episode import StepTrace, prompt_hash
+from agent.llm import LLM, LLMError
+from pyql.errors import ParseError
+
+__all__ = ["PathMethod", "LoopOutcome", "ask_llm", "run_loop"]
+
+
+class PathMethod(Protocol):
+    """The side-specific part of Readi (see the module docstring).
+
+    Attributes:
+        stop: stop sequences of the generate and edit calls.
+        unchanged: the message when an edit did not change the path.
+        empty_path: the path before any was read (when the first call failed).
+    """
+
+    stop: Sequence[str]
+    unchanged: str
+    empty_path: Any
+
+    def generate_prompt(self, question: str) -> str:
+        """The prompt asking for the first path."""
+        ...
+
+    def first(self, text: str, triggers: Counter[str]) -> tuple[Any, str | None]:
+        """The first path read from the LLM's reply, and the problem to report if it could not be read."""
+        ...
+
+    def parse(self, text: str) -> Any:
+        """An edited path (raises :class:`pyql.errors.ParseError` when it does not parse)."""
+        ...
+
+    def instantiate(self, path: Any) -> Any:
+        """The path's instance on the data."""
+        ...
+
+    def feedback(self, path: Any, instance: Any, problem: str | None, triggers: Counter[str]) -> Any | None:
+        """What the edit prompt must say, counting the triggers; None when no edit is needed."""
+        ...
+
+    def edit_prompt(self, question: str, path: Any, instance: Any, feedback: Any) -> str:
+        """The prompt asking for an edit."""
+        ...
+
+    def malformed(self, exc: ParseError) -> str:
+        """The problem to report when an edit does not parse."""
+        ...
+
+    def reject(self, edited: Any) -> str | None:
+        """Why a parsed edit is rejected (e.g. too long), or None."""
+        ...
+
+
+@dataclass
+class LoopOutcome:
+    """What the loop did: its LLM calls, triggers, the first and last path and instance."""
+
+    traces: list[StepTrace] = field(default_factory=list)
+    triggers: Counter[str] = field(default_factory=Counter)
+    initial: Any = None
+    path: Any = None
+    instance: Any = None
+    edits: int = 0
+    error: str | None = None
+
+
+def ask_llm(llm: LLM, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str]) -> str | None:
+    """One LLM call of Readi, traced (the call's kind in the trace's ``action``); None when the LLM failed.
+
+    Example:
+        >>> from agent.llm import ScriptedLLM
+        >>> traces = []
+        >>> ask_llm(ScriptedLLM(["Path: x"]), "p", "generate_path", traces, ["\\nQ:"]), traces[0].action
+        ('Path: x', 'generate_path')
+    """
+    step = len(traces) + 1
+    try:
+        reply = llm.complete(prompt, stop=list(stop))
+    except LLMError as exc:
+        traces.append(StepTrace(step, prompt_hash(prompt), "", kind, False, "llm_error", str(exc)))
+        return None
+    traces.append(
+        StepTrace(
+            step,
+            prompt_hash(prompt),
+            reply.text,
+            kind,
+            True,
+            None,
+            "",
+            llm_seconds=round(reply.latency, 4),
+            tokens_in=reply.usage_in,
+            tokens_out=reply.usage_out,
+            attempts=reply.attempts,
+        )
+    )
+    return reply.text
+
+
+def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> LoopOutcome:
+    """Generate a path, instantiate it, and edit it only when necessary (at most ``max_edits`` calls).
+
+    An edit that does not parse, does not change the path or is rejected by
+    the method is not instantiated; the next edit prompt says why.
+    """
+    out = LoopOutcome()
+    text = ask_llm(llm, method.generate_prompt(question), "generate_path", out.traces, method.stop)
+    problem: str | None = None
+    if text is None:
+        out.error = "llm_error"
+        out.path = method.empty_path
+    else:
+        out.path, problem = method.first(text, out.triggers)
+    out.initial = out.path
+    out.instance = method.instantiate(out.path)
+    while out.error is None and out.edits < max_edits:
+        feedback = method.feedback(out.path, out.instance, problem, out.triggers)
+        if feedback is None:
+            break
+        out.edits += 1
+        reply = ask_llm(llm, method.edit_prompt(question, out.path, out.instance, feedback), "edit_path", out.traces, method.stop)
+        if reply is None:
+            out.error = "llm_error"
+            break
+        problem = _edit_problem(method, reply, out)
+    return out
+
+
+def _edit_problem(method: PathMethod, reply: str, out: LoopOutcome) -> str | None:
+    """Take an edit: instantiate it, or say why it was not (and mark its trace)."""
+    try:
+        edited = method.parse(reply)
+    except ParseError as exc:
+        out.traces[-1].ok, out.traces[-1].error = False, "edit_malformed"
+        return method.malformed(exc)
+    if edited == out.path:
+        out.traces[-1].ok, out.traces[-1].error = False, "edit_unchanged"
+        return method.unchanged
+    rejected = method.reject(edited)
+    if rejected is not None:
+        out.traces[-1].ok, out.traces[-1].error = False, "edit_too_long"
+        return rejected
+    out.path = edited
+    out.instance = method.instantiate(edited)
+    return None

@@ -1,0 +1,98 @@
+"""The vocabulary of the action language, defined once.
+
+Every part of pyql that reads or writes an operator, an aggregation, a
+feedback mode or an action's place in the documentation takes it from here:
+the lark grammar (its ``OPERATOR`` terminal is generated from
+:data:`WRITTEN_OPERATORS`), the SPARQL builder and the SQL twin (through
+:func:`canonical_operator`), the GBNF grammar and the JSON schema of the
+agent, the action documentation and the ERASER guidelines. A test checks
+that all of them agree.
+
+It sits in the lowest layer (``grammars``) because the grammar itself is
+generated from it; it imports nothing from pyql.
+
+Example:
+    >>> canonical_operator("=>"), canonical_operator("<>"), canonical_operator("~")
+    ('>=', '!=', None)
+    >>> WRITTEN_OPERATORS[:3]
+    ('!=', '<=', '<>')
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "COMPARISON_OPERATORS",
+    "OPERATOR_ALIASES",
+    "WRITTEN_OPERATORS",
+    "AGGREGATIONS",
+    "FEEDBACK_MODES",
+    "SPARQL_ACTION_ORDER",
+    "TABLE_ACTION_ORDER",
+    "canonical_operator",
+    "operator_pattern",
+]
+
+#: The comparison operators, in the order the documentation lists them.
+COMPARISON_OPERATORS: tuple[str, ...] = (">", "<", ">=", "<=", "=", "!=")
+
+#: Other spellings an LLM writes, and the operator each one means.
+OPERATOR_ALIASES: dict[str, str] = {"==": "=", "<>": "!=", "=>": ">=", "=<": "<="}
+
+#: Every spelling the action language reads as an operator, longest first
+#: (the order a regular expression alternation needs).
+WRITTEN_OPERATORS: tuple[str, ...] = tuple(
+    sorted((*COMPARISON_OPERATORS, *OPERATOR_ALIASES), key=lambda op: (-len(op), op))
+)
+
+#: The aggregations (SQL ``set_answer``; SPARQL ``add_count``/``add_sum``/``add_avg``, argmax for MAX/MIN).
+AGGREGATIONS: tuple[str, ...] = ("MAX", "MIN", "COUNT", "SUM", "AVG")
+
+#: How a failed step is reported: eraser (targeted guidelines), raw (the raw error), none.
+FEEDBACK_MODES: tuple[str, ...] = ("eraser", "raw", "none")
+
+#: The order the SPARQL actions are documented (and offered) in.
+SPARQL_ACTION_ORDER: tuple[str, ...] = (
+    "get_relation",
+    "add_fact",
+    "add_type_constrain",
+    "add_max",
+    "add_min",
+    "add_count",
+    "add_sum",
+    "add_avg",
+    "add_filter",
+    "add_time_constrain",
+    "add_compare",
+    "set_answer",
+    "execute",
+)
+
+#: The order the SQL actions are documented (and offered) in.
+TABLE_ACTION_ORDER: tuple[str, ...] = ("get_column", "add_condition", "set_answer", "execute")
+
+
+def canonical_operator(written: object) -> str | None:
+    """The comparison operator a spelling means (surrounding spaces ignored), or None.
+
+    Example:
+        >>> [canonical_operator(op) for op in (" >= ", "==", "=<", "LIKE", 3)]
+        ['>=', '=', '<=', None, None]
+    """
+    if not isinstance(written, str):
+        return None
+    text = written.strip()
+    text = OPERATOR_ALIASES.get(text, text)
+    return text if text in COMPARISON_OPERATORS else None
+
+
+def operator_pattern() -> str:
+    """A regular expression matching exactly the written operators (longest first).
+
+    Example:
+        >>> import re
+        >>> [bool(re.fullmatch(operator_pattern(), op)) for op in ("=>", "<>", "=<", "~")]
+        [True, True, True, False]
+    """
+    return "|".join(re.escape(op) for op in WRITTEN_OPERATORS)

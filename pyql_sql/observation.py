@@ -1,0 +1,107 @@
+"""What a table step shows: the SQL twin of :mod:`pyql.observation`.
+
+:func:`observe` runs a constructed :class:`~pyql_sql.query.TableQuery` on an
+:class:`~pyql_sql.executor.Executor` and describes what it keeps, as the
+paper's observations do: without an answer, how many rows the conditions
+keep and the first few of them; with an answer, the selected column's values
+(capped), or the aggregate.
+
+Example:
+    >>> from pyql_sql import Table
+    >>> t = Table.from_rows(["Score", "Goal"], [["1–0", "1"], ["2–0", "2"], ["3–0", "30"]])
+    >>> print(observe(t.executor(), t.query().add_condition("Goal", "<", 17).set_answer("Score")))
+    The column Score has 2 values in the rows kept: ['1–0', '2–0']
+    >>> observe(t.executor(), t.query().add_condition("Goal", ">", 99)).is_empty
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .executor import Executor
+from .numbers import format_number
+from .query import TableQuery
+
+__all__ = ["TableObservation", "observe", "cell_text"]
+
+
+def cell_text(value: Any) -> str:
+    """A cell as an observation shows it (numbers without ``.0``, text quoted).
+
+    Example:
+        >>> cell_text(1174.0), cell_text("Ajax"), cell_text(None)
+        ('1174', "'Ajax'", 'None')
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, float):
+        return format_number(value)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+@dataclass(frozen=True)
+class TableObservation:
+    """The text of a table step's observation, the result behind it, and whether it is empty.
+
+    Attributes:
+        text: what the LLM reads.
+        result: the executor's result (:class:`~pyql_sql.executor.Rows` or a list of answers).
+        is_empty: no row kept, or no value to show.
+    """
+
+    text: str
+    result: Any
+    is_empty: bool
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def observe(executor: Executor, query: TableQuery, *, max_rows: int = 5, max_values: int = 20) -> TableObservation:
+    """Run a constructed query and describe what it keeps (see the module docstring).
+
+    Args:
+        executor: the read-only executor of the query's table.
+        query: the query.
+        max_rows: rows shown at most before an answer is set.
+        max_values: values of the answer column shown at most.
+    """
+    if query.answer is None:
+        return _rows_observation(executor, query, max_rows)
+    return _answer_observation(executor, query, max_values)
+
+
+def _rows_observation(executor: Executor, query: TableQuery, max_rows: int) -> TableObservation:
+    rows = executor.rows(query, limit=max_rows)
+    if rows.total == 0:
+        return TableObservation("No row matches the conditions.", rows, True)
+    shown = "; ".join(
+        "{" + ", ".join(f"{h!r}: {cell_text(v)}" for h, v in zip(rows.headers, row)) + "}" for row in rows.rows
+    )
+    noun = "row matches" if rows.total == 1 else "rows match"
+    more = f" (first {len(rows.rows)} shown)" if rows.total > len(rows.rows) else ""
+    return TableObservation(f"{rows.total} {noun} the conditions{more}: {shown}", rows, False)
+
+
+def _answer_observation(executor: Executor, query: TableQuery, max_values: int) -> TableObservation:
+    answer = query.answer
+    assert answer is not None
+    answers = executor.execute(query)
+    values = [a.value for a in answers]
+    header = answer.column.header
+    if answer.aggregation is not None:
+        value = values[0] if values else None
+        text = f"{answer.aggregation}({header}) = {cell_text(value)}"
+        if value is None:
+            text += " (no row is kept, or the column has no value to aggregate)"
+        return TableObservation(text, answers, value is None)
+    shown_values = values[:max_values]
+    more = f" (first {len(shown_values)} shown)" if len(values) > len(shown_values) else ""
+    noun = "value" if len(values) == 1 else "values"
+    text = (
+        f"The column {header} has {len(values)} {noun} in the rows kept{more}: "
+        f"[{', '.join(cell_text(v) for v in shown_values)}]"
+    )
+    return TableObservation(text, answers, not values)

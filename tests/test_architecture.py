@@ -1,0 +1,193 @@
+"""The house stays in shape: no import cycles, no import of a higher floor, one vocabulary.
+
+Every module of the five packages is parsed with ``ast``. Every import
+counts (at module level, inside functions, under ``if TYPE_CHECKING:``):
+an import inside a function is no way out of a cycle. ``from pkg import x``
+counts as an import of ``pkg.x`` when that is a module, else of ``pkg``
+(its ``__init__``). Doctests in docstrings are text, not imports.
+
+Floors, lowest first: grammars, pyql, pyql_sql, correction, agent, and the
+CLI wiring on top (``agent.cli``, loaded through the ``pyql.commands``
+entry point; nothing imports it).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("grammars", "pyql", "pyql_sql", "correction", "agent")
+CLI_WIRING = {"agent.cli"}
+FLOOR = {name: i for i, name in enumerate(PACKAGES)}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in PACKAGES:
+        for file in (ROOT / package).rglob("*.py"):
+            parts = file.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = file
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, file: Path) -> set[str]:
+    tree = ast.parse(file.read_text(encoding="utf-8"))
+    package = name if file.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                sub = f"{module}.{alias.name}"
+                found.add(sub if sub in MODULES else module)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "__import__":
+            found.update(a.value for a in node.args[:1] if isinstance(a, ast.Constant))
+    targets = set()
+    for module in found:
+        parts = module.split(".")
+        while parts and ".".join(parts) not in MODULES:
+            parts.pop()
+        if parts and ".".join(parts) != name:
+            targets.add(".".join(parts))
+    return targets
+
+
+GRAPH = {name: _imports(name, file) for name, file in MODULES.items()}
+
+
+def _floor(module: str) -> int:
+    return len(PACKAGES) if module in CLI_WIRING else FLOOR[module.split(".")[0]]
+
+
+def test_the_graph_sees_the_packages() -> None:
+    assert {"pyql.environment", "pyql_sql.environment", "agent.cli", "grammars.vocabulary"} <= set(GRAPH)
+    assert "pyql.environment" in GRAPH["pyql.sparql_environment"]
+
+
+def test_no_module_imports_a_higher_floor() -> None:
+    upward = sorted(
+        f"{a} -> {b}" for a, targets in GRAPH.items() for b in targets if _floor(b) > _floor(a)
+    )
+    assert upward == []
+
+
+def test_nothing_imports_the_cli_wiring() -> None:
+    assert sorted(a for a, targets in GRAPH.items() if targets & CLI_WIRING) == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle() -> None:
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+
+
+# ---------------------------------------------------------------------------
+# One vocabulary
+
+
+def test_operators_agree_everywhere() -> None:
+    from agent.gbnf import _COMMON, _KIND_PATTERNS
+    from grammars import load_grammar
+    from grammars.vocabulary import COMPARISON_OPERATORS, OPERATOR_ALIASES, WRITTEN_OPERATORS, canonical_operator
+    from pyql.action_parser import parse_action
+    from pyql.actions import render_docs
+    from pyql.sparql_actions import SparqlActions
+    from pyql.steps import normalize_operator
+    from pyql_sql.actions import TableActions
+    from pyql_sql.query import normalize_operator as sql_operator
+
+    assert set(WRITTEN_OPERATORS) == set(COMPARISON_OPERATORS) | set(OPERATOR_ALIASES)
+    lark_terminal = re.search(r"^OPERATOR\.2: /(.*)/$", load_grammar("action"), re.M)
+    gbnf_rule = re.search(r"^operator ::= (.*)$", _COMMON, re.M)
+    assert lark_terminal and gbnf_rule
+    for op in WRITTEN_OPERATORS:
+        meant = canonical_operator(op)
+        assert re.fullmatch(lark_terminal.group(1), op)
+        assert f'"{op}"' in gbnf_rule.group(1).split(" | ")
+        assert re.fullmatch(_KIND_PATTERNS["operator"], op)
+        assert parse_action(f"add_filter(?x, {op}, 3)").args[1].kind == "operator"
+        assert normalize_operator(op) == meant == sql_operator(op)
+    for not_an_operator in ("=!", "~", "LIKE", "=<>"):
+        assert not re.fullmatch(lark_terminal.group(1), not_an_operator)
+        assert canonical_operator(not_an_operator) is None
+    listed = ", ".join(COMPARISON_OPERATORS)
+    for actions in (SparqlActions(), TableActions()):
+        assert listed in render_docs(actions, "prompt")
+
+
+def test_other_vocabularies_have_one_source() -> None:
+    from grammars.vocabulary import AGGREGATIONS, FEEDBACK_MODES, SPARQL_ACTION_ORDER, TABLE_ACTION_ORDER
+    from pyql.cli import build_parser
+    from pyql.profiles import PROFILES
+    from pyql.sparql_actions import SparqlActions
+    from pyql.steps import AGGREGATES
+    from pyql_sql.actions import TableActions
+    from pyql_sql.query import AGGREGATIONS as SQL_AGGREGATIONS
+
+    assert AGGREGATES == SQL_AGGREGATIONS == AGGREGATIONS
+    assert SparqlActions().names == SPARQL_ACTION_ORDER and TableActions().names == TABLE_ACTION_ORDER
+    parser = build_parser()
+    for command in ("run", "ask", "eval"):
+        sub = parser._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+        choices = {a.dest: a.choices for a in sub._actions}
+        assert tuple(choices["feedback"]) == FEEDBACK_MODES
+        assert tuple(choices["profile"]) == tuple(PROFILES)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r'[\[(]"eraser", "raw", "none"', r'[\[(]"freebase", "wikidata", "generic"'],
+)
+def test_no_vocabulary_is_written_out_again(pattern: str) -> None:
+    copies = [str(f.relative_to(ROOT)) for f in MODULES.values() if re.search(pattern, f.read_text(encoding="utf-8"))]
+    assert copies in ([], ["grammars/vocabulary.py"])
