@@ -22,7 +22,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["safe_text", "count_unsafe", "dumps_line"]
+__all__ = ["safe_text", "safe_json", "count_unsafe", "dumps_line"]
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _PAIR_RE = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -65,8 +65,17 @@ def safe_text(text: str | bytes) -> str:
     return _SURROGATE_RE.sub("\ufffd", _PAIR_RE.sub(_join_pair, text))
 
 
-def _jsonable(value: Any) -> Any:
-    """A copy of ``value`` that :func:`json.dumps` writes as strict JSON."""
+def safe_json(value: Any) -> Any:
+    """A copy of ``value`` that :func:`json.dumps` writes as strict JSON, valid as UTF-8.
+
+    Strings are repaired (:func:`safe_text`), NaN and infinities become None,
+    non-string keys strings, sets sorted lists, dataclasses and objects with
+    ``to_dict()`` dicts, anything else its ``str``.
+
+    Example:
+        >>> safe_json({"a": ["x\\ud800", float("inf")], 1: {2}})
+        {'a': ['x\ufffd', None], '1': [2]}
+    """
     if isinstance(value, str):
         return safe_text(value)
     if isinstance(value, bool) or value is None or isinstance(value, int):
@@ -76,21 +85,21 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return safe_text(value)
     if isinstance(value, dict):
-        return {safe_text(k) if isinstance(k, str) else _key(k): _jsonable(v) for k, v in value.items()}
+        return {safe_text(k) if isinstance(k, str) else _key(k): safe_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-        return [_jsonable(v) for v in items]
+        return [safe_json(v) for v in items]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
+        return safe_json(dataclasses.asdict(value))
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
-        return _jsonable(to_dict())
+        return safe_json(to_dict())
     return safe_text(str(value))
 
 
 def _key(key: Any) -> str:
     if key is None or isinstance(key, (bool, int, float)):
-        return json.dumps(_jsonable(key))
+        return json.dumps(safe_json(key))
     return safe_text(str(key))
 
 
@@ -123,7 +132,7 @@ def dumps_line(obj: Any, *, ensure_ascii: bool = False) -> str:
         if not ensure_ascii:
             text.encode("utf-8")
     except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
-        text = json.dumps(_jsonable(obj), ensure_ascii=ensure_ascii, allow_nan=False)
+        text = json.dumps(safe_json(obj), ensure_ascii=ensure_ascii, allow_nan=False)
     if not ensure_ascii and _LINE_BREAK_RE.search(text):
         text = _LINE_BREAK_RE.sub(lambda m: _LINE_BREAKS[m.group()], text)
     return text
