@@ -7,8 +7,10 @@ as a result (an empty or a cut answer taken as complete).
 
 from __future__ import annotations
 
+import gzip
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,3 +215,48 @@ def test_rows_within_the_limit_are_untouched() -> None:
     with FakeSparqlEndpoint([_ok(10)]) as ep:
         kb = _open(ep)
         assert len(kb.select(SELECT)) == 10 and kb.limit_violations == 0
+
+
+# -- KB files (the minor faults of the issue) -------------------------------------------------
+
+TRIPLE = "<http://rdf.freebase.com/ns/m.0a> <http://rdf.freebase.com/ns/a.b.c> <http://rdf.freebase.com/ns/m.0b> .\n"
+
+
+@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+def test_empty_kb_file_is_refused(tmp_path: Path, prefix: str) -> None:
+    empty = tmp_path / "kb.ttl"
+    empty.write_text("")
+    with pytest.raises(KBError, match="is empty"):
+        KB.open(prefix + str(empty))
+    only_prefixes = tmp_path / "prefixes.ttl"
+    only_prefixes.write_text("@prefix ns: <http://rdf.freebase.com/ns/> .\n# no triples\n")
+    with pytest.raises(KBError, match="no triples"):
+        KB.open(prefix + str(only_prefixes))
+
+
+@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+@pytest.mark.parametrize("name", ["kb.nt.gz", "kb.ttl.gz"])
+def test_gzipped_kb_files_are_read(tmp_path: Path, prefix: str, name: str) -> None:
+    path = tmp_path / name
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write(TRIPLE)
+    kb = KB.open(prefix + str(path))
+    assert kb.relations("m.0a").forward == ("a.b.c",)
+
+
+@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+def test_broken_gzip_is_named(tmp_path: Path, prefix: str) -> None:
+    path = tmp_path / "kb.nt.gz"
+    path.write_bytes(b"not gzip at all")
+    with pytest.raises(KBError, match="as gzip"):
+        KB.open(prefix + str(path))
+
+
+@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+def test_turtle_syntax_error_is_one_line(tmp_path: Path, prefix: str) -> None:
+    path = tmp_path / "bad.ttl"
+    path.write_text('@prefix ns: <http://rdf.freebase.com/ns/> .\nns:a ns:b ns:c .\nns:a ns:b "unterminated .\nns:x ns:y ns:z .\n')
+    with pytest.raises(KBError) as info:
+        KB.open(prefix + str(path))
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message and len(message) < 400
