@@ -260,3 +260,14 @@ def test_turtle_syntax_error_is_one_line(tmp_path: Path, prefix: str) -> None:
         KB.open(prefix + str(path))
     message = str(info.value)
     assert "\n" not in message and str(path) in message and len(message) < 400
+
+
+def test_environment_proxy_is_used_but_never_for_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The proxy is a loopback fake: the endpoint's host name is never resolved or contacted.
+    with FakeSparqlEndpoint([_ok(1)]) as proxy, FakeSparqlEndpoint([_ok(2)]) as direct:
+        for name in ("no_proxy", "NO_PROXY", "HTTP_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.port}")
+        assert len(_open("http://sparql.pyql-test.invalid/sparql").select(SELECT)) == 1
+        assert proxy.requests[0]["path"] == "http://sparql.pyql-test.invalid/sparql"
+        assert len(_open(direct).select(SELECT)) == 2 and len(proxy.requests) == 1

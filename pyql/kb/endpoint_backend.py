@@ -46,6 +46,7 @@ import ssl
 import threading
 import time
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -211,16 +212,22 @@ class EndpointKB(KB):
             for _ in range(_MAX_REDIRECTS + 1):
                 parts = urllib.parse.urlsplit(url)
                 remaining = max(deadline - time.monotonic(), 0.001)
+                proxy = _proxy_for(parts)
+                host, port = (proxy.hostname or "", proxy.port) if proxy else (parts.hostname or "", parts.port)
+                target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
                 if parts.scheme == "https":
                     conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                        parts.hostname or "", parts.port, timeout=remaining, context=ssl.create_default_context()
+                        host, port, timeout=remaining, context=ssl.create_default_context()
                     )
+                    if proxy:
+                        conn.set_tunnel(parts.hostname or "", parts.port)
                 else:
-                    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=remaining)
+                    conn = http.client.HTTPConnection(host, port, timeout=remaining)
+                    if proxy:
+                        target = url  # a plain HTTP proxy takes the absolute URL
                 exchange.conn = conn
                 if exchange.cancel.is_set():
                     return
-                target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
                 conn.request(
                     "POST",
                     target,
@@ -404,6 +411,17 @@ class EndpointKB(KB):
         if "boolean" not in result:
             raise EngineError(f"the endpoint {self.url} answered an ASK query without a boolean", query=sparql)
         return bool(result["boolean"])
+
+
+def _proxy_for(parts: urllib.parse.SplitResult) -> urllib.parse.SplitResult | None:
+    """The proxy the environment names for this URL (``http_proxy``, ``no_proxy`` ...); never for loopback."""
+    host = parts.hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1") or host.startswith("127."):
+        return None
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
 
 
 def _excerpt(text: str, limit: int = 300) -> str:
