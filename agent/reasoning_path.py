@@ -58,7 +58,7 @@ ANSWER = Variable("answer")
 #: bullets allowed around them). The paths are read after the last one.
 _LABEL_RE = re.compile(
     r"(?im)^[ \t>#*_-]*(?:(?:final|initial|refined|revised|corrected|edited|updated|improved|new)\s+)?"
-    r"(?:reasoning\s+|relation\s+)?paths?[ \t*_]*:[ \t*_]*"
+    r"(?:reasoning\s+|relation\s+)?paths?[ \t]*(?:\*\*|__)?[ \t]*:(?:[ \t]*(?:\*\*|__)(?=[ \t]|$))?[ \t]*"
 )
 _SAFE_NODE_RE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029\[\]{}\"',;:<\\]+")
 _ARROW_RE = re.compile(r"-->|->|→|=>|⟶")
@@ -97,7 +97,7 @@ class PathSpec:
 
 
 def _quote(text: str) -> str:
-    if _SAFE_NODE_RE.fullmatch(text) and text == text.strip() and not _ARROW_RE.search(text):
+    if _SAFE_NODE_RE.fullmatch(text) and text == text.strip() and not _ARROW_RE.search(text) and text[0] not in "*_":
         return text
     body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     # "<" is escaped so that a rendered name never looks like RoG's <PATH> tag.
