@@ -196,8 +196,15 @@ class EndpointKB(KB):
         self.default_graph = default_graph
         self.max_bytes = int(max_bytes)
         self.limit_violations = 0
+        self._tls: ssl.SSLContext | None = None
 
     # -- HTTP ------------------------------------------------------------------
+    def _ssl_context(self) -> ssl.SSLContext:
+        """The TLS context for https endpoints, made once (loading the CA certificates is slow)."""
+        if self._tls is None:
+            self._tls = ssl.create_default_context()
+        return self._tls
+
     def _form(self, sparql: str) -> bytes:
         fields = [("query", sparql)]
         if self.default_graph:
@@ -217,7 +224,7 @@ class EndpointKB(KB):
                 target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
                 if parts.scheme == "https":
                     conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                        host, port, timeout=remaining, context=ssl.create_default_context()
+                        host, port, timeout=remaining, context=self._ssl_context()
                     )
                     if proxy:
                         conn.set_tunnel(parts.hostname or "", parts.port)
