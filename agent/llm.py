@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, Union, runtime_checkable
 
+from agent.jsonlines import count_unsafe, safe_json, safe_text
 from pyql.errors import PyQLError
 
 __all__ = [
@@ -409,6 +410,9 @@ class LLMReply:
         finish_reason: ``stop``, ``length``, ``tool_calls`` ... as reported.
         model: the model that answered.
         raw: the response object (or dict) as received, for debugging.
+        replaced: characters of the reply that were not valid Unicode (lone
+            surrogates, which JSON can carry) and were replaced with U+FFFD
+            in ``text`` and the tool calls; 0 for a clean reply.
 
     Example:
         >>> r = LLMReply("Action 1: execute()", usage_in=10, usage_out=5)
@@ -425,6 +429,7 @@ class LLMReply:
     finish_reason: str | None = None
     model: str | None = None
     raw: Any = field(default=None, repr=False, compare=False)
+    replaced: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -730,7 +735,7 @@ class OpenAILLM:
         """
         if self._model is None:
             def ask() -> Any:
-                return self.client.models.list()
+                return self._checked(self.client.models.list)
 
             page, _ = with_retries(ask, self.config, sleep=self.sleep)
             data = list(_get(page, "data", None) or [])
@@ -778,13 +783,13 @@ class OpenAILLM:
                 request["tools"] = [dict(t) for t in tools]
 
             def call() -> Any:
-                return self.client.chat.completions.create(**request)
+                return self._checked(lambda: self.client.chat.completions.create(**request))
 
         else:
             request = dict(common, prompt=messages_to_text(prompt))
 
             def call() -> Any:
-                return self.client.completions.create(**request)
+                return self._checked(lambda: self.client.completions.create(**request))
 
         start = time.monotonic()
         response, attempts = with_retries(call, cfg, sleep=self.sleep)
@@ -794,10 +799,42 @@ class OpenAILLM:
         self.meter.record(reply)
         return reply
 
+    def _checked(self, request: Callable[[], Any]) -> Any:
+        """Run one request; a body that is not JSON or not UTF-8 becomes a retryable :class:`LLMError`.
+
+        The ``openai`` client raises :class:`json.JSONDecodeError` or
+        :class:`UnicodeDecodeError` for an HTTP 200 whose JSON body does not
+        decode, and returns the text itself when the body is not declared as
+        JSON; both are a server (or proxy) fault, not a reply.
+        """
+        where = self.config.base_url or "OpenAI's API"
+        try:
+            response = request()
+        except UnicodeDecodeError as exc:
+            raise LLMError(
+                f"the LLM server at {where} answered with a body that is not UTF-8 ({exc.reason} at byte {exc.start})",
+                status=200,
+                retryable=True,
+            ) from exc
+        except json.JSONDecodeError as exc:
+            raise LLMError(
+                f"the LLM server at {where} answered with a body that is not JSON ({exc.msg} at char {exc.pos}): "
+                f"{_excerpt(exc.doc)}",
+                status=200,
+                retryable=True,
+            ) from exc
+        if isinstance(response, (str, bytes, bytearray)):
+            raise LLMError(
+                f"the LLM server at {where} answered with a body that is not a JSON completion: {_excerpt(response)}",
+                status=200,
+                retryable=True,
+            )
+        return response
+
     def _parse(self, response: Any, *, chat: bool) -> LLMReply:
         choices = _get(response, "choices", None) or []
         if not choices:
-            raise LLMError(f"the LLM server returned no choice: {str(response)[:300]}")
+            raise LLMError(f"the LLM server returned no choice: {_excerpt(str(response))}")
         choice = choices[0]
         tool_calls: list[ToolCall] = []
         if chat:
@@ -809,15 +846,40 @@ class OpenAILLM:
         else:
             text = _get(choice, "text", None) or ""
         usage = _get(response, "usage", None)
+        text, tool_calls, replaced = _repaired(str(text), tool_calls)
         return LLMReply(
-            text=str(text),
+            text=text,
             tool_calls=tool_calls,
+            replaced=replaced,
             usage_in=int(_get(usage, "prompt_tokens", 0) or 0) if usage is not None else 0,
             usage_out=int(_get(usage, "completion_tokens", 0) or 0) if usage is not None else 0,
             finish_reason=_get(choice, "finish_reason", None),
             model=_get(response, "model", None) or self._model,
             raw=response,
         )
+
+
+def _excerpt(body: Any, limit: int = 200) -> str:
+    """The start of a response body, safe to print (for error messages)."""
+    text = safe_text(body) if isinstance(body, (str, bytes, bytearray)) else safe_text(str(body))
+    text = " ".join(text.split())
+    return repr(text[:limit] + ("..." if len(text) > limit else ""))
+
+
+def _repaired(text: str, tool_calls: Sequence[ToolCall]) -> tuple[str, list[ToolCall], int]:
+    """The reply's text and tool calls with lone surrogates replaced, and how many were."""
+    replaced = count_unsafe(text)
+    calls: list[ToolCall] = []
+    for tc in tool_calls:
+        in_args = count_unsafe(json.dumps(tc.arguments, ensure_ascii=False))
+        bad = count_unsafe(tc.name) + count_unsafe(tc.id) + max(in_args, count_unsafe(tc.raw_arguments))
+        if bad:
+            replaced += bad
+            arguments = safe_json(tc.arguments)
+            raw = json.dumps(arguments, ensure_ascii=False) if tc.error is None else safe_text(tc.raw_arguments)
+            tc = ToolCall(safe_text(tc.name), arguments, id=safe_text(tc.id), raw_arguments=raw, error=tc.error)
+        calls.append(tc)
+    return (safe_text(text) if replaced else text), calls, replaced
 
 
 # ---------------------------------------------------------------------------
@@ -924,6 +986,9 @@ class ScriptedLLM:
 
         start = time.monotonic()
         reply, attempts = with_retries(call, self.config, sleep=self.sleeps.append)
+        text, tool_calls, replaced = _repaired(reply.text, reply.tool_calls)
+        if replaced:
+            reply.text, reply.tool_calls, reply.replaced = text, tool_calls, reply.replaced + replaced
         reply.attempts = attempts
         reply.latency = reply.latency or (time.monotonic() - start)
         if reply.model is None:

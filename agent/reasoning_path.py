@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -31,6 +32,7 @@ from typing import Mapping, Sequence
 import lark
 from lark.exceptions import LarkError, UnexpectedInput
 
+from agent.jsonlines import safe_text
 from grammars import lark_parser
 from pyql.errors import ParseError, QueryError
 from pyql.profiles import Profile
@@ -38,11 +40,31 @@ from pyql.query import Query
 from pyql.steps import Fact
 from pyql.terms import IRI, Variable
 
-__all__ = ["PathSyntaxError", "PathSpec", "parse_paths", "render_paths", "to_chain", "from_chain", "ANSWER"]
+__all__ = [
+    "PathSyntaxError",
+    "PathSpec",
+    "parse_paths",
+    "parse_relation_paths",
+    "clean_text",
+    "render_paths",
+    "to_chain",
+    "from_chain",
+    "ANSWER",
+]
 
 ANSWER = Variable("answer")
-_LABEL_RE = re.compile(r"(?im)^\s*(?:final\s+|initial\s+|corrected\s+|edited\s+)?(?:reasoning\s+)?path\s*:\s*")
-_SAFE_NODE_RE = re.compile(r"[^\n\[\]{}\"',;:]+")
+#: The labels real planners put before their paths: ``Path:``, ``Initial Path:``,
+#: ``Refined Path:``, ``Final Path:``, ``Corrected Path:`` ... (markdown bold and
+#: bullets allowed around them). The paths are read after the last one.
+_LABEL_RE = re.compile(
+    r"(?im)^[ \t>#*_-]*(?:(?:final|initial|refined|revised|corrected|edited|updated|improved|new)\s+)?"
+    r"(?:reasoning\s+|relation\s+)?paths?[ \t]*(?:\*\*|__)?[ \t]*:(?:[ \t]*(?:\*\*|__)(?=[ \t]|$))?[ \t]*"
+)
+_SAFE_NODE_RE = re.compile(r"[^\x00-\x1f\x7f-\x9f\u2028\u2029\[\]{}\"',;:<\\]+")
+_ARROW_RE = re.compile(r"-->|->|→|=>|⟶")
+_ROG_RE = re.compile(r"<PATH>(.*?)</PATH>", re.S)
+_ESCAPES = {"n": "\n", "r": "\r"}
+_NO_PATH = "no reasoning path found: write one path per topic entity as Entity -> relation -> relation"
 
 
 class PathSyntaxError(ParseError):
@@ -75,14 +97,34 @@ class PathSpec:
 
 
 def _quote(text: str) -> str:
-    if _SAFE_NODE_RE.fullmatch(text) and text == text.strip() and not re.search(r"-->|->|→|=>|⟶", text):
+    if _SAFE_NODE_RE.fullmatch(text) and text == text.strip() and not _ARROW_RE.search(text) and text[0] not in "*_":
         return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    # "<" is escaped so that a rendered name never looks like RoG's <PATH> tag.
+    return '"' + body.replace("<", "\\<") + '"'
 
 
 def _unquote(token: str) -> str:
     body = token[1:-1]
-    return re.sub(r"\\(.)", r"\1", body)
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body, flags=re.S)
+
+
+def clean_text(text: str | bytes) -> str:
+    """An LLM reply as text that is safe to parse, print and write as UTF-8.
+
+    Bytes are decoded as UTF-8 (invalid sequences become U+FFFD); lone
+    surrogates (``\\ud800``, which a JSON reply may carry and which cannot be
+    encoded as UTF-8) become U+FFFD too.
+
+    Example:
+        >>> clean_text(b"Path: Caf\\xe9 -> r") == "Path: Caf\\ufffd -> r"
+        True
+        >>> clean_text("A\\ud800B")
+        'A\ufffdB'
+    """
+    if not isinstance(text, (str, bytes, bytearray, memoryview)):
+        raise PathSyntaxError(f"a reasoning path is text, got {type(text).__name__}")
+    return safe_text(text)
 
 
 def _payload(text: str) -> str:
@@ -91,46 +133,136 @@ def _payload(text: str) -> str:
     return text[labels[-1].end() :] if labels else text
 
 
-def parse_paths(text: str) -> tuple[PathSpec, ...]:
+def parse_relation_paths(text: str | bytes) -> tuple[tuple[str, ...], ...]:
+    """The relation-only path beams a fine-tuned planner writes, best first.
+
+    Reasoning on Graphs (RoG, Luo et al., 2024) writes one beam per line as
+    ``<PATH> r1 <SEP> r2 </PATH>`` (its ``gen_rule_path.py``), without the
+    topic entity: the path starts at the question's topic entity. Empty
+    beams are skipped.
+
+    Example:
+        >>> parse_relation_paths("<PATH> people.person.nationality <SEP> location.country.capital </PATH>")
+        (('people.person.nationality', 'location.country.capital'),)
+    """
+    text = clean_text(text)
+    beams = []
+    for match in _ROG_RE.finditer(text):
+        relations = tuple(r.strip() for r in match.group(1).split("<SEP>") if r.strip())
+        if relations:
+            beams.append(relations)
+    return tuple(beams)
+
+
+def parse_paths(text: str | bytes, topics: Sequence[str] = (), *, beams: int = 1) -> tuple[PathSpec, ...]:
     """Read the reasoning paths of an LLM reply (after its last ``Path:`` label).
 
     Accepts one path per line, the paper's dict form
-    ``{"France": [France -> border], ...}``, arrows ``->``, ``→``, ``=>``,
-    ``-->``, and quoted names.
+    ``{"France": [France -> border], ...}``, a JSON dictionary or list of path
+    strings (``{"France": ["France -> border"]}``), arrows ``->``, ``→``,
+    ``=>``, ``-->``, and quoted names. Entity names may hold apostrophes and
+    commas (``Bachelor's degree -> ...``, ``Libya, Libya, Libya -> ...``):
+    relations never hold a comma, so a comma after a relation ends the path.
+    The labels of real planners are known (``Path:``, ``Initial Path:``,
+    ``Refined Path:``, ``Final Path:``, ``Corrected Path:`` ...); the paths
+    after the last one are read.
+
+    Relation-only beams of fine-tuned planners (RoG's ``<PATH> r1 <SEP> r2
+    </PATH>``, see :func:`parse_relation_paths`) are started at each of
+    ``topics``; the first ``beams`` beams are taken (the best one by
+    default: further beams are alternatives, while Readi treats several
+    paths as constraints that all hold).
+
+    Text that is not valid UTF-8 (bytes) or holds lone surrogates is read
+    with U+FFFD in their place (:func:`clean_text`); it never crashes the parser.
+
+    Args:
+        text: the LLM reply.
+        topics: the question's topic entities (names or ids), where
+            relation-only paths start.
+        beams: how many relation-only beams to take (at least 1).
 
     Raises:
         PathSyntaxError: with the position and what was expected, or when no
-            path (an entity followed by at least one relation) is found.
+            path (an entity followed by at least one relation) is found, or
+            for relation-only paths without ``topics``.
 
     Example:
         >>> [p.render() for p in parse_paths("Final Path: Miley Cyrus → film.actor.film → film.performance.film")]
         ['Miley Cyrus -> film.actor.film -> film.performance.film']
+        >>> [p.start for p in parse_paths("Refined Path: Bachelor's degree -> education.educational_degree.people_with_this_degree")]
+        ["Bachelor's degree"]
+        >>> parse_paths("<PATH> people.person.nationality <SEP> location.country.capital </PATH>", ["m.0c2yrf"])
+        (PathSpec(start='m.0c2yrf', relations=('people.person.nationality', 'location.country.capital')),)
         >>> parse_paths("Path: nothing here")
         Traceback (most recent call last):
         ...
         agent.reasoning_path.PathSyntaxError: no reasoning path found: write one path per topic entity as Entity -> relation -> relation
     """
+    text = clean_text(text)
+    relation_beams = parse_relation_paths(text)
+    if relation_beams:
+        if beams < 1:
+            raise PathSyntaxError(f"beams must be at least 1, not {beams}", text=text)
+        starts = [str(t) for t in topics if str(t).strip()]
+        if not starts:
+            raise PathSyntaxError(
+                "relation-only paths (<PATH> r1 <SEP> r2 </PATH>) start at the topic entity: "
+                "pass the question's topic entities as topics=",
+                text=text,
+            )
+        return tuple(PathSpec(start, beam) for beam in relation_beams[:beams] for start in starts)
     payload = _payload(text)
-    # Drop trailing prose after the paths: keep lines that hold an arrow or brackets.
-    kept = [line for line in payload.splitlines() if re.search(r"-->|->|→|=>|⟶|[\[\]{}]", line)]
-    body = "\n".join(kept)
+    strings = _json_paths(payload)
+    if strings is not None:
+        paths: list[PathSpec] = []
+        for item in strings:
+            paths.extend(_parse_body(item, text))
+    else:
+        paths = _parse_body(payload, text)
+    if not paths:
+        raise PathSyntaxError(_NO_PATH, text=text)
+    return tuple(paths)
+
+
+def _json_paths(payload: str) -> list[str] | None:
+    """The path strings of a JSON dictionary or list (``{"France": ["France -> border"]}``), else None."""
+    body = payload.strip()
+    if not body.startswith(("{", "[")):
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(body)
+    except ValueError:
+        return None
+    items = list(value.values()) if isinstance(value, dict) else [value]
+    strings: list[str] = []
+    for item in items:
+        for element in item if isinstance(item, list) else [item]:
+            if not isinstance(element, str):
+                return None
+            strings.append(element)
+    return strings if any(_ARROW_RE.search(s) for s in strings) else None
+
+
+def _parse_body(payload: str, text: str) -> list[PathSpec]:
+    # Drop prose around the paths: keep lines that hold an arrow or brackets.
+    kept = [line for line in payload.split("\n") if re.search(r"-->|->|→|=>|⟶|[\[\]{}]", line)]
+    body = "\n".join(line.rstrip("\r") for line in kept)
     if not body.strip():
-        raise PathSyntaxError(
-            "no reasoning path found: write one path per topic entity as Entity -> relation -> relation", text=text
-        )
+        raise PathSyntaxError(_NO_PATH, text=text)
     try:
         tree = lark_parser("path", parser="earley", lexer="dynamic").parse(body)
     except UnexpectedInput as exc:
         expected = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
         raise PathSyntaxError(
             f"reasoning path does not parse at character {exc.pos_in_stream}: {exc.get_context(body).strip()!r}; "
-            "write Entity -> relation -> relation, one path per line, quoting names with commas",
+            "write Entity -> relation -> relation, one path per line, quoting names with brackets or arrows",
             text=body,
             position=exc.pos_in_stream,
             expected=[str(e) for e in expected],
         ) from None
-    except LarkError as exc:  # pragma: no cover - other lark failures
-        raise PathSyntaxError(f"reasoning path does not parse: {exc}", text=body) from None
+    except (LarkError, RecursionError) as exc:  # pragma: no cover - other lark failures
+        raise PathSyntaxError(f"reasoning path does not parse: {type(exc).__name__}: {exc}", text=body) from None
     paths = []
     for node in tree.iter_subtrees_topdown():
         if node.data == "path":
@@ -142,11 +274,7 @@ def parse_paths(text: str) -> tuple[PathSpec, ...]:
             parts = [p for p in parts if p]
             if len(parts) >= 2:
                 paths.append(PathSpec(parts[0], tuple(parts[1:])))
-    if not paths:
-        raise PathSyntaxError(
-            "no reasoning path found: write one path per topic entity as Entity -> relation -> relation", text=text
-        )
-    return tuple(paths)
+    return paths
 
 
 def render_paths(paths: Sequence[PathSpec]) -> str:

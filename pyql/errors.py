@@ -195,3 +195,33 @@ class ArgumentError(ActionError):
         self.parameter = parameter
         self.position = position
         self.value = value
+
+
+class EngineUnavailable(EngineError):
+    """The engine could not be reached or is failing, whatever the query.
+
+    Connection refused or reset, an unknown host, no endpoint at the URL
+    (HTTP 404), a server error that is not about the query (HTTP 502/503/504,
+    or a 5xx without an engine message), or an answer that is not SPARQL
+    results. Unlike a plain :class:`EngineError` (the engine rejected *this*
+    query), changing the query does not help: the run should stop or retry
+    later. A time-out stays :class:`EngineTimeout` (kind ``engine_timeout``),
+    which is not a subclass of this one: a query may time out because it is
+    too expensive, so a time-out says nothing about the service.
+
+    Attributes:
+        url: the endpoint, when there is one.
+        status: the HTTP status, when there was one.
+
+    Example:
+        >>> e = EngineUnavailable("down", url="http://127.0.0.1:1/sparql", status=503)
+        >>> (e.kind, e.url, e.status, isinstance(e, EngineError))
+        ('engine_unavailable', 'http://127.0.0.1:1/sparql', 503, True)
+    """
+
+    kind = "engine_unavailable"
+
+    def __init__(self, message: str, query: str | None = None, *, url: str | None = None, status: int | None = None) -> None:
+        super().__init__(message, query=query)
+        self.url = url
+        self.status = status

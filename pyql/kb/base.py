@@ -229,7 +229,8 @@ class KB(ABC):
             # (no count row, see compiler.observation_query) binds them all.
             for v in variables:
                 term = row.get(v.name)
-                if term is not None and term not in seen[v.name]:
+                # At most per_variable values, even from an engine that ignores LIMIT.
+                if term is not None and term not in seen[v.name] and len(samples[v.name]) < (per_variable or self.per_variable):
                     seen[v.name].add(term)
                     samples[v.name].append(self.value(term, row.get(compiler.LABEL_PREFIX + v.name)))
         out = []
@@ -290,7 +291,7 @@ class KB(ABC):
             self._check_profile(query)
         cap = limit or self.relation_limit
         text = compiler.relations_query(term, query, self.profile, limit=cap, sample=sample)
-        rows = self.select(text)
+        rows = self.select(text)[:cap]  # the LIMIT holds even where the engine ignored it
         forward: set[str] = set()
         backward: set[str] = set()
         for row in rows:

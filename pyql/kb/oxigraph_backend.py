@@ -9,7 +9,10 @@ Example:
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from pathlib import Path
+from typing import IO
 
 import pyoxigraph as ox
 
@@ -34,6 +37,47 @@ _FORMATS = {
 }
 
 
+def one_line(exc: BaseException | str, limit: int = 300) -> str:
+    """An error message on one line, cut to ``limit`` characters (as the CLI prints one line).
+
+    Example:
+        >>> one_line("Parser error\\n  at line 3")
+        'Parser error at line 3'
+    """
+    text = " ".join(str(exc).split())
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
+def _format(path: Path) -> ox.RdfFormat:
+    """The RDF format of a file from its suffix, ``.gz`` looked through."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    fmt = _FORMATS.get(suffixes[-1]) if suffixes else None
+    if fmt is None:
+        raise KBError(f"cannot tell the RDF format of {path}; use one of {', '.join(sorted(_FORMATS))} (optionally .gz)")
+    return fmt
+
+
+def _bulk_load(store: ox.Store, path: Path, graph: str | None = None) -> None:
+    """Load an RDF file (gzipped or not) into ``store``; errors on one line naming the file."""
+    fmt = _format(path)
+    if path.stat().st_size == 0:
+        raise KBError(f"{path} is empty (0 bytes); give an RDF file with triples")
+    target = ox.NamedNode(graph) if graph else None
+    try:
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rb") as handle:
+                stream: IO[bytes] = handle
+                store.bulk_load(input=stream, format=fmt, to_graph=target)
+        else:
+            store.bulk_load(path=str(path), format=fmt, to_graph=target)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise KBError(f"cannot read {path} as gzip: {one_line(exc)}") from exc
+    except (SyntaxError, ValueError, OSError) as exc:
+        raise KBError(f"cannot load {path}: {one_line(exc)}") from exc
+
+
 def from_oxigraph(node: object) -> Term:
     """A pyoxigraph term as a pyql term.
 
@@ -55,8 +99,9 @@ class OxigraphKB(KB):
 
     Args:
         store: a store, a directory of an on-disk store (created if missing),
-            an RDF file to load into a new in-memory store, or None for an
-            empty in-memory store.
+            an RDF file (optionally gzipped, ``kb.nt.gz``) to load into a new
+            in-memory store, or None for an empty in-memory store. An empty
+            file, or one without triples, is refused.
         profile: KB profile name or object.
         **options: see :class:`~pyql.kb.base.KB`.
 
@@ -72,14 +117,10 @@ class OxigraphKB(KB):
         elif isinstance(store, (str, Path)):
             path = Path(store)
             if path.is_file():
-                fmt = _FORMATS.get(path.suffix.lower())
-                if fmt is None:
-                    raise KBError(f"cannot tell the RDF format of {path}; use one of {', '.join(sorted(_FORMATS))}")
                 mem = ox.Store()
-                try:
-                    mem.bulk_load(path=str(path), format=fmt)
-                except (SyntaxError, ValueError, OSError) as exc:
-                    raise KBError(f"cannot load {path}: {exc}") from exc
+                _bulk_load(mem, path)
+                if len(mem) == 0:
+                    raise KBError(f"{path} holds no triples (only prefixes or comments?); give an RDF file with triples")
                 store = mem
             else:
                 try:
@@ -90,14 +131,7 @@ class OxigraphKB(KB):
 
     def load(self, path: str | Path, graph: str | None = None) -> None:
         """Bulk-load an RDF file into the store (into ``graph`` if given)."""
-        p = Path(path)
-        fmt = _FORMATS.get(p.suffix.lower())
-        if fmt is None:
-            raise KBError(f"cannot tell the RDF format of {p}; use one of {', '.join(sorted(_FORMATS))}")
-        try:
-            self.store.bulk_load(path=str(p), format=fmt, to_graph=ox.NamedNode(graph) if graph else None)
-        except (SyntaxError, ValueError, OSError) as exc:
-            raise KBError(f"cannot load {p}: {exc}") from exc
+        _bulk_load(self.store, Path(path), graph)
 
     def __len__(self) -> int:
         return len(self.store)

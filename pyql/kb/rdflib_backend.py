@@ -12,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from pathlib import Path
 
 import rdflib
@@ -23,7 +25,7 @@ from pyql.kb.base import KB
 from pyql.profiles import Profile
 from pyql.terms import IRI, BlankNode, Term, canonical_literal
 
-__all__ = ["RdflibKB", "from_rdflib", "RDF_FORMATS"]
+__all__ = ["RdflibKB", "from_rdflib", "RDF_FORMATS", "one_line"]
 
 RDF_FORMATS = {
     ".ttl": "turtle",
@@ -59,6 +61,52 @@ def rdf_format(path: Path) -> str:
     return fmt
 
 
+def one_line(exc: BaseException | str, limit: int = 300) -> str:
+    """An error message on one line (parsers' messages span several), cut to ``limit`` characters.
+
+    Example:
+        >>> one_line("at line 3 of <>:\\nBad syntax (newline found in string literal)")
+        'at line 3 of <>: Bad syntax (newline found in string literal)'
+    """
+    text = " ".join(str(exc).split())
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
+def load_graph(path: Path) -> rdflib.Graph:
+    """Parse an RDF file (``.gz`` files are decompressed) into a new graph.
+
+    Raises:
+        KBError: an unknown format, an empty file, a file without triples, a
+            broken gzip file or a syntax error, each on one line that names the file.
+
+    Example:
+        >>> import tempfile
+        >>> empty = Path(tempfile.mkdtemp()) / "kb.ttl"
+        >>> _ = empty.write_text("")
+        >>> load_graph(empty)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        pyql.errors.KBError: .../kb.ttl is empty (0 bytes); give an RDF file with triples
+    """
+    fmt = rdf_format(path)
+    if path.stat().st_size == 0:
+        raise KBError(f"{path} is empty (0 bytes); give an RDF file with triples")
+    graph = rdflib.Graph()
+    try:
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rb") as handle:
+                graph.parse(source=handle, format=fmt)
+        else:
+            graph.parse(str(path), format=fmt)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise KBError(f"cannot read {path} as gzip: {one_line(exc)}") from exc
+    except Exception as exc:
+        raise KBError(f"cannot parse {path} as {fmt}: {one_line(exc)}") from exc
+    if len(graph) == 0:
+        raise KBError(f"{path} holds no triples (only prefixes or comments?); give an RDF file with triples")
+    return graph
+
+
 def from_rdflib(node: Identifier) -> Term:
     """An rdflib term as a pyql term.
 
@@ -83,7 +131,9 @@ class RdflibKB(KB):
         profile: KB profile name or object.
         **options: see :class:`~pyql.kb.base.KB`.
 
-    rdflib has no query timeout: a runaway query runs to its end.
+    rdflib has no query timeout: a runaway query runs to its end. A file
+    may be gzipped (``kb.nt.gz``); an empty file, or one without triples,
+    is refused (:func:`load_graph`).
     """
 
     name = "rdflib"
@@ -94,13 +144,7 @@ class RdflibKB(KB):
             path = Path(graph)
             if not path.is_file():
                 raise KBError(f"no such RDF file: {path}")
-            fmt = rdf_format(path)
-            g = rdflib.Graph()
-            try:
-                g.parse(str(path), format=fmt)
-            except Exception as exc:
-                raise KBError(f"cannot parse {path} as {fmt}: {exc}") from exc
-            graph = g
+            graph = load_graph(path)
         self.graph = graph
 
     def __len__(self) -> int:

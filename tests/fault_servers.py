@@ -1,0 +1,251 @@
+"""Loopback servers that misbehave on purpose, for fault tests (issue 13).
+
+Every server here is an ``http.server`` in a daemon thread on 127.0.0.1 with
+an OS-chosen port; nothing else is ever contacted. Each one answers from a
+*plan*: a list of :class:`Reply` items used in order (the last one repeats),
+and records every request it got.
+
+* :class:`FakeLLMServer`: an OpenAI-compatible ``/v1/chat/completions`` and
+  ``/v1/completions``; :func:`chat_body` makes a well-formed reply.
+* :class:`FakeSparqlEndpoint`: a SPARQL endpoint at ``/sparql``;
+  :func:`sparql_json` makes well-formed SPARQL JSON results.
+* A :class:`Reply` can be a status with a body (500, 429, garbage, invalid
+  UTF-8), a *trickle* (``trickle=0.5``: the body one byte every 0.5 s), or a
+  *kill* (``kill=True``: the connection is closed after the headers and part
+  of the body, as when a server dies mid-answer).
+* :func:`refused_port` is a port on which nothing listens (connection refused).
+
+Example::
+
+    with FakeSparqlEndpoint([Reply(500, b"boom")]) as ep:
+        KB.open(ep.url).select("SELECT * WHERE { ?s ?p ?o }")   # EngineUnavailable
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Sequence
+from urllib.parse import parse_qs
+
+__all__ = ["Reply", "FakeLLMServer", "FakeSparqlEndpoint", "chat_body", "sparql_json", "refused_port"]
+
+#: No trickle runs longer than this, whatever the client does.
+MAX_TRICKLE_SECONDS = 30.0
+
+
+@dataclass
+class Reply:
+    """One planned answer.
+
+    Attributes:
+        status: the HTTP status.
+        body: the body (bytes as is; str encoded as UTF-8; anything else as JSON).
+        headers: extra headers.
+        content_type: the Content-Type header.
+        delay: seconds to wait before answering.
+        trickle: if set, send the body one byte at a time, this many seconds apart.
+        kill: close the connection after the headers and half of the body.
+    """
+
+    status: int = 200
+    body: Any = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+    delay: float = 0.0
+    trickle: float | None = None
+    kill: bool = False
+
+    def data(self) -> bytes:
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode("utf-8", errors="surrogatepass")
+        return json.dumps(self.body).encode("utf-8")
+
+
+def chat_body(content: str = "Thought 1: ok.\nAction 1: execute()", *, model: str = "fake") -> dict[str, Any]:
+    """A well-formed chat completion with one choice."""
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
+    }
+
+
+def sparql_json(variables: Sequence[str], rows: Sequence[dict[str, dict[str, str]]]) -> dict[str, Any]:
+    """SPARQL 1.1 JSON results."""
+    return {"head": {"vars": list(variables)}, "results": {"bindings": list(rows)}}
+
+
+def refused_port() -> int:
+    """A loopback port with nothing listening on it (bound once, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class _FaultServer:
+    """The shared machinery: a plan of replies, a request log, a thread."""
+
+    path = "/"
+
+    def __init__(self, plan: Sequence[Reply] | Callable[[dict[str, Any]], Reply] | None = None) -> None:
+        self.plan: list[Reply] = []
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        if callable(plan):
+            self.responder = plan
+        elif plan is not None:
+            self.plan = list(plan)
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _handle(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                request = {"method": method, "path": self.path, "headers": dict(self.headers), "body": raw}
+                with outer.lock:
+                    outer.requests.append(request)
+                reply = outer._next(request)
+                outer._answer(self, reply)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._handle("GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._handle("POST")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    # -- plan ----------------------------------------------------------------
+    def _next(self, request: dict[str, Any]) -> Reply:
+        if self.responder is not None:
+            return self.responder(request)
+        with self.lock:
+            if not self.plan:
+                return self.default(request)
+            return self.plan.pop(0) if len(self.plan) > 1 else self.plan[0]
+
+    def default(self, request: dict[str, Any]) -> Reply:
+        return Reply(200, {})
+
+    def _answer(self, handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+        if reply.delay:
+            self.stopping.wait(reply.delay)
+        data = reply.data()
+        try:
+            handler.send_response(reply.status)
+            handler.send_header("Content-Type", reply.content_type)
+            handler.send_header("Content-Length", str(len(data)))
+            for k, v in reply.headers.items():
+                handler.send_header(k, v)
+            handler.end_headers()
+            if reply.kill:
+                handler.wfile.write(data[: len(data) // 2])
+                handler.wfile.flush()
+                handler.close_connection = True
+                try:
+                    handler.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+            if reply.trickle:
+                started = time.monotonic()
+                for i in range(len(data)):
+                    if self.stopping.is_set() or time.monotonic() - started > MAX_TRICKLE_SECONDS:
+                        break
+                    handler.wfile.write(data[i : i + 1])
+                    handler.wfile.flush()
+                    self.stopping.wait(reply.trickle)
+                handler.close_connection = True
+                return
+            handler.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            handler.close_connection = True
+
+    # -- life ----------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def start(self) -> "_FaultServer":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (answers under way end at their next byte)."""
+        self.stopping.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class FakeLLMServer(_FaultServer):
+    """An OpenAI-compatible server on loopback; ``url`` is the base URL (``.../v1``).
+
+    Unplanned requests get a well-formed chat completion; ``GET /v1/models``
+    lists one model.
+    """
+
+    path = "/v1"
+
+    def default(self, request: dict[str, Any]) -> Reply:
+        if request["method"] == "GET":
+            return Reply(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        return Reply(200, chat_body())
+
+    @property
+    def posts(self) -> list[dict[str, Any]]:
+        """The completion requests (retries included)."""
+        return [r for r in self.requests if r["method"] == "POST"]
+
+
+class FakeSparqlEndpoint(_FaultServer):
+    """A SPARQL endpoint on loopback; ``url`` ends in ``/sparql``.
+
+    Unplanned requests get an empty SELECT result.
+    """
+
+    path = "/sparql"
+
+    def default(self, request: dict[str, Any]) -> Reply:
+        return Reply(200, sparql_json([], []), content_type="application/sparql-results+json")
+
+    def queries(self) -> list[str]:
+        """The SPARQL texts received (form-encoded POST bodies)."""
+        out = []
+        for r in self.requests:
+            form = parse_qs(r["body"].decode("utf-8", errors="replace"))
+            out.extend(form.get("query", []))
+        return out
+
+    def form(self, index: int = -1) -> dict[str, list[str]]:
+        """The form fields of one request."""
+        return parse_qs(self.requests[index]["body"].decode("utf-8", errors="replace"))
