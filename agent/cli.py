@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
 from agent.datasets import load_dataset
 from agent.environments import KB_HINT, open_environment
+from agent.jsonlines import dumps_line
 from agent.llm import add_llm_arguments, config_from_args
 from agent.local import configured_llm, register_cli
 from agent.metrics import load_prices
@@ -199,8 +199,8 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     if args.json:
         for s in result.steps:
             step = {"step": s.step, "action": s.action if s.action else s.reply, "ok": s.ok, "error": s.error, "observation": s.observation}
-            print(json.dumps(step, ensure_ascii=False), file=out)
-        print(json.dumps(result.summary(), ensure_ascii=False), file=out)
+            print(dumps_line(step), file=out)
+        print(dumps_line(result.summary()), file=out)
     else:
         _print_transcript(result, out, env.language)
     return 1 if result.error else 0
@@ -322,14 +322,14 @@ def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) 
             continue
         record = env.step(line)
         if as_json:
-            print(json.dumps(record.to_json(), ensure_ascii=False), file=out)
+            print(dumps_line(record.to_json()), file=out)
         else:
             _print_record(record, out)
         if env.done:
             break
     final = env.final_result()
     if as_json:
-        print(json.dumps({**final.to_json(), "counters": env.counters}, ensure_ascii=False), file=out)
+        print(dumps_line({**final.to_json(), "counters": env.counters}), file=out)
         return
     answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
     print(f"\nAnswers: {answers or '(none)'}" + ("" if env.done else " (execute() was not called)"), file=out)

@@ -117,7 +117,7 @@ class KBPaths:
         paths: tuple[PathSpec, ...] = ()
         problem = None
         try:
-            paths = parse_paths(text)
+            paths = parse_paths(text, topics=list(self.entities))
         except PathSyntaxError as exc:
             problem = f"the reasoning path could not be read ({exc}); write Entity -> relation -> relation."
         if not paths:
@@ -125,7 +125,7 @@ class KBPaths:
         return paths, problem
 
     def parse(self, text: str) -> tuple[PathSpec, ...]:
-        return parse_paths(text)
+        return parse_paths(text, topics=list(self.entities))
 
     def instantiate(self, paths: tuple[PathSpec, ...]) -> list[PathInstance]:
         return self.inst.instantiate(paths, self.entities, self.question) if paths else []

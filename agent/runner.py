@@ -65,6 +65,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from agent import ranking
 from agent.environments import open_environment
+from agent.jsonlines import dumps_line
 from agent.episode import AgentResult
 from agent.metrics import RunMetrics, aggregate, cost_usd, score_question, trigger_stats
 from agent.query_agent import AgentConfig, QueryAgent
@@ -553,7 +554,7 @@ class RunWriter:
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Append one record."""
-        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.write(dumps_line(record) + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
 

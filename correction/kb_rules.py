@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyql.errors import EngineError, EngineTimeout, PyQLError
+from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, PyQLError
 from pyql.observation import Observation, Relations, ResultSet
 from pyql.terms import IRI, Literal, Variable
 
@@ -50,8 +50,8 @@ def _empty_observation(record: StepRecord) -> bool:
 )
 def engine_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     exc = record.exception
-    if not isinstance(exc, EngineError):
-        return None
+    if not isinstance(exc, EngineError) or isinstance(exc, EngineUnavailable):
+        return None  # an engine that cannot be reached is no advice about the step: kind engine_unavailable
     return {
         "timeout": isinstance(exc, EngineTimeout),
         "message": _short(str(exc)),
