@@ -786,6 +786,8 @@ def by_category(
         >>> {k: m.f1 for k, m in by_category(recs, "level").items()}
         {'i.i.d.': 1.0, 'zero-shot': 0.0}
     """
+    if by not in CATEGORY_KEYS:
+        raise MetricsError(f"--by {by!r} is not known; use one of {', '.join(CATEGORY_KEYS)}")
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for record in records:
         groups.setdefault(category_of(record, by), []).append(record)
