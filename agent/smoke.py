@@ -186,11 +186,13 @@ def smoke_run(
     data_dir: str | Path | None = None,
     limit: int = 5,
     feedback: str = "eraser",
+    linking: str | Path | None = None,
     progress: TextIO | None = None,
 ) -> EvalOutcome:
     """Run ``pyql eval``'s pipeline on the first ``limit`` items of a benchmark's fixture (see the module docstring).
 
-    Writes ``smoke.jsonl``, its summary JSON and ``summary.md`` in ``out_dir``.
+    Writes ``smoke.jsonl``, its summary JSON and ``summary.md`` in ``out_dir``;
+    ``linking`` replaces the benchmark's entity-linking file (if any).
 
     Raises:
         SmokeError: an unknown benchmark, or the fixtures are not there.
@@ -202,7 +204,8 @@ def smoke_run(
     data = root / spec["data"]
     if not data.is_file():
         raise SmokeError(f"smoke fixture not found: {data} (the fixtures live in the source checkout's tests/data; give --data)")
-    linking = root / spec["linking"] if spec.get("linking") else None
+    if linking is None and spec.get("linking"):
+        linking = root / spec["linking"]
     items = [dict(i) for i in load_dataset(data, limit=limit, linking=linking).items]
     if spec.get("actions"):
         chains = json.loads((root / spec["actions"]).read_text(encoding="utf-8"))
@@ -225,8 +228,9 @@ def smoke_run(
     return run_eval(items, run, llm, settings, progress=progress, dataset=str(data))
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """``python -m agent.smoke BENCHMARK [--out DIR] [--data DIR]``: one smoke run, its summary printed."""
+    out = out if out is not None else sys.stdout
     parser = argparse.ArgumentParser(prog="python -m agent.smoke", description="replay gold actions on a benchmark's fixtures")
     parser.add_argument("benchmark", choices=sorted(SMOKE))
     parser.add_argument("--out", default="smoke-runs", help="folder for the run file, summaries and the gold KB")

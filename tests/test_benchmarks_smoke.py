@@ -1,0 +1,56 @@
+"""Smoke runs: each benchmark's fixture items through the whole eval pipeline, on a KB built from their gold queries.
+
+The LLM replays each item's gold action chain (agent.smoke), so every item
+must score 1: a loader, KB builder, environment or metric that breaks an item
+shows here. No Freebase, no network, a few seconds each.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.smoke import SMOKE, SmokeError, gold_turtle, main, smoke_run
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("benchmark", sorted(SMOKE))
+def test_smoke_run_scores_every_item(benchmark: str, tmp_path: Path) -> None:
+    outcome = smoke_run(benchmark, tmp_path)
+    m = outcome.metrics
+    assert m.questions >= 1 and m.errors == 0
+    assert all(r["done"] and not r["error"] for r in outcome.records), [r.get("error") for r in outcome.records]
+    if benchmark in ("wikisql", "wtq"):
+        assert m.denotation == 1.0
+    else:
+        assert (m.f1, m.hit1, m.em) == (1.0, 1.0, 1.0)
+    summary = json.loads(outcome.summary_file.read_text())
+    assert summary["questions"] == m.questions and summary["metrics"]["em"] == 1.0
+
+
+def test_grailqa_with_the_linking_file_the_unlinked_question_fails(tmp_path: Path) -> None:
+    outcome = smoke_run("grailqa", tmp_path, linking=DATA / "grailqa" / "grail_pangu_tiara.json")
+    f1 = {r["id"]: r["metrics"].get("f1") for r in outcome.records}
+    assert f1["3202959008000"] == f1["2100654013000"] == 1.0  # linked by Pangu/TIARA as the gold query needs
+    unlinked = next(r for r in outcome.records if r["id"] == "2100001002000")
+    assert not unlinked["answers"] and unlinked["entities"] == {}
+    assert unlinked["steps"][0]["error"] == "unlinked_entity"  # ERASER refuses an entity the question was not linked to
+
+
+def test_unknown_benchmark_and_missing_fixtures(tmp_path: Path) -> None:
+    with pytest.raises(SmokeError, match="choose one of"):
+        smoke_run("freebaseqa", tmp_path)
+    with pytest.raises(SmokeError, match="give --data"):
+        smoke_run("grailqa", tmp_path, data_dir=tmp_path)
+    with pytest.raises(SmokeError, match="no gold graph_query or SPARQL"):
+        gold_turtle([{"id": "x", "answers": []}])
+
+
+def test_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cwq", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| answer F1 | 1.000 |" in out and str(tmp_path / "cwq" / "smoke.jsonl") in out
+    assert main(["wtq", "--out", str(tmp_path), "--data", str(tmp_path)]) == 2
