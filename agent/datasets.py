@@ -242,16 +242,20 @@ def _pyql_item(rec: Mapping[str, Any], index: int, stem: str) -> dict[str, Any]:
 
 def _webqsp_item(rec: Mapping[str, Any], index: int, stem: str) -> dict[str, Any]:
     where = f"{stem}, item {index}"
-    return {
+    sparql = rec.get("sparql_query")
+    item = {
         "id": str(rec.get("qid", f"{stem}-{index}")),
         "question": str(rec["question"]),
         "entities": _entities(rec.get("entity_linking"), where),
         "answers": _answers(rec.get("answer"), where),
-        "actions": None,
+        "actions": sparql_actions(sparql) if isinstance(sparql, str) else None,
         "table": None,
         "source": "webqsp",
         "kind": None,
     }
+    if isinstance(sparql, str):
+        item["gold_query"] = {"sparql": sparql}
+    return item
 
 
 def _webqsp_raw_items(rec: Mapping[str, Any], stem: str) -> Iterator[dict[str, Any]]:
@@ -445,7 +449,7 @@ def graph_query_actions(graph_query: Any, function: str | None = "none") -> list
 
 
 _TRIPLE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s*\.$")
-_NS_FILTER_OK = re.compile(r"^FILTER\s*\(\s*\?\w+\s*!=\s*\?\w+\s*\)$|^FILTER\s*\(!isLiteral", re.I)
+_NS_FILTER_OK = re.compile(r"^FILTER\s*\(\s*\?\w+\s*!=\s*(\?\w+|ns:[mg]\.[0-9a-z_]+)\s*\)$|^FILTER\s*\(!isLiteral", re.I)
 
 
 def _ns_term(text: str) -> str:
@@ -456,7 +460,8 @@ def sparql_actions(sparql: str, answer: str = "?x") -> list[str] | None:
     """The gold action chain of a WebQSP/CWQ-style SPARQL query (``ns:`` triple patterns, one a line).
 
     Only plain conjunctive queries are translated: a query with ORDER BY,
-    LIMIT or a FILTER other than ``?a != ?b`` and the language filter gives None.
+    LIMIT or a FILTER other than ``?a != ?b``, ``?a != ns:m.x`` and the
+    language filter gives None.
 
     Example:
         >>> q = "PREFIX ns: <http://rdf.freebase.com/ns/>\\nSELECT DISTINCT ?x\\nWHERE {\\nFILTER (?x != ?c)\\n" \\

@@ -49,6 +49,7 @@ _TRIPLE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s*\.$")
 #: the linking fixture only covers some of its items.
 SMOKE: dict[str, dict[str, Any]] = {
     "grailqa": {"data": "grailqa/grailqa_v1.0_dev.json", "kb": "gold", "profile": "freebase"},
+    "webqsp": {"data": "webqsp/WebQSP_test_processed.json", "kb": "gold", "profile": "freebase"},
     "cwq": {"data": "cwq/ComplexWebQuestions_sample.json", "kb": "gold", "profile": "freebase"},
     "metaqa-1hop": {"data": "metaqa/1-hop/vanilla/qa_test.txt", "kb": "metaqa:metaqa/kb.txt", "profile": "generic"},
     "wikisql": {"data": "wikisql/dev.jsonl", "kb": None, "profile": "freebase"},
@@ -82,7 +83,7 @@ def _answer_node(answer: Any) -> tuple[rdflib.term.Node, str | None]:
     label = answer.get("label") if isinstance(answer, Mapping) else None
     text = str(value)
     if _MID.match(text):
-        return rdflib.URIRef(FB + text), label
+        return rdflib.URIRef(FB + text), label or text  # named (by its mid if no label is known), not a CVT
     return rdflib.Literal(text), None
 
 
@@ -123,7 +124,7 @@ def _add_sparql(graph: rdflib.Graph, item: Mapping[str, Any]) -> None:
             terms = []
             for text in match.groups():
                 if text.startswith("?"):
-                    terms.append(fresh.setdefault(text, rdflib.URIRef(f"{FB}m.smoke_{len(fresh)}_{choice}")))
+                    terms.append(fresh.setdefault(text, rdflib.URIRef(f"{FB}m.smoke_{item['id']}_{len(fresh)}_{choice}")))
                 else:
                     terms.append(_node(text[3:] if text.startswith("ns:") else text))
             graph.add(tuple(terms))  # type: ignore[arg-type]

@@ -28,6 +28,26 @@ METAQA1 = DATA / "metaqa" / "1-hop" / "vanilla" / "qa_test.txt"
 METAQA2 = DATA / "metaqa" / "2-hop" / "vanilla" / "qa_test.txt"
 WIKISQL = DATA / "wikisql" / "dev.jsonl"
 WTQ = DATA / "wtq" / "data" / "training-before300.tsv"
+WEBQSP = DATA / "webqsp" / "WebQSP_test_processed.json"
+
+
+# ---------------------------------------------------------------------------
+# WebQSP: gold action chains from the gold SPARQL
+
+
+def test_webqsp_items_get_a_gold_chain_from_their_sparql() -> None:
+    ds = load_dataset(WEBQSP)
+    assert ds.format == "webqsp" and [i["id"] for i in ds] == ["WebQTest-0", "WebQTest-3", "WebQTest-6", "WebQTest-7", "WebQTest-9"]
+    assert ds[1]["actions"] == [
+        "get_relation(m.01_2n)",
+        "add_fact(m.01_2n, tv.tv_program.regular_cast, ?y)",
+        "get_relation(?y)",
+        "add_fact(?y, tv.regular_tv_appearance.actor, ?x)",
+        "add_fact(?y, tv.regular_tv_appearance.character, m.015lwh)",
+        "set_answer(?x)",
+        "execute()",
+    ]
+    assert ds[0]["gold_query"]["sparql"].startswith("PREFIX ns:")
 
 
 # ---------------------------------------------------------------------------
@@ -53,7 +73,7 @@ def test_grailqa_items_keep_qid_answers_level_and_gold_entities() -> None:
 
 
 def test_ids_are_stable_across_loads() -> None:
-    for path in (GRAILQA, CWQ, METAQA1, WIKISQL, WTQ):
+    for path in (WEBQSP, GRAILQA, CWQ, METAQA1, WIKISQL, WTQ):
         assert [i["id"] for i in load_dataset(path)] == [i["id"] for i in load_dataset(path)]
 
 
