@@ -7,12 +7,17 @@ shows here. No Freebase, no network, a few seconds each.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
-from agent.smoke import SMOKE, SmokeError, gold_turtle, main, smoke_run
+from agent.datasets import load_dataset
+from agent.llm import LLMConfig, ScriptedLLM
+from agent.smoke import SMOKE, SmokeError, gold_replies, gold_turtle, main, smoke_run
+from pyql.cli import build_parser
+from pyql.cli import main as pyql_main
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -29,6 +34,8 @@ def test_smoke_run_scores_every_item(benchmark: str, tmp_path: Path) -> None:
         assert (m.f1, m.hit1, m.em) == (1.0, 1.0, 1.0)
     summary = json.loads(outcome.summary_file.read_text())
     assert summary["questions"] == m.questions and summary["metrics"]["em"] == 1.0
+    table = (tmp_path / "smoke.summary.md").read_text()  # the paper-layout table next to the summary JSON
+    assert "as in the papers' tables" in table and "| this run: queryagent, gold-replay | pyql | 100.0 |" in table
 
 
 def test_grailqa_with_the_linking_file_the_unlinked_question_fails(tmp_path: Path) -> None:
@@ -54,3 +61,28 @@ def test_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     assert "| answer F1 | 1.000 |" in out and str(tmp_path / "cwq" / "smoke.jsonl") in out
     assert main(["wtq", "--out", str(tmp_path), "--data", str(tmp_path)]) == 2
+
+
+def test_eval_command_with_linking_by_level_and_summary_md(tmp_path: Path) -> None:
+    from agent.cli import eval_command  # registers ask/eval/trace
+
+    grailqa, linking = DATA / "grailqa" / "grailqa_v1.0_dev.json", DATA / "grailqa" / "grail_pangu_tiara.json"
+    items = load_dataset(grailqa, linking=linking).items
+    kb = tmp_path / "kb.ttl"
+    kb.write_text(gold_turtle(items))
+    out = tmp_path / "run.jsonl"
+    args = build_parser().parse_args(["eval", str(grailqa), "--kb", str(kb), "--out", str(out), "--linking", str(linking), "--by", "level"])
+    stdout, progress = io.StringIO(), io.StringIO()
+    llm = ScriptedLLM(gold_replies(items), config=LLMConfig(mode="completion"))
+    assert eval_command(args, stdout, llm=llm, progress=progress) == 0
+    assert "1 items have no entry in" in progress.getvalue()
+    assert "[i.i.d. 1.00 (1)" in progress.getvalue()  # per-category progress
+    text = stdout.getvalue()
+    assert "| level | questions | F1 |" in text and "| i.i.d. | 1 | 100.0 |" in text and "| compositional | 1 | 0.0 |" in text
+    md = (tmp_path / "run.summary.md").read_text()
+    assert "| QueryAgent, gpt-3.5-turbo | QueryAgent Tables 2, 4 | 60.5 |" in md and "## Per level" in md
+    trace = io.StringIO()
+    assert pyql_main(["trace", str(out), "--by", "level"], out=trace) == 0
+    assert "| overall | 3 | 66.7 |" in trace.getvalue()
+    bad = io.StringIO()
+    assert pyql_main(["eval", str(grailqa), "--kb", str(kb), "--out", str(tmp_path / "x.jsonl"), "--by", "hop"], out=bad) == 2
