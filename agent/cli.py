@@ -230,7 +230,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     settings = _settings(args)
     solver(settings.method)
     settings.agent_config()
-    dataset = load_dataset(args.data, limit=args.limit)
+    dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
     if not dataset.items:
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
     if any(item.get("table") is None for item in dataset) and not args.kb:
@@ -244,6 +244,8 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     stream = progress if progress is not None else sys.stderr
     if dataset.skipped:
         print(f"pyql eval: {dataset.skipped} items of {args.data} are not SELECT questions and are skipped", file=stream)
+    if dataset.unlinked:
+        print(f"pyql eval: {dataset.unlinked} items have no entry in {args.linking}: they have no entities", file=stream)
     with _llm_for(args, llm) as the_llm:
         outcome = run_eval(
             dataset.items,
@@ -258,6 +260,10 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
             dataset=str(args.data),
         )
     print(summary_text(outcome.records, outcome.metrics), file=out)
+    if args.by:
+        from agent.metrics import category_table
+
+        print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
     done = f"{outcome.new} answered now, {outcome.skipped} already in {args.out}"
     if outcome.interrupted:
         print(f"pyql eval: interrupted ({done}); run the same command with --resume to continue", file=sys.stderr)
@@ -271,7 +277,9 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
 
 def _add_eval(subparsers: Any) -> None:
     p = subparsers.add_parser("eval", help="answer a data set with an LLM agent; one JSON trace line per question")
-    p.add_argument("data", help="the data set: pyql JSONL, WebQSP (processed) JSON, or dbbench/WikiSQL table items")
+    p.add_argument("data", help="the data set (format from the content): pyql JSONL, WebQSP, GrailQA, GraphQ, CWQ, MetaQA, WikiSQL, WTQ, dbbench")
+    p.add_argument("--linking", help="entity-linking results for the items' entities, e.g. grail_pangu_tiara.json")
+    p.add_argument("--by", choices=["level", "type"], help="also print the metrics per GrailQA level / CWQ or MetaQA question type")
     p.add_argument("--out", required=True, help="the run file (JSON Lines, one line per finished question)")
     p.add_argument("--resume", action="store_true", help="continue --out: skip the questions it already has")
     p.add_argument("--concurrency", type=_positive, default=1, help="questions answered at a time (default 1)")
@@ -294,6 +302,10 @@ def trace_command(args: argparse.Namespace, out: TextIO) -> int:
         print(f"wrote {path} ({len(records)} questions)", file=out)
         return 0
     print(summary_text(records), file=out)
+    if args.by:
+        from agent.metrics import category_table
+
+        print("\n" + category_table(records, args.by), file=out)
     return 0
 
 
@@ -302,6 +314,7 @@ def _add_trace(subparsers: Any) -> None:
     p.add_argument("run", help="the run file written by pyql eval (or pyql ask --out)")
     p.add_argument("--html", help="write a self-contained HTML page here")
     p.add_argument("--title", help="the page title (default: the run file's name)")
+    p.add_argument("--by", choices=["level", "type"], help="also print the metrics per GrailQA level / CWQ or MetaQA question type")
     p.set_defaults(func=trace_command)
 
 

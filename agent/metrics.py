@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,23 +46,39 @@ from typing import Any, Iterable, Mapping, Sequence
 from pyql.errors import PyQLError
 
 __all__ = [
+    "BENCHMARKS",
+    "CATEGORY_KEYS",
     "INVALID_ACTION_ERRORS",
+    "PAPER_RESULTS",
     "PRICES",
+    "CategoryProgress",
     "MetricsError",
     "RunMetrics",
     "aggregate",
     "answer_keys",
+    "benchmark_of",
+    "by_category",
+    "category_of",
+    "category_table",
     "cost_usd",
     "denotation_match",
+    "exact_match",
     "hit_at_1",
     "invalid_action_rate",
     "load_prices",
     "normalize_answer",
+    "paper_table",
     "precision_recall_f1",
     "record_scores",
     "score_question",
     "succeeded",
+    "summary_markdown",
+    "summary_markdown_path",
     "trigger_stats",
+    "write_summary_markdown",
+    "wtq_denotation_match",
+    "wtq_normalize",
+    "wtq_value",
 ]
 
 #: Step errors that mean the LLM did not write a usable action (the invalid-action rate).
@@ -162,9 +179,14 @@ def normalize_answer(value: Any) -> str:
 def answer_keys(answer: Any) -> frozenset[str]:
     """The keys an answer matches by: its value and, for ``{"value", "label"}``, its label.
 
+    A gold answer may also list ``aliases`` (ComplexWebQuestions): a
+    prediction matching any of them matches the answer.
+
     Example:
         >>> sorted(answer_keys({"value": "m.03_r3", "label": "Jamaica"}))
         ['jamaica', 'm.03_r3']
+        >>> sorted(answer_keys({"value": "m.0rh6k", "label": "Washington, D.C.", "aliases": ["The District"]}))
+        ['m.0rh6k', 'the district', 'washington, d.c.']
         >>> answer_keys("94.0")
         frozenset({'94'})
     """
@@ -173,6 +195,8 @@ def answer_keys(answer: Any) -> frozenset[str]:
         label = answer.get("label")
         if label not in (None, ""):
             keys.add(normalize_answer(label))
+        for alias in answer.get("aliases") or ():
+            keys.add(normalize_answer(alias))
         keys.discard("")
         return frozenset(keys) if keys else frozenset({""})
     return frozenset({normalize_answer(answer)})
@@ -221,6 +245,20 @@ def hit_at_1(predicted: Sequence[Any], gold: Sequence[Any]) -> float:
         return 1.0 if not gold else 0.0
     first = answer_keys(predicted[0])
     return 1.0 if any(first & g for g in _unique(gold)) else 0.0
+
+
+def exact_match(predicted: Sequence[Any], gold: Sequence[Any]) -> float:
+    """1.0 when the predicted answer set equals the gold set (precision and recall 1).
+
+    This is the answer EM QueryAgent's own evaluation counts (an F1 of 1),
+    not GrailQA's leaderboard EM, which compares logical forms.
+
+    Example:
+        >>> exact_match(["m.1", "m.2"], ["m.2", "m.1"]), exact_match(["m.1"], ["m.1", "m.2"])
+        (1.0, 0.0)
+    """
+    precision, recall, _ = precision_recall_f1(predicted, gold)
+    return 1.0 if precision == 1.0 and recall == 1.0 else 0.0
 
 
 def denotation_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
@@ -371,14 +409,25 @@ def _mean(values: Sequence[float]) -> float:
 def record_scores(record: Mapping[str, Any]) -> dict[str, float]:
     """The scores of one run record, recomputed from its answers and gold (if it has gold).
 
+    Adds ``em`` (:func:`exact_match`); a WikiTableQuestions record
+    (``source`` ``wtq``) scores denotation with WTQ's own value rules
+    (:func:`wtq_denotation_match`).
+
     Example:
         >>> record_scores({"answers": [{"value": "3", "label": None}], "gold": ["3"]})["f1"]
+        1.0
+        >>> record_scores({"answers": [{"value": "22.0"}], "gold": ["22"], "table": "t", "source": "wtq"})["denotation"]
         1.0
     """
     gold = record.get("gold")
     if gold is None:
         return dict(record.get("metrics") or {})
-    return score_question(record.get("answers") or [], gold, table=bool(record.get("table")))
+    answers = record.get("answers") or []
+    scores = score_question(answers, gold, table=bool(record.get("table")))
+    scores["em"] = exact_match(answers, gold)
+    if record.get("source") == "wtq":
+        scores["denotation"] = 1.0 if wtq_denotation_match(answers, gold) else 0.0
+    return scores
 
 
 def succeeded(record: Mapping[str, Any]) -> bool:
@@ -399,6 +448,7 @@ class RunMetrics:
         questions: questions scored.
         f1: mean answer F1.
         hit1: mean Hit@1.
+        em: share of questions whose answer set equals the gold set (:func:`exact_match`).
         denotation: denotation accuracy over the table questions (None: there are none).
         table_questions: how many questions were table questions.
         success_rate: share of episodes that executed a query with answers, without error.
@@ -419,6 +469,7 @@ class RunMetrics:
     questions: int = 0
     f1: float = 0.0
     hit1: float = 0.0
+    em: float = 0.0
     denotation: float | None = None
     table_questions: int = 0
     success_rate: float = 0.0
@@ -452,6 +503,7 @@ class RunMetrics:
     def rows(self) -> list[tuple[str, str]]:
         """(metric, value) pairs as shown in the summary table."""
         rows = [("questions", str(self.questions)), ("answer F1", f"{self.f1:.3f}"), ("Hit@1", f"{self.hit1:.3f}")]
+        rows.append(("answer EM", f"{self.em:.3f}"))
         if self.denotation is not None:
             rows.append((f"denotation accuracy ({self.table_questions} table questions)", f"{self.denotation:.3f}"))
         rows += [
@@ -567,6 +619,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         questions=n,
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),
+        em=_mean([s.get("em", 0.0) for s in scores]),
         denotation=_mean([s.get("denotation", 0.0) for s in tables]) if tables else None,
         table_questions=len(tables),
         success_rate=sum(succeeded(r) for r in records) / n,
@@ -583,3 +636,421 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         invalid_action_rate=invalid_action_rate(records),
         rules=rules,
     )
+
+
+# ---------------------------------------------------------------------------
+# WikiTableQuestions denotation (the value rules of WTQ's official evaluator)
+
+_WTQ_QUOTES = (re.compile("[\u2018\u2019\u00b4`]"), "'")
+_WTQ_DQUOTES = (re.compile("[\u201c\u201d]"), '"')
+_WTQ_DASHES = (re.compile("[\u2010\u2011\u2012\u2013\u2014\u2212]"), "-")
+_WTQ_CITATION = re.compile(r"((?<!^)\[[^\]]*\]|\[\d+\]|[\u2022\u2666\u2020\u2021*#+])*$")
+_WTQ_PARENS = re.compile(r"(?<!^)( \([^)]*\))*$")
+_WTQ_OUTER_QUOTES = re.compile(r'^"([^"]*)"$')
+
+
+def wtq_normalize(text: Any) -> str:
+    """WTQ's string normalization: accents and quote/dash variants unified, trailing
+    citations (``[1]``, ``*``) and parenthesized details dropped, outer quotes and a
+    final period removed, spaces collapsed, lower case.
+
+    Example:
+        >>> wtq_normalize("Café Nouveau (band)[2]"), wtq_normalize('"Yes."'), wtq_normalize("1–0")
+        ('cafe nouveau', 'yes', '1-0')
+    """
+    x = "".join(c for c in unicodedata.normalize("NFKD", str(text)) if unicodedata.category(c) != "Mn")
+    for pattern, repl in (_WTQ_QUOTES, _WTQ_DQUOTES, _WTQ_DASHES):
+        x = pattern.sub(repl, x)
+    while True:
+        old = x
+        x = _WTQ_CITATION.sub("", x.strip())
+        x = _WTQ_PARENS.sub("", x.strip())
+        x = _WTQ_OUTER_QUOTES.sub(r"\1", x.strip())
+        if x == old:
+            break
+    if x.endswith("."):
+        x = x[:-1]
+    return re.sub(r"\s+", " ", x).lower().strip()
+
+
+def _wtq_number(text: str) -> float | None:
+    try:
+        return float(int(text))
+    except ValueError:
+        pass
+    try:
+        amount = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(amount) or math.isinf(amount) else amount
+
+
+def _wtq_date(text: str) -> tuple[int, int, int] | None:
+    parts = text.lower().split("-")
+    if len(parts) != 3:
+        return None
+    try:
+        year = -1 if parts[0] in ("xx", "xxxx") else int(parts[0])
+        month = -1 if parts[1] == "xx" else int(parts[1])
+        day = -1 if parts[2] == "xx" else int(parts[2])
+    except ValueError:
+        return None
+    if year == month == day == -1 or not (month == -1 or 1 <= month <= 12) or not (day == -1 or 1 <= day <= 31):
+        return None
+    return year, month, day
+
+
+def wtq_value(value: Any) -> tuple[str, Any]:
+    """One answer as a WTQ value: ``("number", x)``, ``("date", (y, m, d))`` or ``("string", text)``.
+
+    As in WTQ's evaluator, a value that reads as a number is a number, a
+    ``yyyy-mm-dd`` date (``xx`` for an unknown part) is a date, and a date with
+    only a year is the number of that year; the normalized text is kept for
+    comparing values of different kinds.
+
+    Example:
+        >>> wtq_value("22"), wtq_value("1994-xx-xx"), wtq_value("2009-11-xx"), wtq_value(" Hama ")
+        (('number', 22.0), ('number', 1994.0), ('date', (2009, 11, -1)), ('string', 'hama'))
+    """
+    if isinstance(value, Mapping):
+        value = value.get("value")
+    text = "" if value is None else str(value).strip()
+    amount = _wtq_number(text)
+    if amount is not None:
+        return ("number", amount)
+    date = _wtq_date(text)
+    if date is not None:
+        return ("number", float(date[0])) if date[1] == date[2] == -1 else ("date", date)
+    return ("string", wtq_normalize(text))
+
+
+def _wtq_match(target: Any, predicted: Any) -> bool:
+    t, p = wtq_value(target), wtq_value(predicted)
+    if t[0] == "number" and p[0] == "number":
+        return abs(t[1] - p[1]) < 1e-6
+    if t[0] == "date" and p[0] == "date":
+        return bool(t[1] == p[1])
+    return wtq_normalize(target.get("value") if isinstance(target, Mapping) else target) == wtq_normalize(
+        predicted.get("value") if isinstance(predicted, Mapping) else predicted
+    )
+
+
+def wtq_denotation_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
+    """WTQ's denotation accuracy for one question: as many predictions as gold values,
+    and every gold value matched by a prediction (:func:`wtq_value`).
+
+    Example:
+        >>> wtq_denotation_match([{"value": "10.0"}], ["10"]), wtq_denotation_match(["Abu al-Duhur"], ["abu al-duhur"])
+        (True, True)
+        >>> wtq_denotation_match(["Morocco", "France"], ["Morocco", "France", "Spain"])
+        False
+    """
+    if len(predicted) != len(gold):
+        return False
+    return all(any(_wtq_match(t, p) for p in predicted) for t in gold)
+
+
+# ---------------------------------------------------------------------------
+# Per-category tables (GrailQA levels, CWQ compositionality types, MetaQA question types)
+
+#: ``--by`` values. Both read a record's ``kind``: the GrailQA level
+#: (i.i.d./compositional/zero-shot), the CWQ compositionality type, the MetaQA
+#: question type (``actor_to_movie``...) or the dbbench query type.
+CATEGORY_KEYS: tuple[str, ...] = ("level", "type")
+_LEVEL_ORDER = ("i.i.d.", "compositional", "zero-shot")
+
+
+def category_of(record: Mapping[str, Any], by: str) -> str:
+    """The category of a run record for ``--by level|type``; ``(none)`` when it has none.
+
+    Raises:
+        MetricsError: ``by`` is not one of :data:`CATEGORY_KEYS`.
+
+    Example:
+        >>> category_of({"kind": "zero-shot"}, "level"), category_of({"kind": None}, "type")
+        ('zero-shot', '(none)')
+    """
+    if by not in CATEGORY_KEYS:
+        raise MetricsError(f"--by {by!r} is not known; use one of {', '.join(CATEGORY_KEYS)}")
+    kind = record.get("kind")
+    return "(none)" if kind in (None, "") else str(kind)
+
+
+def by_category(
+    records: Iterable[Mapping[str, Any]], by: str, prices: Mapping[str, tuple[float, float]] | None = None
+) -> dict[str, RunMetrics]:
+    """The metrics of each category (GrailQA levels in their usual order, others by size).
+
+    Example:
+        >>> recs = [{"kind": "zero-shot", "answers": [], "gold": ["m.1"]}, {"kind": "i.i.d.", "answers": ["m.1"], "gold": ["m.1"]}]
+        >>> {k: m.f1 for k, m in by_category(recs, "level").items()}
+        {'i.i.d.': 1.0, 'zero-shot': 0.0}
+    """
+    if by not in CATEGORY_KEYS:
+        raise MetricsError(f"--by {by!r} is not known; use one of {', '.join(CATEGORY_KEYS)}")
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(category_of(record, by), []).append(record)
+
+    def order(name: str) -> tuple[int, int, str]:
+        rank = _LEVEL_ORDER.index(name) if name in _LEVEL_ORDER else len(_LEVEL_ORDER)
+        return (rank, -len(groups[name]), name)
+
+    return {name: aggregate(groups[name], prices) for name in sorted(groups, key=order)}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def category_table(
+    records: Sequence[Mapping[str, Any]], by: str, prices: Mapping[str, tuple[float, float]] | None = None
+) -> str:
+    """A markdown table of the metrics per category, then the overall row (scores in %).
+
+    Example:
+        >>> recs = [{"kind": "conjunction", "answers": ["a"], "gold": ["a"], "seconds": 2.0},
+        ...         {"kind": "composition", "answers": ["b"], "gold": ["a"], "seconds": 4.0}]
+        >>> print(category_table(recs, "type"))
+        | type | questions | F1 | Hit@1 | EM | denotation | TPQ (s) | QPQ |
+        | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+        | composition | 1 | 0.0 | 0.0 | 0.0 | - | 4.00 | 0.00 |
+        | conjunction | 1 | 100.0 | 100.0 | 100.0 | - | 2.00 | 0.00 |
+        | overall | 2 | 50.0 | 50.0 | 50.0 | - | 3.00 | 0.00 |
+    """
+    groups = by_category(records, by, prices)
+    groups["overall"] = aggregate(records, prices)
+    lines = [
+        f"| {by} | questions | F1 | Hit@1 | EM | denotation | TPQ (s) | QPQ |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, m in groups.items():
+        lines.append(
+            f"| {name} | {m.questions} | {_pct(m.f1)} | {_pct(m.hit1)} | {_pct(m.em)} | {_pct(m.denotation)} "
+            f"| {m.tpq:.2f} | {m.qpq:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+class CategoryProgress:
+    """Running scores per category, for the progress line of ``pyql eval``.
+
+    The score of a record is its denotation (table questions) or its F1.
+
+    Example:
+        >>> p = CategoryProgress()
+        >>> p.update({"kind": "i.i.d.", "metrics": {"f1": 1.0}}); p.update({"kind": "zero-shot", "metrics": {"f1": 0.0}})
+        >>> p.text()
+        'i.i.d. 1.00 (1) | zero-shot 0.00 (1)'
+        >>> CategoryProgress().text()
+        ''
+    """
+
+    def __init__(self, limit: int = 4) -> None:
+        self.limit = limit
+        self._scores: dict[str, list[float]] = {}
+
+    def update(self, record: Mapping[str, Any]) -> None:
+        """Count one finished question (records without a kind are not shown)."""
+        kind = record.get("kind")
+        metrics = record.get("metrics") or {}
+        score = metrics.get("denotation", metrics.get("f1"))
+        if kind in (None, "") or score is None:
+            return
+        self._scores.setdefault(str(kind), []).append(float(score))
+
+    def text(self) -> str:
+        """``category mean (count)`` for the largest categories, or '' when there are none."""
+        if not self._scores:
+            return ""
+        names = sorted(self._scores, key=lambda k: (-len(self._scores[k]), k))[: self.limit]
+        names.sort(key=lambda k: (_LEVEL_ORDER.index(k) if k in _LEVEL_ORDER else len(_LEVEL_ORDER), k))
+        return " | ".join(f"{k} {_mean(self._scores[k]):.2f} ({len(self._scores[k])})" for k in names)
+
+
+# ---------------------------------------------------------------------------
+# The papers' tables, and a run's summary.md in their layout
+
+#: Benchmark → (title, its headline metrics). Every table also shows the
+#: efficiency columns of QueryAgent's Table 4: TPQ (s), QPQ, CPQ (USD).
+BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "webqsp": ("WebQSP (test)", ("f1", "hit1")),
+    "grailqa": ("GrailQA (dev)", ("f1", "em")),
+    "graphq": ("GraphQ (test)", ("f1",)),
+    "cwq": ("CWQ (test)", ("hit1",)),
+    "metaqa-1hop": ("MetaQA 1-hop (test)", ("hit1", "f1")),
+    "metaqa-2hop": ("MetaQA 2-hop (test)", ("hit1", "f1")),
+    "metaqa-3hop": ("MetaQA 3-hop (test)", ("f1", "hit1")),
+    "metaqa": ("MetaQA", ("hit1", "f1")),
+    "wikisql": ("WikiSQL (test)", ("denotation",)),
+    "wtq": ("WikiTableQuestions (test)", ("denotation",)),
+}
+
+_METRIC_TITLES = {"f1": "F1", "hit1": "Hit@1", "em": "EM", "denotation": "denotation acc."}
+
+#: What the papers report: (benchmark, paper and table, method and model, {metric: value}).
+#: Scores in %, TPQ in seconds, CPQ in USD (gpt-3.5-turbo prices of the time).
+PAPER_RESULTS: tuple[tuple[str, str, str, dict[str, float]], ...] = (
+    ("grailqa", "QueryAgent Tables 2, 4", "QueryAgent, gpt-3.5-turbo", {"f1": 60.5, "tpq": 16.6, "qpq": 5.2, "cpq": 0.019}),
+    ("grailqa", "QueryAgent Table 2", "QueryAgent, GPT-4", {"f1": 66.8}),
+    ("grailqa", "QueryAgent Table 3", "QueryAgent w/o ERASER, gpt-3.5-turbo", {"f1": 43.7}),
+    ("graphq", "QueryAgent Tables 2, 4", "QueryAgent, gpt-3.5-turbo", {"f1": 50.8, "tpq": 15.3, "qpq": 6.2, "cpq": 0.021}),
+    ("graphq", "QueryAgent Table 2", "QueryAgent, GPT-4", {"f1": 63.0}),
+    ("graphq", "QueryAgent Table 3", "QueryAgent w/o ERASER, gpt-3.5-turbo", {"f1": 35.3}),
+    ("webqsp", "QueryAgent Tables 2, 4", "QueryAgent, gpt-3.5-turbo", {"f1": 63.9, "tpq": 12.6, "qpq": 4.7, "cpq": 0.014}),
+    ("webqsp", "QueryAgent Table 2", "QueryAgent, GPT-4", {"f1": 69.0}),
+    ("webqsp", "Readi Table 1", "Readi, gpt-3.5-turbo", {"hit1": 74.3}),
+    ("webqsp", "Readi Table 1", "Readi, GPT-4", {"hit1": 78.7}),
+    ("metaqa-3hop", "QueryAgent Table 2", "QueryAgent, gpt-3.5-turbo", {"f1": 98.5}),
+    ("metaqa-3hop", "QueryAgent Table 2", "QueryAgent, GPT-4", {"f1": 99.9}),
+    ("metaqa-3hop", "Readi Table 1", "Readi, gpt-3.5-turbo", {"hit1": 99.4}),
+    ("metaqa-3hop", "Readi Table 1", "Readi, GPT-4", {"hit1": 99.2}),
+    ("metaqa-2hop", "Readi Table 1", "Readi, gpt-3.5-turbo", {"hit1": 99.9}),
+    ("metaqa-2hop", "Readi Table 1", "Readi, GPT-4", {"hit1": 99.9}),
+    ("metaqa-1hop", "Readi Table 1", "Readi, gpt-3.5-turbo", {"hit1": 98.4}),
+    ("metaqa-1hop", "Readi Table 1", "Readi, GPT-4", {"hit1": 98.5}),
+    ("cwq", "Readi Table 1", "Readi, gpt-3.5-turbo", {"hit1": 55.6}),
+    ("cwq", "Readi Table 1", "Readi, GPT-4", {"hit1": 67.0}),
+    ("wikisql", "QueryAgent Table 5", "QueryAgent, gpt-3.5-turbo", {"denotation": 72.5}),
+    ("wikisql", "QueryAgent Table 5", "QueryAgent w/o ERASER, gpt-3.5-turbo", {"denotation": 67.0}),
+    ("wikisql", "Readi Table 2", "Readi, gpt-3.5-turbo", {"denotation": 66.2}),
+    ("wikisql", "Readi Table 2", "Readi, GPT-4", {"denotation": 66.0}),
+    ("wtq", "Readi Table 2", "Readi, gpt-3.5-turbo", {"denotation": 61.7}),
+    ("wtq", "Readi Table 2", "Readi, GPT-4", {"denotation": 61.3}),
+)
+
+_SOURCE_BENCHMARK = {"webqsp": "webqsp", "webqsp-raw": "webqsp", "dbbench": "wikisql", "wikisql": "wikisql"}
+_HOP = re.compile(r"^([123])-?hop", re.I)
+
+
+def benchmark_of(records: Sequence[Mapping[str, Any]]) -> str | None:
+    """The benchmark of a run (a key of :data:`BENCHMARKS`), from its records' ``source``; None if unknown.
+
+    MetaQA records carry their hop in the id (``3-hop-qa_test-0``).
+
+    Example:
+        >>> benchmark_of([{"source": "grailqa", "id": "1"}]), benchmark_of([{"source": "metaqa", "id": "3-hop-qa_test-0"}])
+        ('grailqa', 'metaqa-3hop')
+        >>> benchmark_of([{"source": "pyql", "id": "q01"}]) is None
+        True
+    """
+    counts = Counter(str(r.get("source")) for r in records)
+    if not counts:
+        return None
+    source = counts.most_common(1)[0][0]
+    if source == "metaqa":
+        hops = Counter(m.group(1) for r in records if (m := _HOP.match(str(r.get("id", "")))))
+        return f"metaqa-{hops.most_common(1)[0][0]}hop" if hops else "metaqa"
+    name = _SOURCE_BENCHMARK.get(source, source)
+    return name if name in BENCHMARKS else None
+
+
+def _cell(metric: str, value: float | None) -> str:
+    if value is None:
+        return ""
+    if metric == "tpq":
+        return f"{value:.1f} s"
+    if metric == "qpq":
+        return f"{value:.1f}"
+    if metric == "cpq":
+        return f"$ {value:.3f}"
+    return f"{value:.1f}"
+
+
+def paper_table(
+    records: Sequence[Mapping[str, Any]],
+    benchmark: str,
+    *,
+    run_label: str = "this run",
+    prices: Mapping[str, tuple[float, float]] | None = None,
+) -> str:
+    """The paper's rows for a benchmark and this run's row, in the papers' layout (scores in %).
+
+    Raises:
+        MetricsError: an unknown benchmark.
+
+    Example:
+        >>> recs = [{"source": "grailqa", "answers": ["m.1"], "gold": ["m.1"], "seconds": 3.0, "kb_queries": 4}]
+        >>> print(paper_table(recs, "grailqa").splitlines()[-1])
+        | this run | pyql | 100.0 | 100.0 | 3.0 s | 4.0 | $ 0.000 |
+    """
+    if benchmark not in BENCHMARKS:
+        raise MetricsError(f"unknown benchmark {benchmark!r}; known: {', '.join(BENCHMARKS)}")
+    title, headline = BENCHMARKS[benchmark]
+    columns = list(headline) + ["tpq", "qpq", "cpq"]
+    names = [_METRIC_TITLES.get(c, c.upper()) for c in headline] + ["TPQ", "QPQ", "CPQ"]
+    lines = [f"| {title} | reported in | " + " | ".join(names) + " |", "| --- | --- | " + " | ".join("---:" for _ in columns) + " |"]
+    for bench, source, method, values in PAPER_RESULTS:
+        if bench == benchmark:
+            lines.append(f"| {method} | {source} | " + " | ".join(_cell(c, values.get(c)) for c in columns) + " |")
+    m = aggregate(records, prices)
+    mine = {"f1": 100 * m.f1, "hit1": 100 * m.hit1, "em": 100 * m.em, "tpq": m.tpq, "qpq": m.qpq, "cpq": m.cpq}
+    mine["denotation"] = 100 * m.denotation if m.denotation is not None else None  # type: ignore[assignment]
+    lines.append(f"| {run_label} | pyql | " + " | ".join(_cell(c, mine.get(c)) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def summary_markdown(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    dataset: str | None = None,
+    model: str | None = None,
+    method: str | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
+) -> str:
+    """The ``summary.md`` of a run: the paper-layout table, the per-category table, all metrics.
+
+    Example:
+        >>> recs = [{"source": "cwq", "kind": "composition", "answers": ["a"], "gold": ["a"], "id": "x"}]
+        >>> text = summary_markdown(recs, dataset="cwq.json", model="gpt-4o-mini", method="readi")
+        >>> "| Readi, gpt-3.5-turbo | Readi Table 1 | 55.6 |" in text, "| composition | 1 |" in text
+        (True, True)
+    """
+    records = list(records)
+    benchmark = benchmark_of(records)
+    label = "this run" + (f": {method}" if method else "") + (f", {model}" if model else "")
+    parts = [f"# Run summary{f' of {dataset}' if dataset else ''}", f"{len(records)} questions."]
+    if benchmark is not None:
+        parts.append(f"## {BENCHMARKS[benchmark][0]}, as in the papers' tables\n\n" + paper_table(records, benchmark, run_label=label, prices=prices))
+    if any(r.get("kind") not in (None, "") for r in records):
+        by = "level" if benchmark == "grailqa" else "type"
+        parts.append(f"## Per {by}\n\n" + category_table(records, by, prices))
+    parts.append("## All metrics\n\n" + aggregate(records, prices).table())
+    return "\n\n".join(parts) + "\n"
+
+
+def summary_markdown_path(summary_json: str | Path) -> Path:
+    """Where ``summary.md`` goes: next to the summary JSON (``RUN.summary.json`` → ``RUN.summary.md``).
+
+    Example:
+        >>> summary_markdown_path("runs/dev.summary.json").as_posix()
+        'runs/dev.summary.md'
+    """
+    path = Path(summary_json)
+    return path.with_name(path.name[: -len(".json")] + ".md") if path.name.endswith(".json") else path.with_name(path.name + ".md")
+
+
+def write_summary_markdown(
+    summary_json: str | Path,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    dataset: str | None = None,
+    model: str | None = None,
+    method: str | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
+) -> Path:
+    """Write :func:`summary_markdown` next to the summary JSON; returns its path.
+
+    Example:
+        >>> import os, tempfile
+        >>> p = write_summary_markdown(os.path.join(tempfile.mkdtemp(), "run.summary.json"), [])
+        >>> p.name, p.read_text().splitlines()[0]
+        ('run.summary.md', '# Run summary')
+    """
+    path = summary_markdown_path(summary_json)
+    text = summary_markdown(records, dataset=dataset, model=model, method=method, prices=prices)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise MetricsError(f"cannot write the summary table {path}: {exc}") from None
+    return path

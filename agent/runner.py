@@ -67,7 +67,7 @@ from agent import ranking
 from agent.environments import open_environment
 from agent.jsonlines import dumps_line
 from agent.episode import AgentResult
-from agent.metrics import RunMetrics, aggregate, cost_usd, score_question, trigger_stats
+from agent.metrics import CategoryProgress, RunMetrics, aggregate, cost_usd, score_question, trigger_stats, write_summary_markdown
 from agent.query_agent import AgentConfig, QueryAgent
 from agent.readi import run_readi
 from pyql.environment import Environment
@@ -592,6 +592,7 @@ class Progress:
         self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
         self.every = every if every is not None else max(1, (total - done) // 20)
         self._last = ""
+        self.categories = CategoryProgress()
 
     def line(self, current: str = "") -> str:
         """The bar as text."""
@@ -603,7 +604,8 @@ class Progress:
         eta = per * (self.total - self.done)
         f1 = f" F1 {sum(self.f1) / len(self.f1):.2f}" if self.f1 else ""
         text = f"[{bar}] {self.done}/{self.total}{f1} {per:.1f}s/q ETA {_duration(eta)}"
-        return text + (f" {current}" if current else "")
+        by_kind = self.categories.text()
+        return text + (f" [{by_kind}]" if by_kind else "") + (f" {current}" if current else "")
 
     def update(self, record: Mapping[str, Any]) -> None:
         """Count one finished question."""
@@ -611,6 +613,7 @@ class Progress:
         f1 = (record.get("metrics") or {}).get("f1")
         if f1 is not None:
             self.f1.append(float(f1))
+        self.categories.update(record)
         if self.stream is None:
             return
         text = self.line(str(record.get("id", "")))
@@ -807,6 +810,9 @@ def run_eval(
         "table": summary_text(outcome.records, outcome.metrics),
     }
     summary_path(path).write_text(json.dumps(outcome.summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_summary_markdown(
+        summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
+    )
     return outcome
 
 

@@ -63,6 +63,10 @@ def open_kb(spec: str, profile: str | Profile = "freebase", **options: object) -
         if rest == "demo":
             rest = str(demo_kb_path())
         return OxigraphKB(rest, profile, **options)  # type: ignore[arg-type]
+    if text.startswith("metaqa:"):
+        from pyql.kb.metaqa import open_metaqa
+
+        return open_metaqa(text[len("metaqa:") :], profile)
     if text == "demo":
         text = str(demo_kb_path())
     path = Path(text)

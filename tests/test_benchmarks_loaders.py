@@ -1,0 +1,281 @@
+"""Loaders of the papers' benchmarks on fixtures in their published formats (tests/data, see its README)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent.datasets import (
+    DatasetError,
+    detect_format,
+    graph_query_actions,
+    load_dataset,
+    load_linking,
+    metaqa_actions,
+    read_wtq_table,
+    sparql_actions,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+GRAILQA = DATA / "grailqa" / "grailqa_v1.0_dev.json"
+LINKING = DATA / "grailqa" / "grail_pangu_tiara.json"
+CWQ = DATA / "cwq" / "ComplexWebQuestions_sample.json"
+METAQA1 = DATA / "metaqa" / "1-hop" / "vanilla" / "qa_test.txt"
+METAQA2 = DATA / "metaqa" / "2-hop" / "vanilla" / "qa_test.txt"
+WIKISQL = DATA / "wikisql" / "dev.jsonl"
+WTQ = DATA / "wtq" / "data" / "training-before300.tsv"
+WEBQSP = DATA / "webqsp" / "WebQSP_test_processed.json"
+
+
+# ---------------------------------------------------------------------------
+# WebQSP: gold action chains from the gold SPARQL
+
+
+def test_webqsp_items_get_a_gold_chain_from_their_sparql() -> None:
+    ds = load_dataset(WEBQSP)
+    assert ds.format == "webqsp" and [i["id"] for i in ds] == ["WebQTest-0", "WebQTest-3", "WebQTest-6", "WebQTest-7", "WebQTest-9"]
+    assert ds[1]["actions"] == [
+        "get_relation(m.01_2n)",
+        "add_fact(m.01_2n, tv.tv_program.regular_cast, ?y)",
+        "get_relation(?y)",
+        "add_fact(?y, tv.regular_tv_appearance.actor, ?x)",
+        "add_fact(?y, tv.regular_tv_appearance.character, m.015lwh)",
+        "set_answer(?x)",
+        "execute()",
+    ]
+    assert ds[0]["gold_query"]["sparql"].startswith("PREFIX ns:")
+
+
+# ---------------------------------------------------------------------------
+# GrailQA, GraphQ and entity linking
+
+
+def test_grailqa_items_keep_qid_answers_level_and_gold_entities() -> None:
+    ds = load_dataset(GRAILQA)
+    assert ds.format == "grailqa" and [i["id"] for i in ds] == ["3202959008000", "2100654013000", "2100001002000"]
+    first = ds[0]
+    assert first["answers"] == [{"value": "m.0b787yg", "label": "Set Designer"}]
+    assert first["kind"] == "i.i.d." and [i["kind"] for i in ds] == ["i.i.d.", "zero-shot", "compositional"]
+    assert first["entities"] == {"The Telephone / The Medium": "m.0pm2fgf"}  # gold linking: the graph query's entities
+    assert first["actions"] == [
+        "get_relation(m.0pm2fgf)",
+        "add_fact(m.0pm2fgf, opera.opera_production.designers, ?x1)",
+        "get_relation(?x1)",
+        "add_fact(?x1, opera.opera_designer_gig.design_role, ?x0)",
+        "set_answer(?x0)",
+        "execute()",
+    ]
+    assert first["gold_query"]["s_expression"].startswith("(AND opera.opera_designer_role")
+
+
+def test_ids_are_stable_across_loads() -> None:
+    for path in (WEBQSP, GRAILQA, CWQ, METAQA1, WIKISQL, WTQ):
+        assert [i["id"] for i in load_dataset(path)] == [i["id"] for i in load_dataset(path)]
+
+
+def test_entity_linking_file_replaces_the_entities() -> None:
+    ds = load_dataset(GRAILQA, linking=LINKING)
+    assert ds[0]["entities"] == {"the telephone / the medium": "m.0pm2fgf", "the telephone": "m.0834pf", "the medium": "m.03hk0m"}
+    assert ds[1]["entities"] == {"semaphore railway line": "m.03qcvdj"}
+    assert ds[2]["entities"] == {} and ds.unlinked == 1  # 2100001002000 has no entry in the fixture
+
+
+def test_linking_shapes_literals_and_freebase_escapes() -> None:
+    links = load_linking(LINKING)
+    assert links["3205993004000"]["1000.0"] == "1000.0^^http://www.w3.org/2001/XMLSchema#float"
+    assert links["2101146006000"] == {"4": "m.0d95dk6"}  # the first id, as QueryAgent takes it
+    graphq = load_linking(DATA / "graphq" / "graphq_el.json")
+    assert graphq["255000001"] == {"paul": "m.0114x9dj", "st. paul": "m.060nc"}
+    assert graphq["256000300"] == {}
+
+
+def test_bad_linking_files_say_what_is_expected(tmp_path: Path) -> None:
+    bad = tmp_path / "el.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(DatasetError, match="must be a JSON object"):
+        load_linking(bad)
+    bad.write_text(json.dumps({"1": ["m.0"]}))
+    with pytest.raises(DatasetError, match="must be an object"):
+        load_linking(bad)
+    with pytest.raises(DatasetError, match="not found"):
+        load_linking(tmp_path / "missing.json")
+
+
+def test_graphq_is_the_grailqa_format_without_levels(tmp_path: Path) -> None:
+    records = json.loads(GRAILQA.read_text())
+    for r in records:
+        r.pop("level")
+    path = tmp_path / "graphquestions_v1_fb15_test_091420.json"
+    path.write_text(json.dumps(records))
+    ds = load_dataset(path)
+    assert ds.format == "graphq" and all(i["kind"] is None and i["source"] == "graphq" for i in ds)
+    assert ds[1]["answers"] == [{"value": "m.04rydm", "label": "TransAdelaide"}]
+
+
+def test_graph_queries_with_functions_or_literals_have_no_gold_chain() -> None:
+    record = json.loads(GRAILQA.read_text())[1]
+    assert graph_query_actions(record["graph_query"], "count") is None
+    gq = json.loads(json.dumps(record["graph_query"]))
+    gq["nodes"][1]["node_type"] = "literal"
+    assert graph_query_actions(gq) is None
+
+
+def test_a_grailqa_answer_without_argument_is_reported(tmp_path: Path) -> None:
+    records = json.loads(GRAILQA.read_text())
+    records[0]["answer"] = [{"answer_type": "Entity", "entity_name": "Set Designer"}]
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(DatasetError, match="answer_argument"):
+        load_dataset(path)
+
+
+# ---------------------------------------------------------------------------
+# ComplexWebQuestions
+
+
+def test_cwq_answers_keep_aliases_and_the_compositionality_type() -> None:
+    ds = load_dataset(CWQ)
+    item = ds[0]
+    assert ds.format == "cwq" and item["id"] == "WebQTrn-3513_7c4117891abf63781b892537979054c6"
+    assert item["answers"] == [{"value": "m.0rh6k", "label": "Washington, D.C.", "aliases": ["Washington D.C.", "Washington", "The District"]}]
+    assert item["kind"] == "composition"
+    assert item["entities"] == {"m.03d0l76": "m.03d0l76"}  # the gold query's topic entity
+    assert item["actions"][-2:] == ["set_answer(?x)", "execute()"]
+
+
+def test_cwq_test_file_has_no_answers_and_superlatives_have_no_chain() -> None:
+    item = load_dataset(DATA / "cwq" / "ComplexWebQuestions_test_sample.json")[0]
+    assert item["answers"] == [] and item["actions"] is None  # ORDER BY ... LIMIT 1: not a plain conjunctive query
+    assert sparql_actions("SELECT ?x WHERE {\n?x ns:a.b.c ?y .\n}") is None  # not connected to an entity
+
+
+# ---------------------------------------------------------------------------
+# MetaQA
+
+
+def test_metaqa_entity_from_brackets_answers_and_question_types() -> None:
+    ds = load_dataset(METAQA1)
+    assert ds.format == "metaqa" and len(ds) == 5
+    item = ds[2]
+    assert item["id"] == "1-hop-qa_test-2"
+    assert item["entities"] == {"Michelle Trachtenberg": "mq:Michelle_Trachtenberg"}
+    assert item["answers"] == ["Inspector Gadget", "Black Christmas", "Ice Princess", "Harriet the Spy", "The Scribbler"]
+    assert item["kind"] == "actor_to_movie"
+    two = load_dataset(METAQA2)
+    assert [i["kind"] for i in two] == ["actor_to_movie_to_director", "director_to_movie_to_director", "director_to_movie_to_language"]
+    assert "add_filter(?x2, !=, mq:Delbert_Mann)" in two[1]["actions"]  # co-directors leave the topic director out
+
+
+def test_metaqa_question_types_are_optional_but_must_match(tmp_path: Path) -> None:
+    lonely = tmp_path / "qa_test_3hop.txt"  # QueryAgent's renamed copy, no qtype file
+    shutil.copy(METAQA1, lonely)
+    ds = load_dataset(lonely)
+    assert ds[0]["kind"] is None and ds[0]["actions"] is None and ds[0]["id"] == "3-hop-qa_test_3hop-0"
+    (tmp_path / "qa_test_3hop_qtype.txt").write_text("actor_to_movie\n")
+    with pytest.raises(DatasetError, match="1 question types for the 5 questions"):
+        load_dataset(lonely)
+
+
+def test_metaqa_wrong_files_get_a_hint(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="question-type file"):
+        load_dataset(DATA / "metaqa" / "1-hop" / "qa_test_qtype.txt")
+    with pytest.raises(DatasetError, match="--kb metaqa:"):
+        load_dataset(DATA / "metaqa" / "kb.txt")
+    bad = tmp_path / "qa.txt"
+    bad.write_text("what does [Helen Mack] star in\tThe Son of Kong\nno entity here\tX\n")
+    with pytest.raises(DatasetError, match="question 2"):
+        load_dataset(bad)
+
+
+def test_metaqa_actions_follow_the_question_type() -> None:
+    assert metaqa_actions("movie_to_writer_to_movie_to_year", "Kismet") == [
+        "get_relation(mq:Kismet)",
+        "add_fact(mq:Kismet, mqr:written_by, ?x1)",
+        "get_relation(?x1)",
+        "add_fact(?x2, mqr:written_by, ?x1)",
+        "get_relation(?x2)",
+        "add_fact(?x2, mqr:release_year, ?x3)",
+        "set_answer(?x3)",
+        "execute()",
+    ]
+
+
+# ---------------------------------------------------------------------------
+# WikiSQL (original form)
+
+
+def test_wikisql_gold_answers_come_from_executing_the_logical_form() -> None:
+    ds = load_dataset(WIKISQL)
+    assert ds.format == "wikisql" and [i["id"] for i in ds] == ["dev-0", "dev-1", "dev-2", "dev-3", "dev-4"]
+    assert [i["answers"] for i in ds] == [["Guard-Forward"], [1], ["Duke"], ["Art Long"], ["John Long"]]
+    assert ds[1]["actions"] == ["add_condition(No., =, 3)", "set_answer(School/Club Team, COUNT)", "execute()"]
+    assert ds[0]["table"]["header"][5] == "School/Club Team" and len(ds[0]["table"]["rows"]) == 7
+
+
+def test_wikisql_text_conditions_are_case_insensitive(tmp_path: Path) -> None:
+    shutil.copy(DATA / "wikisql" / "dev.tables.jsonl", tmp_path / "test.tables.jsonl")
+    q = {"phase": 1, "table_id": "1-10015132-11", "question": "q", "sql": {"sel": 0, "conds": [[3, 0, "guard"], [4, 0, "1996-97"]], "agg": 0}}
+    (tmp_path / "test.jsonl").write_text(json.dumps(q) + "\n")
+    assert load_dataset(tmp_path / "test.jsonl")[0]["answers"] == ["John Long"]
+
+
+def test_wikisql_reads_the_official_db_when_there_is_no_tables_file(tmp_path: Path) -> None:
+    table = json.loads((DATA / "wikisql" / "dev.tables.jsonl").read_text())
+    conn = sqlite3.connect(tmp_path / "dev.db")  # WikiSQL's layout: table_<id>, columns col0..colN
+    conn.execute("CREATE TABLE table_1_10015132_11 (col0 text, col1 text, col2 text, col3 text, col4 text, col5 text)")
+    conn.executemany("INSERT INTO table_1_10015132_11 VALUES (?, ?, ?, ?, ?, ?)", [[c.lower() for c in row] for row in table["rows"]])
+    conn.commit()
+    conn.close()
+    shutil.copy(WIKISQL, tmp_path / "dev.jsonl")
+    ds = load_dataset(tmp_path / "dev.jsonl")
+    assert [i["answers"] for i in ds] == [["guard-forward"], [1], ["duke"], ["art long"], ["john long"]]
+    assert ds[0]["table"]["header"] == ["col0", "col1", "col2", "col3", "col4", "col5"]
+
+
+def test_wikisql_without_tables_says_where_to_put_them(tmp_path: Path) -> None:
+    shutil.copy(WIKISQL, tmp_path / "dev.jsonl")
+    with pytest.raises(DatasetError, match="dev.tables.jsonl or dev.db"):
+        load_dataset(tmp_path / "dev.jsonl")
+
+
+# ---------------------------------------------------------------------------
+# WikiTableQuestions
+
+
+def test_wtq_examples_and_tables() -> None:
+    ds = load_dataset(WTQ)
+    assert ds.format == "wtq" and [i["id"] for i in ds] == ["nt-64", "nt-112", "nt-153"]
+    assert ds[2]["answers"] == ["10"] and ds[2]["table"]["name"] == "csv/204-csv/102.csv"
+    table = ds[1]["table"]
+    assert table["header"][:2] == ["Name", "Location served"] and len(table["rows"]) == 21
+    assert table["rows"][0][7] == "678 Squadron MiG-23MS\n2 Squadron L-39ZO\n? Squadron L-39ZO"  # WTQ's \n escape
+    assert ds[0]["table"]["header"][3] == "First\nelected"
+
+
+def test_wtq_target_lists_and_escapes(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    shutil.copytree(DATA / "wtq" / "csv", tmp_path / "csv")
+    (tmp_path / "data" / "x.tsv").write_text(
+        "id\tutterance\tcontext\ttargetValue\nnt-9\ta \\p b?\tcsv/204-csv/102.csv\tHama|Tiyas\\pX\n"
+    )
+    item = load_dataset(tmp_path / "data" / "x.tsv")[0]
+    assert item["question"] == "a | b?" and item["answers"] == ["Hama", "Tiyas|X"]
+    (tmp_path / "data" / "y.tsv").write_text("id\tutterance\tcontext\ttargetValue\nnt-1\tq\tcsv/204-csv/999.csv\t1\n")
+    with pytest.raises(DatasetError, match="keep WTQ's layout"):
+        load_dataset(tmp_path / "data" / "y.tsv")
+    (tmp_path / "data" / "z.tsv").write_text("id\tutterance\tcontext\ttargetValue\nnt-1\tq\n")
+    with pytest.raises(DatasetError, match="line 2: expected 4 tab-separated fields"):
+        load_dataset(tmp_path / "data" / "z.tsv")
+    assert read_wtq_table(DATA / "wtq" / "csv" / "204-csv" / "109.csv")["rows"][21][0] == "Virginia 22"
+
+
+def test_detection_does_not_confuse_the_new_formats_with_webqsp() -> None:
+    webqsp = {"qid": "WebQTest-0", "question": "q", "entity_linking": {}, "answer": [], "sparql_query": "", "PyQL": ""}
+    assert detect_format(webqsp) == "webqsp"
+    assert detect_format(json.loads(GRAILQA.read_text())[0]) == "grailqa"
+    assert detect_format(json.loads(CWQ.read_text())[0]) == "cwq"
+    assert detect_format(json.loads(WIKISQL.read_text().splitlines()[0])) == "wikisql"
