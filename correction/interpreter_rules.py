@@ -28,7 +28,7 @@ from pyql.errors import (
     ParseError,
     PyQLError,
 )
-from grammars.vocabulary import COMPARISON_OPERATORS
+from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.terms import IRI, Literal, Variable
 
 from correction.facts import facts, is_relation_name, term_kind
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 BOTH = ("sparql", "sql")
-ORDERING = (">", "<", ">=", "<=")
+ORDERING = ORDERING_OPERATORS
 
 
 def _snippet(text: str, start: int, width: int = 60) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from grammars.vocabulary import ORDERING_OPERATORS, SPARQL_ACTION_ORDER
 from pyql.observation import Relations
 from pyql.steps import Aggregate
 from pyql.terms import IRI, Literal, Variable
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
-ORDERING = (">", "<", ">=", "<=")
+ORDERING = ORDERING_OPERATORS
 AGGREGATIONS = ("add_count", "add_sum", "add_avg")
 ORDER_ACTIONS = ("add_max", "add_min")
 #: The parameters holding an entity, a variable or a value, per action.
@@ -375,18 +376,7 @@ def fact_duplicate(record: StepRecord, env: Environment) -> dict[str, Any] | Non
     "repeated_action",
     env="memory",
     phase="before",
-    actions=(
-        "add_type_constrain",
-        "add_max",
-        "add_min",
-        "add_count",
-        "add_sum",
-        "add_avg",
-        "add_filter",
-        "add_time_constrain",
-        "add_compare",
-        "set_answer",
-    ),
+    actions=tuple(a for a in SPARQL_ACTION_ORDER if a not in ("get_relation", "add_fact", "execute")),
     doc="A construct action identical to an accepted earlier step (`add_max(?time)` twice).",
     suggests="Go on with the next step instead of repeating one.",
 )

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from grammars.vocabulary import COMPARISON_OPERATORS
+from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.errors import PyQLError
 from pyql_sql.compile import condition_expression, literal
 from pyql_sql.errors import BadAggregationError, BadOperatorError, BadValueError, UnknownColumnError
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["closest_values", "normalize_value"]
 
 SQL = ("sql",)
-ORDERING = (">", "<", ">=", "<=")
+ORDERING = ORDERING_OPERATORS
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
 _ISO_DATE_RE = re.compile(r"\d{4}-\d{2}(-\d{2})?\Z")
 _NUMBER_IN_TEXT_RE = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")

@@ -24,6 +24,7 @@ import re
 
 __all__ = [
     "COMPARISON_OPERATORS",
+    "ORDERING_OPERATORS",
     "OPERATOR_ALIASES",
     "WRITTEN_OPERATORS",
     "AGGREGATIONS",
@@ -36,6 +37,9 @@ __all__ = [
 
 #: The comparison operators, in the order the documentation lists them.
 COMPARISON_OPERATORS: tuple[str, ...] = (">", "<", ">=", "<=", "=", "!=")
+
+#: The operators that order values (numbers, dates), as opposed to (in)equality.
+ORDERING_OPERATORS: tuple[str, ...] = (">", "<", ">=", "<=")
 
 #: Other spellings an LLM writes, and the operator each one means.
 OPERATOR_ALIASES: dict[str, str] = {"==": "=", "<>": "!=", "=>": ">=", "=<": "<="}

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from grammars.vocabulary import AGGREGATIONS as VOCABULARY_AGGREGATIONS
-from grammars.vocabulary import COMPARISON_OPERATORS, canonical_operator
+from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS, canonical_operator
 
 from .errors import (
     BadAggregationError,
@@ -69,7 +69,7 @@ OPERATORS: tuple[str, ...] = COMPARISON_OPERATORS
 #: Aggregations accepted by :meth:`TableQuery.set_answer` (besides None).
 AGGREGATIONS: tuple[str, ...] = VOCABULARY_AGGREGATIONS
 
-_ORDERING = frozenset({">", "<", ">=", "<="})
+_ORDERING = frozenset(ORDERING_OPERATORS)
 
 
 def normalize_operator(op: object) -> str:
