@@ -48,14 +48,6 @@ class Table(TableData):
     :class:`~pyql_sql.tabledata.TableData`, which documents the attributes;
     called on :class:`Table` they build a :class:`Table`).
 
-    Attributes:
-        name: a display name (the WikiSQL id, the CSV stem, the dbbench table name ...).
-        columns: one :class:`Column` per header, in order.
-        sql_name: physical SQLite table name.
-        layout: ``"pyql"`` or ``"wikisql_db"``.
-        row_count: number of rows.
-        db: the :class:`sqlite_utils.Database` over the sealed connection.
-
     Example:
         >>> t = Table.from_rows(["Name", "Name", ""], [["a", "b", "c"]], name="dups")
         >>> [(c.index, c.header, c.text_sql) for c in t.columns]
