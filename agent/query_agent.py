@@ -219,13 +219,14 @@ class QueryAgent:
             episode.calls += calls
             episode.tokens_in += t_in
             episode.tokens_out += t_out
+        final = env.final_result()
         return AgentResult(
             question=question,
-            answers=env.final_result().answers if env.done else [],
+            answers=final.answers if env.done else [],
             steps=episode.traces,
             done=env.done,
             forced=episode.forced,
-            query=env.final_result().query,
+            query=final.query,
             llm_calls=episode.calls,
             tokens_in=episode.tokens_in,
             tokens_out=episode.tokens_out,

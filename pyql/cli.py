@@ -59,16 +59,23 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def read_text(path: str, what: str) -> str:
-    """Read a file (``-`` is standard input) or raise UsageError naming it."""
+def read_text(path: str, what: str, error: type[PyQLError] = UsageError) -> str:
+    """Read a file (``-`` is standard input) or raise ``error`` (UsageError) naming it.
+
+    Example:
+        >>> read_text("/nonexistent/a.txt", "actions")
+        Traceback (most recent call last):
+        ...
+        pyql.cli.UsageError: actions file not found: /nonexistent/a.txt
+    """
     if path == "-":
         return sys.stdin.read()
     try:
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"{what} file not found: {path}") from None
+        raise error(f"{what} file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {what} file {path}: {exc}") from None
+        raise error(f"cannot read {what} file {path}: {exc}") from None
 
 
 def read_entities(value: str | None) -> dict[str, str]:

@@ -39,28 +39,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from pyql.cli import read_text
 
 from .errors import SQLError, TableInputError
 from .readonly import open_readonly_file
 from .table import Table
 
 __all__ = ["TableInputError", "load_table_json", "load_sqlite_table", "table_from_json"]
-
-
-def _read_text(path: str, what: str) -> str:
-    """Read a file (``-`` is standard input) or raise TableInputError naming it."""
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TableInputError(f"{what} file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TableInputError(f"cannot read {what} file {path}: {exc}") from None
 
 
 def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | None]:
@@ -148,7 +137,7 @@ def load_table_json(path: str, choice: str | None = None) -> tuple[Table, str | 
         ...
         pyql_sql.errors.TableInputError: table JSON file not found: /nonexistent/t.json
     """
-    text = _read_text(path, "table JSON")
+    text = read_text(path, "table JSON", error=TableInputError)
     try:
         data = json.loads(text)
         records = [data]
