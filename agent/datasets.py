@@ -80,7 +80,7 @@ _KNOWN = (
     '({"Questions": [...]}), dbbench table items (description, label, table), GrailQA/GraphQ JSON '
     "(qid, question, answer, graph_query/s_expression[, level]), ComplexWebQuestions JSON (ID, question, answers), "
     "WikiSQL questions (table_id, question, sql), MetaQA text ('question with [entity]<TAB>answer|answer') "
-    "and WikiTableQuestions TSV (id, utterance, context, targetValue)"
+    "and WikiTableQuestions TSV (id, utterance, context, targetValue; or its tagged/data/*.tagged)"
 )
 
 
@@ -105,6 +105,7 @@ class Dataset(Sequence[dict[str, Any]]):
         items: the items, in file order.
         skipped: records left out (dbbench items that are not SELECT queries).
         unlinked: items the entity-linking file has no entry for (they have no entities).
+        notes: what the loader could not do as the dataset's own tools do (e.g. WTQ without its tagged files).
     """
 
     path: Path
@@ -112,6 +113,7 @@ class Dataset(Sequence[dict[str, Any]]):
     items: list[dict[str, Any]] = field(default_factory=list)
     skipped: int = 0
     unlinked: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -774,7 +776,7 @@ def _text_format(text: str, file: Path) -> str | None:
     first = next((line for line in text.splitlines() if line.strip()), "")
     if first.lstrip().startswith(("[", "{")):
         return None
-    if first.rstrip("\r") == _WTQ_HEADER:
+    if first.rstrip("\r") == _WTQ_HEADER or first.startswith(_WTQ_HEADER + "\t"):
         return "wtq"
     if _METAQA_LINE.match(first):
         return "metaqa"
@@ -867,30 +869,88 @@ def read_wtq_table(path: str | Path) -> dict[str, Any]:
     return {"header": rows[0], "rows": body, "name": str(file)}
 
 
-def _wtq_items(text: str, file: Path) -> Iterator[dict[str, Any]]:
-    root = file.parent.parent if file.parent.name == "data" else file.parent
-    tables: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(text.splitlines()[1:], 2):
+def _wtq_rows(text: str, file: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """The rows of a WTQ TSV (``data/*.tsv`` or ``tagged/data/*.tagged``) by its header's column names."""
+    lines = text.splitlines()
+    header = lines[0].rstrip("\r").split("\t")
+    for number, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
-        fields = line.split("\t")
-        if len(fields) != 4:
-            raise DatasetError(f"{file}, line {number}: expected 4 tab-separated fields (id, utterance, context, targetValue), got {len(fields)}")
-        qid, utterance, context, target = fields
+        fields = line.rstrip("\r").split("\t")
+        if len(fields) != len(header):
+            raise DatasetError(
+                f"{file}, line {number}: expected {len(header)} tab-separated fields ({', '.join(header)}), got {len(fields)}"
+            )
+        yield number, dict(zip(header, fields))
+
+
+def _wtq_canon(file: Path, root: Path, text: str) -> tuple[dict[str, list[str]], str | None]:
+    """WTQ's CoreNLP canonical gold values (``targetCanon``) by example id, and a note when there are none.
+
+    They are read from the file itself when it is a ``.tagged`` file, else, as
+    the official evaluator does, from every ``tagged/data/*.tagged`` file of
+    the WTQ folder (``training.tagged`` covers ``training-before300.tsv`` and
+    the random splits).
+    """
+    if "\ttargetCanon" in text.split("\n", 1)[0]:
+        sources = [(file, text)]
+    else:
+        folder = root / "tagged" / "data"
+        tagged = sorted(folder.glob("*.tagged")) if folder.is_dir() else []
+        if not tagged:
+            return {}, (
+                f"{file}: no {folder}/*.tagged (WTQ's CoreNLP-tagged copy): gold values are compared by their raw "
+                "targetValue, not the canonical numbers and dates WTQ's official evaluator uses"
+            )
+        sources = [(t, _read_text(t)) for t in tagged]
+    canon = {}
+    for path, tagged_text in sources:
+        for _, row in _wtq_rows(tagged_text, path):
+            if "targetCanon" not in row:
+                raise DatasetError(f"{path} has no targetCanon column; it is not one of WTQ's tagged/data/*.tagged files")
+            canon[row["id"]] = [_tsv_unescape(v) for v in row["targetCanon"].split("|")]
+    return canon, None
+
+
+def _wtq_items(text: str, file: Path, counts: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    root = file.parent.parent if file.parent.name == "data" else file.parent
+    if file.parent.name == "data" and file.parent.parent.name == "tagged":
+        root = file.parent.parent.parent  # WTQ/tagged/data/x.tagged: the csv/ folder is WTQ/csv
+    canon, note = _wtq_canon(file, root, text)
+    if note:
+        counts.setdefault("notes", []).append(note)
+    raw = 0
+    tables: dict[str, dict[str, Any]] = {}
+    for number, row in _wtq_rows(text, file):
+        missing = [k for k in ("id", "utterance", "context", "targetValue") if k not in row]
+        if missing:
+            raise DatasetError(f"{file}, line {number}: no {', '.join(missing)} column (WTQ: id, utterance, context, targetValue)")
+        context = row["context"]
         if context not in tables:
             table = read_wtq_table(root / context)
             table["name"] = context
             tables[context] = table
+        originals = [_tsv_unescape(v) for v in row["targetValue"].split("|")]
+        canons = canon.get(row["id"])
+        if canons is not None and len(canons) == len(originals):
+            answers: list[Any] = [{"value": o, "canon": c} for o, c in zip(originals, canons)]
+        else:
+            answers = originals
+            raw += 1
         yield {
-            "id": qid,
-            "question": _tsv_unescape(utterance),
+            "id": row["id"],
+            "question": _tsv_unescape(row["utterance"]),
             "entities": {},
-            "answers": [_tsv_unescape(v) for v in target.split("|")],
+            "answers": answers,
             "actions": None,
             "table": tables[context],
             "source": "wtq",
             "kind": None,
         }
+    if raw and canon:
+        counts.setdefault("notes", []).append(
+            f"{file}: {raw} examples have no targetCanon in the tagged files: their gold values are compared by the raw targetValue"
+        )
 
 
 def _records_items(file: Path, text: str, counts: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -967,7 +1027,7 @@ def iter_items(
         items: Iterator[dict[str, Any]] = _metaqa_items(text, file)
     elif fmt == "wtq":
         counts["format"] = fmt
-        items = _wtq_items(text, file)
+        items = _wtq_items(text, file, counts)
     else:
         items = _records_items(file, text, counts)
     for item in items:
@@ -1018,5 +1078,10 @@ def load_dataset(path: str | Path, *, limit: int | None = None, linking: str | P
         seen[item["id"]] = len(items)
         items.append(item)
     return Dataset(
-        Path(str(path)), str(counts.get("format", "pyql")), items, int(counts.get("skipped", 0)), int(counts.get("unlinked", 0))
+        Path(str(path)),
+        str(counts.get("format", "pyql")),
+        items,
+        int(counts.get("skipped", 0)),
+        int(counts.get("unlinked", 0)),
+        list(counts.get("notes") or []),
     )

@@ -25,8 +25,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from agent.reasoning_path import ANSWER, PathSpec
 from pyql.errors import PyQLError
@@ -34,7 +35,7 @@ from pyql.observation import Value
 from pyql.query import Query
 from pyql.terms import IRI, Variable
 
-__all__ = ["Triple", "PathInstance", "Instantiator", "ERROR_KINDS"]
+__all__ = ["ERROR_KINDS", "Instantiator", "PathInstance", "Triple"]
 
 #: Why a path stopped (the edit triggers of section 4.4).
 ERROR_KINDS = ("relation_not_instantiated", "unnamed_end", "empty_path", "unknown_entity")

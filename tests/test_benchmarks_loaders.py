@@ -331,6 +331,39 @@ def test_wtq_target_lists_and_escapes(tmp_path: Path) -> None:
     assert read_wtq_table(DATA / "wtq" / "csv" / "204-csv" / "109.csv")["rows"][21][0] == "Virginia 22"
 
 
+WTQ_UNSEEN = DATA / "wtq" / "data" / "pristine-unseen-tables.tsv"
+WTQ_TAGGED = DATA / "wtq" / "tagged" / "data" / "pristine-unseen-tables.tagged"
+
+
+def test_wtq_gold_values_carry_their_canonical_form_from_the_tagged_files() -> None:
+    ds = load_dataset(WTQ_UNSEEN)
+    assert [i["id"] for i in ds] == ["nu-1", "nu-66", "nu-914", "nu-1475"] and ds.notes == []
+    assert [i["answers"] for i in ds] == [
+        [{"value": "100,000", "canon": "100000.0"}],
+        [{"value": "December 6, 2010", "canon": "2010-12-06"}],
+        [{"value": "October", "canon": "xxxx-10-xx"}],
+        [{"value": "Season 2", "canon": "2.0"}],
+    ]
+    assert ds[1]["table"]["name"] == "csv/203-csv/714.csv" and ds[1]["table"]["rows"][5][3] == "December 6, 2010"
+    tagged = load_dataset(WTQ_TAGGED)  # the tagged file itself is a data set too (its csv/ is two folders up)
+    assert tagged.format == "wtq" and [i["answers"] for i in tagged] == [i["answers"] for i in ds]
+    assert tagged[0]["table"]["name"] == "csv/204-csv/149.csv"
+
+
+def test_wtq_without_tagged_values_falls_back_to_the_raw_target_with_a_note(tmp_path: Path) -> None:
+    ds = load_dataset(WTQ)  # training-before300: its examples are in training.tagged, which the fixtures lack
+    assert ds[0]["answers"] == ["22"] and "3 examples have no targetCanon" in ds.notes[0]
+    shutil.copytree(DATA / "wtq" / "csv", tmp_path / "csv")
+    (tmp_path / "data").mkdir()
+    shutil.copy(WTQ_UNSEEN, tmp_path / "data")
+    alone = load_dataset(tmp_path / "data" / "pristine-unseen-tables.tsv")
+    assert alone[3]["answers"] == ["Season 2"] and "compared by their raw targetValue" in alone.notes[0]
+    (tmp_path / "tagged" / "data").mkdir(parents=True)
+    (tmp_path / "tagged" / "data" / "x.tagged").write_text("id\tutterance\tcontext\ttargetValue\ttokens\nnu-1\tq\tc\t1\tq\n")
+    with pytest.raises(DatasetError, match="no targetCanon column"):
+        load_dataset(tmp_path / "data" / "pristine-unseen-tables.tsv")
+
+
 def test_detection_does_not_confuse_the_new_formats_with_webqsp() -> None:
     webqsp = {"qid": "WebQTest-0", "question": "q", "entity_linking": {}, "answer": [], "sparql_query": "", "PyQL": ""}
     assert detect_format(webqsp) == "webqsp"

@@ -43,6 +43,27 @@ def test_cwq_hit1_counts_an_alias_and_not_a_wrong_answer() -> None:
     assert hit_at_1([{"value": "m.0x", "label": "Maryland"}, "The District"], gold) == 0.0  # only the first counts
 
 
+def test_wtq_denotation_reads_canonical_gold_values_as_the_official_evaluator() -> None:
+    items = {i["id"]: i for i in load_dataset(DATA / "wtq" / "data" / "pristine-unseen-tables.tsv")}
+    season, date, month, number = items["nu-1475"], items["nu-66"], items["nu-914"], items["nu-1"]
+
+    def denotation(item: dict, answers: list, gold: list | None = None) -> float:
+        record = _record(item, answers)
+        if gold is not None:
+            record["gold"] = gold
+        return record_scores(record)["denotation"]
+
+    assert denotation(season, ["2"]) == 1.0  # "Season 2" has the canonical value 2
+    assert denotation(season, ["2"], gold=["Season 2"]) == 0.0  # the raw targetValue alone is a string
+    assert denotation(season, ["Season 2"]) == 1.0
+    assert denotation(date, ["2010-12-06"]) == denotation(date, ["December 6, 2010"]) == 1.0
+    assert denotation(date, ["2010-12-07"]) == 0.0
+    assert denotation(month, ["october"]) == 1.0 and denotation(month, ["10"]) == 0.0  # a month is a date, not a number
+    assert denotation(number, ["100000"]) == denotation(number, ["100,000"]) == 1.0
+    assert denotation(number, ["100000", "100000.0"]) == 1.0  # one value, as in the evaluator's set of values
+    assert denotation(number, ["100000", "100,000.0"]) == 0.0  # "100,000.0" is no number: two values
+
+
 def test_exact_match_is_set_equality() -> None:
     gold = load_dataset(DATA / "metaqa" / "1-hop" / "vanilla" / "qa_test.txt")[1]["answers"]
     assert exact_match(["The Inbetweeners 2", "the inbetweeners movie"], gold) == 1.0

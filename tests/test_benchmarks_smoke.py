@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,19 @@ def test_eval_command_with_linking_by_level_and_summary_md(tmp_path: Path) -> No
     assert "| overall | 3 | 100.0 |" in trace.getvalue()
     bad = io.StringIO()
     assert pyql_main(["eval", str(grailqa), "--kb", str(kb), "--out", str(tmp_path / "x.jsonl"), "--by", "hop"], out=bad) == 2
+
+
+def test_eval_says_when_wtq_gold_values_have_no_canonical_form(tmp_path: Path) -> None:
+    from agent.cli import eval_command  # registers ask/eval/trace
+
+    shutil.copytree(DATA / "wtq" / "csv", tmp_path / "csv")
+    (tmp_path / "data").mkdir()
+    lines = (DATA / "wtq" / "data" / "training-before300.tsv").read_text().splitlines()
+    data = tmp_path / "data" / "training-before300.tsv"
+    data.write_text("\n".join(lines[:2]) + "\n")  # the header and nt-64
+    chain = json.loads((DATA / "wtq" / "gold_actions.json").read_text())["nt-64"]
+    llm = ScriptedLLM(gold_replies([{"id": "nt-64", "actions": chain}]), config=LLMConfig(mode="completion"))
+    args = build_parser().parse_args(["eval", str(data), "--out", str(tmp_path / "run.jsonl")])
+    progress = io.StringIO()
+    assert eval_command(args, io.StringIO(), llm=llm, progress=progress) == 0
+    assert "gold values are compared by their raw targetValue" in progress.getvalue()
