@@ -205,6 +205,17 @@ def test_cwq_test_file_has_no_answers_and_superlatives_have_no_chain() -> None:
     assert sparql_actions("SELECT ?x WHERE {\n?x ns:a.b.c ?y .\n}") is None  # not connected to an entity
 
 
+def test_cwq_as_tog_ships_it_covers_every_compositionality_type() -> None:
+    ds = load_dataset(DATA / "cwq" / "cwq_tog.json")  # ToG's data/cwq.json: the test records plus topic_entity and answer
+    assert ds.format == "cwq" and [i["kind"] for i in ds] == ["composition", "conjunction", "comparative", "superlative"]
+    assert [i["answers"] for i in ds] == [
+        ["Belmont University"], ["University of Northern Colorado"], ["Kunsthistorisches Museum"], ["Albert Gallatin"]
+    ]
+    assert ds[0]["entities"] == {"Country Nation World Tour": "m.010qhfmm", "Bachelor's degree": "m.019v9k"}
+    assert ds[1]["actions"][:2] == ["get_relation(m.0rczx)", "add_fact(m.0rczx, location.location.contains, ?x)"]
+    assert ds[2]["actions"] is None and ds[3]["actions"] is None  # a dateTime FILTER, an ORDER BY: no plain chain
+
+
 # ---------------------------------------------------------------------------
 # MetaQA
 

@@ -64,6 +64,14 @@ def test_wtq_denotation_reads_canonical_gold_values_as_the_official_evaluator() 
     assert denotation(number, ["100000", "100,000.0"]) == 0.0  # "100,000.0" is no number: two values
 
 
+def test_per_type_table_for_cwq() -> None:
+    items = load_dataset(DATA / "cwq" / "cwq_tog.json").items
+    records = [_record(i, [i["answers"][0]] if n % 2 == 0 else ["wrong"]) for n, i in enumerate(items)]
+    groups = by_category(records, "type")
+    assert {k: g.hit1 for k, g in groups.items()} == {"composition": 1.0, "conjunction": 0.0, "comparative": 1.0, "superlative": 0.0}
+    assert records[0]["gold"] == ["Belmont University"] and hit_at_1(["belmont university"], records[0]["gold"]) == 1.0
+
+
 def test_exact_match_is_set_equality() -> None:
     gold = load_dataset(DATA / "metaqa" / "1-hop" / "vanilla" / "qa_test.txt")[1]["answers"]
     assert exact_match(["The Inbetweeners 2", "the inbetweeners movie"], gold) == 1.0
