@@ -4,14 +4,19 @@ For each benchmark (:data:`SMOKE`) a handful of real items (the fixtures in
 ``tests/data/``, in the dataset's published format) is loaded by
 :mod:`agent.datasets`, a tiny KB is built from the items' own gold queries
 (:func:`gold_turtle`: GrailQA/GraphQ ``graph_query``, CWQ/WebQSP SPARQL
-triple patterns; MetaQA uses its ``kb.txt``; table questions carry their
-table), and :class:`agent.llm.ScriptedLLM` replays each item's gold action
-chain (:func:`agent.datasets.graph_query_actions` and friends) through the
-real agent, runner, metrics and ``summary.md``. Every item should score 1.
+triple patterns; MetaQA 1-hop uses a ``kb.txt`` excerpt, 2/3-hop a
+``kb.txt`` built from the items' question types and answers,
+:func:`metaqa_kb_lines`; table questions carry their table), and
+:class:`agent.llm.ScriptedLLM` replays each item's gold action chain
+(:func:`agent.datasets.graph_query_actions` and friends) through the real
+agent, runner, metrics and ``summary.md``; with ``method="readi"`` it
+replays Readi's reasoning paths and QA answer instead
+(:func:`readi_replies`). Every item should score 1.
 
 One command per benchmark::
 
     python -m agent.smoke grailqa --out /tmp/smoke-grailqa
+    python -m agent.smoke metaqa-3hop --method readi
 
 Example:
     >>> import tempfile
