@@ -142,7 +142,7 @@ def read_text(path: str, what: str, error: type[PyQLError] = UsageError) -> str:
             data = stream.read()
         except OSError as exc:
             raise error(f"cannot read {what} from standard input: {exc}") from None
-        return decode_utf8(data, f"the {what} on standard input", error)
+        return decode_utf8(data, f"standard input ({what})", error)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
