@@ -317,7 +317,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
     provider = None
     if any(item.get("table") is None for item in dataset):
-        provider = KBProvider(args.kb, args.profile)  # a bad --kb fails before the LLM starts
+        provider = KBProvider(args.kb, args.profile, **kb_options(args))  # a bad --kb fails before the LLM starts
     stream = progress if progress is not None else sys.stderr
     if dataset.skipped:
         print(f"pyql eval: {dataset.skipped} items of {args.data} are not SELECT questions and are skipped", file=stream)

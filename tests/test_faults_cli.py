@@ -317,22 +317,28 @@ def test_eval_endpoint_killed_mid_run_then_resumed(tmp_path: Path) -> None:
     assert summary["failed_to_run"] == 0 and summary["metrics"]["f1"] == 1.0
 
 
-@pytest.mark.parametrize("service", ["endpoint refused", "LLM not JSON", "LLM not UTF-8"])
+@pytest.mark.parametrize("service", ["endpoint refused", "endpoint silent", "LLM not JSON", "LLM not UTF-8"])
 def test_eval_stops_when_a_service_is_down_from_the_start(tmp_path: Path, service: str) -> None:
     items = demo_items("q01", "q03", "q24")
     data, out = _data(tmp_path, items), tmp_path / "run.jsonl"
     always = {"LLM not JSON": Reply(200, b"<html>502 Bad Gateway</html>"), "LLM not UTF-8": Reply(200, b'{"x": "\xff"}')}
-    kb = f"http://127.0.0.1:{refused_port()}/sparql" if service == "endpoint refused" else "demo"
-    with FakeLLMServer(GoldResponder(items, always=always.get(service))) as llm:
-        result = pyql("eval", str(data), "--kb", kb, "--out", str(out), "--base-url", llm.url, "--model", "fake",
-                      "--max-retries", "0", "--max-infra-failures", "2")
+    silent = DemoSparqlEndpoint(fail=lambda q: Reply(200, sparql_json([], []), content_type=JSON, delay=5.0))
+    kb = {"endpoint refused": f"http://127.0.0.1:{refused_port()}/sparql", "endpoint silent": silent.start().url}.get(service, "demo")
+    try:
+        with FakeLLMServer(GoldResponder(items, always=always.get(service))) as llm:
+            result = pyql("eval", str(data), "--kb", kb, "--out", str(out), "--base-url", llm.url, "--model", "fake",
+                          "--max-retries", "0", "--max-infra-failures", "2", *(["--kb-timeout", "0.3"] if "endpoint" in service else []))
+    finally:
+        silent.stop()
     stderr = stderr_of(result)
     assert result.returncode == EXIT_SERVICE, stderr
-    kind = "engine_unavailable" if service == "endpoint refused" else "llm_error"
+    kind = {"endpoint refused": "engine_unavailable", "endpoint silent": "engine_timeout"}.get(service, "llm_error")
     assert f"2 questions in a row failed to run (last: q03: {kind}" in stderr.strip().splitlines()[-1]
     records = json_lines(out.read_bytes())
     assert [r["status"] for r in records] == [FAILED_TO_RUN, FAILED_TO_RUN]
     assert all(r["metrics"] == {} for r in records)
+    if service == "endpoint silent":  # --kb-timeout reached the endpoint of every question, as given
+        assert all("within 0.3 s (timeout=0.3)" in r["error"] for r in records)
     summary = json.loads((tmp_path / "run.summary.json").read_text(encoding="utf-8"))
     assert summary["metrics"]["questions"] == 0 and summary["failed_to_run"] == 2
 
@@ -372,3 +378,36 @@ def test_force_answer_on_a_dead_llm_does_not_guess() -> None:
     result = QueryAgent(llm, AgentConfig(feedback="raw", max_steps=1)).run(env, "what category is tropical storm rachel?")
     assert result.status == FAILED_TO_RUN and result.answers == [] and result.error.startswith("llm_error")
     assert [s.action for s in result.steps] == ["add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)"]
+
+
+class _FirstStepLLM:
+    """Thread-safe: always the first gold action of the question in the (chat) prompt."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        from agent.llm import LLMConfig
+
+        self.config = LLMConfig(mode="chat")
+        self.model = "first-step"
+        self.by_question = {item["question"]: item for item in items}
+
+    def complete(self, prompt: Any, **kwargs: Any) -> Any:
+        from agent.llm import LLMReply
+
+        user = next(m["content"] for m in prompt if m["role"] == "user")
+        item = self.by_question[user.split("Question:", 1)[1].strip().splitlines()[0].strip()]
+        return LLMReply(text=f"Thought 1: go.\nAction 1: {item['actions'][0]}", model=self.model)
+
+
+def test_eval_with_concurrency_stops_on_a_dead_endpoint_and_scores_nothing(tmp_path: Path) -> None:
+    from agent.runner import run_eval
+
+    items = demo_items("q01", "q03", "q24", "q33", "q36")
+    out = tmp_path / "run.jsonl"
+    dead = f"http://127.0.0.1:{refused_port()}/sparql"
+    outcome = run_eval(items, out, _FirstStepLLM(items), RunSettings(kb=dead, kb_timeout=2), progress=None,
+                       concurrency=2, max_infra_failures=2)
+    assert outcome.aborted and "in a row failed to run" in outcome.aborted
+    records = read_run(out)
+    assert records and all(r["status"] == FAILED_TO_RUN and r["metrics"] == {} for r in records)
+    assert all(r["error"].startswith("engine_unavailable: cannot reach the endpoint") for r in records)
+    assert outcome.metrics.questions == 0 and outcome.metrics.failed_to_run == len(records)
