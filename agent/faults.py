@@ -13,8 +13,8 @@ stops after ``--max-infra-failures`` of them in a row. The faults
   (:class:`~pyql.errors.EngineUnavailable`, kind ``engine_unavailable``);
 * the KB timed out (:class:`~pyql.errors.EngineTimeout`, kind
   ``engine_timeout``) *and* did not answer a trivial probe query (``ASK {}``)
-  either: the service is not answering. When the probe is answered, the
-  time-out was the query's own cost, a mistake of the model that ERASER
+  either: the service is not answering. When the probe is answered (or
+  refused with an error, which is an answer too), the time-out was the query's own cost, a mistake of the model that ERASER
   advises on (``engine_error`` rule), and the question goes on.
 
 A table (SQLite, in-process) is never unreachable: its time-outs and errors
@@ -105,12 +105,14 @@ def infra_failure(exc: BaseException | None, kb: Any = None) -> InfraFailure | N
     if isinstance(exc, EngineTimeout) and kb is not None:
         try:
             kb.ask(PROBE_QUERY)
-        except EngineError as probe:
+        except (EngineUnavailable, EngineTimeout) as probe:
             return InfraFailure(
                 "engine_timeout",
                 f"{_one_line(exc)}; a trivial query ({PROBE_QUERY}) got no answer either ({_one_line(probe)}): "
                 "the KB is not answering",
             )
+        except EngineError:  # the probe was refused (an engine without ASK): the KB answers, so the query was slow
+            return None
     return None
 
 

@@ -411,3 +411,29 @@ def test_eval_with_concurrency_stops_on_a_dead_endpoint_and_scores_nothing(tmp_p
     assert records and all(r["status"] == FAILED_TO_RUN and r["metrics"] == {} for r in records)
     assert all(r["error"].startswith("engine_unavailable: cannot reach the endpoint") for r in records)
     assert outcome.metrics.questions == 0 and outcome.metrics.failed_to_run == len(records)
+
+
+class _ProbedKB:
+    """A KB whose probe query answers, is refused, or fails."""
+
+    def __init__(self, error: Exception | None) -> None:
+        self.error = error
+        self.asked: list[str] = []
+
+    def ask(self, sparql: str) -> bool:
+        self.asked.append(sparql)
+        if self.error is not None:
+            raise self.error
+        return True
+
+
+def test_a_time_out_fails_to_run_only_when_the_probe_gets_no_answer() -> None:
+    from pyql.errors import EngineError, EngineUnavailable
+
+    slow = EngineTimeout("the endpoint http://kb/sparql did not answer within 2 s (timeout=2)")
+    alive, refusing = _ProbedKB(None), _ProbedKB(EngineError("ASK is not supported"))
+    assert infra_failure(slow, alive) is None and alive.asked == ["ASK {}"]
+    assert infra_failure(slow, refusing) is None  # a refusal is an answer: the KB is up
+    for down in (EngineUnavailable("connection refused"), EngineTimeout("did not answer within 2 s")):
+        failure = infra_failure(slow, _ProbedKB(down))
+        assert failure is not None and failure.kind == "engine_timeout" and "the KB is not answering" in failure.message
