@@ -261,7 +261,7 @@ class QueryAgent:
                 stop=list(DEFAULT_STOP),
             )
         except LLMError as exc:
-            episode.error = f"llm_error: {exc}"
+            episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
         episode.calls += 1
         episode.tokens_in += reply.usage_in
