@@ -36,10 +36,41 @@ from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
 from pyql_sql.table import Table
 
-__all__ = ["feedback_options", "open_environment", "KB_HINT"]
+__all__ = ["feedback_options", "kb_options", "open_environment", "KB_HINT"]
 
 #: What ``--kb`` accepts, for messages.
 KB_HINT = "demo, a Turtle/N-Triples file, oxigraph:PATH or an http(s)://…/sparql endpoint"
+
+
+def kb_options(options: Any) -> dict[str, Any]:
+    """The backend options of ``--kb-timeout`` and ``--default-graph`` (``kb_timeout``, ``default_graph``).
+
+    They apply to a SPARQL endpoint only (the embedded backends have no
+    time-out and one graph); the time-out is kept as given, fractions of a
+    second included.
+
+    Raises:
+        UsageError: one of them is given for a KB that is not an endpoint.
+
+    Example:
+        >>> import argparse
+        >>> kb_options(argparse.Namespace(kb="http://127.0.0.1:8890/sparql", kb_timeout=0.5, default_graph=None))
+        {'timeout': 0.5}
+        >>> kb_options(argparse.Namespace(kb="demo", kb_timeout=None, default_graph=None))
+        {}
+    """
+    out: dict[str, Any] = {}
+    timeout = getattr(options, "kb_timeout", None)
+    graph = getattr(options, "default_graph", None)
+    if timeout is not None:
+        out["timeout"] = timeout
+    if graph:
+        out["default_graph"] = graph
+    spec = getattr(options, "kb", None)
+    if out and not (isinstance(spec, str) and spec.startswith(("http://", "https://"))):
+        flags = " and ".join(f for f, v in (("--kb-timeout", timeout), ("--default-graph", graph)) if v is not None)
+        raise UsageError(f"{flags} apply to a SPARQL endpoint (--kb http(s)://…/sparql), not to --kb {spec}")
+    return out
 
 
 def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
@@ -90,7 +121,8 @@ def open_environment(
     Args:
         options: command-line arguments or run settings: ``feedback`` and, as
             far as they apply, ``kb``, ``profile``, ``max_relations``, ``db``,
-            ``table``, ``table_json``, ``question``, ``entities`` (JSON text).
+            ``table``, ``table_json``, ``question``, ``entities`` (JSON text),
+            ``kb_timeout``, ``default_graph`` (:func:`kb_options`).
         item: a data set item (``question``, ``entities``, optional ``table``);
             it overrides the question and entities of ``options``.
         kb: an open KB to use instead of opening ``options.kb``.
@@ -115,7 +147,7 @@ def open_environment(
         if not spec:
             what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
             raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
-        kb = KB.open(spec, getattr(options, "profile", "freebase"))
+        kb = KB.open(spec, getattr(options, "profile", "freebase"), **kb_options(options))
     return SparqlEnvironment(
         kb,
         question=question,

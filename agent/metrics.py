@@ -18,6 +18,10 @@ numbers compare by value (``"94.0"`` = ``94`` = ``"94"``), ``yes``/``true``
 and ``no``/``false`` are the same, Freebase and Wikidata IRIs are shortened
 to their ids, and typed literals (``"1900"^^xsd:gYear``) to their lexical form.
 
+Questions that failed to run (a service failed, :mod:`agent.faults`) are
+never scored: :func:`aggregate` counts them apart (``failed_to_run``) and
+every mean is over the questions that ran.
+
 Over a run (:func:`aggregate`, :class:`RunMetrics`): mean F1, Hit@1,
 denotation accuracy (table questions only), success rate, steps, LLM calls,
 tokens in/out, cost (from a price table, :data:`PRICES`), KB queries per
@@ -44,6 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.faults import failed_to_run
 from pyql.errors import PyQLError
 
 __all__ = [
@@ -446,7 +451,8 @@ class RunMetrics:
     """Aggregate metrics of a run (means are per question).
 
     Attributes:
-        questions: questions scored.
+        questions: questions scored (those that ran).
+        failed_to_run: questions a service failure kept from running (not scored, not in any mean).
         f1: mean answer F1.
         hit1: mean Hit@1.
         em: share of questions whose answer set equals the gold set (:func:`exact_match`).
@@ -468,6 +474,7 @@ class RunMetrics:
     """
 
     questions: int = 0
+    failed_to_run: int = 0
     f1: float = 0.0
     hit1: float = 0.0
     em: float = 0.0
@@ -503,7 +510,10 @@ class RunMetrics:
 
     def rows(self) -> list[tuple[str, str]]:
         """(metric, value) pairs as shown in the summary table."""
-        rows = [("questions", str(self.questions)), ("answer F1", f"{self.f1:.3f}"), ("Hit@1", f"{self.hit1:.3f}")]
+        rows = [("questions", str(self.questions))]
+        if self.failed_to_run:
+            rows.append(("failed to run (not scored; run again with --resume)", str(self.failed_to_run)))
+        rows += [("answer F1", f"{self.f1:.3f}"), ("Hit@1", f"{self.hit1:.3f}")]
         rows.append(("answer EM", f"{self.em:.3f}"))
         if self.denotation is not None:
             rows.append((f"denotation accuracy ({self.table_questions} table questions)", f"{self.denotation:.3f}"))
@@ -587,23 +597,28 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
 
     Scores are recomputed from each record's answers and gold; cost uses the
     record's ``cost_usd`` when present, else its tokens and model with
-    ``prices`` (default :data:`PRICES`).
+    ``prices`` (default :data:`PRICES`). Records of questions that failed to
+    run (:func:`agent.faults.failed_to_run`) are only counted
+    (``failed_to_run``), never scored.
 
     Example:
         >>> recs = [
         ...     {"answers": [{"value": "m.1", "label": "A"}], "gold": ["m.1"], "done": True, "steps": [{"error": None}],
         ...      "llm_calls": 1, "tokens_in": 100, "tokens_out": 10, "kb_queries": 3, "seconds": 2.0, "rules": {}},
-        ...     {"answers": [], "gold": ["m.2"], "done": False, "error": "llm_error: down", "steps": [],
-        ...      "llm_calls": 0, "tokens_in": 0, "tokens_out": 0, "kb_queries": 0, "seconds": 1.0, "rules": {}},
+        ...     {"answers": [], "gold": ["m.2"], "done": True, "forced": True, "error": None, "steps": [],
+        ...      "llm_calls": 2, "tokens_in": 0, "tokens_out": 0, "kb_queries": 0, "seconds": 1.0, "rules": {}},
+        ...     {"answers": [], "gold": ["m.3"], "done": False, "error": "llm_error: down", "status": "failed_to_run"},
         ... ]
         >>> m = aggregate(recs)
-        >>> (m.questions, m.f1, m.hit1, m.success_rate, m.errors, m.qpq, m.tpq)
-        (2, 0.5, 0.5, 0.5, 1, 1.5, 1.5)
+        >>> (m.questions, m.failed_to_run, m.f1, m.hit1, m.success_rate, m.forced, m.qpq, m.tpq)
+        (2, 1, 0.5, 0.5, 0.5, 1, 1.5, 1.5)
     """
-    records = list(records)
+    everything = list(records)
+    records = [r for r in everything if not failed_to_run(r)]
+    failed = len(everything) - len(records)
     n = len(records)
     if n == 0:
-        return RunMetrics()
+        return RunMetrics(failed_to_run=failed)
     scores = [record_scores(r) for r in records]
     tables = [s for s, r in zip(scores, records) if r.get("table")]
     costs = []
@@ -618,6 +633,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
     return RunMetrics(
         readi=readi_metrics(records),
         questions=n,
+        failed_to_run=failed,
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),
         em=_mean([s.get("em", 0.0) for s in scores]),
@@ -1030,7 +1046,12 @@ def summary_markdown(
     records = list(records)
     benchmark = benchmark_of(records)
     label = "this run" + (f": {method}" if method else "") + (f", {model}" if model else "")
-    parts = [f"# Run summary{f' of {dataset}' if dataset else ''}", f"{len(records)} questions."]
+    failed = sum(1 for r in records if failed_to_run(r))
+    count = f"{len(records) - failed} questions." if not failed else (
+        f"{len(records) - failed} questions answered; {failed} failed to run (a service failed; not scored: "
+        "run the same `pyql eval` command with --resume to run them again)."
+    )
+    parts = [f"# Run summary{f' of {dataset}' if dataset else ''}", count]
     if benchmark is not None:
         parts.append(f"## {BENCHMARKS[benchmark][0]}, as in the papers' tables\n\n" + paper_table(records, benchmark, run_label=label, prices=prices))
     if any(r.get("kind") not in (None, "") for r in records):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.episode import AgentResult, StepTrace, prompt_templates
+from agent.faults import FAILED_TO_RUN, FINISHED
 from agent.llm import LLM
 from agent.readi_loop import ask_llm, run_loop
 from pyql.errors import ParseError, PyQLError
@@ -278,6 +279,7 @@ class TableReadi:
             seconds=time.perf_counter() - started,
             rules=dict(loop.triggers),
             error=error,
+            status=FAILED_TO_RUN if error else FINISHED,
             extra={
                 "method": "readi",
                 "initial_paths": loop.initial.render() if loop.initial.headers else "",

@@ -147,7 +147,11 @@ def test_eval_command_with_linking_by_level_and_summary_md(tmp_path: Path) -> No
     out = tmp_path / "run.jsonl"
     args = build_parser().parse_args(["eval", str(grailqa), "--kb", str(kb), "--out", str(out), "--linking", str(linking), "--by", "level"])
     stdout, progress = io.StringIO(), io.StringIO()
-    llm = ScriptedLLM(gold_replies(items), config=LLMConfig(mode="completion"))
+    # The unlinked question's gold actions are refused; the model then keeps trying until the step
+    # limit (and names no variable when forced). Without these replies the scripted LLM would run
+    # out, an LLM failure: that question would fail to run, not score 0 (issue 13).
+    stuck = [" I cannot find the entity.\nAction 1: execute()"] * 13
+    llm = ScriptedLLM(gold_replies(items) + stuck, config=LLMConfig(mode="completion"))
     assert eval_command(args, stdout, llm=llm, progress=progress) == 0
     assert "1 items have no entry in" in progress.getvalue()
     assert "[i.i.d. 1.00 (1)" in progress.getvalue()  # per-category progress

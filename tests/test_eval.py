@@ -409,9 +409,11 @@ def test_llm_failures_stop_the_run_and_are_redone_on_resume(tmp_path: Path) -> N
     out = tmp_path / "run.jsonl"
     dead = ScriptedLLM([LLMError("unauthorized", status=401)] * 10, config=COMPLETION)
     outcome = run_eval(items, out, dead, RunSettings(kb="demo"), progress=None, max_llm_failures=2)
-    assert outcome.aborted and "failed on 2 questions in a row" in outcome.aborted
+    assert outcome.aborted and "2 questions in a row failed to run" in outcome.aborted
     assert [r["id"] for r in outcome.records] == ["q01", "q02"]
     assert all(r["error"].startswith("llm_error") for r in outcome.records)
+    assert all(r["status"] == "failed_to_run" and r["metrics"] == {} for r in outcome.records)
+    assert outcome.failed == ["q01", "q02"] and outcome.metrics.questions == 0 and outcome.metrics.failed_to_run == 2
     healed = GoldLLM(items)
     again = run_eval(items, out, healed, RunSettings(kb="demo"), resume=True, progress=None)
     assert set(healed.calls) == {"q01", "q02", "q03", "q04", "q05"} and again.metrics.errors == 0
@@ -585,7 +587,8 @@ def test_ask_json_through_a_real_http_server(tmp_path: Path) -> None:
     steps, last = lines[:-1], lines[-1]
     assert [s["action"] for s in steps] == q["actions"]
     assert all(set(s) == {"step", "action", "ok", "error", "observation"} and s["ok"] for s in steps)
-    assert list(last) == ["answers", "steps", "llm_calls", "tokens_in", "tokens_out", "kb_queries", "seconds"]
+    assert list(last) == ["answers", "steps", "llm_calls", "tokens_in", "tokens_out", "kb_queries", "seconds", "status", "error"]
+    assert (last["status"], last["error"]) == ("finished", None)
     assert last["answers"] == [{"value": "m.0107j2dw", "label": "Tropical Storm Dolly"}]
     assert (last["steps"], last["llm_calls"], last["tokens_in"], last["tokens_out"]) == (9, 9, 900, 90)
     assert last["kb_queries"] > 0 and isinstance(last["seconds"], float)
