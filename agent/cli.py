@@ -67,6 +67,7 @@ from agent.trace_html import write_html
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.cli import UsageError, read_entities, read_text
 from pyql.environment import Environment
+from pyql.lines import split_lines
 from pyql.profiles import PROFILES
 
 __all__ = ["add_commands", "run_command", "run_episode", "ask_command", "eval_command", "trace_command"]
@@ -353,7 +354,7 @@ def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) 
 
 def run_command(args: argparse.Namespace, out: TextIO) -> int:
     """``pyql run``: run action lines on a KB or a table and print each step."""
-    lines = read_text(args.actions, "actions").splitlines()
+    lines = split_lines(read_text(args.actions, "actions"))
     if not (args.kb or args.db or args.table_json):
         raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
     run_episode(open_environment(args), lines, args.json, out)

@@ -33,6 +33,7 @@ from agent.episode import AgentResult, StepTrace, prompt_templates
 from agent.llm import LLM
 from agent.readi_loop import ask_llm, run_loop
 from pyql.errors import ParseError, PyQLError
+from pyql.lines import split_lines
 
 __all__ = ["TablePath", "TablePaths", "parse_table_path", "TableReadi", "TablePathError"]
 
@@ -316,7 +317,7 @@ def _answers(text: str) -> list[str]:
         >>> _answers("Thought: ...\\nAnswer: ['2002', \\"x\\"]")
         ['2002', 'x']
     """
-    lines = [line for line in text.splitlines() if line.strip().lower().startswith("answer")]
+    lines = [line for line in split_lines(text) if line.strip().lower().startswith("answer")]
     if not lines:
         return []
     body = lines[-1].split(":", 1)[1] if ":" in lines[-1] else ""

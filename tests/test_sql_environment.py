@@ -231,6 +231,9 @@ def test_failed_steps_leave_the_query_unchanged() -> None:
         "add_condition(Club)": "wrong_arity",
         "drop_table(Club)": "invalid_action",
         "add_condition(Club, =, Ajax": "action_syntax",
+        # text after the call is an error, not the call before it run alone
+        "add_condition(Club, =, x'); DROP TABLE games; --)": "action_syntax",
+        "add_condition(Club, =, Ajax) and more": "action_syntax",
         "execute()": "incomplete_query",
     }
     for line, error in failures.items():
