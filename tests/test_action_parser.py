@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import json
-import pathlib
 import string
 
 import lark
@@ -32,8 +31,9 @@ from pyql.action_parser import (
     split_args,
 )
 from pyql.errors import ParseError, PyQLError, TermError
+from tests.shared_data import needs_shared, shared_path
 
-WEBQSP_TEST = pathlib.Path("/work/shared/data/webqsp/WebQSP_test_processed.json")
+WEBQSP_TEST = shared_path("webqsp")
 XSD_FLOAT = "http://www.w3.org/2001/XMLSchema#float"
 
 
@@ -611,7 +611,7 @@ def test_legacy_errors(program, line, position):
     assert isinstance(err, ParseError)
 
 
-@pytest.mark.skipif(not WEBQSP_TEST.exists(), reason="WebQSP test file not available")
+@needs_shared("webqsp")
 def test_all_webqsp_test_programs_parse():
     items = json.loads(WEBQSP_TEST.read_text(encoding="utf-8"))
     assert len(items) == 1639

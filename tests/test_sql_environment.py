@@ -26,10 +26,11 @@ from pyql_sql import Table, label_match
 from pyql_sql.actions import TableActions
 from pyql_sql.loaders import load_sqlite_table, load_table_json
 from pyql_sql.environment import TableEnvironment, TableMemory
+from tests.shared_data import needs_shared, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "data" / "wikisql_dbbench" / "dev.jsonl"
-needs_dev = pytest.mark.skipif(not DEV.is_file(), reason=f"{DEV} is not available")
+DEV = shared_path("dbbench")
+needs_dev = needs_shared("dbbench")
 
 STEP_KEYS = {"step", "action", "ok", "error", "observation"}
 
