@@ -32,18 +32,15 @@ SHARED_DATA = Path(os.environ.get("PYQL_SHARED_DATA") or REPO.parent / "shared" 
 FILES: dict[str, tuple[str, str]] = {
     "webqsp": (
         "webqsp/WebQSP_test_processed.json",
-        "the 1,639 WebQSP test questions with their PyQL programs, "
-        "from https://github.com/cdhx/QueryAgent (data/WebQSP/)",
+        "the 1,639 WebQSP test questions with their PyQL programs, from https://github.com/cdhx/QueryAgent (data/WebQSP/)",
     ),
     "relations": (
         "freebase/relations.txt",
-        "24,436 Freebase relation names, one a line, "
-        "from https://github.com/cdhx/QueryAgent (data/fb_relation.txt)",
+        "24,436 Freebase relation names, one a line, from https://github.com/cdhx/QueryAgent (data/fb_relation.txt)",
     ),
     "dbbench": (
         "wikisql_dbbench/dev.jsonl",
-        "AgentBench's dbbench items whose create.database is wikisql, "
-        "from https://github.com/THUDM/AgentBench (data/dbbench/dev.jsonl)",
+        "AgentBench's dbbench items whose create.database is wikisql, from https://github.com/THUDM/AgentBench (data/dbbench/dev.jsonl)",
     ),
 }
 

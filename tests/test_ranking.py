@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -430,9 +432,6 @@ def test_bm25_recall_at_40_on_webqsp_does_not_regress() -> None:
 
 def test_the_embeddings_hint_names_the_extra_of_pyproject() -> None:
     """The install hint quotes exactly the requirements of pyproject.toml's ``embeddings`` extra."""
-    import re
-    import tomllib
-
     extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert "'.[embeddings]'" in EMBEDDINGS_INSTALL_HINT and "'pyql[embeddings]'" in EMBEDDINGS_INSTALL_HINT
     quoted = re.findall(r"'([^']+)'", EMBEDDINGS_INSTALL_HINT.split("that is:", 1)[1])
