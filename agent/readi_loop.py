@@ -17,14 +17,15 @@ Example:
     ...     def first(self, text, triggers): return text.split(), None
     ...     def parse(self, text): return text.split()
     ...     def instantiate(self, path): return len(path)
+    ...     def describe(self, path, inst): return f"{inst} words"
     ...     def feedback(self, path, inst, problem, triggers):
     ...         return None if inst >= 2 else ["say two words"]
     ...     def edit_prompt(self, question, path, inst, feedback): return " ".join(feedback)
     ...     def malformed(self, exc): return str(exc)
     ...     def reject(self, edited): return None
     >>> out = run_loop(ScriptedLLM(["one", "one two"]), Words(), "say something", max_edits=3)
-    >>> out.path, out.edits, [t.action for t in out.traces]
-    (['one', 'two'], 1, ['generate_path', 'edit_path'])
+    >>> out.path, out.edits, [(t.action, t.observation) for t in out.traces]
+    (['one', 'two'], 1, [('generate_path', '1 words'), ('edit_path', '2 words')])
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class PathMethod(Protocol):
 
     def instantiate(self, path: Any) -> Any:
         """The path's instance on the data."""
+        ...
+
+    def describe(self, path: Any, instance: Any) -> str:
+        """What the instance shows, in one line: the observation of the call that wrote the path."""
         ...
 
     def feedback(self, path: Any, instance: Any, problem: str | None, triggers: Counter[str]) -> Any | None:
@@ -140,7 +145,8 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     does its trace (``ok`` False, ``error`` ``edit_malformed``,
     ``edit_unchanged`` or ``edit_too_long``, the reason as ``observation``).
     A first path that cannot be read is traced the same way
-    (``path_malformed``).
+    (``path_malformed``). A path that was read has the method's
+    description of its instance as the observation.
 
     Example:
         >>> from agent.llm import ScriptedLLM
@@ -153,13 +159,14 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
         ...             raise ParseError(f"not a number: {text!r}")
         ...         return [int(text)]
         ...     def instantiate(self, path): return path[0]
+        ...     def describe(self, path, inst): return f"got {inst}"
         ...     def feedback(self, path, inst, problem, triggers): return None if inst > 1 else [problem or "bigger"]
         ...     def edit_prompt(self, question, path, inst, feedback): return " ".join(feedback)
         ...     def malformed(self, exc): return f"write a number ({exc})"
         ...     def reject(self, edited): return None
         >>> out = run_loop(ScriptedLLM(["1", "two", "2"]), Numbers(), "a number?", max_edits=3)
         >>> [(t.action, t.error, t.observation) for t in out.traces]
-        [('generate_path', None, ''), ('edit_path', 'edit_malformed', "write a number (not a number: 'two')"), ('edit_path', None, '')]
+        [('generate_path', None, 'got 1'), ('edit_path', 'edit_malformed', "write a number (not a number: 'two')"), ('edit_path', None, 'got 2')]
     """
     out = LoopOutcome()
     text = ask_llm(llm, method.generate_prompt(question), "generate_path", out.traces, method.stop)
@@ -173,6 +180,8 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
             _mark(out, "path_malformed", problem)
     out.initial = out.path
     out.instance = method.instantiate(out.path)
+    if text is not None and problem is None:
+        out.traces[-1].observation = method.describe(out.path, out.instance)
     while out.error is None and out.edits < max_edits:
         feedback = method.feedback(out.path, out.instance, problem, out.triggers)
         if feedback is None:
@@ -206,4 +215,5 @@ def _edit_problem(method: PathMethod, reply: str, out: LoopOutcome) -> str | Non
         return _mark(out, "edit_too_long", rejected)
     out.path = edited
     out.instance = method.instantiate(edited)
+    out.traces[-1].observation = method.describe(edited, out.instance)
     return None

@@ -152,6 +152,14 @@ class TablePaths:
         self.queries += inst.queries
         return inst
 
+    def describe(self, path: TablePath, inst: _Instance) -> str:
+        """The headers found (and not found) and how many rows are kept."""
+        text = f"headers [{', '.join(inst.headers)}]"
+        if inst.unknown:
+            text += f"; not in the table: [{', '.join(inst.unknown)}]"
+        rows = f"{len(inst.rows)} row{'' if len(inst.rows) == 1 else 's'} kept"
+        return f"{text}; {rows}" + (" by the row constraints" if inst.constrained else "")
+
     def feedback(self, path: TablePath, inst: _Instance, problem: str | None, triggers: Counter[str]) -> list[str] | None:
         feedback = []
         if problem:
@@ -307,7 +315,9 @@ class TableReadi:
         )
         if text is None:
             return [], "llm_error"
-        return [{"value": a, "label": None} for a in _answers(text)], None
+        answers = _answers(text)
+        traces[-1].observation = f"answers: {', '.join(answers)}" if answers else "no Answer: line found in the reply"
+        return [{"value": a, "label": None} for a in answers], None
 
 
 def _answers(text: str) -> list[str]:

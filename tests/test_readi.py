@@ -186,7 +186,7 @@ def test_failed_readi_steps_say_what_was_wrong_in_the_transcript() -> None:
 
     replies = ["I am {not} sure -> ->", "Final Path: Tropical Storm Dolly -> president",
                "Final Path: Tropical Storm Dolly -> president", "garbage",
-               "Final Path: Tropical Storm Dolly -> a -> b -> c -> d -> e -> f -> g", "Answer: ['unknown']"]
+               "Final Path: Tropical Storm Dolly -> a -> b -> c -> d -> e -> f -> g", "So the answer is {unknown}."]
     args = build_parser().parse_args(["ask", "who is the president?", "--kb", "demo", "--method", "readi",
                                       "--entities", '{"Tropical Storm Dolly": "m.0107j2dw"}'])
     out = io.StringIO()
@@ -198,3 +198,7 @@ def test_failed_readi_steps_say_what_was_wrong_in_the_transcript() -> None:
     for line in failed:
         assert line.split("): ", 1)[1].strip(), line
     assert "could not be read" in failed[0] and "did not change the path" in failed[1] and "too long" in failed[3]
+    for line in lines:  # the other steps say what came of them too
+        assert line.split("): ", 1)[1].strip(), line
+    assert "Tropical Storm Dolly -> president: relation_not_instantiated" in lines[1]
+    assert lines[-1].endswith("answers: unknown")
