@@ -41,8 +41,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
 from agent.datasets import load_dataset
 from agent.environments import KB_HINT, open_environment
@@ -70,7 +71,7 @@ from pyql.environment import Environment
 from pyql.lines import split_lines
 from pyql.profiles import PROFILES
 
-__all__ = ["add_commands", "run_command", "run_episode", "ask_command", "eval_command", "trace_command"]
+__all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
 
@@ -247,6 +248,8 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         print(f"pyql eval: {dataset.skipped} items of {args.data} are not SELECT questions and are skipped", file=stream)
     if dataset.unlinked:
         print(f"pyql eval: {dataset.unlinked} items have no entry in {args.linking}: they have no entities", file=stream)
+    for note in dataset.notes:
+        print(f"pyql eval: {note}", file=stream)
     with _llm_for(args, llm) as the_llm:
         outcome = run_eval(
             dataset.items,

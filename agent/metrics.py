@@ -39,9 +39,10 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from pyql.errors import PyQLError
 
@@ -104,7 +105,7 @@ PRICES: dict[str, tuple[float, float]] = {
 _FREEBASE = ("http://rdf.freebase.com/ns/", "https://rdf.freebase.com/ns/", "ns:", "fb:")
 _WIKIDATA = ("http://www.wikidata.org/entity/", "https://www.wikidata.org/entity/", "wd:")
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?|[+-]?\.\d+(?:[eE][+-]?\d+)?")
-_TYPED = re.compile(r'^"(.*)"(?:\^\^\S+|@[A-Za-z-]+)$', re.S)
+_TYPED = re.compile(r'^"(.*)"(?:\^\^\S+|@[A-Za-z-]+)$', re.DOTALL)
 _MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.0+)?(?:Z|[+-]00:00)?$")
 _TRUE = {"yes", "true"}
 _FALSE = {"no", "false"}
@@ -668,8 +669,7 @@ def wtq_normalize(text: Any) -> str:
         x = _WTQ_OUTER_QUOTES.sub(r"\1", x.strip())
         if x == old:
             break
-    if x.endswith("."):
-        x = x[:-1]
+    x = x.removesuffix(".")
     return re.sub(r"\s+", " ", x).lower().strip()
 
 
@@ -700,51 +700,72 @@ def _wtq_date(text: str) -> tuple[int, int, int] | None:
     return year, month, day
 
 
+def _wtq_text(value: Any) -> str:
+    if isinstance(value, Mapping):
+        value = value.get("value")
+    return "" if value is None else str(value).strip()
+
+
 def wtq_value(value: Any) -> tuple[str, Any]:
     """One answer as a WTQ value: ``("number", x)``, ``("date", (y, m, d))`` or ``("string", text)``.
 
-    As in WTQ's evaluator, a value that reads as a number is a number, a
-    ``yyyy-mm-dd`` date (``xx`` for an unknown part) is a date, and a date with
-    only a year is the number of that year; the normalized text is kept for
-    comparing values of different kinds.
+    As in WTQ's evaluator (``to_value``), a value that reads as a number is a
+    number, a ``yyyy-mm-dd`` date (``xx`` for an unknown part) is a date, and a
+    date with only a year is the number of that year. A gold value that
+    carries WTQ's CoreNLP canonical form (``{"value": "Season 2", "canon":
+    "2.0"}``, from ``tagged/data/*.tagged``) is read from its canonical form,
+    as the official evaluator does with ``targetCanon``.
 
     Example:
         >>> wtq_value("22"), wtq_value("1994-xx-xx"), wtq_value("2009-11-xx"), wtq_value(" Hama ")
         (('number', 22.0), ('number', 1994.0), ('date', (2009, 11, -1)), ('string', 'hama'))
+        >>> wtq_value({"value": "December 6, 2010", "canon": "2010-12-06"}), wtq_value("December 6, 2010")
+        (('date', (2010, 12, 6)), ('string', 'december 6, 2010'))
     """
-    if isinstance(value, Mapping):
-        value = value.get("value")
-    text = "" if value is None else str(value).strip()
-    amount = _wtq_number(text)
+    text = _wtq_text(value)
+    canon = value.get("canon") if isinstance(value, Mapping) else None
+    source = str(canon).strip() if canon else text
+    amount = _wtq_number(source)
     if amount is not None:
         return ("number", amount)
-    date = _wtq_date(text)
+    date = _wtq_date(source)
     if date is not None:
         return ("number", float(date[0])) if date[1] == date[2] == -1 else ("date", date)
     return ("string", wtq_normalize(text))
 
 
 def _wtq_match(target: Any, predicted: Any) -> bool:
+    """The official ``target.match(predicted)``: the same normalized text, or equal numbers or dates."""
+    if wtq_normalize(_wtq_text(target)) == wtq_normalize(_wtq_text(predicted)):
+        return True
     t, p = wtq_value(target), wtq_value(predicted)
     if t[0] == "number" and p[0] == "number":
         return abs(t[1] - p[1]) < 1e-6
-    if t[0] == "date" and p[0] == "date":
-        return bool(t[1] == p[1])
-    return wtq_normalize(target.get("value") if isinstance(target, Mapping) else target) == wtq_normalize(
-        predicted.get("value") if isinstance(predicted, Mapping) else predicted
-    )
+    return t[0] == "date" and p[0] == "date" and t[1] == p[1]
+
+
+def _wtq_distinct(values: Sequence[Any]) -> list[Any]:
+    """The values once each, as the evaluator's ``set`` of values (numbers by amount, dates by day, text normalized)."""
+    seen: dict[tuple[str, Any], Any] = {}
+    for v in values:
+        seen.setdefault(wtq_value(v), v)
+    return list(seen.values())
 
 
 def wtq_denotation_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
-    """WTQ's denotation accuracy for one question: as many predictions as gold values,
-    and every gold value matched by a prediction (:func:`wtq_value`).
+    """WTQ's denotation accuracy for one question (``check_denotation`` of the official evaluator):
+    as many distinct predictions as distinct gold values, and every gold value matched by a
+    prediction (:func:`wtq_value`; gold values may carry their canonical form).
 
     Example:
         >>> wtq_denotation_match([{"value": "10.0"}], ["10"]), wtq_denotation_match(["Abu al-Duhur"], ["abu al-duhur"])
         (True, True)
         >>> wtq_denotation_match(["Morocco", "France"], ["Morocco", "France", "Spain"])
         False
+        >>> wtq_denotation_match(["2"], ["Season 2"]), wtq_denotation_match(["2"], [{"value": "Season 2", "canon": "2.0"}])
+        (False, True)
     """
+    predicted, gold = _wtq_distinct(predicted), _wtq_distinct(gold)
     if len(predicted) != len(gold):
         return False
     return all(any(_wtq_match(t, p) for p in predicted) for t in gold)
@@ -920,7 +941,7 @@ PAPER_RESULTS: tuple[tuple[str, str, str, dict[str, float]], ...] = (
 )
 
 _SOURCE_BENCHMARK = {"webqsp": "webqsp", "webqsp-raw": "webqsp", "dbbench": "wikisql", "wikisql": "wikisql"}
-_HOP = re.compile(r"^([123])-?hop", re.I)
+_HOP = re.compile(r"^([123])-?hop", re.IGNORECASE)
 
 
 def benchmark_of(records: Sequence[Mapping[str, Any]]) -> str | None:
