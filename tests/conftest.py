@@ -74,7 +74,8 @@ def virtuoso_server():
 
 def pytest_report_header(config: _pytest.Config) -> str:
     """Say where the shared data directory is and which of its files are there (README, "Tests")."""
-    from tests.shared_data import FILES, SHARED_DATA, shared_path  # (sys.path is set up above)
+    # sys.path holds the repository (see _load_virtuoso_module above)
+    from tests.shared_data import FILES, SHARED_DATA, shared_path
 
     found = [key for key in FILES if shared_path(key).is_file()]
     missing = "" if len(found) == len(FILES) else "; tests that need the missing files skip (README.md, 'Tests')"
