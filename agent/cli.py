@@ -86,6 +86,7 @@ from pyql.cli import (
     read_text,
 )
 from pyql.environment import Environment
+from pyql.lines import split_lines
 from pyql.profiles import PROFILES
 
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
@@ -468,7 +469,7 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
 
     Exits 3 (one line on stderr) when it stopped at a step whose KB could not be reached.
     """
-    lines = read_text(args.actions, "actions").splitlines()
+    lines = split_lines(read_text(args.actions, "actions"))
     if not (args.kb or args.db or args.table_json):
         raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
     kb_options(args)  # --kb-timeout/--default-graph without an endpoint: exit 2 before anything runs

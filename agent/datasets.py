@@ -49,6 +49,7 @@ from typing import Any
 
 from pyql.errors import PyQLError
 from pyql.kb import metaqa
+from pyql.lines import split_lines
 from pyql_sql import Executor, SQLError, Table
 from pyql_sql.table import wikisql_table_name
 from pyql_sql.wikisql import query_from_wikisql
@@ -160,7 +161,7 @@ def _read_records(path: Path, text: str | None = None) -> tuple[list[Any], bool]
     if isinstance(data, Mapping) and "Questions" in data:
         return [data], False
     records = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
         try:
@@ -518,7 +519,7 @@ def sparql_actions(sparql: str, answer: str = "?x") -> list[str] | None:
     if re.search(r"\b(ORDER\s+BY|LIMIT|OFFSET|GROUP\s+BY)\b", sparql, re.IGNORECASE):
         return None
     facts = []
-    for raw in sparql.splitlines():
+    for raw in split_lines(sparql):
         line = raw.strip()
         if line.upper().startswith("FILTER"):
             if not _NS_FILTER_OK.match(line):
@@ -775,7 +776,7 @@ _WTQ_HEADER = "id\tutterance\tcontext\ttargetValue"
 
 def _text_format(text: str, file: Path) -> str | None:
     """``metaqa`` or ``wtq`` for those text formats, None for JSON; errors for MetaQA's other files."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    first = next((line for line in split_lines(text) if line.strip()), "")
     if first.lstrip().startswith(("[", "{")):
         return None
     if first.rstrip("\r") == _WTQ_HEADER or first.startswith(_WTQ_HEADER + "\t"):
@@ -804,7 +805,7 @@ def _metaqa_qtypes(file: Path, count: int) -> list[str | None]:
     name = f"{file.stem}_qtype.txt"
     for candidate in (file.with_name(name), file.parent.parent / name):
         if candidate.is_file():
-            lines = [line.strip() for line in _read_text(candidate).splitlines() if line.strip()]
+            lines = [line.strip() for line in split_lines(_read_text(candidate)) if line.strip()]
             if len(lines) != count:
                 raise DatasetError(f"{candidate} has {len(lines)} question types for the {count} questions of {file}; they must match line by line")
             return list(lines)
@@ -812,7 +813,7 @@ def _metaqa_qtypes(file: Path, count: int) -> list[str | None]:
 
 
 def _metaqa_items(text: str, file: Path) -> Iterator[dict[str, Any]]:
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in split_lines(text) if line.strip()]
     qtypes = _metaqa_qtypes(file, len(lines))
     prefix = _metaqa_prefix(file)
     for index, line in enumerate(lines):
@@ -873,7 +874,7 @@ def read_wtq_table(path: str | Path) -> dict[str, Any]:
 
 def _wtq_rows(text: str, file: Path) -> Iterator[tuple[int, dict[str, str]]]:
     """The rows of a WTQ TSV (``data/*.tsv`` or ``tagged/data/*.tagged``) by its header's column names."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     header = lines[0].rstrip("\r").split("\t")
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():

@@ -37,6 +37,7 @@ from agent.faults import FAILED_TO_RUN, FINISHED, infra_failure
 from agent.llm import DEFAULT_STOP, LLM, LLMError, complete_action
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.actions import render_docs
+from pyql.lines import split_lines
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
 
@@ -350,13 +351,13 @@ def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace
 def _thought_action(text: str, step: int, action_line: str | None) -> str:
     """The Thought/Action pair as it goes back into the prompt (trailing text dropped)."""
     thought = ""
-    for line in text.splitlines():
+    for line in split_lines(text):
         stripped = line.strip()
         if stripped.lower().startswith("thought"):
             thought = stripped.split(":", 1)[1].strip() if ":" in stripped else ""
             break
     if not thought:
-        first = text.strip().splitlines()[0] if text.strip() else ""
+        first = split_lines(text.strip())[0] if text.strip() else ""
         thought = "" if first.lower().startswith("action") else first
     return f"Thought {step}: {thought}\nAction {step}: {action_line}"
 

@@ -131,6 +131,20 @@ class KBPaths:
     def instantiate(self, paths: tuple[PathSpec, ...]) -> list[PathInstance]:
         return self.inst.instantiate(paths, self.entities, self.question) if paths else []
 
+    def describe(self, paths: tuple[PathSpec, ...], results: list[PathInstance]) -> str:
+        """Per path: the relations it was bound to and its first values, or where and why it stopped."""
+        if not results:
+            return "no reasoning path was read"
+        parts = []
+        for r in results:
+            if r.complete:
+                shown = ", ".join(v.display() for v in r.values[:5]) + (", ..." if len(r.values) > 5 else "")
+                parts.append(f"{r.spec.render()}: instantiated as {' -> '.join(r.bound)}; values [{shown}]")
+            else:
+                where = f" at {r.stuck_relation}" if r.stuck_relation else ""
+                parts.append(f"{r.spec.render()}: {r.error or 'not instantiated'}{where} after {r.progress} of {len(r.spec.relations)} relations")
+        return "; ".join(parts)
+
     def feedback(
         self, paths: tuple[PathSpec, ...], results: list[PathInstance], problem: str | None, triggers: Counter[str]
     ) -> tuple[list[str], str, list[str]] | None:
@@ -275,6 +289,7 @@ class Readi:
         if text is None:
             return None
         names = parse_answers(text)
+        traces[-1].observation = f"answers: {', '.join(names)}" if names else "no answer in {...} found in the reply"
         pool: dict[str, dict[str, Any]] = {}
         for value in merged:
             for key in (value.get("label"), value.get("value")):

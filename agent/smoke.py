@@ -42,6 +42,7 @@ from agent.datasets import DatasetError, load_dataset, metaqa_relation
 from agent.llm import LLMConfig, ScriptedLLM
 from agent.metrics import summary_markdown_path
 from agent.runner import EvalOutcome, RunSettings, run_eval, summary_text
+from pyql.lines import split_lines
 
 __all__ = [
     "SMOKE",
@@ -162,7 +163,7 @@ def _add_sparql(graph: rdflib.Graph, item: Mapping[str, Any]) -> None:
             graph.add((node, _NAME, rdflib.Literal(label, lang="en")))
     for choice, (answer, _) in enumerate(answers):
         fresh: dict[str, rdflib.term.Node] = {"?x": answer}
-        for raw in sparql.splitlines():
+        for raw in split_lines(sparql):
             match = _TRIPLE.match(raw.strip())
             if not match or raw.strip().upper().startswith(("FILTER", "PREFIX", "SELECT")):
                 continue

@@ -40,6 +40,7 @@ from typing import Any
 from correction import Eraser, TriggerStats, registry
 from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
+from pyql.lines import split_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## ERASER overhead"
@@ -338,7 +339,7 @@ def questions() -> dict[str, dict[str, Any]]:
     """The demo questions by id."""
     path = ROOT / "pyql" / "data" / "demo_questions.jsonl"
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in split_lines(path.read_text(encoding="utf-8")):
         if line.strip():
             item = json.loads(line)
             out[item["id"]] = item

@@ -135,7 +135,7 @@ def multiple_actions(record: StepRecord, env: Environment) -> dict[str, Any] | N
     env="interpreter",
     phase="before",
     sides=BOTH,
-    doc="The action looks like a call but is malformed (unclosed parenthesis or quote, empty argument).",
+    doc="The action looks like a call but is malformed (unclosed parenthesis or quote, empty argument, text after the call on its line).",
     suggests="Says where reading failed and what was expected; shows a well-formed example.",
 )
 def syntax_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:

@@ -64,6 +64,16 @@ def test_a_failed_step_is_undone_and_says_why(kb: KB, action: str, error: str) -
     assert record not in env.memory.steps and record in env.history
 
 
+@pytest.mark.parametrize("line", ["execute()()", "execute() now", "Action 3: execute() ; DROP"])
+def test_text_after_the_call_is_not_run(kb: KB, line: str) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)
+    env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+    record = env.step(line)
+    assert (record.ok, record.error) == (False, "action_syntax")
+    assert "unexpected text after the call at column" in record.observation
+    assert not env.done
+
+
 def test_engine_errors_are_caught_and_undone(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
     env = SparqlEnvironment(kb, entities=RACHEL)
 

@@ -459,3 +459,21 @@ def test_rules_stop_bad_steps_before_they_cost_a_query(kb):
     for line in ["get_relation(?stream)", "add_fact(?a, meteorology.tropical_cyclone.category, ?b)", "foo()", "execute()"]:
         assert not env.step(line).ok
     assert kb.stats.queries == q0
+
+
+@pytest.mark.parametrize(
+    "line, found",
+    [
+        ("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category) to get it", "to get it"),
+        ("Thought 2: go.\nAction 2: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)()", "()"),
+    ],
+)
+def test_text_after_the_call_fires_syntax_error_and_names_it(kb, line, found):
+    """Trailing text on the action line is a syntax error: the step does not run and the guideline shows the text."""
+    eraser = Eraser()
+    env, records = run(kb, RACHEL, P[:1] + [line], eraser)
+    faulty = records[-1]
+    assert (faulty.ok, faulty.error) == (False, "syntax_error")
+    assert f"unexpected {found!r}" in faulty.guideline
+    assert "end of the action line" in faulty.guideline
+    assert faulty.kb_queries == 0 and not env.query.steps

@@ -52,12 +52,12 @@ from agent.runner import (
     summary_path,
 )
 from pyql.cli import main
+from tests.shared_data import needs_shared, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
 DEMO = Path(str(resources.files("pyql") / "data" / "demo_questions.jsonl"))
-WEBQSP = SHARED / "webqsp" / "WebQSP_test_processed.json"
-DBBENCH = SHARED / "wikisql_dbbench" / "dev.jsonl"
+WEBQSP = shared_path("webqsp")
+DBBENCH = shared_path("dbbench")
 COMPLETION = LLMConfig(mode="completion")
 
 
@@ -235,7 +235,7 @@ def test_demo_questions_load() -> None:
     assert q["answers"] == ["m.05f4r3k"] and q["actions"][-1] == "execute()" and q["table"] is None
 
 
-@pytest.mark.skipif(not WEBQSP.is_file(), reason="shared WebQSP data not present")
+@needs_shared("webqsp")
 def test_webqsp_processed_loads() -> None:
     ds = load_dataset(WEBQSP)
     assert ds.format == "webqsp" and len(ds) == 1639
@@ -245,7 +245,7 @@ def test_webqsp_processed_loads() -> None:
     assert len({item["id"] for item in ds}) == 1639
 
 
-@pytest.mark.skipif(not DBBENCH.is_file(), reason="shared dbbench data not present")
+@needs_shared("dbbench")
 def test_dbbench_select_items_load_and_make_table_environments() -> None:
     ds = load_dataset(DBBENCH)
     assert ds.format == "dbbench" and len(ds) == 14 and ds.skipped == 20
@@ -447,7 +447,7 @@ def example(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.skipif(not DBBENCH.is_file(), reason="shared dbbench data not present")
+@needs_shared("dbbench")
 def test_eval_on_table_items_scores_denotation(tmp_path: Path, example: Path) -> None:
     item = load_dataset(DBBENCH)[1]
     out = tmp_path / "tables.jsonl"
@@ -459,7 +459,7 @@ def test_eval_on_table_items_scores_denotation(tmp_path: Path, example: Path) ->
     assert "| denotation accuracy (1 table questions) | 1.000 |" in outcome.metrics.table()
 
 
-@pytest.mark.skipif(not DBBENCH.is_file(), reason="shared dbbench data not present")
+@needs_shared("dbbench")
 def test_ask_on_a_table_prints_the_json_contract(tmp_path: Path, example: Path) -> None:
     from agent.cli import ask_command
     from pyql.cli import build_parser

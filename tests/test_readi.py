@@ -175,3 +175,30 @@ def test_edit_demonstration_matches_the_demo_kb(kb: KB) -> None:
     assert r.error == "unnamed_end"
     assert [str(t) for t in r.instances] == ["(Tropical Storm Allison, meteorology.tropical_cyclone.damages, <compound node>)"]
     assert r.around == ["measurement_unit.dated_money_value.amount", "measurement_unit.dated_money_value.currency", "measurement_unit.dated_money_value.valid_date"]
+
+
+def test_failed_readi_steps_say_what_was_wrong_in_the_transcript() -> None:
+    """`pyql ask --method readi`: no `Observation N (error: ...):` line is left empty."""
+    import io
+
+    from agent.cli import ask_command
+    from pyql.cli import build_parser
+
+    replies = ["I am {not} sure -> ->", "Final Path: Tropical Storm Dolly -> president",
+               "Final Path: Tropical Storm Dolly -> president", "garbage",
+               "Final Path: Tropical Storm Dolly -> a -> b -> c -> d -> e -> f -> g", "So the answer is {unknown}."]
+    args = build_parser().parse_args(["ask", "who is the president?", "--kb", "demo", "--method", "readi",
+                                      "--entities", '{"Tropical Storm Dolly": "m.0107j2dw"}'])
+    out = io.StringIO()
+    ask_command(args, out, llm=ScriptedLLM(replies))
+    lines = [line for line in out.getvalue().split("\n") if line.startswith("Observation")]
+    failed = [line for line in lines if "(error:" in line]
+    assert [line.split("(error: ", 1)[1].split(")", 1)[0] for line in failed] == [
+        "path_malformed", "edit_unchanged", "edit_malformed", "edit_too_long"]
+    for line in failed:
+        assert line.split("): ", 1)[1].strip(), line
+    assert "could not be read" in failed[0] and "did not change the path" in failed[1] and "too long" in failed[3]
+    for line in lines:  # the other steps say what came of them too
+        assert line.split("): ", 1)[1].strip(), line
+    assert "Tropical Storm Dolly -> president: relation_not_instantiated" in lines[1]
+    assert lines[-1].endswith("answers: unknown")

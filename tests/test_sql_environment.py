@@ -26,10 +26,11 @@ from pyql_sql import Table, label_match
 from pyql_sql.actions import TableActions
 from pyql_sql.loaders import load_sqlite_table, load_table_json
 from pyql_sql.environment import TableEnvironment, TableMemory
+from tests.shared_data import needs_shared, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "data" / "wikisql_dbbench" / "dev.jsonl"
-needs_dev = pytest.mark.skipif(not DEV.is_file(), reason=f"{DEV} is not available")
+DEV = shared_path("dbbench")
+needs_dev = needs_shared("dbbench")
 
 STEP_KEYS = {"step", "action", "ok", "error", "observation"}
 
@@ -231,6 +232,9 @@ def test_failed_steps_leave_the_query_unchanged() -> None:
         "add_condition(Club)": "wrong_arity",
         "drop_table(Club)": "invalid_action",
         "add_condition(Club, =, Ajax": "action_syntax",
+        # text after the call is an error, not the call before it run alone
+        "add_condition(Club, =, x'); DROP TABLE games; --)": "action_syntax",
+        "add_condition(Club, =, Ajax) and more": "action_syntax",
         "execute()": "incomplete_query",
     }
     for line, error in failures.items():
