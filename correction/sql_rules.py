@@ -256,6 +256,7 @@ def _shown(value: object) -> str:
 
 @rule(
     "sql_unknown_column",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=SQL,
@@ -288,6 +289,7 @@ def sql_unknown_column(record: StepRecord, env: Environment) -> dict[str, Any] |
 
 @rule(
     "sql_bad_operator",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=SQL,
@@ -321,6 +323,7 @@ def sql_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] | N
 
 @rule(
     "sql_bad_aggregation",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=SQL,
@@ -362,6 +365,7 @@ def sql_bad_aggregation(record: StepRecord, env: Environment) -> dict[str, Any] 
 
 @rule(
     "sql_type_mismatch",
+    kind="error",
     env="interpreter",
     phase="any",
     sides=SQL,
@@ -406,6 +410,7 @@ def sql_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | 
 
 @rule(
     "sql_duplicate_equality",
+    kind="error",
     env="memory",
     phase="before",
     sides=SQL,
@@ -438,6 +443,7 @@ def sql_duplicate_equality(record: StepRecord, env: Environment) -> dict[str, An
 
 @rule(
     "sql_condition_before_get_column",
+    kind="error",
     env="memory",
     phase="before",
     sides=SQL,
@@ -463,6 +469,7 @@ def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dic
 
 @rule(
     "sql_value_not_in_column",
+    kind="error",
     env="memory",
     phase="before",
     sides=SQL,
@@ -500,6 +507,7 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
 
 @rule(
     "sql_empty_result",
+    kind="error",
     env="kb",
     phase="after",
     sides=SQL,

@@ -352,6 +352,9 @@ CASES: list[Case] = [
 ]
 
 BY_RULE = {case.rule: case for case in CASES}
+#: Cases of error rules (the step is blocked) and of advice rules (the step runs, with a note).
+ERROR_CASES = [c for c in CASES if registry.get(c.rule).kind == "error"]
+ADVICE_CASES = [c for c in CASES if registry.get(c.rule).kind == "advice"]
 
 
 @pytest.fixture(scope="module")
@@ -380,7 +383,7 @@ def test_at_least_33_sparql_rules():
     assert len(registry.ordered("sparql")) >= 33
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.rule for c in CASES])
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c.rule for c in ERROR_CASES])
 def test_rule_fires_on_its_mistake(kb, case):
     eraser = Eraser(disabled=case.disabled)
     env, records = run(kb, case.entities, case.lines, eraser)
@@ -411,7 +414,25 @@ def test_fixed_sequence_fires_nothing(kb, case):
     assert eraser.stats.total == 0
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.rule for c in CASES])
+@pytest.mark.parametrize("case", ADVICE_CASES, ids=[c.rule for c in ADVICE_CASES])
+def test_advice_rule_runs_the_step_with_a_note(kb, case):
+    """An advice rule never blocks: the environment makes the skipped look, runs the step, adds a note."""
+    eraser = Eraser(disabled=case.disabled)
+    env, records = run(kb, case.entities, case.lines, eraser)
+    *before, advised = records
+    assert all(r.ok for r in before)
+    assert advised.ok and advised.error is None, advised.observation
+    assert advised.advice == case.rule
+    assert advised.note and advised.observation.endswith(f"Note: {advised.note}")
+    assert case.mention in advised.note, advised.note
+    assert "re-generate" not in advised.note  # a note, not a correction
+    assert advised.looks, "the environment made the look the step skipped"
+    assert env.memory.steps[-1] is advised
+    assert eraser.stats.counts == {case.rule: 1} and eraser.stats.advice == {case.rule: 1}
+    assert advised.to_json()["advice"] == case.rule
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c.rule for c in ERROR_CASES])
 def test_kb_query_budget(kb, raw_kb, case):
     """The analyzer sends no KB query beyond what the firing rule declares; stopped steps send none."""
     rule = registry.get(case.rule)
