@@ -21,17 +21,16 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["Ranker", "rank_relations", "question_words", "overlap_score"]
+__all__ = ["Ranker", "overlap_score", "question_words", "rank_relations"]
 
 #: A relation ranker: (question, relations) → relations, best first (it may keep fewer).
 Ranker = Callable[[str | None, list[str]], list[str]]
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(
-    "a an and are as at be by did do does for from has have how in is it of on or than that the this to was "
-    "were what when where which who whom whose why with".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "did", "do", "does", "for", "from", "has", "have", "how", "in", "is", "it", "of", "on", "or", "than", "that", "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "whom", "whose", "why", "with"]
 )
 
 
