@@ -451,7 +451,8 @@ def sql_duplicate_equality(record: StepRecord, env: Environment) -> dict[str, An
     feedback=("kb", "memory"),
     doc="`add_condition(column, =, value)` with a value that is not in the column, and `get_column` "
     "was never called on that column (a guessed value).",
-    suggests="`get_column(column)` first, to see how its values are written.",
+    suggests="`get_column(column)` first, to see how its values are written; the closest values of the column "
+    "and the other columns that hold the value.",
 )
 def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     found = _condition_args(record)
@@ -464,7 +465,19 @@ def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dic
         return None
     if _present(env, column, value):
         return None
-    return {"column": column.header, "value": value}
+    return {"column": column.header, "value": value, **_candidates(env, column, value)}
+
+
+def _candidates(env: Environment, column: Column, value: str) -> dict[str, list[str]]:
+    """The column's values closest to a value, and the other columns that hold it (the guideline's choices)."""
+    try:
+        values = env.executor.get_column(column.index, limit=10000).values  # type: ignore[attr-defined]
+    except PyQLError:
+        values = []
+    return {
+        "closest": [repr(v) for v in closest_values(values, value)],
+        "elsewhere": [_quote(h) for h in _columns_holding(env, value, column.index)],
+    }
 
 
 @rule(
@@ -489,16 +502,7 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
         return None
     if _present(env, column, value):
         return None
-    try:
-        values = env.executor.get_column(column.index, limit=10000).values  # type: ignore[attr-defined]
-    except PyQLError:
-        values = []
-    return {
-        "column": column.header,
-        "value": value,
-        "closest": [repr(v) for v in closest_values(values, value)],
-        "elsewhere": [_quote(h) for h in _columns_holding(env, value, column.index)],
-    }
+    return {"column": column.header, "value": value, **_candidates(env, column, value)}
 
 
 # ---------------------------------------------------------------------------
