@@ -650,6 +650,38 @@ def compare_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any
 # Time constraints
 
 
+def _time_relations(f: Facts) -> tuple[Any, Relations | None, list[str]]:
+    """The constrained variable, its ``get_relation`` result, and the start/end parameters whose relation it lacks."""
+    var = f.term("var")
+    rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
+    allowed = set(rels.all()) if rels is not None else f.known_relations
+    missing = [
+        param
+        for param in ("start_relation", "end_relation")
+        if isinstance(f.term(param), IRI) and f.short(f.term(param)) not in allowed
+    ]
+    return var, rels, missing
+
+
+@rule(
+    "time_constraint_before_get_relation",
+    kind="advice",
+    env="memory",
+    phase="before",
+    actions=("add_time_constrain",),
+    doc="`add_time_constrain` on a variable no `get_relation` has looked at, with a start/end relation no "
+    "`get_relation` returned (guessed relations). Advice: the environment runs `get_relation` of the variable "
+    "itself; `time_constraint_unknown_relation` then judges the relations.",
+    suggests="A note: call `get_relation` of the variable first; the step is not blocked.",
+)
+def time_constraint_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var, rels, missing = _time_relations(f)
+    if rels is not None or not missing or not isinstance(var, Variable) or not f.is_created(var):
+        return None
+    return {"relation": f.raw(missing[0]), "var": str(var), "looks": [var]}
+
+
 @rule(
     "time_constraint_unknown_relation",
     kind="error",
@@ -658,23 +690,19 @@ def compare_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any
     actions=("add_time_constrain",),
     doc="A start/end relation of `add_time_constrain` is not among the relations `get_relation` returned "
     "for the variable (a missing date counts as open, so a wrong relation would silently keep everything).",
-    suggests="The relations of the variable (or `get_relation` of it first).",
+    suggests="The relations of the variable, ranked against the question.",
 )
 def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     f = facts(record, env)
-    var = f.term("var")
-    rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
-    allowed = set(rels.all()) if rels is not None else f.known_relations
-    for param in ("start_relation", "end_relation"):
-        term = f.term(param)
-        if isinstance(term, IRI) and f.short(term) not in allowed:
-            return {
-                "relation": f.raw(param),
-                "param": param,
-                "var": str(var),
-                "relations": f.ranked(rels.forward) if rels is not None else [],
-            }
-    return None
+    var, rels, missing = _time_relations(f)
+    if rels is None or not missing:
+        return None  # not looked at yet: time_constraint_before_get_relation (advice) makes the look
+    return {
+        "relation": f.raw(missing[0]),
+        "param": missing[0],
+        "var": str(var),
+        "relations": f.ranked(rels.forward),
+    }
 
 
 # ---------------------------------------------------------------------------

@@ -278,6 +278,13 @@ CASES: list[Case] = [
         "?rachel_formed",
     ),
     Case(
+        "time_constraint_before_get_relation",
+        LOUISIANA,
+        POSITIONS[:2] + [TIME_2005],  # ?position was never looked at: the environment looks, the step runs
+        POSITIONS + [TIME_2005],
+        "get_relation(?position)",
+    ),
+    Case(
         "time_constraint_unknown_relation",
         LOUISIANA,
         POSITIONS + [f"add_time_constrain(?position, {GOV}.start_date, {GOV}.to, 2005-12-31, 2005-01-01)"],
