@@ -194,12 +194,22 @@ class SparqlEnvironment(Environment):
     def suggested_looks(self, record: StepRecord) -> list[Term]:
         """The looks for a failed step: its entities and existing variables, else the linked entities.
 
+        Only for steps that need a relation (``get_relation``, ``add_fact``, the
+        type and time constraints) or that could not be read as an action; for
+        the others (``set_answer``, ``add_max``, ``execute`` ...) relations do
+        not help and the guideline's variables are the candidates (none).
+
         Example:
             >>> from pyql.kb import KB
             >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
             >>> [env.kb.profile.shorten(t.value) for t in env.suggested_looks(env.step("add_fact(?a, x.y.z, ?b)"))]
             ['m.0crbvqz']
+            >>> env.suggested_looks(env.step('set_answer("yes")'))
+            []
         """
+        if record.action in self.actions.names and record.action != "get_relation":
+            if not any(p.kind == "relation" for p in self.actions.spec(record.action).params):
+                return []
         known = self.memory.linked_ids | self.memory.seen
         out: list[Term] = []
         for name, value in record.args.items():

@@ -241,3 +241,16 @@ def test_normalized_action_ignores_spacing() -> None:
 
     assert normalized_action(StepRecord(1, "add_max( ?t )")) == normalized_action(StepRecord(2, "add_max(?t)")) == "add_max(?t)"
     assert normalized_action(StepRecord(1, "add_max(?t)")) != normalized_action(StepRecord(1, "add_min(?t)"))
+
+
+def test_level_two_shows_no_relations_where_relations_do_not_help(kb: KB) -> None:
+    """A repeated bad set_answer: level 2 points at the candidates (the variables), not at get_relation output."""
+    from correction import Eraser
+
+    env = SparqlEnvironment(kb, entities=RACHEL, analyzer=Eraser())
+    assert env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok
+    records = [env.step("set_answer(answer_var)") for _ in range(3)]
+    assert [r.escalation for r in records] == [0, 1, 2]
+    assert "The environment looked for you" not in records[2].observation
+    assert "Choose one of the candidates instead" in records[2].observation
+    assert "Existing variables include: ?c" in records[2].observation
