@@ -113,6 +113,7 @@ class Eraser:
         self.stats = TriggerStats()
         self._renderer = renderer(max_choices)
         self._last_record: Any = None
+        self._fired: set[str] = set()
         self._rules: dict[tuple[str, str], tuple[tuple[Rule, ...], list[Rule]]] = {}
 
     def __repr__(self) -> str:
@@ -137,6 +138,7 @@ class Eraser:
         start = time.perf_counter()
         if record is not self._last_record:
             self._last_record = record
+            self._fired = set()
             self.stats.steps += 1
         try:
             return self._check(record, env)
@@ -170,16 +172,24 @@ class Eraser:
                 if advice is None:
                     advice = (found, context)
                 continue  # an error found later still blocks the step
-            self.stats.record(found.id)
+            self._count(found.id)
             return Feedback(found.id, self.guideline(found, record, env, context), looks=tuple(context.get("looks", ())))
         if advice is not None:
             found, context = advice
-            self.stats.record(found.id)
-            self.stats.advice[found.id] += 1
+            if self._count(found.id):
+                self.stats.advice[found.id] += 1
             return Feedback(
                 found.id, self.guideline(found, record, env, context), advice=True, looks=tuple(context.get("looks", ()))
             )
         return None
+
+    def _count(self, rule_id: str) -> bool:
+        """Count a rule once per step, however often the environment asks again after a look."""
+        if rule_id in self._fired:
+            return False
+        self._fired.add(rule_id)
+        self.stats.record(rule_id)
+        return True
 
     def guideline(self, found: Rule, record: StepRecord, env: Environment, context: dict[str, Any]) -> str:
         """Render a rule's guideline for a step (the trigger's context plus the step's own fields).

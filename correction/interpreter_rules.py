@@ -179,6 +179,25 @@ def invalid_action(record: StepRecord, env: Environment) -> dict[str, Any] | Non
     return {"name": name, "actions": _actions(env), "close": close[0] if close else ""}
 
 
+def _relation_owners(f: Any, raw_args: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The relations (ranked) of the entities/variables a relation could start from, and those still to look at.
+
+    The known entities and existing variables among the call's arguments,
+    else the linked entities (two at most). Those no ``get_relation`` has
+    shown are returned as looks for the environment to make (rules never query).
+    """
+    ends = [a.strip() for a in raw_args if a.strip() in f.known_ids or f.is_created(a.strip())]
+    ends = list(dict.fromkeys(ends or f.linked))[:2]
+    owners, looks = [], []
+    for key in ends:
+        rels = f.relations_of(key)
+        if rels is None:
+            looks.append(key)
+        else:
+            owners.append({"name": key, "forward": f.ranked(rels.forward), "backward": f.ranked(rels.backward)})
+    return owners, looks
+
+
 @rule(
     "wrong_arity",
     kind="error",
@@ -187,7 +206,8 @@ def invalid_action(record: StepRecord, env: Environment) -> dict[str, Any] | Non
     sides=BOTH,
     doc="The action has the wrong number of arguments.",
     suggests="The signature, how many arguments are expected and were given, and an example; on a KB the "
-    "entities of the question and the existing variables to fill it with.",
+    "entities of the question and the existing variables to fill it with, and for `add_fact` the relations "
+    "of its entity (the environment looks them up when no `get_relation` has).",
 )
 def wrong_arity(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     exc = record.exception
@@ -198,7 +218,10 @@ def wrong_arity(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     call = record.call
     takes_nodes = env_side(env) == "sparql" and any(p.kind in ("node", "variable") for p in spec.params)
     f = facts(record, env)
+    owners, looks = _relation_owners(f, list(call.raw_args) if call is not None else []) if spec.name == "add_fact" else ([], [])
     return {
+        "owners": owners,
+        "looks": looks,
         "entities": f.linked if takes_nodes else [],
         "variables": f.variables_or_none() if takes_nodes else [],
         "signature": spec.signature,
@@ -336,16 +359,20 @@ def relation_expected(record: StepRecord, env: Environment) -> dict[str, Any] | 
     f = facts(record, env)
     relations: list[str] = []
     owners = []
+    looks = []
     for param in ("head", "tail", "var"):
         key = f.raw(param)
         rels = f.relations_of(key) if key else None
         if rels is not None:
             owners.append(key)
             relations.extend(rels.all())
+        elif key and (key in f.known_ids or f.is_created(key)):
+            looks.append(key)  # the environment looks, then the guideline lists what it found
     is_type = record.action == "add_type_constrain"
     if is_type:
         relations = _type_guesses(relations)
     return {
+        "looks": looks,
         "value": exc.value,
         "param": exc.parameter,
         "signature": f.signature,

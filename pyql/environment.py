@@ -26,7 +26,10 @@ skipped a look, e.g. ``add_fact`` before ``get_relation``) rather than an
 error. Advice never blocks a step: the environment performs the skipped
 looks itself (:meth:`Environment.look`, recorded in the memory as if the
 step had made them), asks the analyzer again, and when no error is found
-runs the step and appends the advice to its observation as a note.
+runs the step and appends the advice to its observation as a note. An
+error verdict may name looks too (:attr:`Feedback.looks`): the environment
+makes them and asks again, so the guideline can list what they found
+(the relations an entity really has).
 
 The same failed action again (:func:`normalized_action`) escalates
 (:attr:`StepRecord.escalation`): level 1 says it repeats a failed step,
@@ -386,9 +389,7 @@ class Environment:
         feedback: Feedback | None = None
         try:
             self._prepare(record, text)
-            feedback = self._analyze(record, "before")
-            if feedback is not None and feedback.advice:
-                feedback = self._take_advice(record, feedback)
+            feedback = self._follow_looks(record, self._analyze(record, "before"))
             if feedback is None:
                 self._execute(record)
         except PyQLError as exc:
@@ -398,6 +399,10 @@ class Environment:
         record.seconds = seconds1 - seconds0
         if feedback is None:
             feedback = self._analyze(record, record.phase)
+            if record.phase == "before" and feedback is not None and feedback.looks:
+                feedback = self._follow_looks(record, feedback)  # a step that failed to parse or convert
+                queries2, seconds2 = self.backend_counters()
+                record.kb_queries, record.seconds = queries2 - queries0, seconds2 - seconds0
         self._judge(record, feedback)
         if record.ok:
             self._keep(record)
@@ -406,13 +411,28 @@ class Environment:
         self.history.append(record)
         return record
 
-    def _take_advice(self, record: StepRecord, feedback: Feedback) -> Feedback | None:
-        """Advice does not block: make the skipped looks, then ask again; only an error blocks."""
-        record.advice, record.note = feedback.rule_id, feedback.guideline
+    def _follow_looks(self, record: StepRecord, feedback: Feedback | None) -> Feedback | None:
+        """Make the looks a verdict names, then ask the analyzer again (once).
+
+        Advice does not block: after the skipped looks only an error found
+        then stops the step. An error stays an error; when its looks taught
+        the memory something new, the second verdict's guideline (which can
+        now list what the looks found) replaces the first.
+        """
+        if feedback is None or not (feedback.advice or feedback.looks):
+            return feedback
+        if feedback.advice:
+            record.advice, record.note = feedback.rule_id, feedback.guideline
+        version = self.memory.version
         if feedback.looks:
             record.looks = self.look(feedback.looks)
+        if feedback.advice:
+            again = self._analyze(record, "before")
+            return None if again is None or again.advice else again
+        if self.memory.version == version:
+            return feedback
         again = self._analyze(record, "before")
-        return None if again is None or again.advice else again
+        return again if again is not None and not again.advice else feedback
 
     def _escalate(self, record: StepRecord) -> None:
         """The same failed action again gets a stronger response (see the module docstring)."""

@@ -487,3 +487,24 @@ def test_rules_stop_bad_steps_before_they_cost_a_query(kb):
     for line in ["get_relation(?stream)", "add_fact(?a, meteorology.tropical_cyclone.category, ?b)", "foo()", "execute()"]:
         assert not env.step(line).ok
     assert kb.stats.queries == q0
+
+
+@pytest.mark.parametrize(
+    "line,rule_id",
+    [("add_fact(m.0crbvqz, ?category)", "wrong_arity"), ('add_fact(m.0crbvqz, "category", ?category)', "relation_expected")],
+)
+def test_error_guidelines_carry_the_entitys_real_relations(kb, line, rule_id):
+    """Issue 11: a wrong add_fact before any get_relation: the environment looks the entity's relations up
+    (one query, kept in the memory) and the guideline lists them, ranked against the question."""
+    eraser = Eraser()
+    env = SparqlEnvironment(kb, question="what category is tropical storm rachel?", entities=RACHEL, analyzer=eraser)
+    record = env.step(line)
+    assert not record.ok and record.error == rule_id
+    real = kb.relations("m.0crbvqz")
+    for relation in real.forward:
+        assert relation in record.guideline, relation
+    assert "meteorology.tropical_cyclone.category" in record.guideline.split("m.0crbvqz include: ")[1][:60]
+    assert record.kb_queries == 1 and "m.0crbvqz" in env.memory.relations
+    assert eraser.stats.counts == {rule_id: 1}  # asked twice (before and after the look), counted once
+    again = env.step(line)
+    assert again.kb_queries == 0 and again.error == rule_id  # the memory has the relations now
