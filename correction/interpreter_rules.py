@@ -206,7 +206,7 @@ def _relation_owners(f: Any, raw_args: list[str]) -> tuple[list[dict[str, Any]],
     sides=BOTH,
     doc="The action has the wrong number of arguments.",
     suggests="The signature, how many arguments are expected and were given, and an example; on a KB the "
-    "entities of the question and the existing variables to fill it with, and for `add_fact` the relations "
+    "entities of the question and the existing variables to fill it with, and for a triple pattern the relations "
     "of its entity (the environment looks them up when no `get_relation` has).",
 )
 def wrong_arity(record: StepRecord, env: Environment) -> dict[str, Any] | None:

@@ -207,9 +207,11 @@ class SparqlEnvironment(Environment):
             >>> env.suggested_looks(env.step('set_answer("yes")'))
             []
         """
-        if record.action in self.actions.names and record.action != "get_relation":
-            if not any(p.kind == "relation" for p in self.actions.spec(record.action).params):
-                return []
+        needs_relation = record.action not in self.actions.names or record.action == "get_relation" or any(
+            p.kind == "relation" for p in self.actions.spec(record.action).params
+        )
+        if not needs_relation:
+            return []
         known = self.memory.linked_ids | self.memory.seen
         out: list[Term] = []
         for name, value in record.args.items():
