@@ -154,6 +154,8 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--feedback", default="eraser", choices=list(FEEDBACK_MODES),
                    help="eraser: targeted guidelines (default); raw: the raw error; none: only that the step failed")
     g.add_argument("--max-steps", type=_positive, default=12, help="actions before the agent must answer (default 12)")
+    g.add_argument("--max-repeats", type=_positive, default=3,
+                   help="repeats of the same failed action before the agent stops that line and answers (default 3)")
     g.add_argument("--example", help="one-shot example: a bundled name (freebase, table) or a text file")
     g.add_argument("--ranker", default="bm25", choices=list(_RANKERS),
                    help="relation ranking when an entity has more than --max-relations relations (default bm25)")
@@ -171,6 +173,7 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         method=args.method,
         feedback=args.feedback,
         max_steps=args.max_steps,
+        max_repeats=getattr(args, "max_repeats", 3),
         example=args.example,
         ranker=args.ranker,
         max_relations=args.max_relations,

@@ -25,8 +25,11 @@ Example:
 
 from __future__ import annotations
 
+import threading
+from functools import lru_cache
 from typing import Any, Callable, Mapping
 
+from agent import ranking
 from correction import eraser_for
 from pyql.cli import UsageError, read_entities
 from pyql.environment import Environment
@@ -36,7 +39,7 @@ from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
 from pyql_sql.table import Table
 
-__all__ = ["feedback_options", "kb_options", "open_environment", "KB_HINT"]
+__all__ = ["feedback_options", "kb_options", "open_environment", "candidate_ranker", "KB_HINT"]
 
 #: What ``--kb`` accepts, for messages.
 KB_HINT = "demo, a Turtle/N-Triples file, oxigraph:PATH or an http(s)://…/sparql endpoint"
@@ -80,6 +83,8 @@ def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
     result fails the step. ``none``: no correction; for ``pyql run`` an
     empty result still fails the step, for an agent it is shown as it is
     (the agent only says that a step failed, see :class:`~agent.query_agent.AgentConfig`).
+    ERASER's guidelines are worded for their reader: an agent is asked to
+    re-generate its Thought and Action, a ``pyql run`` user to correct the action.
 
     Raises:
         correction.EraserError: an unknown mode.
@@ -87,8 +92,40 @@ def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
     Example:
         >>> feedback_options("none", agent=True)
         {'analyzer': None, 'undo_empty': False}
+        >>> feedback_options("eraser")["analyzer"].audience
+        'user'
     """
-    return {"analyzer": eraser_for(feedback), "undo_empty": not (agent and feedback == "none")}
+    return {
+        "analyzer": eraser_for(feedback, audience="agent" if agent else "user"),
+        "undo_empty": not (agent and feedback == "none"),
+    }
+
+
+@lru_cache(maxsize=8)
+def candidate_ranker(name: str | None) -> Callable[[str | None, list[str]], list[str]] | None:
+    """The ranker that orders the candidate relations of guidelines and looks, best first.
+
+    It is the ``--ranker`` of the run (:mod:`agent.ranking`), asked for its
+    full order (``get_relation`` observations keep their own, shuffled, cut).
+    None for no name or ``none``: the environment then orders candidates by
+    word overlap with the question (:func:`pyql.candidates.rank_relations`).
+
+    Example:
+        >>> candidate_ranker("bm25")("what category is it", ["a.b.formed", "a.b.category"])[0]
+        'a.b.category'
+        >>> candidate_ranker(None) is None
+        True
+    """
+    if not name or name.strip().lower() == "none":
+        return None
+    ranker = ranking.get_ranker(name)
+    guard = threading.Lock()
+
+    def rank(question: str | None, relations: list[str]) -> list[str]:
+        with guard:
+            return ranker.rank(question or "", list(relations))
+
+    return rank
 
 
 def _table_of(options: Any, item: Mapping[str, Any] | None) -> tuple[Table | None, str | None]:
@@ -154,5 +191,6 @@ def open_environment(
         entities=entities,
         relation_ranker=ranker,
         max_relations=getattr(options, "max_relations", 40),
+        candidate_ranker=candidate_ranker(getattr(options, "ranker", None)) if ranker is not None else None,
         **settings,
     )

@@ -82,7 +82,12 @@ def load_example(name_or_path: str | Path) -> str:
 
 @dataclass
 class StepTrace:
-    """One step of an episode, as written to the trace."""
+    """One step of an episode, as written to the trace.
+
+    ``advice`` is the ERASER advice rule the step ran with (not blocked, a
+    note in the observation); ``escalation`` the level of a repeated failed
+    action (0: not a repeat; see :mod:`pyql.environment`).
+    """
 
     step: int
     prompt_sha256: str
@@ -100,6 +105,8 @@ class StepTrace:
     attempts: int = 1
     prompt: str | None = None
     forced: bool = False
+    advice: str | None = None
+    escalation: int = 0
 
 
 @dataclass
@@ -109,6 +116,10 @@ class AgentResult:
     ``status`` is ``finished`` when the episode ran to its end (scored), or
     ``failed_to_run`` when a service failed (:mod:`agent.faults`); ``error``
     is then ``"kind: message"``.
+    ``rules`` counts the ERASER rules that stopped a step, ``advice`` the
+    advice rules a step ran with, ``escalations`` the repeated failed
+    actions by escalation level ("1", "2", "3"); ``stopped`` says why the
+    agent ended a line of action early ("repeated_mistake"), if it did.
     """
 
     question: str
@@ -126,6 +137,9 @@ class AgentResult:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     status: str = FINISHED
+    advice: dict[str, int] = field(default_factory=dict)
+    escalations: dict[str, int] = field(default_factory=dict)
+    stopped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the trace record of the question)."""

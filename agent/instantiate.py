@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.reasoning_path import ANSWER, PathSpec
+from pyql.candidates import rank_relations
 from pyql.errors import PyQLError
 from pyql.observation import Value
 from pyql.query import Query
@@ -268,9 +269,11 @@ class Instantiator:
         return result
 
     def _ranked(self, question: str, relations: Sequence[str]) -> list[str]:
+        """The candidates around a stuck point: ranked against the question and capped, by the shared
+        :func:`pyql.candidates.rank_relations` (the same candidates ERASER's guidelines list)."""
         if not relations:
             return []
-        return self.ranker.rank(question, list(relations))[: self.around_cap]
+        return rank_relations(question, relations, lambda q, rs: self.ranker.rank(q or "", rs), self.around_cap)
 
     def _instances(self, result: PathInstance) -> list[Triple]:
         """Sample triples of the instantiated prefix, with labels (one query)."""

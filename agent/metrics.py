@@ -471,6 +471,9 @@ class RunMetrics:
         tpq: seconds per question.
         invalid_action_rate: share of steps with an invalid action.
         rules: ERASER trigger counts, rule id → times (most frequent first).
+        advice: ERASER advice that did not block a step, rule id → times.
+        escalations: repeated failed actions by escalation level ("1", "2", "3") → times.
+        stopped: episodes the agent ended early on a repeated mistake.
     """
 
     questions: int = 0
@@ -494,6 +497,9 @@ class RunMetrics:
     invalid_action_rate: float = 0.0
     rules: dict[str, int] = field(default_factory=dict)
     readi: dict[str, float] | None = None
+    advice: dict[str, int] = field(default_factory=dict)
+    escalations: dict[str, int] = field(default_factory=dict)
+    stopped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (floats rounded).
@@ -528,6 +534,12 @@ class RunMetrics:
             ("seconds per question (TPQ)", f"{self.tpq:.2f}"),
             ("invalid-action rate (of steps)", f"{self.invalid_action_rate:.3f}"),
             ("ERASER triggers", str(sum(self.rules.values()))),
+            ("ERASER advice (steps run with a note)", str(sum(self.advice.values()))),
+            (
+                "repeated failed actions: escalation level 1 / 2 / 3",
+                " / ".join(str(self.escalations.get(level, 0)) for level in ("1", "2", "3")),
+            ),
+            ("stopped on a repeated mistake", str(self.stopped)),
         ]
         if self.readi is not None:
             r = self.readi
@@ -629,6 +641,11 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
             costs.append(cost_usd(r.get("model"), int(r.get("tokens_in") or 0), int(r.get("tokens_out") or 0), prices))
     stats = trigger_stats(records)
     rules = dict(stats.counts.most_common()) if stats is not None else {}
+    advice: Counter[str] = Counter()
+    escalations: Counter[str] = Counter()
+    for r in records:
+        advice.update({str(k): int(v) for k, v in (r.get("advice") or {}).items()})
+        escalations.update({str(k): int(v) for k, v in (r.get("escalations") or {}).items()})
     total_cost = sum(costs)
     return RunMetrics(
         readi=readi_metrics(records),
@@ -652,6 +669,9 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         tpq=_mean([float(r.get("seconds") or 0) for r in records]),
         invalid_action_rate=invalid_action_rate(records),
         rules=rules,
+        advice=dict(advice.most_common()),
+        escalations=dict(sorted(escalations.items())),
+        stopped=sum(r.get("stopped") == "repeated_mistake" for r in records),
     )
 
 

@@ -65,6 +65,10 @@ class AgentConfig:
             the prompt; older observations are shortened first, never the current step.
         keep_observation: characters an older observation is cut to when trimming.
         trace_prompts: "hash" (sha256 of each prompt) or "full" (the text too).
+        max_repeats: repeats of the same failed action the agent allows; at
+            this many it stops that line of action and answers with what it
+            has (so one repeated mistake costs at most ``max_repeats + 1`` LLM
+            calls). The environment escalates each repeat (:mod:`pyql.environment`).
     """
 
     max_steps: int = 12
@@ -75,6 +79,7 @@ class AgentConfig:
     token_budget: int = 6000
     keep_observation: int = 160
     trace_prompts: str = "hash"
+    max_repeats: int = 3
 
     def __post_init__(self) -> None:
         if self.feedback not in FEEDBACK_MODES:
@@ -85,6 +90,8 @@ class AgentConfig:
             raise AgentConfigError(f"unknown prompt style {self.prompt_style!r}; use auto, text or chat")
         if self.max_steps < 1:
             raise AgentConfigError(f"max_steps must be ≥ 1, got {self.max_steps}")
+        if self.max_repeats < 1:
+            raise AgentConfigError(f"max_repeats must be ≥ 1, got {self.max_repeats}")
 
 
 @dataclass
@@ -106,6 +113,7 @@ class _Episode:
     tokens_out: int = 0
     error: str | None = None
     forced: bool = False
+    stopped: str | None = None
 
 
 class QueryAgent:
@@ -237,6 +245,9 @@ class QueryAgent:
             rules=dict(Counter(t.rule for t in episode.traces if t.rule)),
             error=episode.error,
             status=FAILED_TO_RUN if episode.error else FINISHED,
+            advice=dict(Counter(t.advice for t in episode.traces if t.advice and t.ok)),
+            escalations={str(k): v for k, v in sorted(Counter(t.escalation for t in episode.traces if t.escalation).items())},
+            stopped=episode.stopped,
         )
 
     def _infra(self, env: Any, record: Any, episode: _Episode) -> bool:
@@ -248,7 +259,12 @@ class QueryAgent:
         return True
 
     def _step(self, env: Any, episode: _Episode, step: int) -> bool:
-        """One LLM call and the action it wrote; False when the LLM failed (the episode ends)."""
+        """One LLM call and the action it wrote; False when the episode must end here.
+
+        It ends when the LLM failed (``episode.error``) or when the same failed
+        action came back ``max_repeats`` times (``episode.stopped``; the agent
+        then answers with what it has).
+        """
         style = self._style()
         prompt = self.prompt(episode.head, episode.turns, step)
         try:
@@ -291,9 +307,16 @@ class QueryAgent:
                 tokens_in=reply.usage_in,
                 tokens_out=reply.usage_out,
                 attempts=reply.attempts,
+                advice=record.advice,
+                escalation=record.escalation,
             )
         )
-        return not self._infra(env, record, episode)
+        if self._infra(env, record, episode):
+            return False
+        if record.repeats >= self.config.max_repeats:
+            episode.stopped = "repeated_mistake"
+            return False
+        return True
 
     def _force_answer(self, env: Any, episode: _Episode, step: int) -> None:
         """At the step limit: ask which variable is the answer, set it and execute.
@@ -345,6 +368,8 @@ def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace
         kb_queries=record.kb_queries,
         kb_seconds=round(record.seconds, 6),
         forced=True,
+        advice=record.advice,
+        escalation=record.escalation,
     )
 
 

@@ -189,7 +189,8 @@ class KBPaths:
             elif r.error == "unnamed_end":
                 errors.append(f"<compound node> in the end of the path from {r.spec.start}.")
             elif r.error == "unknown_entity":
-                errors.append(f'"{r.spec.start}" is not a topic entity of the question.')
+                topics = ", ".join(json.dumps(name, ensure_ascii=False) for name in self.entities) or "none"
+                errors.append(f'"{r.spec.start}" is not a topic entity of the question; start from one of: {topics}.')
             elif r.error == "empty_path":
                 errors.append(f"the path from {r.spec.start} is empty.")
             contexts.extend(str(t) for t in r.instances)

@@ -152,6 +152,7 @@ class RunSettings:
         method: one of :data:`METHODS`.
         feedback: eraser, raw or none (see :class:`agent.query_agent.AgentConfig`).
         max_steps: the agent's step limit.
+        max_repeats: repeats of one failed action before the agent stops that line (QueryAgent).
         example: the one-shot example (a bundled name or a file); None picks the default.
         ranker: the relation ranker (bm25, embedding, hybrid, none); None shows every relation.
         max_relations: relations shown per direction before ranking applies.
@@ -171,6 +172,7 @@ class RunSettings:
     method: str = "queryagent"
     feedback: str = "eraser"
     max_steps: int = 12
+    max_repeats: int = 3
     example: str | None = None
     ranker: str | None = "bm25"
     max_relations: int = 40
@@ -184,6 +186,7 @@ class RunSettings:
         """The :class:`AgentConfig` of these settings (raises AgentConfigError for bad values)."""
         return AgentConfig(
             max_steps=self.max_steps,
+            max_repeats=self.max_repeats,
             feedback=self.feedback,
             example=self.example,
             trace_prompts=self.trace_prompts,

@@ -13,7 +13,8 @@ Workloads, all on the bundled demo KB:
   the gold answer and fires no rule);
 * ``gold``: the ``actions`` stored with the questions in that file, when present;
 * ``demo``: the scripted episodes of ``pyql demo`` (they skip some
-  ``get_relation`` calls, so ``fact_before_get_relation`` fires there);
+  ``get_relation`` calls, so ``fact_before_get_relation`` fires there, as
+  advice: the environment makes the look and the step runs);
 * ``faulty``: the one-mistake episodes of ``tests/test_eraser_rules.py``,
   one per rule: the cost of a firing rule, and the KB queries each rule sends.
 

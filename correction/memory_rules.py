@@ -65,10 +65,11 @@ def _example_values(f: Facts, var: Any, limit: int = 3) -> str:
     return ", ".join(v.display() for v in f.values_of(var)[:limit])
 
 
-def _relations_lists(rels: Relations | None) -> dict[str, list[str]]:
+def _relations_lists(rels: Relations | None, f: Facts) -> dict[str, list[str]]:
+    """Forward and backward relations, each ranked against the question."""
     if rels is None:
         return {"forward": [], "backward": []}
-    return {"forward": list(rels.forward), "backward": list(rels.backward)}
+    return {"forward": f.ranked(rels.forward), "backward": f.ranked(rels.backward)}
 
 
 # ---------------------------------------------------------------------------
@@ -77,6 +78,7 @@ def _relations_lists(rels: Relations | None) -> dict[str, list[str]]:
 
 @rule(
     "unnamed_node_argument",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(NODE_PARAMS),
@@ -106,6 +108,7 @@ def unnamed_node_argument(record: StepRecord, env: Environment) -> dict[str, Any
 
 @rule(
     "unlinked_entity",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(NODE_PARAMS),
@@ -137,6 +140,7 @@ def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | No
 
 @rule(
     "variable_hidden_by_aggregate",
+    kind="error",
     env="memory",
     phase="before",
     doc="A variable created before an aggregation (`add_count` ...) is used after it, when only the "
@@ -171,6 +175,7 @@ def variable_hidden_by_aggregate(record: StepRecord, env: Environment) -> dict[s
 
 @rule(
     "unbound_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(FIRST_VARIABLE),
@@ -193,6 +198,7 @@ def unbound_variable(record: StepRecord, env: Environment) -> dict[str, Any] | N
 
 @rule(
     "answer_unknown_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("set_answer",),
@@ -209,6 +215,7 @@ def answer_unknown_variable(record: StepRecord, env: Environment) -> dict[str, A
 
 @rule(
     "time_constraint_unbound_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_time_constrain",),
@@ -241,6 +248,7 @@ def _end_keys(f: Facts) -> list[str]:
 
 @rule(
     "fact_two_new_variables",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -270,12 +278,14 @@ def fact_two_new_variables(record: StepRecord, env: Environment) -> dict[str, An
 
 @rule(
     "fact_before_get_relation",
+    kind="advice",
     env="memory",
     phase="before",
     actions=("add_fact",),
     doc="`add_fact` before any `get_relation` on either end, with a relation that no `get_relation` "
-    "returned (a guessed relation).",
-    suggests="`get_relation` of the head or tail first (Table 13).",
+    "returned (a guessed relation). Advice: the environment runs `get_relation` of the ends itself, "
+    "then the step (an error rule may still stop it, e.g. `fact_empty_unknown_relation`).",
+    suggests="A note: call `get_relation` of the head or tail first (Table 13); the step is not blocked.",
 )
 def fact_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     f = facts(record, env)
@@ -285,11 +295,16 @@ def fact_before_get_relation(record: StepRecord, env: Environment) -> dict[str, 
     relation = f.term("relation")
     if isinstance(relation, IRI) and f.short(relation) in f.known_relations:
         return None
-    return {"relation": f.raw("relation"), "choices": [f"get_relation({k})" for k in keys]}
+    return {
+        "relation": f.raw("relation"),
+        "choices": [f"get_relation({k})" for k in keys],
+        "looks": [t for t in (f.term("head"), f.term("tail")) if f.short(t) in keys],
+    }
 
 
 @rule(
     "fact_relation_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -307,11 +322,12 @@ def fact_relation_variable(record: StepRecord, env: Environment) -> dict[str, An
     if not owners:
         return None
     key, rels = owners[0]
-    return {"relation": str(relation), "end": key, **_relations_lists(rels)}
+    return {"relation": str(relation), "end": key, **_relations_lists(rels, f)}
 
 
 @rule(
     "fact_wrong_direction",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -350,6 +366,7 @@ def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any]
 
 @rule(
     "fact_duplicate",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -374,6 +391,7 @@ def fact_duplicate(record: StepRecord, env: Environment) -> dict[str, Any] | Non
 
 @rule(
     "repeated_action",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(a for a in SPARQL_ACTION_ORDER if a not in ("get_relation", "add_fact", "execute")),
@@ -406,6 +424,7 @@ def _fresh(f: Facts, action: str) -> str:
 
 @rule(
     "aggregate_new_variable_exists",
+    kind="error",
     env="memory",
     phase="before",
     actions=AGGREGATIONS,
@@ -424,6 +443,7 @@ def aggregate_new_variable_exists(record: StepRecord, env: Environment) -> dict[
 
 @rule(
     "argmax_non_comparable",
+    kind="error",
     env="memory",
     phase="before",
     actions=ORDER_ACTIONS,
@@ -446,6 +466,7 @@ def argmax_non_comparable(record: StepRecord, env: Environment) -> dict[str, Any
 
 @rule(
     "aggregate_non_numeric",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_sum", "add_avg"),
@@ -473,6 +494,7 @@ def aggregate_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any
 
 @rule(
     "filter_before_get_relation",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_filter",),
@@ -506,6 +528,7 @@ def _unknown_variable(f: Facts) -> str | None:
 
 @rule(
     "filter_unknown_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_filter",),
@@ -581,6 +604,7 @@ def _mismatch(f: Facts) -> dict[str, Any] | None:
 
 @rule(
     "filter_type_mismatch",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_filter",),
@@ -594,6 +618,7 @@ def filter_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any]
 
 @rule(
     "compare_unknown_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_compare",),
@@ -610,6 +635,7 @@ def compare_unknown_variable(record: StepRecord, env: Environment) -> dict[str, 
 
 @rule(
     "compare_type_mismatch",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_compare",),
@@ -624,30 +650,59 @@ def compare_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any
 # Time constraints
 
 
+def _time_relations(f: Facts) -> tuple[Any, Relations | None, list[str]]:
+    """The constrained variable, its ``get_relation`` result, and the start/end parameters whose relation it lacks."""
+    var = f.term("var")
+    rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
+    allowed = set(rels.all()) if rels is not None else f.known_relations
+    missing = [
+        param
+        for param in ("start_relation", "end_relation")
+        if isinstance(f.term(param), IRI) and f.short(f.term(param)) not in allowed
+    ]
+    return var, rels, missing
+
+
+@rule(
+    "time_constraint_before_get_relation",
+    kind="advice",
+    env="memory",
+    phase="before",
+    actions=("add_time_constrain",),
+    doc="`add_time_constrain` on a variable no `get_relation` has looked at, with a start/end relation no "
+    "`get_relation` returned (guessed relations). Advice: the environment runs `get_relation` of the variable "
+    "itself; `time_constraint_unknown_relation` then judges the relations.",
+    suggests="A note: call `get_relation` of the variable first; the step is not blocked.",
+)
+def time_constraint_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var, rels, missing = _time_relations(f)
+    if rels is not None or not missing or not isinstance(var, Variable) or not f.is_created(var):
+        return None
+    return {"relation": f.raw(missing[0]), "var": str(var), "looks": [var]}
+
+
 @rule(
     "time_constraint_unknown_relation",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_time_constrain",),
     doc="A start/end relation of `add_time_constrain` is not among the relations `get_relation` returned "
     "for the variable (a missing date counts as open, so a wrong relation would silently keep everything).",
-    suggests="The relations of the variable (or `get_relation` of it first).",
+    suggests="The relations of the variable, ranked against the question.",
 )
 def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     f = facts(record, env)
-    var = f.term("var")
-    rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
-    allowed = set(rels.all()) if rels is not None else f.known_relations
-    for param in ("start_relation", "end_relation"):
-        term = f.term(param)
-        if isinstance(term, IRI) and f.short(term) not in allowed:
-            return {
-                "relation": f.raw(param),
-                "param": param,
-                "var": str(var),
-                "relations": list(rels.forward) if rels is not None else [],
-            }
-    return None
+    var, rels, missing = _time_relations(f)
+    if rels is None or not missing:
+        return None  # not looked at yet: time_constraint_before_get_relation (advice) makes the look
+    return {
+        "relation": f.raw(missing[0]),
+        "param": missing[0],
+        "var": str(var),
+        "relations": f.ranked(rels.forward),
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -656,6 +711,7 @@ def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> di
 
 @rule(
     "execute_empty_query",
+    kind="error",
     env="memory",
     phase="before",
     actions=("execute",),
@@ -670,6 +726,7 @@ def execute_empty_query(record: StepRecord, env: Environment) -> dict[str, Any] 
 
 @rule(
     "execute_multiple_variables",
+    kind="error",
     env="memory",
     phase="before",
     actions=("execute",),

@@ -128,7 +128,7 @@ CASES: list[Case] = [
         10,
         ["add_condition(Fastest Lap, =, Kogure)"],
         ["get_column(Fastest Lap)", "add_condition(Fastest Lap, =, Takashi Kogure)"],
-        "use get_column(Fastest Lap) first",
+        "The closest values in Fastest Lap are: 'Takashi Kogure'",  # the guideline carries its candidates
     ),
     Case(
         "sql_value_not_in_column",

@@ -400,7 +400,7 @@ def test_summary_table_shows_eraser_triggers(tmp_path: Path) -> None:
     assert outcome.metrics.invalid_action_rate == 0.25
     text = outcome.summary["table"]
     assert "| invalid-action rate (of steps) | 0.250 |" in text
-    assert "Table 9 view" in text and "| `wrong_arity` | 1 | 100.0% | Python |" in text
+    assert "Table 9 view" in text and "| `wrong_arity` | error | 1 | 100.0% | Python |" in text
     assert "Table 8 view" in text and "| Python |" in text
 
 
