@@ -639,22 +639,23 @@ def relations_query(
 ) -> str:
     """One bounded query for the one-hop relations of an entity, a literal or a variable.
 
-    The relations are those of a capped sample of edges: at most ``edges``
-    per direction for an entity (the first ones the engine's index gives,
-    so a hub with millions of edges costs as much as one with ``edges``),
-    at most ``2 * edges`` in all for a variable, whose relations are
-    gathered from up to ``sample`` of its current values. Rows bind
-    ``?__dir`` ("forward"/"backward"), ``?__r`` and ``?__n``, the number of
-    sampled edges with that relation; an edge whose relation the profile
-    hides counts in a row whose ``?__r`` is the literal ``"hidden"``, so the
-    numbers add up to the edges read: when they reach the cap, the list may
-    be incomplete. At most ``limit`` rows (hidden relations do not use them
+    The relations are those of a capped sample of edges: at most
+    ``edges + 1`` per direction for an entity (the first ones the engine's
+    index gives, so a hub with millions of edges costs as much as one with
+    ``edges``), at most ``2 * edges + 1`` in all for a variable, whose
+    relations are gathered from up to ``sample`` of its current values. Rows
+    bind ``?__dir`` ("forward"/"backward"), ``?__r`` and ``?__n``, the
+    number of sampled edges with that relation; an edge whose relation the
+    profile hides counts in a row whose ``?__r`` is the literal
+    ``"hidden"``, so the numbers add up to the edges read: when they exceed
+    ``edges`` (``2 * edges``), there were more and the list may be
+    incomplete. At most ``limit`` rows (hidden relations do not use them
     up beyond that one row per direction).
 
     Example:
         >>> from pyql.profiles import FREEBASE
         >>> text = relations_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), None, FREEBASE)
-        >>> text.count("UNION"), "STRSTARTS" in text, text.count("LIMIT 10000")
+        >>> text.count("UNION"), "STRSTARTS" in text, text.count("LIMIT 10001")
         (1, True, 2)
         >>> from pyql.query import Query
         >>> q = Query("freebase").add_fact("?x", "a.b.c", "m.0crbvqz")
@@ -686,7 +687,7 @@ def relations_query(
             + _indent(f"{forward}\nUNION\n{backward}", _INDENT * 2)
             + f"{_INDENT}}}\n"
             + f"{_INDENT}FILTER(BOUND(?__p))\n"
-            + f"}} LIMIT {2 * edge_cap} }}"
+            + f"}} LIMIT {2 * edge_cap + 1} }}"
         )
     else:
         subject = term_sparql(target, profile)
@@ -694,7 +695,7 @@ def relations_query(
         def side(pattern: str, direction: str) -> str:
             return (
                 "{\n"
-                + f"{_INDENT}{{ SELECT ?__p WHERE {{ {pattern} }} LIMIT {edge_cap} }}\n"
+                + f"{_INDENT}{{ SELECT ?__p WHERE {{ {pattern} }} LIMIT {edge_cap + 1} }}\n"
                 + f'{_INDENT}BIND("{direction}" AS ?__dir)\n'
                 + "}"
             )

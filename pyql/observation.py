@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyql.echo import clip
 from pyql.terms import IRI, BlankNode, Literal, Term, Variable
 
 __all__ = [
@@ -25,32 +26,9 @@ __all__ = [
     "ResultSet",
     "BoundedRows",
     "UNNAMED",
-    "ECHO_LIMIT",
-    "clip",
 ]
 
 UNNAMED = "unnamed node"
-
-ECHO_LIMIT = 200
-"""Most characters of one value or argument an observation repeats (:func:`clip`)."""
-
-
-def clip(text: str, limit: int = ECHO_LIMIT) -> str:
-    """``text`` cut to ``limit`` characters, with a marker saying how long it was.
-
-    Observations and error messages repeat values and arguments; a giant
-    literal (a 1 MB argument, a long description in the KB) is shown by its
-    beginning only.
-
-    Example:
-        >>> clip("short")
-        'short'
-        >>> clip("x" * 1_048_576, 5)
-        'xxxxx… (1,048,576 characters)'
-    """
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)

@@ -410,10 +410,11 @@ class KB(ABC):
             if not isinstance(relation, IRI):  # the edges of hidden relations
                 continue
             (forward if side == "forward" else backward).add(self.profile.shorten(relation.value))
+        # The sample asks for one edge more than the cap: reading it means there were more.
         if isinstance(term, Variable):
-            sampled_all = read["forward"] + read["backward"] >= 2 * edges
+            sampled_all = read["forward"] + read["backward"] > 2 * edges
         else:
-            sampled_all = max(read.values()) >= edges
+            sampled_all = max(read.values()) > edges
         truncated = len(rows) >= cap or sampled_all
         return Relations(tuple(sorted(forward)), tuple(sorted(backward)), truncated=truncated)
 
