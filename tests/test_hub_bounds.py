@@ -21,6 +21,7 @@ from correction import Eraser
 from pyql import Query
 from pyql.kb import KB, demo_kb_path
 from pyql.kb.base import KB as BaseKB
+from pyql.kb.endpoint_backend import EndpointKB
 from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.kb.rdflib_backend import RdflibKB
 from pyql.observation import Observation, Relations, VariableValues
@@ -63,20 +64,31 @@ def hub_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module", params=["rdflib", "oxigraph"])
-def engine(request: pytest.FixtureRequest) -> str:
+HUB_GRAPH = "http://pyql.test/hub"
+
+
+@pytest.fixture(scope="module", params=["rdflib", "oxigraph", pytest.param("virtuoso", marks=pytest.mark.virtuoso)])
+def engine(request: pytest.FixtureRequest, hub_file: Path) -> Any:
+    if request.param == "virtuoso":
+        server = request.getfixturevalue("virtuoso_server")
+        server.load_turtle(hub_file, HUB_GRAPH)
+        return server
     return str(request.param)
 
 
-def open_hub(engine: str, path: Path, **options: Any) -> KB:
-    return RdflibKB(path, **options) if engine == "rdflib" else OxigraphKB(path, **options)
+def open_hub(engine: Any, path: Path, **options: Any) -> KB:
+    if engine == "rdflib":
+        return RdflibKB(path, **options)
+    if engine == "oxigraph":
+        return OxigraphKB(path, **options)
+    return EndpointKB(engine.endpoint, default_graph=HUB_GRAPH, timeout=30, **options)
 
 
 # ---------------------------------------------------------------------------
 # 1. Bounded observations
 
 
-def test_counts_are_exact_up_to_the_cap_and_more_than_beyond(engine: str, hub_file: Path) -> None:
+def test_counts_are_exact_up_to_the_cap_and_more_than_beyond(engine: Any, hub_file: Path) -> None:
     q = Query().add_fact("?p", "test.person.gender", HUB)
     for cap, capped, total in ((10, True, 10), (PERSONS - 1, True, PERSONS - 1), (PERSONS, False, PERSONS), (1000, False, PERSONS)):
         kb = open_hub(engine, hub_file, count_cap=cap)
@@ -147,7 +159,7 @@ def test_parity_of_capped_and_exact_observations_on_the_demo_chains() -> None:
 # 2. Bounded relation lists
 
 
-def test_a_hub_relation_list_is_read_from_a_capped_sample_and_says_so(engine: str, hub_file: Path) -> None:
+def test_a_hub_relation_list_is_read_from_a_capped_sample_and_says_so(engine: Any, hub_file: Path) -> None:
     kb = open_hub(engine, hub_file, relation_edges=5)
     rels = kb.relations(HUB)
     assert kb.stats.queries == 1
@@ -167,7 +179,7 @@ def test_hidden_relations_count_as_read_but_are_not_listed(hub_file: Path) -> No
     assert rels.truncated and not any(r.startswith("type.") for r in rels.all())
 
 
-def test_has_relation_is_one_bounded_ask(engine: str, hub_file: Path) -> None:
+def test_has_relation_is_one_bounded_ask(engine: Any, hub_file: Path) -> None:
     kb = open_hub(engine, hub_file, relation_edges=5)
     for relation in sorted(ALL_BACKWARD):
         before = kb.stats.queries
@@ -289,7 +301,7 @@ def _spy(kb: KB) -> list[str]:
     return sent
 
 
-def test_the_argmax_join_is_evaluated_once(engine: str, hub_file: Path) -> None:
+def test_the_argmax_join_is_evaluated_once(engine: Any, hub_file: Path) -> None:
     kb = open_hub(engine, hub_file)
     sent = _spy(kb)
     env = SparqlEnvironment(kb, entities={"Hub": HUB})
