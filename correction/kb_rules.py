@@ -74,6 +74,8 @@ def get_relation_empty(record: StepRecord, env: Environment) -> dict[str, Any] |
     result = record.result
     if record.exception is not None or not isinstance(result, Relations) or not result.is_empty:
         return None
+    if not result.complete:
+        return None  # a capped sample held only hidden relations: the entity is there, with many edges
     f = facts(record, env)
     value = f.raw("entity_or_variable")
     term = f.term("entity_or_variable")
