@@ -636,6 +636,7 @@ def relations_query(
     limit: int = 2000,
     sample: int = 100,
     edges: int = RELATION_EDGES,
+    values: Sequence[Term] | None = None,
 ) -> str:
     """One bounded query for the one-hop relations of an entity, a literal or a variable.
 
@@ -650,7 +651,9 @@ def relations_query(
     ``"hidden"``, so the numbers add up to the edges read: when they exceed
     ``edges`` (``2 * edges``), there were more and the list may be
     incomplete. At most ``limit`` rows (hidden relations do not use them
-    up beyond that one row per direction).
+    up beyond that one row per direction). ``values``, for a variable whose
+    values are already known (the bounded rows of an argmax), replaces the
+    sub-SELECT that samples them, so the argmax is not evaluated again.
 
     Example:
         >>> from pyql.profiles import FREEBASE
@@ -675,14 +678,21 @@ def relations_query(
         subject = target.sparql()
         forward = f'{{ {subject} ?__p ?__o . BIND("forward" AS ?__dir) }}'
         backward = f'{{ ?__s ?__p {subject} . BIND("backward" AS ?__dir) }}'
+        if values is not None:
+            known = " ".join(term_sparql(v, profile) for v in list(values)[: int(sample)])
+            source = f"{_INDENT}VALUES {subject} {{ {known} }}\n"
+        else:
+            source = (
+                f"{_INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
+                + _indent(block.pattern(query.profile), _INDENT * 2)
+                + f"{_INDENT}  LIMIT {int(sample)} }}\n"
+            )
         # rdflib evaluates both sides of a join with a sub-SELECT in full (here:
         # every triple, twice) but an OPTIONAL once per row, with the sampled
         # value bound. BOUND drops values without relations: the join's rows.
         sampled = (
             "{ SELECT ?__dir ?__p WHERE {\n"
-            + f"{_INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
-            + _indent(block.pattern(query.profile), _INDENT * 2)
-            + f"{_INDENT}  LIMIT {int(sample)} }}\n"
+            + source
             + f"{_INDENT}OPTIONAL {{\n"
             + _indent(f"{forward}\nUNION\n{backward}", _INDENT * 2)
             + f"{_INDENT}}}\n"

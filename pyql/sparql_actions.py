@@ -149,7 +149,11 @@ class SparqlActions(ActionSet):
 
         Example: get_relation(m.0crbvqz)
         """
-        relations = env.kb.relations(entity_or_variable, env.query if isinstance(entity_or_variable, Variable) else None)
+        if isinstance(entity_or_variable, Variable):
+            # After an argmax, the variable's values come from the rows already read.
+            relations = env.kb.relations(entity_or_variable, env.query, reuse=env.bounded_rows)
+        else:
+            relations = env.kb.relations(entity_or_variable)
         if env.relation_ranker is not None:
             forward = list(relations.forward)
             backward = list(relations.backward)

@@ -324,6 +324,20 @@ def test_the_argmax_join_is_evaluated_once(engine: Any, hub_file: Path) -> None:
     assert [v.label for v in kb.execute(env.query).answers()] == [f"Person {PERSONS - 1}"]
 
 
+def test_get_relation_of_a_variable_after_an_argmax_reuses_its_rows(engine: Any, hub_file: Path) -> None:
+    kb = open_hub(engine, hub_file)
+    env = SparqlEnvironment(kb, entities={"Hub": HUB})
+    for line in CHAIN[1:2] + CHAIN[3:5]:
+        assert env.step(line).ok
+    sent = _spy(kb)
+    record = env.step("get_relation(?p)")
+    assert record.ok and record.kb_queries == 1
+    assert "ORDER BY" not in sent[0] and "VALUES ?p" in sent[0]
+    # the same relations as sampling the values from the query itself
+    assert record.result == kb.relations("?p", env.query)
+    assert set(record.result.forward) == {"test.person.gender", "test.person.born", "test.person.from", "test.person.to"}
+
+
 def test_rows_are_reused_only_for_the_same_bounded_pattern(hub_file: Path) -> None:
     kb = OxigraphKB(hub_file)
     env = SparqlEnvironment(kb, entities={"Hub": HUB})

@@ -371,7 +371,13 @@ class KB(ABC):
         return ResultSet(tuple(projected), tuple(out[:limit]), truncated=truncated)
 
     def relations(
-        self, target: TermLike, query: Query | None = None, *, limit: int | None = None, sample: int = 100
+        self,
+        target: TermLike,
+        query: Query | None = None,
+        *,
+        limit: int | None = None,
+        sample: int = 100,
+        reuse: BoundedRows | None = None,
     ) -> Relations:
         """One-hop relations of an entity, a literal, or a variable of ``query``.
 
@@ -380,7 +386,10 @@ class KB(ABC):
         relations of at most :attr:`relation_edges` edges per direction (for a
         variable, of up to ``sample`` of its values); when that cap (or
         ``limit``) is reached the list may be incomplete and says so
-        (``truncated``), and :meth:`has_relation` checks one relation.
+        (``truncated``), and :meth:`has_relation` checks one relation. For a
+        variable of a query whose rows are bounded, ``reuse`` (the rows an
+        observation read, :attr:`Observation.rows`) gives its values, so the
+        query's join (an argmax) is not evaluated again.
 
         Example:
             >>> from pyql.kb import KB
@@ -394,7 +403,14 @@ class KB(ABC):
             self._check_profile(query)
         cap = limit or self.relation_limit
         edges = self.relation_edges
-        text = compiler.relations_query(term, query, self.profile, limit=cap, sample=sample, edges=edges)
+        values = None
+        if isinstance(term, Variable) and query is not None and reuse is not None and reuse.covers(query.scope.block, [term]):
+            known = [value.term for value in reuse.column(term)]
+            if not any(isinstance(t, BlankNode) for t in known):  # a blank node cannot be written in VALUES
+                values = known
+            if not known:
+                return Relations((), ())
+        text = compiler.relations_query(term, query, self.profile, limit=cap, sample=sample, edges=edges, values=values)
         rows = self.select(text)[:cap]  # the LIMIT holds even where the engine ignored it
         forward: set[str] = set()
         backward: set[str] = set()
