@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from agent.reasoning_path import ANSWER, PathSpec
 from pyql.candidates import rank_relations
 from pyql.errors import PyQLError
-from pyql.observation import Value
+from pyql.observation import Relations, Value
 from pyql.query import Query
 from pyql.terms import IRI, Variable
 
@@ -235,12 +235,13 @@ class Instantiator:
             if j and relation.lstrip("^") == path.relations[j - 1].lstrip("^"):
                 back = None
             chosen = None
+            on = self._has_relation(around, current, query)
             for candidate in candidates:
-                if relation.startswith("^") and candidate in around.backward:
+                if relation.startswith("^") and on(candidate, "backward"):
                     chosen = "^" + candidate
-                elif candidate in around.forward:
+                elif on(candidate, "forward"):
                     chosen = candidate
-                elif candidate in around.backward:
+                elif on(candidate, "backward"):
                     chosen = "^" + candidate
                 if chosen == back:
                     chosen = None
@@ -267,6 +268,24 @@ class Instantiator:
                 around = self.kb.relations(result.end, result.query, sample=self.frontier_limit)
                 result.around = self._ranked(question, list(around.forward))
         return result
+
+    def _has_relation(self, around: Relations, current: Any, query: Query) -> Callable[[str, str], bool]:
+        """``(relation, direction) -> bool``: in the relation list, or, when the list
+        was read from a capped sample of a hub's edges, found by one bounded ASK."""
+
+        def has(relation: str, direction: str) -> bool:
+            if relation in getattr(around, direction):
+                return True
+            if around.complete:
+                return False
+            try:
+                return bool(
+                    self.kb.has_relation(current, relation, direction, query if isinstance(current, Variable) else None)
+                )
+            except PyQLError:
+                return False
+
+        return has
 
     def _ranked(self, question: str, relations: Sequence[str]) -> list[str]:
         """The candidates around a stuck point: ranked against the question and capped, by the shared

@@ -4,12 +4,15 @@ They compare the step's arguments with what accepted steps established
 (``env.memory``: linked entities, entities seen in results, variables
 created, relations ``get_relation`` returned, the values of each variable)
 and with the current query. They run *before* the action, so a step they
-stop costs no KB query, and they never send one themselves.
+stop costs no KB query, and they send none themselves, except where the
+memory's relation list was read from a capped sample of a hub's edges and
+may be incomplete: before calling a relation misdirected or unknown, the two
+relation rules ask the KB (one bounded ASK per relation, ``Facts.relation_in_kb``).
 
 Example:
     >>> from correction import registry
-    >>> {r.kb_queries for r in registry if r.env == "memory"}
-    {0}
+    >>> sorted((r.id, r.kb_queries) for r in registry if r.env == "memory" and r.kb_queries)
+    [('fact_wrong_direction', 1), ('time_constraint_unknown_relation', 2)]
 """
 
 from __future__ import annotations
@@ -331,8 +334,10 @@ def fact_relation_variable(record: StepRecord, env: Environment) -> dict[str, An
     env="memory",
     phase="before",
     actions=("add_fact",),
+    kb_queries=1,
     doc="`add_fact` uses a relation in the wrong direction: a backward relation of the head "
-    "(or a forward relation of the tail), according to its `get_relation` result.",
+    "(or a forward relation of the tail), according to its `get_relation` result (a list capped on a hub "
+    "is completed by one bounded ASK first).",
     suggests="The same fact with head and tail swapped.",
 )
 def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any] | None:
@@ -351,10 +356,13 @@ def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any]
         if name in getattr(rels, right):
             return None  # one end confirms the direction
         if name in getattr(rels, wrong) and contradicted is None:
-            contradicted = (end, wrong)
+            contradicted = (end, wrong, term, rels)
     if contradicted is None:
         return None
-    end, direction = contradicted
+    end, direction, term, rels = contradicted
+    right = "backward" if direction == "forward" else "forward"
+    if not rels.complete and f.relation_in_kb(term, relation, right):
+        return None  # the capped list missed the relation in the right direction
     return {
         "relation": f.raw("relation"),
         "end": f.raw(end),
@@ -688,8 +696,10 @@ def time_constraint_before_get_relation(record: StepRecord, env: Environment) ->
     env="memory",
     phase="before",
     actions=("add_time_constrain",),
+    kb_queries=2,
     doc="A start/end relation of `add_time_constrain` is not among the relations `get_relation` returned "
-    "for the variable (a missing date counts as open, so a wrong relation would silently keep everything).",
+    "for the variable (a missing date counts as open, so a wrong relation would silently keep everything; "
+    "where a list was capped on a hub, one bounded ASK per relation confirms it).",
     suggests="The relations of the variable, ranked against the question.",
 )
 def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
@@ -697,6 +707,11 @@ def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> di
     var, rels, missing = _time_relations(f)
     if rels is None or not missing:
         return None  # not looked at yet: time_constraint_before_get_relation (advice) makes the look
+    if not rels.complete and isinstance(var, Variable):
+        # a capped list on a hub may have missed it: the KB has the last word (one bounded ASK each)
+        missing = [p for p in missing if not f.relation_in_kb(var, f.term(p), "forward")]
+        if not missing:
+            return None
     return {
         "relation": f.raw(missing[0]),
         "param": missing[0],

@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping
 from pyql.candidates import Ranker, rank_relations
 from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRecord
 from pyql.errors import PyQLError
-from pyql.observation import Observation, Relations, ResultSet, Value
+from pyql.observation import BoundedRows, Observation, Relations, ResultSet, Value
 from pyql.query import Query
 from pyql.sparql_actions import SparqlActions
 from pyql.terms import IRI, Literal, Term, Variable
@@ -76,6 +76,9 @@ class SparqlEnvironment(Environment):
             of guidelines and looks (:func:`pyql.candidates.rank_relations`);
             None: word overlap with the question.
         max_candidates: relations per direction a look shows (default 10).
+        count_cap: distinct values an observation counts exactly per
+            variable (default: the KB's ``count_cap``, 1,000); beyond it
+            "more than 1,000".
     """
 
     side: ClassVar[str] = "sparql"
@@ -95,6 +98,7 @@ class SparqlEnvironment(Environment):
         undo_empty: bool = True,
         candidate_ranker: Ranker | None = None,
         max_candidates: int = 10,
+        count_cap: int | None = None,
     ) -> None:
         self.kb = kb
         self.relation_ranker = relation_ranker
@@ -102,7 +106,16 @@ class SparqlEnvironment(Environment):
         self.max_candidates = max_candidates
         self.max_relations = max_relations
         self.max_answers = max_answers
+        self.count_cap = count_cap
+        self._rows: BoundedRows | None = None
         super().__init__(SparqlActions(actions), question, entities, analyzer, undo_empty)
+
+    @property
+    def bounded_rows(self) -> BoundedRows | None:
+        """All rows of the current query when they are bounded (after an argmax or a
+        count) and the step that built it read them; the next step reuses them
+        when it only changes the projection (``set_answer``, ``execute()``)."""
+        return self._rows
 
     def new_memory(self, entities: dict[str, str]) -> SparqlMemory:
         return SparqlMemory(entities=entities)
@@ -115,6 +128,8 @@ class SparqlEnvironment(Environment):
 
     def remember(self, record: StepRecord) -> None:
         super().remember(record)
+        if record.query_after is not None:
+            self._rows = record.result.rows if isinstance(record.result, Observation) else None
         for value in _values_of(record.result):
             if isinstance(value.term, IRI):
                 self.memory.seen.add(value.short)
