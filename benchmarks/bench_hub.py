@@ -39,7 +39,9 @@ What it does:
    1,001 (``SELECT (COUNT(*) ...) { SELECT DISTINCT ?p ... LIMIT 1001 }``),
    10 sample values, the distinct relations over a 10,000-edge sample of each
    direction, the exact count and exact relation list (for reference) and
-   the argmax alone (``ORDER BY DESC(?dob) LIMIT 1``).
+   the argmax alone (``ORDER BY DESC(?dob) LIMIT 1``, and with the order key
+   pyql writes, ``DESC(IF(isNumeric(?dob), ?dob, STR(?dob)))``, which is the
+   faster of the two on Oxigraph: the goals use the faster one).
 5. Prints a markdown table (steps and floors per size and backend) and the
    goals of issue 12, checked: at 10^6 on each backend, every step without
    ordering or aggregation ≤ 50 ms; the argmax step ≤ 1.5x the engine's
@@ -136,8 +138,12 @@ FLOORS: dict[str, str] = {
     "exact count, both facts (reference)": f"SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE {{ {_JOIN} }}",
     "exact relations into the hub (reference)": f"SELECT DISTINCT ?r WHERE {{ ?s ?r {_iri(MALE)} }}",
     "argmax alone (ORDER BY DESC LIMIT 1)": f"SELECT ?p ?dob WHERE {{ {_JOIN} }} ORDER BY DESC(?dob) LIMIT 1",
+    "argmax alone, pyql's order key": (
+        f"SELECT ?p ?dob WHERE {{ {_JOIN} }} ORDER BY DESC(IF(isNumeric(?dob), ?dob, STR(?dob))) LIMIT 1"
+    ),
 }
-ARGMAX_FLOOR = "argmax alone (ORDER BY DESC LIMIT 1)"
+#: The argmax floors; the goals use the faster of the two (typed ``xsd:date`` ordering is the slower one on Oxigraph).
+ARGMAX_FLOORS = ("argmax alone (ORDER BY DESC LIMIT 1)", "argmax alone, pyql's order key")
 
 
 # ---------------------------------------------------------------------------
@@ -415,7 +421,7 @@ def goals(cells: list[Cell], chains: list[str]) -> list[tuple[bool, str]]:
             ms = cell.step_ms(chain, index)
             out.append((ms <= 50, f"{backend} 10^6: `{CHAINS[chain][index]}` ({chain}) {ms:.1f} ms ≤ 50 ms"))
         if "argmax" in chains:
-            floor = med(cell.floors[ARGMAX_FLOOR])
+            floor = min(med(cell.floors[name]) for name in ARGMAX_FLOORS)
             ms = cell.step_ms(*ARGMAX_STEP)
             out.append((ms <= 1.5 * floor, f"{backend} 10^6: add_max {ms:.0f} ms ≤ 1.5 x argmax floor {floor:.0f} ms = {1.5 * floor:.0f} ms"))
             total = cell.chain_ms("argmax")
