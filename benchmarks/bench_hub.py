@@ -20,7 +20,8 @@ What it does:
    has more than one incoming relation. The size is the number of gender
    edges (persons); the male hub itself has 60% of them.
 2. Loads it into each backend: ``oxigraph`` (in-memory store, ``bulk_load``),
-   ``oxigraph-disk`` (an on-disk store under the workdir, loaded once and
+   ``oxigraph-disk`` (an on-disk store under the workdir, loaded once with
+   :func:`pyql.kb.store.load_store`, what ``pyql kb load`` runs, and then
    reused, opened read-only) or ``virtuoso`` (a private Virtuoso from
    ``tests/virtuoso.py`` on loopback).
 3. Runs two chains through :meth:`pyql.sparql_environment.SparqlEnvironment.step`
@@ -257,23 +258,27 @@ def load_oxigraph_memory(path: Path) -> Loaded:
 
 
 def load_oxigraph_disk(path: Path, workdir: Path) -> Loaded:
-    """An on-disk store of ``path``, bulk-loaded once under ``workdir`` and then reused (opened read-only)."""
+    """An on-disk store of ``path`` under ``workdir``: loaded once (as ``pyql kb load`` does), then reused read-only."""
     import pyoxigraph as ox
 
     from pyql.kb.oxigraph_backend import OxigraphKB
 
     directory = workdir / (path.stem + ".oxigraph")
     done = directory.with_name(directory.name + ".done.json")
-    seconds = 0.0
     note = "disk, reused"
     if not done.exists():
         shutil.rmtree(directory, ignore_errors=True)
         t0 = time.perf_counter()
-        store = ox.Store(str(directory))
-        store.bulk_load(path=str(path), format=ox.RdfFormat.N_TRIPLES)
-        store.optimize()
-        store.flush()
-        del store
+        try:
+            from pyql.kb.store import load_store
+        except ImportError:  # before pyql kb load existed
+            store = ox.Store(str(directory))
+            store.bulk_load(path=str(path), format=ox.RdfFormat.N_TRIPLES)
+            store.optimize()
+            store.flush()
+            del store
+        else:
+            load_store([path], directory)
         gc.collect()
         seconds = time.perf_counter() - t0
         done.write_text(json.dumps({"seconds": seconds, "source": str(path)}), encoding="utf-8")
@@ -326,6 +331,7 @@ class Cell:
 
     size: int
     backend: str
+    triples: int = 0
     load_s: float | None = None
     load_note: str = ""
     steps: dict[str, list[list[float]]] = field(default_factory=dict)
@@ -397,6 +403,8 @@ def table(cells: list[Cell], chains: list[str]) -> str:
     head = "| step (median ms) | " + " | ".join(f"{c.backend} {size_label(c.size)}" for c in run) + " |"
     lines = [head, "| --- |" + " ---: |" * len(run)]
     lines.append("| load (s) | " + " | ".join(f"{c.load_s:.1f} ({c.load_note})" if c.load_s is not None else "–" for c in run) + " |")
+    lines.append("| load (triples/s) | " + " | ".join(
+        f"{c.triples / c.load_s:,.0f}" if c.load_s and c.triples else "–" for c in run) + " |")
     for chain in chains:
         for i, line in enumerate(CHAINS[chain]):
             label = f"{chain} {i + 1}. `{line.replace(MALE, 'hub')}`"
@@ -515,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in sorted(args.sizes):
             path, meta = ensure_kb(args.workdir, size, args.seed, log)
             for backend in backends:
-                cell = Cell(size, backend)
+                cell = Cell(size, backend, meta["triples"])
                 cells.append(cell)
                 if backend == "virtuoso" and server is None:
                     cell.skipped = "Virtuoso not installed"
