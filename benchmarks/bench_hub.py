@@ -308,7 +308,7 @@ def load_virtuoso(server: Any, path: Path, size: int, triples: int) -> Loaded:
     seconds = time.perf_counter() - t0
     if count != triples:
         raise RuntimeError(f"Virtuoso holds {count} triples in <{graph}>, expected {triples}")
-    return Loaded(EndpointKB(server.endpoint, default_graph=graph, timeout=600), seconds)
+    return Loaded(EndpointKB(server.endpoint, default_graph=graph, timeout=600), seconds, "bulk loader")
 
 
 # ---------------------------------------------------------------------------
