@@ -117,7 +117,7 @@ class LoadProgress:
         self.done = 0
         self.started = time.perf_counter()
         self._last_draw = 0.0
-        self._last_tenth = -1
+        self._last_tenth = 0  # the first line already says it started
         if self.enabled:
             self._emit(f"pyql: {self.what} {self.path} ({human_bytes(self.total)}) ...", final=not self.tty)
 
