@@ -192,6 +192,12 @@ def test_files_open_on_oxigraph_and_rdflib_by_name(tmp_path: Path) -> None:
         assert record.ok and "m.0o1" in record.observation
 
 
+def test_json_ld_still_opens_by_default(tmp_path: Path) -> None:
+    path = tmp_path / "kb.jsonld"  # rdflib read it before pyoxigraph became the default
+    path.write_text(json.dumps({"@id": f"{FB}m.0a", f"{FB}a.b.c": {"@id": f"{FB}m.0b"}}))
+    assert KB.open(str(path)).relations("m.0a").forward == KB.open(f"rdflib:{path}").relations("m.0a").forward == ("a.b.c",)
+
+
 def test_pyql_demo_runs_on_the_default(tmp_path: Path) -> None:
     out = io.StringIO()
     assert pyql_main(["demo", "--no-sparql"], out=out) == 0
