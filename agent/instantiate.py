@@ -23,11 +23,11 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agent.reasoning_path import ANSWER, PathSpec
 from pyql.errors import PyQLError
-from pyql.observation import Value
+from pyql.observation import Relations, Value
 from pyql.query import Query
 from pyql.terms import IRI, Variable
 
@@ -226,12 +226,13 @@ class Instantiator:
             came_by = result.bound[-1] if result.bound else None
             back = None if came_by is None else (came_by[1:] if came_by.startswith("^") else "^" + came_by)
             chosen = None
+            on = self._has_relation(around, current, query)
             for candidate in candidates:
-                if relation.startswith("^") and candidate in around.backward:
+                if relation.startswith("^") and on(candidate, "backward"):
                     chosen = "^" + candidate
-                elif candidate in around.forward:
+                elif on(candidate, "forward"):
                     chosen = candidate
-                elif candidate in around.backward:
+                elif on(candidate, "backward"):
                     chosen = "^" + candidate
                 if chosen == back:
                     chosen = None
@@ -258,6 +259,24 @@ class Instantiator:
                 around = self.kb.relations(result.end, result.query, sample=self.frontier_limit)
                 result.around = self._ranked(question, list(around.forward))
         return result
+
+    def _has_relation(self, around: Relations, current: Any, query: Query) -> Callable[[str, str], bool]:
+        """``(relation, direction) -> bool``: in the relation list, or, when the list
+        was read from a capped sample of a hub's edges, found by one bounded ASK."""
+
+        def has(relation: str, direction: str) -> bool:
+            if relation in getattr(around, direction):
+                return True
+            if around.complete:
+                return False
+            try:
+                return bool(
+                    self.kb.has_relation(current, relation, direction, query if isinstance(current, Variable) else None)
+                )
+            except PyQLError:
+                return False
+
+        return has
 
     def _ranked(self, question: str, relations: Sequence[str]) -> list[str]:
         if not relations:

@@ -4,7 +4,10 @@
 environment into a :class:`Facts` object with the questions rules ask
 (which variables exist, which entities are linked or were seen, which
 relations ``get_relation`` returned, what values a variable had ...). It
-reads the record and the reasoning memory only: it never sends a KB query.
+reads the record and the reasoning memory only, with one exception:
+:meth:`Facts.relation_in_kb`, one bounded ASK that completes a relation
+list read from a capped sample of a hub's edges (``Relations.truncated``)
+before a rule calls a relation unknown or misdirected.
 The view is computed lazily and cached for the step being analyzed, so many
 rules asking the same question cost one computation.
 
@@ -26,6 +29,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from pyql.action_parser import Arg
+from pyql.errors import PyQLError
 from pyql.observation import Observation, Relations, Value
 from pyql.terms import IRI, BlankNode, Literal, Term, Variable, parse_term
 
@@ -136,6 +140,7 @@ class Facts:
         self.record = record
         self.env = env
         self.memory = env.memory
+        self._asked: dict[tuple[str, str, str | None], bool | None] = {}
 
     # -- the step ---------------------------------------------------------------
     @property
@@ -236,6 +241,42 @@ class Facts:
     def relations_of(self, key: str) -> Relations | None:
         """What an accepted ``get_relation(key)`` returned, if any."""
         return self.memory.relations.get(key)
+
+    @property
+    def relation_lists_complete(self) -> bool:
+        """Whether every ``get_relation`` result of the episode lists all relations (none was capped)."""
+        return all(rels.complete for rels in self.memory.relations.values())
+
+    def relation_in_kb(self, end: Any, relation: Any, direction: str | None) -> bool | None:
+        """Whether ``end`` has ``relation`` in ``direction`` ("forward", "backward", None: either),
+        asked of the KB in one bounded ASK (``KB.has_relation``); cached for the step.
+
+        Rules call it only when the relation list they would judge by may be
+        incomplete (``not rels.complete``): a relation a capped sample missed
+        is never called unknown without asking. None when there is no KB or
+        the KB could not answer (the rule then judges by the list).
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> env = SparqlEnvironment(KB.open("demo"))
+            >>> f = facts(env.step("get_relation(m.0crbvqz)"), env)
+            >>> f.relation_in_kb(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), "meteorology.tropical_cyclone.category", "forward")
+            True
+        """
+        key = (self.short(end), self.short(relation) if not isinstance(relation, str) else relation, direction)
+        if key in self._asked:
+            return self._asked[key]
+        kb = getattr(self.env, "kb", None)
+        found: bool | None = None
+        if kb is not None:
+            query = self.env.query if isinstance(end, Variable) else None
+            try:
+                found = bool(kb.has_relation(end, relation, direction, query))
+            except PyQLError:
+                found = None
+        self._asked[key] = found
+        return found
 
     @cached_property
     def known_relations(self) -> set[str]:

@@ -5,13 +5,15 @@ They run *after* the action, on ``record.result`` (an
 or :class:`~pyql.observation.ResultSet`) or on the engine's exception, and
 combine it with the reasoning memory to tell apart errors that all look like
 "empty result" (the paper's ``add_fact`` with or without a relation that
-``get_relation`` returned). Only the two unnamed-answer rules may send a KB
-query, one, and only when the memory lacks the relations to suggest.
+``get_relation`` returned). The two unnamed-answer rules may send a KB
+query, one, and only when the memory lacks the relations to suggest; the two
+empty-fact rules one bounded ASK, only when the end's relation list was read
+from a capped sample of a hub's edges and misses the relation.
 
 Example:
     >>> from correction import registry
-    >>> sorted(r.id for r in registry if r.kb_queries)
-    ['answer_unnamed_node', 'execute_unnamed_answer']
+    >>> sorted(r.id for r in registry if r.kb_queries and r.env == "kb")
+    ['answer_unnamed_node', 'execute_unnamed_answer', 'fact_empty_known_relation', 'fact_empty_unknown_relation']
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def get_relation_empty(record: StepRecord, env: Environment) -> dict[str, Any] |
     result = record.result
     if record.exception is not None or not isinstance(result, Relations) or not result.is_empty:
         return None
+    if not result.complete:
+        return None  # a capped sample held only hidden relations: the entity is there, with many edges
     f = facts(record, env)
     value = f.raw("entity_or_variable")
     term = f.term("entity_or_variable")
@@ -86,10 +90,13 @@ def _fact_relations(f: Facts) -> tuple[list[tuple[str, Relations]], bool]:
     """The ends with get_relation results, and whether the fact's relation is among them.
 
     When neither end was queried, "known" means some ``get_relation`` of the
-    episode returned the relation.
+    episode returned the relation. When an end's list may be incomplete (read
+    from a capped sample of a hub's edges) and does not have it, one bounded
+    ASK says whether that end has the relation in the fact's direction.
     """
     owners: list[tuple[str, Relations]] = []
-    for param in ("head", "tail"):
+    open_ends: list[tuple[Any, str]] = []
+    for param, direction in (("head", "forward"), ("tail", "backward")):
         term = f.term(param)
         if isinstance(term, Variable) and not f.is_created(term):
             continue
@@ -97,12 +104,19 @@ def _fact_relations(f: Facts) -> tuple[list[tuple[str, Relations]], bool]:
         rels = f.relations_of(key)
         if rels is not None:
             owners.append((f.raw(param) or key, rels))
+            if not rels.complete:
+                open_ends.append((term, direction))
     relation = f.term("relation")
     if not isinstance(relation, IRI):
         return owners, False
     name = f.short(relation)
     if owners:
-        return owners, any(name in rels.all() for _, rels in owners)
+        if any(name in rels.all() for _, rels in owners):
+            return owners, True
+        if open_ends:  # one ASK, for the first end whose list may miss it
+            end, direction = open_ends[0]
+            return owners, bool(f.relation_in_kb(end, relation, direction))
+        return owners, False
     return owners, name in f.known_relations
 
 
@@ -122,7 +136,9 @@ def _queryable_ends(f: Facts) -> list[str]:
     phase="after",
     actions=("add_fact",),
     feedback=("kb", "memory"),
-    doc="`add_fact` gives no result although its relation came from `get_relation` (Table 11).",
+    kb_queries=1,
+    doc="`add_fact` gives no result although its relation came from `get_relation` (Table 11; "
+    "a relation a capped list of a hub missed counts when one bounded ASK finds it at that end).",
     suggests="Whether the triple is needed; the other end (variable or entity) may be the wrong one.",
 )
 def fact_empty_known_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
@@ -147,8 +163,10 @@ def fact_empty_known_relation(record: StepRecord, env: Environment) -> dict[str,
     phase="after",
     actions=("add_fact",),
     feedback=("kb", "memory"),
+    kb_queries=1,
     doc="`add_fact` gives no result and its relation is not among those `get_relation` returned "
-    "(for the head or tail; for any entity if neither was queried).",
+    "(for the head or tail; for any entity if neither was queried; where a hub's list was capped, "
+    "one bounded ASK confirms it).",
     suggests="The relations of the head/tail that `get_relation` returned (GraphQ trace), or `get_relation` of them first.",
 )
 def fact_empty_unknown_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:

@@ -4,12 +4,15 @@ They compare the step's arguments with what accepted steps established
 (``env.memory``: linked entities, entities seen in results, variables
 created, relations ``get_relation`` returned, the values of each variable)
 and with the current query. They run *before* the action, so a step they
-stop costs no KB query, and they never send one themselves.
+stop costs no KB query, and they send none themselves, except where the
+memory's relation list was read from a capped sample of a hub's edges and
+may be incomplete: before calling a relation misdirected or unknown, the two
+relation rules ask the KB (one bounded ASK per relation, ``Facts.relation_in_kb``).
 
 Example:
     >>> from correction import registry
-    >>> {r.kb_queries for r in registry if r.env == "memory"}
-    {0}
+    >>> sorted((r.id, r.kb_queries) for r in registry if r.env == "memory" and r.kb_queries)
+    [('fact_wrong_direction', 1), ('time_constraint_unknown_relation', 2)]
 """
 
 from __future__ import annotations
@@ -315,8 +318,10 @@ def fact_relation_variable(record: StepRecord, env: Environment) -> dict[str, An
     env="memory",
     phase="before",
     actions=("add_fact",),
+    kb_queries=1,
     doc="`add_fact` uses a relation in the wrong direction: a backward relation of the head "
-    "(or a forward relation of the tail), according to its `get_relation` result.",
+    "(or a forward relation of the tail), according to its `get_relation` result (a list capped on a hub "
+    "is completed by one bounded ASK first).",
     suggests="The same fact with head and tail swapped.",
 )
 def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any] | None:
@@ -335,10 +340,13 @@ def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any]
         if name in getattr(rels, right):
             return None  # one end confirms the direction
         if name in getattr(rels, wrong) and contradicted is None:
-            contradicted = (end, wrong)
+            contradicted = (end, wrong, term, rels)
     if contradicted is None:
         return None
-    end, direction = contradicted
+    end, direction, term, rels = contradicted
+    right = "backward" if direction == "forward" else "forward"
+    if not rels.complete and f.relation_in_kb(term, relation, right):
+        return None  # the capped list missed the relation in the right direction
     return {
         "relation": f.raw("relation"),
         "end": f.raw(end),
@@ -629,8 +637,10 @@ def compare_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any
     env="memory",
     phase="before",
     actions=("add_time_constrain",),
+    kb_queries=2,
     doc="A start/end relation of `add_time_constrain` is not among the relations `get_relation` returned "
-    "for the variable (a missing date counts as open, so a wrong relation would silently keep everything).",
+    "for the variable (a missing date counts as open, so a wrong relation would silently keep everything; "
+    "where a list was capped on a hub, one bounded ASK per relation confirms it).",
     suggests="The relations of the variable (or `get_relation` of it first).",
 )
 def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
@@ -638,9 +648,12 @@ def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> di
     var = f.term("var")
     rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
     allowed = set(rels.all()) if rels is not None else f.known_relations
+    complete = rels.complete if rels is not None else f.relation_lists_complete
     for param in ("start_relation", "end_relation"):
         term = f.term(param)
         if isinstance(term, IRI) and f.short(term) not in allowed:
+            if not complete and isinstance(var, Variable) and f.relation_in_kb(var, term, "forward"):
+                continue  # a capped list missed it; the KB has it
             return {
                 "relation": f.raw(param),
                 "param": param,

@@ -59,7 +59,11 @@ __all__ = [
     "render_query",
     "compile_query",
     "observation_query",
+    "observed_variables",
+    "bounded_rows_query",
     "relations_query",
+    "relation_ask_query",
+    "RELATION_EDGES",
     "labels_query",
     "rows_query",
     "term_sparql",
@@ -459,26 +463,46 @@ def _indent(text: str, indent: str) -> str:
     return "".join(indent + line + "\n" for line in text.split("\n") if line)
 
 
-def observation_query(query: CompilableQuery, per_variable: int = 10) -> tuple[str, list[Variable]]:
+def observed_variables(query: CompilableQuery) -> list[Variable]:
+    """The variables an observation shows: the answer once one is set, else every visible one.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y")
+        >>> [str(v) for v in observed_variables(q)], [str(v) for v in observed_variables(q.set_answer("?y"))]
+        (['?x', '?y'], ['?y'])
+    """
+    scope = query.scope
+    block = scope.block
+    return [scope.answer] if scope.answer in block.variables else list(block.variables)
+
+
+def observation_query(
+    query: CompilableQuery, per_variable: int = 10, count_cap: int = 1000
+) -> tuple[str, list[Variable]]:
     """One bounded query giving, for every visible variable (only the answer
     variable once one is set), up to ``per_variable`` distinct values with
-    labels, and its total distinct count.
+    labels, and its number of distinct values counted up to ``count_cap``.
 
-    The result has one row with the counts (``?__count_<var>``) and one row
-    per sampled value (``?<var>`` bound, label in ``?__label_<var>``). When
-    the query has at most ``per_variable`` rows anyway (after an argmax, or a
-    count without group), the query is instead those rows with labels
-    (as :func:`rows_query`) and has no count row: every value is in them, so
-    the counts are the numbers of distinct values, and the rows (an ORDER BY
-    over everything, an aggregate) are computed once instead of once per
+    The result has one row per count (``?__count_<var>``) and one row per
+    sampled value (``?<var>`` bound, label in ``?__label_<var>``). A count is
+    ``COUNT`` over ``SELECT DISTINCT ?var ... LIMIT count_cap + 1``: the
+    engine stops after ``count_cap + 1`` distinct values instead of
+    evaluating the whole join (on a 10^6-row join, about 3 ms instead of a
+    second), so a count of ``count_cap + 1`` means "more than
+    ``count_cap``". When the query has at most ``per_variable`` rows anyway
+    (after an argmax, or a count without group), the query is instead all
+    those rows with labels (:func:`bounded_rows_query`) and has no count row:
+    every value is in them, so the counts are exact, and the rows (an ORDER
+    BY over everything, an aggregate) are computed once instead of once per
     variable plus once for the counts.
 
     Example:
         >>> from pyql.query import Query
         >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
         >>> text, variables = observation_query(q)
-        >>> [str(v) for v in variables], text.count("UNION")
-        (['?c'], 1)
+        >>> [str(v) for v in variables], text.count("UNION"), "LIMIT 1001" in text
+        (['?c'], 1, True)
         >>> text = observation_query(q.add_fact("?c", "a.b.since", "?t").add_max("?t"))[0]
         >>> text.count("UNION"), COUNT_PREFIX in text, text.count("OPTIONAL")
         (0, False, 2)
@@ -488,18 +512,30 @@ def observation_query(query: CompilableQuery, per_variable: int = 10) -> tuple[s
     """
     if per_variable < 1:
         raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
-    scope = query.scope
+    if count_cap < 1:
+        raise QueryError(f"count_cap must be ≥ 1, got {count_cap}")
     profile = query.profile
-    block = scope.block
-    variables = [scope.answer] if scope.answer in block.variables else list(block.variables)
+    block = query.scope.block
+    variables = observed_variables(query)
     if not variables:
         raise QueryError("the query has no variable to observe yet; add a fact with a variable such as ?x")
     bound = block.max_rows
     if bound is not None and bound <= per_variable:
-        return profile.prefix_lines() + _labelled_rows(block, variables, bound, profile), variables
+        return bounded_rows_query(query)[0], variables
     core = block.pattern(profile)
-    counts = " ".join(f"(COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name})" for v in variables)
-    branches = ["{\n" + f"{_INDENT}SELECT {counts} WHERE\n" + _indent(core, _INDENT) + "}"]
+    branches = []
+    for v in variables:
+        # An aggregate's result may be unbound (an error in SPARQL): it is no value.
+        bound_only = f"{_INDENT}FILTER(BOUND({v.sparql()}))\n" if v in block.computed else ""
+        counted = (
+            f"SELECT (COUNT({v.sparql()}) AS ?{COUNT_PREFIX}{v.name}) WHERE {{\n"
+            f"{_INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE {{\n"
+            + _indent(core, _INDENT * 2)
+            + bound_only.replace(_INDENT, _INDENT * 2, 1)
+            + f"{_INDENT}  }} LIMIT {int(count_cap) + 1} }}\n"
+            "}"
+        )
+        branches.append("{\n" + _indent(counted, _INDENT) + "}")
     for v in variables:
         raw = Variable("__l")
         if v in block.computed:
@@ -520,6 +556,34 @@ def observation_query(query: CompilableQuery, per_variable: int = 10) -> tuple[s
         branches.append("{\n" + _indent(sample, _INDENT) + "}")
     body = "\nUNION\n".join(branches)
     return profile.prefix_lines() + "SELECT * WHERE {\n" + _indent(body, _INDENT) + "}\n", variables
+
+
+def bounded_rows_query(query: CompilableQuery) -> tuple[str, list[Variable]]:
+    """All rows of a query whose rows are bounded (``Block.max_rows``), over
+    every visible variable, with a label per variable.
+
+    These rows answer any later step that only changes the projection
+    (``set_answer``, ``execute()``) without evaluating the join again
+    (:class:`~pyql.observation.BoundedRows`).
+
+    Raises:
+        QueryError: when the query's rows are not bounded, or it has no variable.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").add_max("?y").set_answer("?x")
+        >>> text, variables = bounded_rows_query(q)
+        >>> [str(v) for v in variables], text.count("LIMIT 1")
+        (['?x', '?y'], 2)
+    """
+    block = query.scope.block
+    bound = block.max_rows
+    if bound is None:
+        raise QueryError("the query's rows are not bounded (no argmax, no count without group)")
+    variables = list(block.variables)
+    if not variables:
+        raise QueryError("the query has no variable to return yet; add a fact with a variable such as ?x")
+    return query.profile.prefix_lines() + _labelled_rows(block, variables, bound, query.profile), variables
 
 
 def rows_query(query: CompilableQuery, limit: int) -> tuple[str, list[Variable]]:
@@ -558,26 +622,52 @@ def _labelled_rows(block: Block, projected: Sequence[Variable], limit: int, prof
     )
 
 
-def relations_query(
-    target: Term, query: CompilableQuery | None, profile: Profile, limit: int = 2000, sample: int = 100
-) -> str:
-    """One query for the one-hop relations of an entity, a literal or a variable.
+RELATION_EDGES = 10_000
+"""Edges read per direction by one relations query (:func:`relations_query`)."""
 
-    For a variable, the relations of up to ``sample`` of its current values
-    are gathered. Rows bind ``?__dir`` ("forward"/"backward") and ``?__r``.
-    Relations the profile hides are filtered in the query, so they do not
-    use up the limit.
+HIDDEN_MARK = "hidden"
+"""What a relations query binds ``?__r`` to for an edge whose relation the profile hides."""
+
+
+def relations_query(
+    target: Term,
+    query: CompilableQuery | None,
+    profile: Profile,
+    limit: int = 2000,
+    sample: int = 100,
+    edges: int = RELATION_EDGES,
+    values: Sequence[Term] | None = None,
+) -> str:
+    """One bounded query for the one-hop relations of an entity, a literal or a variable.
+
+    The relations are those of a capped sample of edges: at most
+    ``edges + 1`` per direction for an entity (the first ones the engine's
+    index gives, so a hub with millions of edges costs as much as one with
+    ``edges``), at most ``2 * edges + 1`` in all for a variable, whose
+    relations are gathered from up to ``sample`` of its current values. Rows
+    bind ``?__dir`` ("forward"/"backward"), ``?__r`` and ``?__n``, the
+    number of sampled edges with that relation; an edge whose relation the
+    profile hides counts in a row whose ``?__r`` is the literal
+    ``"hidden"``, so the numbers add up to the edges read: when they exceed
+    ``edges`` (``2 * edges``), there were more and the list may be
+    incomplete. At most ``limit`` rows (hidden relations do not use them
+    up beyond that one row per direction). ``values``, for a variable whose
+    values are already known (the bounded rows of an argmax), replaces the
+    sub-SELECT that samples them, so the argmax is not evaluated again.
 
     Example:
         >>> from pyql.profiles import FREEBASE
         >>> text = relations_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), None, FREEBASE)
-        >>> text.count("UNION"), "STRSTARTS" in text
-        (1, True)
+        >>> text.count("UNION"), "STRSTARTS" in text, text.count("LIMIT 10001")
+        (1, True, 2)
         >>> from pyql.query import Query
         >>> q = Query("freebase").add_fact("?x", "a.b.c", "m.0crbvqz")
         >>> "OPTIONAL {" in relations_query(Variable("x"), q, FREEBASE)
         True
     """
+    edge_cap = int(edges)
+    if edge_cap < 1:
+        raise QueryError(f"edges must be ≥ 1, got {edges}")
     if isinstance(target, Variable):
         if query is None:
             raise QueryError(f"the relations of {target} need the query that binds it")
@@ -586,31 +676,120 @@ def relations_query(
             existing = ", ".join(str(v) for v in block.variables) or "none yet"
             raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
         subject = target.sparql()
-        source = (
-            f"{{ SELECT DISTINCT {subject} WHERE\n"
-            + _indent(block.pattern(query.profile), _INDENT)
-            + f"  LIMIT {int(sample)} }}\n"
-        )
-    else:
-        subject = term_sparql(target, profile)
-        source = ""
-    forward = f'{{ {subject} ?__r ?__o . BIND("forward" AS ?__dir) }}'
-    backward = f'{{ ?__s ?__r {subject} . BIND("backward" AS ?__dir) }}'
-    union = backward if isinstance(target, Literal) else f"{forward}\nUNION\n{backward}"
-    if source:
+        forward = f'{{ {subject} ?__p ?__o . BIND("forward" AS ?__dir) }}'
+        backward = f'{{ ?__s ?__p {subject} . BIND("backward" AS ?__dir) }}'
+        if values is not None:
+            known = " ".join(term_sparql(v, profile) for v in list(values)[: int(sample)])
+            source = f"{_INDENT}VALUES {subject} {{ {known} }}\n"
+        else:
+            source = (
+                f"{_INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
+                + _indent(block.pattern(query.profile), _INDENT * 2)
+                + f"{_INDENT}  LIMIT {int(sample)} }}\n"
+            )
         # rdflib evaluates both sides of a join with a sub-SELECT in full (here:
         # every triple, twice) but an OPTIONAL once per row, with the sampled
         # value bound. BOUND drops values without relations: the join's rows.
-        union = "OPTIONAL {\n" + _indent(union, _INDENT) + "}\nFILTER(BOUND(?__r))"
-    hidden = "".join(
-        f"FILTER(!STRSTARTS(STR(?__r), {escape.literal(prefix)}))\n" for prefix in profile.hidden_relation_prefixes
+        sampled = (
+            "{ SELECT ?__dir ?__p WHERE {\n"
+            + source
+            + f"{_INDENT}OPTIONAL {{\n"
+            + _indent(f"{forward}\nUNION\n{backward}", _INDENT * 2)
+            + f"{_INDENT}}}\n"
+            + f"{_INDENT}FILTER(BOUND(?__p))\n"
+            + f"}} LIMIT {2 * edge_cap + 1} }}"
+        )
+    else:
+        subject = term_sparql(target, profile)
+
+        def side(pattern: str, direction: str) -> str:
+            return (
+                "{\n"
+                + f"{_INDENT}{{ SELECT ?__p WHERE {{ {pattern} }} LIMIT {edge_cap + 1} }}\n"
+                + f'{_INDENT}BIND("{direction}" AS ?__dir)\n'
+                + "}"
+            )
+
+        backward_side = side(f"?__s ?__p {subject} .", "backward")
+        if isinstance(target, Literal):
+            sampled = backward_side
+        else:
+            sampled = side(f"{subject} ?__p ?__o .", "forward") + "\nUNION\n" + backward_side
+    hidden = " || ".join(f"STRSTARTS(STR(?__p), {escape.literal(prefix)})" for prefix in profile.hidden_relation_prefixes)
+    named = f'BIND(IF({hidden}, "{HIDDEN_MARK}", ?__p) AS ?__r)' if hidden else "BIND(?__p AS ?__r)"
+    # Grouped by relation first, so the hidden-relation test runs once per
+    # relation, not once per sampled edge.
+    grouped = (
+        "{ SELECT ?__dir ?__p (COUNT(*) AS ?__k) WHERE {\n"
+        + _indent(sampled, _INDENT)
+        + "} GROUP BY ?__dir ?__p }"
     )
     return (
         profile.prefix_lines()
-        + "SELECT DISTINCT ?__dir ?__r WHERE {\n"
-        + _indent(source + union + "\n" + hidden, _INDENT)
-        + f"}}\nLIMIT {int(limit)}\n"
+        + "SELECT ?__dir ?__r (SUM(?__k) AS ?__n) WHERE {\n"
+        + _indent(grouped + "\n" + named, _INDENT)
+        + f"}}\nGROUP BY ?__dir ?__r\nLIMIT {int(limit)}\n"
     )
+
+
+def relation_ask_query(
+    target: Term,
+    relation: Term,
+    direction: str | None,
+    query: CompilableQuery | None,
+    profile: Profile,
+    sample: int = 100,
+) -> str:
+    """One bounded ASK: does ``target`` have ``relation`` (in ``direction``)?
+
+    It completes a relation list read from a capped sample
+    (:func:`relations_query`): for an entity or a literal, one index lookup;
+    for a variable, whether one of the same ``sample`` values it reads
+    relations of has the relation. ``direction`` is "forward" (the target
+    is the subject), "backward" (the object) or None (either).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> fb = "http://rdf.freebase.com/ns/"
+        >>> text = relation_ask_query(IRI(fb + "m.0x"), IRI(fb + "a.b.c"), "backward", None, FREEBASE)
+        >>> text.strip().splitlines()[-1]
+        'ASK WHERE { ?__s <http://rdf.freebase.com/ns/a.b.c> <http://rdf.freebase.com/ns/m.0x> . }'
+    """
+    if direction not in ("forward", "backward", None):
+        raise QueryError(f"direction must be 'forward', 'backward' or None, not {direction!r}")
+    if not isinstance(relation, IRI):
+        raise QueryError(f"the relation to look for must be a relation name such as a.b.c, not {relation}")
+    rel = term_sparql(relation, profile)
+    if isinstance(target, Variable):
+        if query is None:
+            raise QueryError(f"the relations of {target} need the query that binds it")
+        block = query.scope.block
+        if target not in block.variables:
+            existing = ", ".join(str(v) for v in block.variables) or "none yet"
+            raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
+        subject = target.sparql()
+    else:
+        subject = term_sparql(target, profile)
+    patterns = []
+    if direction in ("forward", None) and not isinstance(target, Literal):
+        patterns.append(f"{subject} {rel} ?__o .")
+    if direction in ("backward", None):
+        patterns.append(f"?__s {rel} {subject} .")
+    if not patterns:
+        return profile.prefix_lines() + "ASK WHERE { FILTER(false) }\n"  # a literal has no forward edge
+    if isinstance(target, Variable):
+        exists = " || ".join(f"EXISTS {{ {p} }}" for p in patterns)
+        return (
+            profile.prefix_lines()
+            + "ASK WHERE {\n"
+            + f"{_INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
+            + _indent(query.scope.block.pattern(query.profile), _INDENT * 2)  # type: ignore[union-attr]
+            + f"{_INDENT}  LIMIT {int(sample)} }}\n"
+            + f"{_INDENT}FILTER({exists})\n"
+            + "}\n"
+        )
+    body = " UNION ".join(f"{{ {p} }}" for p in patterns) if len(patterns) > 1 else patterns[0]
+    return profile.prefix_lines() + f"ASK WHERE {{ {body} }}\n"
 
 
 def labels_query(terms: Sequence[Term], profile: Profile) -> str:

@@ -51,6 +51,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
 
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
 from pyql.actions import ActionSet, StepResult
+from pyql.echo import ECHO_LIMIT, MESSAGE_LIMIT, clip, clip_echoes
 from pyql.errors import ParseError, PyQLError, QueryError
 
 __all__ = [
@@ -365,24 +366,44 @@ class Environment:
         record.observation = outcome.observation
 
     def _judge(self, record: StepRecord, feedback: Feedback | None) -> None:
-        """Decide whether the step is kept, and what its observation says."""
+        """Decide whether the step is kept, and what its observation says.
+
+        The observation repeats a long argument only by its beginning
+        (:func:`pyql.echo.clip_echoes`), and an error or a guideline is at
+        most :data:`pyql.echo.MESSAGE_LIMIT` characters.
+        """
         if feedback is not None:
             record.ok = False
             record.error = feedback.rule_id
-            record.guideline = feedback.guideline
-            record.observation = feedback.guideline
+            record.guideline = clip(self._unechoed(record, feedback.guideline), MESSAGE_LIMIT)
+            record.observation = record.guideline
         elif record.exception is not None:
             record.ok = False
             record.error = error_kind(record.exception)
-            record.observation = f"Error: {record.exception}"
+            record.observation = clip(self._unechoed(record, f"Error: {record.exception}"), MESSAGE_LIMIT)
         elif record.empty and self.analyzer is None and self.undo_empty:
             record.ok = False
             record.error = "empty_result"
-            record.observation = (
-                f"{record.action} gives an empty result, so the step was undone: {record.observation}"
+            record.observation = self._unechoed(
+                record, f"{record.action} gives an empty result, so the step was undone: {record.observation}"
             )
         else:
             record.ok = True
+            record.observation = self._unechoed(record, record.observation)
+
+    @staticmethod
+    def _unechoed(record: StepRecord, text: str) -> str:
+        """``text`` with the step's long arguments (as written and as read) cut, see :mod:`pyql.echo`."""
+        pieces: list[str] = []
+        if record.call is not None:
+            for arg in record.call.args:
+                pieces += [arg.raw, arg.value]
+            pieces += [str(value) for value in record.args.values()]
+        else:
+            pieces.append(record.text.strip())
+        if not any(len(p) > ECHO_LIMIT for p in pieces):
+            return text
+        return clip_echoes(text, pieces)
 
     def _keep(self, record: StepRecord) -> None:
         """Make an accepted step part of the episode."""

@@ -15,9 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyql.echo import clip
 from pyql.terms import IRI, BlankNode, Literal, Term, Variable
 
-__all__ = ["Value", "VariableValues", "Observation", "Relations", "ResultSet", "UNNAMED"]
+__all__ = [
+    "Value",
+    "VariableValues",
+    "Observation",
+    "Relations",
+    "ResultSet",
+    "BoundedRows",
+    "UNNAMED",
+]
 
 UNNAMED = "unnamed node"
 
@@ -43,14 +52,19 @@ class Value:
             object.__setattr__(self, "short", str(self.term))
 
     def display(self) -> str:
-        """How the value appears in an observation."""
+        """How the value appears in an observation (a long text cut, see :func:`clip`).
+
+        Example:
+            >>> Value(Literal("y" * 5000)).display().endswith("… (5,000 characters)")
+            True
+        """
         if isinstance(self.term, Literal):
-            return self.term.lexical
+            return clip(self.term.lexical)
         if self.unnamed:
-            return f"{self.short} ({UNNAMED})"
+            return f"{clip(self.short)} ({UNNAMED})"
         if self.label is not None:
-            return f"{self.label!r} ({self.short})"
-        return self.short
+            return f"{clip(self.label)!r} ({clip(self.short)})"
+        return clip(self.short)
 
     def to_dict(self) -> dict[str, Any]:
         """The shape ``pyql run --json`` prints: ``{"value": ..., "label": ...}``.
@@ -72,20 +86,55 @@ class Value:
 
 @dataclass(frozen=True)
 class VariableValues:
-    """Up to N values of one variable, and how many distinct values it has in all."""
+    """Up to N values of one variable, and how many distinct values it has in all.
+
+    Counts are exact up to a cap (``KB.count_cap``, default 1,000): beyond
+    it, ``capped`` is set and ``total`` is the cap, a lower bound ("more
+    than 1,000"). ``total == 0`` still means "no value" either way.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> v = Value(Literal("1", XSD + "integer"))
+        >>> print(VariableValues(Variable("n"), (v,), 1000, capped=True))
+        The value of variable ?n is [1] (more than 1,000 in total)
+        >>> VariableValues(Variable("n"), (v,), 3).at_least
+        3
+    """
 
     variable: Variable
     values: tuple[Value, ...]
     total: int
+    capped: bool = False
+
+    @property
+    def at_least(self) -> int:
+        """A lower bound on the number of distinct values (exact when not ``capped``)."""
+        return self.total + 1 if self.capped else self.total
 
     @property
     def all_unnamed(self) -> bool:
         """Whether every value seen is an unnamed relationship node."""
         return bool(self.values) and all(v.unnamed for v in self.values)
 
+    def total_text(self) -> str:
+        """The count as shown: ``"734"`` or ``"more than 1,000"``."""
+        return f"more than {self.total:,}" if self.capped else str(self.total)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view: ``{"total", "values"}``, plus ``"capped": true`` beyond the cap.
+
+        Example:
+            >>> VariableValues(Variable("x"), (), 1000, capped=True).to_dict()
+            {'total': 1000, 'values': [], 'capped': True}
+        """
+        out: dict[str, Any] = {"total": self.total, "values": [x.to_dict() for x in self.values]}
+        if self.capped:
+            out["capped"] = True
+        return out
+
     def __str__(self) -> str:
         shown = "[" + ", ".join(v.display() for v in self.values) + "]"
-        more = f" ({self.total} in total)" if self.total > len(self.values) else ""
+        more = f" ({self.total_text()} in total)" if self.capped or self.total > len(self.values) else ""
         return f"The value of variable {self.variable} is {shown}{more}"
 
 
@@ -94,7 +143,10 @@ class Observation:
     """The result of running the current query for a step.
 
     ``boolean`` is set for a yes/no (ASK) query; otherwise ``variables``
-    holds each visible variable's values.
+    holds each visible variable's values. ``rows`` holds every row of the
+    query when its rows are bounded (after an argmax, a count) so that the
+    next step, if it only changes the projection, reuses them
+    (:class:`BoundedRows`).
 
     Example:
         >>> Observation((), boolean=True).is_empty, str(Observation((), boolean=False))
@@ -104,6 +156,7 @@ class Observation:
     variables: tuple[VariableValues, ...]
     boolean: bool | None = None
     queries: int = 0
+    rows: BoundedRows | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -126,9 +179,7 @@ class Observation:
         """A JSON-ready view."""
         if self.boolean is not None:
             return {"boolean": self.boolean}
-        return {
-            str(v.variable): {"total": v.total, "values": [x.to_dict() for x in v.values]} for v in self.variables
-        }
+        return {str(v.variable): v.to_dict() for v in self.variables}
 
     def __str__(self) -> str:
         if self.boolean is not None:
@@ -140,7 +191,17 @@ class Observation:
 
 @dataclass(frozen=True)
 class Relations:
-    """One-hop relations: forward (subject side) and backward (object side)."""
+    """One-hop relations: forward (subject side) and backward (object side).
+
+    ``truncated`` says the list may be incomplete: a hub's edges were read
+    from a capped sample (or the relation limit was reached), so a relation
+    that is not listed may still exist; :meth:`pyql.kb.base.KB.has_relation`
+    answers for one relation with one bounded ASK.
+
+    Example:
+        >>> print(Relations(("a.b.c",), (), truncated=True))
+        {'forward': ['a.b.c'], 'backward': []} (may be incomplete: only a sample of the edges was read; a relation not listed can still be used)
+    """
 
     forward: tuple[str, ...]
     backward: tuple[str, ...]
@@ -150,15 +211,36 @@ class Relations:
     def is_empty(self) -> bool:
         return not self.forward and not self.backward
 
+    @property
+    def complete(self) -> bool:
+        """Whether every relation is listed (no sample or limit cut the list)."""
+        return not self.truncated
+
     def all(self) -> tuple[str, ...]:
         """Forward then backward relations, without duplicates."""
         return tuple(dict.fromkeys(self.forward + self.backward))
 
-    def to_dict(self) -> dict[str, list[str]]:
-        return {"forward": list(self.forward), "backward": list(self.backward)}
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view; ``"complete": false`` is added when the list may be incomplete.
+
+        Example:
+            >>> Relations(("a.b.c",), ()).to_dict()
+            {'forward': ['a.b.c'], 'backward': []}
+        """
+        out: dict[str, Any] = {"forward": list(self.forward), "backward": list(self.backward)}
+        if self.truncated:
+            out["complete"] = False
+        return out
 
     def __str__(self) -> str:
-        return str(self.to_dict())
+        text = str({"forward": list(self.forward), "backward": list(self.backward)})
+        if self.truncated:
+            text += INCOMPLETE_NOTE
+        return text
+
+
+INCOMPLETE_NOTE = " (may be incomplete: only a sample of the edges was read; a relation not listed can still be used)"
+"""What a relation list that may be incomplete says after the lists."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +292,50 @@ class ResultSet:
         if self.truncated:
             lines.append("... (truncated)")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class BoundedRows:
+    """Every row of a query whose rows are bounded (an argmax's LIMIT, a count
+    without GROUP BY), over all its visible variables, with labels.
+
+    A step that changes only the projection (``set_answer``, ``execute()``
+    after an argmax or a count) computes its observation or answers from
+    these rows instead of evaluating the join again: ``key`` is the folded
+    block the rows are of, and the rows are reused only for a query with an
+    equal block.
+
+    Example:
+        >>> rows = BoundedRows("block", (Variable("p"),), ({"p": Value(Literal("a"))},))
+        >>> rows.covers("block", [Variable("p")]), rows.covers("other", [Variable("p")])
+        (True, False)
+    """
+
+    key: object
+    variables: tuple[Variable, ...]
+    rows: tuple[dict[str, Value | None], ...]
+
+    def covers(self, key: object, variables: Any) -> bool:
+        """Whether these are the rows of ``key`` and hold every one of ``variables``."""
+        return (self.key is key or self.key == key) and set(variables) <= set(self.variables)
+
+    def column(self, var: Variable) -> list[Value]:
+        """The distinct values of one variable, in row order (the first row's label)."""
+        out: dict[Term, Value] = {}
+        for row in self.rows:
+            value = row.get(var.name)
+            if value is not None:
+                out.setdefault(value.term, value)
+        return list(out.values())
+
+    def project(self, variables: Any) -> list[dict[str, Value | None]]:
+        """The distinct rows over ``variables`` (what SELECT DISTINCT of them gives), in row order."""
+        names = [v.name for v in variables]
+        out: dict[tuple[Any, ...], dict[str, Value | None]] = {}
+        for row in self.rows:
+            key = tuple(row[n].term if row.get(n) is not None else None for n in names)  # type: ignore[union-attr]
+            out.setdefault(key, {n: row.get(n) for n in names})
+        return list(out.values())
 
 
 def short_name(term: Term, shorten) -> str:  # type: ignore[no-untyped-def]

@@ -20,7 +20,7 @@ from grammars.vocabulary import COMPARISON_OPERATORS, SPARQL_ACTION_ORDER
 from pyql.action_parser import Arg
 from pyql.actions import ActionSet, StepResult, action
 from pyql.errors import ArgumentError, QueryError, TermError
-from pyql.observation import Relations
+from pyql.observation import BoundedRows, Relations
 from pyql.query import Query
 from pyql.steps import normalize_operator
 from pyql.terms import IRI, Literal, Term, Variable, parse_term, resolve_datatype
@@ -41,6 +41,11 @@ class KBContext(Protocol):
     relation_ranker: Callable[[str | None, list[str]], list[str]] | None
     max_relations: int
     max_answers: int
+    count_cap: int | None
+
+    @property
+    def bounded_rows(self) -> BoundedRows | None:
+        """All rows of the current query when they are bounded and known (reused by the next step)."""
 
 
 def arg_to_term(arg: Arg, profile: Any, role: str = "any") -> Term:
@@ -128,7 +133,8 @@ class SparqlActions(ActionSet):
         return convert_argument(env.kb.profile, kind, arg, action_name, name, position)
 
     def _observe(self, env: KBContext, query: Any) -> StepResult:
-        observation = env.kb.observe(query)
+        # One query, or none when only the projection of bounded rows changes (set_answer after add_max).
+        observation = env.kb.observe(query, count_cap=env.count_cap, reuse=env.bounded_rows)
         return StepResult(query=query, result=observation, observation=str(observation), empty=observation.is_empty)
 
     # -- interacting with the KB ---------------------------------------------
@@ -143,7 +149,11 @@ class SparqlActions(ActionSet):
 
         Example: get_relation(m.0crbvqz)
         """
-        relations = env.kb.relations(entity_or_variable, env.query if isinstance(entity_or_variable, Variable) else None)
+        if isinstance(entity_or_variable, Variable):
+            # After an argmax, the variable's values come from the rows already read.
+            relations = env.kb.relations(entity_or_variable, env.query, reuse=env.bounded_rows)
+        else:
+            relations = env.kb.relations(entity_or_variable)
         if env.relation_ranker is not None:
             forward = list(relations.forward)
             backward = list(relations.backward)
@@ -152,7 +162,8 @@ class SparqlActions(ActionSet):
             if len(backward) > env.max_relations:
                 backward = env.relation_ranker(env.question, backward)[: env.max_relations]
             relations = Relations(tuple(forward), tuple(backward), relations.truncated)
-        return StepResult(result=relations, observation=str(relations), empty=relations.is_empty)
+        # An empty list read from a capped sample (only hidden relations in it) is no empty result.
+        return StepResult(result=relations, observation=str(relations), empty=relations.is_empty and relations.complete)
 
     # -- constructing the query ------------------------------------------------
     @action("construct", head="node", relation="relation", tail="node")
@@ -301,7 +312,7 @@ class SparqlActions(ActionSet):
         Example: add_compare(?wind1, >, ?wind2)
         """
         query = env.query.add_compare(ob1, op, ob2)
-        observation = env.kb.observe(query)
+        observation = env.kb.observe(query, count_cap=env.count_cap)
         return StepResult(query=query, result=observation, observation=str(observation))
 
     @action("construct", answer_var="variable")
@@ -325,7 +336,7 @@ class SparqlActions(ActionSet):
         """
         if not env.query.steps:
             raise QueryError("the query is empty; add facts before execute()")
-        result = env.kb.execute(env.query, limit=env.max_answers)
+        result = env.kb.execute(env.query, limit=env.max_answers, reuse=env.bounded_rows)
         if result.boolean is not None:
             text = "The answer is " + ("yes" if result.boolean else "no")
             empty = False

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping
 
 from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRecord
-from pyql.observation import Observation, Relations, ResultSet, Value
+from pyql.observation import BoundedRows, Observation, Relations, ResultSet, Value
 from pyql.query import Query
 from pyql.sparql_actions import SparqlActions
 from pyql.terms import IRI, Literal, Variable
@@ -68,6 +68,9 @@ class SparqlEnvironment(Environment):
         max_relations: relations shown per direction before ranking applies (default 40).
         max_answers: answers returned by ``execute()`` at most.
         undo_empty: without an analyzer, whether an empty result fails the step.
+        count_cap: distinct values an observation counts exactly per
+            variable (default: the KB's ``count_cap``, 1,000); beyond it
+            "more than 1,000".
     """
 
     side: ClassVar[str] = "sparql"
@@ -85,12 +88,22 @@ class SparqlEnvironment(Environment):
         max_relations: int = 40,
         max_answers: int = 1000,
         undo_empty: bool = True,
+        count_cap: int | None = None,
     ) -> None:
         self.kb = kb
         self.relation_ranker = relation_ranker
         self.max_relations = max_relations
         self.max_answers = max_answers
+        self.count_cap = count_cap
+        self._rows: BoundedRows | None = None
         super().__init__(SparqlActions(actions), question, entities, analyzer, undo_empty)
+
+    @property
+    def bounded_rows(self) -> BoundedRows | None:
+        """All rows of the current query when they are bounded (after an argmax or a
+        count) and the step that built it read them; the next step reuses them
+        when it only changes the projection (``set_answer``, ``execute()``)."""
+        return self._rows
 
     def new_memory(self, entities: dict[str, str]) -> SparqlMemory:
         return SparqlMemory(entities=entities)
@@ -103,6 +116,8 @@ class SparqlEnvironment(Environment):
 
     def remember(self, record: StepRecord) -> None:
         super().remember(record)
+        if record.query_after is not None:
+            self._rows = record.result.rows if isinstance(record.result, Observation) else None
         for value in _values_of(record.result):
             if isinstance(value.term, IRI):
                 self.memory.seen.add(value.short)

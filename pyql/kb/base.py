@@ -29,7 +29,14 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import pyql.compiler as compiler
 from pyql.errors import EngineError, KBError, QueryError
-from pyql.observation import Observation, Relations, ResultSet, Value, VariableValues
+from pyql.observation import (
+    BoundedRows,
+    Observation,
+    Relations,
+    ResultSet,
+    Value,
+    VariableValues,
+)
 from pyql.profiles import Profile, get_profile
 from pyql.query import Query
 from pyql.terms import IRI, BlankNode, Literal, Term, TermLike, Variable, parse_term
@@ -95,18 +102,37 @@ class KB(ABC):
     Attributes:
         profile: naming rules of this KB (labels, hidden relations, unnamed nodes).
         per_variable: values shown per variable in an observation (default 10).
+        count_cap: distinct values an observation counts exactly per variable
+            (default 1,000); beyond it the count says "more than 1,000", so a
+            step on a hub does not evaluate the whole join.
         relation_limit: most relations fetched by one relations query.
+        relation_edges: edges read per direction by one relations query
+            (default 10,000); a hub's list read from that sample says it may
+            be incomplete (:attr:`Relations.truncated`).
         stats: counters of queries sent and time spent.
     """
 
     name = "kb"
 
-    def __init__(self, profile: str | Profile = "freebase", per_variable: int = 10, relation_limit: int = 2000) -> None:
+    def __init__(
+        self,
+        profile: str | Profile = "freebase",
+        per_variable: int = 10,
+        relation_limit: int = 2000,
+        count_cap: int = 1000,
+        relation_edges: int = compiler.RELATION_EDGES,
+    ) -> None:
         self.profile = get_profile(profile)
         if per_variable < 1:
             raise KBError(f"per_variable must be ≥ 1, got {per_variable}")
+        if count_cap < 1:
+            raise KBError(f"count_cap must be ≥ 1, got {count_cap}")
+        if relation_edges < 1:
+            raise KBError(f"relation_edges must be ≥ 1, got {relation_edges}")
         self.per_variable = per_variable
         self.relation_limit = relation_limit
+        self.count_cap = count_cap
+        self.relation_edges = relation_edges
         self.stats = KBStats()
 
     # -- opening -----------------------------------------------------------
@@ -199,10 +225,25 @@ class KB(ABC):
         return parse_term(value, self.profile, role)
 
     # -- what a step needs ---------------------------------------------------
-    def observe(self, query: Query, per_variable: int | None = None) -> Observation:
+    def observe(
+        self,
+        query: Query,
+        per_variable: int | None = None,
+        *,
+        count_cap: int | None = None,
+        reuse: BoundedRows | None = None,
+    ) -> Observation:
         """Run the current query and describe it: up to ``per_variable`` values
-        (with labels) of every visible variable and each one's total count,
-        in one query; a yes/no answer for a comparison query.
+        (with labels) of every visible variable and each one's number of
+        distinct values, exact up to ``count_cap`` (default :attr:`count_cap`)
+        and "more than" it beyond, in one query; a yes/no answer for a
+        comparison query.
+
+        When the query's rows are bounded (an argmax's LIMIT, a count without
+        GROUP BY) the observation is all of them, kept in
+        :attr:`Observation.rows`; pass them as ``reuse`` to the next step's
+        ``observe`` or :meth:`execute` and, if that query only changes the
+        projection (``set_answer``), no query is sent at all.
 
         Example:
             >>> from pyql.kb import KB
@@ -210,41 +251,97 @@ class KB(ABC):
             >>> q = Query().add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
             >>> print(kb.observe(q))
             The value of variable ?c is ['Tropical storm (SSHS)' (m.05f4r3k)]
+            >>> print(kb.observe(Query().add_fact("?x", "type.object.name", "?n"), count_cap=50).get("?n").total_text())
+            more than 50
         """
         self._check_profile(query)
         if query.is_ask:
             return Observation((), boolean=self.ask(query.sparql()), queries=1)
         if not query.variables:
             return Observation(())
-        text, variables = compiler.observation_query(query, per_variable or self.per_variable)
-        rows = self.select(text)
+        shown = per_variable or self.per_variable
+        cap = count_cap or self.count_cap
+        block = query.scope.block
+        bound = block.max_rows
+        if bound is not None and bound <= shown:
+            before = self.stats.queries
+            rows = self.bounded_rows(query, reuse)
+            return self._observation_of_rows(rows, compiler.observed_variables(query), self.stats.queries - before)
+        text, variables = compiler.observation_query(query, shown, cap)
         counts: dict[str, int] = {}
         samples: dict[str, list[Value]] = {v.name: [] for v in variables}
         seen: dict[str, set[Term]] = {v.name: set() for v in variables}
-        for row in rows:
+        for row in self.select(text):
             count_keys = [k for k in row if k.startswith(compiler.COUNT_PREFIX)]
             if count_keys:
                 for key in count_keys:
                     counts[key[len(compiler.COUNT_PREFIX) :]] = int(_number(row[key]))
                 continue
-            # A sample row binds one variable; a row of a query with few rows
-            # (no count row, see compiler.observation_query) binds them all.
+            # A sample row binds one variable.
             for v in variables:
                 term = row.get(v.name)
                 # At most per_variable values, even from an engine that ignores LIMIT.
-                if term is not None and term not in seen[v.name] and len(samples[v.name]) < (per_variable or self.per_variable):
+                if term is not None and term not in seen[v.name] and len(samples[v.name]) < shown:
                     seen[v.name].add(term)
                     samples[v.name].append(self.value(term, row.get(compiler.LABEL_PREFIX + v.name)))
         out = []
         for v in variables:
             values = sorted(samples[v.name], key=_sort_key)
-            out.append(VariableValues(v, tuple(values), max(counts.get(v.name, 0), len(values))))
+            total = max(counts.get(v.name, 0), len(values))
+            capped = total > cap  # the count stopped at cap + 1 distinct values (or an engine ignored the LIMIT)
+            out.append(VariableValues(v, tuple(values), cap if capped else total, capped))
         return Observation(tuple(out), queries=1)
 
-    def execute(self, query: Query, limit: int = 1000) -> ResultSet:
+    def bounded_rows(self, query: Query, reuse: BoundedRows | None = None) -> BoundedRows:
+        """All rows of a query whose rows are bounded, over every visible variable, with labels.
+
+        One query, or none when ``reuse`` already holds the rows of the same
+        bounded pattern (the previous step's, e.g. an argmax before
+        ``set_answer``).
+
+        Raises:
+            QueryError: when the query's rows are not bounded (no argmax, no count without group).
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> kb = KB.open("demo")
+            >>> q = Query().add_fact("?c", "meteorology.tropical_cyclone.formed", "?t").add_max("?t")
+            >>> rows = kb.bounded_rows(q)
+            >>> before = kb.stats.queries
+            >>> kb.bounded_rows(q.set_answer("?c"), reuse=rows) is rows, kb.stats.queries - before
+            (True, 0)
+        """
+        self._check_profile(query)
+        block = query.scope.block
+        if reuse is not None and reuse.covers(block, block.variables):
+            return reuse
+        text, variables = compiler.bounded_rows_query(query)
+        bound = block.max_rows or 0
+        rows = self.select(text)[:bound]  # the LIMIT holds even where the engine ignored it
+        out = tuple(
+            {
+                v.name: (self.value(row[v.name], row.get(compiler.LABEL_PREFIX + v.name)) if row.get(v.name) is not None else None)
+                for v in variables
+            }
+            for row in rows
+        )
+        return BoundedRows(block, tuple(variables), out)
+
+    def _observation_of_rows(self, rows: BoundedRows, variables: Sequence[Variable], queries: int) -> Observation:
+        """The observation of ``variables`` when every row of the query is known (exact counts)."""
+        out = []
+        for v in variables:
+            values = sorted(rows.column(v), key=_sort_key)
+            out.append(VariableValues(v, tuple(values), len(values)))
+        return Observation(tuple(out), queries=queries, rows=rows)
+
+    def execute(self, query: Query, limit: int = 1000, *, reuse: BoundedRows | None = None) -> ResultSet:
         """Run the query; its rows with a label for every value (at most ``limit``).
 
-        A yes/no query gives a ResultSet with ``boolean`` set.
+        A yes/no query gives a ResultSet with ``boolean`` set. When ``reuse``
+        holds the rows of the same bounded pattern (the observation of an
+        argmax or a count, :attr:`Observation.rows`), the answers are read
+        from them and no query is sent.
 
         Example:
             >>> from pyql.kb import KB
@@ -258,28 +355,43 @@ class KB(ABC):
             return ResultSet((), boolean=self.ask(query.sparql()))
         if not query.variables:
             return ResultSet(())
-        text, projected = compiler.rows_query(query, limit + 1)
-        rows = self.select(text)
-        out = []
-        for row in rows:
-            out.append(
+        projected = compiler.observed_variables(query)
+        if reuse is not None and reuse.covers(query.scope.block, projected):
+            out = reuse.project(projected)
+        else:
+            text, projected = compiler.rows_query(query, limit + 1)
+            rows = self.select(text)[: limit + 1]  # the LIMIT holds even where the engine ignored it
+            out = [
                 {
                     v.name: (self.value(row[v.name], row.get(compiler.LABEL_PREFIX + v.name)) if row.get(v.name) is not None else None)
                     for v in projected
                 }
-            )
-        out.sort(key=lambda r: tuple(_sort_key(r[v.name]) if r[v.name] else (9, "") for v in projected))
+                for row in rows
+            ]
+        out.sort(key=lambda r: tuple(_sort_key(r[v.name]) if r[v.name] else (9, "") for v in projected))  # type: ignore[arg-type]
         truncated = len(out) > limit
         return ResultSet(tuple(projected), tuple(out[:limit]), truncated=truncated)
 
     def relations(
-        self, target: TermLike, query: Query | None = None, *, limit: int | None = None, sample: int = 100
+        self,
+        target: TermLike,
+        query: Query | None = None,
+        *,
+        limit: int | None = None,
+        sample: int = 100,
+        reuse: BoundedRows | None = None,
     ) -> Relations:
         """One-hop relations of an entity, a literal, or a variable of ``query``.
 
         Relations the profile hides (Freebase ``type.``, ``common.``,
-        ``freebase.``, ``kg.``) are left out. One query. For a variable, the
-        relations of up to ``sample`` of its values are gathered.
+        ``freebase.``, ``kg.``) are left out. One bounded query: the
+        relations of at most :attr:`relation_edges` edges per direction (for a
+        variable, of up to ``sample`` of its values); when that cap (or
+        ``limit``) is reached the list may be incomplete and says so
+        (``truncated``), and :meth:`has_relation` checks one relation. For a
+        variable of a query whose rows are bounded, ``reuse`` (the rows an
+        observation read, :attr:`Observation.rows`) gives its values, so the
+        query's join (an argmax) is not evaluated again.
 
         Example:
             >>> from pyql.kb import KB
@@ -292,18 +404,76 @@ class KB(ABC):
         if query is not None:
             self._check_profile(query)
         cap = limit or self.relation_limit
-        text = compiler.relations_query(term, query, self.profile, limit=cap, sample=sample)
+        edges = self.relation_edges
+        values = None
+        if isinstance(term, Variable) and query is not None and reuse is not None and reuse.covers(query.scope.block, [term]):
+            known = [value.term for value in reuse.column(term)]
+            if not any(isinstance(t, BlankNode) for t in known):  # a blank node cannot be written in VALUES
+                values = known
+            if not known:
+                return Relations((), ())
+        text = compiler.relations_query(term, query, self.profile, limit=cap, sample=sample, edges=edges, values=values)
         rows = self.select(text)[:cap]  # the LIMIT holds even where the engine ignored it
         forward: set[str] = set()
         backward: set[str] = set()
+        read = {"forward": 0, "backward": 0}
         for row in rows:
             relation = row.get("__r")
             direction = row.get("__dir")
-            if not isinstance(relation, IRI) or direction is None:
+            if direction is None:
                 continue
-            name = self.profile.shorten(relation.value)
-            (forward if str(direction) == "forward" else backward).add(name)
-        return Relations(tuple(sorted(forward)), tuple(sorted(backward)), truncated=len(rows) >= cap)
+            side = "forward" if str(direction) == "forward" else "backward"
+            number = row.get("__n")
+            read[side] += int(_number(number)) if number is not None else 1
+            if not isinstance(relation, IRI):  # the edges of hidden relations
+                continue
+            (forward if side == "forward" else backward).add(self.profile.shorten(relation.value))
+        # The sample asks for one edge more than the cap: reading it means there were more.
+        if isinstance(term, Variable):
+            sampled_all = read["forward"] + read["backward"] > 2 * edges
+        else:
+            sampled_all = max(read.values()) > edges
+        truncated = len(rows) >= cap or sampled_all
+        return Relations(tuple(sorted(forward)), tuple(sorted(backward)), truncated=truncated)
+
+    def has_relation(
+        self,
+        target: TermLike,
+        relation: TermLike,
+        direction: str | None = None,
+        query: Query | None = None,
+        *,
+        sample: int = 100,
+    ) -> bool:
+        """Whether ``target`` has ``relation`` (in ``direction``), in one bounded ASK.
+
+        This completes a relation list that may be incomplete
+        (:attr:`Relations.truncated`): for an entity, one index lookup; for a
+        variable of ``query``, whether one of up to ``sample`` of its values
+        (the ones :meth:`relations` reads) has it.
+
+        Args:
+            target: an entity, a literal or a variable of ``query``.
+            relation: a relation name such as ``people.person.gender``.
+            direction: "forward" (target is the subject), "backward" (the object) or None (either).
+            query: the query that binds a variable target.
+            sample: values of a variable looked at.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> kb = KB.open("demo")
+            >>> kb.has_relation("m.0crbvqz", "meteorology.tropical_cyclone.category", "forward")
+            True
+            >>> kb.has_relation("m.0crbvqz", "meteorology.tropical_cyclone.category", "backward")
+            False
+        """
+        term = self.term(target, "entity")
+        rel = self.term(relation, "relation")
+        if isinstance(term, Variable) and query is None:
+            raise QueryError(f"the relations of {term} need the query that binds it; pass query=")
+        if query is not None:
+            self._check_profile(query)
+        return self.ask(compiler.relation_ask_query(term, rel, direction, query, self.profile, sample))
 
     def labels(self, terms: Iterable[TermLike]) -> dict[Term, str | None]:
         """Labels of entities, in one query (None where there is none).

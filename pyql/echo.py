@@ -1,0 +1,60 @@
+"""What an observation may repeat of its input: long texts are cut with a marker.
+
+Observations, error messages and guidelines repeat arguments and values. A
+giant argument (a 1 MB literal in ``add_filter``, a 1 MB "entity id") or a
+giant value in the KB must not come back whole: :func:`clip` keeps the
+beginning and says how long the text was, and :func:`clip_echoes` does so
+for every long argument a text repeats (the step kernel applies it to every
+observation, on both sides).
+
+Example:
+    >>> clip("x" * 1_048_576)[-29:]
+    'xxxxx… (1,048,576 characters)'
+    >>> clip_echoes("Error: no entity " + "m." + "a" * 500, ["m." + "a" * 500], limit=4)
+    'Error: no entity m.aa… (502 characters)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = ["ECHO_LIMIT", "MESSAGE_LIMIT", "clip", "clip_echoes"]
+
+ECHO_LIMIT = 200
+"""Most characters of one value or argument an observation repeats."""
+
+MESSAGE_LIMIT = 4000
+"""Most characters of an error message or a guideline (after long arguments are cut)."""
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, with a marker saying how long it was.
+
+    Example:
+        >>> clip("short")
+        'short'
+        >>> clip("x" * 1_048_576, 5)
+        'xxxxx… (1,048,576 characters)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def clip_echoes(text: str, pieces: Iterable[str], limit: int = ECHO_LIMIT) -> str:
+    """``text`` with every occurrence of a piece longer than ``limit`` cut by :func:`clip`.
+
+    Args:
+        text: an observation, error message or guideline.
+        pieces: what the text may repeat (a step's arguments as written and as read).
+        limit: characters kept of each long piece.
+
+    Example:
+        >>> clip_echoes("bad value 'abcdef'", ["abcdef", "ab"], limit=3)
+        "bad value 'abc… (6 characters)'"
+    """
+    long = sorted({p for p in pieces if len(p) > limit}, key=len, reverse=True)
+    for piece in long:
+        if piece in text:
+            text = text.replace(piece, clip(piece, limit))
+    return text
