@@ -20,12 +20,19 @@ and ``eval``.
 * ``pyql trace RUN.jsonl --html OUT.html``: the run as a page
   (:mod:`agent.trace_html`); without ``--html``, the summary table.
 
-Bad usage exits with status 2 and a one-line message; a ``run`` whose steps
-failed still exits 0 (the failures are in its output); ``ask`` exits with 1
-when the episode ended on an error (e.g. the LLM could not be reached),
-``eval`` with 130 after Ctrl-C and 1 when it stopped on LLM failures. With no LLM
+Exit statuses (:mod:`pyql.cli`): 0 done (a ``run`` whose steps failed, an
+``eval`` whose model answered wrongly, still exit 0: the failures are in the
+output); 2 bad usage or an unreadable input, with a one-line message; 3 a
+service failed (:mod:`agent.faults`): ``run`` stopped at a step whose KB
+could not be reached, the ``ask`` question failed to run (the LLM after its
+retries, the KB), ``eval`` stopped after ``--max-infra-failures`` questions
+in a row failed to run or left some that did (give ``--resume``), always
+with one line on stderr naming the service; 130 after Ctrl-C. With no LLM
 configured, ``ask`` and ``eval`` use the local model when it is installed
 (:func:`agent.local.configured_llm`), else say how to configure one.
+
+``--kb-timeout SECONDS`` and ``--default-graph IRI`` (``run``, ``ask``,
+``eval``) go to a SPARQL endpoint (:func:`agent.environments.kb_options`).
 
 Example:
     >>> from pyql.cli import build_parser
@@ -40,12 +47,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
+import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
 from agent.datasets import load_dataset
-from agent.environments import KB_HINT, open_environment
+from agent.environments import KB_HINT, kb_options, open_environment
+from agent.faults import InfraFailure, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm import add_llm_arguments, config_from_args
 from agent.local import configured_llm, register_cli
@@ -54,6 +65,7 @@ from agent.runner import (
     KBProvider,
     RunSettings,
     RunWriter,
+    answer_item,
     latest_records,
     make_record,
     read_run,
@@ -65,13 +77,28 @@ from agent.runner import (
 )
 from agent.trace_html import write_html
 from grammars.vocabulary import FEEDBACK_MODES
-from pyql.cli import UsageError, read_entities, read_text
+from pyql.cli import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_SERVICE,
+    UsageError,
+    read_entities,
+    read_text,
+)
 from pyql.environment import Environment
+from pyql.lines import split_lines
 from pyql.profiles import PROFILES
 
-__all__ = ["add_commands", "run_command", "run_episode", "ask_command", "eval_command", "trace_command"]
+__all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
+
+#: The help of ``--kb``: every spec :meth:`pyql.kb.KB.open` takes.
+_KB_HELP = (
+    "the knowledge base: demo (the bundled demo KB), a Turtle/N-Triples file (.gz too), "
+    "oxigraph:PATH (a store directory or an RDF file; oxigraph:demo), metaqa:DIR, "
+    "or an http(s)://…/sparql endpoint"
+)
 
 
 # ---------------------------------------------------------------------------
@@ -98,6 +125,27 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    """A positive number of seconds, kept as given (0.5 stays 0.5)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _kb_arguments(group: Any) -> None:
+    """``--kb``, ``--profile``, ``--kb-timeout`` and ``--default-graph``."""
+    group.add_argument("--kb", help=_KB_HELP)
+    group.add_argument("--profile", default="freebase", choices=list(PROFILES))
+    group.add_argument("--kb-timeout", type=_seconds, metavar="SECONDS",
+                       help="a SPARQL endpoint: seconds one query may take in all (default 60; fractions kept, e.g. 0.5)")
+    group.add_argument("--default-graph", metavar="IRI",
+                       help="a SPARQL endpoint: the graph to query (default-graph-uri), e.g. http://freebase.com")
+
+
 def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     add_llm_arguments(parser)
     g = parser.add_argument_group("agent")
@@ -106,6 +154,8 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--feedback", default="eraser", choices=list(FEEDBACK_MODES),
                    help="eraser: targeted guidelines (default); raw: the raw error; none: only that the step failed")
     g.add_argument("--max-steps", type=_positive, default=12, help="actions before the agent must answer (default 12)")
+    g.add_argument("--max-repeats", type=_positive, default=3,
+                   help="repeats of the same failed action before the agent stops that line and answers (default 3)")
     g.add_argument("--example", help="one-shot example: a bundled name (freebase, table) or a text file")
     g.add_argument("--ranker", default="bm25", choices=list(_RANKERS),
                    help="relation ranking when an entity has more than --max-relations relations (default bm25)")
@@ -113,9 +163,7 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--trace-prompts", default="hash", choices=["hash", "full"],
                    help="trace each prompt's sha256 (default) or the full text")
     g.add_argument("--prices", help='price table JSON {"model": [USD per 1M input tokens, per 1M output]} for the cost')
-    k = parser.add_argument_group("knowledge base")
-    k.add_argument("--kb", help="demo, a Turtle/N-Triples file, oxigraph:PATH, or an http(s)://…/sparql endpoint")
-    k.add_argument("--profile", default="freebase", choices=list(PROFILES))
+    _kb_arguments(parser.add_argument_group("knowledge base"))
 
 
 def _settings(args: argparse.Namespace) -> RunSettings:
@@ -125,12 +173,15 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         method=args.method,
         feedback=args.feedback,
         max_steps=args.max_steps,
+        max_repeats=getattr(args, "max_repeats", 3),
         example=args.example,
         ranker=args.ranker,
         max_relations=args.max_relations,
         trace_prompts=args.trace_prompts,
         action_mode=getattr(args, "action_mode", "text") or "text",
         prices=load_prices(args.prices) if args.prices else None,
+        kb_timeout=getattr(args, "kb_timeout", None),
+        default_graph=getattr(args, "default_graph", None),
     )
 
 
@@ -178,7 +229,7 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
         raise UsageError("pyql ask: the question is empty")
     settings = _settings(args)
     solve = solver(settings.method)
-    config = settings.agent_config()
+    settings.agent_config()  # bad settings fail before the LLM starts
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
@@ -188,11 +239,12 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
         item["table"] = {"name": env.table.name}
     try:
         with _llm_for(args, llm) as the_llm:
-            result = solve(the_llm, env, question, config)
+            result = answer_item(item, the_llm, settings, env=env, solve=solve)
             record = make_record(item, result, the_llm, settings)
+            llm_url = _llm_url(the_llm)
     except KeyboardInterrupt:
         print("pyql ask: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if args.out:
         with RunWriter(Path(args.out)) as writer:
             writer.write(record)
@@ -203,7 +255,37 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
         print(dumps_line(result.summary()), file=out)
     else:
         _print_transcript(result, out, env.language)
-    return 1 if result.error else 0
+    if result.failed_to_run:
+        print(f"pyql ask: {_failure_line(result.error_json() or {}, llm_url)}", file=sys.stderr)
+        return EXIT_SERVICE
+    return EXIT_OK
+
+
+def _llm_url(llm: Any) -> str | None:
+    """The base URL of an LLM object (None: OpenAI's API, or not an HTTP client)."""
+    inner = getattr(llm, "_llm", None)
+    if inner is not None:
+        return _llm_url(inner)
+    url = getattr(getattr(llm, "config", None), "base_url", None)
+    return str(url) if url else None
+
+
+def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
+    """One line saying which service failed and what to do (for stderr).
+
+    Example:
+        >>> _failure_line({"kind": "llm_error", "message": "LLM request failed after 1 attempts: HTTP 429"}, "http://127.0.0.1:8080/v1")
+        'the question failed to run: the LLM at http://127.0.0.1:8080/v1 failed: LLM request failed after 1 attempts: HTTP 429 (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)'
+    """
+    kind, message = error.get("kind", "error"), " ".join(str(error.get("message", "")).split())
+    if kind == "llm_error":
+        where = llm_url or "OpenAI's API (https://api.openai.com/v1)"
+        text = f"the LLM at {where} failed: {message}"
+        host = urllib.parse.urlsplit(llm_url).hostname if llm_url else None
+        if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+            text += " (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)"
+        return f"the question failed to run: {text}"
+    return f"the question failed to run: the KB failed ({kind}): {message}"
 
 
 def _add_ask(subparsers: Any) -> None:
@@ -240,12 +322,14 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
     provider = None
     if any(item.get("table") is None for item in dataset):
-        provider = KBProvider(args.kb, args.profile)  # a bad --kb fails before the LLM starts
+        provider = KBProvider(args.kb, args.profile, **kb_options(args))  # a bad --kb fails before the LLM starts
     stream = progress if progress is not None else sys.stderr
     if dataset.skipped:
         print(f"pyql eval: {dataset.skipped} items of {args.data} are not SELECT questions and are skipped", file=stream)
     if dataset.unlinked:
         print(f"pyql eval: {dataset.unlinked} items have no entry in {args.linking}: they have no entities", file=stream)
+    for note in dataset.notes:
+        print(f"pyql eval: {note}", file=stream)
     with _llm_for(args, llm) as the_llm:
         outcome = run_eval(
             dataset.items,
@@ -256,7 +340,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
             resume=args.resume,
             concurrency=args.concurrency,
             progress=stream,
-            max_llm_failures=args.max_llm_failures,
+            max_infra_failures=args.max_infra_failures,
             dataset=str(args.data),
         )
     print(summary_text(outcome.records, outcome.metrics), file=out)
@@ -264,15 +348,24 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         from agent.metrics import category_table
 
         print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
-    done = f"{outcome.new} answered now, {outcome.skipped} already in {args.out}"
+    failed_now = f", {outcome.new_failed} failed to run" if outcome.new_failed else ""
+    done = f"{outcome.new - outcome.new_failed} answered now{failed_now}, {outcome.skipped} already in {args.out}"
     if outcome.interrupted:
         print(f"pyql eval: interrupted ({done}); run the same command with --resume to continue", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if outcome.aborted:
         print(f"pyql eval: stopped: {outcome.aborted}", file=sys.stderr)
-        return 1
+        return EXIT_SERVICE
+    if outcome.failed:
+        last = next(r for r in reversed(outcome.records) if str(r["id"]) == outcome.failed[-1])
+        print(
+            f"pyql eval: {len(outcome.failed)} questions failed to run and are not scored (last: {last['id']}: "
+            f"{' '.join(str(last.get('error')).split())}); run the same command with --resume to run them again",
+            file=sys.stderr,
+        )
+        return EXIT_SERVICE
     print(f"pyql eval: {done}; summary in {outcome.summary_file}", file=stream)
-    return 0
+    return EXIT_OK
 
 
 def _add_eval(subparsers: Any) -> None:
@@ -281,11 +374,13 @@ def _add_eval(subparsers: Any) -> None:
     p.add_argument("--linking", help="entity-linking results for the items' entities, e.g. grail_pangu_tiara.json")
     p.add_argument("--by", choices=["level", "type"], help="also print the metrics per GrailQA level / CWQ or MetaQA question type")
     p.add_argument("--out", required=True, help="the run file (JSON Lines, one line per finished question)")
-    p.add_argument("--resume", action="store_true", help="continue --out: skip the questions it already has")
+    p.add_argument("--resume", action="store_true",
+                   help="continue --out: skip the questions it already answered, run again those that failed to run")
     p.add_argument("--concurrency", type=_positive, default=1, help="questions answered at a time (default 1)")
     p.add_argument("--limit", type=_positive, help="answer only the first N questions")
-    p.add_argument("--max-llm-failures", type=_non_negative, default=3,
-                   help="stop after this many questions in a row failed on LLM errors (default 3; 0: never)")
+    p.add_argument("--max-infra-failures", "--max-llm-failures", dest="max_infra_failures", type=_non_negative, default=3,
+                   help="stop (exit 3) after this many questions in a row failed to run because the LLM or the KB "
+                        "failed (default 3; 0: never); --max-llm-failures is its former name")
     _agent_arguments(p)
     p.set_defaults(func=eval_command)
 
@@ -328,45 +423,73 @@ def _print_record(record: Any, out: TextIO) -> None:
     print(f"Observation {record.index} ({mark}): {record.observation}", file=out)
 
 
-def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) -> None:
-    """Run action lines in an environment and print the steps (JSON lines or a transcript), then the answers."""
+def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) -> InfraFailure | None:
+    """Run action lines in an environment and print the steps (JSON lines or a transcript), then the answers.
+
+    Stops at a step whose engine could not be reached (or did not answer even
+    a trivial probe after a time-out, :func:`agent.faults.infra_failure`) and
+    returns that failure; the last line then carries it (``--json``: an
+    ``error`` object ``{"kind", "message"}``, else ``null``).
+    """
+    failure: InfraFailure | None = None
+    last_execute = None
+    kb = getattr(env, "kb", None) if env.side == "sparql" else None
     for line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         record = env.step(line)
+        if record.action == "execute":
+            last_execute = record
         if as_json:
             print(dumps_line(record.to_json()), file=out)
         else:
             _print_record(record, out)
-        if env.done:
+        failure = infra_failure(record.exception, kb)
+        if env.done or failure is not None:
             break
     final = env.final_result()
     if as_json:
-        print(dumps_line({**final.to_json(), "counters": env.counters}), file=out)
-        return
+        print(dumps_line({**final.to_json(), "counters": env.counters, "error": failure.to_json() if failure else None}), file=out)
+        return failure
     answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
-    print(f"\nAnswers: {answers or '(none)'}" + ("" if env.done else " (execute() was not called)"), file=out)
+    if env.done:
+        note = ""
+    elif failure is not None:
+        note = f" (stopped: {failure.kind})"
+    elif last_execute is not None:
+        note = f" (execute() failed at action {last_execute.index}: {last_execute.error or 'error'}; see its observation)"
+    else:
+        note = " (execute() was not called)"
+    print(f"\nAnswers: {answers or '(none)'}{note}", file=out)
     print(f"{final.language.upper()}:\n{final.query}", file=out)
     c = env.counters
     print(f"[{c['steps']} steps, {c['kb_queries']} queries, {c['kb_seconds']:.3f} s in the engine]", file=out)
+    return failure
 
 
 def run_command(args: argparse.Namespace, out: TextIO) -> int:
-    """``pyql run``: run action lines on a KB or a table and print each step."""
-    lines = read_text(args.actions, "actions").splitlines()
+    """``pyql run``: run action lines on a KB or a table and print each step.
+
+    Exits 3 (one line on stderr) when it stopped at a step whose KB could not be reached.
+    """
+    lines = split_lines(read_text(args.actions, "actions"))
     if not (args.kb or args.db or args.table_json):
         raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
-    run_episode(open_environment(args), lines, args.json, out)
-    return 0
+    kb_options(args)  # --kb-timeout/--default-graph without an endpoint: exit 2 before anything runs
+    env = open_environment(args)
+    failure = run_episode(env, lines, args.json, out)
+    if failure is not None:
+        print(f"pyql run: stopped at action {len(env.history)}: the KB could not be used: {failure}", file=sys.stderr)
+        return EXIT_SERVICE
+    return EXIT_OK
 
 
 def _add_run(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run action lines on a KB or a table")
-    run.add_argument("--kb", help="demo, a Turtle/N-Triples file, oxigraph:PATH, or an http(s)://…/sparql endpoint")
-    run.add_argument("--profile", default="freebase", choices=list(PROFILES))
+    _kb_arguments(run)
     run.add_argument("--entities", help="linked entities: a JSON object name → id, or a file holding one")
     run.add_argument("--question", help="the question (used by relation ranking and guidelines)")
-    run.add_argument("--actions", required=True, help="a file with one action per line, or - for stdin")
+    run.add_argument("--actions", required=True, help="a UTF-8 file with one action per line, or - for stdin")
     run.add_argument("--json", action="store_true", help="print one JSON object per step, then the answers")
     run.add_argument("--feedback", default="eraser", choices=list(FEEDBACK_MODES),
                      help="eraser: targeted guidelines (default); raw: the raw error; none: no correction")

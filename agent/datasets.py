@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import re
 import sqlite3
@@ -48,6 +49,7 @@ from typing import Any
 
 from pyql.errors import PyQLError
 from pyql.kb import metaqa
+from pyql.lines import split_lines
 from pyql_sql import Executor, SQLError, Table
 from pyql_sql.table import wikisql_table_name
 from pyql_sql.wikisql import query_from_wikisql
@@ -63,6 +65,7 @@ __all__ = [
     "load_dataset",
     "load_linking",
     "metaqa_actions",
+    "metaqa_relation",
     "read_wtq_table",
     "sparql_actions",
 ]
@@ -78,7 +81,7 @@ _KNOWN = (
     '({"Questions": [...]}), dbbench table items (description, label, table), GrailQA/GraphQ JSON '
     "(qid, question, answer, graph_query/s_expression[, level]), ComplexWebQuestions JSON (ID, question, answers), "
     "WikiSQL questions (table_id, question, sql), MetaQA text ('question with [entity]<TAB>answer|answer') "
-    "and WikiTableQuestions TSV (id, utterance, context, targetValue)"
+    "and WikiTableQuestions TSV (id, utterance, context, targetValue; or its tagged/data/*.tagged)"
 )
 
 
@@ -103,6 +106,7 @@ class Dataset(Sequence[dict[str, Any]]):
         items: the items, in file order.
         skipped: records left out (dbbench items that are not SELECT queries).
         unlinked: items the entity-linking file has no entry for (they have no entities).
+        notes: what the loader could not do as the dataset's own tools do (e.g. WTQ without its tagged files).
     """
 
     path: Path
@@ -110,6 +114,7 @@ class Dataset(Sequence[dict[str, Any]]):
     items: list[dict[str, Any]] = field(default_factory=list)
     skipped: int = 0
     unlinked: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -156,7 +161,7 @@ def _read_records(path: Path, text: str | None = None) -> tuple[list[Any], bool]
     if isinstance(data, Mapping) and "Questions" in data:
         return [data], False
     records = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
         try:
@@ -212,7 +217,7 @@ def _entities(value: Any, where: str) -> dict[str, str]:
 def _answers(value: Any, where: str) -> list[Any]:
     if value is None:
         return []
-    if isinstance(value, (str, int, float)) or isinstance(value, Mapping):
+    if isinstance(value, (str, int, float, Mapping)):
         return [value]
     if not isinstance(value, list):
         raise DatasetError(f"{where}: answers must be a list of values or {{\"value\", \"label\"}} objects, got {type(value).__name__}")
@@ -324,14 +329,30 @@ def _is_id(text: str) -> bool:
     return bool(_MID.match(text)) or "^^" in text
 
 
+def _mention_links(entities: Mapping[str, Any], file: Path, qid: str) -> dict[str, str]:
+    """GrailQA's later ``*_el.json`` entry: ``{mid: {"mention", "start", "end", "friendly_name"}}`` → ``{mention: mid}``.
+
+    A mention linked to several mids keeps the first (as QueryAgent does with its lists).
+    """
+    links: dict[str, str] = {}
+    for mid, info in entities.items():
+        if not isinstance(info, Mapping) or not str(info.get("mention") or "").strip():
+            raise DatasetError(f'{file}: {qid!r} → {mid!r} must be {{"mention", "start", "end", "friendly_name"}}, got {info!r:.60}')
+        links.setdefault(_fb_unescape(str(info["mention"])).strip(), str(mid).strip())
+    return links
+
+
 def load_linking(path: str | Path) -> dict[str, dict[str, str]]:
     """Entity-linking results from a JSON file: question id → ``{mention: entity id}``.
 
-    Three shapes are read (each question's entry decides): the Pangu/TIARA
-    results QueryAgent uses for GrailQA and GraphQ (``grail_pangu_tiara.json``:
-    ``{qid: {mention: [id, ...]}}``, the first id is taken, as QueryAgent
-    does), GrailQA's own ``entity_linking/*_el.json`` (``{qid: {mid:
-    mention}}``) and a plain ``{qid: {mention: id}}``. Ids may be mids or
+    Four shapes are read (each question's entry decides): the Pangu/TIARA
+    results QueryAgent uses for GrailQA and GraphQ (``grail_pangu_tiara.json``,
+    ``graphq_test.json``: ``{qid: {mention: [id, ...]}}``, the first id is
+    taken, as QueryAgent does), GrailQA's own linking results in their first
+    form (``entity_linking/*_el.json``: ``{qid: {mid: mention}}``) and their
+    current one (``entity_linking_results/*_el.json``: ``{qid: {"question",
+    "entities": {mid: {"mention", "start", "end", "friendly_name"}}}}``, the
+    mention as written in the question), and a plain ``{qid: {mention: id}}``. Ids may be mids or
     typed literals (``1000.0^^http://www.w3.org/2001/XMLSchema#float``).
     Mentions are stripped and Freebase key escapes (``$002e``) undone.
 
@@ -358,6 +379,9 @@ def load_linking(path: str | Path) -> dict[str, dict[str, str]]:
         if not isinstance(entry, Mapping):
             raise DatasetError(f"{file}: the entry of {qid!r} must be an object {{mention: [ids]}} or {{mid: mention}}, got {entry!r:.60}")
         links: dict[str, str] = {}
+        if isinstance(entry.get("entities"), Mapping):
+            out[str(qid)] = _mention_links(entry["entities"], file, str(qid))
+            continue
         for key, value in entry.items():
             if isinstance(value, list):
                 ids = [str(v) for v in value if str(v).strip()]
@@ -408,12 +432,22 @@ def _chain_actions(facts: Sequence[tuple[str, str, str]], answer: str) -> list[s
     return lines + [f"set_answer({answer})", "execute()"]
 
 
-def graph_query_actions(graph_query: Any, function: str | None = "none") -> list[str] | None:
-    """The gold action chain of a GrailQA/GraphQ ``graph_query`` (questions without a function).
+#: GrailQA/GraphQ node functions on a literal node that PyQL expresses: superlatives and comparisons.
+_ARG_FUNCTIONS = {"argmax": "add_max", "argmin": "add_min"}
+_COMPARISONS = (">", ">=", "<", "<=")
+
+
+def graph_query_actions(graph_query: Any, function: str | None = "none", answer_count: int | None = None) -> list[str] | None:
+    """The gold action chain of a GrailQA/GraphQ ``graph_query``.
 
     Class nodes become variables ``?x<nid>``, entity nodes their ids; the
-    question node is the answer. None for questions with a function
-    (count, superlatives, comparisons) or literal nodes.
+    question node is the answer. A literal node with a function is a
+    variable too: ``argmax``/``argmin`` become ``add_max``/``add_min`` on it,
+    a comparison (``>``, ``>=``, ``<``, ``<=``) an ``add_filter`` against the
+    literal's value. None for what the action language cannot replay exactly:
+    counting, a literal without a function, and a superlative with more than
+    one answer (``answer_count``): GrailQA's ARGMAX keeps ties, ``add_max``
+    keeps one row.
 
     Example:
         >>> gq = {"nodes": [{"nid": 0, "node_type": "class", "question_node": 1},
@@ -421,20 +455,32 @@ def graph_query_actions(graph_query: Any, function: str | None = "none") -> list
         ...       "edges": [{"start": 0, "end": 1, "relation": "rail.rail_network.railways"}]}
         >>> graph_query_actions(gq)
         ['get_relation(m.03qcvdj)', 'add_fact(?x0, rail.rail_network.railways, m.03qcvdj)', 'set_answer(?x0)', 'execute()']
+        >>> gq["nodes"].append({"nid": 2, "node_type": "literal", "id": "1.5^^http://www.w3.org/2001/XMLSchema#float", "function": ">="})
+        >>> gq["edges"].append({"start": 0, "end": 2, "relation": "rail.rail_network.length"})
+        >>> graph_query_actions(gq, ">=")[-3:]
+        ['add_filter(?x2, >=, 1.5)', 'set_answer(?x0)', 'execute()']
     """
-    if function not in (None, "none") or not isinstance(graph_query, Mapping):
+    if function not in (None, "none", *_ARG_FUNCTIONS, *_COMPARISONS) or not isinstance(graph_query, Mapping):
         return None
     nodes = {n.get("nid"): n for n in graph_query.get("nodes") or [] if isinstance(n, Mapping)}
     terms: dict[Any, str] = {}
+    extra: list[str] = []
     answer = None
     for nid, node in nodes.items():
-        if node.get("node_type") == "entity":
+        node_function = node.get("function") or "none"
+        if node.get("node_type") == "entity" and node_function == "none":
             terms[nid] = str(node.get("id"))
-        elif node.get("node_type") == "class":
+        elif node.get("node_type") == "class" and node_function == "none":
             terms[nid] = f"?x{nid}"
+        elif node.get("node_type") == "literal" and node_function in _ARG_FUNCTIONS:
+            if answer_count is not None and answer_count > 1:
+                return None
+            terms[nid] = f"?x{nid}"
+            extra.append(f"{_ARG_FUNCTIONS[node_function]}(?x{nid})")
+        elif node.get("node_type") == "literal" and node_function in _COMPARISONS:
+            terms[nid] = f"?x{nid}"
+            extra.append(f"add_filter(?x{nid}, {node_function}, {str(node.get('id')).partition('^^')[0]})")
         else:
-            return None
-        if node.get("function") not in (None, "none"):
             return None
         if node.get("question_node") == 1:
             answer = terms[nid]
@@ -445,15 +491,16 @@ def graph_query_actions(graph_query: Any, function: str | None = "none") -> list
         facts.append((terms[edge["start"]], str(edge.get("relation")), terms[edge["end"]]))
     if answer is None or not facts:
         return None
-    return _chain_actions(facts, answer)
+    chain = _chain_actions(facts, answer)
+    return None if chain is None else chain[:-2] + extra + chain[-2:]
 
 
 _TRIPLE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s*\.$")
-_NS_FILTER_OK = re.compile(r"^FILTER\s*\(\s*\?\w+\s*!=\s*(\?\w+|ns:[mg]\.[0-9a-z_]+)\s*\)$|^FILTER\s*\(!isLiteral", re.I)
+_NS_FILTER_OK = re.compile(r"^FILTER\s*\(\s*\?\w+\s*!=\s*(\?\w+|ns:[mg]\.[0-9a-z_]+)\s*\)$|^FILTER\s*\(!isLiteral", re.IGNORECASE)
 
 
 def _ns_term(text: str) -> str:
-    return text[3:] if text.startswith("ns:") else text
+    return text.removeprefix("ns:")
 
 
 def sparql_actions(sparql: str, answer: str = "?x") -> list[str] | None:
@@ -469,10 +516,10 @@ def sparql_actions(sparql: str, answer: str = "?x") -> list[str] | None:
         >>> sparql_actions(q)[:3]
         ['get_relation(m.03d0l76)', 'add_fact(?c, education.educational_institution.sports_teams, m.03d0l76)', 'get_relation(?c)']
     """
-    if re.search(r"\b(ORDER\s+BY|LIMIT|OFFSET|GROUP\s+BY)\b", sparql, re.I):
+    if re.search(r"\b(ORDER\s+BY|LIMIT|OFFSET|GROUP\s+BY)\b", sparql, re.IGNORECASE):
         return None
     facts = []
-    for raw in sparql.splitlines():
+    for raw in split_lines(sparql):
         line = raw.strip()
         if line.upper().startswith("FILTER"):
             if not _NS_FILTER_OK.match(line):
@@ -499,6 +546,20 @@ _METAQA_RELATIONS = {
 }
 
 
+def metaqa_relation(a: str, b: str) -> str | None:
+    """The MetaQA ``kb.txt`` relation of one hop ``a_to_b`` of a question type (one end is a movie), or None.
+
+    Example:
+        >>> metaqa_relation("actor", "movie"), metaqa_relation("movie", "language"), metaqa_relation("actor", "year")
+        ('starred_actors', 'in_language', None)
+    """
+    if b == "movie":
+        return _METAQA_RELATIONS.get(a)
+    if a == "movie":
+        return _METAQA_RELATIONS.get(b)
+    return None
+
+
 def metaqa_actions(qtype: str | None, entity: str) -> list[str] | None:
     """The gold action chain of a MetaQA question from its type (``qa_*_qtype.txt``).
 
@@ -519,7 +580,7 @@ def metaqa_actions(qtype: str | None, entity: str) -> list[str] | None:
         return None
     current = metaqa.entity_id(entity)
     lines: list[str] = []
-    for n, (a, b) in enumerate(zip(kinds, kinds[1:]), 1):
+    for n, (a, b) in enumerate(itertools.pairwise(kinds), 1):
         var = f"?x{n}"
         lines.append(f"get_relation({current})")
         if b == "movie" and a in _METAQA_RELATIONS:
@@ -580,7 +641,7 @@ def _grail_item(rec: Mapping[str, Any], index: int, stem: str, fmt: str) -> dict
         "question": str(rec["question"]),
         "entities": graph_query_entities(graph_query),
         "answers": [_grail_answer(a, where) for a in raw or []],
-        "actions": graph_query_actions(graph_query, rec.get("function", "none")),
+        "actions": graph_query_actions(graph_query, rec.get("function", "none"), len(raw or [])),
         "table": None,
         "source": fmt,
         "kind": str(rec["level"]) if fmt == "grailqa" and rec.get("level") else None,
@@ -601,6 +662,8 @@ def _cwq_item(rec: Mapping[str, Any], index: int, stem: str) -> dict[str, Any]:
         if not isinstance(a, Mapping) or not (a.get("answer_id") or a.get("answer")):
             raise DatasetError(f"{where}: a CWQ answer is {{answer, answer_id, aliases}}, got {a!r:.80}")
         answers.append({"value": str(a.get("answer_id") or a.get("answer")), "label": a.get("answer"), "aliases": list(a.get("aliases") or [])})
+    if not answers and isinstance(rec.get("answer"), (str, list)):  # ToG's copy of the test set: the answer's name
+        answers = [str(a) for a in ([rec["answer"]] if isinstance(rec["answer"], str) else rec["answer"])]
     sparql = str(rec.get("sparql") or "")
     topic = rec.get("topic_entity")
     if isinstance(topic, Mapping):
@@ -713,10 +776,10 @@ _WTQ_HEADER = "id\tutterance\tcontext\ttargetValue"
 
 def _text_format(text: str, file: Path) -> str | None:
     """``metaqa`` or ``wtq`` for those text formats, None for JSON; errors for MetaQA's other files."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
+    first = next((line for line in split_lines(text) if line.strip()), "")
     if first.lstrip().startswith(("[", "{")):
         return None
-    if first.rstrip("\r") == _WTQ_HEADER:
+    if first.rstrip("\r") == _WTQ_HEADER or first.startswith(_WTQ_HEADER + "\t"):
         return "wtq"
     if _METAQA_LINE.match(first):
         return "metaqa"
@@ -742,7 +805,7 @@ def _metaqa_qtypes(file: Path, count: int) -> list[str | None]:
     name = f"{file.stem}_qtype.txt"
     for candidate in (file.with_name(name), file.parent.parent / name):
         if candidate.is_file():
-            lines = [line.strip() for line in _read_text(candidate).splitlines() if line.strip()]
+            lines = [line.strip() for line in split_lines(_read_text(candidate)) if line.strip()]
             if len(lines) != count:
                 raise DatasetError(f"{candidate} has {len(lines)} question types for the {count} questions of {file}; they must match line by line")
             return list(lines)
@@ -750,7 +813,7 @@ def _metaqa_qtypes(file: Path, count: int) -> list[str | None]:
 
 
 def _metaqa_items(text: str, file: Path) -> Iterator[dict[str, Any]]:
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in split_lines(text) if line.strip()]
     qtypes = _metaqa_qtypes(file, len(lines))
     prefix = _metaqa_prefix(file)
     for index, line in enumerate(lines):
@@ -809,30 +872,88 @@ def read_wtq_table(path: str | Path) -> dict[str, Any]:
     return {"header": rows[0], "rows": body, "name": str(file)}
 
 
-def _wtq_items(text: str, file: Path) -> Iterator[dict[str, Any]]:
-    root = file.parent.parent if file.parent.name == "data" else file.parent
-    tables: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(text.splitlines()[1:], 2):
+def _wtq_rows(text: str, file: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """The rows of a WTQ TSV (``data/*.tsv`` or ``tagged/data/*.tagged``) by its header's column names."""
+    lines = split_lines(text)
+    header = lines[0].rstrip("\r").split("\t")
+    for number, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
-        fields = line.split("\t")
-        if len(fields) != 4:
-            raise DatasetError(f"{file}, line {number}: expected 4 tab-separated fields (id, utterance, context, targetValue), got {len(fields)}")
-        qid, utterance, context, target = fields
+        fields = line.rstrip("\r").split("\t")
+        if len(fields) != len(header):
+            raise DatasetError(
+                f"{file}, line {number}: expected {len(header)} tab-separated fields ({', '.join(header)}), got {len(fields)}"
+            )
+        yield number, dict(zip(header, fields))
+
+
+def _wtq_canon(file: Path, root: Path, text: str) -> tuple[dict[str, list[str]], str | None]:
+    """WTQ's CoreNLP canonical gold values (``targetCanon``) by example id, and a note when there are none.
+
+    They are read from the file itself when it is a ``.tagged`` file, else, as
+    the official evaluator does, from every ``tagged/data/*.tagged`` file of
+    the WTQ folder (``training.tagged`` covers ``training-before300.tsv`` and
+    the random splits).
+    """
+    if "\ttargetCanon" in text.split("\n", 1)[0]:
+        sources = [(file, text)]
+    else:
+        folder = root / "tagged" / "data"
+        tagged = sorted(folder.glob("*.tagged")) if folder.is_dir() else []
+        if not tagged:
+            return {}, (
+                f"{file}: no {folder}/*.tagged (WTQ's CoreNLP-tagged copy): gold values are compared by their raw "
+                "targetValue, not the canonical numbers and dates WTQ's official evaluator uses"
+            )
+        sources = [(t, _read_text(t)) for t in tagged]
+    canon = {}
+    for path, tagged_text in sources:
+        for _, row in _wtq_rows(tagged_text, path):
+            if "targetCanon" not in row:
+                raise DatasetError(f"{path} has no targetCanon column; it is not one of WTQ's tagged/data/*.tagged files")
+            canon[row["id"]] = [_tsv_unescape(v) for v in row["targetCanon"].split("|")]
+    return canon, None
+
+
+def _wtq_items(text: str, file: Path, counts: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    root = file.parent.parent if file.parent.name == "data" else file.parent
+    if file.parent.name == "data" and file.parent.parent.name == "tagged":
+        root = file.parent.parent.parent  # WTQ/tagged/data/x.tagged: the csv/ folder is WTQ/csv
+    canon, note = _wtq_canon(file, root, text)
+    if note:
+        counts.setdefault("notes", []).append(note)
+    raw = 0
+    tables: dict[str, dict[str, Any]] = {}
+    for number, row in _wtq_rows(text, file):
+        missing = [k for k in ("id", "utterance", "context", "targetValue") if k not in row]
+        if missing:
+            raise DatasetError(f"{file}, line {number}: no {', '.join(missing)} column (WTQ: id, utterance, context, targetValue)")
+        context = row["context"]
         if context not in tables:
             table = read_wtq_table(root / context)
             table["name"] = context
             tables[context] = table
+        originals = [_tsv_unescape(v) for v in row["targetValue"].split("|")]
+        canons = canon.get(row["id"])
+        if canons is not None and len(canons) == len(originals):
+            answers: list[Any] = [{"value": o, "canon": c} for o, c in zip(originals, canons)]
+        else:
+            answers = originals
+            raw += 1
         yield {
-            "id": qid,
-            "question": _tsv_unescape(utterance),
+            "id": row["id"],
+            "question": _tsv_unescape(row["utterance"]),
             "entities": {},
-            "answers": [_tsv_unescape(v) for v in target.split("|")],
+            "answers": answers,
             "actions": None,
             "table": tables[context],
             "source": "wtq",
             "kind": None,
         }
+    if raw and canon:
+        counts.setdefault("notes", []).append(
+            f"{file}: {raw} examples have no targetCanon in the tagged files: their gold values are compared by the raw targetValue"
+        )
 
 
 def _records_items(file: Path, text: str, counts: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -909,7 +1030,7 @@ def iter_items(
         items: Iterator[dict[str, Any]] = _metaqa_items(text, file)
     elif fmt == "wtq":
         counts["format"] = fmt
-        items = _wtq_items(text, file)
+        items = _wtq_items(text, file, counts)
     else:
         items = _records_items(file, text, counts)
     for item in items:
@@ -960,5 +1081,10 @@ def load_dataset(path: str | Path, *, limit: int | None = None, linking: str | P
         seen[item["id"]] = len(items)
         items.append(item)
     return Dataset(
-        Path(str(path)), str(counts.get("format", "pyql")), items, int(counts.get("skipped", 0)), int(counts.get("unlinked", 0))
+        Path(str(path)),
+        str(counts.get("format", "pyql")),
+        items,
+        int(counts.get("skipped", 0)),
+        int(counts.get("unlinked", 0)),
+        list(counts.get("notes") or []),
     )

@@ -25,8 +25,11 @@ Example:
 
 from __future__ import annotations
 
+import threading
+from functools import lru_cache
 from typing import Any, Callable, Mapping
 
+from agent import ranking
 from correction import eraser_for
 from pyql.cli import UsageError, read_entities
 from pyql.environment import Environment
@@ -36,10 +39,41 @@ from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
 from pyql_sql.table import Table
 
-__all__ = ["feedback_options", "open_environment", "KB_HINT"]
+__all__ = ["feedback_options", "kb_options", "open_environment", "candidate_ranker", "KB_HINT"]
 
 #: What ``--kb`` accepts, for messages.
 KB_HINT = "demo, a Turtle/N-Triples file, oxigraph:PATH or an http(s)://…/sparql endpoint"
+
+
+def kb_options(options: Any) -> dict[str, Any]:
+    """The backend options of ``--kb-timeout`` and ``--default-graph`` (``kb_timeout``, ``default_graph``).
+
+    They apply to a SPARQL endpoint only (the embedded backends have no
+    time-out and one graph); the time-out is kept as given, fractions of a
+    second included.
+
+    Raises:
+        UsageError: one of them is given for a KB that is not an endpoint.
+
+    Example:
+        >>> import argparse
+        >>> kb_options(argparse.Namespace(kb="http://127.0.0.1:8890/sparql", kb_timeout=0.5, default_graph=None))
+        {'timeout': 0.5}
+        >>> kb_options(argparse.Namespace(kb="demo", kb_timeout=None, default_graph=None))
+        {}
+    """
+    out: dict[str, Any] = {}
+    timeout = getattr(options, "kb_timeout", None)
+    graph = getattr(options, "default_graph", None)
+    if timeout is not None:
+        out["timeout"] = timeout
+    if graph:
+        out["default_graph"] = graph
+    spec = getattr(options, "kb", None)
+    if out and not (isinstance(spec, str) and spec.startswith(("http://", "https://"))):
+        flags = " and ".join(f for f, v in (("--kb-timeout", timeout), ("--default-graph", graph)) if v is not None)
+        raise UsageError(f"{flags} apply to a SPARQL endpoint (--kb http(s)://…/sparql), not to --kb {spec}")
+    return out
 
 
 def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
@@ -49,6 +83,8 @@ def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
     result fails the step. ``none``: no correction; for ``pyql run`` an
     empty result still fails the step, for an agent it is shown as it is
     (the agent only says that a step failed, see :class:`~agent.query_agent.AgentConfig`).
+    ERASER's guidelines are worded for their reader: an agent is asked to
+    re-generate its Thought and Action, a ``pyql run`` user to correct the action.
 
     Raises:
         correction.EraserError: an unknown mode.
@@ -56,8 +92,40 @@ def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
     Example:
         >>> feedback_options("none", agent=True)
         {'analyzer': None, 'undo_empty': False}
+        >>> feedback_options("eraser")["analyzer"].audience
+        'user'
     """
-    return {"analyzer": eraser_for(feedback), "undo_empty": not (agent and feedback == "none")}
+    return {
+        "analyzer": eraser_for(feedback, audience="agent" if agent else "user"),
+        "undo_empty": not (agent and feedback == "none"),
+    }
+
+
+@lru_cache(maxsize=8)
+def candidate_ranker(name: str | None) -> Callable[[str | None, list[str]], list[str]] | None:
+    """The ranker that orders the candidate relations of guidelines and looks, best first.
+
+    It is the ``--ranker`` of the run (:mod:`agent.ranking`), asked for its
+    full order (``get_relation`` observations keep their own, shuffled, cut).
+    None for no name or ``none``: the environment then orders candidates by
+    word overlap with the question (:func:`pyql.candidates.rank_relations`).
+
+    Example:
+        >>> candidate_ranker("bm25")("what category is it", ["a.b.formed", "a.b.category"])[0]
+        'a.b.category'
+        >>> candidate_ranker(None) is None
+        True
+    """
+    if not name or name.strip().lower() == "none":
+        return None
+    ranker = ranking.get_ranker(name)
+    guard = threading.Lock()
+
+    def rank(question: str | None, relations: list[str]) -> list[str]:
+        with guard:
+            return ranker.rank(question or "", list(relations))
+
+    return rank
 
 
 def _table_of(options: Any, item: Mapping[str, Any] | None) -> tuple[Table | None, str | None]:
@@ -90,7 +158,8 @@ def open_environment(
     Args:
         options: command-line arguments or run settings: ``feedback`` and, as
             far as they apply, ``kb``, ``profile``, ``max_relations``, ``db``,
-            ``table``, ``table_json``, ``question``, ``entities`` (JSON text).
+            ``table``, ``table_json``, ``question``, ``entities`` (JSON text),
+            ``kb_timeout``, ``default_graph`` (:func:`kb_options`).
         item: a data set item (``question``, ``entities``, optional ``table``);
             it overrides the question and entities of ``options``.
         kb: an open KB to use instead of opening ``options.kb``.
@@ -115,12 +184,13 @@ def open_environment(
         if not spec:
             what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
             raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
-        kb = KB.open(spec, getattr(options, "profile", "freebase"))
+        kb = KB.open(spec, getattr(options, "profile", "freebase"), **kb_options(options))
     return SparqlEnvironment(
         kb,
         question=question,
         entities=entities,
         relation_ranker=ranker,
         max_relations=getattr(options, "max_relations", 40),
+        candidate_ranker=candidate_ranker(getattr(options, "ranker", None)) if ranker is not None else None,
         **settings,
     )

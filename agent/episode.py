@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 import jinja2
 
+from agent.faults import FAILED_TO_RUN, FINISHED, error_kind
 from pyql.errors import PyQLError
 
 __all__ = [
@@ -81,7 +82,12 @@ def load_example(name_or_path: str | Path) -> str:
 
 @dataclass
 class StepTrace:
-    """One step of an episode, as written to the trace."""
+    """One step of an episode, as written to the trace.
+
+    ``advice`` is the ERASER advice rule the step ran with (not blocked, a
+    note in the observation); ``escalation`` the level of a repeated failed
+    action (0: not a repeat; see :mod:`pyql.environment`).
+    """
 
     step: int
     prompt_sha256: str
@@ -99,11 +105,22 @@ class StepTrace:
     attempts: int = 1
     prompt: str | None = None
     forced: bool = False
+    advice: str | None = None
+    escalation: int = 0
 
 
 @dataclass
 class AgentResult:
-    """The outcome of one question."""
+    """The outcome of one question.
+
+    ``status`` is ``finished`` when the episode ran to its end (scored), or
+    ``failed_to_run`` when a service failed (:mod:`agent.faults`); ``error``
+    is then ``"kind: message"``.
+    ``rules`` counts the ERASER rules that stopped a step, ``advice`` the
+    advice rules a step ran with, ``escalations`` the repeated failed
+    actions by escalation level ("1", "2", "3"); ``stopped`` says why the
+    agent ended a line of action early ("repeated_mistake"), if it did.
+    """
 
     question: str
     answers: list[dict[str, Any]]
@@ -119,6 +136,10 @@ class AgentResult:
     rules: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    status: str = FINISHED
+    advice: dict[str, int] = field(default_factory=dict)
+    escalations: dict[str, int] = field(default_factory=dict)
+    stopped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the trace record of the question)."""
@@ -126,8 +147,28 @@ class AgentResult:
         out["template_version"] = TEMPLATE_VERSION
         return out
 
+    @property
+    def failed_to_run(self) -> bool:
+        """Whether a service failure kept the question from running (not scored)."""
+        return self.status == FAILED_TO_RUN
+
+    def error_json(self) -> dict[str, str] | None:
+        """The error as ``{"kind": ..., "message": ...}``, or None.
+
+        Example:
+            >>> AgentResult("q?", [], [], False, False, "", error="llm_error: down").error_json()
+            {'kind': 'llm_error', 'message': 'down'}
+        """
+        if not self.error:
+            return None
+        kind = error_kind(self.error) or "error"
+        message = self.error.split(":", 1)[1].strip() if ":" in self.error else ""
+        if not message:  # Readi's "llm_error": the message is the failed call's observation
+            message = next((s.observation for s in reversed(self.steps) if s.error == kind and s.observation), kind)
+        return {"kind": kind, "message": message}
+
     def summary(self) -> dict[str, Any]:
-        """The last line of ``pyql ask --json``."""
+        """The last line of ``pyql ask --json``: the answers, counters, the status and the error (or None)."""
         return {
             "answers": self.answers,
             "steps": len(self.steps),
@@ -136,6 +177,8 @@ class AgentResult:
             "tokens_out": self.tokens_out,
             "kb_queries": self.kb_queries,
             "seconds": round(self.seconds, 3),
+            "status": self.status,
+            "error": self.error_json(),
         }
 
 

@@ -8,8 +8,11 @@ breadth-first from the topic entity, hop by hop: at each hop one query asks
 for the relations around the current frontier (at most ``frontier_limit`` of
 its values), the best-ranked bound candidate that connects (forward, or
 backward as ``^r``) extends the PyQL chain, and one more query observes the
-new frontier. A path stops where no candidate connects, or ends on unnamed
-relationship nodes (Freebase CVTs); the result says how far it got and why.
+new frontier. A hop never walks straight back along the relation just
+followed, unless the path names that relation twice in a row (``directed_by
+-> directed_by``: the films of the same director). A path stops where no
+candidate connects, or ends on unnamed relationship nodes (Freebase CVTs);
+the result says how far it got and why.
 
 Example:
     >>> from pyql.kb import KB
@@ -22,16 +25,18 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable
 
 from agent.reasoning_path import ANSWER, PathSpec
+from pyql.candidates import rank_relations
 from pyql.errors import PyQLError
 from pyql.observation import Relations, Value
 from pyql.query import Query
 from pyql.terms import IRI, Variable
 
-__all__ = ["Triple", "PathInstance", "Instantiator", "ERROR_KINDS"]
+__all__ = ["ERROR_KINDS", "Instantiator", "PathInstance", "Triple"]
 
 #: Why a path stopped (the edit triggers of section 4.4).
 ERROR_KINDS = ("relation_not_instantiated", "unnamed_end", "empty_path", "unknown_entity")
@@ -222,9 +227,13 @@ class Instantiator:
             around = self.kb.relations(current, query if isinstance(current, Variable) else None, sample=self.frontier_limit)
             candidates = self.bind(relation, question)
             result.candidates_per_hop.append(candidates)
-            # Never walk straight back along the relation just followed.
+            # Never walk straight back along the relation just followed, unless the path names that
+            # relation twice in a row (MetaQA's "directed_by -> directed_by": the films of the
+            # same director), where walking back is what it asks for.
             came_by = result.bound[-1] if result.bound else None
             back = None if came_by is None else (came_by[1:] if came_by.startswith("^") else "^" + came_by)
+            if j and relation.lstrip("^") == path.relations[j - 1].lstrip("^"):
+                back = None
             chosen = None
             on = self._has_relation(around, current, query)
             for candidate in candidates:
@@ -279,9 +288,11 @@ class Instantiator:
         return has
 
     def _ranked(self, question: str, relations: Sequence[str]) -> list[str]:
+        """The candidates around a stuck point: ranked against the question and capped, by the shared
+        :func:`pyql.candidates.rank_relations` (the same candidates ERASER's guidelines list)."""
         if not relations:
             return []
-        return self.ranker.rank(question, list(relations))[: self.around_cap]
+        return rank_relations(question, relations, lambda q, rs: self.ranker.rank(q or "", rs), self.around_cap)
 
     def _instances(self, result: PathInstance) -> list[Triple]:
         """Sample triples of the instantiated prefix, with labels (one query)."""

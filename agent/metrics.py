@@ -18,6 +18,10 @@ numbers compare by value (``"94.0"`` = ``94`` = ``"94"``), ``yes``/``true``
 and ``no``/``false`` are the same, Freebase and Wikidata IRIs are shortened
 to their ids, and typed literals (``"1900"^^xsd:gYear``) to their lexical form.
 
+Questions that failed to run (a service failed, :mod:`agent.faults`) are
+never scored: :func:`aggregate` counts them apart (``failed_to_run``) and
+every mean is over the questions that ran.
+
 Over a run (:func:`aggregate`, :class:`RunMetrics`): mean F1, Hit@1,
 denotation accuracy (table questions only), success rate, steps, LLM calls,
 tokens in/out, cost (from a price table, :data:`PRICES`), KB queries per
@@ -39,10 +43,12 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
+from agent.faults import failed_to_run
 from pyql.errors import PyQLError
 
 __all__ = [
@@ -104,7 +110,7 @@ PRICES: dict[str, tuple[float, float]] = {
 _FREEBASE = ("http://rdf.freebase.com/ns/", "https://rdf.freebase.com/ns/", "ns:", "fb:")
 _WIKIDATA = ("http://www.wikidata.org/entity/", "https://www.wikidata.org/entity/", "wd:")
 _NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?|[+-]?\.\d+(?:[eE][+-]?\d+)?")
-_TYPED = re.compile(r'^"(.*)"(?:\^\^\S+|@[A-Za-z-]+)$', re.S)
+_TYPED = re.compile(r'^"(.*)"(?:\^\^\S+|@[A-Za-z-]+)$', re.DOTALL)
 _MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.0+)?(?:Z|[+-]00:00)?$")
 _TRUE = {"yes", "true"}
 _FALSE = {"no", "false"}
@@ -445,7 +451,8 @@ class RunMetrics:
     """Aggregate metrics of a run (means are per question).
 
     Attributes:
-        questions: questions scored.
+        questions: questions scored (those that ran).
+        failed_to_run: questions a service failure kept from running (not scored, not in any mean).
         f1: mean answer F1.
         hit1: mean Hit@1.
         em: share of questions whose answer set equals the gold set (:func:`exact_match`).
@@ -464,9 +471,13 @@ class RunMetrics:
         tpq: seconds per question.
         invalid_action_rate: share of steps with an invalid action.
         rules: ERASER trigger counts, rule id → times (most frequent first).
+        advice: ERASER advice that did not block a step, rule id → times.
+        escalations: repeated failed actions by escalation level ("1", "2", "3") → times.
+        stopped: episodes the agent ended early on a repeated mistake.
     """
 
     questions: int = 0
+    failed_to_run: int = 0
     f1: float = 0.0
     hit1: float = 0.0
     em: float = 0.0
@@ -486,6 +497,9 @@ class RunMetrics:
     invalid_action_rate: float = 0.0
     rules: dict[str, int] = field(default_factory=dict)
     readi: dict[str, float] | None = None
+    advice: dict[str, int] = field(default_factory=dict)
+    escalations: dict[str, int] = field(default_factory=dict)
+    stopped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (floats rounded).
@@ -502,7 +516,10 @@ class RunMetrics:
 
     def rows(self) -> list[tuple[str, str]]:
         """(metric, value) pairs as shown in the summary table."""
-        rows = [("questions", str(self.questions)), ("answer F1", f"{self.f1:.3f}"), ("Hit@1", f"{self.hit1:.3f}")]
+        rows = [("questions", str(self.questions))]
+        if self.failed_to_run:
+            rows.append(("failed to run (not scored; run again with --resume)", str(self.failed_to_run)))
+        rows += [("answer F1", f"{self.f1:.3f}"), ("Hit@1", f"{self.hit1:.3f}")]
         rows.append(("answer EM", f"{self.em:.3f}"))
         if self.denotation is not None:
             rows.append((f"denotation accuracy ({self.table_questions} table questions)", f"{self.denotation:.3f}"))
@@ -517,6 +534,12 @@ class RunMetrics:
             ("seconds per question (TPQ)", f"{self.tpq:.2f}"),
             ("invalid-action rate (of steps)", f"{self.invalid_action_rate:.3f}"),
             ("ERASER triggers", str(sum(self.rules.values()))),
+            ("ERASER advice (steps run with a note)", str(sum(self.advice.values()))),
+            (
+                "repeated failed actions: escalation level 1 / 2 / 3",
+                " / ".join(str(self.escalations.get(level, 0)) for level in ("1", "2", "3")),
+            ),
+            ("stopped on a repeated mistake", str(self.stopped)),
         ]
         if self.readi is not None:
             r = self.readi
@@ -586,23 +609,28 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
 
     Scores are recomputed from each record's answers and gold; cost uses the
     record's ``cost_usd`` when present, else its tokens and model with
-    ``prices`` (default :data:`PRICES`).
+    ``prices`` (default :data:`PRICES`). Records of questions that failed to
+    run (:func:`agent.faults.failed_to_run`) are only counted
+    (``failed_to_run``), never scored.
 
     Example:
         >>> recs = [
         ...     {"answers": [{"value": "m.1", "label": "A"}], "gold": ["m.1"], "done": True, "steps": [{"error": None}],
         ...      "llm_calls": 1, "tokens_in": 100, "tokens_out": 10, "kb_queries": 3, "seconds": 2.0, "rules": {}},
-        ...     {"answers": [], "gold": ["m.2"], "done": False, "error": "llm_error: down", "steps": [],
-        ...      "llm_calls": 0, "tokens_in": 0, "tokens_out": 0, "kb_queries": 0, "seconds": 1.0, "rules": {}},
+        ...     {"answers": [], "gold": ["m.2"], "done": True, "forced": True, "error": None, "steps": [],
+        ...      "llm_calls": 2, "tokens_in": 0, "tokens_out": 0, "kb_queries": 0, "seconds": 1.0, "rules": {}},
+        ...     {"answers": [], "gold": ["m.3"], "done": False, "error": "llm_error: down", "status": "failed_to_run"},
         ... ]
         >>> m = aggregate(recs)
-        >>> (m.questions, m.f1, m.hit1, m.success_rate, m.errors, m.qpq, m.tpq)
-        (2, 0.5, 0.5, 0.5, 1, 1.5, 1.5)
+        >>> (m.questions, m.failed_to_run, m.f1, m.hit1, m.success_rate, m.forced, m.qpq, m.tpq)
+        (2, 1, 0.5, 0.5, 0.5, 1, 1.5, 1.5)
     """
-    records = list(records)
+    everything = list(records)
+    records = [r for r in everything if not failed_to_run(r)]
+    failed = len(everything) - len(records)
     n = len(records)
     if n == 0:
-        return RunMetrics()
+        return RunMetrics(failed_to_run=failed)
     scores = [record_scores(r) for r in records]
     tables = [s for s, r in zip(scores, records) if r.get("table")]
     costs = []
@@ -613,10 +641,16 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
             costs.append(cost_usd(r.get("model"), int(r.get("tokens_in") or 0), int(r.get("tokens_out") or 0), prices))
     stats = trigger_stats(records)
     rules = dict(stats.counts.most_common()) if stats is not None else {}
+    advice: Counter[str] = Counter()
+    escalations: Counter[str] = Counter()
+    for r in records:
+        advice.update({str(k): int(v) for k, v in (r.get("advice") or {}).items()})
+        escalations.update({str(k): int(v) for k, v in (r.get("escalations") or {}).items()})
     total_cost = sum(costs)
     return RunMetrics(
         readi=readi_metrics(records),
         questions=n,
+        failed_to_run=failed,
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),
         em=_mean([s.get("em", 0.0) for s in scores]),
@@ -635,6 +669,9 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         tpq=_mean([float(r.get("seconds") or 0) for r in records]),
         invalid_action_rate=invalid_action_rate(records),
         rules=rules,
+        advice=dict(advice.most_common()),
+        escalations=dict(sorted(escalations.items())),
+        stopped=sum(r.get("stopped") == "repeated_mistake" for r in records),
     )
 
 
@@ -668,8 +705,7 @@ def wtq_normalize(text: Any) -> str:
         x = _WTQ_OUTER_QUOTES.sub(r"\1", x.strip())
         if x == old:
             break
-    if x.endswith("."):
-        x = x[:-1]
+    x = x.removesuffix(".")
     return re.sub(r"\s+", " ", x).lower().strip()
 
 
@@ -700,51 +736,72 @@ def _wtq_date(text: str) -> tuple[int, int, int] | None:
     return year, month, day
 
 
+def _wtq_text(value: Any) -> str:
+    if isinstance(value, Mapping):
+        value = value.get("value")
+    return "" if value is None else str(value).strip()
+
+
 def wtq_value(value: Any) -> tuple[str, Any]:
     """One answer as a WTQ value: ``("number", x)``, ``("date", (y, m, d))`` or ``("string", text)``.
 
-    As in WTQ's evaluator, a value that reads as a number is a number, a
-    ``yyyy-mm-dd`` date (``xx`` for an unknown part) is a date, and a date with
-    only a year is the number of that year; the normalized text is kept for
-    comparing values of different kinds.
+    As in WTQ's evaluator (``to_value``), a value that reads as a number is a
+    number, a ``yyyy-mm-dd`` date (``xx`` for an unknown part) is a date, and a
+    date with only a year is the number of that year. A gold value that
+    carries WTQ's CoreNLP canonical form (``{"value": "Season 2", "canon":
+    "2.0"}``, from ``tagged/data/*.tagged``) is read from its canonical form,
+    as the official evaluator does with ``targetCanon``.
 
     Example:
         >>> wtq_value("22"), wtq_value("1994-xx-xx"), wtq_value("2009-11-xx"), wtq_value(" Hama ")
         (('number', 22.0), ('number', 1994.0), ('date', (2009, 11, -1)), ('string', 'hama'))
+        >>> wtq_value({"value": "December 6, 2010", "canon": "2010-12-06"}), wtq_value("December 6, 2010")
+        (('date', (2010, 12, 6)), ('string', 'december 6, 2010'))
     """
-    if isinstance(value, Mapping):
-        value = value.get("value")
-    text = "" if value is None else str(value).strip()
-    amount = _wtq_number(text)
+    text = _wtq_text(value)
+    canon = value.get("canon") if isinstance(value, Mapping) else None
+    source = str(canon).strip() if canon else text
+    amount = _wtq_number(source)
     if amount is not None:
         return ("number", amount)
-    date = _wtq_date(text)
+    date = _wtq_date(source)
     if date is not None:
         return ("number", float(date[0])) if date[1] == date[2] == -1 else ("date", date)
     return ("string", wtq_normalize(text))
 
 
 def _wtq_match(target: Any, predicted: Any) -> bool:
+    """The official ``target.match(predicted)``: the same normalized text, or equal numbers or dates."""
+    if wtq_normalize(_wtq_text(target)) == wtq_normalize(_wtq_text(predicted)):
+        return True
     t, p = wtq_value(target), wtq_value(predicted)
     if t[0] == "number" and p[0] == "number":
         return abs(t[1] - p[1]) < 1e-6
-    if t[0] == "date" and p[0] == "date":
-        return bool(t[1] == p[1])
-    return wtq_normalize(target.get("value") if isinstance(target, Mapping) else target) == wtq_normalize(
-        predicted.get("value") if isinstance(predicted, Mapping) else predicted
-    )
+    return t[0] == "date" and p[0] == "date" and t[1] == p[1]
+
+
+def _wtq_distinct(values: Sequence[Any]) -> list[Any]:
+    """The values once each, as the evaluator's ``set`` of values (numbers by amount, dates by day, text normalized)."""
+    seen: dict[tuple[str, Any], Any] = {}
+    for v in values:
+        seen.setdefault(wtq_value(v), v)
+    return list(seen.values())
 
 
 def wtq_denotation_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
-    """WTQ's denotation accuracy for one question: as many predictions as gold values,
-    and every gold value matched by a prediction (:func:`wtq_value`).
+    """WTQ's denotation accuracy for one question (``check_denotation`` of the official evaluator):
+    as many distinct predictions as distinct gold values, and every gold value matched by a
+    prediction (:func:`wtq_value`; gold values may carry their canonical form).
 
     Example:
         >>> wtq_denotation_match([{"value": "10.0"}], ["10"]), wtq_denotation_match(["Abu al-Duhur"], ["abu al-duhur"])
         (True, True)
         >>> wtq_denotation_match(["Morocco", "France"], ["Morocco", "France", "Spain"])
         False
+        >>> wtq_denotation_match(["2"], ["Season 2"]), wtq_denotation_match(["2"], [{"value": "Season 2", "canon": "2.0"}])
+        (False, True)
     """
+    predicted, gold = _wtq_distinct(predicted), _wtq_distinct(gold)
     if len(predicted) != len(gold):
         return False
     return all(any(_wtq_match(t, p) for p in predicted) for t in gold)
@@ -920,7 +977,7 @@ PAPER_RESULTS: tuple[tuple[str, str, str, dict[str, float]], ...] = (
 )
 
 _SOURCE_BENCHMARK = {"webqsp": "webqsp", "webqsp-raw": "webqsp", "dbbench": "wikisql", "wikisql": "wikisql"}
-_HOP = re.compile(r"^([123])-?hop", re.I)
+_HOP = re.compile(r"^([123])-?hop", re.IGNORECASE)
 
 
 def benchmark_of(records: Sequence[Mapping[str, Any]]) -> str | None:
@@ -1009,7 +1066,12 @@ def summary_markdown(
     records = list(records)
     benchmark = benchmark_of(records)
     label = "this run" + (f": {method}" if method else "") + (f", {model}" if model else "")
-    parts = [f"# Run summary{f' of {dataset}' if dataset else ''}", f"{len(records)} questions."]
+    failed = sum(1 for r in records if failed_to_run(r))
+    count = f"{len(records) - failed} questions." if not failed else (
+        f"{len(records) - failed} questions answered; {failed} failed to run (a service failed; not scored: "
+        "run the same `pyql eval` command with --resume to run them again)."
+    )
+    parts = [f"# Run summary{f' of {dataset}' if dataset else ''}", count]
     if benchmark is not None:
         parts.append(f"## {BENCHMARKS[benchmark][0]}, as in the papers' tables\n\n" + paper_table(records, benchmark, run_label=label, prices=prices))
     if any(r.get("kind") not in (None, "") for r in records):

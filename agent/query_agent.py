@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.episode import TEMPLATE_VERSION, AgentConfigError, AgentResult, StepTrace, load_example, prompt_hash, prompt_templates
+from agent.faults import FAILED_TO_RUN, FINISHED, infra_failure
 from agent.llm import DEFAULT_STOP, LLM, LLMError, complete_action
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.actions import render_docs
+from pyql.lines import split_lines
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
 
@@ -63,6 +65,10 @@ class AgentConfig:
             the prompt; older observations are shortened first, never the current step.
         keep_observation: characters an older observation is cut to when trimming.
         trace_prompts: "hash" (sha256 of each prompt) or "full" (the text too).
+        max_repeats: repeats of the same failed action the agent allows; at
+            this many it stops that line of action and answers with what it
+            has (so one repeated mistake costs at most ``max_repeats + 1`` LLM
+            calls). The environment escalates each repeat (:mod:`pyql.environment`).
     """
 
     max_steps: int = 12
@@ -73,6 +79,7 @@ class AgentConfig:
     token_budget: int = 6000
     keep_observation: int = 160
     trace_prompts: str = "hash"
+    max_repeats: int = 3
 
     def __post_init__(self) -> None:
         if self.feedback not in FEEDBACK_MODES:
@@ -83,6 +90,8 @@ class AgentConfig:
             raise AgentConfigError(f"unknown prompt style {self.prompt_style!r}; use auto, text or chat")
         if self.max_steps < 1:
             raise AgentConfigError(f"max_steps must be ≥ 1, got {self.max_steps}")
+        if self.max_repeats < 1:
+            raise AgentConfigError(f"max_repeats must be ≥ 1, got {self.max_repeats}")
 
 
 @dataclass
@@ -104,6 +113,7 @@ class _Episode:
     tokens_out: int = 0
     error: str | None = None
     forced: bool = False
+    stopped: str | None = None
 
 
 class QueryAgent:
@@ -199,8 +209,11 @@ class QueryAgent:
     def run(self, env: Any, question: str) -> AgentResult:
         """Answer one question in the given (fresh) environment.
 
-        LLM errors that survive the retries end the episode (``result.error``)
-        instead of raising: an evaluation goes on with the next question.
+        A failure of a service (:func:`agent.faults.infra_failure`: LLM errors
+        that survive the retries, a KB that cannot be reached or does not
+        answer) ends the episode at once, without forcing an answer:
+        ``result.status`` is ``failed_to_run`` and ``result.error`` says why.
+        It does not raise: an evaluation goes on with the next question.
 
         Raises:
             AgentConfigError: the environment's analyzer does not match the feedback mode.
@@ -215,14 +228,11 @@ class QueryAgent:
                 break
         if not env.done and episode.error is None:
             episode.forced = True
-            calls, t_in, t_out = self._force_answer(env, episode.head, episode.turns, len(episode.traces) + 1, episode.traces)
-            episode.calls += calls
-            episode.tokens_in += t_in
-            episode.tokens_out += t_out
+            self._force_answer(env, episode, len(episode.traces) + 1)
         final = env.final_result()
         return AgentResult(
             question=question,
-            answers=final.answers if env.done else [],
+            answers=final.answers if env.done and episode.error is None else [],
             steps=episode.traces,
             done=env.done,
             forced=episode.forced,
@@ -234,10 +244,27 @@ class QueryAgent:
             seconds=time.perf_counter() - started,
             rules=dict(Counter(t.rule for t in episode.traces if t.rule)),
             error=episode.error,
+            status=FAILED_TO_RUN if episode.error else FINISHED,
+            advice=dict(Counter(t.advice for t in episode.traces if t.advice and t.ok)),
+            escalations={str(k): v for k, v in sorted(Counter(t.escalation for t in episode.traces if t.escalation).items())},
+            stopped=episode.stopped,
         )
 
+    def _infra(self, env: Any, record: Any, episode: _Episode) -> bool:
+        """Whether the step failed on a service (then the episode ends with the failure as its error)."""
+        failure = infra_failure(record.exception, getattr(env, "kb", None) if env.side == "sparql" else None)
+        if failure is None:
+            return False
+        episode.error = str(failure)
+        return True
+
     def _step(self, env: Any, episode: _Episode, step: int) -> bool:
-        """One LLM call and the action it wrote; False when the LLM failed (the episode ends)."""
+        """One LLM call and the action it wrote; False when the episode must end here.
+
+        It ends when the LLM failed (``episode.error``) or when the same failed
+        action came back ``max_repeats`` times (``episode.stopped``; the agent
+        then answers with what it has).
+        """
         style = self._style()
         prompt = self.prompt(episode.head, episode.turns, step)
         try:
@@ -251,7 +278,7 @@ class QueryAgent:
                 stop=list(DEFAULT_STOP),
             )
         except LLMError as exc:
-            episode.error = f"llm_error: {exc}"
+            episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
         episode.calls += 1
         episode.tokens_in += reply.usage_in
@@ -280,14 +307,25 @@ class QueryAgent:
                 tokens_in=reply.usage_in,
                 tokens_out=reply.usage_out,
                 attempts=reply.attempts,
+                advice=record.advice,
+                escalation=record.escalation,
             )
         )
+        if self._infra(env, record, episode):
+            return False
+        if record.repeats >= self.config.max_repeats:
+            episode.stopped = "repeated_mistake"
+            return False
         return True
 
-    def _force_answer(self, env: Any, head: str, turns: list[_Turn], step: int, traces: list[StepTrace]) -> tuple[int, int, int]:
-        """At the step limit: ask which variable is the answer, set it and execute."""
+    def _force_answer(self, env: Any, episode: _Episode, step: int) -> None:
+        """At the step limit: ask which variable is the answer, set it and execute.
+
+        A service failure on the way (the LLM after its retries, the KB) ends
+        the episode as failed to run instead of forcing a guess.
+        """
         variables = [str(v) for v in getattr(env.query, "variables", ())]
-        calls = tokens_in = tokens_out = 0
+        head, turns, traces = episode.head, episode.turns, episode.traces
         if variables and hasattr(env.query, "set_answer"):
             ask = self._jinja.get_template("force_answer.j2").render(variables=variables, step=step)
             base = self.prompt(head, turns, step)
@@ -298,18 +336,23 @@ class QueryAgent:
             chosen = variables[-1]
             try:
                 reply = self.llm.complete(prompt, stop=[")", "\n"])
-                calls, tokens_in, tokens_out = 1, reply.usage_in, reply.usage_out
-                picked = reply.text.strip().split(")")[0].split()[:1]
-                if picked and picked[0] in variables:
-                    chosen = picked[0]
-            except LLMError:
-                pass
+            except LLMError as exc:
+                episode.error = str(infra_failure(exc))
+                return
+            episode.calls += 1
+            episode.tokens_in += reply.usage_in
+            episode.tokens_out += reply.usage_out
+            picked = reply.text.strip().split(")")[0].split()[:1]
+            if picked and picked[0] in variables:
+                chosen = picked[0]
             record = env.step(f"set_answer({chosen})")
             traces.append(_forced_trace(step, prompt, f"set_answer({chosen})", record))
+            if self._infra(env, record, episode):
+                return
             step += 1
         record = env.step("execute()")
         traces.append(_forced_trace(step, "", "execute()", record))
-        return calls, tokens_in, tokens_out
+        self._infra(env, record, episode)
 
 
 def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace:
@@ -325,19 +368,21 @@ def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace
         kb_queries=record.kb_queries,
         kb_seconds=round(record.seconds, 6),
         forced=True,
+        advice=record.advice,
+        escalation=record.escalation,
     )
 
 
 def _thought_action(text: str, step: int, action_line: str | None) -> str:
     """The Thought/Action pair as it goes back into the prompt (trailing text dropped)."""
     thought = ""
-    for line in text.splitlines():
+    for line in split_lines(text):
         stripped = line.strip()
         if stripped.lower().startswith("thought"):
             thought = stripped.split(":", 1)[1].strip() if ":" in stripped else ""
             break
     if not thought:
-        first = text.strip().splitlines()[0] if text.strip() else ""
+        first = split_lines(text.strip())[0] if text.strip() else ""
         thought = "" if first.lower().startswith("action") else first
     return f"Thought {step}: {thought}\nAction {step}: {action_line}"
 

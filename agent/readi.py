@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from agent.episode import AgentResult, StepTrace, prompt_templates
+from agent.faults import FAILED_TO_RUN, FINISHED
 from agent.instantiate import Instantiator, PathInstance
 from agent.llm import LLM
 from agent.readi_loop import LoopOutcome, ask_llm, run_loop
@@ -130,6 +131,20 @@ class KBPaths:
     def instantiate(self, paths: tuple[PathSpec, ...]) -> list[PathInstance]:
         return self.inst.instantiate(paths, self.entities, self.question) if paths else []
 
+    def describe(self, paths: tuple[PathSpec, ...], results: list[PathInstance]) -> str:
+        """Per path: the relations it was bound to and its first values, or where and why it stopped."""
+        if not results:
+            return "no reasoning path was read"
+        parts = []
+        for r in results:
+            if r.complete:
+                shown = ", ".join(v.display() for v in r.values[:5]) + (", ..." if len(r.values) > 5 else "")
+                parts.append(f"{r.spec.render()}: instantiated as {' -> '.join(r.bound)}; values [{shown}]")
+            else:
+                where = f" at {r.stuck_relation}" if r.stuck_relation else ""
+                parts.append(f"{r.spec.render()}: {r.error or 'not instantiated'}{where} after {r.progress} of {len(r.spec.relations)} relations")
+        return "; ".join(parts)
+
     def feedback(
         self, paths: tuple[PathSpec, ...], results: list[PathInstance], problem: str | None, triggers: Counter[str]
     ) -> tuple[list[str], str, list[str]] | None:
@@ -174,7 +189,8 @@ class KBPaths:
             elif r.error == "unnamed_end":
                 errors.append(f"<compound node> in the end of the path from {r.spec.start}.")
             elif r.error == "unknown_entity":
-                errors.append(f'"{r.spec.start}" is not a topic entity of the question.')
+                topics = ", ".join(json.dumps(name, ensure_ascii=False) for name in self.entities) or "none"
+                errors.append(f'"{r.spec.start}" is not a topic entity of the question; start from one of: {topics}.')
             elif r.error == "empty_path":
                 errors.append(f"the path from {r.spec.start} is empty.")
             contexts.extend(str(t) for t in r.instances)
@@ -200,7 +216,12 @@ class Readi:
         self._templates = prompt_templates()
 
     def run(self, kb: Any, question: str, entities: Mapping[str, str]) -> AgentResult:
-        """Answer one question. LLM failures end the run with ``result.error`` set."""
+        """Answer one question.
+
+        LLM failures end the run with ``result.error`` set and the status
+        ``failed_to_run`` (also when the final QA call fails); KB errors raise
+        (:func:`agent.runner.solve` tells a KB that cannot be reached from the query's fault).
+        """
         started = time.perf_counter()
         queries0 = kb.stats.queries
         cfg = self.config
@@ -224,17 +245,21 @@ class Readi:
             query_text = chain.sparql()
             rows = kb.execute(chain.set_answer("?answer"), limit=1000)
             merged_values = [v.to_dict() for v in rows.answers()]
-        if loop.error is None:
+        error = loop.error
+        if error is None:
             if cfg.skip_qa and complete and len(complete) == len(results) and merged_values:
                 answers = merged_values
             else:
-                answers = self._qa(question, results, merged_values, loop.traces)
+                got = self._qa(question, results, merged_values, loop.traces)
+                if got is None:
+                    error = "llm_error"
+                answers = got or []
         traces = loop.traces
         return AgentResult(
             question=question,
             answers=answers,
             steps=traces,
-            done=loop.error is None,
+            done=error is None,
             forced=False,
             query=query_text,
             llm_calls=sum(1 for t in traces if t.error != "llm_error"),
@@ -243,11 +268,15 @@ class Readi:
             kb_queries=kb.stats.queries - queries0,
             seconds=time.perf_counter() - started,
             rules=dict(loop.triggers),
-            error=loop.error,
+            error=error,
             extra=_measures(loop, results, merged_values),
+            status=FAILED_TO_RUN if error else FINISHED,
         )
 
-    def _qa(self, question: str, results: Sequence[PathInstance], merged: list[dict[str, Any]], traces: list[StepTrace]) -> list[dict[str, Any]]:
+    def _qa(
+        self, question: str, results: Sequence[PathInstance], merged: list[dict[str, Any]], traces: list[StepTrace]
+    ) -> list[dict[str, Any]] | None:
+        """The answers of the QA call, or None when the LLM failed."""
         triplets: list[str] = []
         for r in results:
             for t in r.instances:
@@ -259,8 +288,9 @@ class Readi:
         )
         text = ask_llm(self.llm, prompt, "qa", traces, ["\nQ:"])
         if text is None:
-            return []
+            return None
         names = parse_answers(text)
+        traces[-1].observation = f"answers: {', '.join(names)}" if names else "no answer in {...} found in the reply"
         pool: dict[str, dict[str, Any]] = {}
         for value in merged:
             for key in (value.get("label"), value.get("value")):

@@ -17,14 +17,15 @@ Example:
     ...     def first(self, text, triggers): return text.split(), None
     ...     def parse(self, text): return text.split()
     ...     def instantiate(self, path): return len(path)
+    ...     def describe(self, path, inst): return f"{inst} words"
     ...     def feedback(self, path, inst, problem, triggers):
     ...         return None if inst >= 2 else ["say two words"]
     ...     def edit_prompt(self, question, path, inst, feedback): return " ".join(feedback)
     ...     def malformed(self, exc): return str(exc)
     ...     def reject(self, edited): return None
     >>> out = run_loop(ScriptedLLM(["one", "one two"]), Words(), "say something", max_edits=3)
-    >>> out.path, out.edits, [t.action for t in out.traces]
-    (['one', 'two'], 1, ['generate_path', 'edit_path'])
+    >>> out.path, out.edits, [(t.action, t.observation) for t in out.traces]
+    (['one', 'two'], 1, [('generate_path', '1 words'), ('edit_path', '2 words')])
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class PathMethod(Protocol):
 
     def instantiate(self, path: Any) -> Any:
         """The path's instance on the data."""
+        ...
+
+    def describe(self, path: Any, instance: Any) -> str:
+        """What the instance shows, in one line: the observation of the call that wrote the path."""
         ...
 
     def feedback(self, path: Any, instance: Any, problem: str | None, triggers: Counter[str]) -> Any | None:
@@ -136,7 +141,32 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     """Generate a path, instantiate it, and edit it only when necessary (at most ``max_edits`` calls).
 
     An edit that does not parse, does not change the path or is rejected by
-    the method is not instantiated; the next edit prompt says why.
+    the method is not instantiated; the next edit prompt says why, and so
+    does its trace (``ok`` False, ``error`` ``edit_malformed``,
+    ``edit_unchanged`` or ``edit_too_long``, the reason as ``observation``).
+    A first path that cannot be read is traced the same way
+    (``path_malformed``). A path that was read has the method's
+    description of its instance as the observation.
+
+    Example:
+        >>> from agent.llm import ScriptedLLM
+        >>> class Numbers:
+        ...     stop, unchanged, empty_path = ["\\n"], "same again", []
+        ...     def generate_prompt(self, question): return question
+        ...     def first(self, text, triggers): return [int(text)], None
+        ...     def parse(self, text):
+        ...         if not text.isdigit():
+        ...             raise ParseError(f"not a number: {text!r}")
+        ...         return [int(text)]
+        ...     def instantiate(self, path): return path[0]
+        ...     def describe(self, path, inst): return f"got {inst}"
+        ...     def feedback(self, path, inst, problem, triggers): return None if inst > 1 else [problem or "bigger"]
+        ...     def edit_prompt(self, question, path, inst, feedback): return " ".join(feedback)
+        ...     def malformed(self, exc): return f"write a number ({exc})"
+        ...     def reject(self, edited): return None
+        >>> out = run_loop(ScriptedLLM(["1", "two", "2"]), Numbers(), "a number?", max_edits=3)
+        >>> [(t.action, t.error, t.observation) for t in out.traces]
+        [('generate_path', None, 'got 1'), ('edit_path', 'edit_malformed', "write a number (not a number: 'two')"), ('edit_path', None, 'got 2')]
     """
     out = LoopOutcome()
     text = ask_llm(llm, method.generate_prompt(question), "generate_path", out.traces, method.stop)
@@ -146,8 +176,12 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
         out.path = method.empty_path
     else:
         out.path, problem = method.first(text, out.triggers)
+        if problem is not None:
+            _mark(out, "path_malformed", problem)
     out.initial = out.path
     out.instance = method.instantiate(out.path)
+    if text is not None and problem is None:
+        out.traces[-1].observation = method.describe(out.path, out.instance)
     while out.error is None and out.edits < max_edits:
         feedback = method.feedback(out.path, out.instance, problem, out.triggers)
         if feedback is None:
@@ -161,20 +195,25 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     return out
 
 
+def _mark(out: LoopOutcome, error: str, problem: str) -> str:
+    """Mark the last trace as failed with ``error``; its observation says what was wrong (``problem``)."""
+    trace = out.traces[-1]
+    trace.ok, trace.error, trace.observation = False, error, problem
+    return problem
+
+
 def _edit_problem(method: PathMethod, reply: str, out: LoopOutcome) -> str | None:
-    """Take an edit: instantiate it, or say why it was not (and mark its trace)."""
+    """Take an edit: instantiate it, or say why it was not (and mark its trace, the reason as its observation)."""
     try:
         edited = method.parse(reply)
     except ParseError as exc:
-        out.traces[-1].ok, out.traces[-1].error = False, "edit_malformed"
-        return method.malformed(exc)
+        return _mark(out, "edit_malformed", method.malformed(exc))
     if edited == out.path:
-        out.traces[-1].ok, out.traces[-1].error = False, "edit_unchanged"
-        return method.unchanged
+        return _mark(out, "edit_unchanged", method.unchanged)
     rejected = method.reject(edited)
     if rejected is not None:
-        out.traces[-1].ok, out.traces[-1].error = False, "edit_too_long"
-        return rejected
+        return _mark(out, "edit_too_long", rejected)
     out.path = edited
     out.instance = method.instantiate(edited)
+    out.traces[-1].observation = method.describe(edited, out.instance)
     return None

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.episode import AgentResult, StepTrace, prompt_templates
+from agent.faults import FAILED_TO_RUN, FINISHED
 from agent.llm import LLM
 from agent.readi_loop import ask_llm, run_loop
 from pyql.errors import ParseError, PyQLError
+from pyql.lines import split_lines
 
 __all__ = ["TablePath", "TablePaths", "parse_table_path", "TableReadi", "TablePathError"]
 
@@ -150,6 +152,14 @@ class TablePaths:
         inst = instantiate_table_path(self.table, path, self.max_items, self.timeout)
         self.queries += inst.queries
         return inst
+
+    def describe(self, path: TablePath, inst: _Instance) -> str:
+        """The headers found (and not found) and how many rows are kept."""
+        text = f"headers [{', '.join(inst.headers)}]"
+        if inst.unknown:
+            text += f"; not in the table: [{', '.join(inst.unknown)}]"
+        rows = f"{len(inst.rows)} row{'' if len(inst.rows) == 1 else 's'} kept"
+        return f"{text}; {rows}" + (" by the row constraints" if inst.constrained else "")
 
     def feedback(self, path: TablePath, inst: _Instance, problem: str | None, triggers: Counter[str]) -> list[str] | None:
         feedback = []
@@ -278,6 +288,7 @@ class TableReadi:
             seconds=time.perf_counter() - started,
             rules=dict(loop.triggers),
             error=error,
+            status=FAILED_TO_RUN if error else FINISHED,
             extra={
                 "method": "readi",
                 "initial_paths": loop.initial.render() if loop.initial.headers else "",
@@ -306,7 +317,9 @@ class TableReadi:
         )
         if text is None:
             return [], "llm_error"
-        return [{"value": a, "label": None} for a in _answers(text)], None
+        answers = _answers(text)
+        traces[-1].observation = f"answers: {', '.join(answers)}" if answers else "no Answer: line found in the reply"
+        return [{"value": a, "label": None} for a in answers], None
 
 
 def _answers(text: str) -> list[str]:
@@ -316,7 +329,7 @@ def _answers(text: str) -> list[str]:
         >>> _answers("Thought: ...\\nAnswer: ['2002', \\"x\\"]")
         ['2002', 'x']
     """
-    lines = [line for line in text.splitlines() if line.strip().lower().startswith("answer")]
+    lines = [line for line in split_lines(text) if line.strip().lower().startswith("answer")]
     if not lines:
         return []
     body = lines[-1].split(":", 1)[1] if ":" in lines[-1] else ""

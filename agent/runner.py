@@ -13,11 +13,17 @@ Resuming. ``resume=True`` reads the run file first and skips the ids it
 already holds. A last line cut short by a crash (no newline, not JSON) is
 detected and removed; a line in the middle that is not JSON stops the run
 with the line number. Records are never rewritten: when an id appears twice
-the last line wins (:func:`latest_records`). A question whose episode ended
-with an LLM error (``llm_error: ...``: the server was down, the key wrong)
-is not counted as finished and is run again on resume. After
-``max_llm_failures`` such questions in a row the run stops by itself,
-instead of writing errors for the rest of the data set.
+the last line wins (:func:`latest_records`).
+
+Failed to run. Every record has a ``status``: ``finished`` (the episode ran
+to its end; scored) or ``failed_to_run`` (:mod:`agent.faults`: the LLM
+failed after its retries, the KB could not be reached or did not answer).
+A question that failed to run is written with its ``error`` (``kind:
+message``) and empty ``metrics``; it is not scored (:func:`agent.metrics.aggregate`
+counts it apart), not counted as finished, and run again on resume. After
+``max_infra_failures`` such questions in a row the run stops by itself
+(:attr:`EvalOutcome.aborted`), instead of writing failures for the rest of
+the data set.
 
 Ctrl-C (KeyboardInterrupt) stops the run: finished lines stay in the file,
 the question being answered is dropped (it runs again on resume), and
@@ -64,10 +70,19 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from agent import ranking
-from agent.environments import open_environment
-from agent.jsonlines import dumps_line
+from agent.environments import kb_options, open_environment
 from agent.episode import AgentResult
-from agent.metrics import CategoryProgress, RunMetrics, aggregate, cost_usd, score_question, trigger_stats, write_summary_markdown
+from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
+from agent.jsonlines import dumps_line
+from agent.metrics import (
+    CategoryProgress,
+    RunMetrics,
+    aggregate,
+    cost_usd,
+    score_question,
+    trigger_stats,
+    write_summary_markdown,
+)
 from agent.query_agent import AgentConfig, QueryAgent
 from agent.readi import run_readi
 from pyql.environment import Environment
@@ -84,6 +99,7 @@ __all__ = [
     "RunSettings",
     "RunStopped",
     "RunWriter",
+    "answer_item",
     "environment_for",
     "latest_records",
     "make_record",
@@ -116,7 +132,7 @@ class EvalError(PyQLError, ValueError):
 
 
 class RunStopped(BaseException):
-    """Raised in a worker's next LLM call once the run is stopping (Ctrl-C, too many LLM failures).
+    """Raised in a worker's next LLM call once the run is stopping (Ctrl-C, too many failures to run).
 
     A BaseException, so that neither the retry loop nor the agent catches it.
     """
@@ -136,12 +152,15 @@ class RunSettings:
         method: one of :data:`METHODS`.
         feedback: eraser, raw or none (see :class:`agent.query_agent.AgentConfig`).
         max_steps: the agent's step limit.
+        max_repeats: repeats of one failed action before the agent stops that line (QueryAgent).
         example: the one-shot example (a bundled name or a file); None picks the default.
         ranker: the relation ranker (bm25, embedding, hybrid, none); None shows every relation.
         max_relations: relations shown per direction before ranking applies.
         trace_prompts: "hash" or "full".
         action_mode: text, tools or grammar.
         prices: a price table for the cost (default :data:`agent.metrics.PRICES`).
+        kb_timeout: seconds one query to a SPARQL endpoint may take in all (None: the backend's 60 s).
+        default_graph: the graph IRI an endpoint is queried on (None: the endpoint's default).
 
     Example:
         >>> RunSettings(feedback="raw", max_steps=5).agent_config().max_steps
@@ -153,17 +172,21 @@ class RunSettings:
     method: str = "queryagent"
     feedback: str = "eraser"
     max_steps: int = 12
+    max_repeats: int = 3
     example: str | None = None
     ranker: str | None = "bm25"
     max_relations: int = 40
     trace_prompts: str = "hash"
     action_mode: str = "text"
     prices: Mapping[str, tuple[float, float]] | None = None
+    kb_timeout: float | None = None
+    default_graph: str | None = None
 
     def agent_config(self) -> AgentConfig:
         """The :class:`AgentConfig` of these settings (raises AgentConfigError for bad values)."""
         return AgentConfig(
             max_steps=self.max_steps,
+            max_repeats=self.max_repeats,
             feedback=self.feedback,
             example=self.example,
             trace_prompts=self.trace_prompts,
@@ -291,6 +314,7 @@ class KBProvider:
     Args:
         spec: a KB spec for :meth:`pyql.kb.KB.open`, or an open KB object.
         profile: the profile for a spec.
+        **options: options of the backend (``timeout``, ``default_graph`` of an endpoint).
 
     Example:
         >>> p = KBProvider("demo")
@@ -298,20 +322,22 @@ class KBProvider:
         ('LockedKB', False)
     """
 
-    def __init__(self, spec: Any, profile: str = "freebase") -> None:
+    def __init__(self, spec: Any, profile: str = "freebase", **options: Any) -> None:
         self.spec = spec
         self.profile = profile
+        self.options = options
         self._lock = threading.RLock()
         self.per_question = isinstance(spec, str) and spec.startswith(("http://", "https://"))
         if self.per_question:
             self._kb = None
+            KB.open(spec, profile, **options)  # bad options fail before the first question
         else:
-            self._kb = KB.open(spec, profile) if isinstance(spec, (str, Path)) else spec
+            self._kb = KB.open(spec, profile, **options) if isinstance(spec, (str, Path)) else spec
 
     def get(self) -> Any:
         """The KB one question uses."""
         if self.per_question:
-            return KB.open(self.spec, self.profile)
+            return KB.open(self.spec, self.profile, **self.options)
         return LockedKB(self._kb, self._lock)
 
 
@@ -379,10 +405,55 @@ def make_record(item: Mapping[str, Any], result: AgentResult, llm: Any, settings
         "model": model,
     }
     record.update(data)
-    record["metrics"] = score_question(result.answers, gold, table=is_table) if gold is not None else {}
+    scored = gold is not None and result.status != FAILED_TO_RUN  # a question that did not run is not scored
+    record["metrics"] = score_question(result.answers, gold, table=is_table) if scored else {}
     record["cost_usd"] = cost_usd(model, result.tokens_in, result.tokens_out, settings.prices)
     record["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return record
+
+
+def answer_item(
+    item: Mapping[str, Any],
+    llm: Any,
+    settings: RunSettings,
+    kb: Any = None,
+    *,
+    env: Any = None,
+    solve: Solver | None = None,
+    ranker: Any = None,
+) -> AgentResult:
+    """Answer one item with the method of ``settings``; never raises a pyql error.
+
+    A pyql error while setting the question up (a table that does not load,
+    no KB) or while answering it ends the question with ``error`` set
+    (``kind: message``). When the error is a service failure
+    (:func:`agent.faults.infra_failure`: the KB cannot be reached or does not
+    answer, the LLM failed) the status is ``failed_to_run``, else
+    ``finished``. Other exceptions (bugs, Ctrl-C) propagate.
+
+    Args: as :func:`run_question`.
+    """
+    solve = solve or solver(settings.method)
+    started = time.perf_counter()
+    try:
+        config = settings.agent_config()
+        if env is None:
+            env = environment_for(item, kb, settings, ranker)
+        return solve(llm, env, str(item["question"]), config)
+    except PyQLError as exc:
+        the_kb = getattr(env, "kb", None) if env is not None and env.side == "sparql" else kb
+        failure = infra_failure(exc, the_kb)
+        return AgentResult(
+            question=str(item.get("question")),
+            answers=[],
+            steps=[],
+            done=False,
+            forced=False,
+            query="",
+            seconds=time.perf_counter() - started,
+            error=str(failure) if failure is not None else f"{exc.kind}: {exc}",
+            status=FAILED_TO_RUN if failure is not None else FINISHED,
+        )
 
 
 def run_question(
@@ -395,11 +466,7 @@ def run_question(
     solve: Solver | None = None,
     ranker: Any = None,
 ) -> dict[str, Any]:
-    """Answer one item and return its trace record (:func:`make_record`).
-
-    A pyql error while setting the question up (a table that does not load,
-    no KB) or while answering it ends the question with ``error`` set instead
-    of raising; other exceptions (bugs, Ctrl-C) propagate.
+    """Answer one item and return its trace record (:func:`make_record`); see :func:`answer_item`.
 
     Args:
         item: a data set item (:mod:`agent.datasets`).
@@ -410,24 +477,7 @@ def run_question(
         solve: the method (default: :func:`solver` of ``settings.method``).
         ranker: the relation ranker (:func:`relation_ranker`).
     """
-    solve = solve or solver(settings.method)
-    started = time.perf_counter()
-    try:
-        config = settings.agent_config()
-        if env is None:
-            env = environment_for(item, kb, settings, ranker)
-        result = solve(llm, env, str(item["question"]), config)
-    except PyQLError as exc:
-        result = AgentResult(
-            question=str(item.get("question")),
-            answers=[],
-            steps=[],
-            done=False,
-            forced=False,
-            query="",
-            seconds=time.perf_counter() - started,
-            error=f"{exc.kind}: {exc}",
-        )
+    result = answer_item(item, llm, settings, kb, env=env, solve=solve, ranker=ranker)
     return make_record(item, result, llm, settings)
 
 
@@ -530,10 +580,6 @@ def latest_records(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     for record in records:
         out[str(record["id"])] = dict(record)
     return list(out.values())
-
-
-def _llm_failed(record: Mapping[str, Any]) -> bool:
-    return str(record.get("error") or "").startswith("llm_error")
 
 
 class RunWriter:
@@ -668,10 +714,12 @@ class EvalOutcome:
     Attributes:
         path: the run file.
         records: every question in the run file (the last record of each id).
-        new: questions answered by this call.
+        new: questions run by this call (those that failed to run included).
+        new_failed: questions of this call that failed to run.
         skipped: questions skipped because the run file had them (resume).
         interrupted: Ctrl-C stopped the run.
-        aborted: why the run stopped by itself (too many LLM failures in a row), or None.
+        aborted: why the run stopped by itself (too many questions in a row failed to run), or None.
+        failed: the questions of the run file that failed to run (not scored; run again on resume).
         metrics: the metrics over :attr:`records`.
         summary: the summary written next to the run file.
     """
@@ -679,9 +727,11 @@ class EvalOutcome:
     path: Path
     records: list[dict[str, Any]] = field(default_factory=list)
     new: int = 0
+    new_failed: int = 0
     skipped: int = 0
     interrupted: bool = False
     aborted: str | None = None
+    failed: list[str] = field(default_factory=list)
     metrics: RunMetrics = field(default_factory=RunMetrics)
     summary: dict[str, Any] = field(default_factory=dict)
 
@@ -711,8 +761,9 @@ def run_eval(
     resume: bool = False,
     concurrency: int = 1,
     progress: TextIO | None = sys.stderr,
-    max_llm_failures: int = 3,
+    max_infra_failures: int = 3,
     dataset: str | None = None,
+    max_llm_failures: int | None = None,
 ) -> EvalOutcome:
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
 
@@ -725,9 +776,10 @@ def run_eval(
         resume: continue the run file: skip the ids it already has.
         concurrency: questions answered at a time (threads).
         progress: where the progress bar goes (None: nowhere).
-        max_llm_failures: stop after this many questions in a row ended by an
-            LLM error (0: never stop).
+        max_infra_failures: stop after this many questions in a row failed to
+            run (:mod:`agent.faults`; 0: never stop).
         dataset: the data set's name, for the summary.
+        max_llm_failures: the former name of ``max_infra_failures`` (it wins when given).
 
     Returns:
         An :class:`EvalOutcome`; the summary is also written to :func:`summary_path`.
@@ -739,8 +791,10 @@ def run_eval(
     path = Path(out)
     if concurrency < 1:
         raise EvalError(f"--concurrency must be >= 1, got {concurrency}")
-    if max_llm_failures < 0:
-        raise EvalError(f"max_llm_failures must be >= 0, got {max_llm_failures}")
+    if max_llm_failures is not None:
+        max_infra_failures = max_llm_failures
+    if max_infra_failures < 0:
+        raise EvalError(f"max_infra_failures must be >= 0, got {max_infra_failures}")
     items = list(items)
     solve = solver(settings.method)
     settings.agent_config()  # bad settings fail before anything runs
@@ -749,7 +803,7 @@ def run_eval(
         if not resume:
             raise EvalError(f"the run file {path} already exists: give --resume to continue it, or another --out")
         previous = latest_records(read_run(path, repair=True, warn=progress))
-    finished = {str(r["id"]) for r in previous if not _llm_failed(r)}
+    finished = {str(r["id"]) for r in previous if not failed_to_run(r)}
     pending = [item for item in items if str(item["id"]) not in finished]
     outcome = EvalOutcome(path=path, skipped=len(items) - len(pending))
     provider: KBProvider | None = None
@@ -757,7 +811,7 @@ def run_eval(
         source = kb if kb is not None else settings.kb
         if source is None:
             raise EvalError("the data set has KB questions: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
-        provider = source if isinstance(source, KBProvider) else KBProvider(source, settings.profile)
+        provider = source if isinstance(source, KBProvider) else KBProvider(source, settings.profile, **kb_options(settings))
     ranker = relation_ranker(settings.ranker, settings.max_relations)
     bar = Progress(len(items), progress, done=outcome.skipped)
     writer = RunWriter(path)
@@ -768,11 +822,13 @@ def run_eval(
         writer.write(record)
         outcome.new += 1
         bar.update(record)
-        failures = failures + 1 if _llm_failed(record) else 0
-        if max_llm_failures and failures >= max_llm_failures and outcome.aborted is None:
+        failed = failed_to_run(record)
+        outcome.new_failed += failed
+        failures = failures + 1 if failed else 0
+        if max_infra_failures and failures >= max_infra_failures and outcome.aborted is None:
             outcome.aborted = (
-                f"the LLM failed on {failures} questions in a row (last: {record.get('error')}); "
-                "fix the LLM access and run again with --resume"
+                f"{failures} questions in a row failed to run (last: {record.get('id')}: {record.get('error')}); "
+                "fix the service and run the same command with --resume"
             )
 
     def one(item: Mapping[str, Any], model: Any) -> dict[str, Any]:
@@ -793,12 +849,16 @@ def run_eval(
         writer.close()
         bar.close()
     outcome.records = latest_records(read_run(path)) if path.exists() else []
+    outcome.failed = [str(r["id"]) for r in outcome.records if failed_to_run(r)]
     outcome.metrics = aggregate(outcome.records, settings.prices)
     stats = trigger_stats(outcome.records)
     outcome.summary = {
         "run": str(path),
         "dataset": dataset,
         "questions": len(outcome.records),
+        "answered": len(outcome.records) - len(outcome.failed),
+        "failed_to_run": len(outcome.failed),
+        "failed_ids": outcome.failed,
         "new": outcome.new,
         "skipped": outcome.skipped,
         "interrupted": outcome.interrupted,

@@ -4,14 +4,19 @@ For each benchmark (:data:`SMOKE`) a handful of real items (the fixtures in
 ``tests/data/``, in the dataset's published format) is loaded by
 :mod:`agent.datasets`, a tiny KB is built from the items' own gold queries
 (:func:`gold_turtle`: GrailQA/GraphQ ``graph_query``, CWQ/WebQSP SPARQL
-triple patterns; MetaQA uses its ``kb.txt``; table questions carry their
-table), and :class:`agent.llm.ScriptedLLM` replays each item's gold action
-chain (:func:`agent.datasets.graph_query_actions` and friends) through the
-real agent, runner, metrics and ``summary.md``. Every item should score 1.
+triple patterns; MetaQA 1-hop uses a ``kb.txt`` excerpt, 2/3-hop a
+``kb.txt`` built from the items' question types and answers,
+:func:`metaqa_kb_lines`; table questions carry their table), and
+:class:`agent.llm.ScriptedLLM` replays each item's gold action chain
+(:func:`agent.datasets.graph_query_actions` and friends) through the real
+agent, runner, metrics and ``summary.md``; with ``method="readi"`` it
+replays Readi's reasoning paths and QA answer instead
+(:func:`readi_replies`). Every item should score 1.
 
 One command per benchmark::
 
     python -m agent.smoke grailqa --out /tmp/smoke-grailqa
+    python -m agent.smoke metaqa-3hop --method readi
 
 Example:
     >>> import tempfile
@@ -23,38 +28,63 @@ Example:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TextIO
+from typing import Any, TextIO
 
 import rdflib
 
-from agent.datasets import DatasetError, load_dataset
+from agent.datasets import DatasetError, load_dataset, metaqa_relation
 from agent.llm import LLMConfig, ScriptedLLM
 from agent.metrics import summary_markdown_path
 from agent.runner import EvalOutcome, RunSettings, run_eval, summary_text
+from pyql.lines import split_lines
 
-__all__ = ["SMOKE", "SmokeError", "gold_replies", "gold_turtle", "main", "smoke_run"]
+__all__ = [
+    "SMOKE",
+    "SMOKE_METHODS",
+    "SmokeError",
+    "gold_replies",
+    "gold_turtle",
+    "main",
+    "metaqa_kb_lines",
+    "readi_replies",
+    "smoke_run",
+]
 
 FB = "http://rdf.freebase.com/ns/"
 _NAME = rdflib.URIRef(FB + "type.object.name")
 _MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 _TRIPLE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s*\.$")
 
-#: Benchmark → data file, optional entity-linking file, KB, profile and gold-action file (paths
+#: Benchmark → data file, optional entity-linking file, KB, profile and gold-action files (paths
 #: relative to the fixtures folder). KB ``gold``: a tiny KB built from the items' gold queries;
-#: None: table questions. GrailQA runs with its gold entities (the graph query's entity nodes), as
-#: the linking fixture only covers some of its items.
+#: ``metaqa-items``: a tiny MetaQA ``kb.txt`` built from the items' question types and answers
+#: (:func:`metaqa_kb_lines`); None: table questions. GrailQA runs with its gold entities (the graph
+#: query's entity nodes), as the linking fixture leaves one of its items out on purpose.
 SMOKE: dict[str, dict[str, Any]] = {
     "grailqa": {"data": "grailqa/grailqa_v1.0_dev.json", "kb": "gold", "profile": "freebase"},
     "webqsp": {"data": "webqsp/WebQSP_test_processed.json", "kb": "gold", "profile": "freebase"},
     "cwq": {"data": "cwq/ComplexWebQuestions_sample.json", "kb": "gold", "profile": "freebase"},
     "metaqa-1hop": {"data": "metaqa/1-hop/vanilla/qa_test.txt", "kb": "metaqa:metaqa/kb.txt", "profile": "generic"},
+    "metaqa-2hop": {"data": "metaqa/2-hop/vanilla/qa_test.txt", "kb": "metaqa-items", "profile": "generic"},
+    "metaqa-3hop": {"data": "metaqa/3-hop/vanilla/qa_test.txt", "kb": "metaqa-items", "profile": "generic"},
     "wikisql": {"data": "wikisql/dev.jsonl", "kb": None, "profile": "freebase"},
-    "wtq": {"data": "wtq/data/training-before300.tsv", "kb": None, "profile": "freebase", "actions": "wtq/gold_actions.json"},
+    "wtq": {
+        "data": "wtq/data/training-before300.tsv",
+        "kb": None,
+        "profile": "freebase",
+        "actions": "wtq/gold_actions.json",
+        "readi": "wtq/gold_readi.json",
+    },
 }
+
+#: The ``--method`` values a smoke run replays: QueryAgent's action chains, or Readi's paths.
+SMOKE_METHODS: tuple[str, ...] = ("queryagent", "readi")
 
 
 class SmokeError(DatasetError):
@@ -87,6 +117,20 @@ def _answer_node(answer: Any) -> tuple[rdflib.term.Node, str | None]:
     return rdflib.Literal(text), None
 
 
+def _literal_meeting(literal: str, function: str) -> rdflib.Literal:
+    """A value that meets a literal node's function: the literal itself for ``>=``, ``<=`` and the
+    superlatives (every gold answer then holds the one extreme value), one more or less for ``>``/``<``."""
+    lexical, _, datatype = literal.partition("^^")
+    step = {">": 1, "<": -1}.get(function, 0)
+    if step:
+        try:
+            number = float(lexical) + step
+            lexical = str(int(number)) if number.is_integer() and "int" in datatype else repr(number)
+        except ValueError:
+            pass
+    return rdflib.Literal(lexical, datatype=rdflib.URIRef(datatype) if datatype else None)
+
+
 def _add_graph_query(graph: rdflib.Graph, item: Mapping[str, Any]) -> None:
     gq = (item.get("gold_query") or {}).get("graph_query") or {}
     nodes = {n["nid"]: n for n in gq.get("nodes") or []}
@@ -99,6 +143,8 @@ def _add_graph_query(graph: rdflib.Graph, item: Mapping[str, Any]) -> None:
         for nid, node in nodes.items():
             if node.get("question_node") == 1:
                 terms[nid] = answer
+            elif node.get("node_type") == "literal" and (node.get("function") or "none") != "none":
+                terms[nid] = _literal_meeting(str(node["id"]), str(node["function"]))
             elif node.get("node_type") in ("entity", "literal"):
                 terms[nid] = _node(str(node["id"]))
                 if node.get("node_type") == "entity" and node.get("friendly_name"):
@@ -117,7 +163,7 @@ def _add_sparql(graph: rdflib.Graph, item: Mapping[str, Any]) -> None:
             graph.add((node, _NAME, rdflib.Literal(label, lang="en")))
     for choice, (answer, _) in enumerate(answers):
         fresh: dict[str, rdflib.term.Node] = {"?x": answer}
-        for raw in sparql.splitlines():
+        for raw in split_lines(sparql):
             match = _TRIPLE.match(raw.strip())
             if not match or raw.strip().upper().startswith(("FILTER", "PREFIX", "SELECT")):
                 continue
@@ -126,7 +172,7 @@ def _add_sparql(graph: rdflib.Graph, item: Mapping[str, Any]) -> None:
                 if text.startswith("?"):
                     terms.append(fresh.setdefault(text, rdflib.URIRef(f"{FB}m.smoke_{item['id']}_{len(fresh)}_{choice}")))
                 else:
-                    terms.append(_node(text[3:] if text.startswith("ns:") else text))
+                    terms.append(_node(text.removeprefix("ns:")))
             graph.add(tuple(terms))  # type: ignore[arg-type]
 
 
@@ -180,6 +226,104 @@ def gold_replies(items: Sequence[Mapping[str, Any]]) -> list[str]:
     return replies
 
 
+def metaqa_kb_lines(items: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A tiny MetaQA ``kb.txt`` (``head|relation|tail`` lines) on which each item's question type leads
+    from its entity to exactly its answers.
+
+    Each hop of the type (``actor_to_movie_to_director``) is one line per
+    node; the nodes between the entity and the answers are fresh ones named
+    ``smoke <kind> <item id>`` (MetaQA's KB is not shipped here), and the
+    last hop ends on every answer.
+
+    Raises:
+        SmokeError: an item without a MetaQA question type, or a hop MetaQA does not have.
+
+    Example:
+        >>> metaqa_kb_lines([{"id": "q", "kind": "actor_to_movie_to_director", "answers": ["Sam Mendes"],
+        ...                   "entities": {"John Krasinski": "mq:John_Krasinski"}}])
+        ['smoke movie q-1|starred_actors|John Krasinski', 'smoke movie q-1|directed_by|Sam Mendes']
+    """
+    lines: list[str] = []
+    for item in items:
+        kinds = str(item.get("kind") or "").split("_to_")
+        if len(kinds) < 2 or len(item.get("entities") or {}) != 1:
+            raise SmokeError(f"item {item.get('id')!r} has no MetaQA question type (qa_*_qtype.txt) to build a KB from")
+        current = [next(iter(item["entities"]))]
+        for n, (a, b) in enumerate(itertools.pairwise(kinds), 1):
+            last = n == len(kinds) - 1
+            nxt = [str(x) for x in item.get("answers") or []] if last else [f"smoke {b} {item['id']}-{n}"]
+            relation = metaqa_relation(a, b)
+            if relation is None:
+                raise SmokeError(f"item {item.get('id')!r}: MetaQA has no {a} → {b} hop")
+            for head in current:
+                for tail in nxt:
+                    lines.append(f"{tail}|{relation}|{head}" if b == "movie" else f"{head}|{relation}|{tail}")
+            current = nxt
+    return list(dict.fromkeys(lines))
+
+
+_ADD_FACT = re.compile(r"^add_fact\((.+?), (.+?), (.+)\)$")
+
+
+def _readi_paths(item: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """Readi's reasoning paths of an item's gold action chain: from each linked entity of its facts
+    to the answer variable, the relations on the way (Readi finds their direction itself)."""
+    facts = [m.groups() for m in (_ADD_FACT.match(a) for a in item.get("actions") or []) if m]
+    answer = next((a[len("set_answer(") : -1] for a in item.get("actions") or [] if a.startswith("set_answer(")), None)
+    names = {str(v): str(k) for k, v in (item.get("entities") or {}).items()}
+    paths: list[tuple[str, list[str]]] = []
+    for start in dict.fromkeys(t for h, _, tl in facts for t in (h, tl) if t in names):
+        frontier: list[tuple[str, list[str]]] = [(start, [])]
+        seen = {start}
+        found = None
+        while frontier and found is None:
+            node, rels = frontier.pop(0)
+            for head, relation, tail in facts:
+                for here, there in ((head, tail), (tail, head)):
+                    if here == node and there not in seen and (there.startswith("?") or there == answer):
+                        seen.add(there)
+                        if there == answer:
+                            found = rels + [relation]
+                        frontier.append((there, rels + [relation]))
+        if found:
+            paths.append((names[start], found))
+    return paths
+
+
+def readi_replies(items: Sequence[Mapping[str, Any]], tables: Mapping[str, Any] | None = None) -> list[str]:
+    """The LLM replies that replay Readi on each item: its reasoning path(s), then the QA answer.
+
+    KB items: one path per linked entity, from the gold action chain
+    (:func:`_readi_paths`); table items: the ``Chosen Headers`` /
+    ``Constrains`` reply given in ``tables`` (item id → text). The QA reply
+    names the gold answers (labels where known), as a model that read the
+    instantiated triples would.
+
+    Raises:
+        SmokeError: an item with no path to replay.
+
+    Example:
+        >>> readi_replies([{"id": "q", "entities": {"Jamaica": "m.03_r3"}, "answers": [{"value": "m.04ygk0", "label": "Jamaican English"}],
+        ...                 "actions": ["add_fact(m.03_r3, location.country.languages_spoken, ?x)", "set_answer(?x)", "execute()"]}])
+        [' Following the gold query.\\nPath: Jamaica -> location.country.languages_spoken', ' So the answer is {Jamaican English}.']
+    """
+    replies = []
+    for item in items:
+        gold = [a.get("label") or a.get("value") if isinstance(a, Mapping) else a for a in item.get("answers") or []]
+        if item.get("table") is not None:
+            text = (tables or {}).get(str(item["id"]))
+            if not text:
+                raise SmokeError(f"item {item.get('id')!r} has no gold table path (Chosen Headers) to replay")
+            replies += [f" Following the gold query.\n{text}", "Thought: from the selected rows.\nAnswer: " + repr([str(g) for g in gold])]
+            continue
+        paths = _readi_paths(item)
+        if not paths:
+            raise SmokeError(f"item {item.get('id')!r} has no reasoning path to replay (no linked entity in its gold chain)")
+        lines = "\n".join(" -> ".join([name, *rels]) for name, rels in paths)
+        replies += [f" Following the gold query.\nPath: {lines}", " So the answer is " + ", ".join(f"{{{g}}}" for g in gold) + "."]
+    return replies
+
+
 def smoke_run(
     benchmark: str,
     out_dir: str | Path,
@@ -189,17 +333,24 @@ def smoke_run(
     feedback: str = "eraser",
     linking: str | Path | None = None,
     progress: TextIO | None = None,
+    method: str = "queryagent",
 ) -> EvalOutcome:
     """Run ``pyql eval``'s pipeline on the first ``limit`` items of a benchmark's fixture (see the module docstring).
 
     Writes ``smoke.jsonl``, its summary JSON and ``summary.md`` in ``out_dir``;
     ``linking`` replaces the benchmark's entity-linking file (if any).
+    ``method`` ``readi`` replays Readi's reasoning paths instead of
+    QueryAgent's action chains (:func:`readi_replies`). Items whose gold
+    query has no replayable chain (a GrailQA question without a topic
+    entity, a superlative with ties) are left out; the others must score 1.
 
     Raises:
-        SmokeError: an unknown benchmark, or the fixtures are not there.
+        SmokeError: an unknown benchmark or method, or the fixtures are not there.
     """
     if benchmark not in SMOKE:
         raise SmokeError(f"no smoke run for {benchmark!r}; choose one of {', '.join(SMOKE)}")
+    if method not in SMOKE_METHODS:
+        raise SmokeError(f"no smoke run with method {method!r}; choose one of {', '.join(SMOKE_METHODS)}")
     spec = SMOKE[benchmark]
     root = Path(data_dir) if data_dir is not None else fixtures_dir()
     data = root / spec["data"]
@@ -208,9 +359,16 @@ def smoke_run(
     if linking is None and spec.get("linking"):
         linking = root / spec["linking"]
     items = [dict(i) for i in load_dataset(data, limit=limit, linking=linking).items]
-    if spec.get("actions"):
+    tables: dict[str, str] | None = None
+    if method == "readi" and spec.get("readi"):
+        tables = json.loads((root / spec["readi"]).read_text(encoding="utf-8"))
+        items = [i for i in items if i["id"] in tables]
+    elif spec.get("actions"):
         chains = json.loads((root / spec["actions"]).read_text(encoding="utf-8"))
         items = [dict(i, actions=chains[i["id"]]) for i in items if i["id"] in chains]
+    items = [i for i in items if i.get("actions") or (tables and i["id"] in tables)]
+    if not items:
+        raise SmokeError(f"no item of {data} has a gold chain to replay")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     kb: Any = None
@@ -218,11 +376,19 @@ def smoke_run(
         kb_file = out / "gold_kb.ttl"
         kb_file.write_text(gold_turtle(items), encoding="utf-8")
         kb = str(kb_file)
+    elif spec["kb"] == "metaqa-items":
+        kb_file = out / "kb.txt"
+        kb_file.write_text("\n".join(metaqa_kb_lines(items)) + "\n", encoding="utf-8")
+        kb = f"metaqa:{kb_file}"
     elif spec["kb"]:
         kind, _, rel = str(spec["kb"]).partition(":")
         kb = f"{kind}:{root / rel}"
-    llm = ScriptedLLM(gold_replies(items), config=LLMConfig(mode="completion"), model="gold-replay")
-    settings = RunSettings(kb=kb, profile=spec["profile"], feedback=feedback)
+    if method == "readi":
+        replies = readi_replies(items, tables)
+    else:
+        replies = gold_replies(items)
+    llm = ScriptedLLM(replies, config=LLMConfig(mode="completion"), model="gold-replay")
+    settings = RunSettings(kb=kb, profile=spec["profile"], feedback=feedback, method=method)
     run = out / "smoke.jsonl"
     if run.exists():
         run.unlink()
@@ -230,15 +396,17 @@ def smoke_run(
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """``python -m agent.smoke BENCHMARK [--out DIR] [--data DIR]``: one smoke run, its summary printed."""
+    """``python -m agent.smoke BENCHMARK [--out DIR] [--data DIR] [--method readi]``: one smoke run, its summary printed."""
     out = out if out is not None else sys.stdout
     parser = argparse.ArgumentParser(prog="python -m agent.smoke", description="replay gold actions on a benchmark's fixtures")
     parser.add_argument("benchmark", choices=sorted(SMOKE))
     parser.add_argument("--out", default="smoke-runs", help="folder for the run file, summaries and the gold KB")
     parser.add_argument("--data", help="the fixtures folder (default: tests/data of the source checkout)")
+    parser.add_argument("--method", choices=SMOKE_METHODS, default="queryagent", help="replay QueryAgent's actions or Readi's paths")
     args = parser.parse_args(argv)
     try:
-        outcome = smoke_run(args.benchmark, Path(args.out) / args.benchmark, data_dir=args.data, progress=sys.stderr)
+        folder = args.benchmark if args.method == "queryagent" else f"{args.benchmark}-{args.method}"
+        outcome = smoke_run(args.benchmark, Path(args.out) / folder, data_dir=args.data, progress=sys.stderr, method=args.method)
     except DatasetError as exc:
         print(f"python -m agent.smoke: {exc}", file=sys.stderr)
         return 2

@@ -15,8 +15,19 @@ HTML-escaped). It shows:
   the final query and every step's thought, action and observation. Failed
   steps are red, steps whose observation is an ERASER guideline are amber,
   with the rule id as a badge; forced steps (the step limit) are grey.
-  Questions that were not answered right, or had a failed step, start
-  unfolded (the first :data:`OPEN_LIMIT` of them).
+  Every question has an outcome (:data:`OUTCOMES`): ``correct`` (F1 or
+  accuracy 1), ``wrong`` (answered, not fully right), ``failed`` (the
+  episode ended on an error, e.g. the LLM or the KB could not be reached)
+  or ``unscored`` (no gold). Only failures, wrong and failed questions,
+  start unfolded (the first :data:`OPEN_LIMIT` of them), so a big run
+  shows what went wrong and folds the rest.
+* a filter by outcome (all / correct / wrong / failed) above the
+  questions. It needs no script (the page forbids them): radio buttons and
+  CSS ``:has()`` hide the other questions and their index entries.
+
+Long unbroken text (a relation name in a thought, an id in an action)
+wraps inside its column (``overflow-wrap: anywhere`` in a fixed-layout
+table), so no column runs over the next.
 
 Example:
     >>> rec = {"id": "q1", "question": "<b>hi</b>?", "gold": ["m.1"], "answers": [{"value": "m.1", "label": "One"}],
@@ -38,10 +49,15 @@ import jinja2
 from agent.metrics import aggregate, answer_keys, record_scores, trigger_stats
 from agent.runner import reply_thought
 
-__all__ = ["OPEN_LIMIT", "render_html", "write_html", "question_view"]
+__all__ = ["OPEN_LIMIT", "OUTCOMES", "question_view", "render_html", "write_html"]
 
-#: Questions after this many start folded even when they went wrong (keeps big runs light).
+#: Failed questions after this many start folded too (keeps big runs light).
 OPEN_LIMIT = 50
+
+#: The outcomes a question can have, in the filter's order (``unscored`` is shown under "all" only).
+OUTCOMES = ("correct", "wrong", "failed", "unscored")
+
+_OUTCOME_OF_STATE = {"right": "correct", "partial": "wrong", "wrong": "wrong", "error": "failed", "unscored": "unscored"}
 
 
 def _env() -> jinja2.Environment:
@@ -98,8 +114,8 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
 
     Example:
         >>> v = question_view({"id": "q1", "question": "q?", "gold": ["3"], "answers": [{"value": "3.0", "label": None}]}, 0)
-        >>> v["f1"], v["answers"][0]["correct"], v["state"]
-        (1.0, True, 'right')
+        >>> v["f1"], v["answers"][0]["correct"], v["state"], v["outcome"], v["open"]
+        (1.0, True, 'right', 'correct', False)
     """
     scores = record_scores(record)
     gold = record.get("gold")
@@ -135,7 +151,8 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
         "denotation": scores.get("denotation"),
         "score": f1,
         "state": state,
-        "open": index < OPEN_LIMIT and (state in ("wrong", "partial", "error") or any(not s["ok"] for s in steps)),
+        "outcome": _OUTCOME_OF_STATE[state],
+        "open": _OUTCOME_OF_STATE[state] in ("wrong", "failed"),
         "steps": steps,
         "failed_steps": sum(1 for s in steps if not s["ok"]),
         "rules": dict(record.get("rules") or {}),
@@ -170,6 +187,13 @@ def render_html(records: Sequence[Mapping[str, Any]] | Iterable[Mapping[str, Any
         ]
     models = sorted({str(r.get("model")) for r in records if r.get("model")})
     methods = sorted({str(r.get("method")) for r in records if r.get("method")})
+    questions = [question_view(r, i) for i, r in enumerate(records)]
+    opened = 0
+    for q in questions:  # only the first OPEN_LIMIT failures start open
+        if q["open"]:
+            opened += 1
+            q["open"] = opened <= OPEN_LIMIT
+    counts = {outcome: sum(1 for q in questions if q["outcome"] == outcome) for outcome in OUTCOMES}
     return _env().get_template("trace.html.j2").render(
         title=title,
         source=source,
@@ -179,7 +203,8 @@ def render_html(records: Sequence[Mapping[str, Any]] | Iterable[Mapping[str, Any
         rule_total=stats.total if stats is not None else 0,
         models=models,
         methods=methods,
-        questions=[question_view(r, i) for i, r in enumerate(records)],
+        questions=questions,
+        outcome_counts=counts,
     )
 
 

@@ -13,7 +13,8 @@ Workloads, all on the bundled demo KB:
   the gold answer and fires no rule);
 * ``gold``: the ``actions`` stored with the questions in that file, when present;
 * ``demo``: the scripted episodes of ``pyql demo`` (they skip some
-  ``get_relation`` calls, so ``fact_before_get_relation`` fires there);
+  ``get_relation`` calls, so ``fact_before_get_relation`` fires there, as
+  advice: the environment makes the look and the step runs);
 * ``faulty``: the one-mistake episodes of ``tests/test_eraser_rules.py``,
   one per rule: the cost of a firing rule, and the KB queries each rule sends.
 
@@ -40,6 +41,7 @@ from typing import Any
 from correction import Eraser, TriggerStats, registry
 from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
+from pyql.lines import split_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## ERASER overhead"
@@ -338,7 +340,7 @@ def questions() -> dict[str, dict[str, Any]]:
     """The demo questions by id."""
     path = ROOT / "pyql" / "data" / "demo_questions.jsonl"
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in split_lines(path.read_text(encoding="utf-8")):
         if line.strip():
             item = json.loads(line)
             out[item["id"]] = item

@@ -5,9 +5,17 @@ An :class:`Eraser` is the ``analyzer`` of an environment
 before an action runs (``record.phase == "before"``) and after
 (``"after"``). It checks the rules of the environment's side that run in
 that phase, interpreter rules first, then memory rules, then KB rules; the
-first that fires wins: its guideline becomes the step's observation, its id
-the step's ``error``, and the environment undoes the step (Algorithm 1).
-When nothing fires, the observation is the execution result.
+first *error* rule that fires wins: its guideline becomes the step's
+observation, its id the step's ``error``, and the environment undoes the
+step (Algorithm 1). When only *advice* rules fire (the step skipped a look,
+see :data:`correction.registry.KINDS`), the first one's verdict is advice:
+the environment makes the look, asks again, and runs the step with the
+advice as a note. When nothing fires, the observation is the execution result.
+
+Guidelines are worded for their ``audience``: an ``"agent"`` (an LLM writing
+Thought/Action pairs: "Please re-generate only Thought N and Action N.") or
+a ``"user"`` running actions by hand (``pyql run``: "Correct this action and
+run it again.").
 
 Example:
     >>> from pyql.kb import KB
@@ -42,7 +50,10 @@ from correction.stats import TriggerStats
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
 
-__all__ = ["Eraser", "EraserError", "RuleBudgetWarning", "eraser_for", "FEEDBACK_MODES"]
+__all__ = ["Eraser", "EraserError", "RuleBudgetWarning", "eraser_for", "FEEDBACK_MODES", "AUDIENCES"]
+
+#: Who reads the guidelines: an LLM agent, or a user running actions (``pyql run``).
+AUDIENCES: tuple[str, ...] = ("agent", "user")
 
 
 
@@ -68,10 +79,12 @@ class Eraser:
         disabled: rule ids to switch off (e.g. ``{"filter_empty"}``).
         max_choices: most choices a guideline lists (relations, variables, entities).
         registry: the rules to check (default: the built-in registry, SQL rules included).
+        audience: "agent" (guidelines end "Please re-generate only Thought N and
+            Action N.") or "user" (``pyql run``: no thoughts to re-generate).
 
     Raises:
         UnknownRuleError: an id in ``disabled`` is not registered (the message lists the ids).
-        EraserError: ``max_choices`` is below 1.
+        EraserError: ``max_choices`` is below 1, or an unknown audience.
 
     Example:
         >>> Eraser(disabled={"filter_empty"}).disabled
@@ -82,19 +95,29 @@ class Eraser:
         correction.registry.UnknownRuleError: unknown ERASER rule id(s) no_such_rule; registered rules: ...
     """
 
-    def __init__(self, disabled: Iterable[str] = (), max_choices: int = 10, registry: Registry | None = None) -> None:
+    def __init__(
+        self,
+        disabled: Iterable[str] = (),
+        max_choices: int = 10,
+        registry: Registry | None = None,
+        audience: str = "agent",
+    ) -> None:
         self.registry = registry if registry is not None else default_registry
         self.disabled = self.registry.check_ids(disabled)
         if not isinstance(max_choices, int) or max_choices < 1:
             raise EraserError(f"max_choices must be a whole number ≥ 1, got {max_choices!r}")
+        if audience not in AUDIENCES:
+            raise EraserError(f"unknown audience {audience!r}; use one of {', '.join(AUDIENCES)}")
         self.max_choices = max_choices
+        self.audience = audience
         self.stats = TriggerStats()
         self._renderer = renderer(max_choices)
         self._last_record: Any = None
+        self._fired: set[str] = set()
         self._rules: dict[tuple[str, str], tuple[tuple[Rule, ...], list[Rule]]] = {}
 
     def __repr__(self) -> str:
-        return f"Eraser(disabled={sorted(self.disabled)!r}, max_choices={self.max_choices})"
+        return f"Eraser(disabled={sorted(self.disabled)!r}, max_choices={self.max_choices}, audience={self.audience!r})"
 
     def rules(self, side: str, phase: str) -> list[Rule]:
         """The enabled rules checked for a side in a phase, in order.
@@ -115,6 +138,7 @@ class Eraser:
         start = time.perf_counter()
         if record is not self._last_record:
             self._last_record = record
+            self._fired = set()
             self.stats.steps += 1
         try:
             return self._check(record, env)
@@ -124,6 +148,7 @@ class Eraser:
     def _check(self, record: StepRecord, env: Environment) -> Feedback | None:
         side = env_side(env)
         kb_stats = getattr(getattr(env, "kb", None), "stats", None)
+        advice: tuple[Rule, dict[str, Any]] | None = None
         for found in self.rules(side, record.phase):
             if found.actions is not None and record.action not in found.actions:
                 continue
@@ -143,15 +168,35 @@ class Eraser:
                     )
             if context is None:
                 continue
-            self.stats.record(found.id)
-            return Feedback(found.id, self.guideline(found, record, env, context))
+            if found.kind == "advice":
+                if advice is None:
+                    advice = (found, context)
+                continue  # an error found later still blocks the step
+            self._count(found.id)
+            return Feedback(found.id, self.guideline(found, record, env, context), looks=tuple(context.get("looks", ())))
+        if advice is not None:
+            found, context = advice
+            if self._count(found.id):
+                self.stats.advice[found.id] += 1
+            return Feedback(
+                found.id, self.guideline(found, record, env, context), advice=True, looks=tuple(context.get("looks", ()))
+            )
         return None
+
+    def _count(self, rule_id: str) -> bool:
+        """Count a rule once per step, however often the environment asks again after a look."""
+        if rule_id in self._fired:
+            return False
+        self._fired.add(rule_id)
+        self.stats.record(rule_id)
+        return True
 
     def guideline(self, found: Rule, record: StepRecord, env: Environment, context: dict[str, Any]) -> str:
         """Render a rule's guideline for a step (the trigger's context plus the step's own fields).
 
         Every template sees ``step`` (this step's number), ``next_step``,
-        ``action``, ``signature`` and ``text`` (the action as written).
+        ``action``, ``signature``, ``text`` (the action as written) and
+        ``audience`` ("agent" or "user").
 
         Example:
             >>> from pyql.kb import KB
@@ -169,6 +214,7 @@ class Eraser:
             "action": record.action or "",
             "signature": f.signature,
             "text": record.call.text if record.call is not None else record.text.strip(),
+            "audience": self.audience,
         }
         return self._renderer.render(found.template, **{**common, **context})
 
@@ -185,7 +231,14 @@ class Eraser:
         """
         found = self.registry.get(rule_id)
         context = found.trigger(record, env)
-        return None if context is None else Feedback(found.id, self.guideline(found, record, env, context))
+        if context is None:
+            return None
+        return Feedback(
+            found.id,
+            self.guideline(found, record, env, context),
+            advice=found.kind == "advice",
+            looks=tuple(context.get("looks", ())),
+        )
 
 
 def eraser_for(name: str, **options: Any) -> Eraser | None:
@@ -194,7 +247,7 @@ def eraser_for(name: str, **options: Any) -> Eraser | None:
     Args:
         name: "eraser" (targeted guidelines), "raw" (no analyzer: the
             environment reports raw errors and undoes empty results) or "none".
-        **options: passed to :class:`Eraser` (``disabled``, ``max_choices``).
+        **options: passed to :class:`Eraser` (``disabled``, ``max_choices``, ``audience``).
 
     Raises:
         EraserError: for an unknown mode.

@@ -333,6 +333,24 @@ class Facts:
         return [(s.head, s.relation, s.tail) for s in getattr(self.env.query, "steps", ()) if isinstance(s, Fact)]
 
     # -- suggestions --------------------------------------------------------------
+    def ranked(self, relations: Iterable[str]) -> list[str]:
+        """Relations best first against the question (the environment's ranking on a KB; else as given).
+
+        Guidelines list them through the ``choices`` filter, so the first
+        ``max_choices`` shown are the most relevant ones.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> env = SparqlEnvironment(KB.open("demo"), question="when was it formed?")
+            >>> facts(env.step("execute()"), env).ranked(["a.b.category", "a.b.formed"])
+            ['a.b.formed', 'a.b.category']
+        """
+        names = list(relations)
+        if env_side(self.env) != "sparql":
+            return names
+        return self.env.rank_relations(names)  # type: ignore[attr-defined]
+
     def get_relation_choices(self, exclude: Iterable[str] = ()) -> list[str]:
         """``get_relation(X)`` for every variable of the query and every linked entity.
 
@@ -414,7 +432,7 @@ def query_shape(query: Any) -> QueryShape:
 
 
 class _Cache(threading.local):
-    key: tuple[int, int, str, int] | None = None
+    key: tuple[int, int, str, int, int] | None = None
     record: Any = None
     value: Facts | None = None
 
@@ -433,7 +451,7 @@ def facts(record: StepRecord, env: Environment) -> Facts:
         >>> facts(StepRecord(3, "x"), Env(ActionSet())).next_step
         4
     """
-    key = (id(record), id(env), record.phase, len(env.memory.steps))
+    key = (id(record), id(env), record.phase, len(env.memory.steps), env.memory.version)
     if _CACHE.key == key and _CACHE.record is record and _CACHE.value is not None:
         return _CACHE.value
     value = Facts(record, env)

@@ -31,7 +31,7 @@ from pyql.errors import (
 from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.terms import IRI, Literal, Variable
 
-from correction.facts import facts, is_relation_name, term_kind
+from correction.facts import env_side, facts, is_relation_name, term_kind
 from correction.registry import rule
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ def _variables(record: StepRecord, env: Environment) -> list[str]:
 
 @rule(
     "no_action",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=BOTH,
@@ -111,6 +112,7 @@ def no_action(record: StepRecord, env: Environment) -> dict[str, Any] | None:
 
 @rule(
     "multiple_actions",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=BOTH,
@@ -132,10 +134,11 @@ def multiple_actions(record: StepRecord, env: Environment) -> dict[str, Any] | N
 
 @rule(
     "syntax_error",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=BOTH,
-    doc="The action looks like a call but is malformed (unclosed parenthesis or quote, empty argument).",
+    doc="The action looks like a call but is malformed (unclosed parenthesis or quote, empty argument, text after the call on its line).",
     suggests="Says where reading failed and what was expected; shows a well-formed example.",
 )
 def syntax_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:
@@ -160,6 +163,7 @@ def syntax_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:
 
 @rule(
     "invalid_action",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=BOTH,
@@ -175,13 +179,35 @@ def invalid_action(record: StepRecord, env: Environment) -> dict[str, Any] | Non
     return {"name": name, "actions": _actions(env), "close": close[0] if close else ""}
 
 
+def _relation_owners(f: Any, raw_args: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The relations (ranked) of the entities/variables a relation could start from, and those still to look at.
+
+    The known entities and existing variables among the call's arguments,
+    else the linked entities (two at most). Those no ``get_relation`` has
+    shown are returned as looks for the environment to make (rules never query).
+    """
+    ends = [a.strip() for a in raw_args if a.strip() in f.known_ids or f.is_created(a.strip())]
+    ends = list(dict.fromkeys(ends or f.linked))[:2]
+    owners, looks = [], []
+    for key in ends:
+        rels = f.relations_of(key)
+        if rels is None:
+            looks.append(key)
+        else:
+            owners.append({"name": key, "forward": f.ranked(rels.forward), "backward": f.ranked(rels.backward)})
+    return owners, looks
+
+
 @rule(
     "wrong_arity",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=BOTH,
     doc="The action has the wrong number of arguments.",
-    suggests="The signature, how many arguments are expected and were given, and an example.",
+    suggests="The signature, how many arguments are expected and were given, and an example; on a KB the "
+    "entities of the question and the existing variables to fill it with, and for a triple pattern the relations "
+    "of its entity (the environment looks them up when no `get_relation` has).",
 )
 def wrong_arity(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     exc = record.exception
@@ -190,7 +216,14 @@ def wrong_arity(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     spec = env.actions.spec(exc.action or record.action or "")
     low, high = exc.expected
     call = record.call
+    takes_nodes = env_side(env) == "sparql" and any(p.kind in ("node", "variable") for p in spec.params)
+    f = facts(record, env)
+    owners, looks = _relation_owners(f, list(call.raw_args) if call is not None else []) if spec.name == "add_fact" else ([], [])
     return {
+        "owners": owners,
+        "looks": looks,
+        "entities": f.linked if takes_nodes else [],
+        "variables": f.variables_or_none() if takes_nodes else [],
         "signature": spec.signature,
         "expected": str(high) if low == high else f"{low} to {high}",
         "plural": high != 1,
@@ -220,6 +253,7 @@ def _operator_context(record: StepRecord, env: Environment, exc: ArgumentError) 
 
 @rule(
     "filter_bad_operator",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("add_filter",),
@@ -236,6 +270,7 @@ def filter_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] 
 
 @rule(
     "compare_bad_operator",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("add_compare",),
@@ -252,6 +287,7 @@ def compare_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any]
 
 @rule(
     "answer_not_variable",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("set_answer",),
@@ -275,6 +311,7 @@ def answer_not_variable(record: StepRecord, env: Environment) -> dict[str, Any] 
 
 @rule(
     "variable_expected",
+    kind="error",
     env="interpreter",
     phase="before",
     feedback=("python", "memory"),
@@ -306,6 +343,7 @@ def _type_guesses(relations: Any) -> list[str]:
 
 @rule(
     "relation_expected",
+    kind="error",
     env="interpreter",
     phase="before",
     feedback=("python", "memory"),
@@ -321,22 +359,26 @@ def relation_expected(record: StepRecord, env: Environment) -> dict[str, Any] | 
     f = facts(record, env)
     relations: list[str] = []
     owners = []
+    looks = []
     for param in ("head", "tail", "var"):
         key = f.raw(param)
         rels = f.relations_of(key) if key else None
         if rels is not None:
             owners.append(key)
             relations.extend(rels.all())
+        elif key and (key in f.known_ids or f.is_created(key)):
+            looks.append(key)  # the environment looks, then the guideline lists what it found
     is_type = record.action == "add_type_constrain"
     if is_type:
         relations = _type_guesses(relations)
     return {
+        "looks": looks,
         "value": exc.value,
         "param": exc.parameter,
         "signature": f.signature,
         "is_type": is_type,
         "owners": owners,
-        "relations": list(dict.fromkeys(relations)),
+        "relations": list(dict.fromkeys(relations)) if is_type else f.ranked(dict.fromkeys(relations)),
         "get_relation": [
             f"get_relation({k})" for k in (f.raw("head"), f.raw("tail"), f.raw("var")) if k in f.known_ids or f.is_created(k)
         ],
@@ -345,6 +387,7 @@ def relation_expected(record: StepRecord, env: Environment) -> dict[str, Any] | 
 
 @rule(
     "relation_as_argument",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("get_relation", "add_fact"),
@@ -376,6 +419,7 @@ def relation_as_argument(record: StepRecord, env: Environment) -> dict[str, Any]
 
 @rule(
     "fact_literal_head",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("add_fact",),
@@ -393,6 +437,7 @@ def fact_literal_head(record: StepRecord, env: Environment) -> dict[str, Any] | 
 
 @rule(
     "type_constraint_relation",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("add_type_constrain",),
@@ -420,6 +465,7 @@ def _is_date_like(term: Any) -> bool:
 
 @rule(
     "time_constraint_bad_date",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("add_time_constrain",),
@@ -461,6 +507,7 @@ def _bad_operand(f: Any, op: str) -> tuple[str, str, str] | None:
 
 @rule(
     "filter_bad_operand",
+    kind="error",
     env="interpreter",
     phase="before",
     actions=("add_filter",),
@@ -494,6 +541,7 @@ def filter_bad_operand(record: StepRecord, env: Environment) -> dict[str, Any] |
 
 @rule(
     "bad_argument",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=BOTH,
@@ -527,6 +575,7 @@ def _short(message: str, limit: int = 300) -> str:
 
 @rule(
     "query_error",
+    kind="error",
     env="interpreter",
     phase="any",
     sides=BOTH,

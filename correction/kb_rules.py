@@ -44,6 +44,7 @@ def _empty_observation(record: StepRecord) -> bool:
 
 @rule(
     "engine_error",
+    kind="error",
     env="kb",
     phase="after",
     sides=("sparql", "sql"),
@@ -63,6 +64,7 @@ def engine_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:
 
 @rule(
     "get_relation_empty",
+    kind="error",
     env="kb",
     phase="after",
     actions=("get_relation",),
@@ -132,6 +134,7 @@ def _queryable_ends(f: Facts) -> list[str]:
 
 @rule(
     "fact_empty_known_relation",
+    kind="error",
     env="kb",
     phase="after",
     actions=("add_fact",),
@@ -159,6 +162,7 @@ def fact_empty_known_relation(record: StepRecord, env: Environment) -> dict[str,
 
 @rule(
     "fact_empty_unknown_relation",
+    kind="error",
     env="kb",
     phase="after",
     actions=("add_fact",),
@@ -178,13 +182,14 @@ def fact_empty_unknown_relation(record: StepRecord, env: Environment) -> dict[st
         return None
     return {
         "relation": f.raw("relation"),
-        "owners": [{"name": name, "forward": list(r.forward), "backward": list(r.backward)} for name, r in owners],
+        "owners": [{"name": name, "forward": f.ranked(r.forward), "backward": f.ranked(r.backward)} for name, r in owners],
         "choices": [f"get_relation({e})" for e in _queryable_ends(f)],
     }
 
 
 @rule(
     "filter_empty",
+    kind="error",
     env="kb",
     phase="after",
     actions=("add_filter",),
@@ -211,6 +216,7 @@ def _types_of(rels: Relations | None) -> list[str]:
 
 @rule(
     "type_constraint_empty",
+    kind="error",
     env="kb",
     phase="after",
     actions=("add_type_constrain",),
@@ -233,6 +239,7 @@ def type_constraint_empty(record: StepRecord, env: Environment) -> dict[str, Any
 
 @rule(
     "time_constraint_empty",
+    kind="error",
     env="kb",
     phase="after",
     actions=("add_time_constrain",),
@@ -250,7 +257,7 @@ def _relations_for(f: Facts, var: Variable, query: Any) -> tuple[list[str], bool
     """Forward relations of a variable: from the memory, else one KB query. (relations, queried)."""
     rels = f.relations_of(str(var))
     if rels is not None:
-        return list(rels.forward), False
+        return f.ranked(rels.forward), False
     kb = getattr(f.env, "kb", None)
     if kb is None or query is None:
         return [], False
@@ -258,11 +265,12 @@ def _relations_for(f: Facts, var: Variable, query: Any) -> tuple[list[str], bool
         fetched = kb.relations(var, query)
     except PyQLError:
         return [], True
-    return list(fetched.forward), True
+    return f.ranked(fetched.forward), True
 
 
 @rule(
     "answer_unnamed_node",
+    kind="error",
     env="kb",
     phase="after",
     actions=("set_answer",),
@@ -289,6 +297,7 @@ def answer_unnamed_node(record: StepRecord, env: Environment) -> dict[str, Any] 
 
 @rule(
     "execute_unnamed_answer",
+    kind="error",
     env="kb",
     phase="after",
     actions=("execute",),
@@ -312,6 +321,7 @@ def execute_unnamed_answer(record: StepRecord, env: Environment) -> dict[str, An
 
 @rule(
     "execute_empty_result",
+    kind="error",
     env="kb",
     phase="after",
     actions=("execute",),
@@ -329,6 +339,7 @@ def execute_empty_result(record: StepRecord, env: Environment) -> dict[str, Any]
 
 @rule(
     "empty_result",
+    kind="error",
     env="kb",
     phase="after",
     sides=("sparql", "sql"),

@@ -68,10 +68,11 @@ def _example_values(f: Facts, var: Any, limit: int = 3) -> str:
     return ", ".join(v.display() for v in f.values_of(var)[:limit])
 
 
-def _relations_lists(rels: Relations | None) -> dict[str, list[str]]:
+def _relations_lists(rels: Relations | None, f: Facts) -> dict[str, list[str]]:
+    """Forward and backward relations, each ranked against the question."""
     if rels is None:
         return {"forward": [], "backward": []}
-    return {"forward": list(rels.forward), "backward": list(rels.backward)}
+    return {"forward": f.ranked(rels.forward), "backward": f.ranked(rels.backward)}
 
 
 # ---------------------------------------------------------------------------
@@ -80,6 +81,7 @@ def _relations_lists(rels: Relations | None) -> dict[str, list[str]]:
 
 @rule(
     "unnamed_node_argument",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(NODE_PARAMS),
@@ -109,6 +111,7 @@ def unnamed_node_argument(record: StepRecord, env: Environment) -> dict[str, Any
 
 @rule(
     "unlinked_entity",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(NODE_PARAMS),
@@ -140,6 +143,7 @@ def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | No
 
 @rule(
     "variable_hidden_by_aggregate",
+    kind="error",
     env="memory",
     phase="before",
     doc="A variable created before an aggregation (`add_count` ...) is used after it, when only the "
@@ -174,6 +178,7 @@ def variable_hidden_by_aggregate(record: StepRecord, env: Environment) -> dict[s
 
 @rule(
     "unbound_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(FIRST_VARIABLE),
@@ -196,6 +201,7 @@ def unbound_variable(record: StepRecord, env: Environment) -> dict[str, Any] | N
 
 @rule(
     "answer_unknown_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("set_answer",),
@@ -212,6 +218,7 @@ def answer_unknown_variable(record: StepRecord, env: Environment) -> dict[str, A
 
 @rule(
     "time_constraint_unbound_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_time_constrain",),
@@ -244,6 +251,7 @@ def _end_keys(f: Facts) -> list[str]:
 
 @rule(
     "fact_two_new_variables",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -273,12 +281,14 @@ def fact_two_new_variables(record: StepRecord, env: Environment) -> dict[str, An
 
 @rule(
     "fact_before_get_relation",
+    kind="advice",
     env="memory",
     phase="before",
     actions=("add_fact",),
     doc="`add_fact` before any `get_relation` on either end, with a relation that no `get_relation` "
-    "returned (a guessed relation).",
-    suggests="`get_relation` of the head or tail first (Table 13).",
+    "returned (a guessed relation). Advice: the environment runs `get_relation` of the ends itself, "
+    "then the step (an error rule may still stop it, e.g. `fact_empty_unknown_relation`).",
+    suggests="A note: call `get_relation` of the head or tail first (Table 13); the step is not blocked.",
 )
 def fact_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     f = facts(record, env)
@@ -288,11 +298,16 @@ def fact_before_get_relation(record: StepRecord, env: Environment) -> dict[str, 
     relation = f.term("relation")
     if isinstance(relation, IRI) and f.short(relation) in f.known_relations:
         return None
-    return {"relation": f.raw("relation"), "choices": [f"get_relation({k})" for k in keys]}
+    return {
+        "relation": f.raw("relation"),
+        "choices": [f"get_relation({k})" for k in keys],
+        "looks": [t for t in (f.term("head"), f.term("tail")) if f.short(t) in keys],
+    }
 
 
 @rule(
     "fact_relation_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -310,11 +325,12 @@ def fact_relation_variable(record: StepRecord, env: Environment) -> dict[str, An
     if not owners:
         return None
     key, rels = owners[0]
-    return {"relation": str(relation), "end": key, **_relations_lists(rels)}
+    return {"relation": str(relation), "end": key, **_relations_lists(rels, f)}
 
 
 @rule(
     "fact_wrong_direction",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -358,6 +374,7 @@ def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any]
 
 @rule(
     "fact_duplicate",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_fact",),
@@ -382,6 +399,7 @@ def fact_duplicate(record: StepRecord, env: Environment) -> dict[str, Any] | Non
 
 @rule(
     "repeated_action",
+    kind="error",
     env="memory",
     phase="before",
     actions=tuple(a for a in SPARQL_ACTION_ORDER if a not in ("get_relation", "add_fact", "execute")),
@@ -414,6 +432,7 @@ def _fresh(f: Facts, action: str) -> str:
 
 @rule(
     "aggregate_new_variable_exists",
+    kind="error",
     env="memory",
     phase="before",
     actions=AGGREGATIONS,
@@ -432,6 +451,7 @@ def aggregate_new_variable_exists(record: StepRecord, env: Environment) -> dict[
 
 @rule(
     "argmax_non_comparable",
+    kind="error",
     env="memory",
     phase="before",
     actions=ORDER_ACTIONS,
@@ -454,6 +474,7 @@ def argmax_non_comparable(record: StepRecord, env: Environment) -> dict[str, Any
 
 @rule(
     "aggregate_non_numeric",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_sum", "add_avg"),
@@ -481,6 +502,7 @@ def aggregate_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any
 
 @rule(
     "filter_before_get_relation",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_filter",),
@@ -514,6 +536,7 @@ def _unknown_variable(f: Facts) -> str | None:
 
 @rule(
     "filter_unknown_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_filter",),
@@ -589,6 +612,7 @@ def _mismatch(f: Facts) -> dict[str, Any] | None:
 
 @rule(
     "filter_type_mismatch",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_filter",),
@@ -602,6 +626,7 @@ def filter_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any]
 
 @rule(
     "compare_unknown_variable",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_compare",),
@@ -618,6 +643,7 @@ def compare_unknown_variable(record: StepRecord, env: Environment) -> dict[str, 
 
 @rule(
     "compare_type_mismatch",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_compare",),
@@ -632,8 +658,41 @@ def compare_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any
 # Time constraints
 
 
+def _time_relations(f: Facts) -> tuple[Any, Relations | None, list[str]]:
+    """The constrained variable, its ``get_relation`` result, and the start/end parameters whose relation it lacks."""
+    var = f.term("var")
+    rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
+    allowed = set(rels.all()) if rels is not None else f.known_relations
+    missing = [
+        param
+        for param in ("start_relation", "end_relation")
+        if isinstance(f.term(param), IRI) and f.short(f.term(param)) not in allowed
+    ]
+    return var, rels, missing
+
+
+@rule(
+    "time_constraint_before_get_relation",
+    kind="advice",
+    env="memory",
+    phase="before",
+    actions=("add_time_constrain",),
+    doc="`add_time_constrain` on a variable no `get_relation` has looked at, with a start/end relation no "
+    "`get_relation` returned (guessed relations). Advice: the environment runs `get_relation` of the variable "
+    "itself; `time_constraint_unknown_relation` then judges the relations.",
+    suggests="A note: call `get_relation` of the variable first; the step is not blocked.",
+)
+def time_constraint_before_get_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
+    var, rels, missing = _time_relations(f)
+    if rels is not None or not missing or not isinstance(var, Variable) or not f.is_created(var):
+        return None
+    return {"relation": f.raw(missing[0]), "var": str(var), "looks": [var]}
+
+
 @rule(
     "time_constraint_unknown_relation",
+    kind="error",
     env="memory",
     phase="before",
     actions=("add_time_constrain",),
@@ -641,26 +700,24 @@ def compare_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any
     doc="A start/end relation of `add_time_constrain` is not among the relations `get_relation` returned "
     "for the variable (a missing date counts as open, so a wrong relation would silently keep everything; "
     "where a list was capped on a hub, one bounded ASK per relation confirms it).",
-    suggests="The relations of the variable (or `get_relation` of it first).",
+    suggests="The relations of the variable, ranked against the question.",
 )
 def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     f = facts(record, env)
-    var = f.term("var")
-    rels = f.relations_of(str(var)) if isinstance(var, Variable) else None
-    allowed = set(rels.all()) if rels is not None else f.known_relations
-    complete = rels.complete if rels is not None else f.relation_lists_complete
-    for param in ("start_relation", "end_relation"):
-        term = f.term(param)
-        if isinstance(term, IRI) and f.short(term) not in allowed:
-            if not complete and isinstance(var, Variable) and f.relation_in_kb(var, term, "forward"):
-                continue  # a capped list missed it; the KB has it
-            return {
-                "relation": f.raw(param),
-                "param": param,
-                "var": str(var),
-                "relations": list(rels.forward) if rels is not None else [],
-            }
-    return None
+    var, rels, missing = _time_relations(f)
+    if rels is None or not missing:
+        return None  # not looked at yet: time_constraint_before_get_relation (advice) makes the look
+    if not rels.complete and isinstance(var, Variable):
+        # a capped list on a hub may have missed it: the KB has the last word (one bounded ASK each)
+        missing = [p for p in missing if not f.relation_in_kb(var, f.term(p), "forward")]
+        if not missing:
+            return None
+    return {
+        "relation": f.raw(missing[0]),
+        "param": missing[0],
+        "var": str(var),
+        "relations": f.ranked(rels.forward),
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -669,6 +726,7 @@ def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> di
 
 @rule(
     "execute_empty_query",
+    kind="error",
     env="memory",
     phase="before",
     actions=("execute",),
@@ -683,6 +741,7 @@ def execute_empty_query(record: StepRecord, env: Environment) -> dict[str, Any] 
 
 @rule(
     "execute_multiple_variables",
+    kind="error",
     env="memory",
     phase="before",
     actions=("execute",),

@@ -14,15 +14,24 @@ and the ``kb`` (what this step's query returned)) and are checked in that
 order, then in registration order; a *fallback* rule comes after the other
 rules of its environment. The first rule that fires wins.
 
-Each rule declares the environment sides it applies to (``sides``: the
-``side`` of the environment, "sparql" or "sql"), the actions it looks at,
-the phase it runs in ("before" the action runs, "after", or "any") and how
-many KB queries its trigger may send (most send none).
+Each rule declares its *kind* (:data:`KINDS`): ``error``, the step cannot
+be right as written (an unknown variable, a wrong arity, a relation the KB
+does not have there ...), or ``advice``, the step skipped a look the method
+asks for (``add_fact`` before ``get_relation``) but may well be right. An
+error blocks the step; advice never does: the environment makes the skipped
+look itself and runs the step with the advice as a note
+(:class:`pyql.environment.Feedback`). Each rule also declares the
+environment sides it applies to (``sides``: the ``side`` of the
+environment, "sparql" or "sql"), the actions it looks at, the phase it runs
+in ("before" the action runs, "after", or "any") and how many KB queries
+its trigger may send (most send none).
 
 Example:
     >>> from correction import registry
     >>> registry.get("wrong_arity").sides == frozenset({"sparql", "sql"})
     True
+    >>> registry.get("wrong_arity").kind, registry.get("fact_before_get_relation").kind
+    ('error', 'advice')
     >>> [r.env for r in registry.ordered("sparql")][:1]
     ['interpreter']
 """
@@ -38,6 +47,7 @@ if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
 
 __all__ = [
+    "KINDS",
     "ENVIRONMENTS",
     "PHASES",
     "FEEDBACK",
@@ -54,6 +64,8 @@ __all__ = [
 
 #: The environments a rule's feedback comes from, in checking order.
 ENVIRONMENTS: tuple[str, ...] = ("interpreter", "memory", "kb")
+#: What a rule says about a step: it cannot be right (blocks it), or it skipped a look (a note).
+KINDS: tuple[str, ...] = ("error", "advice")
 #: When a rule is checked.
 PHASES: tuple[str, ...] = ("before", "after", "any")
 #: The feedback sources of the paper's Table 8, with their short names.
@@ -93,6 +105,8 @@ class Rule:
 
     Attributes:
         id: the stable id (``unlinked_entity``); the ``error`` of a failed step.
+        kind: "error" (the step cannot be right: it is blocked) or "advice"
+            (the step skipped a look: the environment makes it and runs the step).
         env: "interpreter", "memory" or "kb": which feedback fires it (its checking group).
         phase: "before" (the action is parsed, not run), "after" (it ran) or "any".
         trigger: ``(record, env) -> dict | None``; the dict is the template's context.
@@ -106,7 +120,7 @@ class Rule:
         fallback: checked after the other rules of its environment.
 
     Example:
-        >>> r = Rule("demo", "memory", "before", lambda rec, env: None, doc="never fires")
+        >>> r = Rule("demo", "memory", "before", lambda rec, env: None, kind="error", doc="never fires")
         >>> r.template, r.feedback_type
         ('demo.j2', 'RM')
     """
@@ -123,10 +137,16 @@ class Rule:
     kb_queries: int = 0
     feedback: tuple[str, ...] = ()
     fallback: bool = False
+    kind: str = ""
 
     def __post_init__(self) -> None:
         if not self.id or not self.id.replace("_", "").isalnum() or not self.id.islower():
             raise RuleError(f"rule id {self.id!r} must be lower_case_with_underscores")
+        if self.kind not in KINDS:
+            raise RuleError(
+                f"rule {self.id}: kind must be one of {', '.join(KINDS)} (does the step fail, or did it skip a look?), "
+                f"not {self.kind!r}"
+            )
         if self.env not in ENVIRONMENTS:
             raise RuleError(f"rule {self.id}: env must be one of {', '.join(ENVIRONMENTS)}, not {self.env!r}")
         if self.phase not in PHASES:
@@ -149,7 +169,7 @@ class Rule:
         """The Table 8 type: "Python", "RM", "KB+RM", "Python+RM" ...
 
         Example:
-            >>> Rule("x", "kb", "after", lambda r, e: None, feedback=("kb", "memory")).feedback_type
+            >>> Rule("x", "kb", "after", lambda r, e: None, kind="error", feedback=("kb", "memory")).feedback_type
             'KB+RM'
         """
         return feedback_type(self.feedback)
@@ -158,7 +178,7 @@ class Rule:
         """Whether the rule is checked in a phase ("before" or "after").
 
         Example:
-            >>> Rule("x", "interpreter", "any", lambda r, e: None).runs_in("after")
+            >>> Rule("x", "interpreter", "any", lambda r, e: None, kind="error").runs_in("after")
             True
         """
         return self.phase == "any" or self.phase == phase
@@ -167,7 +187,7 @@ class Rule:
         """Whether the rule is checked on an environment of this side.
 
         Example:
-            >>> Rule("x", "memory", "before", lambda r, e: None).applies_to("sql")
+            >>> Rule("x", "memory", "before", lambda r, e: None, kind="error").applies_to("sql")
             False
         """
         return side in self.sides
@@ -189,8 +209,8 @@ class Registry:
 
     Example:
         >>> reg = Registry()
-        >>> _ = reg.register(Rule("late", "kb", "after", lambda r, e: None))
-        >>> _ = reg.register(Rule("early", "interpreter", "before", lambda r, e: None))
+        >>> _ = reg.register(Rule("late", "kb", "after", lambda r, e: None, kind="error"))
+        >>> _ = reg.register(Rule("early", "interpreter", "before", lambda r, e: None, kind="error"))
         >>> [r.id for r in reg.ordered("sparql")]
         ['early', 'late']
         >>> reg.get("nope")
@@ -220,7 +240,7 @@ class Registry:
 
         Example:
             >>> reg = Registry()
-            >>> _ = reg.register(Rule("x", "kb", "after", lambda r, e: None))
+            >>> _ = reg.register(Rule("x", "kb", "after", lambda r, e: None, kind="error"))
             >>> reg.unregister("x").id, len(reg)
             ('x', 0)
         """
@@ -326,6 +346,7 @@ RULES = registry
 def rule(
     rule_id: str,
     *,
+    kind: str,
     env: str,
     phase: str,
     doc: str,
@@ -340,9 +361,12 @@ def rule(
 ) -> Callable[[Trigger], Trigger]:
     """Register the decorated function as the trigger of a new rule.
 
+    ``kind`` is required: "error" (the step cannot be right) or "advice"
+    (the step skipped a look; see :data:`KINDS`).
+
     Example:
         >>> reg = Registry()
-        >>> @rule("never", env="memory", phase="before", doc="never fires", suggests="nothing", into=reg)
+        >>> @rule("never", kind="error", env="memory", phase="before", doc="never fires", suggests="nothing", into=reg)
         ... def never(record, env):
         ...     return None
         >>> reg.get("never").doc
@@ -364,6 +388,7 @@ def rule(
                 kb_queries=kb_queries,
                 feedback=tuple(feedback),
                 fallback=fallback,
+                kind=kind,
             )
         )
         return trigger
@@ -378,23 +403,24 @@ def _cell(text: str) -> str:
 def markdown_table(reg: Registry | None = None, side: str | None = None) -> str:
     """The rule table of ``docs/eraser.md``, generated from the registry.
 
-    Columns: checking order, id, environment, feedback type, phase, sides,
-    actions, trigger, what the guideline suggests, KB queries.
+    Columns: checking order, id, kind (error or advice), environment,
+    feedback type, phase, sides, actions, trigger, what the guideline
+    suggests, KB queries.
 
     Example:
         >>> print(markdown_table().splitlines()[0])
-        | # | id | environment | type | phase | sides | actions | trigger | guideline suggests | KB queries |
+        | # | id | kind | environment | type | phase | sides | actions | trigger | guideline suggests | KB queries |
     """
     reg = reg if reg is not None else registry
     rules = list(reg) if side is None else list(reg.ordered(side))
     lines = [
-        "| # | id | environment | type | phase | sides | actions | trigger | guideline suggests | KB queries |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| # | id | kind | environment | type | phase | sides | actions | trigger | guideline suggests | KB queries |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for number, r in enumerate(rules, 1):
         actions = "any" if r.actions is None else ", ".join(f"`{a}`" for a in sorted(r.actions))
         lines.append(
-            f"| {number} | `{r.id}` | {r.env}{' (fallback)' if r.fallback else ''} | {r.feedback_type} | {r.phase} "
+            f"| {number} | `{r.id}` | {r.kind} | {r.env}{' (fallback)' if r.fallback else ''} | {r.feedback_type} | {r.phase} "
             f"| {', '.join(sorted(r.sides))} | {actions} | {_cell(r.doc)} | {_cell(r.suggests)} | {r.kb_queries} |"
         )
     return "\n".join(lines) + "\n"

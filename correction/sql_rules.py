@@ -256,6 +256,7 @@ def _shown(value: object) -> str:
 
 @rule(
     "sql_unknown_column",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=SQL,
@@ -288,6 +289,7 @@ def sql_unknown_column(record: StepRecord, env: Environment) -> dict[str, Any] |
 
 @rule(
     "sql_bad_operator",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=SQL,
@@ -321,6 +323,7 @@ def sql_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] | N
 
 @rule(
     "sql_bad_aggregation",
+    kind="error",
     env="interpreter",
     phase="before",
     sides=SQL,
@@ -362,6 +365,7 @@ def sql_bad_aggregation(record: StepRecord, env: Environment) -> dict[str, Any] 
 
 @rule(
     "sql_type_mismatch",
+    kind="error",
     env="interpreter",
     phase="any",
     sides=SQL,
@@ -406,6 +410,7 @@ def sql_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | 
 
 @rule(
     "sql_duplicate_equality",
+    kind="error",
     env="memory",
     phase="before",
     sides=SQL,
@@ -438,6 +443,7 @@ def sql_duplicate_equality(record: StepRecord, env: Environment) -> dict[str, An
 
 @rule(
     "sql_condition_before_get_column",
+    kind="error",
     env="memory",
     phase="before",
     sides=SQL,
@@ -445,7 +451,8 @@ def sql_duplicate_equality(record: StepRecord, env: Environment) -> dict[str, An
     feedback=("kb", "memory"),
     doc="`add_condition(column, =, value)` with a value that is not in the column, and `get_column` "
     "was never called on that column (a guessed value).",
-    suggests="`get_column(column)` first, to see how its values are written.",
+    suggests="`get_column(column)` first, to see how its values are written; the closest values of the column "
+    "and the other columns that hold the value.",
 )
 def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     found = _condition_args(record)
@@ -458,11 +465,24 @@ def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dic
         return None
     if _present(env, column, value):
         return None
-    return {"column": column.header, "value": value}
+    return {"column": column.header, "value": value, **_candidates(env, column, value)}
+
+
+def _candidates(env: Environment, column: Column, value: str) -> dict[str, list[str]]:
+    """The column's values closest to a value, and the other columns that hold it (the guideline's choices)."""
+    try:
+        values = env.executor.get_column(column.index, limit=10000).values  # type: ignore[attr-defined]
+    except PyQLError:
+        values = []
+    return {
+        "closest": [repr(v) for v in closest_values(values, value)],
+        "elsewhere": [_quote(h) for h in _columns_holding(env, value, column.index)],
+    }
 
 
 @rule(
     "sql_value_not_in_column",
+    kind="error",
     env="memory",
     phase="before",
     sides=SQL,
@@ -482,16 +502,7 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
         return None
     if _present(env, column, value):
         return None
-    try:
-        values = env.executor.get_column(column.index, limit=10000).values  # type: ignore[attr-defined]
-    except PyQLError:
-        values = []
-    return {
-        "column": column.header,
-        "value": value,
-        "closest": [repr(v) for v in closest_values(values, value)],
-        "elsewhere": [_quote(h) for h in _columns_holding(env, value, column.index)],
-    }
+    return {"column": column.header, "value": value, **_candidates(env, column, value)}
 
 
 # ---------------------------------------------------------------------------
@@ -500,6 +511,7 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
 
 @rule(
     "sql_empty_result",
+    kind="error",
     env="kb",
     phase="after",
     sides=SQL,

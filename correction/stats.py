@@ -10,10 +10,10 @@ Example:
     >>> s = TriggerStats()
     >>> s.record("unlinked_entity"); s.record("unlinked_entity"); s.record("wrong_arity")
     >>> print(s.table(fmt="plain"))
-    rule             triggers  share  type
-    unlinked_entity         2  66.7%  RM
-    wrong_arity             1  33.3%  Python
-    total                   3   100%
+    rule             kind   triggers  share  type
+    unlinked_entity  error         2  66.7%  RM
+    wrong_arity      error         1  33.3%  Python
+    total                          3   100%
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class TriggerStats:
         seconds: time spent in the analyzer.
         kb_queries: rule id → KB queries its trigger sent.
         over_budget: rule id → times its trigger sent more queries than it declares.
+        advice: advice rule id → times it fired (also in ``counts``); the step was not blocked.
     """
 
     counts: Counter[str] = field(default_factory=Counter)
@@ -61,6 +62,7 @@ class TriggerStats:
     seconds: float = 0.0
     kb_queries: Counter[str] = field(default_factory=Counter)
     over_budget: Counter[str] = field(default_factory=Counter)
+    advice: Counter[str] = field(default_factory=Counter)
 
     def record(self, rule_id: str, times: int = 1) -> None:
         """Count a rule firing.
@@ -99,8 +101,11 @@ class TriggerStats:
             >>> a.merge(b).counts == Counter({"x": 2, "y": 1})
             True
         """
-        out = TriggerStats(Counter(self.counts), self.steps, self.seconds, Counter(self.kb_queries), Counter(self.over_budget))
+        out = TriggerStats(
+            Counter(self.counts), self.steps, self.seconds, Counter(self.kb_queries), Counter(self.over_budget), Counter(self.advice)
+        )
         for other in others:
+            out.advice.update(other.advice)
             out.counts.update(other.counts)
             out.steps += other.steps
             out.seconds += other.seconds
@@ -135,6 +140,7 @@ class TriggerStats:
             "seconds": round(self.seconds, 6),
             "kb_queries": dict(self.kb_queries),
             "over_budget": dict(self.over_budget),
+            "advice": dict(self.advice),
         }
 
     def rows(self, reg: Registry | None = None) -> list[tuple[str, int, float, str, str]]:
@@ -188,23 +194,30 @@ class TriggerStats:
         Example:
             >>> s = TriggerStats(); s.record("wrong_arity")
             >>> print(s.table())
-            | rule | triggers | share | type |
-            | --- | ---: | ---: | --- |
-            | `wrong_arity` | 1 | 100.0% | Python |
-            | total | 1 | 100% | |
+            | rule | kind | triggers | share | type |
+            | --- | --- | ---: | ---: | --- |
+            | `wrong_arity` | error | 1 | 100.0% | Python |
+            | total | | 1 | 100% | |
         """
         if fmt not in FORMATS:
             raise StatsError(f"unknown table format {fmt!r}; use one of {', '.join(FORMATS)}")
         if view not in VIEWS:
             raise StatsError(f"unknown table view {view!r}; use one of {', '.join(VIEWS)}")
         if view == "rules":
-            header = ["rule", "triggers", "share", "type"]
+            found = _registry(reg)
+            header = ["rule", "kind", "triggers", "share", "type"]
             body = [
-                [f"`{rule_id}`" if fmt == "markdown" else rule_id, str(count), f"{share:.1%}", kind]
+                [
+                    f"`{rule_id}`" if fmt == "markdown" else rule_id,
+                    found.get(rule_id).kind if rule_id in found else "?",
+                    str(count),
+                    f"{share:.1%}",
+                    kind,
+                ]
                 for rule_id, count, share, kind, _ in self.rows(reg)
             ]
-            body.append(["total", str(self.total), "100%" if self.total else "0%", ""])
-            align = ["left", "right", "right", "left"]
+            body.append(["total", "", str(self.total), "100%" if self.total else "0%", ""])
+            align = ["left", "left", "right", "right", "left"]
         else:
             header = ["type", "rules", "triggers"]
             body = [[kind, str(rules), str(triggers)] for kind, rules, triggers in self.environment_rows(reg)]
@@ -227,7 +240,7 @@ def _registry(reg: Registry | None) -> Registry:
 def _markdown(header: list[str], body: list[list[str]], align: list[str]) -> str:
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---:" if a == "right" else "---" for a in align) + " |"]
     for row in body:
-        lines.append("| " + " | ".join(row) + " |" if row[-1] else "| " + " | ".join(row[:-1]) + " | |")
+        lines.append("|" + "|".join(f" {cell} " if cell else " " for cell in row) + "|")
     return "\n".join(lines)
 
 

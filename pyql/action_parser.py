@@ -35,7 +35,8 @@ text       ``Lyrics theme/style``                 the source text, stripped
 
 Arguments may be wrapped in backticks (the backticks are dropped before the
 argument is typed, and a backticked argument may contain commas); the whole
-action may be wrapped in backticks too.
+action may be wrapped in backticks too.  Nothing else may follow the closing
+parenthesis on the action's line (see :func:`extract_action`).
 
 Equality of :class:`Arg` and :class:`ActionCall` is semantic: source text,
 spans and the written step number are not compared, so
@@ -547,6 +548,12 @@ def _parse_action_cached(text: str) -> ActionCall:
     try:
         tree = _parser().parse(text, start="start")
     except UnexpectedInput as e:
+        pos, _, expected = _error_details(e, text, action_level=True)
+        if expected == ["end of input"] and pos < len(text.rstrip()):  # the call is complete: text after it
+            end = text.find("\n", pos)
+            raise _trailing_text_error(
+                text, pos, len(text) if end < 0 else end, one_line="\n" not in text.strip(), expected="end of input"
+            ) from None
         raise _syntax_error(e, text) from None
     for child in tree.children:
         if isinstance(child, lark.Tree):
@@ -565,7 +572,9 @@ def parse_action(text: str) -> ActionCall:
 
     Raises:
         ActionSyntaxError: the text is not exactly one call; ``position`` and
-            ``expected`` tell where and what would have been accepted.
+            ``expected`` tell where and what would have been accepted (text
+            after a complete call: "unexpected text after the call at
+            column N").
 
     Example:
         >>> c = parse_action("`add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)`")
@@ -644,7 +653,11 @@ def _mask_fences(reply: str) -> str:
 
 
 def _parse_call_at(reply: str, pos: int, limit: int, step: int | None = None) -> tuple[ActionCall, int]:
-    """Parse the call that starts at ``pos`` (its name) and ends at its closing ')'; text after it is ignored."""
+    """Parse the call that starts at ``pos`` (its name) and ends at its closing ')'.
+
+    Text after the ')' is not read here: :func:`_check_line_tail` rejects it
+    when it is on the call's own line.
+    """
     sub = reply[pos:limit]
     ip = _parser().parse_interactive(sub, start="action")
     depth = 0
@@ -668,6 +681,40 @@ def _parse_call_at(reply: str, pos: int, limit: int, step: int | None = None) ->
         raise ActionSyntaxError("unfinished action", text=reply, position=limit, expected=["')'"])
     call = _call_from_tree(tree, sub, base=pos, step=step)
     return call, call.span[1]
+
+
+#: What may follow a call on its own line: spaces, backticks, ``*`` (Markdown), one ``.`` or ``;``.
+_LINE_TAIL_OK_RE = re.compile(r"[ \t\r\f\v`*]*(?:[.;][ \t\r\f\v`*]*)?")
+
+
+def _trailing_text_error(
+    text: str, pos: int, line_end: int, *, one_line: bool, expected: str = "end of the action line"
+) -> ActionSyntaxError:
+    """The error for text after a call on the call's own line, at offset ``pos`` of ``text``."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    column = pos - line_start + 1
+    where = f"column {column}" if one_line else f"line {text.count(chr(10), 0, pos) + 1}, column {column}"
+    tail = text[pos:line_end].rstrip()
+    shown = tail if len(tail) <= 40 else tail[:40] + "..."
+    return ActionSyntaxError(
+        f"unexpected text after the call at {where}: {shown!r}. The action line must hold only the "
+        "action, e.g. get_relation(m.0abc); put explanations in the Thought, and quote a value that "
+        "contains a parenthesis or a quote.",
+        text=text,
+        position=pos,
+        expected=[expected],
+    )
+
+
+def _check_line_tail(reply: str, masked: str, end: int, limit: int) -> None:
+    """Raise if anything but spaces, backticks, ``*`` or one ``.``/``;`` follows the call on its line."""
+    newline = masked.find("\n", end, limit)
+    line_end = limit if newline < 0 else newline
+    tail = _LINE_TAIL_OK_RE.match(masked, end, line_end)
+    if tail is not None and tail.end() == line_end:
+        return
+    pos = _LINE_SKIP_RE.match(masked, end, line_end).end()  # type: ignore[union-attr]
+    raise _trailing_text_error(reply, pos, line_end, one_line="\n" not in reply.rstrip("\r\n"))
 
 
 #: A second call is looked for within this many characters of where it starts ...
@@ -720,9 +767,18 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
     Accepted layouts: ``Action 3: add_fact(...)``, ``Action 3 : ...``,
     ``Action: ...``, ``**Action 3:** ...``, the call on the line after the
     label, inside code fences or backticks, with ``Thought 3: ...`` (and any
-    other labelled lines) before it, and with trailing prose after the closing
-    parenthesis (ignored).  The ``Action`` block ends at the next labelled line
-    (``Observation``, ``Thought``, ...).  Labels are looked for at line starts;
+    other labelled lines) before it, and with prose on the lines after the
+    action.  The ``Action`` block ends at the next labelled line
+    (``Observation``, ``Thought``, ...).
+
+    Decision on text after the call: the call's own line (from the closing
+    parenthesis to the end of that line) may hold only spaces, backticks,
+    ``*`` and one ``.`` or ``;``.  Anything else (``execute()()``,
+    ``add_condition(Opponent, =, x'); DROP TABLE games; --)``, ``get_relation(m.1)
+    to list them``) is an :class:`ActionSyntaxError` "unexpected text after
+    the call at column N", never the call before it run alone: the text may
+    mean that the call closed earlier than its writer meant.  Later lines
+    are free (an LLM may explain itself under the action).  Labels are looked for at line starts;
     only if there is none are inline labels (``... done. Action 3: f(x)``) used.
     A reply without any ``Action`` label is accepted when exactly one line
     starts with a call ``name(`` (e.g. a reply that is only the action).
@@ -751,11 +807,12 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
         MultipleActionsError: two ``Action`` labels (e.g. a hallucinated
             ``Observation 3`` / ``Action 4`` continuation), or two calls in
             one Action block; ``positions`` lists where they start.
-        ActionSyntaxError: the action starts like a call but is malformed;
-            ``position`` is an offset into ``reply``.
+        ActionSyntaxError: the action starts like a call but is malformed,
+            or text follows it on its line; ``position`` is an offset into
+            ``reply``.
 
     Example:
-        >>> reply = "Thought 2: use the category.\\nAction 2 : `add_fact(m.0crbvqz, r.c, ?category)` as planned"
+        >>> reply = "Thought 2: use the category.\\nAction 2 : `add_fact(m.0crbvqz, r.c, ?category)`\\nas planned"
         >>> c = extract_action(reply, step=2)
         >>> c.name, c.step, c.values, reply[c.span[0]:c.span[1]] == c.text
         ('add_fact', 2, ('m.0crbvqz', 'r.c', 'category'), True)
@@ -763,6 +820,10 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
         'execute'
         >>> extract_action("Action 4: get_relation(m.1)", step=3).step
         4
+        >>> extract_action("Action 5: execute()()")
+        Traceback (most recent call last):
+        ...
+        pyql.action_parser.ActionSyntaxError: unexpected text after the call at column 20: '()'. The action line must hold only the action, e.g. get_relation(m.0abc); put explanations in the Thought, and quote a value that contains a parenthesis or a quote.
     """
     if not isinstance(reply, str):
         raise TypeError(f"extract_action() needs a str, not {type(reply).__name__}")
@@ -804,6 +865,7 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
         other = _next_call(reply, masked, end, limit)
         if other is not None:
             raise _multiple(reply, [call.span[0], other.span[0]], step)
+        _check_line_tail(reply, masked, end, limit)
         return call
     # No Action label: the first line that starts with a call (e.g. a reply that is only the action).
     first: ActionCall | None = None
@@ -814,6 +876,7 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
             other = _next_call(reply, masked, first.span[1], len(reply))
             if other is not None:
                 raise _multiple(reply, [first.span[0], other.span[0]], step)
+            _check_line_tail(reply, masked, first.span[1], len(reply))
             break
     if first is None:
         want = f"'Action {step}: ...'" if step is not None else "'Action N: ...'"

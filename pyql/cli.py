@@ -17,8 +17,24 @@ points. The core provides (:func:`add_commands`):
 The agent package provides ``run``, ``ask``, ``eval``, ``trace`` and ``llm``
 (:mod:`agent.cli`, the CLI wiring on top of every package).
 
-Bad usage and unreadable inputs exit with status 2 and a one-line message;
-a run whose steps failed still exits 0 (the failures are in its output).
+Exit statuses (:data:`EXIT_OK`, :data:`EXIT_USAGE`, :data:`EXIT_SERVICE`,
+:data:`EXIT_INTERRUPTED`), the same for every command:
+
+* 0: done. A ``run`` whose steps failed, or an ``eval`` whose model got
+  questions wrong, still exits 0 (the failures are in the output).
+* 2: bad usage or an unreadable input (a missing file, a file or standard
+  input that is not UTF-8, a KB that does not open), with a one-line message.
+* 3: a service failed: the KB could not be reached or did not answer, or
+  the LLM failed after its retries (``pyql run`` stopped at that step, the
+  ``ask`` question failed to run, ``eval`` stopped or left questions that
+  failed to run: give ``--resume``). One line on stderr says what and where.
+* 130: interrupted (Ctrl-C).
+
+(1 is never returned on purpose: it is Python's status for a crash.)
+
+Inputs are read as UTF-8, files and standard input alike (:func:`read_text`):
+bytes that are not UTF-8 are refused with status 2 and their line and column,
+never replaced silently.
 
 Example:
     >>> main(["docs", "--format", "prompt"])  # doctest: +ELLIPSIS
@@ -40,7 +56,31 @@ from pyql.actions import DOC_FORMATS, ActionSet, render_docs
 from pyql.errors import PyQLError
 from pyql.profiles import PROFILES
 
-__all__ = ["main", "build_parser", "add_commands", "action_sets", "UsageError", "read_text", "read_entities", "COMMAND_GROUP", "ACTION_SET_GROUP"]
+__all__ = [
+    "main",
+    "build_parser",
+    "add_commands",
+    "action_sets",
+    "UsageError",
+    "read_text",
+    "decode_utf8",
+    "read_entities",
+    "COMMAND_GROUP",
+    "ACTION_SET_GROUP",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "EXIT_SERVICE",
+    "EXIT_INTERRUPTED",
+]
+
+#: Exit status: done.
+EXIT_OK = 0
+#: Exit status: bad usage or an unreadable input.
+EXIT_USAGE = 2
+#: Exit status: a service (the KB, the LLM) failed; try again (``eval``: with ``--resume``).
+EXIT_SERVICE = 3
+#: Exit status: interrupted (Ctrl-C).
+EXIT_INTERRUPTED = 130
 
 #: The entry-point group of the functions that add subcommands to ``pyql``.
 COMMAND_GROUP = "pyql.commands"
@@ -61,8 +101,34 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+def decode_utf8(data: bytes, where: str, error: type[PyQLError] = UsageError) -> str:
+    """UTF-8 bytes as text (a leading byte-order mark dropped), or ``error`` naming the first bad byte.
+
+    Example:
+        >>> decode_utf8("café".encode(), "x")
+        'café'
+        >>> decode_utf8(b"ok\\nab\\xff", "standard input")
+        Traceback (most recent call last):
+        ...
+        pyql.cli.UsageError: standard input is not UTF-8: byte 0xff at line 2, column 3 (invalid start byte); convert it (e.g. iconv -f latin1 -t utf-8)
+    """
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise error(
+            f"{where} is not UTF-8: byte 0x{data[exc.start]:02x} at line {line}, column {column} ({exc.reason}); "
+            "convert it (e.g. iconv -f latin1 -t utf-8)"
+        ) from None
+
+
 def read_text(path: str, what: str, error: type[PyQLError] = UsageError) -> str:
-    """Read a file (``-`` is standard input) or raise ``error`` (UsageError) naming it.
+    """Read a UTF-8 file (``-`` is standard input, read by the same rule) or raise ``error`` (UsageError) naming it.
+
+    Bytes that are not UTF-8 are refused (:func:`decode_utf8`), from a file
+    and from standard input alike: an action or a program is code, and a
+    replaced byte could change what it means.
 
     Example:
         >>> read_text("/nonexistent/a.txt", "actions")
@@ -71,13 +137,21 @@ def read_text(path: str, what: str, error: type[PyQLError] = UsageError) -> str:
         pyql.cli.UsageError: actions file not found: /nonexistent/a.txt
     """
     if path == "-":
-        return sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream put in place of stdin (tests)
+            return sys.stdin.read()
+        try:
+            data = stream.read()
+        except OSError as exc:
+            raise error(f"cannot read {what} from standard input: {exc}") from None
+        return decode_utf8(data, f"standard input ({what})", error)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise error(f"{what} file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise error(f"cannot read {what} file {path}: {exc}") from None
+    return decode_utf8(data, f"{what} file {path}", error)
 
 
 def read_entities(value: str | None) -> dict[str, str]:
@@ -246,12 +320,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help(out)
-            return 2
+            return EXIT_USAGE
         return int(args.func(args, out) or 0)
     except PyQLError as exc:  # UsageError and every other pyql error: one line, exit status 2
-        message = str(exc)
+        message = " ".join(str(exc).split())
         print(message if message.startswith("pyql") else f"pyql: {message}", file=out if out is not sys.stdout else sys.stderr)
-        return 2
+        return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
 

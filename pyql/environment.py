@@ -21,6 +21,22 @@ environment is built; it looks at each record and the memory and may turn
 it into a targeted guideline; the step is then undone and the guideline is
 the observation.
 
+An analyzer's verdict may be *advice* (:attr:`Feedback.advice`: the step
+skipped a look, e.g. ``add_fact`` before ``get_relation``) rather than an
+error. Advice never blocks a step: the environment performs the skipped
+looks itself (:meth:`Environment.look`, recorded in the memory as if the
+step had made them), asks the analyzer again, and when no error is found
+runs the step and appends the advice to its observation as a note. An
+error verdict may name looks too (:attr:`Feedback.looks`): the environment
+makes them and asks again, so the guideline can list what they found
+(the relations an entity really has).
+
+The same failed action again (:func:`normalized_action`) escalates
+(:attr:`StepRecord.escalation`): level 1 says it repeats a failed step,
+level 2 also performs the suggested looks (:meth:`Environment.suggested_looks`)
+and shows their result, level 3 and up say not to write it again. An agent
+stops a line of action on its own cap (``AgentConfig.max_repeats``).
+
 Example:
     >>> from pyql.actions import ActionSet, StepResult, action
     >>> class Counter:
@@ -45,6 +61,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
@@ -63,7 +80,12 @@ __all__ = [
     "FinalResult",
     "Environment",
     "error_kind",
+    "normalized_action",
+    "ESCALATION_LEVELS",
 ]
+
+#: The escalation levels of a repeated failed action (1: says so, 2: looks, 3: stop).
+ESCALATION_LEVELS: tuple[int, ...] = (1, 2, 3)
 
 
 class StepQuery(Protocol):
@@ -110,21 +132,33 @@ class StepRecord:
     seconds: float = 0.0
     done: bool = False
     phase: str = "before"
+    advice: str | None = None
+    note: str | None = None
+    looks: list[str] = field(default_factory=list)
+    repeats: int = 0
+    escalation: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """The line ``pyql run --json`` prints for this step.
+        """The line ``pyql run --json`` prints for this step (``advice``/``escalation`` only when set).
 
         Example:
             >>> StepRecord(1, "execute()", ok=True, observation="x").to_json()
             {'step': 1, 'action': 'execute()', 'ok': True, 'error': None, 'observation': 'x'}
+            >>> StepRecord(2, "f()", error="wrong_arity", escalation=1).to_json()["escalation"]
+            1
         """
-        return {
+        out: dict[str, Any] = {
             "step": self.index,
             "action": self.call.text if self.call is not None else self.text,
             "ok": self.ok,
             "error": self.error,
             "observation": self.observation,
         }
+        if self.advice:
+            out["advice"] = self.advice
+        if self.escalation:
+            out["escalation"] = self.escalation
+        return out
 
 
 @dataclass
@@ -139,6 +173,8 @@ class Memory:
         seen: ids that appeared in accepted results (values of variables).
         variables: variable name (with ``?``) → index of the step that created it.
         steps: the accepted steps.
+        version: bumped whenever the memory changes (accepted steps, looks the
+            environment made), so views computed from it know when to refresh.
 
     Example:
         >>> Memory(entities={"Jamaica": "m.03_r3"}).linked_ids
@@ -149,6 +185,7 @@ class Memory:
     seen: set[str] = field(default_factory=set)
     variables: dict[str, int] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)
+    version: int = 0
 
     @property
     def linked_ids(self) -> set[str]:
@@ -158,10 +195,26 @@ class Memory:
 
 @dataclass(frozen=True)
 class Feedback:
-    """An analyzer's verdict: which rule fired and the guideline to show."""
+    """An analyzer's verdict: which rule fired and the guideline to show.
+
+    Attributes:
+        rule_id: the rule that fired (the step's ``error`` when it blocks).
+        guideline: the text to show.
+        advice: process advice, not an error: the step skipped a look; it is
+            not blocked (the environment makes the looks, then runs it and
+            adds ``guideline`` as a note).
+        looks: the arguments of the looks the step skipped or the guideline
+            suggests (for a KB: the entities/variables to ``get_relation``).
+
+    Example:
+        >>> Feedback("fact_before_get_relation", "call get_relation first", advice=True).advice
+        True
+    """
 
     rule_id: str
     guideline: str
+    advice: bool = False
+    looks: tuple[Any, ...] = ()
 
 
 class Analyzer(Protocol):
@@ -275,12 +328,25 @@ class Environment:
         """(queries sent, seconds spent) by the backend so far."""
         return (0, 0.0)
 
+    def look(self, targets: Sequence[Any]) -> list[str]:
+        """Perform looks for the agent (e.g. ``get_relation`` of each target), kept in the memory.
+
+        Returns one line per look, saying what it found. The generic
+        environment cannot look at anything and returns ``[]``.
+        """
+        return []
+
+    def suggested_looks(self, record: StepRecord) -> list[Any]:
+        """The looks that would help a failed step (the targets :meth:`look` takes); none here."""
+        return []
+
     def convert(self, param_kind: str, arg: Arg, action: str, name: str, position: int) -> Any:
         """Convert one parsed argument for a parameter kind (raise ArgumentError)."""
         return self.actions.convert(self, param_kind, arg, action, name, position)
 
     def remember(self, record: StepRecord) -> None:
         """Update the memory with an accepted step (subclasses add more)."""
+        self.memory.version += 1
         if record.query_after is not None:
             for var in record.query_after.variables:
                 self.memory.variables.setdefault(str(var), record.index)
@@ -324,7 +390,7 @@ class Environment:
         feedback: Feedback | None = None
         try:
             self._prepare(record, text)
-            feedback = self._analyze(record, "before")
+            feedback = self._follow_looks(record, self._analyze(record, "before"))
             if feedback is None:
                 self._execute(record)
         except PyQLError as exc:
@@ -334,11 +400,71 @@ class Environment:
         record.seconds = seconds1 - seconds0
         if feedback is None:
             feedback = self._analyze(record, record.phase)
+            if record.phase == "before" and feedback is not None and feedback.looks:
+                feedback = self._follow_looks(record, feedback)  # a step that failed to parse or convert
+                queries2, seconds2 = self.backend_counters()
+                record.kb_queries, record.seconds = queries2 - queries0, seconds2 - seconds0
         self._judge(record, feedback)
         if record.ok:
             self._keep(record)
+        else:
+            self._escalate(record)
         self.history.append(record)
         return record
+
+    def _follow_looks(self, record: StepRecord, feedback: Feedback | None) -> Feedback | None:
+        """Make the looks a verdict names, then ask the analyzer again (once).
+
+        Advice does not block: after the skipped looks only an error found
+        then stops the step. An error stays an error; when its looks taught
+        the memory something new, the second verdict's guideline (which can
+        now list what the looks found) replaces the first.
+        """
+        if feedback is None or not (feedback.advice or feedback.looks):
+            return feedback
+        if feedback.advice:
+            record.advice, record.note = feedback.rule_id, feedback.guideline
+        version = self.memory.version
+        if feedback.looks:
+            record.looks = self.look(feedback.looks)
+        if feedback.advice:
+            again = self._analyze(record, "before")
+            return None if again is None or again.advice else again
+        if self.memory.version == version:
+            return feedback
+        again = self._analyze(record, "before")
+        return again if again is not None and not again.advice else feedback
+
+    def _escalate(self, record: StepRecord) -> None:
+        """The same failed action again gets a stronger response (see the module docstring)."""
+        key = normalized_action(record)
+        if not key:
+            return
+        earlier = [r.index for r in self.history if not r.ok and normalized_action(r) == key]
+        if not earlier:
+            return
+        record.repeats = len(earlier)
+        record.escalation = level = min(len(earlier), ESCALATION_LEVELS[-1])
+        steps = ", ".join(str(i) for i in earlier)
+        times = len(earlier) + 1
+        if level == 1:
+            record.observation = f"{key} already failed at step {steps}; it fails again the same way. {record.observation}"
+        elif level == 2:
+            looks = self.look(self.suggested_looks(record))
+            record.looks = looks
+            said = f"{key} has failed {times} times (steps {steps} and now)."
+            if looks:
+                record.observation = (
+                    f"{said} The environment looked for you: {'; '.join(looks)}. "
+                    "Write a different action with what it found."
+                )
+            else:
+                record.observation = f"{said} Choose one of the candidates instead. {record.observation}"
+        else:
+            record.observation = (
+                f"{key} has failed {times} times (steps {steps} and now): do not write it again. "
+                "Choose a different action, or set_answer() and execute() with the query you have."
+            )
 
     def _prepare(self, record: StepRecord, text: str | ActionCall) -> None:
         """Parse the action and convert its arguments (raises on the first problem)."""
@@ -368,10 +494,14 @@ class Environment:
     def _judge(self, record: StepRecord, feedback: Feedback | None) -> None:
         """Decide whether the step is kept, and what its observation says.
 
-        The observation repeats a long argument only by its beginning
-        (:func:`pyql.echo.clip_echoes`), and an error or a guideline is at
-        most :data:`pyql.echo.MESSAGE_LIMIT` characters.
+        Advice (a rule that does not block) becomes a note after the
+        observation. The observation repeats a long argument only by its
+        beginning (:func:`pyql.echo.clip_echoes`), and an error or a guideline
+        is at most :data:`pyql.echo.MESSAGE_LIMIT` characters.
         """
+        if feedback is not None and feedback.advice:
+            record.advice, record.note = record.advice or feedback.rule_id, record.note or feedback.guideline
+            feedback = None
         if feedback is not None:
             record.ok = False
             record.error = feedback.rule_id
@@ -390,6 +520,8 @@ class Environment:
         else:
             record.ok = True
             record.observation = self._unechoed(record, record.observation)
+            if record.note:
+                record.observation = f"{record.observation} Note: {clip(self._unechoed(record, record.note), MESSAGE_LIMIT)}"
 
     @staticmethod
     def _unechoed(record: StepRecord, text: str) -> str:
@@ -440,6 +572,20 @@ class Environment:
                 self.query = record.query_before
                 return
         raise QueryError("there is no kept step to undo")
+
+
+def normalized_action(record: StepRecord) -> str:
+    """The action of a step as text that compares equal however it was spaced.
+
+    Example:
+        >>> normalized_action(StepRecord(1, "  add_fact( m.0a ,r.s.t,  ?x )"))
+        'add_fact(m.0a, r.s.t, ?x)'
+    """
+    text = record.call.text if record.call is not None and record.call.text else record.text
+    text = " ".join(text.strip().split())
+    text = re.sub(r"\s*\(\s*", "(", text)
+    text = re.sub(r"\s*\)", ")", text)
+    return re.sub(r"\s*,\s*", ", ", text)
 
 
 def _parse(text: str, index: int) -> ActionCall:

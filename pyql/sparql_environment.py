@@ -16,6 +16,8 @@ Example:
     (True, "The value of variable ?category is ['Tropical storm (SSHS)' (m.05f4r3k)]")
     >>> env.step("add_fact(?x, ?y)").error
     'wrong_arity'
+    >>> env.look(["m.0crbvqz"])[0][:60]
+    'get_relation(m.0crbvqz): forward: [meteorology.tropical_cycl'
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Mapping
 
+from pyql.candidates import Ranker, rank_relations
 from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRecord
+from pyql.errors import PyQLError
 from pyql.observation import BoundedRows, Observation, Relations, ResultSet, Value
 from pyql.query import Query
 from pyql.sparql_actions import SparqlActions
-from pyql.terms import IRI, Literal, Variable
+from pyql.terms import IRI, Literal, Term, Variable
 
 __all__ = ["SparqlEnvironment", "SparqlMemory"]
 
@@ -68,6 +72,10 @@ class SparqlEnvironment(Environment):
         max_relations: relations shown per direction before ranking applies (default 40).
         max_answers: answers returned by ``execute()`` at most.
         undo_empty: without an analyzer, whether an empty result fails the step.
+        candidate_ranker: orders relations best first for the candidate lists
+            of guidelines and looks (:func:`pyql.candidates.rank_relations`);
+            None: word overlap with the question.
+        max_candidates: relations per direction a look shows (default 10).
         count_cap: distinct values an observation counts exactly per
             variable (default: the KB's ``count_cap``, 1,000); beyond it
             "more than 1,000".
@@ -88,10 +96,14 @@ class SparqlEnvironment(Environment):
         max_relations: int = 40,
         max_answers: int = 1000,
         undo_empty: bool = True,
+        candidate_ranker: Ranker | None = None,
+        max_candidates: int = 10,
         count_cap: int | None = None,
     ) -> None:
         self.kb = kb
         self.relation_ranker = relation_ranker
+        self.candidate_ranker = candidate_ranker
+        self.max_candidates = max_candidates
         self.max_relations = max_relations
         self.max_answers = max_answers
         self.count_cap = count_cap
@@ -123,6 +135,115 @@ class SparqlEnvironment(Environment):
                 self.memory.seen.add(value.short)
         if isinstance(record.result, Relations) and record.call is not None and record.call.args:
             self.memory.relations[_key(record.args.get("entity_or_variable"), self.kb.profile)] = record.result
+
+    # -- candidates and looks ---------------------------------------------------
+    def rank_relations(self, relations: Iterable[str], limit: int | None = None) -> list[str]:
+        """Relations ordered best first against the question (:func:`pyql.candidates.rank_relations`).
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = SparqlEnvironment(KB.open("demo"), question="what category is it?")
+            >>> env.rank_relations(["meteorology.tropical_cyclone.formed", "meteorology.tropical_cyclone.category"], 1)
+            ['meteorology.tropical_cyclone.category']
+        """
+        return rank_relations(self.question, relations, self.candidate_ranker, limit)
+
+    def relations_text(self, key: str, relations: Relations) -> str:
+        """``get_relation(key): forward: [...]; backward: [...]``, each ranked and capped.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = SparqlEnvironment(KB.open("demo"), max_candidates=1)
+            >>> env.relations_text("?x", Relations(("a.b.c", "d.e.f"), ()))
+            'get_relation(?x): forward: [a.b.c and 1 more]; backward: []'
+        """
+        def shown(names: tuple[str, ...]) -> str:
+            ranked = self.rank_relations(names, self.max_candidates)
+            more = len(names) - len(ranked)
+            return ", ".join(ranked) + (f" and {more} more" if more > 0 else "")
+
+        return f"get_relation({key}): forward: [{shown(relations.forward)}]; backward: [{shown(relations.backward)}]"
+
+    def look(self, targets: Iterable[Any]) -> list[str]:
+        """Run ``get_relation`` of each target for the agent, keeping the result in the memory.
+
+        A target already looked at costs no query. Targets that cannot be
+        looked at (unknown variables, engine errors) are skipped; an empty
+        result is reported but not kept.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = SparqlEnvironment(KB.open("demo"), question="what category is tropical storm rachel?")
+            >>> env.look(["m.0crbvqz"])[0].split(", ")[0]
+            'get_relation(m.0crbvqz): forward: [meteorology.tropical_cyclone.category'
+            >>> "m.0crbvqz" in env.memory.relations
+            True
+        """
+        out: list[str] = []
+        if "get_relation" not in self.actions.names:
+            return out
+        for target in dict.fromkeys(targets):
+            try:
+                term = target if isinstance(target, (IRI, Literal, Variable)) else self.query.term(str(target), "entity")
+            except PyQLError:
+                continue
+            if isinstance(term, Variable) and term not in getattr(self.query, "variables", ()):
+                continue
+            key = _key(term, self.kb.profile)
+            rels = self.memory.relations.get(key)
+            if rels is None:
+                try:
+                    rels = self.actions.method("get_relation")(self, entity_or_variable=term).result
+                except PyQLError:
+                    continue
+                if not isinstance(rels, Relations):
+                    continue
+                if rels.is_empty:
+                    out.append(f"get_relation({key}) gives no relations")
+                    continue
+                self.memory.relations[key] = rels
+                self.memory.version += 1
+            out.append(self.relations_text(key, rels))
+        return out
+
+    def suggested_looks(self, record: StepRecord) -> list[Term]:
+        """The looks for a failed step: its entities and existing variables, else the linked entities.
+
+        Only for steps that need a relation (``get_relation``, ``add_fact``, the
+        type and time constraints) or that could not be read as an action; for
+        the others (``set_answer``, ``add_max``, ``execute`` ...) relations do
+        not help and the guideline's variables are the candidates (none).
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+            >>> [env.kb.profile.shorten(t.value) for t in env.suggested_looks(env.step("add_fact(?a, x.y.z, ?b)"))]
+            ['m.0crbvqz']
+            >>> env.suggested_looks(env.step('set_answer("yes")'))
+            []
+        """
+        needs_relation = record.action not in self.actions.names or record.action == "get_relation" or any(
+            p.kind == "relation" for p in self.actions.spec(record.action).params
+        )
+        if not needs_relation:
+            return []
+        known = self.memory.linked_ids | self.memory.seen
+        out: list[Term] = []
+        for name, value in record.args.items():
+            if name == "relation" or not isinstance(value, (IRI, Variable)):
+                continue
+            if isinstance(value, Variable) and str(value) not in self.memory.variables:
+                continue
+            if isinstance(value, IRI) and _key(value, self.kb.profile) not in known:
+                continue
+            out.append(value)
+        if not out:
+            for entity in self.memory.entities.values():
+                try:
+                    out.append(self.query.term(entity, "entity"))
+                except PyQLError:
+                    continue
+        return list(dict.fromkeys(out))[:2]
 
     def answers(self) -> list[Value]:
         """The answers after ``execute()`` (empty before)."""

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from pyql.action_parser import ActionCall, Arg
 from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRecord
+from pyql.errors import PyQLError
 
 from .actions import TableActions, regroup_arguments
 from .executor import Answer, ColumnValues, Executor
@@ -191,6 +192,37 @@ class TableEnvironment(Environment):
     def undo(self) -> None:
         super().undo()
         self._sync()
+
+    def look(self, targets: Iterable[Any]) -> list[str]:
+        """Run ``get_column`` of each target column for the agent, keeping what it shows in the memory.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> env = TableEnvironment(Table.from_rows(["Club"], [["Barcelona"], ["Sevilla"]]))
+            >>> env.look([env.table.columns[0]]), env.memory.looked_at(0)
+            (["get_column(Club): Column 'Club' (text): 2 distinct values in 2 rows: ['Barcelona', 'Sevilla']"], True)
+        """
+        out: list[str] = []
+        if "get_column" not in self.actions.names:
+            return out
+        for column in targets:
+            if not isinstance(column, Column):
+                continue
+            values = self.memory.columns.get(column.index)
+            if values is None:
+                try:
+                    values = self.executor.get_column(column.index, limit=self.max_values)
+                except PyQLError:
+                    continue
+                self.memory.columns[column.index] = values
+                self.memory.version += 1
+            out.append(f"get_column({column.header}): {values}")
+        return out
+
+    def suggested_looks(self, record: StepRecord) -> list[Any]:
+        """The looks for a failed step: the column it names (its values show how they are written)."""
+        column = record.args.get("column")
+        return [column] if isinstance(column, Column) else []
 
     def _sync(self) -> None:
         self.memory.conditions = list(self.query.conditions)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from pyql.cli import read_text
+from pyql.lines import split_lines
 
 from .errors import SQLError, TableInputError
 from .readonly import open_readonly_file
@@ -142,7 +143,7 @@ def load_table_json(path: str, choice: str | None = None) -> tuple[Table, str | 
         data = json.loads(text)
         records = [data]
     except json.JSONDecodeError as exc:
-        lines = [line for line in text.splitlines() if line.strip()]
+        lines = [line for line in split_lines(text) if line.strip()]
         if exc.msg != "Extra data" or len(lines) < 2:
             raise TableInputError(f"{path} is not valid JSON: {exc}") from None
         try:

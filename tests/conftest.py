@@ -70,3 +70,13 @@ def virtuoso_server():
 # ============================================================================ #
 # END Virtuoso harness fixtures
 # ============================================================================ #
+
+
+def pytest_report_header(config: _pytest.Config) -> str:
+    """Say where the shared data directory is and which of its files are there (README, "Tests")."""
+    # sys.path holds the repository (see _load_virtuoso_module above)
+    from tests.shared_data import FILES, SHARED_DATA, shared_path
+
+    found = [key for key in FILES if shared_path(key).is_file()]
+    missing = "" if len(found) == len(FILES) else "; tests that need the missing files skip (README.md, 'Tests')"
+    return f"pyql shared data: {SHARED_DATA} ({len(found)} of {len(FILES)} files{missing})"

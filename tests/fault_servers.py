@@ -14,6 +14,13 @@ and records every request it got.
   *kill* (``kill=True``: the connection is closed after the headers and part
   of the body, as when a server dies mid-answer).
 * :func:`refused_port` is a port on which nothing listens (connection refused).
+* :class:`DemoSparqlEndpoint`: a *working* endpoint serving the bundled demo
+  KB (rdflib), which can be told to fail on some queries, or to die (the
+  answer cut, then the port closed) at a chosen query; a new one can be
+  started on the same port, as a server that comes back.
+* :class:`GoldResponder`: an LLM plan that replies to each QueryAgent prompt
+  with the gold action of its question and step (demo questions), after a
+  list of planned faults.
 
 Example::
 
@@ -32,7 +39,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Sequence
 from urllib.parse import parse_qs
 
-__all__ = ["Reply", "FakeLLMServer", "FakeSparqlEndpoint", "chat_body", "sparql_json", "refused_port"]
+__all__ = [
+    "Reply",
+    "FakeLLMServer",
+    "FakeSparqlEndpoint",
+    "DemoSparqlEndpoint",
+    "GoldResponder",
+    "chat_body",
+    "sparql_json",
+    "refused_port",
+]
 
 #: No trickle runs longer than this, whatever the client does.
 MAX_TRICKLE_SECONDS = 30.0
@@ -97,7 +113,7 @@ class _FaultServer:
 
     path = "/"
 
-    def __init__(self, plan: Sequence[Reply] | Callable[[dict[str, Any]], Reply] | None = None) -> None:
+    def __init__(self, plan: Sequence[Reply] | Callable[[dict[str, Any]], Reply] | None = None, *, port: int = 0) -> None:
         self.plan: list[Reply] = []
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         if callable(plan):
@@ -130,7 +146,7 @@ class _FaultServer:
             def do_POST(self) -> None:  # noqa: N802
                 self._handle("POST")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -249,3 +265,124 @@ class FakeSparqlEndpoint(_FaultServer):
     def form(self, index: int = -1) -> dict[str, list[str]]:
         """The form fields of one request."""
         return parse_qs(self.requests[index]["body"].decode("utf-8", errors="replace"))
+
+
+class DemoSparqlEndpoint(FakeSparqlEndpoint):
+    """A working SPARQL endpoint on loopback answering from the bundled demo KB (rdflib).
+
+    Args:
+        fail: ``fail(query)`` returns a :class:`Reply` to send instead of the
+            answer (a fault for that query), or None to answer it.
+        die_when: ``die_when(query)`` True makes the server die at that query:
+            the answer is cut after its headers and the port is closed
+            (later queries: connection refused).
+        port: the port (0: any; give the port of a dead one to bring it back).
+
+    Attributes:
+        answered: the queries answered from the KB.
+    """
+
+    def __init__(
+        self,
+        *,
+        fail: Callable[[str], Reply | None] | None = None,
+        die_when: Callable[[str], bool] | None = None,
+        port: int = 0,
+    ) -> None:
+        import rdflib
+
+        from pyql.kb.opening import demo_kb_path
+
+        self.graph = rdflib.Graph()
+        self.graph.parse(str(demo_kb_path()), format="turtle")
+        self.fail = fail
+        self.die_when = die_when
+        self.answered: list[str] = []
+        self.dead = False
+        self._query_lock = threading.Lock()
+        super().__init__(self._respond, port=port)
+
+    def _respond(self, request: dict[str, Any]) -> Reply:
+        form = parse_qs(request["body"].decode("utf-8", errors="replace"))
+        query = (form.get("query") or [""])[0]
+        if self.die_when is not None and self.die_when(query):
+            self.dead = True
+            threading.Thread(target=self.stop, daemon=True).start()
+            return Reply(200, sparql_json(["x"], [{"x": {"type": "literal", "value": "cut"}}] * 50),
+                         content_type="application/sparql-results+json", kill=True)
+        if self.fail is not None:
+            planned = self.fail(query)
+            if planned is not None:
+                return planned
+        with self._query_lock:  # an rdflib Graph is not safe to query from several threads
+            try:
+                result = self.graph.query(query)
+                body = result.serialize(format="json")
+            except Exception as exc:  # noqa: BLE001 - the endpoint's complaint about the query
+                return Reply(400, f"Virtuoso 37000 Error SP030: SPARQL compiler: {exc}", content_type="text/plain")
+            self.answered.append(query)
+        return Reply(200, bytes(body), content_type="application/sparql-results+json")
+
+
+class GoldResponder:
+    """An LLM plan for :class:`FakeLLMServer`: planned faults first, then the gold action of each step.
+
+    The question is read from the prompt (the last ``Question:`` line) and
+    the step from its Thought/Action history, so the replies follow the gold
+    actions of the demo questions (``items``) in any order and under retries.
+
+    Args:
+        items: data set items with ``question`` and ``actions``.
+        faults: :class:`Reply` items sent, one per completion request, before any gold reply.
+        always: a :class:`Reply` sent to every completion request (a server that never recovers).
+        thought: the thought written before each action (e.g. with a lone surrogate).
+
+    Attributes:
+        calls: completion requests answered with a gold reply, per question id.
+    """
+
+    def __init__(
+        self,
+        items: Sequence[dict[str, Any]],
+        *,
+        faults: Sequence[Reply] = (),
+        always: Reply | None = None,
+        thought: str = "Following the gold query.",
+    ) -> None:
+        self.by_question = {str(item["question"]): item for item in items}
+        self.faults = list(faults)
+        self.always = always
+        self.thought = thought
+        self.calls: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        if request["method"] == "GET":
+            return Reply(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        if self.always is not None:
+            return self.always
+        with self.lock:
+            if self.faults:
+                return self.faults.pop(0)
+        body = json.loads(request["body"])
+        chat = "messages" in body
+        if chat:
+            user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+            question = user.split("Question:", 1)[1].strip().splitlines()[0].strip()
+            step = 1 + sum(1 for m in body["messages"] if m["role"] == "assistant")
+        else:
+            prompt = body["prompt"]
+            tail = prompt[prompt.rfind("Question: "):]  # after the one-shot example
+            question = tail.splitlines()[0][len("Question: "):].strip()
+            step = tail.count("\nObservation ") + 1
+        item = self.by_question[question]
+        with self.lock:
+            self.calls[str(item["id"])] = self.calls.get(str(item["id"]), 0) + 1
+        actions = item["actions"]
+        text = f"Thought {step}: {self.thought}\nAction {step}: {actions[min(step, len(actions)) - 1]}"
+        if not chat:
+            text = text.split(":", 1)[1]  # the prompt ends in "Thought N:"
+            return Reply(200, {"id": "cmpl", "object": "text_completion", "created": 0, "model": "fake",
+                               "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}})
+        return Reply(200, chat_body(text))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import json
-import pathlib
 import string
 
 import lark
@@ -32,8 +31,9 @@ from pyql.action_parser import (
     split_args,
 )
 from pyql.errors import ParseError, PyQLError, TermError
+from tests.shared_data import needs_shared, shared_path
 
-WEBQSP_TEST = pathlib.Path("/work/shared/data/webqsp/WebQSP_test_processed.json")
+WEBQSP_TEST = shared_path("webqsp")
 XSD_FLOAT = "http://www.w3.org/2001/XMLSchema#float"
 
 
@@ -281,7 +281,45 @@ def test_action_syntax_errors(text, position, expected):
     assert err.position == position
     assert err.expected == expected
     assert err.text == text
-    assert f"character {position}" in str(err)
+    if position < len(text.strip()) and expected == ["end of input"]:
+        assert f"unexpected text after the call at column {position + 1}:" in str(err)
+    else:
+        assert f"character {position}" in str(err)
+
+
+TRAILING_CASES = [
+    # (reply, position of the trailing text, message part)
+    ("execute()()", 9, "column 10: '()'"),
+    ("add_condition(Opponent, =, x'); DROP TABLE games; --)", 30, "column 31: '; DROP TABLE games; --)'"),
+    ("Action 3: get_relation(m.1) to list the relation(s).", 28, "column 29: 'to list the relation(s).'"),
+    ("Thought 3: x\nAction 3: `execute()` now\nObservation 3: ...", 35, "line 2, column 23: 'now'"),
+    ("Action 3: add_max(?x))", 21, "column 22: ')'"),
+    ("Action 3: get_relation(m.1).; x", 27, "column 28: '.; x'"),
+    ("Action 3: f(\n  a\n) # why", 19, "line 3, column 3: '# why'"),
+    ("```\nexecute() please\n```", 14, "line 2, column 11: 'please'"),
+]
+
+
+@pytest.mark.parametrize("reply, position, part", TRAILING_CASES, ids=[c[0][:40] for c in TRAILING_CASES])
+def test_text_after_the_call_is_an_error_with_its_position(reply, position, part):
+    with pytest.raises(ActionSyntaxError) as info:
+        extract_action(reply)
+    err = info.value
+    assert err.kind == "action_syntax"
+    assert err.position == position
+    assert err.expected == ["end of the action line"]
+    assert f"unexpected text after the call at {part}" in str(err)
+
+
+@pytest.mark.parametrize("text", ["execute()()", "add_condition(Opponent, =, x'); DROP TABLE games; --)", "f(a) trailing"])
+def test_parse_action_reports_text_after_the_call(text):
+    with pytest.raises(ActionSyntaxError, match="unexpected text after the call at column"):
+        parse_action(text)
+
+
+def test_prose_on_later_lines_is_still_accepted():
+    reply = "Thought 2: x\nAction 2: get_relation(m.1)\nThis lists the relations of m.1, then I will filter."
+    assert extract_action(reply).values == ("m.1",)
 
 
 def test_unterminated_string_message():
@@ -302,8 +340,9 @@ EXTRACT_CASES = [
     ("Thought 3: x\nAction 3:\n```python\nadd_max(?t)\n```\n", "add_max", ("t",), 3),
     ("```\nThought 1: x\nAction 1: get_relation(m.1)\n```", "get_relation", ("m.1",), 1),
     ("Action 3: ```get_relation(m.1)```", "get_relation", ("m.1",), 3),
-    ("Action 3: get_relation(m.1) to list the relation(s).", "get_relation", ("m.1",), 3),
     ("Action 3: get_relation(m.1).", "get_relation", ("m.1",), 3),
+    ("Action 3: `get_relation(m.1)`;", "get_relation", ("m.1",), 3),
+    ("Action 3: **get_relation(m.1)** \nto list the relation(s).", "get_relation", ("m.1",), 3),
     (
         "Action 3: add_fact(m.1, r.s, ?x)\nObservation 3: The value of variable ?x is ['a']",
         "add_fact",
@@ -572,7 +611,7 @@ def test_legacy_errors(program, line, position):
     assert isinstance(err, ParseError)
 
 
-@pytest.mark.skipif(not WEBQSP_TEST.exists(), reason="WebQSP test file not available")
+@needs_shared("webqsp")
 def test_all_webqsp_test_programs_parse():
     items = json.loads(WEBQSP_TEST.read_text(encoding="utf-8"))
     assert len(items) == 1639

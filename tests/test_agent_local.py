@@ -3,10 +3,10 @@ and the PyPI-shipped Gemma 3 270M model answer a demo question through the
 agent loop (QueryAgent) over HTTP.
 
 The model is tiny: with temperature 0 it writes the right ``add_fact`` for
-the simplest demo question at once (it does not ask ``get_relation`` first, so
-ERASER's ``fact_before_get_relation`` would stop it; the raw-feedback mode
-lets the guess run), and the step limit's forced answer picks the right
-variable. That is all this test claims; docs/benchmarks.md has the rest.
+the simplest demo question at once (it does not ask ``get_relation`` first;
+ERASER's ``fact_before_get_relation`` is advice and would only add a note, and
+this test uses the raw-feedback mode), and the step limit's forced answer
+picks the right variable. That is all this test claims; docs/benchmarks.md has the rest.
 """
 
 from __future__ import annotations

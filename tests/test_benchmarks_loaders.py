@@ -26,6 +26,7 @@ LINKING = DATA / "grailqa" / "grail_pangu_tiara.json"
 CWQ = DATA / "cwq" / "ComplexWebQuestions_sample.json"
 METAQA1 = DATA / "metaqa" / "1-hop" / "vanilla" / "qa_test.txt"
 METAQA2 = DATA / "metaqa" / "2-hop" / "vanilla" / "qa_test.txt"
+METAQA3 = DATA / "metaqa" / "3-hop" / "vanilla" / "qa_test.txt"
 WIKISQL = DATA / "wikisql" / "dev.jsonl"
 WTQ = DATA / "wtq" / "data" / "training-before300.tsv"
 WEBQSP = DATA / "webqsp" / "WebQSP_test_processed.json"
@@ -56,20 +57,31 @@ def test_webqsp_items_get_a_gold_chain_from_their_sparql() -> None:
 
 def test_grailqa_items_keep_qid_answers_level_and_gold_entities() -> None:
     ds = load_dataset(GRAILQA)
-    assert ds.format == "grailqa" and [i["id"] for i in ds] == ["3202959008000", "2100654013000", "2100001002000"]
-    first = ds[0]
-    assert first["answers"] == [{"value": "m.0b787yg", "label": "Set Designer"}]
-    assert first["kind"] == "i.i.d." and [i["kind"] for i in ds] == ["i.i.d.", "zero-shot", "compositional"]
-    assert first["entities"] == {"The Telephone / The Medium": "m.0pm2fgf"}  # gold linking: the graph query's entities
-    assert first["actions"] == [
-        "get_relation(m.0pm2fgf)",
-        "add_fact(m.0pm2fgf, opera.opera_production.designers, ?x1)",
+    assert ds.format == "grailqa"
+    assert [i["id"] for i in ds] == ["3200431003000", "4302314002000", "5400160015000", "4303841006000", "4300535011000"]
+    assert [i["kind"] for i in ds] == ["i.i.d.", "compositional", "i.i.d.", "zero-shot", "i.i.d."]
+    last = ds[4]
+    assert last["answers"] == [{"value": "m.04558rf", "label": "Welcome to Hong Kong"}]
+    assert last["entities"] == {"Hong Kong": "m.03h64", "Marketplace": "m.051ywy"}  # gold linking: the graph query's entities
+    assert last["actions"] == [
+        "get_relation(m.03h64)",
+        "add_fact(?x0, broadcast.content.location, m.03h64)",
+        "get_relation(?x0)",
+        "add_fact(?x0, broadcast.content.genre, ?x1)",
         "get_relation(?x1)",
-        "add_fact(?x1, opera.opera_designer_gig.design_role, ?x0)",
+        "add_fact(?x1, broadcast.genre.content, m.051ywy)",
         "set_answer(?x0)",
         "execute()",
     ]
-    assert first["gold_query"]["s_expression"].startswith("(AND opera.opera_designer_role")
+    assert last["gold_query"]["s_expression"].startswith("(AND broadcast.content")
+
+
+def test_grailqa_superlatives_and_comparisons_become_add_max_and_add_filter() -> None:
+    ds = load_dataset(GRAILQA)
+    assert ds[3]["actions"][-3:] == ["add_max(?x2)", "set_answer(?x0)", "execute()"]  # ARGMAX on the release date
+    assert "add_filter(?x4, >=, 2.916e+06)" in ds[2]["actions"]  # (ge spaceflight.rocket.mass 2.916e+06)
+    assert ds[0]["actions"] is None  # no topic entity: no chain starts anywhere
+    assert ds[1]["actions"] is None  # ARGMAX with two tied answers: add_max keeps one row
 
 
 def test_ids_are_stable_across_loads() -> None:
@@ -79,18 +91,34 @@ def test_ids_are_stable_across_loads() -> None:
 
 def test_entity_linking_file_replaces_the_entities() -> None:
     ds = load_dataset(GRAILQA, linking=LINKING)
-    assert ds[0]["entities"] == {"the telephone / the medium": "m.0pm2fgf", "the telephone": "m.0834pf", "the medium": "m.03hk0m"}
-    assert ds[1]["entities"] == {"semaphore railway line": "m.03qcvdj"}
-    assert ds[2]["entities"] == {} and ds.unlinked == 1  # 2100001002000 has no entry in the fixture
+    assert ds[0]["entities"] == {"date": "m.020_g"}  # what Pangu/TIARA linked, right or wrong
+    assert ds[2]["entities"] == {
+        "saturn v rocket": "m.07932",
+        "boeing company": "m.0178g",
+        "2.916e+06": "2.916e+06^^http://www.w3.org/2001/XMLSchema#float",
+    }
+    assert ds[3]["entities"] == {} and ds.unlinked == 1  # 4303841006000 is left out of the fixture
 
 
 def test_linking_shapes_literals_and_freebase_escapes() -> None:
     links = load_linking(LINKING)
     assert links["3205993004000"]["1000.0"] == "1000.0^^http://www.w3.org/2001/XMLSchema#float"
     assert links["2101146006000"] == {"4": "m.0d95dk6"}  # the first id, as QueryAgent takes it
-    graphq = load_linking(DATA / "graphq" / "graphq_el.json")
-    assert graphq["255000001"] == {"paul": "m.0114x9dj", "st. paul": "m.060nc"}
-    assert graphq["256000300"] == {}
+    first = load_linking(DATA / "graphq" / "graphq_el.json")  # GrailQA's first release: {qid: {mid: name}}
+    assert first["255000001"] == {"paul": "m.0114x9dj", "st. paul": "m.060nc"}
+    assert first["256000300"] == {}
+    current = load_linking(DATA / "graphq" / "graphq_el_results.json")  # its current one: mentions with spans
+    assert current["255000001"] == {"paul": "m.0114x9dj"}  # one mention, two mids: the first, as QueryAgent's lists
+    assert current["268000000"] == {"francis bacon": "m.030dr"} and current["256000300"] == {}
+    queryagent = load_linking(DATA / "graphq" / "graphq_test.json")  # what QueryAgent reads for GraphQ
+    assert {qid: queryagent[qid] for qid in current} == current
+
+
+def test_a_bad_mention_entry_says_what_is_expected(tmp_path: Path) -> None:
+    bad = tmp_path / "el.json"
+    bad.write_text(json.dumps({"1": {"question": "q", "entities": {"m.0x": {"start": 0}}}}))
+    with pytest.raises(DatasetError, match="mention"):
+        load_linking(bad)
 
 
 def test_bad_linking_files_say_what_is_expected(tmp_path: Path) -> None:
@@ -113,20 +141,44 @@ def test_graphq_is_the_grailqa_format_without_levels(tmp_path: Path) -> None:
     path.write_text(json.dumps(records))
     ds = load_dataset(path)
     assert ds.format == "graphq" and all(i["kind"] is None and i["source"] == "graphq" for i in ds)
-    assert ds[1]["answers"] == [{"value": "m.04rydm", "label": "TransAdelaide"}]
+    assert ds[4]["answers"] == [{"value": "m.04558rf", "label": "Welcome to Hong Kong"}]
 
 
-def test_graph_queries_with_functions_or_literals_have_no_gold_chain() -> None:
-    record = json.loads(GRAILQA.read_text())[1]
+def test_graphquestions_original_answers_are_names(tmp_path: Path) -> None:
+    # The fields of ysu1989/GraphQuestions' specification (freebase13/graphquestions.*.json): answers are
+    # Freebase names, not mids; no real record could be had here, so this record is built from that spec.
+    record = {
+        "qid": 251000000,
+        "question": "xtracycle is which type of bicycle?",
+        "answer": ["Longtail"],
+        "function": "none",
+        "commonness": -19.635822428214723,
+        "num_node": 2,
+        "num_edge": 1,
+        "graph_query": {"nodes": [], "edges": []},
+        "sparql_query": "",
+    }
+    path = tmp_path / "graphquestions.testing.json"
+    path.write_text(json.dumps([record]))
+    ds = load_dataset(path, linking=DATA / "graphq" / "graphq_test.json")
+    assert ds.format == "graphq" and ds[0]["id"] == "251000000" and ds[0]["answers"] == ["Longtail"]
+    assert ds[0]["entities"] == {"xtracycle": "m.0gx1q5"}
+
+
+def test_graph_queries_that_cannot_be_replayed_have_no_gold_chain() -> None:
+    record = json.loads(GRAILQA.read_text())[4]
     assert graph_query_actions(record["graph_query"], "count") is None
     gq = json.loads(json.dumps(record["graph_query"]))
-    gq["nodes"][1]["node_type"] = "literal"
+    gq["nodes"][1]["node_type"] = "literal"  # a literal without a function
     assert graph_query_actions(gq) is None
+    superlative = json.loads(GRAILQA.read_text())[3]["graph_query"]
+    assert graph_query_actions(superlative, "argmax", 1) is not None
+    assert graph_query_actions(superlative, "argmax", 2) is None
 
 
 def test_a_grailqa_answer_without_argument_is_reported(tmp_path: Path) -> None:
     records = json.loads(GRAILQA.read_text())
-    records[0]["answer"] = [{"answer_type": "Entity", "entity_name": "Set Designer"}]
+    records[0]["answer"] = [{"answer_type": "Entity", "entity_name": "Alphabet"}]
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(records))
     with pytest.raises(DatasetError, match="answer_argument"):
@@ -153,6 +205,17 @@ def test_cwq_test_file_has_no_answers_and_superlatives_have_no_chain() -> None:
     assert sparql_actions("SELECT ?x WHERE {\n?x ns:a.b.c ?y .\n}") is None  # not connected to an entity
 
 
+def test_cwq_as_tog_ships_it_covers_every_compositionality_type() -> None:
+    ds = load_dataset(DATA / "cwq" / "cwq_tog.json")  # ToG's data/cwq.json: the test records plus topic_entity and answer
+    assert ds.format == "cwq" and [i["kind"] for i in ds] == ["composition", "conjunction", "comparative", "superlative"]
+    assert [i["answers"] for i in ds] == [
+        ["Belmont University"], ["University of Northern Colorado"], ["Kunsthistorisches Museum"], ["Albert Gallatin"]
+    ]
+    assert ds[0]["entities"] == {"Country Nation World Tour": "m.010qhfmm", "Bachelor's degree": "m.019v9k"}
+    assert ds[1]["actions"][:2] == ["get_relation(m.0rczx)", "add_fact(m.0rczx, location.location.contains, ?x)"]
+    assert ds[2]["actions"] is None and ds[3]["actions"] is None  # a dateTime FILTER, an ORDER BY: no plain chain
+
+
 # ---------------------------------------------------------------------------
 # MetaQA
 
@@ -168,6 +231,12 @@ def test_metaqa_entity_from_brackets_answers_and_question_types() -> None:
     two = load_dataset(METAQA2)
     assert [i["kind"] for i in two] == ["actor_to_movie_to_director", "director_to_movie_to_director", "director_to_movie_to_language"]
     assert "add_filter(?x2, !=, mq:Delbert_Mann)" in two[1]["actions"]  # co-directors leave the topic director out
+    three = load_dataset(METAQA3)
+    assert [i["id"] for i in three] == ["3-hop-qa_test-0", "3-hop-qa_test-1", "3-hop-qa_test-2"]
+    assert three[0]["entities"] == {"Catch Me If You Can": "mq:Catch_Me_If_You_Can"}
+    assert three[0]["answers"] == ["German", "Polish", "Mende", "Japanese"] and len(three[1]["answers"]) == 20
+    assert three[2]["kind"] == "movie_to_actor_to_movie_to_language"
+    assert three[0]["actions"][-3:] == ["add_fact(?x2, mqr:in_language, ?x3)", "set_answer(?x3)", "execute()"]
 
 
 def test_metaqa_question_types_are_optional_but_must_match(tmp_path: Path) -> None:
@@ -271,6 +340,39 @@ def test_wtq_target_lists_and_escapes(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="line 2: expected 4 tab-separated fields"):
         load_dataset(tmp_path / "data" / "z.tsv")
     assert read_wtq_table(DATA / "wtq" / "csv" / "204-csv" / "109.csv")["rows"][21][0] == "Virginia 22"
+
+
+WTQ_UNSEEN = DATA / "wtq" / "data" / "pristine-unseen-tables.tsv"
+WTQ_TAGGED = DATA / "wtq" / "tagged" / "data" / "pristine-unseen-tables.tagged"
+
+
+def test_wtq_gold_values_carry_their_canonical_form_from_the_tagged_files() -> None:
+    ds = load_dataset(WTQ_UNSEEN)
+    assert [i["id"] for i in ds] == ["nu-1", "nu-66", "nu-914", "nu-1475"] and ds.notes == []
+    assert [i["answers"] for i in ds] == [
+        [{"value": "100,000", "canon": "100000.0"}],
+        [{"value": "December 6, 2010", "canon": "2010-12-06"}],
+        [{"value": "October", "canon": "xxxx-10-xx"}],
+        [{"value": "Season 2", "canon": "2.0"}],
+    ]
+    assert ds[1]["table"]["name"] == "csv/203-csv/714.csv" and ds[1]["table"]["rows"][5][3] == "December 6, 2010"
+    tagged = load_dataset(WTQ_TAGGED)  # the tagged file itself is a data set too (its csv/ is two folders up)
+    assert tagged.format == "wtq" and [i["answers"] for i in tagged] == [i["answers"] for i in ds]
+    assert tagged[0]["table"]["name"] == "csv/204-csv/149.csv"
+
+
+def test_wtq_without_tagged_values_falls_back_to_the_raw_target_with_a_note(tmp_path: Path) -> None:
+    ds = load_dataset(WTQ)  # training-before300: its examples are in training.tagged, which the fixtures lack
+    assert ds[0]["answers"] == ["22"] and "3 examples have no targetCanon" in ds.notes[0]
+    shutil.copytree(DATA / "wtq" / "csv", tmp_path / "csv")
+    (tmp_path / "data").mkdir()
+    shutil.copy(WTQ_UNSEEN, tmp_path / "data")
+    alone = load_dataset(tmp_path / "data" / "pristine-unseen-tables.tsv")
+    assert alone[3]["answers"] == ["Season 2"] and "compared by their raw targetValue" in alone.notes[0]
+    (tmp_path / "tagged" / "data").mkdir(parents=True)
+    (tmp_path / "tagged" / "data" / "x.tagged").write_text("id\tutterance\tcontext\ttargetValue\ttokens\nnu-1\tq\tc\t1\tq\n")
+    with pytest.raises(DatasetError, match="no targetCanon column"):
+        load_dataset(tmp_path / "data" / "pristine-unseen-tables.tsv")
 
 
 def test_detection_does_not_confuse_the_new_formats_with_webqsp() -> None:

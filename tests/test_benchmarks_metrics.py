@@ -43,6 +43,35 @@ def test_cwq_hit1_counts_an_alias_and_not_a_wrong_answer() -> None:
     assert hit_at_1([{"value": "m.0x", "label": "Maryland"}, "The District"], gold) == 0.0  # only the first counts
 
 
+def test_wtq_denotation_reads_canonical_gold_values_as_the_official_evaluator() -> None:
+    items = {i["id"]: i for i in load_dataset(DATA / "wtq" / "data" / "pristine-unseen-tables.tsv")}
+    season, date, month, number = items["nu-1475"], items["nu-66"], items["nu-914"], items["nu-1"]
+
+    def denotation(item: dict, answers: list, gold: list | None = None) -> float:
+        record = _record(item, answers)
+        if gold is not None:
+            record["gold"] = gold
+        return record_scores(record)["denotation"]
+
+    assert denotation(season, ["2"]) == 1.0  # "Season 2" has the canonical value 2
+    assert denotation(season, ["2"], gold=["Season 2"]) == 0.0  # the raw targetValue alone is a string
+    assert denotation(season, ["Season 2"]) == 1.0
+    assert denotation(date, ["2010-12-06"]) == denotation(date, ["December 6, 2010"]) == 1.0
+    assert denotation(date, ["2010-12-07"]) == 0.0
+    assert denotation(month, ["october"]) == 1.0 and denotation(month, ["10"]) == 0.0  # a month is a date, not a number
+    assert denotation(number, ["100000"]) == denotation(number, ["100,000"]) == 1.0
+    assert denotation(number, ["100000", "100000.0"]) == 1.0  # one value, as in the evaluator's set of values
+    assert denotation(number, ["100000", "100,000.0"]) == 0.0  # "100,000.0" is no number: two values
+
+
+def test_per_type_table_for_cwq() -> None:
+    items = load_dataset(DATA / "cwq" / "cwq_tog.json").items
+    records = [_record(i, [i["answers"][0]] if n % 2 == 0 else ["wrong"]) for n, i in enumerate(items)]
+    groups = by_category(records, "type")
+    assert {k: g.hit1 for k, g in groups.items()} == {"composition": 1.0, "conjunction": 0.0, "comparative": 1.0, "superlative": 0.0}
+    assert records[0]["gold"] == ["Belmont University"] and hit_at_1(["belmont university"], records[0]["gold"]) == 1.0
+
+
 def test_exact_match_is_set_equality() -> None:
     gold = load_dataset(DATA / "metaqa" / "1-hop" / "vanilla" / "qa_test.txt")[1]["answers"]
     assert exact_match(["The Inbetweeners 2", "the inbetweeners movie"], gold) == 1.0
@@ -88,11 +117,12 @@ def test_a_wtq_record_is_scored_with_wtq_rules_and_wikisql_with_its_own() -> Non
 
 
 def test_per_level_table_for_grailqa() -> None:
-    items = load_dataset(DATA / "grailqa" / "grailqa_v1.0_dev.json").items
+    items = {i["kind"]: i for i in load_dataset(DATA / "grailqa" / "grailqa_v1.0_dev.json").items}  # one item per level
+    iid, zero, comp = items["i.i.d."], items["zero-shot"], items["compositional"]
     records = [
-        _record(items[0], [items[0]["answers"][0]], seconds=10.0, kb_queries=4),
-        _record(items[1], [], seconds=20.0, kb_queries=8),
-        _record(items[2], [items[2]["answers"][0], {"value": "m.0x", "label": "X"}], seconds=30.0, kb_queries=6),
+        _record(iid, [iid["answers"][0]], seconds=10.0, kb_queries=4),
+        _record(zero, [], seconds=20.0, kb_queries=8),
+        _record(comp, [comp["answers"][0]], seconds=30.0, kb_queries=6),  # one of its two answers
     ]
     groups = by_category(records, "level")
     assert list(groups) == ["i.i.d.", "compositional", "zero-shot"]  # the paper's order, not alphabetical

@@ -73,7 +73,9 @@ def test_feedback_modes_change_the_error_field() -> None:
     eraser = json.loads(pyql("run", "--kb", "demo", "--actions", "-", "--json", stdin=line).stdout.splitlines()[0])
     raw = json.loads(pyql("run", "--kb", "demo", "--actions", "-", "--json", "--feedback", "raw", stdin=line).stdout.splitlines()[0])
     assert (eraser["ok"], eraser["error"]) == (False, "unlinked_entity")
-    assert "Please re-generate only Thought 2 and Action 2" in eraser["observation"]
+    # pyql run has no LLM and no thoughts: the guideline asks to correct the action instead
+    assert eraser["observation"].endswith("Correct this action and run it again.")
+    assert "Thought" not in eraser["observation"]
     assert raw["ok"] is True, "without ERASER the unlinked entity is simply used"
 
 
@@ -125,3 +127,17 @@ def test_demo_runs_on_the_embedded_default() -> None:
     assert "Answer: m.0107j2dw (Tropical Storm Dolly)" in result.stdout
     assert "Answer: m.02ml0h (Kathleen Blanco)" in result.stdout
     assert "SPARQL:" in result.stdout
+
+
+def test_run_says_when_execute_failed_instead_of_not_called() -> None:
+    result = pyql("run", "--kb", "demo", "--feedback", "raw", "--actions", "-", stdin="execute()\n")
+    assert result.returncode == 0, result.stderr
+    assert "execute() was not called" not in result.stdout
+    assert "(execute() failed at action 1: bad_query; see its observation)" in result.stdout
+    assert "the query is empty" in result.stdout
+
+
+def test_run_help_names_every_kb_spec_and_the_endpoint_options() -> None:
+    text = " ".join(pyql("run", "--help").stdout.split())
+    for form in ("demo", "Turtle/N-Triples file", "oxigraph:PATH", "metaqa:DIR", "http(s)://…/sparql", "--kb-timeout", "--default-graph"):
+        assert form in text, form

@@ -64,6 +64,16 @@ def test_a_failed_step_is_undone_and_says_why(kb: KB, action: str, error: str) -
     assert record not in env.memory.steps and record in env.history
 
 
+@pytest.mark.parametrize("line", ["execute()()", "execute() now", "Action 3: execute() ; DROP"])
+def test_text_after_the_call_is_not_run(kb: KB, line: str) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)
+    env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+    record = env.step(line)
+    assert (record.ok, record.error) == (False, "action_syntax")
+    assert "unexpected text after the call at column" in record.observation
+    assert not env.done
+
+
 def test_engine_errors_are_caught_and_undone(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
     env = SparqlEnvironment(kb, entities=RACHEL)
 
@@ -173,3 +183,84 @@ def test_restricting_actions_restricts_docs_and_acceptance(kb: KB) -> None:
 def test_base_environment_is_abstract() -> None:
     with pytest.raises(NotImplementedError):
         Environment(SparqlActions())
+
+
+# -- advice never blocks; repeated failures escalate (issue 11) ------------------------------
+
+
+def test_advice_does_not_block_the_environment_makes_the_look(kb: KB) -> None:
+    """An analyzer's advice: the environment looks the relations up, asks again, runs the step with a note."""
+    from pyql.environment import Feedback
+    from pyql.terms import IRI
+
+    calls: list[tuple[str, bool]] = []
+
+    def advise(record, env):  # advice until the head's relations are known, then nothing
+        if record.phase != "before" or record.action != "add_fact":
+            return None
+        head = record.args["head"]
+        known = env.kb.profile.shorten(head.value) in env.memory.relations if isinstance(head, IRI) else True
+        calls.append((record.phase, known))
+        return None if known else Feedback("look_first", "look first next time", advice=True, looks=(head,))
+
+    env = SparqlEnvironment(kb, entities=RACHEL, analyzer=advise)
+    record = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+    assert record.ok and record.error is None and record.advice == "look_first"
+    assert record.observation.endswith("Note: look first next time")
+    assert calls == [("before", False), ("before", True)]  # asked again once the look was made
+    assert "m.0crbvqz" in env.memory.relations and record.looks[0].startswith("get_relation(m.0crbvqz): forward: [")
+    assert record.kb_queries == 2  # the look and the step's own query
+    assert record.to_json()["advice"] == "look_first"
+
+
+def test_an_error_after_the_look_still_blocks(kb: KB) -> None:
+    from pyql.environment import Feedback
+
+    def advise_then_refuse(record, env):
+        if record.phase != "before":
+            return None
+        if "m.0crbvqz" not in env.memory.relations:
+            return Feedback("look_first", "note", advice=True, looks=("m.0crbvqz",))
+        return Feedback("wrong", "this is wrong")
+
+    env = SparqlEnvironment(kb, entities=RACHEL, analyzer=advise_then_refuse)
+    record = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+    assert not record.ok and record.error == "wrong" and record.observation == "this is wrong"
+    assert env.query.steps == () and "m.0crbvqz" in env.memory.relations  # the look is kept, the step is not
+
+
+def test_the_same_failed_action_escalates(kb: KB) -> None:
+    env = SparqlEnvironment(kb, entities=RACHEL)  # no analyzer: the kernel's own failures escalate too
+    texts = ["add_fact(m.0crbvqz, ?x)", "add_fact( m.0crbvqz ,?x )", "add_fact(m.0crbvqz, ?x)", "add_fact(m.0crbvqz, ?x)"]
+    records = [env.step(t) for t in texts]
+    assert [r.escalation for r in records] == [0, 1, 2, 3]
+    assert [r.repeats for r in records] == [0, 1, 2, 3]
+    assert len({r.observation for r in records}) == 4
+    assert records[1].observation.startswith("add_fact(m.0crbvqz, ?x) already failed at step 1")
+    assert "The environment looked for you: get_relation(m.0crbvqz): forward: [" in records[2].observation
+    assert "meteorology.tropical_cyclone.category" in env.memory.relations["m.0crbvqz"].forward
+    assert "has failed 4 times" in records[3].observation and "do not write it again" in records[3].observation
+    assert records[3].to_json()["escalation"] == 3
+    # a different action is not a repeat, and a success resets nothing it should not
+    other = env.step("get_relation(m.0crbvqz)")
+    assert other.ok and other.escalation == 0
+
+
+def test_normalized_action_ignores_spacing() -> None:
+    from pyql.environment import StepRecord, normalized_action
+
+    assert normalized_action(StepRecord(1, "add_max( ?t )")) == normalized_action(StepRecord(2, "add_max(?t)")) == "add_max(?t)"
+    assert normalized_action(StepRecord(1, "add_max(?t)")) != normalized_action(StepRecord(1, "add_min(?t)"))
+
+
+def test_level_two_shows_no_relations_where_relations_do_not_help(kb: KB) -> None:
+    """A repeated bad set_answer: level 2 points at the candidates (the variables), not at get_relation output."""
+    from correction import Eraser
+
+    env = SparqlEnvironment(kb, entities=RACHEL, analyzer=Eraser())
+    assert env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok
+    records = [env.step("set_answer(answer_var)") for _ in range(3)]
+    assert [r.escalation for r in records] == [0, 1, 2]
+    assert "The environment looked for you" not in records[2].observation
+    assert "Choose one of the candidates instead" in records[2].observation
+    assert "Existing variables include: ?c" in records[2].observation

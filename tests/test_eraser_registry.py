@@ -85,9 +85,40 @@ def test_templates_are_strict():
 
 
 def test_templates_end_with_the_regenerate_instruction():
+    """Error guidelines end with the paper's instruction; advice is a note on a step that ran."""
+    advice = {r.template for r in registry if r.kind == "advice"}
     for path in TEMPLATE_DIR.glob("*.j2"):
-        if not path.name.startswith("_"):
-            assert path.read_text().rstrip().endswith('{% include "_regenerate.j2" %}'), path.name
+        if path.name.startswith("_"):
+            continue
+        ends = path.read_text().rstrip().endswith('{% include "_regenerate.j2" %}')
+        assert ends == (path.name not in advice), path.name
+
+
+def test_every_rule_declares_its_kind():
+    """Every registered rule says whether the step cannot be right (error) or skipped a look (advice)."""
+    kinds = {r.id: r.kind for r in registry}
+    assert set(kinds.values()) == {"error", "advice"}
+    assert kinds["fact_before_get_relation"] == "advice"
+    for error in ("wrong_arity", "unlinked_entity", "unbound_variable", "answer_not_variable", "fact_empty_unknown_relation",
+                  "filter_before_get_relation", "sql_condition_before_get_column", "sql_unknown_column"):
+        assert kinds[error] == "error", error
+    # advice rules only look before a step runs and only at what an environment can look up itself
+    assert all(r.phase == "before" and r.env == "memory" for r in registry if r.kind == "advice")
+    with pytest.raises(TypeError, match="kind"):
+        rule("no_kind", env="memory", phase="before", doc="d", suggests="s", into=Registry())
+    with pytest.raises(RuleError, match="kind must be one of error, advice"):
+        Rule("bad_kind", "memory", "before", lambda r, e: None, kind="hint")
+
+
+def test_user_audience_has_no_thoughts_to_regenerate():
+    """`pyql run` has no LLM: its guidelines do not ask to re-generate a Thought."""
+    env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"}, analyzer=Eraser(audience="user"))
+    record = env.step("get_relation(?stream)")
+    assert record.error == "unbound_variable"
+    assert "Thought" not in record.guideline
+    assert record.guideline.endswith("Correct this action and run it again.")
+    with pytest.raises(EraserError, match="audience"):
+        Eraser(audience="robot")
 
 
 def test_shared_rules_are_generic():
@@ -109,16 +140,16 @@ def test_kb_query_budgets_are_declared():
 def test_registry_errors():
     reg = Registry()
 
-    @rule("one", env="memory", phase="before", doc="d", suggests="s", into=reg)
+    @rule("one", kind="error", env="memory", phase="before", doc="d", suggests="s", into=reg)
     def one(record, env):
         return None
 
     with pytest.raises(RuleError, match="already registered"):
-        reg.register(Rule("one", "memory", "before", one))
+        reg.register(Rule("one", "memory", "before", one, kind="error"))
     with pytest.raises(RuleError, match="env must be one of"):
-        Rule("two", "python", "before", one)
+        Rule("two", "python", "before", one, kind="error")
     with pytest.raises(RuleError, match="phase must be one of"):
-        Rule("two", "memory", "during", one)
+        Rule("two", "memory", "during", one, kind="error")
     with pytest.raises(UnknownRuleError, match="registered rules: one"):
         reg.get("two")
 
@@ -168,10 +199,10 @@ def test_trigger_stats_per_run_and_merged():
     assert total.steps == 5 and total.total == 4
     assert runs[0] + runs[1] == total
     table = total.table()
-    assert table.splitlines()[2] == "| `unbound_variable` | 2 | 50.0% | RM |"
-    assert "| `invalid_action` | 1 | 25.0% | Python |" in table
+    assert table.splitlines()[2] == "| `unbound_variable` | error | 2 | 50.0% | RM |"
+    assert "| `invalid_action` | error | 1 | 25.0% | Python |" in table
     plain = total.table(fmt="plain")
-    assert plain.splitlines()[0].split() == ["rule", "triggers", "share", "type"]
+    assert plain.splitlines()[0].split() == ["rule", "kind", "triggers", "share", "type"]
     envs = total.table(view="environments")
     assert "| Python |" in envs and "| RM |" in envs and envs.splitlines()[-1].startswith("| total |")
     assert total.to_dict()["counts"]["unbound_variable"] == 2
@@ -247,7 +278,7 @@ def test_shared_rules_run_on_the_sql_side():
 def test_a_new_side_can_register_its_own_rules():
     reg = _shared_registry()
 
-    @rule("demo_unknown_column", env="memory", phase="before", sides=("sql",), actions=("get_column",),
+    @rule("demo_unknown_column", kind="error", env="memory", phase="before", sides=("sql",), actions=("get_column",),
           doc="the column does not exist", suggests="the columns", into=reg, template="unbound_variable.j2")
     def unknown_column(record, env):
         if record.args.get("column") != "Player":

@@ -278,6 +278,13 @@ CASES: list[Case] = [
         "?rachel_formed",
     ),
     Case(
+        "time_constraint_before_get_relation",
+        LOUISIANA,
+        POSITIONS[:2] + [TIME_2005],  # ?position was never looked at: the environment looks, the step runs
+        POSITIONS + [TIME_2005],
+        "get_relation(?position)",
+    ),
+    Case(
         "time_constraint_unknown_relation",
         LOUISIANA,
         POSITIONS + [f"add_time_constrain(?position, {GOV}.start_date, {GOV}.to, 2005-12-31, 2005-01-01)"],
@@ -352,6 +359,9 @@ CASES: list[Case] = [
 ]
 
 BY_RULE = {case.rule: case for case in CASES}
+#: Cases of error rules (the step is blocked) and of advice rules (the step runs, with a note).
+ERROR_CASES = [c for c in CASES if registry.get(c.rule).kind == "error"]
+ADVICE_CASES = [c for c in CASES if registry.get(c.rule).kind == "advice"]
 
 
 @pytest.fixture(scope="module")
@@ -380,7 +390,7 @@ def test_at_least_33_sparql_rules():
     assert len(registry.ordered("sparql")) >= 33
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.rule for c in CASES])
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c.rule for c in ERROR_CASES])
 def test_rule_fires_on_its_mistake(kb, case):
     eraser = Eraser(disabled=case.disabled)
     env, records = run(kb, case.entities, case.lines, eraser)
@@ -411,7 +421,25 @@ def test_fixed_sequence_fires_nothing(kb, case):
     assert eraser.stats.total == 0
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.rule for c in CASES])
+@pytest.mark.parametrize("case", ADVICE_CASES, ids=[c.rule for c in ADVICE_CASES])
+def test_advice_rule_runs_the_step_with_a_note(kb, case):
+    """An advice rule never blocks: the environment makes the skipped look, runs the step, adds a note."""
+    eraser = Eraser(disabled=case.disabled)
+    env, records = run(kb, case.entities, case.lines, eraser)
+    *before, advised = records
+    assert all(r.ok for r in before)
+    assert advised.ok and advised.error is None, advised.observation
+    assert advised.advice == case.rule
+    assert advised.note and advised.observation.endswith(f"Note: {advised.note}")
+    assert case.mention in advised.note, advised.note
+    assert "re-generate" not in advised.note  # a note, not a correction
+    assert advised.looks, "the environment made the look the step skipped"
+    assert env.memory.steps[-1] is advised
+    assert eraser.stats.counts == {case.rule: 1} and eraser.stats.advice == {case.rule: 1}
+    assert advised.to_json()["advice"] == case.rule
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c.rule for c in ERROR_CASES])
 def test_kb_query_budget(kb, raw_kb, case):
     """The analyzer sends no KB query beyond what the firing rule declares; stopped steps send none."""
     rule = registry.get(case.rule)
@@ -461,3 +489,42 @@ def test_rules_stop_bad_steps_before_they_cost_a_query(kb):
     for line in ["get_relation(?stream)", "add_fact(?a, meteorology.tropical_cyclone.category, ?b)", "foo()", "execute()"]:
         assert not env.step(line).ok
     assert kb.stats.queries == q0
+
+
+@pytest.mark.parametrize(
+    "line, found",
+    [
+        ("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category) to get it", "to get it"),
+        ("Thought 2: go.\nAction 2: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)()", "()"),
+    ],
+)
+def test_text_after_the_call_fires_syntax_error_and_names_it(kb, line, found):
+    """Trailing text on the action line is a syntax error: the step does not run and the guideline shows the text."""
+    eraser = Eraser()
+    env, records = run(kb, RACHEL, P[:1] + [line], eraser)
+    faulty = records[-1]
+    assert (faulty.ok, faulty.error) == (False, "syntax_error")
+    assert f"unexpected {found!r}" in faulty.guideline
+    assert "end of the action line" in faulty.guideline
+    assert faulty.kb_queries == 0 and not env.query.steps
+
+
+@pytest.mark.parametrize(
+    "line,rule_id",
+    [("add_fact(m.0crbvqz, ?category)", "wrong_arity"), ('add_fact(m.0crbvqz, "category", ?category)', "relation_expected")],
+)
+def test_error_guidelines_carry_the_entitys_real_relations(kb, line, rule_id):
+    """Issue 11: a wrong add_fact before any get_relation: the environment looks the entity's relations up
+    (one query, kept in the memory) and the guideline lists them, ranked against the question."""
+    eraser = Eraser()
+    env = SparqlEnvironment(kb, question="what category is tropical storm rachel?", entities=RACHEL, analyzer=eraser)
+    record = env.step(line)
+    assert not record.ok and record.error == rule_id
+    real = kb.relations("m.0crbvqz")
+    for relation in real.forward:
+        assert relation in record.guideline, relation
+    assert "meteorology.tropical_cyclone.category" in record.guideline.split("m.0crbvqz include: ")[1][:60]
+    assert record.kb_queries == 1 and "m.0crbvqz" in env.memory.relations
+    assert eraser.stats.counts == {rule_id: 1}  # asked twice (before and after the look), counted once
+    again = env.step(line)
+    assert again.kb_queries == 0 and again.error == rule_id  # the memory has the relations now

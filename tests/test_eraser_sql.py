@@ -24,9 +24,10 @@ from correction import Eraser, markdown_table, registry
 from correction.guidelines import renderer
 from pyql_sql import Table
 from pyql_sql.environment import TableEnvironment
+from tests.shared_data import missing_reason, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "data" / "wikisql_dbbench" / "dev.jsonl"
+DEV = shared_path("dbbench")
 
 #: Rules shared with the SPARQL side that must work on tables too.
 SHARED = ("no_action", "multiple_actions", "syntax_error", "invalid_action", "wrong_arity", "query_error")
@@ -34,7 +35,7 @@ SHARED = ("no_action", "multiple_actions", "syntax_error", "invalid_action", "wr
 
 def dev_table(i: int) -> Table:
     if not DEV.is_file():
-        pytest.skip(f"{DEV} is not available")
+        pytest.skip(missing_reason("dbbench"))
     return Table.from_dbbench(json.loads(DEV.read_text(encoding="utf-8").splitlines()[i]))
 
 
@@ -127,7 +128,7 @@ CASES: list[Case] = [
         10,
         ["add_condition(Fastest Lap, =, Kogure)"],
         ["get_column(Fastest Lap)", "add_condition(Fastest Lap, =, Takashi Kogure)"],
-        "use get_column(Fastest Lap) first",
+        "The closest values in Fastest Lap are: 'Takashi Kogure'",  # the guideline carries its candidates
     ),
     Case(
         "sql_value_not_in_column",

@@ -235,7 +235,8 @@ def test_pyql_run_json_error_is_the_rule_id(tmp_path):
     assert status == 0
     steps = [json.loads(line) for line in out.getvalue().splitlines()][:3]
     assert [s["error"] for s in steps] == ["unbound_variable", None, "fact_relation_variable"]
-    assert steps[0]["observation"].endswith("Please re-generate only Thought 2 and Action 2.")
+    # pyql run has no thoughts to re-generate: its guidelines ask to correct the action
+    assert steps[0]["observation"].endswith("Correct this action and run it again.")
 
 
 def test_eraser_for_modes():

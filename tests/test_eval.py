@@ -52,12 +52,12 @@ from agent.runner import (
     summary_path,
 )
 from pyql.cli import main
+from tests.shared_data import needs_shared, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
 DEMO = Path(str(resources.files("pyql") / "data" / "demo_questions.jsonl"))
-WEBQSP = SHARED / "webqsp" / "WebQSP_test_processed.json"
-DBBENCH = SHARED / "wikisql_dbbench" / "dev.jsonl"
+WEBQSP = shared_path("webqsp")
+DBBENCH = shared_path("dbbench")
 COMPLETION = LLMConfig(mode="completion")
 
 
@@ -235,7 +235,7 @@ def test_demo_questions_load() -> None:
     assert q["answers"] == ["m.05f4r3k"] and q["actions"][-1] == "execute()" and q["table"] is None
 
 
-@pytest.mark.skipif(not WEBQSP.is_file(), reason="shared WebQSP data not present")
+@needs_shared("webqsp")
 def test_webqsp_processed_loads() -> None:
     ds = load_dataset(WEBQSP)
     assert ds.format == "webqsp" and len(ds) == 1639
@@ -245,7 +245,7 @@ def test_webqsp_processed_loads() -> None:
     assert len({item["id"] for item in ds}) == 1639
 
 
-@pytest.mark.skipif(not DBBENCH.is_file(), reason="shared dbbench data not present")
+@needs_shared("dbbench")
 def test_dbbench_select_items_load_and_make_table_environments() -> None:
     ds = load_dataset(DBBENCH)
     assert ds.format == "dbbench" and len(ds) == 14 and ds.skipped == 20
@@ -400,7 +400,7 @@ def test_summary_table_shows_eraser_triggers(tmp_path: Path) -> None:
     assert outcome.metrics.invalid_action_rate == 0.25
     text = outcome.summary["table"]
     assert "| invalid-action rate (of steps) | 0.250 |" in text
-    assert "Table 9 view" in text and "| `wrong_arity` | 1 | 100.0% | Python |" in text
+    assert "Table 9 view" in text and "| `wrong_arity` | error | 1 | 100.0% | Python |" in text
     assert "Table 8 view" in text and "| Python |" in text
 
 
@@ -409,9 +409,11 @@ def test_llm_failures_stop_the_run_and_are_redone_on_resume(tmp_path: Path) -> N
     out = tmp_path / "run.jsonl"
     dead = ScriptedLLM([LLMError("unauthorized", status=401)] * 10, config=COMPLETION)
     outcome = run_eval(items, out, dead, RunSettings(kb="demo"), progress=None, max_llm_failures=2)
-    assert outcome.aborted and "failed on 2 questions in a row" in outcome.aborted
+    assert outcome.aborted and "2 questions in a row failed to run" in outcome.aborted
     assert [r["id"] for r in outcome.records] == ["q01", "q02"]
     assert all(r["error"].startswith("llm_error") for r in outcome.records)
+    assert all(r["status"] == "failed_to_run" and r["metrics"] == {} for r in outcome.records)
+    assert outcome.failed == ["q01", "q02"] and outcome.metrics.questions == 0 and outcome.metrics.failed_to_run == 2
     healed = GoldLLM(items)
     again = run_eval(items, out, healed, RunSettings(kb="demo"), resume=True, progress=None)
     assert set(healed.calls) == {"q01", "q02", "q03", "q04", "q05"} and again.metrics.errors == 0
@@ -445,7 +447,7 @@ def example(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.skipif(not DBBENCH.is_file(), reason="shared dbbench data not present")
+@needs_shared("dbbench")
 def test_eval_on_table_items_scores_denotation(tmp_path: Path, example: Path) -> None:
     item = load_dataset(DBBENCH)[1]
     out = tmp_path / "tables.jsonl"
@@ -457,7 +459,7 @@ def test_eval_on_table_items_scores_denotation(tmp_path: Path, example: Path) ->
     assert "| denotation accuracy (1 table questions) | 1.000 |" in outcome.metrics.table()
 
 
-@pytest.mark.skipif(not DBBENCH.is_file(), reason="shared dbbench data not present")
+@needs_shared("dbbench")
 def test_ask_on_a_table_prints_the_json_contract(tmp_path: Path, example: Path) -> None:
     from agent.cli import ask_command
     from pyql.cli import build_parser
@@ -585,7 +587,8 @@ def test_ask_json_through_a_real_http_server(tmp_path: Path) -> None:
     steps, last = lines[:-1], lines[-1]
     assert [s["action"] for s in steps] == q["actions"]
     assert all(set(s) == {"step", "action", "ok", "error", "observation"} and s["ok"] for s in steps)
-    assert list(last) == ["answers", "steps", "llm_calls", "tokens_in", "tokens_out", "kb_queries", "seconds"]
+    assert list(last) == ["answers", "steps", "llm_calls", "tokens_in", "tokens_out", "kb_queries", "seconds", "status", "error"]
+    assert (last["status"], last["error"]) == ("finished", None)
     assert last["answers"] == [{"value": "m.0107j2dw", "label": "Tropical Storm Dolly"}]
     assert (last["steps"], last["llm_calls"], last["tokens_in"], last["tokens_out"]) == (9, 9, 900, 90)
     assert last["kb_queries"] > 0 and isinstance(last["seconds"], float)

@@ -24,13 +24,14 @@ from pyql.legacy import program_to_actions, program_to_query
 from pyql.profiles import FREEBASE
 from pyql.steps import Fact
 from pyql.terms import IRI, Literal, parse_term
+from tests.shared_data import needs_shared, shared_path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "webqsp" / "WebQSP_test_processed.json"
+DATA = shared_path("webqsp")
 NS = "http://rdf.freebase.com/ns/"
 TRIPLE = re.compile(r"^(\S+) (\S+) (\S+) \.$")
 MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 
-pytestmark = pytest.mark.skipif(not DATA.is_file(), reason=f"WebQSP data not found at {DATA}")
+pytestmark = needs_shared("webqsp")
 
 
 def _items() -> list[dict]:

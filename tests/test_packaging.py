@@ -79,3 +79,41 @@ def test_installed_wheel_runs_outside_the_repo(wheel: Path, tmp_path: Path) -> N
     )
     assert str(ROOT) not in where.stdout, "the installed copy must be used, not the source tree"
     assert "site-packages" in where.stdout
+
+
+def _venv_with_test_deps(env_dir: Path) -> Path:
+    """A venv with pip whose dependencies come from the running environment (see above); returns its python."""
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    target = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()
+    here = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(target, "test-deps.pth").write_text("\n".join(sorted(here)) + "\n")
+    return python
+
+
+def test_strict_editable_install_works_beside_a_clone_named_pyql(tmp_path: Path) -> None:
+    """README, Troubleshooting: in the directory holding a clone named ``pyql``, the strict editable install imports."""
+    import shutil
+
+    clone = tmp_path / "pyql"
+    clone.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, clone / name)
+    for package in ("pyql", "pyql_sql", "agent", "correction", "grammars"):
+        shutil.copytree(ROOT / package, clone / package, ignore=shutil.ignore_patterns("__pycache__"))
+    python = _venv_with_test_deps(tmp_path / "venv")
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-deps", "-q", "-e", str(clone),
+         "--config-settings", "editable_mode=strict"],
+        check=True, capture_output=True, text=True, timeout=300,
+    )
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run(
+        [str(python), "-c", "from pyql import Query; import pyql; print(pyql.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, env=clean, timeout=60, check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().endswith(os.path.join("pyql", "__init__.py"))

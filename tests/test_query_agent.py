@@ -220,3 +220,90 @@ def test_table_question_with_the_default_example() -> None:
     assert result.answers == [{"value": "5", "label": None}]
     assert "how many deaths did the category 5 cyclones" in llm.prompts[0]
     assert "Table: Table 'teams' (2 rows)" in llm.prompts[0]
+
+
+# -- issue 11: no correct step blocked, candidates, no loops ----------------------------------
+
+Q01 = "what category is tropical storm rachel?"
+GUESSED = " Rachel's category.\nAction {n}: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)"
+WRONG = " Rachel's damage.\nAction {n}: add_fact(m.0crbvqz, meteorology.tropical_cyclone.damage, ?c)"
+
+
+def q01_env(kb: KB) -> SparqlEnvironment:
+    return SparqlEnvironment(kb, question=Q01, entities=RACHEL, **feedback_options("eraser", agent=True))
+
+
+def test_a_correct_guessed_step_runs_with_advice(kb: KB) -> None:
+    """add_fact with the right relation before any get_relation is not blocked: it runs, with a note."""
+    llm = ScriptedLLM([GUESSED.format(n=1), " Done.\nAction 2: execute()"], config=COMPLETION)
+    env = q01_env(kb)
+    result = QueryAgent(llm, AgentConfig()).run(env, Q01)
+    first = result.steps[0]
+    assert first.ok and first.error is None and first.rule is None
+    assert first.advice == "fact_before_get_relation"
+    assert first.observation.startswith("The value of variable ?c is ['Tropical storm (SSHS)' (m.05f4r3k)]")
+    assert "Note: " in first.observation and "get_relation(m.0crbvqz)" in first.observation
+    # the look the step skipped was made by the environment and is in the memory, as if it had been done
+    assert "meteorology.tropical_cyclone.category" in env.memory.relations["m.0crbvqz"].forward
+    assert result.answers == [{"value": "m.05f4r3k", "label": "Tropical storm (SSHS)"}]
+    assert result.llm_calls == 2 and result.rules == {} and result.advice == {"fact_before_get_relation": 1}
+    assert result.to_dict()["advice"] == {"fact_before_get_relation": 1}
+
+
+def test_a_wrong_relation_gets_the_entitys_real_relations(kb: KB) -> None:
+    llm = ScriptedLLM([WRONG.format(n=1), GUESSED.format(n=2), " Done.\nAction 3: execute()"], config=COMPLETION)
+    result = QueryAgent(llm, AgentConfig()).run(q01_env(kb), Q01)
+    wrong = result.steps[0]
+    assert not wrong.ok and wrong.rule == "fact_empty_unknown_relation"
+    guideline = wrong.observation
+    real = kb.relations("m.0crbvqz")
+    assert "meteorology.tropical_cyclone.category" in real.forward
+    for relation in real.forward:  # the demo entity has fewer relations than the cap: all are listed
+        assert relation in guideline
+    # ranked against the question: the category relation is the first forward candidate
+    assert guideline.split("forward: [", 1)[1].startswith("meteorology.tropical_cyclone.category")
+    assert result.answers == [{"value": "m.05f4r3k", "label": "Tropical storm (SSHS)"}]
+
+
+def test_a_repeated_mistake_escalates_and_the_loop_ends(kb: KB) -> None:
+    """The same failed action: level 1, 2 (the environment looks), 3, then the agent stops (max_repeats)."""
+    replies = [WRONG.format(n=i) for i in range(1, 13)]
+    llm = ScriptedLLM(replies + ["?c"], config=COMPLETION)
+    result = QueryAgent(llm, AgentConfig(max_repeats=3, max_steps=12)).run(q01_env(kb), Q01)
+    tried = [s for s in result.steps if not s.forced]
+    assert len(tried) == 4  # the mistake and its three repeats, then the agent stops that line
+    assert [s.escalation for s in tried] == [0, 1, 2, 3]
+    observations = [s.observation for s in tried]
+    assert len(set(observations)) == 4, "each repeat gets a different response"
+    assert "already failed at step 1" in observations[1]
+    assert "The environment looked for you: get_relation(m.0crbvqz): forward: [" in observations[2]
+    assert "do not write it again" in observations[3]
+    assert result.stopped == "repeated_mistake" and result.forced and result.steps[-1].forced
+    assert result.answers == []  # nothing was built: the forced execute() has nothing to answer
+    assert result.escalations == {"1": 1, "2": 1, "3": 1}
+    assert result.llm_calls <= 3 + 1  # never more than max_repeats + 1 calls on one mistake (no variable to ask about)
+    assert len(llm.prompts) == result.llm_calls
+
+
+def test_max_repeats_is_configurable(kb: KB) -> None:
+    llm = ScriptedLLM([WRONG.format(n=i) for i in range(1, 13)], config=COMPLETION)
+    result = QueryAgent(llm, AgentConfig(max_repeats=1)).run(q01_env(kb), Q01)
+    assert result.stopped == "repeated_mistake"
+    assert result.llm_calls == 2 and result.escalations == {"1": 1}
+    with pytest.raises(AgentConfigError, match="max_repeats"):
+        AgentConfig(max_repeats=0)
+
+
+def test_escalation_totals_reach_the_eval_summary() -> None:
+    from agent.metrics import aggregate
+
+    base = {"answers": [], "gold": ["m.1"], "done": True, "steps": [], "llm_calls": 4, "rules": {}}
+    records = [
+        {**base, "escalations": {"1": 1, "2": 1, "3": 1}, "stopped": "repeated_mistake", "advice": {"fact_before_get_relation": 2}},
+        {**base, "escalations": {"1": 2}, "advice": {"fact_before_get_relation": 1}},
+    ]
+    m = aggregate(records)
+    assert m.escalations == {"1": 3, "2": 1, "3": 1} and m.stopped == 1
+    assert m.advice == {"fact_before_get_relation": 3}
+    assert ("repeated failed actions: escalation level 1 / 2 / 3", "3 / 1 / 1") in m.rows()
+    assert m.to_dict()["escalations"] == {"1": 3, "2": 1, "3": 1}

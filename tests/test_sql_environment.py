@@ -26,10 +26,11 @@ from pyql_sql import Table, label_match
 from pyql_sql.actions import TableActions
 from pyql_sql.loaders import load_sqlite_table, load_table_json
 from pyql_sql.environment import TableEnvironment, TableMemory
+from tests.shared_data import needs_shared, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEV = ROOT.parent / "shared" / "data" / "wikisql_dbbench" / "dev.jsonl"
-needs_dev = pytest.mark.skipif(not DEV.is_file(), reason=f"{DEV} is not available")
+DEV = shared_path("dbbench")
+needs_dev = needs_shared("dbbench")
 
 STEP_KEYS = {"step", "action", "ok", "error", "observation"}
 
@@ -231,6 +232,9 @@ def test_failed_steps_leave_the_query_unchanged() -> None:
         "add_condition(Club)": "wrong_arity",
         "drop_table(Club)": "invalid_action",
         "add_condition(Club, =, Ajax": "action_syntax",
+        # text after the call is an error, not the call before it run alone
+        "add_condition(Club, =, x'); DROP TABLE games; --)": "action_syntax",
+        "add_condition(Club, =, Ajax) and more": "action_syntax",
         "execute()": "incomplete_query",
     }
     for line, error in failures.items():
@@ -418,3 +422,17 @@ def test_bad_table_inputs_exit_2(tmp_path: Path, setup: str | None, args: list[s
     assert code == 2, said
     assert message in said, said
     assert len(said.strip().splitlines()) == 1
+
+
+def test_a_repeated_failed_condition_escalates_to_get_column() -> None:
+    """Issue 11: the same failed action again; at level 2 the environment runs get_column itself."""
+    table = Table.from_rows(["Club", "Points"], [["FC Barcelona", "51"], ["Sevilla FC", "40"]], name="Clubs")
+    env = TableEnvironment(table)
+    records = [env.step("add_condition(Club, =, Barca)") for _ in range(4)]
+    assert [r.ok for r in records] == [False] * 4
+    assert [r.escalation for r in records] == [0, 1, 2, 3]
+    assert "already failed at step 1" in records[1].observation
+    assert "The environment looked for you: get_column(Club): Column 'Club' (text): 2 distinct values" in records[2].observation
+    assert "'FC Barcelona'" in records[2].observation and env.memory.looked_at(0)
+    assert "do not write it again" in records[3].observation
+    assert env.step("add_condition(Club, =, FC Barcelona)").ok

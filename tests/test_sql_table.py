@@ -21,8 +21,9 @@ from pyql_sql import (
 )
 from pyql_sql.numbers import parse_number
 from pyql_sql.table import infer_type
+from tests.shared_data import needs_shared, shared_path
 
-DEV = Path("/work/shared/data/wikisql_dbbench/dev.jsonl")
+DEV = shared_path("dbbench")
 
 WIKISQL_RECORD = {
     "id": "1-1000181-1",
@@ -292,6 +293,7 @@ def test_from_wikisql_db_errors(tmp_path: Path) -> None:
         Table.from_wikisql_db(tmp_path / "other.db", "1-2-3")
 
 
+@needs_shared("dbbench")
 def test_from_dbbench_item() -> None:
     item = json.loads(DEV.read_text(encoding="utf-8").splitlines()[12])
     t = Table.from_dbbench(item)

@@ -12,7 +12,6 @@ its reason; nothing in the library knows about any item.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,9 +28,14 @@ from pyql_sql import (
     query_from_wikisql,
     query_to_wikisql,
 )
+from tests.shared_data import needs_shared, shared_path
 
-DEV = Path("/work/shared/data/wikisql_dbbench/dev.jsonl")
-ITEMS: list[dict[str, Any]] = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines()]
+DEV = shared_path("dbbench")
+#: The dbbench WikiSQL items (empty without the shared data: the tests that read them skip).
+ITEMS: list[dict[str, Any]] = (
+    [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines()] if DEV.is_file() else []
+)
+needs_dev = needs_shared("dbbench")
 
 
 def gold_sql_text(item: dict[str, Any]) -> str:
@@ -92,12 +96,14 @@ def _statuses(repair: bool) -> dict[str, list[int]]:
     return out
 
 
+@needs_dev
 def test_dev_file_layout() -> None:
     assert len(ITEMS) == 34
     assert [i for i, it in enumerate(ITEMS) if "sql" in it] == SELECTS
     assert all(ITEMS[i]["type"][0] in ("INSERT", "UPDATE") for i in MUTATIONS)
 
 
+@needs_dev
 def test_gold_sql_shapes() -> None:
     assert _statuses(repair=False) == STRICT
     assert _statuses(repair=True) == REPAIRED
@@ -120,6 +126,7 @@ def _run_dev(repair: bool) -> tuple[list[int], list[int]]:
     return shaped, matched
 
 
+@needs_dev
 def test_dev_denotation_accuracy() -> None:
     shaped, matched = _run_dev(repair=True)
     assert len(shaped) == 12 and len(matched) == 9
@@ -139,6 +146,7 @@ def _values(i: int, build: Any) -> list[Any]:
     return [a.value for a in Executor(t).execute(build(t.query()))]
 
 
+@needs_dev
 def test_mismatch_reasons_hold() -> None:
     """Each stated reason is checked against the data, not just asserted."""
     t0 = _table(0)
@@ -153,6 +161,7 @@ def test_mismatch_reasons_hold() -> None:
     assert "less than 0 Silvers" in ITEMS[11]["description"]
 
 
+@needs_dev
 def test_not_shaped_labels_come_from_wikisql_shaped_queries() -> None:
     six = _values(6, lambda q: q.add_condition("Points", "=", "11").set_answer("Touchdowns", "MIN"))
     assert label_match(six, ITEMS[6]["label"])
@@ -160,6 +169,7 @@ def test_not_shaped_labels_come_from_wikisql_shaped_queries() -> None:
     assert label_match(seven, ITEMS[7]["label"])
 
 
+@needs_dev
 @pytest.mark.parametrize("i", REPAIRED["ok"])
 def test_gold_roundtrip(i: int) -> None:
     table = _table(i)

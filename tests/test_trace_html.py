@@ -88,9 +88,12 @@ def test_page_shows_questions_steps_and_metrics(page: Path) -> None:
     assert '<tr class="failed">' in html and '<span class="badge err">wrong_arity</span>' in html  # raw feedback: no rule
     assert '<tr class="forced">' in html and "forced" in html
     assert "llm_error: bad request" in html
-    assert html.count('<details class="q"') == 5
-    # wrong or corrected questions start open; the clean one does not
-    assert re.search(r'<details class="q" id="q1">', html) and re.search(r'<details class="q" id="q2" open>', html)
+    assert html.count('<details class="q ') == 5
+    # only failures start open: wrong (q3, q4) and failed (q5); right ones stay folded, even after guidelines (q2)
+    folded = re.findall(r'<details class="q o-(\w+)" id="(q\d)"( open)?>', html)
+    assert folded == [("correct", "q1", ""), ("correct", "q2", ""), ("wrong", "q3", " open"),
+                      ("wrong", "q4", " open"), ("failed", "q5", " open")]
+    assert 'for="filter-correct">correct (2)<' in html and 'for="filter-failed">failed (1)<' in html
 
 
 def test_page_is_self_contained(page: Path) -> None:
@@ -217,3 +220,94 @@ def test_run_file_fixture_is_consistent(run_file: Path) -> None:
     assert [r["id"] for r in records] == ["q01", "q03", "q20-raw", "q05", "evil"]
     assert records[1]["rules"] == {"wrong_arity": 1, "no_action": 1} and records[1]["metrics"]["f1"] == 1.0
     assert records[3]["forced"] and records[4]["error"].startswith("llm_error")
+
+
+# ---------------------------------------------------------------------------
+# Layout and the outcome filter, measured in Chromium
+
+LONG_RELATION = "measurement_unit.dated_money_value_of_the_tropical_cyclone_damages_adjusted_for_inflation_in_usd"
+
+
+def many_records(n: int = 60) -> list[dict]:
+    """``n`` questions cycling through correct, wrong and failed, each step naming a long relation."""
+    records = []
+    for i in range(n):
+        outcome = ("correct", "wrong", "failed")[i % 3]
+        step = {
+            "step": 1, "ok": outcome != "failed", "error": None if outcome != "failed" else "action_syntax", "rule": None,
+            "reply": f"Thought 1: the relation {LONG_RELATION}{LONG_RELATION} gives it.\nAction 1: add_fact(m.0abc, {LONG_RELATION}, ?x)",
+            "action": f"add_fact(m.0abc, {LONG_RELATION}{LONG_RELATION}, ?x)",
+            "observation": f"The value of variable ?x is ['{LONG_RELATION}']",
+        }
+        records.append({
+            "id": f"q{i}", "question": f"question {i}?", "gold": ["m.1"],
+            "answers": [] if outcome == "failed" else [{"value": "m.1" if outcome == "correct" else "m.2", "label": None}],
+            "error": "llm_error: the server is down" if outcome == "failed" else None,
+            "steps": [step], "done": outcome != "failed",
+        })
+    return records
+
+
+MEASURE = """<script>
+const result = {overlaps: [], filters: {}};
+document.querySelectorAll('details.q').forEach(d => { d.open = true; });
+for (const tr of document.querySelectorAll('table.steps tr')) {
+  const cells = tr.querySelectorAll('td');
+  for (let i = 0; i + 1 < cells.length; i++) {
+    const range = document.createRange();
+    range.selectNodeContents(cells[i]);
+    const content = range.getBoundingClientRect(), next = cells[i + 1].getBoundingClientRect();
+    if (content.width > 0 && content.right > next.left + 0.5) {
+      result.overlaps.push([cells[i].className, content.right, next.left]);
+    }
+  }
+}
+for (const outcome of ['correct', 'wrong', 'failed', 'all']) {
+  document.getElementById('filter-' + outcome).checked = true;
+  const shown = el => el.getClientRects().length > 0;
+  result.filters[outcome] = {
+    questions: [...document.querySelectorAll('details.q')].filter(shown).map(d => d.className),
+    index: [...document.querySelectorAll('.index a')].filter(shown).length,
+  };
+}
+const pre = document.createElement('pre');
+pre.id = 'pyql-test-result';
+pre.textContent = JSON.stringify(result);
+document.body.appendChild(pre);
+</script>"""
+
+
+def measured(html: str, tmp_path: Path) -> dict:
+    """Run :data:`MEASURE` on ``html`` in headless Chromium (a test copy without the CSP, so the script may run)."""
+    import json
+
+    browser = chromium()
+    test_copy = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html).replace("</body>", MEASURE + "</body>")
+    path = tmp_path / "measured.html"
+    path.write_text(test_copy, encoding="utf-8")
+    result = headless(browser, tmp_path / "profile", "--window-size=1200,1600", "--dump-dom", path.as_uri())
+    found = re.search(r'<pre id="pyql-test-result">(.*?)</pre>', result.stdout, re.DOTALL)
+    assert found, result.stderr[-2000:]
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def test_many_questions_fold_all_but_failures() -> None:
+    html = render_html(many_records(60))
+    opened = re.findall(r'<details class="q o-(\w+)" id="q\d+" open>', html)
+    assert len(opened) == 40 and set(opened) == {"wrong", "failed"}
+    assert len(re.findall(r'<details class="q o-correct" id="q\d+">', html)) == 20
+
+
+@pytest.mark.browser
+def test_long_relation_names_stay_in_their_column_in_chromium(tmp_path: Path) -> None:
+    result = measured(render_html(many_records(6)), tmp_path)
+    assert result["overlaps"] == []
+
+
+@pytest.mark.browser
+def test_outcome_filter_hides_the_other_questions_in_chromium(tmp_path: Path) -> None:
+    filters = measured(render_html(many_records(9)), tmp_path)["filters"]
+    assert len(filters["all"]["questions"]) == 9 and filters["all"]["index"] == 9
+    for outcome in ("correct", "wrong", "failed"):
+        assert filters[outcome]["questions"] == [f"q o-{outcome}"] * 3, outcome
+        assert filters[outcome]["index"] == 3, outcome
