@@ -49,7 +49,8 @@ What it does:
    argmax floor; the whole argmax chain ≤ 1.5x that floor + 250 ms; at 10^7
    the bounded steps within 2x of their 10^6 time (same backend, or the
    in-memory 10^6 for ``oxigraph-disk`` when the disk store was not run at
-   10^6).
+   10^6); ``--compare EARLIER.json`` lets a 10^7 run use the cells of a
+   separate 10^6 run.
 
 Output: markdown on stdout (and ``--markdown FILE``), raw numbers in ``--json FILE``.
 """
@@ -510,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
                         "the others take minutes at 10^7), none")
     parser.add_argument("--floor-repeat", type=int, help="runs per floor query (default repeat + 2)")
     parser.add_argument("--virtuoso-buffers", type=int, default=300_000, help="Virtuoso NumberOfBuffers (8 KB pages)")
+    parser.add_argument("--compare", type=Path, action="append", default=[],
+                        help="the --json of an earlier run whose cells the goals may use (e.g. the 10^6 run for a 10^7 run)")
     parser.add_argument("--json", type=Path, help="write raw results here")
     parser.add_argument("--markdown", type=Path, help="also write the report here")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -561,7 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     errors = [e for c in cells for e in c.errors]
     if errors:
         out.write("Failed steps:\n\n" + "\n".join(f"- {c.backend} {size_label(c.size)}: {e}" for c in cells for e in c.errors) + "\n\n")
-    checked = goals(cells, chains)
+    earlier = [Cell(**c) for path in args.compare for c in json.loads(path.read_text(encoding="utf-8"))["cells"]]
+    mine = {(c.backend, c.size) for c in cells}
+    checked = goals(cells + [c for c in earlier if (c.backend, c.size) not in mine], chains)
     if checked:
         out.write("Goals (issue 12):\n\n" + "\n".join(f"- {'met' if ok else 'NOT met'}: {text}" for ok, text in checked) + "\n")
     text = out.getvalue()

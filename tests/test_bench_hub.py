@@ -51,6 +51,11 @@ def test_bench_hub_runs_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFix
         final = cell["answers"]["argmax"]
         assert final.startswith("The answer is") and any(m in final for m in winners), final
         assert all(len(times) == 1 for times in cell["steps"]["argmax"])
+    # a later run can check its goals against this one's cells (--compare), and times only the bounded floors
+    assert bench.main(["--sizes", "200", "--repeat", "1", "--warmup", "0", "--workdir", str(tmp_path), "--quiet",
+                       "--chains", "filter", "--floors", "bounded", "--compare", str(raw)]) == 0
+    second = capsys.readouterr().out
+    assert "| floor: argmax alone (ORDER BY DESC LIMIT 1) | – |" in second and "argmax 1." not in second
 
 
 def test_goals_are_checked_at_one_million() -> None:
