@@ -11,6 +11,8 @@ points. The core provides (:func:`add_commands`):
 * ``pyql actions FILE``: a legacy PyQL program → action lines.
 * ``pyql docs``: the action documentation an LLM sees (markdown, prompt,
   openai-tools), for every action set of the group ``pyql.action_sets``.
+* ``pyql kb load FILE... --store DIR``: bulk-load RDF files into an on-disk
+  Oxigraph store (resumable), then open it as ``--kb oxigraph:DIR``.
 
 The agent package provides ``run``, ``ask``, ``eval``, ``trace`` and ``llm``
 (:mod:`agent.cli`, the CLI wiring on top of every package).
@@ -195,6 +197,34 @@ def _cmd_actions(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_kb_load(args: argparse.Namespace, out: TextIO) -> int:
+    from pyql.kb.store import load_store
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    progress = False if args.no_progress else None
+    try:
+        report = load_store(args.files, args.store, fresh=args.fresh, progress=progress, count=args.count,
+                            optimize=not args.no_optimize, log=log)
+    except KeyboardInterrupt:
+        print(f"pyql kb load: interrupted; the store {args.store} is incomplete (oxigraph:{args.store} refuses to open it): "
+              "run the same command again to resume", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps({"store": str(report.directory), "loaded": report.loaded, "skipped": report.skipped,
+                          "resumed": report.resumed, "bytes": report.bytes, "seconds": round(report.seconds, 3),
+                          "triples": report.triples}), file=out)
+    else:
+        print(f"pyql: {report.summary()}; open it with --kb oxigraph:{report.directory}", file=out)
+    return 0
+
+
+def _cmd_kb_help(args: argparse.Namespace, out: TextIO) -> int:
+    args.kb_parser.print_help(out)
+    return 2
+
+
 def action_sets() -> dict[str, Callable[..., ActionSet]]:
     """The action sets of the installed packages, by side (the ``pyql.action_sets`` entry points).
 
@@ -215,7 +245,7 @@ def _cmd_docs(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def add_commands(sub: Subparsers) -> None:
-    """Add the core package's subcommands (demo, compile, actions, docs) to the ``pyql`` parser.
+    """Add the core package's subcommands (demo, compile, actions, docs, kb) to the ``pyql`` parser.
 
     Example:
         >>> p = argparse.ArgumentParser(prog="pyql")
@@ -224,7 +254,7 @@ def add_commands(sub: Subparsers) -> None:
         'markdown'
     """
     demo = sub.add_parser("demo", help="run step-by-step queries on the bundled demo KB")
-    demo.add_argument("--kb", default="demo", help="demo (rdflib, default) or oxigraph:demo")
+    demo.add_argument("--kb", default="demo", help="demo (pyoxigraph in memory, default) or rdflib:demo")
     demo.add_argument("--no-sparql", action="store_true", help="do not print the SPARQL of each step")
     demo.set_defaults(func=_cmd_demo)
 
@@ -243,6 +273,23 @@ def add_commands(sub: Subparsers) -> None:
     docs.add_argument("--side", default="sparql", choices=sides, help="whose actions (default sparql)")
     docs.add_argument("--only", help="comma-separated action names to document")
     docs.set_defaults(func=_cmd_docs)
+
+    kb = sub.add_parser("kb", help="manage KBs: load RDF files into an on-disk Oxigraph store")
+    kb.set_defaults(func=_cmd_kb_help, kb_parser=kb)
+    kb_sub = kb.add_subparsers(dest="kb_command")
+    load = kb_sub.add_parser(
+        "load", help="bulk-load RDF files into an on-disk Oxigraph store (open it with --kb oxigraph:DIR)",
+        description="Bulk-load Turtle/N-Triples files (optionally .gz) into an on-disk Oxigraph store. "
+        "Running it again resumes an interrupted load: files already loaded are skipped.",
+    )
+    load.add_argument("files", nargs="+", metavar="FILE", help="RDF files (.nt, .ttl, .nq, .trig, .rdf; optionally .gz)")
+    load.add_argument("--store", required=True, metavar="DIR", help="the store directory (created if missing)")
+    load.add_argument("--fresh", action="store_true", help="empty the store first instead of resuming or adding")
+    load.add_argument("--count", action="store_true", help="count the store's triples at the end (a full scan)")
+    load.add_argument("--no-optimize", action="store_true", help="skip the compaction at the end")
+    load.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    load.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    load.set_defaults(func=_cmd_kb_load)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,7 +3,7 @@
 Each episode is a question, its linked entities and the actions that
 answer it. Every action runs in a :class:`~pyql.sparql_environment.SparqlEnvironment`
 and the demo prints the action, the SPARQL of the query after it, and the
-observation: the main job of pyql on its embedded default (rdflib).
+observation: the main job of pyql on its embedded default (pyoxigraph).
 
 Example:
     >>> import io
@@ -88,7 +88,7 @@ def run_demo(
     """Run the scripted episodes, printing each step's action, SPARQL and observation.
 
     Args:
-        kb_spec: where the demo KB lives (``demo`` = rdflib; ``oxigraph:demo`` works too).
+        kb_spec: where the demo KB lives (``demo`` = pyoxigraph in memory; ``rdflib:demo`` works too).
         out: where to print (stdout by default).
         episodes: which episodes to run.
         show_sparql: print the SPARQL of the query after each construct step.

@@ -222,7 +222,7 @@ def test_rows_within_the_limit_are_untouched() -> None:
 TRIPLE = "<http://rdf.freebase.com/ns/m.0a> <http://rdf.freebase.com/ns/a.b.c> <http://rdf.freebase.com/ns/m.0b> .\n"
 
 
-@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+@pytest.mark.parametrize("prefix", ["", "oxigraph:", "rdflib:"])
 def test_empty_kb_file_is_refused(tmp_path: Path, prefix: str) -> None:
     empty = tmp_path / "kb.ttl"
     empty.write_text("")
@@ -234,7 +234,7 @@ def test_empty_kb_file_is_refused(tmp_path: Path, prefix: str) -> None:
         KB.open(prefix + str(only_prefixes))
 
 
-@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+@pytest.mark.parametrize("prefix", ["", "oxigraph:", "rdflib:"])
 @pytest.mark.parametrize("name", ["kb.nt.gz", "kb.ttl.gz"])
 def test_gzipped_kb_files_are_read(tmp_path: Path, prefix: str, name: str) -> None:
     path = tmp_path / name
@@ -244,7 +244,7 @@ def test_gzipped_kb_files_are_read(tmp_path: Path, prefix: str, name: str) -> No
     assert kb.relations("m.0a").forward == ("a.b.c",)
 
 
-@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+@pytest.mark.parametrize("prefix", ["", "oxigraph:", "rdflib:"])
 def test_broken_gzip_is_named(tmp_path: Path, prefix: str) -> None:
     path = tmp_path / "kb.nt.gz"
     path.write_bytes(b"not gzip at all")
@@ -252,7 +252,7 @@ def test_broken_gzip_is_named(tmp_path: Path, prefix: str) -> None:
         KB.open(prefix + str(path))
 
 
-@pytest.mark.parametrize("prefix", ["", "oxigraph:"])
+@pytest.mark.parametrize("prefix", ["", "oxigraph:", "rdflib:"])
 def test_turtle_syntax_error_is_one_line(tmp_path: Path, prefix: str) -> None:
     path = tmp_path / "bad.ttl"
     path.write_text('@prefix ns: <http://rdf.freebase.com/ns/> .\nns:a ns:b ns:c .\nns:a ns:b "unterminated .\nns:x ns:y ns:z .\n')

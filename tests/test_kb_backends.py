@@ -160,13 +160,34 @@ def test_engine_rejects_bad_query_with_engine_error(kb: KB) -> None:
 
 
 def test_open_specs() -> None:
-    assert isinstance(KB.open("demo"), RdflibKB)
+    assert isinstance(KB.open("demo"), OxigraphKB), "pyoxigraph is the embedded default"
+    assert isinstance(KB.open(str(demo_kb_path())), OxigraphKB), "a file opens on pyoxigraph"
     assert isinstance(KB.open("oxigraph:demo"), OxigraphKB)
+    assert isinstance(KB.open("rdflib:demo"), RdflibKB)
+    assert isinstance(KB.open("rdflib:" + str(demo_kb_path())), RdflibKB), "rdflib by name"
     assert isinstance(KB.open("http://127.0.0.1:9/sparql"), EndpointKB)
     with pytest.raises(KBError, match="no such RDF file"):
         KB.open("missing.ttl")
     with pytest.raises(KBError, match="directory"):
         KB.open(str(Path(__file__).parent))
+    with pytest.raises(KBError, match="no such RDF file"):
+        KB.open("rdflib:missing.ttl")
+
+
+def test_handed_in_graphs_and_stores_are_wrapped() -> None:
+    import pyoxigraph as ox
+    import rdflib
+
+    graph = rdflib.Graph().parse(str(demo_kb_path()), format="turtle")
+    kb = KB.open(graph)
+    assert isinstance(kb, RdflibKB) and kb.graph is graph
+    store = ox.Store()
+    store.bulk_load(path=str(demo_kb_path()), format=ox.RdfFormat.TURTLE)
+    other = KB.open(store)
+    assert isinstance(other, OxigraphKB) and other.store is store
+    assert kb.relations("m.0crbvqz") == other.relations("m.0crbvqz")
+    with pytest.raises(KBError, match="a KB spec is a string"):
+        KB.open(42)  # type: ignore[arg-type]
 
 
 def test_unreachable_endpoint_is_a_kb_error() -> None:

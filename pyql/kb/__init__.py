@@ -1,12 +1,13 @@
-"""Knowledge bases behind one interface: rdflib (default), pyoxigraph, SPARQL endpoints.
+"""Knowledge bases behind one interface: pyoxigraph (the embedded default), rdflib, SPARQL endpoints.
 
 Modules, one concept each, imported without a cycle:
 
 * :mod:`pyql.kb.base`: :class:`KB`, the interface every backend implements
   (and :class:`KBStats`); it imports no backend and not this package.
-* :mod:`pyql.kb.rdflib_backend`, :mod:`pyql.kb.oxigraph_backend`,
+* :mod:`pyql.kb.oxigraph_backend`, :mod:`pyql.kb.rdflib_backend`,
   :mod:`pyql.kb.endpoint_backend`: the backends (each imports
-  :mod:`pyql.kb.base`).
+  :mod:`pyql.kb.base`); :mod:`pyql.kb.store` (on-disk Oxigraph stores,
+  ``pyql kb load``) and :mod:`pyql.kb.progress` (load progress on stderr).
 * :mod:`pyql.kb.opening`: :func:`open_kb` (a spec string → a backend) and
   :func:`demo_kb_path`; it imports the backends and installs itself as the
   opener behind :meth:`KB.open` (:func:`pyql.kb.base.set_opener`).

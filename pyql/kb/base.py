@@ -142,10 +142,12 @@ class KB(ABC):
 
         Args:
             spec: ``demo`` (the bundled demo KB), a Turtle/N-Triples/... file
-                (rdflib, the embedded default), ``oxigraph:PATH`` (a store
-                directory, or an RDF file loaded into memory; ``oxigraph:`` alone
-                is an empty in-memory store), or an ``http(s)://…/sparql``
-                endpoint (SPARQLWrapper).
+                (loaded into an in-memory pyoxigraph store, the embedded
+                default), ``rdflib:FILE`` (rdflib instead), ``oxigraph:DIR``
+                (an on-disk store made by ``pyql kb load``, opened read-only;
+                ``oxigraph:`` alone is an empty in-memory store), or an
+                ``http(s)://…/sparql`` endpoint; also an ``rdflib.Graph`` or
+                a ``pyoxigraph.Store``.
             profile: "freebase", "wikidata", "generic" or a Profile.
             **options: passed to the backend (e.g. ``timeout=``, ``default_graph=``).
 
@@ -153,8 +155,8 @@ class KB(ABC):
             KBError: for a missing or unreadable file, an unknown format or a bad spec.
 
         Example:
-            >>> type(KB.open("demo")).__name__
-            'RdflibKB'
+            >>> type(KB.open("demo")).__name__, type(KB.open("rdflib:demo")).__name__
+            ('OxigraphKB', 'RdflibKB')
         """
         if _opener is None:  # pragma: no cover - importing pyql.kb installs it
             raise KBError("no KB opener is installed; import pyql.kb (it installs pyql.kb.opening.open_kb)")

@@ -17,8 +17,9 @@ eastwood`` the tag stay two entities, as in MetaQA), and a question's
 bracketed entity maps to its id without reading the KB.
 
 ``KB.open("metaqa:PATH/kb.txt", "generic")`` loads the file into the
-embedded rdflib engine (about 135k triples and 43k labels for the full
-file); :func:`write_turtle` converts it once for other engines.
+embedded engine, an in-memory pyoxigraph store (about 135k triples and 43k
+labels for the full file); :func:`metaqa_graph` builds an rdflib graph
+instead, and :func:`write_turtle` converts it once for other engines.
 
 Example:
     >>> import os, tempfile
@@ -36,10 +37,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
+import pyoxigraph as ox
 import rdflib
 
 from pyql.errors import KBError
-from pyql.kb.rdflib_backend import RdflibKB
+from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.profiles import GENERIC, RDFS, Profile, get_profile
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "entity_id",
     "entity_local",
     "metaqa_graph",
+    "metaqa_store",
     "open_metaqa",
     "read_triples",
     "relation_id",
@@ -165,8 +168,35 @@ def metaqa_graph(path: str | Path) -> rdflib.Graph:
     return graph
 
 
-def open_metaqa(path: str | Path, profile: str | Profile = "generic") -> RdflibKB:
-    """Open a MetaQA ``kb.txt`` on the embedded rdflib engine (what ``KB.open("metaqa:PATH")`` does).
+def metaqa_store(path: str | Path) -> ox.Store:
+    """An in-memory pyoxigraph store of a MetaQA ``kb.txt`` (the same triples as :func:`metaqa_graph`).
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "kb.txt")
+        >>> _ = open(p, "w", encoding="utf-8").write("Kismet|release_year|1944\\n")
+        >>> len(metaqa_store(p))
+        3
+    """
+    store = ox.Store()
+    label = ox.NamedNode(RDFS + "label")
+    seen: set[str] = set()
+    quads: list[ox.Quad] = []
+    for head, relation, tail in read_triples(path):
+        nodes = []
+        for text in (head, tail):
+            node = ox.NamedNode(ENTITY_NS + entity_local(text))
+            if text not in seen:
+                seen.add(text)
+                quads.append(ox.Quad(node, label, ox.Literal(text)))
+            nodes.append(node)
+        quads.append(ox.Quad(nodes[0], ox.NamedNode(RELATION_NS + relation), nodes[1]))
+    store.bulk_extend(quads)
+    return store
+
+
+def open_metaqa(path: str | Path, profile: str | Profile = "generic") -> OxigraphKB:
+    """Open a MetaQA ``kb.txt`` on the embedded engine, pyoxigraph (what ``KB.open("metaqa:PATH")`` does).
 
     Args:
         path: the ``kb.txt`` file.
@@ -191,7 +221,7 @@ def open_metaqa(path: str | Path, profile: str | Profile = "generic") -> RdflibK
     chosen = base.with_prefixes({"mq": ENTITY_NS, "mqr": RELATION_NS}).with_(
         hidden_relation_prefixes=tuple(base.hidden_relation_prefixes) + (RDFS + "label",)
     )
-    return RdflibKB(metaqa_graph(path), chosen)
+    return OxigraphKB(metaqa_store(path), chosen)
 
 
 def write_turtle(path: str | Path, out: str | Path) -> int:

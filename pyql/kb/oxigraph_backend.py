@@ -18,10 +18,11 @@ import pyoxigraph as ox
 
 from pyql.errors import EngineError, KBError
 from pyql.kb.base import KB
+from pyql.kb.progress import LoadProgress
 from pyql.profiles import Profile
 from pyql.terms import IRI, BlankNode, Term, canonical_literal
 
-__all__ = ["OxigraphKB", "from_oxigraph"]
+__all__ = ["OxigraphKB", "from_oxigraph", "load_file", "one_line", "oxigraph_format"]
 
 _FORMATS = {
     ".ttl": ox.RdfFormat.TURTLE,
@@ -34,6 +35,7 @@ _FORMATS = {
     ".rdf": ox.RdfFormat.RDF_XML,
     ".owl": ox.RdfFormat.RDF_XML,
     ".xml": ox.RdfFormat.RDF_XML,
+    ".jsonld": ox.RdfFormat.JSON_LD,
 }
 
 
@@ -48,8 +50,16 @@ def one_line(exc: BaseException | str, limit: int = 300) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
-def _format(path: Path) -> ox.RdfFormat:
-    """The RDF format of a file from its suffix, ``.gz`` looked through."""
+def oxigraph_format(path: Path) -> ox.RdfFormat:
+    """The RDF format of a file from its suffix, ``.gz`` looked through.
+
+    Raises:
+        KBError: an unknown suffix, listing the known ones.
+
+    Example:
+        >>> oxigraph_format(Path("kb.nt.gz")) == ox.RdfFormat.N_TRIPLES
+        True
+    """
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
@@ -59,23 +69,47 @@ def _format(path: Path) -> ox.RdfFormat:
     return fmt
 
 
-def _bulk_load(store: ox.Store, path: Path, graph: str | None = None) -> None:
-    """Load an RDF file (gzipped or not) into ``store``; errors on one line naming the file."""
-    fmt = _format(path)
-    if path.stat().st_size == 0:
+def load_file(store: ox.Store, path: Path, graph: str | None = None, progress: bool | None = None,
+               what: str = "loading") -> LoadProgress:
+    """Load an RDF file (gzipped or not) into ``store``; errors on one line naming the file.
+
+    Progress goes to standard error as :mod:`pyql.kb.progress` decides (``progress``
+    forces it on or off); the caller calls ``finish`` on the returned report.
+
+    Raises:
+        KBError: an unknown format, an empty file, a broken gzip file or a
+            syntax error, each on one line that names the file.
+
+    Example:
+        >>> store = ox.Store()
+        >>> load_file(store, Path("/nonexistent.nt"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        pyql.errors.KBError: cannot read /nonexistent.nt: ...
+    """
+    fmt = oxigraph_format(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise KBError(f"cannot read {path}: {one_line(exc)}") from exc
+    if size == 0:
         raise KBError(f"{path} is empty (0 bytes); give an RDF file with triples")
     target = ox.NamedNode(graph) if graph else None
+    report = LoadProgress(path, size, enabled=progress, what=what)
     try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rb") as handle:
-                stream: IO[bytes] = handle
-                store.bulk_load(input=stream, format=fmt, to_graph=target)
-        else:
-            store.bulk_load(path=str(path), format=fmt, to_graph=target)
+        with path.open("rb") as raw:
+            counted = report.wrap(raw)
+            if path.suffix.lower() == ".gz":
+                with gzip.GzipFile(fileobj=counted, mode="rb") as handle:  # type: ignore[arg-type]
+                    stream: IO[bytes] = handle
+                    store.bulk_load(input=stream, format=fmt, to_graph=target)
+            else:
+                store.bulk_load(input=counted, format=fmt, to_graph=target)
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise KBError(f"cannot read {path} as gzip: {one_line(exc)}") from exc
     except (SyntaxError, ValueError, OSError) as exc:
         raise KBError(f"cannot load {path}: {one_line(exc)}") from exc
+    return report
 
 
 def from_oxigraph(node: object) -> Term:
@@ -103,14 +137,23 @@ class OxigraphKB(KB):
             in-memory store, or None for an empty in-memory store. An empty
             file, or one without triples, is refused.
         profile: KB profile name or object.
+        progress: report the loading of a file on standard error: None
+            (default) when it is large (see :mod:`pyql.kb.progress`), True
+            always, False never.
         **options: see :class:`~pyql.kb.base.KB`.
+
+    This is the embedded default: ``KB.open("kb.ttl")`` and ``KB.open("demo")``
+    load the file into an in-memory store. For a KB larger than memory, load
+    it once into an on-disk store (``pyql kb load FILE --store DIR``,
+    :mod:`pyql.kb.store`) and open ``oxigraph:DIR``.
 
     Queries see the union of all graphs as their default graph.
     """
 
     name = "oxigraph"
 
-    def __init__(self, store: ox.Store | str | Path | None = None, profile: str | Profile = "freebase", **options) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, store: ox.Store | str | Path | None = None, profile: str | Profile = "freebase",
+                 progress: bool | None = None, **options) -> None:  # type: ignore[no-untyped-def]
         super().__init__(profile, **options)
         if store is None:
             store = ox.Store()
@@ -118,8 +161,10 @@ class OxigraphKB(KB):
             path = Path(store)
             if path.is_file():
                 mem = ox.Store()
-                _bulk_load(mem, path)
-                if len(mem) == 0:
+                report = load_file(mem, path, progress=progress)
+                triples = len(mem)
+                report.finish(triples)
+                if triples == 0:
                     raise KBError(f"{path} holds no triples (only prefixes or comments?); give an RDF file with triples")
                 store = mem
             else:
@@ -129,9 +174,9 @@ class OxigraphKB(KB):
                     raise KBError(f"cannot open an Oxigraph store at {path}: {exc}") from exc
         self.store = store
 
-    def load(self, path: str | Path, graph: str | None = None) -> None:
-        """Bulk-load an RDF file into the store (into ``graph`` if given)."""
-        _bulk_load(self.store, Path(path), graph)
+    def load(self, path: str | Path, graph: str | None = None, progress: bool | None = None) -> None:
+        """Bulk-load an RDF file into the store (into ``graph`` if given); ``progress`` as in the constructor."""
+        load_file(self.store, Path(path), graph, progress).finish()
 
     def __len__(self) -> int:
         return len(self.store)
