@@ -10,8 +10,8 @@ environment knows, so every entry is an action the KB can run now:
   ``add_fact(X, r, ?new)``, a backward one as ``add_fact(?new, r, X)``), with
   a fresh variable named after the relation; a forward relation of a
   variable may also end on a linked entity (``add_fact(?p, r, m.0fkvn)``);
-* before anything is built, ``add_fact(?s, r, ?o)`` with the KB's relation
-  vocabulary ranked against the question (``which cyclone had the highest
+* before anything is built, when the question has no linked entity,
+  ``add_fact(?s, r, ?o)`` with the KB's relation vocabulary ranked against the question (``which cyclone had the highest
   winds?`` has no entity to start from);
 * on the variables that exist: ``add_max``/``add_min``/``add_sum``/``add_avg``
   on numbers and dates, ``add_filter`` with the years and numbers of the
@@ -45,20 +45,21 @@ import dataclasses
 import datetime as _dt
 import re
 import weakref
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from pyql.observation import Observation, Relations, Value
-from pyql.terms import IRI, Literal, Variable
+from pyql.terms import IRI, Literal
 
-__all__ = ["NextStep", "next_steps", "trial", "relation_vocabulary", "question_literals", "overlap_rank"]
+__all__ = ["NextStep", "next_steps", "overlap_rank", "question_literals", "relation_vocabulary", "trial"]
 
 #: Ranks relations against a question: (question, relations) → relations, best first.
 Rank = Callable[[str | None, list[str]], list[str]]
 
 #: Pairs of start/end relation names that make a time span (the last part of the relation).
 _SPANS = (("from", "to"), ("start_date", "end_date"), ("start", "end"), ("date_from", "date_to"), ("begin", "end"))
-_CURRENT = re.compile(r"\b(current|currently|now|today|present|incumbent)\b", re.I)
+_CURRENT = re.compile(r"\b(current|currently|now|today|present|incumbent)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -125,7 +126,7 @@ def trial(env: Any, action: str) -> Any:
 # what the question and the KB offer
 
 
-_VOCABULARY: "weakref.WeakKeyDictionary[Any, list[str]]" = weakref.WeakKeyDictionary()
+_VOCABULARY: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
 
 
 def relation_vocabulary(kb: Any, limit: int = 100000) -> list[str]:
@@ -381,7 +382,7 @@ def next_steps(
             else:
                 if not any(b.startswith("add_fact(?") and b.endswith(f", {rel}, {key})") for b in built):
                     facts.append(NextStep(f"add_fact({_fresh(_subject_hint(rel), set(taken))}, {rel}, {key})", "fact"))
-    if not query.steps:
+    if not query.steps and not entities:
         vocab = list(vocabulary) if vocabulary is not None else relation_vocabulary(env.kb)
         for rel in rank(question, vocab)[:vocabulary_limit]:
             local = set(taken)
