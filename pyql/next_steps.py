@@ -202,11 +202,12 @@ def overlap_rank(question: str | None, relations: list[str]) -> list[str]:
     """
     words = {_stem(w) for w in _WORD.findall((question or "").lower())}
 
-    def score(relation: str) -> int:
+    def score(relation: str) -> float:
         parts = relation.lower().replace("_", " ").split(".")
         last = {_stem(w) for w in _WORD.findall(parts[-1])}
         rest = {_stem(w) for w in _WORD.findall(" ".join(parts[:-1]))}
-        return -(3 * len(last & words) + len(rest & words))
+        hits = last & words
+        return -(3 * len(hits) + len((rest & words) - hits) + len(hits) / max(len(last), 1))
 
     return sorted(relations, key=score)
 
