@@ -79,7 +79,7 @@ __all__ = [
 DEFAULT_STOP: tuple[str, ...] = ("\nObservation",)
 
 #: How an agent gets an action from the LLM (see :func:`complete_action`).
-ACTION_MODES: tuple[str, ...] = ("text", "tools", "grammar")
+ACTION_MODES: tuple[str, ...] = ("text", "tools", "grammar", "choose")
 
 #: The dummy key sent to servers that need none (llama.cpp, vLLM ...).
 NO_KEY = "sk-no-key"
@@ -236,6 +236,32 @@ class LLMConfig:
         return cls(**values)
 
     @property
+    def local(self) -> bool:
+        """Whether the server is on this machine (a loopback base URL: llama.cpp, llama-cpp-python, vLLM ...).
+
+        Requests to a local server carry llama.cpp's ``cache_prompt: true`` (reuse
+        the evaluated prefix of the last prompt), and the choose mode constrains
+        the reply with a GBNF grammar; a hosted API gets neither field.
+
+        Example:
+            >>> LLMConfig(base_url="http://127.0.0.1:8000/v1").local, LLMConfig(base_url="https://api.openai.com/v1").local
+            (True, False)
+        """
+        if not self.base_url:
+            return False
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(self.base_url).hostname or "").strip("[]")
+        if host == "localhost":
+            return True
+        try:
+            import ipaddress
+
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    @property
     def configured(self) -> bool:
         """Whether a server can be reached: a base URL or (for OpenAI's API) a key.
 
@@ -299,7 +325,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                    help="chat completions or plain completions (a base model works best as a completion)")
     g.add_argument("--action-mode", choices=list(ACTION_MODES), default="text",
                    help="text: the paper's Thought/Action text; tools: native tool calls; "
-                        "grammar: grammar-constrained decoding (llama.cpp 'grammar' field)")
+                        "grammar: grammar-constrained decoding (llama.cpp 'grammar' field); "
+                        "choose: pick one of the valid next steps by number")
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
     g.add_argument("--max-tokens", type=int, default=None, help="most tokens per reply (default 256)")
     g.add_argument("--llm-timeout", type=float, default=None, help="seconds per request (default 120)")
@@ -755,7 +782,9 @@ class OpenAILLM:
         """Ask the LLM once (with retries); see :class:`LLM`.
 
         Tools need the chat endpoint: with ``mode="completion"`` and tools,
-        the request goes to the chat endpoint.
+        the request goes to the chat endpoint. A local server (see
+        :attr:`LLMConfig.local`) gets ``cache_prompt: true`` so that llama.cpp
+        keeps the evaluated prompt prefix between calls.
 
         Raises:
             LLMError: a non-retryable error, retries exhausted, or a response
@@ -764,6 +793,8 @@ class OpenAILLM:
         cfg = self.config
         stop_list = list(cfg.stop if stop is None else stop)
         extra: dict[str, Any] = dict(cfg.extra_body)
+        if cfg.local:
+            extra.setdefault("cache_prompt", True)
         if grammar is not None:
             extra["grammar"] = grammar
         common: dict[str, Any] = {
@@ -1096,6 +1127,8 @@ def complete_action(
         from agent.gbnf import action_gbnf
 
         reply = llm.complete(prompt, stop=stop, grammar=action_gbnf(actions, step=step, resume=resume))
+    elif mode == "choose":
+        raise LLMConfigError("the choose mode picks a listed step by number: QueryAgent asks for it (agent.choose), not complete_action")
     else:
         raise LLMConfigError(f"unknown action mode {mode!r}; use one of {', '.join(ACTION_MODES)}")
     return reply_action_text(reply, actions, step), reply

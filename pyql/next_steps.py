@@ -338,7 +338,9 @@ def next_steps(
 
     Returns:
         The steps in this order: facts, constraints, aggregates, answers,
-        ``execute()``, looks; empty once the episode is done.
+        ``execute()``, looks; empty once the episode is done. Answers,
+        ``execute()`` and looks are always listed; constraints and aggregates
+        take up to a third of the rest, facts what remains.
 
     Example:
         >>> from pyql.kb import KB
@@ -444,18 +446,47 @@ def next_steps(
         NextStep(f"get_relation({v})", "look") for v in reversed(variables) if v not in looked and kinds[v] in ("entity", "unnamed")
     ]
 
-    steps = list(dict.fromkeys([*facts, *constrain, *aggregate, *answers, *finish, *looks]))
     if not verify:
-        return steps[:limit]
-    out: list[NextStep] = []
-    for candidate in steps:
-        if len(out) >= limit:
-            break
-        if candidate.kind == "look":
-            out.append(candidate)
-            continue
-        record = trial(env, candidate.action)
-        if record.ok:
-            preview = record.observation if len(record.observation) <= preview_chars else record.observation[: preview_chars - 3].rstrip() + "..."
-            out.append(NextStep(candidate.action, candidate.kind, preview))
-    return out
+        return list(dict.fromkeys([*facts, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
+
+    def kept(candidates: list[NextStep], budget: int) -> list[NextStep]:
+        out: list[NextStep] = []
+        for candidate in dict.fromkeys(candidates):
+            if len(out) >= budget:
+                break
+            if candidate.kind == "look":
+                out.append(candidate)
+                continue
+            record = trial(env, candidate.action)
+            if record.ok:
+                out.append(NextStep(candidate.action, candidate.kind, _preview(record, set(variables), preview_chars)))
+        return out
+
+    # answers, execute() and looks are always listed; constraints and aggregates get a third
+    # of what is left (at least 4), facts the rest
+    ends = kept([*answers, *finish, *looks], limit)
+    room = max(limit - len(ends), 0)
+    modifiers = kept([*constrain, *aggregate], min(room, max(room // 3, 4)))
+    found = kept(facts, room - len(modifiers))
+    return [*found, *modifiers, *ends]
+
+
+def _preview(record: Any, before: set[str], limit: int) -> str:
+    """A short view of a step's result: the new variables' first values (else all), or the answer."""
+    result = record.result
+    if isinstance(result, Observation):
+        if result.boolean is not None:
+            return "yes" if result.boolean else "no"
+        shown = [v for v in result.variables if str(v.variable) not in before] or list(result.variables)
+        parts = []
+        for var in shown:
+            if var.all_unnamed:
+                parts.append(f"{var.variable} = {var.total} unnamed node{'s' if var.total != 1 else ''}")
+                continue
+            names = [x.label if x.label else x.display() for x in var.values[:3]]
+            more = f" +{var.total - len(names)}" if var.total > len(names) else ""
+            parts.append(f"{var.variable} = {', '.join(names)}{more}")
+        text = "; ".join(parts)
+    else:
+        text = record.observation
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
