@@ -1086,6 +1086,7 @@ def complete_action(
     step: int | None = None,
     resume: str | None = None,
     stop: Sequence[str] | None = None,
+    state: Any = None,
 ) -> tuple[str, LLMReply]:
     """Ask for the next action in one of :data:`ACTION_MODES`; returns ``(text to parse, reply)``.
 
@@ -1106,6 +1107,10 @@ def complete_action(
         step: the step number (fixes ``N`` in the grammar and in tool-call lines).
         resume: for ``grammar``: where the prompt ends (see :func:`agent.gbnf.action_gbnf`).
         stop: stop sequences (default: the LLM's configured ones).
+        state: an :class:`agent.gbnf.StateVocabulary`: the grammar
+            (:func:`agent.gbnf.state_gbnf`) and the tool schemas
+            (:func:`agent.gbnf.state_tools`, JSON-schema ``enum`` s) allow only
+            the entities, variables and relations the episode has.
 
     Raises:
         LLMConfigError: an unknown mode.
@@ -1122,11 +1127,20 @@ def complete_action(
     elif mode == "tools":
         from pyql.actions import openai_tools
 
-        reply = llm.complete(prompt, stop=stop, tools=openai_tools(actions))
-    elif mode == "grammar":
-        from agent.gbnf import action_gbnf
+        tools = openai_tools(actions)
+        if state is not None:
+            from agent.gbnf import state_tools
 
-        reply = llm.complete(prompt, stop=stop, grammar=action_gbnf(actions, step=step, resume=resume))
+            tools = state_tools(tools, actions, state)
+        reply = llm.complete(prompt, stop=stop, tools=tools)
+    elif mode == "grammar":
+        from agent.gbnf import action_gbnf, state_gbnf
+
+        grammar = (
+            state_gbnf(actions, state, step=step, resume=resume) if state is not None
+            else action_gbnf(actions, step=step, resume=resume)
+        )
+        reply = llm.complete(prompt, stop=stop, grammar=grammar)
     elif mode == "choose":
         raise LLMConfigError("the choose mode picks a listed step by number: QueryAgent asks for it (agent.choose), not complete_action")
     else:

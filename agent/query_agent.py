@@ -69,6 +69,11 @@ class AgentConfig:
         auto_look: choose mode: the environment runs ``get_relation`` itself on
             what it has not looked at (no LLM call spent on looks).
         choice_preview: choose mode: show each step's result preview.
+        choice_relations: choose mode: relations listed per entity or variable.
+        state_constraints: grammar and tools modes on a KB: the grammar (or the
+            tools' JSON-schema enums) is rebuilt for every call from the
+            environment's memory (:func:`agent.gbnf.state_gbnf`), so a relation
+            no look returned there cannot be written; False: the generic grammar.
     """
 
     max_steps: int = 12
@@ -82,6 +87,8 @@ class AgentConfig:
     max_choices: int = 10
     auto_look: bool = True
     choice_preview: bool = True
+    choice_relations: int = 6
+    state_constraints: bool = True
 
     def __post_init__(self) -> None:
         if self.feedback not in FEEDBACK_MODES:
@@ -269,6 +276,7 @@ class QueryAgent:
                 step=step,
                 resume="thought" if style == "text" else None,
                 stop=list(DEFAULT_STOP),
+                state=self._state(env),
             )
         except LLMError as exc:
             episode.error = f"llm_error: {exc}"
@@ -304,6 +312,17 @@ class QueryAgent:
         )
         return True
 
+    def _state(self, env: Any) -> Any:
+        """The episode's vocabulary for a state-aware grammar or tool enums (None: not used)."""
+        if self.config.action_mode not in ("grammar", "tools") or not self.config.state_constraints or env.side != "sparql":
+            return None
+        from agent.gbnf import StateVocabulary
+        from agent.ranking import BM25Ranker
+
+        if self._ranker is None:
+            self._ranker = BM25Ranker().rank
+        return StateVocabulary.from_env(env, rank=self._ranker)
+
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.choose`)."""
         from agent.choose import ask_choice, auto_look, choice_lines, enumerate_choices
@@ -314,7 +333,9 @@ class QueryAgent:
                 episode.traces.append(_env_trace(len(episode.traces) + 1, record))
         if self._ranker is None:
             self._ranker = BM25Ranker().rank
-        choices = enumerate_choices(env, rank=self._ranker, limit=self.config.max_choices)
+        choices = enumerate_choices(
+            env, rank=self._ranker, limit=self.config.max_choices, per_argument=self.config.choice_relations
+        )
         if not choices:
             return False
         base = self.prompt(episode.head, episode.turns, step)
