@@ -27,12 +27,13 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from agent.llm import LLM, LLMReply
 from pyql.next_steps import NextStep, next_steps
 
-__all__ = ["auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "parse_choice", "ask_choice"]
+__all__ = ["ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "parse_choice"]
 
 
 def choice_gbnf(n: int) -> str:

@@ -211,7 +211,7 @@ class StateVocabulary:
     @classmethod
     def from_env(
         cls, env: Any, *, rank: Any = None, per_argument: int = 40, vocabulary: int = 40, entities: int = 40
-    ) -> "StateVocabulary":
+    ) -> StateVocabulary:
         """The vocabulary of a :class:`~pyql.sparql_environment.SparqlEnvironment` now.
 
         Example:

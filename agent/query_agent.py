@@ -353,16 +353,16 @@ class QueryAgent:
         episode.tokens_in += sum(r.usage_in for r in replies)
         episode.tokens_out += sum(r.usage_out for r in replies)
         reply = replies[-1]
-        common = dict(
-            step=len(episode.traces) + 1,
-            prompt_sha256=prompt_hash(prompt),
-            prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
-            reply=reply.text,
-            llm_seconds=round(sum(r.latency for r in replies), 4),
-            tokens_in=sum(r.usage_in for r in replies),
-            tokens_out=sum(r.usage_out for r in replies),
-            attempts=sum(r.attempts for r in replies),
-        )
+        common: dict[str, Any] = {
+            "step": len(episode.traces) + 1,
+            "prompt_sha256": prompt_hash(prompt),
+            "prompt": _full(prompt) if self.config.trace_prompts == "full" else None,
+            "reply": reply.text,
+            "llm_seconds": round(sum(r.latency for r in replies), 4),
+            "tokens_in": sum(r.usage_in for r in replies),
+            "tokens_out": sum(r.usage_out for r in replies),
+            "attempts": sum(r.attempts for r in replies),
+        }
         if picked is None:
             observation = f"Choose one of the numbers 1 to {len(choices)}."
             episode.turns.append(_Turn(step, f"Action {step}: {reply.text.strip()}", observation))

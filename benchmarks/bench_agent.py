@@ -45,7 +45,7 @@ CONFIGS = {
     "text-none": dict(method="queryagent", action_mode="text", feedback="none"),
     "tools-eraser": dict(method="queryagent", action_mode="tools", feedback="eraser"),
     "grammar-eraser": dict(method="queryagent", action_mode="grammar", feedback="eraser"),
-    "choose-eraser": dict(method="queryagent", action_mode="choose", feedback="eraser"),
+    "choose-eraser": {"method": "queryagent", "action_mode": "choose", "feedback": "eraser"},
     "readi": dict(method="readi", action_mode="text", feedback="eraser"),
 }
 SECTION = "## Agents with the local model"
