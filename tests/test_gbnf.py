@@ -13,10 +13,24 @@ from pathlib import Path
 
 import pytest
 
-from agent.gbnf import KIND_RULES, action_gbnf, action_json_schema, check_lines, gbnf_to_regex, json_action_text
+from agent.choose import choice_gbnf
+from agent.environments import feedback_options
+from agent.gbnf import (
+    KIND_RULES,
+    StateVocabulary,
+    action_gbnf,
+    action_json_schema,
+    check_lines,
+    gbnf_to_regex,
+    json_action_text,
+    state_gbnf,
+    state_tools,
+)
 from pyql.action_parser import extract_action, parse_action
-from pyql.actions import ActionSet, action
+from pyql.actions import ActionSet, action, openai_tools
+from pyql.kb import KB
 from pyql.sparql_actions import SparqlActions
+from pyql.sparql_environment import SparqlEnvironment
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 
@@ -210,13 +224,6 @@ def test_llama_cpp_accepts_gold_and_rejects_malformed(llama_checker) -> None:
 
 # ---------------------------------------------------------------------------
 # grammars that know the state of the episode (rebuilt for every call)
-
-from agent.choose import choice_gbnf  # noqa: E402
-from agent.environments import feedback_options  # noqa: E402
-from agent.gbnf import StateVocabulary, state_gbnf, state_tools  # noqa: E402
-from pyql.actions import openai_tools  # noqa: E402
-from pyql.kb import KB  # noqa: E402
-from pyql.sparql_environment import SparqlEnvironment  # noqa: E402
 
 ITEMS = [json.loads(row) for row in DEMO.read_text(encoding="utf-8").splitlines() if row.strip()]
 
