@@ -184,6 +184,8 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
     ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
     env = open_environment(args, item, ranker=ranker, agent=True)
+    if config.action_mode == "choose" and env.side != "sparql":
+        raise UsageError("pyql ask: --action-mode choose enumerates KB steps; use text, tools or grammar for a table")
     if env.side == "sql":
         item["table"] = {"name": env.table.name}
     try:
@@ -235,6 +237,8 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError("pyql eval: the data set has KB questions: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
+    if settings.action_mode == "choose" and any(item.get("table") is not None for item in dataset):
+        raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")
     run_file = Path(args.out)
     if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
