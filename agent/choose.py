@@ -88,9 +88,15 @@ def auto_look(env: Any) -> list[Any]:
     return records
 
 
-def enumerate_choices(env: Any, *, rank: Any = None, limit: int = 12, per_argument: int = 6) -> list[NextStep]:
-    """The valid next steps to offer (verified, bounded; looks only when ``auto_look`` is off)."""
-    return next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True)
+def enumerate_choices(
+    env: Any, *, rank: Any = None, limit: int = 12, per_argument: int = 6, order: str = "ranked"
+) -> list[NextStep]:
+    """The valid next steps to offer (verified, bounded; looks only when ``auto_look`` is off).
+
+    ``order``: ``"ranked"`` (:func:`rank_choices`) or ``"kind"`` (the enumerator's order).
+    """
+    steps = next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True)
+    return rank_choices(env.question, steps, env.query.actions()) if order == "ranked" else steps
 
 
 def ask_choice(
@@ -112,3 +118,88 @@ def ask_choice(
         replies.append(reply)
         picked = parse_choice(reply.text, n)
     return picked, replies
+
+
+# ---------------------------------------------------------------------------
+# ordering the list against the question
+
+_CUES: dict[str, tuple[str, ...]] = {
+    "add_max": ("most", "highest", "largest", "biggest", "latest", "recent", "recently", "maximum", "greatest", "last", "strongest"),
+    "add_min": ("least", "lowest", "smallest", "first", "earliest", "minimum", "fewest", "weakest"),
+    "add_count": ("how many", "number of", "count"),
+    "add_sum": ("total", "sum", "combined", "altogether"),
+    "add_avg": ("average", "mean"),
+    "add_compare": ("than",),
+}
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _stems(text: str) -> set[str]:
+    out = set()
+    for w in _WORDS.findall(text.lower().replace("_", " ")):
+        if len(w) > 4 and w.endswith("ies"):
+            w = w[:-3] + "y"
+        elif len(w) > 3 and w.endswith("s"):
+            w = w[:-1]
+        out.add(w)
+    return out
+
+
+def _has_cue(question: str, cues: Sequence[str]) -> bool:
+    q = f" {question.lower()} "
+    return any(f" {c} " in q or f" {c}?" in q for c in cues)
+
+
+def rank_choices(question: str | None, choices: Sequence[NextStep], built: Sequence[str] = ()) -> list[NextStep]:
+    """The steps ordered by how well they fit the question, best first (stable for ties).
+
+    A fact scores by the question's words its relation adds to those of the
+    facts already built; a constraint or aggregate by the question's cue words
+    (``most``/``highest`` for ``add_max``, ``how many`` for ``add_count``,
+    ``total`` for ``add_sum`` ...); ``add_type_constrain`` by the words its type
+    shares with the question; ``set_answer`` prefers a variable named like a
+    word of the question and not a literal; ``execute()`` comes first once it
+    is listed (the query says what it answers). Constraints and aggregates
+    the question has no cue for are left out. The LLM still picks: this order
+    only decides what it reads first.
+
+    Example:
+        >>> steps = [NextStep("add_fact(m.1, location.country.capital, ?capital)", "fact"),
+        ...          NextStep("add_fact(m.1, location.country.languages_spoken, ?languages_spoken)", "fact")]
+        >>> rank_choices("what languages are spoken in jamaica?", steps)[0].action
+        'add_fact(m.1, location.country.languages_spoken, ?languages_spoken)'
+    """
+    q = question or ""
+    words = _stems(q)
+    used: set[str] = set()
+    for line in built:
+        if line.startswith("add_fact("):
+            used |= _stems(line.split(",")[1])
+
+    def score(item: tuple[int, NextStep]) -> float:
+        index, step = item
+        name = step.action.split("(", 1)[0]
+        args = step.action[len(name) + 1 : -1]
+        if step.kind == "execute":
+            return 10.0
+        if step.kind == "fact":
+            relation = args.split(", ")[1]
+            prop = _stems(relation.rsplit(".", 1)[-1])
+            rest = _stems(relation) - prop
+            return 2.0 * len((prop & words) - used) + 0.5 * len((rest & words) - used) - 0.01 * index
+        if name in _CUES:
+            return 3.0 if _has_cue(q, _CUES[name]) else -1.0
+        if name == "add_type_constrain":
+            return 1.5 * len(_stems(args.split(", ")[0].rsplit(".", 1)[-1]) & words) - 0.5
+        if name in ("add_filter", "add_time_constrain"):
+            return 2.5 if any(ch.isdigit() for ch in args) and any(tok in q for tok in re.findall(r"\d{4}|\d+", args)[:1]) else 0.0
+        if step.kind == "answer":
+            var = args.lstrip("?").rstrip("0123456789")
+            literal = bool(re.search(r"= [-0-9]", step.preview)) if step.preview else False
+            return 1.0 + (1.0 if _stems(var) & words else 0.0) - (0.8 if literal else 0.0)
+        return 0.0
+
+    scored = sorted(((score(item), item[0], item[1]) for item in enumerate(choices)), key=lambda t: (-t[0], t[1]))
+    # constraints and aggregates the question gives no cue for are left out (when something else is listed)
+    kept = [step for value, _, step in scored if value >= 0 or step.kind not in ("constrain", "aggregate")]
+    return kept or [step for _, _, step in scored]

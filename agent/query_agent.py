@@ -70,6 +70,9 @@ class AgentConfig:
             what it has not looked at (no LLM call spent on looks).
         choice_preview: choose mode: show each step's result preview.
         choice_relations: choose mode: relations listed per entity or variable.
+        choice_order: choose mode: "ranked" (against the question,
+            :func:`agent.choose.rank_choices`) or "kind" (facts, constraints,
+            aggregates, answers, execute, looks).
         state_constraints: grammar and tools modes on a KB: the grammar (or the
             tools' JSON-schema enums) is rebuilt for every call from the
             environment's memory (:func:`agent.gbnf.state_gbnf`), so a relation
@@ -84,10 +87,11 @@ class AgentConfig:
     token_budget: int = 6000
     keep_observation: int = 160
     trace_prompts: str = "hash"
-    max_choices: int = 10
+    max_choices: int = 6
     auto_look: bool = True
     choice_preview: bool = True
     choice_relations: int = 6
+    choice_order: str = "ranked"
     state_constraints: bool = True
 
     def __post_init__(self) -> None:
@@ -334,7 +338,8 @@ class QueryAgent:
         if self._ranker is None:
             self._ranker = BM25Ranker().rank
         choices = enumerate_choices(
-            env, rank=self._ranker, limit=self.config.max_choices, per_argument=self.config.choice_relations
+            env, rank=self._ranker, limit=self.config.max_choices, per_argument=self.config.choice_relations,
+            order=self.config.choice_order,
         )
         if not choices:
             return False

@@ -19,7 +19,8 @@ environment knows, so every entry is an action the KB can run now:
   numbers, ``add_count``, ``add_type_constrain`` with the types of the
   values, ``add_time_constrain`` with start/end relations of the variable and
   dates of the question (years, "current": today) or of the values seen;
-* ``set_answer`` on an existing variable, and ``execute()``.
+* ``set_answer`` on an existing variable, and ``execute()`` once the query
+  says what it answers (after ``set_answer``, an aggregate or a comparison).
 
 Every list is bounded (relations ranked and capped per argument, a cap on
 the whole list). With ``verify=True`` each construction step is tried on
@@ -62,6 +63,7 @@ _SPANS = (("from", "to"), ("start_date", "end_date"), ("start", "end"), ("date_f
 _CURRENT = re.compile(r"\b(current|currently|now|today|present|incumbent)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 _WORD = re.compile(r"[a-z0-9]+")
+_AGGREGATES = ("add_count(", "add_sum(", "add_avg(")
 
 
 @dataclass(frozen=True)
@@ -319,7 +321,7 @@ def next_steps(
     verify: bool = True,
     today: _dt.date | None = None,
     vocabulary: Sequence[str] | None = None,
-    preview_chars: int = 80,
+    preview_chars: int = 60,
 ) -> list[NextStep]:
     """The valid next steps of a SPARQL environment, bounded (see the module docstring).
 
@@ -440,7 +442,9 @@ def next_steps(
         for var in reversed(variables)
         if var != str(query.answer) and kinds[var] not in ("unnamed",) and not query.is_ask
     ]
-    finish = [NextStep("execute()", "execute")] if query.steps else []
+    # execute() once the query says what it answers: set_answer, an aggregate or a comparison
+    answered = query.answer is not None or query.is_ask or any(b.startswith(_AGGREGATES) for b in built)
+    finish = [NextStep("execute()", "execute")] if query.steps and answered else []
     looks = [NextStep(f"get_relation({e})", "look") for e in entities if e not in looked]
     looks += [
         NextStep(f"get_relation({v})", "look") for v in reversed(variables) if v not in looked and kinds[v] in ("entity", "unnamed")

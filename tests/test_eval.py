@@ -676,12 +676,12 @@ def test_ask_and_eval_with_the_choose_action_mode(tmp_path: Path) -> None:
     args = build_parser().parse_args(["ask", "what category is tropical storm rachel?", "--kb", "demo", "--json",
                                       "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--action-mode", "choose"])
     out = io.StringIO()
-    llm = _PickByText(["meteorology.tropical_cyclone.category, ?category)", "execute()"])
+    llm = _PickByText(["meteorology.tropical_cyclone.category, ?category)", "set_answer(?category)", "execute()"])
     assert ask_command(args, out, llm=llm) == 0
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert lines[0]["action"] == "get_relation(m.0crbvqz)"  # the environment's own look
     assert lines[-1]["answers"] == [{"value": "m.05f4r3k", "label": "Tropical storm (SSHS)"}]
-    assert lines[-1]["llm_calls"] == 2 and lines[-1]["tokens_in"] == 200
+    assert lines[-1]["llm_calls"] == 3 and lines[-1]["tokens_in"] == 300
     table = tmp_path / "t.jsonl"
     table.write_text(json.dumps({"question": "how many?", "table": {"header": ["a"], "rows": [["1"]]}, "answers": ["1"]}) + "\n")
     args = build_parser().parse_args(["eval", str(table), "--out", str(tmp_path / "r.jsonl"), "--action-mode", "choose"])
