@@ -355,3 +355,26 @@ def test_choose_is_refused_for_a_table() -> None:
     env = TableEnvironment(Table.from_rows(["a"], [["1"]]), **feedback_options("eraser", agent=True))
     with pytest.raises(AgentConfigError, match="choose"):
         QueryAgent(ScriptedLLM([]), AgentConfig(action_mode="choose")).run(env, "q?")
+
+
+def test_choices_are_ordered_against_the_question() -> None:
+    from agent.choose import rank_choices
+    from pyql.next_steps import NextStep
+
+    steps = [
+        NextStep("add_fact(?c, meteorology.tropical_cyclone.affected_areas, ?affected_areas)", "fact", "?affected_areas = Cuba"),
+        NextStep("add_max(?winds)", "constrain"),
+        NextStep("add_avg(?winds, ?average)", "aggregate"),
+        NextStep("add_count(?c, ?number)", "aggregate"),
+        NextStep("set_answer(?winds)", "answer", "?winds = 280"),
+        NextStep("set_answer(?cyclone)", "answer", "?cyclone = Katrina"),
+    ]
+    built = ["add_fact(?cyclone, meteorology.tropical_cyclone.highest_winds, ?winds)"]
+    top = [s.action for s in rank_choices("which cyclone had the highest winds?", steps, built)]
+    assert top[0] == "add_max(?winds)"  # the cue "highest"
+    assert top.index("set_answer(?cyclone)") < top.index("set_answer(?winds)")  # named like the question, not a number
+    assert "add_avg(?winds, ?average)" not in top and "add_count(?c, ?number)" not in top  # no cue for them
+    counted = [s.action for s in rank_choices("how many cyclones affected louisiana?", steps, built)]
+    assert counted[0] == "add_count(?c, ?number)"
+    with_execute = rank_choices("which cyclone?", [*steps, NextStep("execute()", "execute")], built)
+    assert with_execute[0].action == "execute()"
