@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, Iterator, TextIO
@@ -48,7 +49,7 @@ from agent.datasets import load_dataset
 from agent.environments import KB_HINT, open_environment
 from agent.jsonlines import dumps_line
 from agent.llm import add_llm_arguments, config_from_args
-from agent.local import configured_llm, register_cli
+from agent.local import LOCAL_MODEL_NAME, configured_llm, register_cli
 from agent.metrics import load_prices
 from agent.runner import (
     KBProvider,
@@ -67,6 +68,7 @@ from agent.trace_html import write_html
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.cli import UsageError, read_entities, read_text
 from pyql.environment import Environment
+from pyql.errors import PyQLError
 from pyql.profiles import PROFILES
 
 __all__ = ["add_commands", "run_command", "run_episode", "ask_command", "eval_command", "trace_command"]
@@ -118,7 +120,7 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     k.add_argument("--profile", default="freebase", choices=list(PROFILES))
 
 
-def _settings(args: argparse.Namespace) -> RunSettings:
+def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
     return RunSettings(
         kb=args.kb,
         profile=args.profile,
@@ -129,9 +131,33 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         ranker=args.ranker,
         max_relations=args.max_relations,
         trace_prompts=args.trace_prompts,
-        action_mode=getattr(args, "action_mode", "text") or "text",
+        action_mode=_action_mode(args, llm),
         prices=load_prices(args.prices) if args.prices else None,
     )
+
+
+def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
+    """``--action-mode``, else the default: ``choose`` for the bundled local model on a KB, ``text`` otherwise.
+
+    The local model is used when no LLM is configured (started, or a running
+    ``pyql llm serve``) or when the configured model is its name; on the demo
+    questions it answers far more by choosing than by writing actions
+    (``docs/benchmarks.md``). Table questions have no enumerator yet: ``text``.
+    An LLM given in code (tests) counts as local when its model has that name.
+    """
+    if getattr(args, "action_mode", None):
+        return str(args.action_mode)
+    if getattr(args, "db", None) or getattr(args, "table_json", None):
+        return "text"
+    if llm is not None:
+        names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
+        return "choose" if LOCAL_MODEL_NAME in names else "text"
+    try:
+        config = config_from_args(args)
+    except PyQLError:
+        return "text"
+    local = not config.configured or config.model == LOCAL_MODEL_NAME
+    return "choose" if local else "text"
 
 
 @contextlib.contextmanager
@@ -176,7 +202,7 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     question = (args.question or "").strip()
     if not question:
         raise UsageError("pyql ask: the question is empty")
-    settings = _settings(args)
+    settings = _settings(args, llm)
     solve = solver(settings.method)
     config = settings.agent_config()
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
@@ -229,7 +255,7 @@ def _add_ask(subparsers: Any) -> None:
 
 def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progress: TextIO | None = None) -> int:
     """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests)."""
-    settings = _settings(args)
+    settings = _settings(args, llm)
     solver(settings.method)
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
@@ -238,7 +264,9 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError("pyql eval: the data set has KB questions: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
     if settings.action_mode == "choose" and any(item.get("table") is not None for item in dataset):
-        raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")
+        if args.action_mode:
+            raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")
+        settings = dataclasses.replace(settings, action_mode="text")
     run_file = Path(args.out)
     if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")

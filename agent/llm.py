@@ -314,8 +314,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
         >>> p = argparse.ArgumentParser()
         >>> add_llm_arguments(p)
         >>> a = p.parse_args(["--base-url", "http://127.0.0.1:8000/v1", "--llm-mode", "completion"])
-        >>> (a.base_url, a.llm_mode, a.model, a.action_mode)
-        ('http://127.0.0.1:8000/v1', 'completion', None, 'text')
+        >>> (a.base_url, a.llm_mode, a.model, a.action_mode)  # no --action-mode: the command picks (agent.cli)
+        ('http://127.0.0.1:8000/v1', 'completion', None, None)
     """
     g = parser.add_argument_group("LLM access (defaults from OPENAI_BASE_URL, OPENAI_API_KEY, PYQL_MODEL)")
     g.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (env OPENAI_BASE_URL)")
@@ -323,10 +323,11 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model", help="model name (env PYQL_MODEL; default: the server's first model)")
     g.add_argument("--llm-mode", choices=["chat", "completion"], default=None,
                    help="chat completions or plain completions (a base model works best as a completion)")
-    g.add_argument("--action-mode", choices=list(ACTION_MODES), default="text",
+    g.add_argument("--action-mode", choices=list(ACTION_MODES), default=None,
                    help="text: the paper's Thought/Action text; tools: native tool calls; "
                         "grammar: grammar-constrained decoding (llama.cpp 'grammar' field); "
-                        "choose: pick one of the valid next steps by number")
+                        "choose: pick one of the valid next steps by number "
+                        "(default: choose with the bundled local model on a KB, text otherwise)")
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
     g.add_argument("--max-tokens", type=int, default=None, help="most tokens per reply (default 256)")
     g.add_argument("--llm-timeout", type=float, default=None, help="seconds per request (default 120)")

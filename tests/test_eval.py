@@ -687,3 +687,21 @@ def test_ask_and_eval_with_the_choose_action_mode(tmp_path: Path) -> None:
     args = build_parser().parse_args(["eval", str(table), "--out", str(tmp_path / "r.jsonl"), "--action-mode", "choose"])
     with pytest.raises(UsageError, match="choose"):
         eval_command(args, io.StringIO(), llm=_PickByText([]))
+
+
+def test_default_action_mode_is_choose_for_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent.cli import _action_mode
+    from pyql.cli import build_parser
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYQL_MODEL", "PYQL_LLM_MODE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def mode(*flags: str, llm: Any = None) -> str:
+        return _action_mode(build_parser().parse_args(["ask", "q?", "--kb", "demo", *flags]), llm)
+
+    assert mode() == "choose"  # nothing configured: the local model
+    assert mode("--base-url", "http://127.0.0.1:8000/v1", "--model", "gemma-3-270m") == "choose"
+    assert mode("--base-url", "https://api.example.com/v1", "--model", "gpt-4o-mini") == "text"
+    assert mode("--action-mode", "grammar") == "grammar"
+    assert _action_mode(build_parser().parse_args(["ask", "q?", "--table-json", "t.json"])) == "text"
+    assert mode(llm=ScriptedLLM([])) == "text"
