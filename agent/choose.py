@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.llm import LLM, LLMReply
-from pyql.next_steps import NextStep, next_steps
+from pyql.next_steps import NextStep, next_steps, variable_kinds
 
 __all__ = ["ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "parse_choice"]
 
@@ -93,10 +93,19 @@ def enumerate_choices(
 ) -> list[NextStep]:
     """The valid next steps to offer (verified, bounded; looks only when ``auto_look`` is off).
 
-    ``order``: ``"ranked"`` (:func:`rank_choices`) or ``"kind"`` (the enumerator's order).
+    ``order``: ``"ranked"`` (:func:`rank_choices` over up to ``3 * limit`` steps, the best ``limit`` kept)
+    or ``"kind"`` (the enumerator's order and cap).
     """
-    steps = next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True)
-    return rank_choices(env.question, steps, env.query.actions()) if order == "ranked" else steps
+    if order != "ranked":
+        return next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True)
+    # rank a longer list, then keep the best ``limit``
+    steps = next_steps(env, rank=rank, limit=3 * limit, per_argument=per_argument, verify=True)
+    entities = list(env.memory.entities.values())
+    ranked = rank_choices(
+        env.question, steps, env.query.actions(), entities=entities, kinds=variable_kinds(env),
+        mentions=list(env.memory.entities),
+    )
+    return ranked[:limit]
 
 
 def ask_choice(
@@ -131,7 +140,18 @@ _CUES: dict[str, tuple[str, ...]] = {
     "add_avg": ("average", "mean"),
     "add_compare": ("than",),
 }
+#: Comparison words and the operator they mean.
+_OPERATOR_CUES: dict[str, tuple[str, ...]] = {
+    ">": ("above", "over", "more", "greater", "higher", "larger", "bigger", "stronger", "exceeding", "after"),
+    "<": ("below", "under", "less", "fewer", "lower", "smaller", "weaker", "before"),
+}
 _WORDS = re.compile(r"[a-z0-9]+")
+#: Cue words of an order in time: they point at a date, not at a number.
+_TEMPORAL = ("latest", "recent", "recently", "last", "earliest", "first")
+_STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or is are was were be been did do does what which who whom whose "
+    "when where how many much that this it its as".split()
+)
 
 
 def _stems(text: str) -> set[str]:
@@ -145,23 +165,45 @@ def _stems(text: str) -> set[str]:
     return out
 
 
-def _has_cue(question: str, cues: Sequence[str]) -> bool:
-    q = f" {question.lower()} "
-    return any(f" {c} " in q or f" {c}?" in q for c in cues)
+def _cues_in(question: str, cues: Sequence[str]) -> list[str]:
+    q = f" {question.lower().rstrip('?')} "
+    return [c for c in cues if f" {c} " in q]
 
 
-def rank_choices(question: str | None, choices: Sequence[NextStep], built: Sequence[str] = ()) -> list[NextStep]:
+def _fact_parts(action: str) -> tuple[str, str, str]:
+    head, relation, tail = action[len("add_fact(") : -1].split(", ", 2)
+    return head, relation, tail
+
+
+def rank_choices(
+    question: str | None,
+    choices: Sequence[NextStep],
+    built: Sequence[str] = (),
+    *,
+    entities: Sequence[str] = (),
+    kinds: dict[str, str] | None = None,
+    mentions: Sequence[str] = (),
+) -> list[NextStep]:
     """The steps ordered by how well they fit the question, best first (stable for ties).
 
-    A fact scores by the question's words its relation adds to those of the
-    facts already built; a constraint or aggregate by the question's cue words
-    (``most``/``highest`` for ``add_max``, ``how many`` for ``add_count``,
-    ``total`` for ``add_sum`` ...); ``add_type_constrain`` by the words its type
-    shares with the question; ``set_answer`` prefers a variable named like a
-    word of the question and not a literal; ``execute()`` comes first once it
-    is listed (the query says what it answers). Constraints and aggregates
-    the question has no cue for are left out. The LLM still picks: this order
-    only decides what it reads first.
+    * a fact scores by the question's words its relation adds to the
+      relations already built (a relation built before scores low, unless the
+      question says "same"); a fact that hops out of an unnamed node (a CVT:
+      never an answer), that ties in a linked entity not used yet, or that
+      starts from such an entity (a comparison of two entities) scores higher;
+    * a constraint or aggregate by the question's cue words (``most``/
+      ``highest`` → ``add_max``, ``how many`` → ``add_count``, ``total`` →
+      ``add_sum``, ``than`` → ``add_compare`` ...; a max/min cue that is only a
+      word of a relation name, as in "highest winds", does not count when the
+      question has another aggregate or a number); a filter or time span by
+      the question's numbers and years (one time span per variable, the
+      widest first), with the operator its words say (``above`` → ``>``);
+      a type by the words it shares with the question and not with the relations;
+    * ``set_answer`` prefers a variable named like a word of the question and not a number;
+    * ``execute()`` comes first once it is listed (the query says what it answers).
+
+    Constraints and aggregates that score below zero are left out. The LLM
+    still picks: this order only decides what it reads first.
 
     Example:
         >>> steps = [NextStep("add_fact(m.1, location.country.capital, ?capital)", "fact"),
@@ -169,12 +211,66 @@ def rank_choices(question: str | None, choices: Sequence[NextStep], built: Seque
         >>> rank_choices("what languages are spoken in jamaica?", steps)[0].action
         'add_fact(m.1, location.country.languages_spoken, ?languages_spoken)'
     """
-    q = question or ""
-    words = _stems(q)
+    q = (question or "").lower()
+    for mention in mentions:  # a linked entity's name is not a hint about relations or values
+        q = q.replace(mention.lower(), " ")
+    words = _stems(q) - _STOPWORDS
+    names = {m.lower() for m in mentions}
+    kinds = kinds or {}
     used: set[str] = set()
+    relations_built: set[str] = set()
+    constrained: set[str] = set()
+    literal_built = False
     for line in built:
         if line.startswith("add_fact("):
-            used |= _stems(line.split(",")[1])
+            relation = _fact_parts(line)[1]
+            used |= _stems(relation)
+            relations_built.add(relation)
+        elif line.startswith("add_time_constrain("):
+            parts = line[len("add_time_constrain(") : -1].split(", ")
+            constrained.add(parts[0])
+            relations_built.update(parts[1:3])
+            literal_built = True
+        elif line.startswith("add_filter(") and re.search(r"\d", line.split(",", 2)[-1]):
+            literal_built = True
+            constrained.add(line[len("add_filter(") :].split(",")[0])
+        elif line.startswith(("add_max(", "add_min(")):
+            constrained.add(line[8:-1])
+        elif line.startswith("add_type_constrain("):
+            used |= _stems(line[len("add_type_constrain(") :].split(",")[0])
+    hopped = {_fact_parts(line)[0] for line in built if line.startswith("add_fact(") and _fact_parts(line)[2].startswith("?")}
+    in_query = " ".join(built)
+    unused = [e for e in entities if e not in in_query]
+    numbers = re.findall(r"\d+(?:\.\d+)?", q)
+    aggregate_cue = any(_cues_in(q, _CUES[n]) for n in ("add_count", "add_sum", "add_avg"))
+    operators = {op for op, cues in _OPERATOR_CUES.items() if _cues_in(q, cues)}
+    temporal = bool(_cues_in(q, _TEMPORAL)) or bool(re.search(r"\b1\d{3}\b|\b20\d\d\b", q))
+    comparison = bool(_cues_in(q, _CUES["add_compare"]))
+    ordered = any(line.startswith(("add_max(", "add_min(")) for line in built)
+
+    def fact_score(index: int, action: str) -> float:
+        head, relation, tail = _fact_parts(action)
+        prop = _stems(relation.rsplit(".", 1)[-1])
+        rest = _stems(relation) - prop
+        fresh_entity = comparison and (head in unused or tail in unused)
+        seen = set() if fresh_entity else used
+        value = 2.0 * len((prop & words) - seen) + 0.5 * len((rest & words) - seen) - 0.01 * index
+        if relation in relations_built and "same" not in words and not fresh_entity:
+            value -= 1.0
+        if kinds.get(head) == "unnamed" and head not in hopped:  # the first hop out of a CVT node
+            value += 2.5
+        if temporal and prop & {"year", "date", "time"}:
+            value += 1.5
+        if tail in unused and head in kinds:  # ties a linked entity to an existing variable
+            value += 1.5
+        if head in unused and built:  # a second entity of the question: compared, or not joined to the query
+            value += 0.5 if comparison else -1.0
+        preview = step_preview.get(action, "")
+        if tail.startswith("?") and preview.split(" = ", 1)[-1].lower() in names:  # leads back to a linked entity
+            value -= 1.5
+        return value
+
+    step_preview = {c.action: c.preview for c in choices}
 
     def score(item: tuple[int, NextStep]) -> float:
         index, step = item
@@ -183,20 +279,46 @@ def rank_choices(question: str | None, choices: Sequence[NextStep], built: Seque
         if step.kind == "execute":
             return 10.0
         if step.kind == "fact":
-            relation = args.split(", ")[1]
-            prop = _stems(relation.rsplit(".", 1)[-1])
-            rest = _stems(relation) - prop
-            return 2.0 * len((prop & words) - used) + 0.5 * len((rest & words) - used) - 0.01 * index
+            return fact_score(index, step.action)
+        if name in ("add_max", "add_min"):
+            cues = _cues_in(q, _CUES[name])
+            if ordered:  # one argmax or argmin per query
+                return -1.0
+            if cues and (aggregate_cue or literal_built) and all(_stems(c) <= used for c in cues):
+                return -1.0
+            if not cues:
+                return -1.0
+            kind = kinds.get(args, "")
+            wants_date = any(c in _TEMPORAL for c in cues)
+            return 3.0 + (0.3 if (kind == "date") == wants_date else -0.5)
         if name in _CUES:
-            return 3.0 if _has_cue(q, _CUES[name]) else -1.0
+            if not _cues_in(q, _CUES[name]):
+                return -1.0
+            if name == "add_compare":
+                op = args.split(", ")[1]
+                return 3.0 + (0.2 if op in operators else 0.0)
+            return 3.0
         if name == "add_type_constrain":
-            return 1.5 * len(_stems(args.split(", ")[0].rsplit(".", 1)[-1]) & words) - 0.5
-        if name in ("add_filter", "add_time_constrain"):
-            return 2.5 if any(ch.isdigit() for ch in args) and any(tok in q for tok in re.findall(r"\d{4}|\d+", args)[:1]) else 0.0
+            type_words = _stems(args.split(", ")[0].rsplit(".", 1)[-1])
+            return 3.0 * len((type_words & words) - used) - 0.5
+        if name == "add_filter":
+            ob1, op, ob2 = args.split(", ", 2)
+            literal = re.findall(r"\d+(?:\.\d+)?", ob2)
+            if literal and literal[0] in numbers:
+                return 3.5 + (0.2 if op in operators or (op == "=" and not operators) else 0.0)
+            return 0.0 if not literal else -1.0
+        if name == "add_time_constrain":
+            var = args.split(",")[0]
+            if var in constrained:
+                return -1.0
+            dates = re.findall(r"(\d{4})-\d\d-\d\d", args)
+            from_question = [d for d in dates if d in numbers]
+            return 2.5 + 0.1 * len(set(from_question)) if from_question else (2.5 if "current" in q or "now" in words else 0.5)
         if step.kind == "answer":
             var = args.lstrip("?").rstrip("0123456789")
-            literal = bool(re.search(r"= [-0-9]", step.preview)) if step.preview else False
-            return 1.0 + (1.0 if _stems(var) & words else 0.0) - (0.8 if literal else 0.0)
+            literal = kinds.get(args) in ("number", "date") if args in kinds else bool(re.search(r"= [-0-9]", step.preview or ""))
+            constrained_var = 0.5 if args in constrained else 0.0  # a constrained variable is rarely the answer
+            return 1.0 + (1.0 if _stems(var) & words else 0.0) - (0.8 if literal else 0.0) - constrained_var
         return 0.0
 
     scored = sorted(((score(item), item[0], item[1]) for item in enumerate(choices)), key=lambda t: (-t[0], t[1]))

@@ -53,7 +53,8 @@ from typing import Any
 from pyql.observation import Observation, Relations, Value
 from pyql.terms import IRI, Literal
 
-__all__ = ["NextStep", "next_steps", "overlap_rank", "question_literals", "relation_vocabulary", "trial"]
+__all__ = [
+    "variable_kinds","NextStep", "next_steps", "overlap_rank", "question_literals", "relation_vocabulary", "trial"]
 
 #: Ranks relations against a question: (question, relations) → relations, best first.
 Rank = Callable[[str | None, list[str]], list[str]]
@@ -256,6 +257,22 @@ def _kind(values: Sequence[Value]) -> str:
     return "entity"
 
 
+def variable_kinds(env: Any) -> dict[str, str]:
+    """What each variable of the current query holds, from the values seen last:
+    ``number``, ``date``, ``text``, ``unnamed`` (CVT nodes), ``entity`` or ``unknown``.
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Sandy": "m.0n9cgl4"})
+        >>> _ = env.step("add_fact(m.0n9cgl4, meteorology.tropical_cyclone.damages, ?d)")
+        >>> variable_kinds(env)
+        {'?d': 'unnamed'}
+    """
+    values = _values(env)
+    return {str(v): _kind(values.get(str(v), ())) for v in env.query.variables}
+
+
 def _fresh(hint: str, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_]", "_", hint).strip("_").lower() or "x"
     if base[0].isdigit():
@@ -364,7 +381,10 @@ def next_steps(
     kinds = {v: _kind(values.get(v, ())) for v in variables}
     entities = list(dict.fromkeys(memory.entities.values()))
     looked: dict[str, Relations] = dict(memory.relations)
-    literals = question_literals(question, today)
+    text = question or ""
+    for mention in memory.entities:  # a year in an entity's name ("2005 Atlantic hurricane season") is not a constraint
+        text = re.sub(re.escape(mention), " ", text, flags=re.IGNORECASE)
+    literals = question_literals(text, today)
     in_query = " ".join(built)
 
     facts: list[NextStep] = []
