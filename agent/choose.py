@@ -149,8 +149,11 @@ _WORDS = re.compile(r"[a-z0-9]+")
 #: Cue words of an order in time: they point at a date, not at a number.
 _TEMPORAL = ("latest", "recent", "recently", "last", "earliest", "first")
 _STOPWORDS = frozenset(
-    "a an the of in on at to for from by with and or is are was were be been did do does what which who whom whose "
-    "when where how many much that this it its as".split()
+    [
+        "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are",
+        "was", "were", "be", "been", "did", "do", "does", "what", "which", "who", "whom", "whose", "when",
+        "where", "how", "many", "much", "that", "this", "it", "its", "as",
+    ]
 )
 
 
@@ -302,7 +305,7 @@ def rank_choices(
             type_words = _stems(args.split(", ")[0].rsplit(".", 1)[-1])
             return 3.0 * len((type_words & words) - used) - 0.5
         if name == "add_filter":
-            ob1, op, ob2 = args.split(", ", 2)
+            _ob1, op, ob2 = args.split(", ", 2)
             literal = re.findall(r"\d+(?:\.\d+)?", ob2)
             if literal and literal[0] in numbers:
                 return 3.5 + (0.2 if op in operators or (op == "=" and not operators) else 0.0)

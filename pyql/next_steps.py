@@ -54,7 +54,14 @@ from pyql.observation import Observation, Relations, Value
 from pyql.terms import IRI, Literal
 
 __all__ = [
-    "variable_kinds","NextStep", "next_steps", "overlap_rank", "question_literals", "relation_vocabulary", "trial"]
+    "NextStep",
+    "next_steps",
+    "overlap_rank",
+    "question_literals",
+    "relation_vocabulary",
+    "trial",
+    "variable_kinds",
+]
 
 #: Ranks relations against a question: (question, relations) → relations, best first.
 Rank = Callable[[str | None, list[str]], list[str]]
