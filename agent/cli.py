@@ -176,7 +176,11 @@ def _llm_for(args: argparse.Namespace, llm: Any = None) -> Iterator[Any]:
 
 def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
     for s in result.steps:
-        thought = reply_thought(s.reply) if s.reply else ""
+        if s.reply.strip().isdigit():  # the choose mode: the LLM picked a listed step by number
+            print(f"Choice {s.step}: {s.reply.strip()}", file=out)
+            thought = ""
+        else:
+            thought = reply_thought(s.reply) if s.reply else ""
         if thought:
             print(f"Thought {s.step}: {thought}", file=out)
         action = s.action if s.action else (s.reply.strip() or "(nothing)")
