@@ -269,7 +269,9 @@ def state_gbnf(
       on it with one of its backward relations (``add_fact(head, r, K)``);
       before any look, the relation is one of ``state.vocabulary``;
     * an entity is a linked entity or an id seen in a result; ``get_relation``
-      takes one of them or an existing variable;
+      takes one of them or an existing variable (it is left out while there is none);
+    * the head of a fact is an entity or a variable, never a value, and a
+      fact through a relation of ``K`` never has ``K`` at its other end;
     * a variable parameter is an existing variable, except a new one
       (``new_var`` of ``add_count``/``add_sum``/``add_avg``) and the ends of
       ``add_fact``, which may also be a fresh name; an action that needs an
@@ -307,19 +309,27 @@ def state_gbnf(
     known_ends = ("entity" if state.entities else "", "var-old" if state.variables else "")
     lines.append("node ::= " + " | ".join(x for x in (known_ends[0], "variable", value) if x))
     lines.append("node-old ::= " + " | ".join(x for x in (*known_ends, value) if x))
-    lines.append("look ::= " + (" | ".join(x for x in known_ends if x) or "name | variable"))
+    if any(known_ends):
+        lines.append("look ::= " + " | ".join(x for x in known_ends if x))
     lines.append("relation ::= " + (_alternatives(state.known_relations) or "name | iri"))
     fact: list[str] = []
+    lines.append("head ::= " + ("entity | variable" if state.entities else "variable"))
     for i, (key, (forward, backward)) in enumerate(state.relations.items()):
+        others = [e for e in state.entities if e != key]
+        if others:
+            lines.append(f"other-{i} ::= " + _alternatives(others))
+        # the other end is never the argument itself (no self-loop through its own relation)
+        tail = " | ".join(x for x in (f"other-{i}" if others else "", "variable", value) if x)
+        ends = f"other-{i} | variable" if others else "variable"
         if forward:
             lines.append(f"fwd-{i} ::= " + _alternatives(forward))
-            fact.append(f"{_literal(key)} ws-sep fwd-{i} ws-sep node")
+            fact.append(f"{_literal(key)} ws-sep fwd-{i} ws-sep ({tail})")
         if backward:
             lines.append(f"bwd-{i} ::= " + _alternatives(backward))
-            fact.append(f"node ws-sep bwd-{i} ws-sep {_literal(key)}")
+            fact.append(f"({ends}) ws-sep bwd-{i} ws-sep {_literal(key)}")
     if not state.relations:
         lines.append("vocab ::= " + _alternatives(state.vocabulary))
-        fact.append("node ws-sep vocab ws-sep node")
+        fact.append("head ws-sep vocab ws-sep node")
     calls: list[str] = []
     for spec in actions.specs():
         rule = _rule_name(spec.name)
@@ -335,7 +345,7 @@ def state_gbnf(
                 elif p.kind == "operator":
                     part = "operator"
                 elif spec.name == "get_relation":
-                    part = "look"
+                    part = "look" if any(known_ends) else None
                 else:
                     part = "node-old"
                 if part is None:

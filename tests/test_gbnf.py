@@ -262,16 +262,33 @@ def test_state_grammar_rejects_what_the_memory_does_not_have() -> None:
         "add_fact(m.0dkl7, meteorology.tropical_cyclone.category, ?c)",  # Katrina was not looked at
         "get_relation(m.0dkl7)",  # not a linked or seen entity
         "set_answer(?c)",  # no variable exists yet
+        "add_fact(m.0crbvqz, meteorology.tropical_cyclone_category.tropical_cyclones, m.0crbvqz)",  # a self-loop
     ]) == [
         "add_fact(m.0crbvqz, location.country.capital, ?c)",
         "add_fact(m.0crbvqz, meteorology.tropical_cyclone_category.tropical_cyclones, ?c)",
         "add_fact(m.0dkl7, meteorology.tropical_cyclone.category, ?c)",
         "get_relation(m.0dkl7)",
         "set_answer(?c)",
+        "add_fact(m.0crbvqz, meteorology.tropical_cyclone_category.tropical_cyclones, m.0crbvqz)",
     ]
     env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
     g = state_gbnf(env.actions, StateVocabulary.from_env(env), resume="action")
     assert check_lines(g, ["set_answer(?category)", "add_count(?category, ?n)", "set_answer(?other)"]) == ["set_answer(?other)"]
+
+
+def test_state_grammar_before_any_look_without_entities() -> None:
+    state = StateVocabulary(vocabulary=["meteorology.tropical_cyclone.highest_winds"])
+    g = state_gbnf(SparqlActions(), state, resume="action")
+    assert check_lines(g, [
+        "add_fact(?c, meteorology.tropical_cyclone.highest_winds, ?w)",
+        "add_fact(1, meteorology.tropical_cyclone.highest_winds, ?w)",  # a value is never a head
+        "get_relation(m.02xry)",  # nothing to look at: no entity, no variable
+        "add_fact(?c, location.country.capital, ?w)",  # not in the ranked vocabulary
+    ]) == [
+        "add_fact(1, meteorology.tropical_cyclone.highest_winds, ?w)",
+        "get_relation(m.02xry)",
+        "add_fact(?c, location.country.capital, ?w)",
+    ]
 
 
 def test_state_grammar_escape_hatch() -> None:
