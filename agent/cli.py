@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import sys
 import urllib.parse
@@ -59,7 +60,7 @@ from agent.environments import KB_HINT, kb_options, open_environment
 from agent.faults import InfraFailure, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm import add_llm_arguments, config_from_args
-from agent.local import configured_llm, register_cli
+from agent.local import LOCAL_MODEL_NAME, configured_llm, register_cli
 from agent.metrics import load_prices
 from agent.runner import (
     KBProvider,
@@ -86,6 +87,7 @@ from pyql.cli import (
     read_text,
 )
 from pyql.environment import Environment
+from pyql.errors import PyQLError
 from pyql.lines import split_lines
 from pyql.profiles import PROFILES
 
@@ -166,7 +168,7 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     _kb_arguments(parser.add_argument_group("knowledge base"))
 
 
-def _settings(args: argparse.Namespace) -> RunSettings:
+def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
     return RunSettings(
         kb=args.kb,
         profile=args.profile,
@@ -178,11 +180,35 @@ def _settings(args: argparse.Namespace) -> RunSettings:
         ranker=args.ranker,
         max_relations=args.max_relations,
         trace_prompts=args.trace_prompts,
-        action_mode=getattr(args, "action_mode", "text") or "text",
+        action_mode=_action_mode(args, llm),
         prices=load_prices(args.prices) if args.prices else None,
         kb_timeout=getattr(args, "kb_timeout", None),
         default_graph=getattr(args, "default_graph", None),
     )
+
+
+def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
+    """``--action-mode``, else the default: ``choose`` for the bundled local model on a KB, ``text`` otherwise.
+
+    The local model is used when no LLM is configured (started, or a running
+    ``pyql llm serve``) or when the configured model is its name; on the demo
+    questions it answers far more by choosing than by writing actions
+    (``docs/benchmarks.md``). Table questions have no enumerator yet: ``text``.
+    An LLM given in code (tests) counts as local when its model has that name.
+    """
+    if getattr(args, "action_mode", None):
+        return str(args.action_mode)
+    if getattr(args, "db", None) or getattr(args, "table_json", None):
+        return "text"
+    if llm is not None:
+        names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
+        return "choose" if LOCAL_MODEL_NAME in names else "text"
+    try:
+        config = config_from_args(args)
+    except PyQLError:
+        return "text"
+    local = not config.configured or config.model == LOCAL_MODEL_NAME
+    return "choose" if local else "text"
 
 
 @contextlib.contextmanager
@@ -201,7 +227,11 @@ def _llm_for(args: argparse.Namespace, llm: Any = None) -> Iterator[Any]:
 
 def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
     for s in result.steps:
-        thought = reply_thought(s.reply) if s.reply else ""
+        if s.reply.strip().isdigit():  # the choose mode: the LLM picked a listed step by number
+            print(f"Choice {s.step}: {s.reply.strip()}", file=out)
+            thought = ""
+        else:
+            thought = reply_thought(s.reply) if s.reply else ""
         if thought:
             print(f"Thought {s.step}: {thought}", file=out)
         action = s.action if s.action else (s.reply.strip() or "(nothing)")
@@ -227,14 +257,16 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     question = (args.question or "").strip()
     if not question:
         raise UsageError("pyql ask: the question is empty")
-    settings = _settings(args)
+    settings = _settings(args, llm)
     solve = solver(settings.method)
-    settings.agent_config()  # bad settings fail before the LLM starts
+    config = settings.agent_config()  # bad settings fail before the LLM starts
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
     ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
     env = open_environment(args, item, ranker=ranker, agent=True)
+    if config.action_mode == "choose" and env.side != "sparql":
+        raise UsageError("pyql ask: --action-mode choose enumerates KB steps; use text, tools or grammar for a table")
     if env.side == "sql":
         item["table"] = {"name": env.table.name}
     try:
@@ -309,7 +341,7 @@ def _add_ask(subparsers: Any) -> None:
 
 def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progress: TextIO | None = None) -> int:
     """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests)."""
-    settings = _settings(args)
+    settings = _settings(args, llm)
     solver(settings.method)
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
@@ -317,6 +349,10 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError("pyql eval: the data set has KB questions: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
+    if settings.action_mode == "choose" and any(item.get("table") is not None for item in dataset):
+        if args.action_mode:
+            raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")
+        settings = dataclasses.replace(settings, action_mode="text")
     run_file = Path(args.out)
     if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")

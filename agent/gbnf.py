@@ -38,12 +38,16 @@ Example:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from grammars.vocabulary import WRITTEN_OPERATORS, operator_pattern
 
 __all__ = [
     "action_gbnf",
+    "state_gbnf",
+    "state_tools",
+    "StateVocabulary",
     "action_json_schema",
     "json_action_text",
     "gbnf_to_regex",
@@ -182,6 +186,225 @@ def action_gbnf(
         ]
     lines += common
     return "\n".join(_reachable(lines)) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Grammars that know the state of the episode
+
+
+@dataclass
+class StateVocabulary:
+    """What a step may name, read from a SPARQL environment's memory (:meth:`from_env`).
+
+    Attributes:
+        entities: linked entities and ids seen in results (capped).
+        variables: the variables of the current query.
+        relations: per entity or variable looked at: (forward, backward) relations, ranked and capped.
+        vocabulary: before any look: the KB's relations ranked against the question and capped.
+    """
+
+    entities: list[str] = field(default_factory=list)
+    variables: list[str] = field(default_factory=list)
+    relations: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    vocabulary: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_env(
+        cls, env: Any, *, rank: Any = None, per_argument: int = 40, vocabulary: int = 40, entities: int = 40
+    ) -> StateVocabulary:
+        """The vocabulary of a :class:`~pyql.sparql_environment.SparqlEnvironment` now.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> env = SparqlEnvironment(KB.open("demo"), "what category is rachel?", entities={"Rachel": "m.0crbvqz"})
+            >>> _ = env.step("get_relation(m.0crbvqz)")
+            >>> v = StateVocabulary.from_env(env)
+            >>> v.entities, "meteorology.tropical_cyclone.category" in v.relations["m.0crbvqz"][0]
+            (['m.0crbvqz'], True)
+        """
+        from pyql.next_steps import overlap_rank, relation_vocabulary
+
+        rank = rank or overlap_rank
+        memory = env.memory
+        ids = list(dict.fromkeys([*memory.entities.values(), *sorted(memory.seen)]))[:entities]
+        variables = [str(v) for v in env.query.variables]
+        relations: dict[str, tuple[list[str], list[str]]] = {}
+        for key, rels in memory.relations.items():
+            if key.startswith("?") and key not in variables:
+                continue
+            keep = set(rank(env.question, list(rels.all()))[:per_argument])
+            relations[key] = ([r for r in rels.forward if r in keep], [r for r in rels.backward if r in keep])
+        vocab: list[str] = []
+        if not relations:
+            vocab = rank(env.question, relation_vocabulary(env.kb))[:vocabulary]
+        return cls(ids, variables, relations, vocab)
+
+    @property
+    def known_relations(self) -> list[str]:
+        """Every relation some look returned (or the ranked vocabulary before any look)."""
+        out: list[str] = []
+        for forward, backward in self.relations.values():
+            out += forward + backward
+        return list(dict.fromkeys(out)) or list(self.vocabulary)
+
+
+def _alternatives(values: Iterable[str]) -> str:
+    return " | ".join(_literal(v) for v in values)
+
+
+def state_gbnf(
+    actions: Any,
+    state: StateVocabulary,
+    *,
+    step: int | None = None,
+    thought: str = "optional",
+    resume: str | None = None,
+    max_chars: int = 60000,
+) -> str:
+    """The GBNF of one step that knows the episode: only names the memory holds can be written.
+
+    * an ``add_fact`` starts from an entity or variable that was looked at,
+      with one of *its* forward relations (``add_fact(K, r, tail)``) or ends
+      on it with one of its backward relations (``add_fact(head, r, K)``);
+      before any look, the relation is one of ``state.vocabulary``;
+    * an entity is a linked entity or an id seen in a result; ``get_relation``
+      takes one of them or an existing variable (it is left out while there is none);
+    * the head of a fact is an entity or a variable, never a value, and a
+      fact through a relation of ``K`` never has ``K`` at its other end;
+    * a variable parameter is an existing variable, except a new one
+      (``new_var`` of ``add_count``/``add_sum``/``add_avg``) and the ends of
+      ``add_fact``, which may also be a fresh name; an action that needs an
+      existing variable is left out while there is none;
+    * the start/end relations of ``add_time_constrain`` are relations a look returned;
+    * numbers, dates and quoted literals are written as literals.
+
+    Escape hatch: with nothing in memory to constrain (no look, no vocabulary),
+    or when the grammar would be longer than ``max_chars``, the generic
+    grammar of :func:`action_gbnf` (with the known relations, when there are
+    some) is returned instead, so a request always has a bounded grammar.
+
+    Example:
+        >>> from pyql.sparql_actions import SparqlActions
+        >>> state = StateVocabulary(["m.0crbvqz"], [], {"m.0crbvqz": (["meteorology.tropical_cyclone.category"], [])})
+        >>> check_lines(state_gbnf(SparqlActions(), state, resume="action"), [
+        ...     "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
+        ...     "add_fact(m.0crbvqz, location.country.capital, ?c)", "add_max(?c)"])
+        ['add_fact(m.0crbvqz, location.country.capital, ?c)', 'add_max(?c)']
+    """
+    generic = {"step": step, "thought": thought, "resume": resume}
+    if not state.relations and not state.vocabulary:
+        return action_gbnf(actions, **generic)
+    base = action_gbnf(actions, **generic).splitlines()
+    head = [line for line in base if line.split(" ::= ", 1)[0] in ("root", "thought", "thought-text", "action")]
+    common = [
+        line for line in _COMMON.strip().splitlines() if line.split(" ::= ", 1)[0] not in ("relation", "node", "text")
+    ]
+    lines = list(common)
+    if state.entities:
+        lines.append("entity ::= " + _alternatives(state.entities))
+    if state.variables:
+        lines.append("var-old ::= " + _alternatives(state.variables))
+    value = "number | date | literal"
+    known_ends = ("entity" if state.entities else "", "var-old" if state.variables else "")
+    lines.append("node ::= " + " | ".join(x for x in (known_ends[0], "variable", value) if x))
+    lines.append("node-old ::= " + " | ".join(x for x in (*known_ends, value) if x))
+    if any(known_ends):
+        lines.append("look ::= " + " | ".join(x for x in known_ends if x))
+    lines.append("relation ::= " + (_alternatives(state.known_relations) or "name | iri"))
+    fact: list[str] = []
+    lines.append("head ::= " + ("entity | variable" if state.entities else "variable"))
+    for i, (key, (forward, backward)) in enumerate(state.relations.items()):
+        others = [e for e in state.entities if e != key]
+        if others:
+            lines.append(f"other-{i} ::= " + _alternatives(others))
+        # the other end is never the argument itself (no self-loop through its own relation)
+        tail = " | ".join(x for x in (f"other-{i}" if others else "", "variable", value) if x)
+        ends = f"other-{i} | variable" if others else "variable"
+        if forward:
+            lines.append(f"fwd-{i} ::= " + _alternatives(forward))
+            fact.append(f"{_literal(key)} ws-sep fwd-{i} ws-sep ({tail})")
+        if backward:
+            lines.append(f"bwd-{i} ::= " + _alternatives(backward))
+            fact.append(f"({ends}) ws-sep bwd-{i} ws-sep {_literal(key)}")
+    if not state.relations:
+        lines.append("vocab ::= " + _alternatives(state.vocabulary))
+        fact.append("head ws-sep vocab ws-sep node")
+    calls: list[str] = []
+    for spec in actions.specs():
+        rule = _rule_name(spec.name)
+        if spec.name == "add_fact":
+            body = '"add_fact(" (' + " | ".join(fact) + ') ")"'
+        else:
+            parts = []
+            for p in spec.params:
+                if p.kind == "variable":
+                    part = "variable" if p.name.startswith("new") else ("var-old" if state.variables else None)
+                elif p.kind == "relation":
+                    part = "name" if p.name == "type" else "relation"
+                elif p.kind == "operator":
+                    part = "operator"
+                elif spec.name == "get_relation":
+                    part = "look" if any(known_ends) else None
+                else:
+                    part = "node-old"
+                if part is None:
+                    break
+                parts.append(part)
+            else:
+                body = _literal(spec.name + "(") + (" " + " ws-sep ".join(parts) if parts else "") + ' ")"'
+                calls.append(rule)
+                lines.append(f"{rule} ::= {body}")
+            continue
+        calls.append(rule)
+        lines.append(f"{rule} ::= {body}")
+    lines = [*head, "call ::= " + " | ".join(calls), *lines]
+    text = "\n".join(_reachable(lines)) + "\n"
+    if len(text) > max_chars:
+        known = state.known_relations
+        return action_gbnf(actions, **generic, relations=known or None)
+    return text
+
+
+def state_tools(tools: list[dict[str, Any]], actions: Any, state: StateVocabulary) -> list[dict[str, Any]]:
+    """OpenAI tool schemas with JSON-schema ``enum`` s from the state (the same limits as :func:`state_gbnf`).
+
+    A relation parameter gets the known relations as its ``enum``, a
+    variable parameter that must exist the existing variables; a tool that
+    needs an existing variable is left out while there is none. Node
+    arguments stay free strings (they may be values).
+
+    Example:
+        >>> from pyql.actions import openai_tools
+        >>> from pyql.sparql_actions import SparqlActions
+        >>> acts = SparqlActions(["add_fact", "set_answer"])
+        >>> state = StateVocabulary(["m.0c"], [], {"m.0c": (["a.b.c"], [])})
+        >>> tools = state_tools(openai_tools(acts), acts, state)
+        >>> [t["function"]["name"] for t in tools], tools[0]["function"]["parameters"]["properties"]["relation"]["enum"]
+        (['add_fact'], ['a.b.c'])
+    """
+    known = state.known_relations
+    specs = {s.name: s for s in actions.specs()}
+    out = []
+    for tool in tools:
+        fn = tool["function"]
+        spec = specs.get(fn["name"])
+        if spec is None:
+            out.append(tool)
+            continue
+        props = {k: dict(v) for k, v in fn["parameters"]["properties"].items()}
+        keep = True
+        for p in spec.params:
+            if p.kind == "relation" and p.name != "type" and known:
+                props[p.name]["enum"] = list(known)
+            elif p.kind == "variable" and not p.name.startswith("new"):
+                if not state.variables:
+                    keep = False
+                else:
+                    props[p.name]["enum"] = list(state.variables)
+        if keep:
+            out.append({**tool, "function": {**fn, "parameters": {**fn["parameters"], "properties": props}}})
+    return out
 
 
 def _reachable(lines: list[str]) -> list[str]:

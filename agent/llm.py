@@ -79,7 +79,7 @@ __all__ = [
 DEFAULT_STOP: tuple[str, ...] = ("\nObservation",)
 
 #: How an agent gets an action from the LLM (see :func:`complete_action`).
-ACTION_MODES: tuple[str, ...] = ("text", "tools", "grammar")
+ACTION_MODES: tuple[str, ...] = ("text", "tools", "grammar", "choose")
 
 #: The dummy key sent to servers that need none (llama.cpp, vLLM ...).
 NO_KEY = "sk-no-key"
@@ -236,6 +236,32 @@ class LLMConfig:
         return cls(**values)
 
     @property
+    def local(self) -> bool:
+        """Whether the server is on this machine (a loopback base URL: llama.cpp, llama-cpp-python, vLLM ...).
+
+        Requests to a local server carry llama.cpp's ``cache_prompt: true`` (reuse
+        the evaluated prefix of the last prompt), and the choose mode constrains
+        the reply with a GBNF grammar; a hosted API gets neither field.
+
+        Example:
+            >>> LLMConfig(base_url="http://127.0.0.1:8000/v1").local, LLMConfig(base_url="https://api.openai.com/v1").local
+            (True, False)
+        """
+        if not self.base_url:
+            return False
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(self.base_url).hostname or "").strip("[]")
+        if host == "localhost":
+            return True
+        try:
+            import ipaddress
+
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    @property
     def configured(self) -> bool:
         """Whether a server can be reached: a base URL or (for OpenAI's API) a key.
 
@@ -288,8 +314,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
         >>> p = argparse.ArgumentParser()
         >>> add_llm_arguments(p)
         >>> a = p.parse_args(["--base-url", "http://127.0.0.1:8000/v1", "--llm-mode", "completion"])
-        >>> (a.base_url, a.llm_mode, a.model, a.action_mode)
-        ('http://127.0.0.1:8000/v1', 'completion', None, 'text')
+        >>> (a.base_url, a.llm_mode, a.model, a.action_mode)  # no --action-mode: the command picks (agent.cli)
+        ('http://127.0.0.1:8000/v1', 'completion', None, None)
     """
     g = parser.add_argument_group("LLM access (defaults from OPENAI_BASE_URL, OPENAI_API_KEY, PYQL_MODEL)")
     g.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (env OPENAI_BASE_URL)")
@@ -297,9 +323,11 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model", help="model name (env PYQL_MODEL; default: the server's first model)")
     g.add_argument("--llm-mode", choices=["chat", "completion"], default=None,
                    help="chat completions or plain completions (a base model works best as a completion)")
-    g.add_argument("--action-mode", choices=list(ACTION_MODES), default="text",
+    g.add_argument("--action-mode", choices=list(ACTION_MODES), default=None,
                    help="text: the paper's Thought/Action text; tools: native tool calls; "
-                        "grammar: grammar-constrained decoding (llama.cpp 'grammar' field)")
+                        "grammar: grammar-constrained decoding (llama.cpp 'grammar' field); "
+                        "choose: pick one of the valid next steps by number "
+                        "(default: choose with the bundled local model on a KB, text otherwise)")
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
     g.add_argument("--max-tokens", type=int, default=None, help="most tokens per reply (default 256)")
     g.add_argument("--llm-timeout", type=float, default=None, help="seconds per request (default 120)")
@@ -755,7 +783,9 @@ class OpenAILLM:
         """Ask the LLM once (with retries); see :class:`LLM`.
 
         Tools need the chat endpoint: with ``mode="completion"`` and tools,
-        the request goes to the chat endpoint.
+        the request goes to the chat endpoint. A local server (see
+        :attr:`LLMConfig.local`) gets ``cache_prompt: true`` so that llama.cpp
+        keeps the evaluated prompt prefix between calls.
 
         Raises:
             LLMError: a non-retryable error, retries exhausted, or a response
@@ -764,6 +794,8 @@ class OpenAILLM:
         cfg = self.config
         stop_list = list(cfg.stop if stop is None else stop)
         extra: dict[str, Any] = dict(cfg.extra_body)
+        if cfg.local:
+            extra.setdefault("cache_prompt", True)
         if grammar is not None:
             extra["grammar"] = grammar
         common: dict[str, Any] = {
@@ -1055,6 +1087,7 @@ def complete_action(
     step: int | None = None,
     resume: str | None = None,
     stop: Sequence[str] | None = None,
+    state: Any = None,
 ) -> tuple[str, LLMReply]:
     """Ask for the next action in one of :data:`ACTION_MODES`; returns ``(text to parse, reply)``.
 
@@ -1075,6 +1108,10 @@ def complete_action(
         step: the step number (fixes ``N`` in the grammar and in tool-call lines).
         resume: for ``grammar``: where the prompt ends (see :func:`agent.gbnf.action_gbnf`).
         stop: stop sequences (default: the LLM's configured ones).
+        state: an :class:`agent.gbnf.StateVocabulary`: the grammar
+            (:func:`agent.gbnf.state_gbnf`) and the tool schemas
+            (:func:`agent.gbnf.state_tools`, JSON-schema ``enum`` s) allow only
+            the entities, variables and relations the episode has.
 
     Raises:
         LLMConfigError: an unknown mode.
@@ -1091,11 +1128,22 @@ def complete_action(
     elif mode == "tools":
         from pyql.actions import openai_tools
 
-        reply = llm.complete(prompt, stop=stop, tools=openai_tools(actions))
-    elif mode == "grammar":
-        from agent.gbnf import action_gbnf
+        tools = openai_tools(actions)
+        if state is not None:
+            from agent.gbnf import state_tools
 
-        reply = llm.complete(prompt, stop=stop, grammar=action_gbnf(actions, step=step, resume=resume))
+            tools = state_tools(tools, actions, state)
+        reply = llm.complete(prompt, stop=stop, tools=tools)
+    elif mode == "grammar":
+        from agent.gbnf import action_gbnf, state_gbnf
+
+        grammar = (
+            state_gbnf(actions, state, step=step, resume=resume) if state is not None
+            else action_gbnf(actions, step=step, resume=resume)
+        )
+        reply = llm.complete(prompt, stop=stop, grammar=grammar)
+    elif mode == "choose":
+        raise LLMConfigError("the choose mode picks a listed step by number: QueryAgent asks for it (agent.choose), not complete_action")
     else:
         raise LLMConfigError(f"unknown action mode {mode!r}; use one of {', '.join(ACTION_MODES)}")
     return reply_action_text(reply, actions, step), reply

@@ -67,7 +67,9 @@ __all__ = [
     "missing_local_packages",
     "model_path",
     "register_cli",
+    "running_server",
     "serve_command",
+    "state_file",
 ]
 
 #: The PyPI package (and import name) that assembles the GGUF from its chunk packages.
@@ -221,6 +223,83 @@ def model_path(cache_dir: str | Path | None = None) -> Path:
             tmp.unlink()
     stamp.write_text(_stamp(target), encoding="utf-8")
     return target
+
+
+def state_file() -> Path:
+    """Where ``pyql llm serve`` announces its server: ``$XDG_RUNTIME_DIR/pyql/llm-serve.json``
+    (else ``~/.cache/pyql/llm-serve.json``).
+
+    Example:
+        >>> state_file().name
+        'llm-serve.json'
+    """
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    base = Path(runtime) / "pyql" if runtime else Path.home() / ".cache" / "pyql"
+    return base / "llm-serve.json"
+
+
+def _write_state(server: LocalServer) -> Path | None:
+    path = state_file()
+    assert server.process is not None
+    data = {"pid": server.process.pid, "serve_pid": os.getpid(), "host": server.host, "port": server.port,
+            "base_url": server.base_url, "model": server.model, "started": time.time()}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        return None
+    return path
+
+
+def _remove_state(pid: int | None = None) -> None:
+    """Remove the state file (only when it names ``pid``, if given)."""
+    path = state_file()
+    with contextlib.suppress(OSError, ValueError):
+        if pid is not None and json.loads(path.read_text(encoding="utf-8")).get("pid") != pid:
+            return
+        path.unlink()
+
+
+def running_server(timeout: float = 2.0) -> dict[str, Any] | None:
+    """The server a running ``pyql llm serve`` announced, verified alive; None when there is none.
+
+    The state file (:func:`state_file`) holds the pid, port and model. The
+    server counts as running when its base URL is on loopback and its
+    ``/v1/models`` answers within ``timeout`` and lists the model; otherwise
+    the stale file is removed.
+
+    Example:
+        >>> info = running_server(timeout=0.5)
+        >>> info is None or {"pid", "port", "base_url", "model"} <= set(info)
+        True
+    """
+    path = state_file()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        base_url = str(data["base_url"])
+        model = str(data["model"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        _remove_state()
+        return None
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").strip("[]")
+    alive = False
+    if is_loopback(host):
+        try:
+            with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout) as resp:
+                listed = [str(m.get("id")) for m in json.loads(resp.read() or b"{}").get("data", [])]
+                alive = resp.status == 200 and model in listed
+        except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError, OSError, AttributeError):
+            alive = False
+    if not alive:
+        _remove_state(data.get("pid"))
+        return None
+    return data
 
 
 def _sha256(path: Path) -> str:
@@ -439,9 +518,11 @@ def configured_llm(
     """The configured LLM; with nothing configured, the local model on a server started for the block.
 
     This is what ``pyql ask`` uses: flags and ``OPENAI_BASE_URL`` /
-    ``OPENAI_API_KEY`` / ``PYQL_MODEL`` win; otherwise, when the ``local``
-    extra is installed, the local Gemma 3 270M server is started on loopback
-    (completion mode) and stopped when the block ends.
+    ``OPENAI_API_KEY`` / ``PYQL_MODEL`` win; otherwise a server that a
+    running ``pyql llm serve`` announced (:func:`running_server`) is used;
+    otherwise, when the ``local`` extra is installed, the local Gemma 3 270M
+    server is started on loopback (completion mode) and stopped when the
+    block ends.
 
     Args:
         config: the configuration (default: :meth:`LLMConfig.from_env`).
@@ -468,17 +549,24 @@ def configured_llm(
         return
     if not allow_local:
         config.resolved()  # raises with the how-to
+    keep = {"temperature": config.temperature, "max_tokens": config.max_tokens, "stop": config.stop,
+            "timeout": config.timeout, "max_retries": config.max_retries, "extra_body": dict(config.extra_body)}
+    keep.update(local_overrides or {})
+    stream = out if out is not None else sys.stderr
+    running = running_server()
+    if running is not None:
+        print(f"pyql: using the local model served at {running['base_url']} (pyql llm serve, pid {running['pid']}).", file=stream)
+        values = {"base_url": running["base_url"], "model": running["model"], "mode": "completion", "api_key": NO_KEY}
+        values.update({k: v for k, v in keep.items() if v is not None})
+        yield OpenAILLM(LLMConfig(**values), meter=meter)
+        return
     if not local_available():
         raise LLMConfigError(
             "no LLM is configured and the local model is not installed: give --base-url/--model, "
             "set OPENAI_BASE_URL / OPENAI_API_KEY / PYQL_MODEL, or " + INSTALL_HINT
         )
-    stream = out if out is not None else sys.stderr
     print(f"pyql: no LLM configured; starting the local model on loopback. {LICENSE_NOTICE}", file=stream)
     with LocalServer() as server:
-        keep = {"temperature": config.temperature, "max_tokens": config.max_tokens, "stop": config.stop,
-                "timeout": config.timeout, "max_retries": config.max_retries, "extra_body": dict(config.extra_body)}
-        keep.update(local_overrides or {})
         yield OpenAILLM(server.config(**keep), meter=meter)
 
 
@@ -517,11 +605,13 @@ def serve_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, on_term) if _main_thread() else None
     try:
         server.start()
+        _write_state(server)
         print(f"\nServing {server.model} at {server.base_url} (loopback only; started in {server.startup_seconds:.1f} s).", file=out)
         print("Point pyql at it (a base model: use the completions endpoint):", file=out)
         print(f"  export OPENAI_BASE_URL={server.base_url}", file=out)
         print(f"  export PYQL_MODEL={server.model}", file=out)
         print("  export PYQL_LLM_MODE=completion", file=out)
+        print(f"pyql ask and pyql eval find this server by themselves (state file {state_file()}).", file=out)
         print(f"Server log: {server.log_path}. Press Ctrl-C to stop.", file=out, flush=True)
         assert server.process is not None
         code = server.process.wait()
@@ -531,6 +621,8 @@ def serve_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print("\nstopping the server ...", file=out)
         return 0
     finally:
+        if server.process is not None:
+            _remove_state(server.process.pid)
         server.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -32,7 +32,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.episode import TEMPLATE_VERSION, AgentConfigError, AgentResult, StepTrace, load_example, prompt_hash, prompt_templates
+from agent.episode import (
+    TEMPLATE_VERSION,
+    AgentConfigError,
+    AgentResult,
+    StepTrace,
+    load_example,
+    prompt_hash,
+    prompt_templates,
+)
 from agent.faults import FAILED_TO_RUN, FINISHED, infra_failure
 from agent.llm import DEFAULT_STOP, LLM, LLMError, complete_action
 from grammars.vocabulary import FEEDBACK_MODES
@@ -54,7 +62,9 @@ class AgentConfig:
     Attributes:
         max_steps: actions the LLM may take before it is asked to choose an answer.
         action_mode: "text" (the paper's Thought/Action text), "tools" (native
-            tool calls) or "grammar" (grammar-constrained decoding, llama.cpp).
+            tool calls), "grammar" (grammar-constrained decoding, llama.cpp) or
+            "choose" (pick one of the enumerated valid next steps by number,
+            :mod:`agent.choose`; KB side only).
         feedback: "eraser" (guidelines), "raw" (the raw error message) or
             "none" (no error detail: failures say only that the action failed).
         example: the one-shot example: a bundled name or a path; None picks
@@ -69,6 +79,18 @@ class AgentConfig:
             this many it stops that line of action and answers with what it
             has (so one repeated mistake costs at most ``max_repeats + 1`` LLM
             calls). The environment escalates each repeat (:mod:`pyql.environment`).
+        max_choices: choose mode: the most steps listed at once.
+        auto_look: choose mode: the environment runs ``get_relation`` itself on
+            what it has not looked at (no LLM call spent on looks).
+        choice_preview: choose mode: show each step's result preview.
+        choice_relations: choose mode: relations listed per entity or variable.
+        choice_order: choose mode: "ranked" (against the question,
+            :func:`agent.choose.rank_choices`) or "kind" (facts, constraints,
+            aggregates, answers, execute, looks).
+        state_constraints: grammar and tools modes on a KB: the grammar (or the
+            tools' JSON-schema enums) is rebuilt for every call from the
+            environment's memory (:func:`agent.gbnf.state_gbnf`), so a relation
+            no look returned there cannot be written; False: the generic grammar.
     """
 
     max_steps: int = 12
@@ -80,12 +102,18 @@ class AgentConfig:
     keep_observation: int = 160
     trace_prompts: str = "hash"
     max_repeats: int = 3
+    max_choices: int = 6
+    auto_look: bool = True
+    choice_preview: bool = True
+    choice_relations: int = 6
+    choice_order: str = "ranked"
+    state_constraints: bool = True
 
     def __post_init__(self) -> None:
         if self.feedback not in FEEDBACK_MODES:
             raise AgentConfigError(f"unknown feedback {self.feedback!r}; use one of {', '.join(FEEDBACK_MODES)}")
-        if self.action_mode not in ("text", "tools", "grammar"):
-            raise AgentConfigError(f"unknown action mode {self.action_mode!r}; use text, tools or grammar")
+        if self.action_mode not in ("text", "tools", "grammar", "choose"):
+            raise AgentConfigError(f"unknown action mode {self.action_mode!r}; use text, tools, grammar or choose")
         if self.prompt_style not in ("auto", "text", "chat"):
             raise AgentConfigError(f"unknown prompt style {self.prompt_style!r}; use auto, text or chat")
         if self.max_steps < 1:
@@ -128,6 +156,7 @@ class QueryAgent:
         self.llm = llm
         self.config = config or AgentConfig()
         self._jinja = prompt_templates()
+        self._ranker: Any = None
 
     # -- prompt ----------------------------------------------------------------
     def _style(self) -> str:
@@ -144,6 +173,12 @@ class QueryAgent:
         if env.side not in _PROMPTS:
             raise AgentConfigError(f"QueryAgent has no prompt for a {env.side!r} environment; it knows {', '.join(_PROMPTS)}")
         template, default_example = _PROMPTS[env.side]
+        if self.config.action_mode == "choose":
+            if env.side != "sparql":
+                raise AgentConfigError("the choose action mode enumerates KB steps; use text, tools or grammar for a table")
+            example = load_example(self.config.example or "freebase_choose")
+            entities = repr(dict(env.memory.entities))
+            return self._jinja.get_template("queryagent_choose.j2").render(example=example, question=question, entities=entities)
         example = load_example(self.config.example or default_example)
         docs = render_docs(env.actions, "prompt")
         if env.side == "sql":
@@ -172,6 +207,8 @@ class QueryAgent:
         history = self._history(turns)
         if self._style() == "text":
             body = "".join(f"{t.thought_action}\nObservation {t.step}: {t.observation}\n" for t in history)
+            if self.config.action_mode == "choose":
+                return f"{head.rstrip()}\n{body}"
             return f"{head.rstrip()}\n{body}Thought {step}:"
         system, _, question = head.rpartition("\nQuestion:")
         messages: list[dict[str, str]] = [
@@ -265,6 +302,8 @@ class QueryAgent:
         action came back ``max_repeats`` times (``episode.stopped``; the agent
         then answers with what it has).
         """
+        if self.config.action_mode == "choose":
+            return self._choose_step(env, episode, step)
         style = self._style()
         prompt = self.prompt(episode.head, episode.turns, step)
         try:
@@ -276,6 +315,7 @@ class QueryAgent:
                 step=step,
                 resume="thought" if style == "text" else None,
                 stop=list(DEFAULT_STOP),
+                state=self._state(env),
             )
         except LLMError as exc:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
@@ -318,6 +358,83 @@ class QueryAgent:
             return False
         return True
 
+    def _state(self, env: Any) -> Any:
+        """The episode's vocabulary for a state-aware grammar or tool enums (None: not used)."""
+        if self.config.action_mode not in ("grammar", "tools") or not self.config.state_constraints or env.side != "sparql":
+            return None
+        from agent.gbnf import StateVocabulary
+        from agent.ranking import BM25Ranker
+
+        if self._ranker is None:
+            self._ranker = BM25Ranker().rank
+        return StateVocabulary.from_env(env, rank=self._ranker)
+
+    def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
+        """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.choose`)."""
+        from agent.choose import ask_choice, auto_look, choice_lines, enumerate_choices
+        from agent.ranking import BM25Ranker
+
+        if self.config.auto_look:
+            for record in auto_look(env):
+                episode.traces.append(_env_trace(len(episode.traces) + 1, record))
+        if self._ranker is None:
+            self._ranker = BM25Ranker().rank
+        choices = enumerate_choices(
+            env, rank=self._ranker, limit=self.config.max_choices, per_argument=self.config.choice_relations,
+            order=self.config.choice_order,
+        )
+        if not choices:
+            return False
+        base = self.prompt(episode.head, episode.turns, step)
+        listing = f"Choices {step}:\n{choice_lines(choices, self.config.choice_preview)}\n"
+        prompt: Any = f"{base}{listing}Choice {step}:" if isinstance(base, str) else [
+            *base, {"role": "user", "content": f"{listing}Answer with the number of the step to take."}
+        ]
+        grammar = getattr(getattr(self.llm, "config", None), "local", True)
+        try:
+            picked, replies = ask_choice(self.llm, prompt, len(choices), grammar=grammar)
+        except LLMError as exc:
+            episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
+            return False
+        episode.calls += len(replies)
+        episode.tokens_in += sum(r.usage_in for r in replies)
+        episode.tokens_out += sum(r.usage_out for r in replies)
+        reply = replies[-1]
+        common: dict[str, Any] = {
+            "step": len(episode.traces) + 1,
+            "prompt_sha256": prompt_hash(prompt),
+            "prompt": _full(prompt) if self.config.trace_prompts == "full" else None,
+            "reply": reply.text,
+            "llm_seconds": round(sum(r.latency for r in replies), 4),
+            "tokens_in": sum(r.usage_in for r in replies),
+            "tokens_out": sum(r.usage_out for r in replies),
+            "attempts": sum(r.attempts for r in replies),
+        }
+        if picked is None:
+            observation = f"Choose one of the numbers 1 to {len(choices)}."
+            episode.turns.append(_Turn(step, f"Action {step}: {reply.text.strip()}", observation))
+            episode.traces.append(StepTrace(action=None, ok=False, error="invalid_choice", observation=observation, **common))
+            return True
+        action = choices[picked - 1].action
+        record = env.step(action)
+        observation = self._observation(record)
+        episode.turns.append(_Turn(step, f"Action {step}: {action}", observation))
+        episode.traces.append(
+            StepTrace(
+                action=action,
+                ok=record.ok,
+                error=record.error,
+                observation=observation,
+                rule=record.error if record.guideline else None,
+                kb_queries=record.kb_queries,
+                kb_seconds=round(record.seconds, 6),
+                advice=record.advice,
+                escalation=record.escalation,
+                **common,
+            )
+        )
+        return not self._infra(env, record, episode)
+
     def _force_answer(self, env: Any, episode: _Episode, step: int) -> None:
         """At the step limit: ask which variable is the answer, set it and execute.
 
@@ -329,7 +446,8 @@ class QueryAgent:
         if variables and hasattr(env.query, "set_answer"):
             ask = self._jinja.get_template("force_answer.j2").render(variables=variables, step=step)
             base = self.prompt(head, turns, step)
-            prompt: Any = (base.rpartition(f"Thought {step}:")[0] + ask) if isinstance(base, str) else [
+            prefix = base.rpartition(f"Thought {step}:")[0] if isinstance(base, str) and base.endswith(f"Thought {step}:") else base
+            prompt: Any = (prefix + ask) if isinstance(base, str) else [
                 *base,
                 {"role": "user", "content": ask},
             ]
@@ -370,6 +488,21 @@ def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace
         forced=True,
         advice=record.advice,
         escalation=record.escalation,
+    )
+
+
+def _env_trace(step: int, record: Any) -> StepTrace:
+    """A step the environment took itself (choose mode's looks): no LLM call."""
+    return StepTrace(
+        step=step,
+        prompt_sha256="",
+        reply="",
+        action=record.call.text if record.call is not None else record.text,
+        ok=record.ok,
+        error=record.error,
+        observation=record.observation,
+        kb_queries=record.kb_queries,
+        kb_seconds=round(record.seconds, 6),
     )
 
 

@@ -45,6 +45,7 @@ CONFIGS = {
     "text-none": dict(method="queryagent", action_mode="text", feedback="none"),
     "tools-eraser": dict(method="queryagent", action_mode="tools", feedback="eraser"),
     "grammar-eraser": dict(method="queryagent", action_mode="grammar", feedback="eraser"),
+    "choose-eraser": {"method": "queryagent", "action_mode": "choose", "feedback": "eraser"},
     "readi": dict(method="readi", action_mode="text", feedback="eraser"),
 }
 SECTION = "## Agents with the local model"
@@ -66,13 +67,17 @@ def _row(name: str, records: list[dict]) -> str:
     m = aggregate(records)
     return (
         f"| {name} | {m.questions} | {m.f1:.3f} | {m.hit1:.3f} | {m.success_rate:.3f} | {m.invalid_action_rate:.3f} | "
-        f"{m.steps:.2f} | {m.llm_calls:.2f} | {m.qpq:.2f} | {m.tpq:.1f} |"
+        f"{m.steps:.2f} | {m.llm_calls:.2f} | {_mean(records, 'tokens_in'):.0f} | {m.qpq:.2f} | {m.tpq:.1f} |"
     )
 
 
+def _mean(records: list[dict], key: str) -> float:
+    return sum(float(r.get(key) or 0) for r in records) / len(records) if records else 0.0
+
+
 HEADER = (
-    "| configuration | questions | F1 | Hit@1 | success rate | invalid-action rate | steps / q | LLM calls / q | KB queries / q | seconds / q |\n"
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    "| configuration | questions | F1 | Hit@1 | success rate | invalid-action rate | steps / q | LLM calls / q | prompt tokens / q | KB queries / q | seconds / q |\n"
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 
 
@@ -88,7 +93,7 @@ def _readi_row(records: list[dict]) -> str:
 def write_docs(results: dict[str, list[dict]], command: str, model: str, seconds: float | None) -> str:
     groups = [
         ("Feedback ablation (QueryAgent, text actions; Table 3 of the paper)", ["text-eraser", "text-raw", "text-none"]),
-        ("Action modes (QueryAgent with ERASER)", ["text-eraser", "tools-eraser", "grammar-eraser"]),
+        ("Action modes (QueryAgent with ERASER)", ["text-eraser", "tools-eraser", "grammar-eraser", "choose-eraser"]),
         ("Readi vs QueryAgent", ["text-eraser", "readi"]),
     ]
     out = [SECTION, ""]
@@ -144,13 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--all-questions", action="store_true", help="also the questions without linked entities")
     parser.add_argument("--report-only", action="store_true", help="write the tables from the traces in --out-dir, run nothing")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
         parser.error(f"unknown configuration(s) {unknown}; choose from {', '.join(CONFIGS)}")
-    items = [i for i in iter_items(ROOT / "pyql" / "data" / "demo_questions.jsonl") if i.get("entities")][: args.questions]
+    items = [i for i in iter_items(ROOT / "pyql" / "data" / "demo_questions.jsonl") if args.all_questions or i.get("entities")]
+    items = items[: args.questions]
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_agent.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -49,3 +49,25 @@ def test_queryagent_answers_a_demo_question_over_http(local_server) -> None:
     assert [a["value"] for a in result.answers] == question["answers"]
     assert result.llm_calls >= 2 and result.tokens_in > 1000 and result.tokens_out > 0
     assert llm.meter.calls == result.llm_calls
+
+
+@pytest.mark.llm
+def test_choose_mode_answers_a_demo_question_over_http(local_server) -> None:
+    """The default mode of the local model: the number is GBNF-constrained, every reply parses."""
+    from agent.environments import feedback_options
+    from agent.llm import OpenAILLM
+    from agent.query_agent import AgentConfig, QueryAgent
+    from pyql.kb import KB
+    from pyql.sparql_environment import SparqlEnvironment
+
+    question = json.loads((ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines()[0])
+    llm = OpenAILLM(local_server.config(max_tokens=8))
+    assert llm.config.local
+    env = SparqlEnvironment(KB.open("oxigraph:demo"), question["question"], question["entities"],
+                            **feedback_options("eraser", agent=True))
+    result = QueryAgent(llm, AgentConfig(action_mode="choose", max_steps=6)).run(env, question["question"])
+    assert result.error is None and result.done
+    assert [a["value"] for a in result.answers] == question["answers"]
+    chosen = [s for s in result.steps if s.prompt_sha256]
+    assert chosen and all(s.reply.strip().isdigit() for s in chosen)  # constrained to the listed numbers
+    assert result.llm_calls <= 4

@@ -657,3 +657,54 @@ def test_eval_cli_ctrl_c_then_resume(tmp_path: Path) -> None:
     assert sorted(json.loads(line)["id"] for line in out.read_text().splitlines()) == ["q01", "q02", "q03"]
     assert "| answer F1 | 1.000 |" in result.stdout and "| questions | 3 |" in result.stdout
     assert summary_path(out).is_file()
+
+
+class _PickByText:
+    """Answers a choice prompt with the number of the first listed step that contains the next wanted text."""
+
+    def __init__(self, wanted: list[str]) -> None:
+        self.wanted, self.config = list(wanted), COMPLETION
+
+    def complete(self, prompt: Any, *, stop: Any = None, tools: Any = None, grammar: Any = None) -> LLMReply:
+        listing = prompt.rsplit("Choices ", 1)[1]
+        want = self.wanted.pop(0)
+        number = next(line.split(".", 1)[0] for line in listing.splitlines()[1:] if want in line)
+        return LLMReply(number, usage_in=100, usage_out=1)
+
+
+def test_ask_and_eval_with_the_choose_action_mode(tmp_path: Path) -> None:
+    from agent.cli import ask_command, eval_command
+    from pyql.cli import UsageError, build_parser
+
+    args = build_parser().parse_args(["ask", "what category is tropical storm rachel?", "--kb", "demo", "--json",
+                                      "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--action-mode", "choose"])
+    out = io.StringIO()
+    llm = _PickByText(["meteorology.tropical_cyclone.category, ?category)", "set_answer(?category)", "execute()"])
+    assert ask_command(args, out, llm=llm) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines[0]["action"] == "get_relation(m.0crbvqz)"  # the environment's own look
+    assert lines[-1]["answers"] == [{"value": "m.05f4r3k", "label": "Tropical storm (SSHS)"}]
+    assert lines[-1]["llm_calls"] == 3 and lines[-1]["tokens_in"] == 300
+    table = tmp_path / "t.jsonl"
+    table.write_text(json.dumps({"question": "how many?", "table": {"header": ["a"], "rows": [["1"]]}, "answers": ["1"]}) + "\n")
+    args = build_parser().parse_args(["eval", str(table), "--out", str(tmp_path / "r.jsonl"), "--action-mode", "choose"])
+    with pytest.raises(UsageError, match="choose"):
+        eval_command(args, io.StringIO(), llm=_PickByText([]))
+
+
+def test_default_action_mode_is_choose_for_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent.cli import _action_mode
+    from pyql.cli import build_parser
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYQL_MODEL", "PYQL_LLM_MODE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def mode(*flags: str, llm: Any = None) -> str:
+        return _action_mode(build_parser().parse_args(["ask", "q?", "--kb", "demo", *flags]), llm)
+
+    assert mode() == "choose"  # nothing configured: the local model
+    assert mode("--base-url", "http://127.0.0.1:8000/v1", "--model", "gemma-3-270m") == "choose"
+    assert mode("--base-url", "https://api.example.com/v1", "--model", "gpt-4o-mini") == "text"
+    assert mode("--action-mode", "grammar") == "grammar"
+    assert _action_mode(build_parser().parse_args(["ask", "q?", "--table-json", "t.json"])) == "text"
+    assert mode(llm=ScriptedLLM([])) == "text"

@@ -13,10 +13,24 @@ from pathlib import Path
 
 import pytest
 
-from agent.gbnf import KIND_RULES, action_gbnf, action_json_schema, check_lines, gbnf_to_regex, json_action_text
+from agent.choose import choice_gbnf
+from agent.environments import feedback_options
+from agent.gbnf import (
+    KIND_RULES,
+    StateVocabulary,
+    action_gbnf,
+    action_json_schema,
+    check_lines,
+    gbnf_to_regex,
+    json_action_text,
+    state_gbnf,
+    state_tools,
+)
 from pyql.action_parser import extract_action, parse_action
-from pyql.actions import ActionSet, action
+from pyql.actions import ActionSet, action, openai_tools
+from pyql.kb import KB
 from pyql.sparql_actions import SparqlActions
+from pyql.sparql_environment import SparqlEnvironment
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 
@@ -206,3 +220,112 @@ def test_llama_cpp_accepts_gold_and_rejects_malformed(llama_checker) -> None:
     for bad in ("Action 1: get_relations(m.03_r3)", "Action 1: add_fact(m.1, r.s)", "Action 1: add_max(time)",
                 "Action 1: add_fact(m.1, r.s, ?x", "Action 1: add_filter(?x, bigger, 3)"):
         assert not llama_checker.accepts(g, bad), bad
+
+
+# ---------------------------------------------------------------------------
+# grammars that know the state of the episode (rebuilt for every call)
+
+ITEMS = [json.loads(row) for row in DEMO.read_text(encoding="utf-8").splitlines() if row.strip()]
+
+
+def _rachel_after_look() -> tuple[SparqlEnvironment, StateVocabulary]:
+    env = SparqlEnvironment(KB.open("oxigraph:demo"), "what category is tropical storm rachel?",
+                            {"Tropical Storm Rachel": "m.0crbvqz"}, **feedback_options("eraser", agent=True))
+    env.step("get_relation(m.0crbvqz)")
+    return env, StateVocabulary.from_env(env)
+
+
+def test_state_grammar_accepts_every_gold_step_at_its_point_and_stays_bounded() -> None:
+    kb = KB.open("oxigraph:demo")
+    sizes = []
+    for item in ITEMS:
+        env = SparqlEnvironment(kb, item["question"], item["entities"], **feedback_options("eraser", agent=True))
+        for i, line in enumerate(item["actions"], 1):
+            grammar = state_gbnf(env.actions, StateVocabulary.from_env(env), step=i, resume="thought")
+            sizes.append(len(grammar))
+            assert gbnf_to_regex(grammar).fullmatch(f" next.\nAction {i}: {line}"), (item["id"], line)
+            assert env.step(line).ok
+    assert max(sizes) < 60000
+
+
+def test_state_grammar_rejects_what_the_memory_does_not_have() -> None:
+    env, state = _rachel_after_look()
+    g = state_gbnf(env.actions, state, resume="action")
+    assert check_lines(g, [
+        "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)",  # a forward relation of Rachel
+        "add_fact(?c, meteorology.tropical_cyclone_category.tropical_cyclones, m.0crbvqz)",  # a backward one
+        "get_relation(m.0crbvqz)",
+    ]) == []
+    assert check_lines(g, [
+        "add_fact(m.0crbvqz, location.country.capital, ?c)",  # Rachel has no such relation
+        "add_fact(m.0crbvqz, meteorology.tropical_cyclone_category.tropical_cyclones, ?c)",  # backward, written forward
+        "add_fact(m.0dkl7, meteorology.tropical_cyclone.category, ?c)",  # Katrina was not looked at
+        "get_relation(m.0dkl7)",  # not a linked or seen entity
+        "set_answer(?c)",  # no variable exists yet
+        "add_fact(m.0crbvqz, meteorology.tropical_cyclone_category.tropical_cyclones, m.0crbvqz)",  # a self-loop
+    ]) == [
+        "add_fact(m.0crbvqz, location.country.capital, ?c)",
+        "add_fact(m.0crbvqz, meteorology.tropical_cyclone_category.tropical_cyclones, ?c)",
+        "add_fact(m.0dkl7, meteorology.tropical_cyclone.category, ?c)",
+        "get_relation(m.0dkl7)",
+        "set_answer(?c)",
+        "add_fact(m.0crbvqz, meteorology.tropical_cyclone_category.tropical_cyclones, m.0crbvqz)",
+    ]
+    env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
+    g = state_gbnf(env.actions, StateVocabulary.from_env(env), resume="action")
+    assert check_lines(g, ["set_answer(?category)", "add_count(?category, ?n)", "set_answer(?other)"]) == ["set_answer(?other)"]
+
+
+def test_state_grammar_before_any_look_without_entities() -> None:
+    state = StateVocabulary(vocabulary=["meteorology.tropical_cyclone.highest_winds"])
+    g = state_gbnf(SparqlActions(), state, resume="action")
+    assert check_lines(g, [
+        "add_fact(?c, meteorology.tropical_cyclone.highest_winds, ?w)",
+        "add_fact(1, meteorology.tropical_cyclone.highest_winds, ?w)",  # a value is never a head
+        "get_relation(m.02xry)",  # nothing to look at: no entity, no variable
+        "add_fact(?c, location.country.capital, ?w)",  # not in the ranked vocabulary
+    ]) == [
+        "add_fact(1, meteorology.tropical_cyclone.highest_winds, ?w)",
+        "get_relation(m.02xry)",
+        "add_fact(?c, location.country.capital, ?w)",
+    ]
+
+
+def test_state_grammar_escape_hatch() -> None:
+    empty = StateVocabulary()
+    assert state_gbnf(SparqlActions(), empty) == action_gbnf(SparqlActions())
+    big = StateVocabulary(["m.0c"], [], {"m.0c": ([f"a.b.r{i}" for i in range(3000)], [])})
+    bounded = state_gbnf(SparqlActions(), big, max_chars=5000)
+    assert "act-add-fact ::= \"add_fact(\" node ws-sep relation ws-sep node" in bounded  # the generic form, relations known
+
+
+def test_state_tools_get_enums() -> None:
+    env, state = _rachel_after_look()
+    tools = {t["function"]["name"]: t for t in state_tools(openai_tools(env.actions), env.actions, state)}
+    assert "set_answer" not in tools and "add_max" not in tools  # no variable to name yet
+    enum = tools["add_fact"]["function"]["parameters"]["properties"]["relation"]["enum"]
+    assert "meteorology.tropical_cyclone.category" in enum and "location.country.capital" not in enum
+
+
+def test_llama_cpp_per_step_grammar(llama_checker) -> None:
+    env, state = _rachel_after_look()
+    g = state_gbnf(env.actions, state, step=2, resume="thought")
+    llama_checker.validate(g)
+    assert llama_checker.accepts(g, " the category.\nAction 2: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+    assert not llama_checker.accepts(g, " the capital.\nAction 2: add_fact(m.0crbvqz, location.country.capital, ?c)")
+    assert not llama_checker.accepts(g, " katrina.\nAction 2: add_fact(m.0dkl7, meteorology.tropical_cyclone.category, ?c)")
+    # every state of a long gold chain parses in llama.cpp
+    item = next(i for i in ITEMS if i["id"] == "q14")
+    env = SparqlEnvironment(KB.open("oxigraph:demo"), item["question"], item["entities"], **feedback_options("eraser", agent=True))
+    for i, line in enumerate(item["actions"], 1):
+        g = state_gbnf(env.actions, StateVocabulary.from_env(env), step=i, resume="thought")
+        llama_checker.validate(g)
+        assert llama_checker.accepts(g, f" next.\nAction {i}: {line}"), line
+        env.step(line)
+
+
+def test_llama_cpp_choice_grammar(llama_checker) -> None:
+    g = choice_gbnf(12)
+    llama_checker.validate(g)
+    assert all(llama_checker.accepts(g, text) for text in ("1", " 7", "12"))
+    assert not any(llama_checker.accepts(g, text) for text in ("0", "13", "1.", "one", "3 "))

@@ -358,6 +358,7 @@ def test_completion_request_with_grammar_and_stop(fake_server: FakeOpenAI) -> No
     assert req["path"] == "/v1/completions"
     assert req["body"]["prompt"] == "Rules.\n\nThought 1:"
     assert req["body"]["grammar"] == grammar and req["body"]["stop"] == ["\nObservation", "\nQuestion"]
+    assert req["body"]["cache_prompt"] is True  # a loopback server keeps the evaluated prompt prefix
     assert reply.text.endswith("get_relation(m.0crbvqz)") and reply.usage_out == 7
     assert extract_action("Thought 1:" + reply.text).name == "get_relation"
 
@@ -462,3 +463,34 @@ def test_usage_meter_prices() -> None:
     meter.record(LLMReply("y", usage_in=5, usage_out=5, model="gemma-3-270m"))
     assert meter.cost == pytest.approx(5.0 + 1.0)
     assert meter.as_dict()["calls"] == 2
+
+
+class _Recorder:
+    """Stands in for the openai client: records the keyword arguments of a completion request."""
+
+    def __init__(self) -> None:
+        self.kwargs: dict[str, Any] = {}
+        outer = self
+
+        class Completions:
+            def create(self, **kw: Any) -> Any:
+                outer.kwargs = kw
+                return {"choices": [{"text": " 1", "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+        self.completions = Completions()
+
+
+def test_cache_prompt_only_for_local_servers() -> None:
+    assert LLMConfig(base_url="http://localhost:8000/v1").local and LLMConfig(base_url="http://[::1]:8000/v1").local
+    assert not LLMConfig(base_url="https://api.example.com/v1").local and not LLMConfig(api_key="sk-x").local
+    hosted = _Recorder()
+    OpenAILLM(LLMConfig(base_url="https://api.example.com/v1", model="m", mode="completion"), client=hosted).complete("q")
+    assert "cache_prompt" not in (hosted.kwargs.get("extra_body") or {})
+    local = _Recorder()
+    OpenAILLM(LLMConfig(base_url="http://127.0.0.1:8000/v1", model="m", mode="completion"), client=local).complete("q")
+    assert local.kwargs["extra_body"] == {"cache_prompt": True}
+
+
+def test_complete_action_refuses_choose() -> None:
+    with pytest.raises(LLMConfigError, match="by number"):
+        complete_action(ScriptedLLM(["1"]), "q", SparqlActions(), mode="choose")

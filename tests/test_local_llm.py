@@ -253,3 +253,138 @@ def test_cli_llm_serve_is_registered() -> None:
 
     out = io.StringIO()
     assert main(["llm"], out=out) == 2 and "serve" in out.getvalue()
+
+
+# ---------------------------------------------------------------------------
+# finding a running `pyql llm serve` (state file + a request to /v1/models), with a fake server
+
+
+class _Models:
+    """A loopback HTTP server that answers /v1/models like llama-cpp-python's server."""
+
+    def __init__(self, model: str = "gemma-3-270m") -> None:
+        import http.server
+        import threading
+
+        outer = self
+        self.requests: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.requests.append(self.path)
+                body = json.dumps({"object": "list", "data": [{"id": model, "object": "model"}]}).encode()
+                self.send_response(200 if self.path == "/v1/models" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def _announce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: dict) -> Path:
+    from agent.local import state_file
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    path = state_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_ask_uses_a_running_serve_instead_of_starting_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from agent import local
+    from agent.llm import LLMConfig
+
+    fake = _Models()
+    try:
+        url = f"http://127.0.0.1:{fake.port}/v1"
+        path = _announce(tmp_path, monkeypatch, {"pid": 1, "port": fake.port, "base_url": url, "model": "gemma-3-270m"})
+        assert path == tmp_path / "pyql" / "llm-serve.json"
+        assert local.running_server()["base_url"] == url and fake.requests == ["/v1/models"]
+
+        def no_start(*a: object, **k: object) -> None:
+            raise AssertionError("a second server was started")
+
+        monkeypatch.setattr(local, "LocalServer", no_start)
+        err = io.StringIO()
+        with local.configured_llm(LLMConfig(max_tokens=64), out=err) as llm:
+            assert (llm.config.base_url, llm.config.model, llm.config.mode, llm.config.max_tokens) == (url, "gemma-3-270m", "completion", 64)
+            assert llm.config.local
+        assert "using the local model served at" in err.getvalue()
+    finally:
+        fake.close()
+
+
+def test_a_stale_state_file_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent import local
+
+    port = local.free_port()  # nothing listens there
+    path = _announce(tmp_path, monkeypatch, {"pid": 1, "port": port, "base_url": f"http://127.0.0.1:{port}/v1", "model": "m"})
+    assert local.running_server(timeout=0.5) is None and not path.exists()
+    # a server that answers but serves another model is not ours
+    fake = _Models("other-model")
+    try:
+        path = _announce(tmp_path, monkeypatch, {"pid": 1, "base_url": f"http://127.0.0.1:{fake.port}/v1", "model": "gemma-3-270m"})
+        assert local.running_server() is None and not path.exists()
+    finally:
+        fake.close()
+    # only loopback addresses are trusted; a broken file is removed too
+    path = _announce(tmp_path, monkeypatch, {"pid": 1, "base_url": "http://10.1.2.3:8000/v1", "model": "m"})
+    assert local.running_server() is None and not path.exists()
+    path.write_text("{not json", encoding="utf-8")
+    assert local.running_server() is None and not path.exists()
+
+
+def test_serve_writes_and_removes_its_state_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+    import io
+    import subprocess
+    import sys
+
+    from agent import local
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    seen: dict = {}
+
+    class FakeServer:
+        def __init__(self, gguf: object, **kw: object) -> None:
+            self.host, self.port, self.model = "127.0.0.1", 8123, "gemma-3-270m"
+            self.base_url, self.log_path, self.startup_seconds = "http://127.0.0.1:8123/v1", tmp_path / "log", 0.1
+            self.process = subprocess.Popen([sys.executable, "-c", "pass"])
+
+        def start(self) -> FakeServer:
+            return self
+
+        def stop(self) -> None:
+            pass
+
+        def _log_tail(self) -> str:
+            return ""
+
+    def fake_write(server: object) -> object:
+        path = real_write(server)
+        seen["state"] = json.loads(path.read_text(encoding="utf-8"))
+        return path
+
+    real_write = local._write_state
+    monkeypatch.setattr(local, "LocalServer", FakeServer)
+    monkeypatch.setattr(local, "_write_state", fake_write)
+    args = argparse.Namespace(gguf=str(tmp_path / "m.gguf"), host="127.0.0.1", port=8123, n_ctx=512, threads=1, startup_timeout=5.0)
+    out = io.StringIO()
+    assert local.serve_command(args, out) == 1  # the fake process exits at once
+    assert seen["state"]["base_url"] == "http://127.0.0.1:8123/v1" and seen["state"]["model"] == "gemma-3-270m"
+    assert not local.state_file().exists()
+    assert "find this server by themselves" in out.getvalue()

@@ -1,0 +1,330 @@
+"""The discriminative action mode (``--action-mode choose``): the LLM picks a listed step by number.
+
+Small models discriminate far better than they generate, and large ones
+spend fewer tokens on a number than on an action. At each step the
+environment enumerates the valid next steps (:func:`pyql.next_steps.next_steps`:
+ranked relations of the entities and variables as ``add_fact`` in the right
+direction, constraints and aggregates on the variables that exist,
+``set_answer``, ``execute()``), each with a preview of its result; the prompt
+lists them numbered and the LLM answers with a number:
+
+* on a local llama.cpp server the reply is constrained to the listed numbers
+  by a GBNF grammar (:func:`choice_gbnf`), so it always parses;
+* elsewhere the first number of the reply is read (:func:`parse_choice`) and a
+  reply without a valid number is asked again once, with the range.
+
+With ``auto_look`` (the default) the environment itself runs ``get_relation``
+on every linked entity and every entity variable it has not looked at yet,
+before it enumerates: a look costs a KB query, not an LLM call.
+
+Example:
+    >>> choice_gbnf(3)
+    'root ::= " "? ("1" | "2" | "3")\\n'
+    >>> parse_choice(" 2", 3), parse_choice("12", 3), parse_choice("Choice: 3.", 3)
+    (2, None, 3)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from agent.llm import LLM, LLMReply
+from pyql.next_steps import NextStep, next_steps, variable_kinds
+
+__all__ = ["ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "parse_choice"]
+
+
+def choice_gbnf(n: int) -> str:
+    """A GBNF grammar whose sentences are exactly the numbers 1..n (an optional leading space).
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    if n < 1:
+        raise ValueError(f"a choice needs at least one option, not {n}")
+    return 'root ::= " "? (' + " | ".join(f'"{i}"' for i in range(1, n + 1)) + ")\n"
+
+
+def parse_choice(text: str, n: int) -> int | None:
+    """The first whole number of a reply when it is in 1..n, else None."""
+    match = re.search(r"\d+", text or "")
+    if match is None:
+        return None
+    value = int(match.group())
+    return value if 1 <= value <= n else None
+
+
+def choice_lines(choices: Sequence[NextStep], preview: bool = True) -> str:
+    """The numbered list shown to the LLM, one step a line (with its preview after ``→``).
+
+    Example:
+        >>> print(choice_lines([NextStep("set_answer(?c)", "answer", "?c = Katrina"), NextStep("execute()", "execute")]))
+        1. set_answer(?c) → ?c = Katrina
+        2. execute()
+    """
+    lines = []
+    for i, c in enumerate(choices, 1):
+        tail = f" → {c.preview}" if preview and c.preview else ""
+        lines.append(f"{i}. {c.action}{tail}")
+    return "\n".join(lines)
+
+
+def auto_look(env: Any) -> list[Any]:
+    """Run ``get_relation`` on the linked entities and entity variables not looked at yet; the records.
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+        >>> [r.call.text for r in auto_look(env)], auto_look(env)
+        (['get_relation(m.0crbvqz)'], [])
+    """
+    records = []
+    for step in next_steps(env, verify=False, limit=1000):
+        if step.kind == "look":
+            records.append(env.step(step.action))
+    return records
+
+
+def enumerate_choices(
+    env: Any, *, rank: Any = None, limit: int = 12, per_argument: int = 6, order: str = "ranked"
+) -> list[NextStep]:
+    """The valid next steps to offer (verified, bounded; looks only when ``auto_look`` is off).
+
+    ``order``: ``"ranked"`` (:func:`rank_choices` over up to ``3 * limit`` steps, the best ``limit`` kept)
+    or ``"kind"`` (the enumerator's order and cap).
+    """
+    if order != "ranked":
+        return next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True)
+    # rank a longer list, then keep the best ``limit``
+    steps = next_steps(env, rank=rank, limit=3 * limit, per_argument=per_argument, verify=True)
+    entities = list(env.memory.entities.values())
+    ranked = rank_choices(
+        env.question, steps, env.query.actions(), entities=entities, kinds=variable_kinds(env),
+        mentions=list(env.memory.entities),
+    )
+    return ranked[:limit]
+
+
+def ask_choice(
+    llm: LLM, prompt: Any, n: int, *, grammar: bool, retry_note: str | None = None
+) -> tuple[int | None, list[LLMReply]]:
+    """Ask for a number in 1..n; one retry (with the range spelled out) when the reply has none.
+
+    Returns:
+        The 1-based choice (None when both replies were unusable) and the replies.
+    """
+    replies: list[LLMReply] = []
+    reply = llm.complete(prompt, stop=["\n"], grammar=choice_gbnf(n) if grammar else None)
+    replies.append(reply)
+    picked = parse_choice(reply.text, n)
+    if picked is None:
+        note = retry_note or f"Answer with one number from 1 to {n}."
+        again: Any = prompt + f" {note}\nChoice:" if isinstance(prompt, str) else [*prompt, {"role": "user", "content": note}]
+        reply = llm.complete(again, stop=["\n"], grammar=choice_gbnf(n) if grammar else None)
+        replies.append(reply)
+        picked = parse_choice(reply.text, n)
+    return picked, replies
+
+
+# ---------------------------------------------------------------------------
+# ordering the list against the question
+
+_CUES: dict[str, tuple[str, ...]] = {
+    "add_max": ("most", "highest", "largest", "biggest", "latest", "recent", "recently", "maximum", "greatest", "last", "strongest"),
+    "add_min": ("least", "lowest", "smallest", "first", "earliest", "minimum", "fewest", "weakest"),
+    "add_count": ("how many", "number of", "count"),
+    "add_sum": ("total", "sum", "combined", "altogether"),
+    "add_avg": ("average", "mean"),
+    "add_compare": ("than",),
+}
+#: Comparison words and the operator they mean.
+_OPERATOR_CUES: dict[str, tuple[str, ...]] = {
+    ">": ("above", "over", "more", "greater", "higher", "larger", "bigger", "stronger", "exceeding", "after"),
+    "<": ("below", "under", "less", "fewer", "lower", "smaller", "weaker", "before"),
+}
+_WORDS = re.compile(r"[a-z0-9]+")
+#: Cue words of an order in time: they point at a date, not at a number.
+_TEMPORAL = ("latest", "recent", "recently", "last", "earliest", "first")
+_STOPWORDS = frozenset(
+    [
+        "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are",
+        "was", "were", "be", "been", "did", "do", "does", "what", "which", "who", "whom", "whose", "when",
+        "where", "how", "many", "much", "that", "this", "it", "its", "as",
+    ]
+)
+
+
+def _stems(text: str) -> set[str]:
+    out = set()
+    for w in _WORDS.findall(text.lower().replace("_", " ")):
+        if len(w) > 4 and w.endswith("ies"):
+            w = w[:-3] + "y"
+        elif len(w) > 3 and w.endswith("s"):
+            w = w[:-1]
+        out.add(w)
+    return out
+
+
+def _cues_in(question: str, cues: Sequence[str]) -> list[str]:
+    q = f" {question.lower().rstrip('?')} "
+    return [c for c in cues if f" {c} " in q]
+
+
+def _fact_parts(action: str) -> tuple[str, str, str]:
+    head, relation, tail = action[len("add_fact(") : -1].split(", ", 2)
+    return head, relation, tail
+
+
+def rank_choices(
+    question: str | None,
+    choices: Sequence[NextStep],
+    built: Sequence[str] = (),
+    *,
+    entities: Sequence[str] = (),
+    kinds: dict[str, str] | None = None,
+    mentions: Sequence[str] = (),
+) -> list[NextStep]:
+    """The steps ordered by how well they fit the question, best first (stable for ties).
+
+    * a fact scores by the question's words its relation adds to the
+      relations already built (a relation built before scores low, unless the
+      question says "same"); a fact that hops out of an unnamed node (a CVT:
+      never an answer), that ties in a linked entity not used yet, or that
+      starts from such an entity (a comparison of two entities) scores higher;
+    * a constraint or aggregate by the question's cue words (``most``/
+      ``highest`` → ``add_max``, ``how many`` → ``add_count``, ``total`` →
+      ``add_sum``, ``than`` → ``add_compare`` ...; a max/min cue that is only a
+      word of a relation name, as in "highest winds", does not count when the
+      question has another aggregate or a number); a filter or time span by
+      the question's numbers and years (one time span per variable, the
+      widest first), with the operator its words say (``above`` → ``>``);
+      a type by the words it shares with the question and not with the relations;
+    * ``set_answer`` prefers a variable named like a word of the question and not a number;
+    * ``execute()`` comes first once it is listed (the query says what it answers).
+
+    Constraints and aggregates that score below zero are left out. The LLM
+    still picks: this order only decides what it reads first.
+
+    Example:
+        >>> steps = [NextStep("add_fact(m.1, location.country.capital, ?capital)", "fact"),
+        ...          NextStep("add_fact(m.1, location.country.languages_spoken, ?languages_spoken)", "fact")]
+        >>> rank_choices("what languages are spoken in jamaica?", steps)[0].action
+        'add_fact(m.1, location.country.languages_spoken, ?languages_spoken)'
+    """
+    q = (question or "").lower()
+    for mention in mentions:  # a linked entity's name is not a hint about relations or values
+        q = q.replace(mention.lower(), " ")
+    words = _stems(q) - _STOPWORDS
+    names = {m.lower() for m in mentions}
+    kinds = kinds or {}
+    used: set[str] = set()
+    relations_built: set[str] = set()
+    constrained: set[str] = set()
+    literal_built = False
+    for line in built:
+        if line.startswith("add_fact("):
+            relation = _fact_parts(line)[1]
+            used |= _stems(relation)
+            relations_built.add(relation)
+        elif line.startswith("add_time_constrain("):
+            parts = line[len("add_time_constrain(") : -1].split(", ")
+            constrained.add(parts[0])
+            relations_built.update(parts[1:3])
+            literal_built = True
+        elif line.startswith("add_filter(") and re.search(r"\d", line.split(",", 2)[-1]):
+            literal_built = True
+            constrained.add(line[len("add_filter(") :].split(",")[0])
+        elif line.startswith(("add_max(", "add_min(")):
+            constrained.add(line[8:-1])
+        elif line.startswith("add_type_constrain("):
+            used |= _stems(line[len("add_type_constrain(") :].split(",")[0])
+    hopped = {_fact_parts(line)[0] for line in built if line.startswith("add_fact(") and _fact_parts(line)[2].startswith("?")}
+    in_query = " ".join(built)
+    unused = [e for e in entities if e not in in_query]
+    numbers = re.findall(r"\d+(?:\.\d+)?", q)
+    aggregate_cue = any(_cues_in(q, _CUES[n]) for n in ("add_count", "add_sum", "add_avg"))
+    operators = {op for op, cues in _OPERATOR_CUES.items() if _cues_in(q, cues)}
+    temporal = bool(_cues_in(q, _TEMPORAL)) or bool(re.search(r"\b1\d{3}\b|\b20\d\d\b", q))
+    comparison = bool(_cues_in(q, _CUES["add_compare"]))
+    ordered = any(line.startswith(("add_max(", "add_min(")) for line in built)
+
+    def fact_score(index: int, action: str) -> float:
+        head, relation, tail = _fact_parts(action)
+        prop = _stems(relation.rsplit(".", 1)[-1])
+        rest = _stems(relation) - prop
+        fresh_entity = comparison and (head in unused or tail in unused)
+        seen = set() if fresh_entity else used
+        value = 2.0 * len((prop & words) - seen) + 0.5 * len((rest & words) - seen) - 0.01 * index
+        if relation in relations_built and "same" not in words and not fresh_entity:
+            value -= 1.0
+        if kinds.get(head) == "unnamed" and head not in hopped:  # the first hop out of a CVT node
+            value += 2.5
+        if temporal and prop & {"year", "date", "time"}:
+            value += 1.5
+        if tail in unused and head in kinds:  # ties a linked entity to an existing variable
+            value += 1.5
+        if head in unused and built:  # a second entity of the question: compared, or not joined to the query
+            value += 0.5 if comparison else -1.0
+        preview = step_preview.get(action, "")
+        if tail.startswith("?") and preview.split(" = ", 1)[-1].lower() in names:  # leads back to a linked entity
+            value -= 1.5
+        return value
+
+    step_preview = {c.action: c.preview for c in choices}
+
+    def score(item: tuple[int, NextStep]) -> float:
+        index, step = item
+        name = step.action.split("(", 1)[0]
+        args = step.action[len(name) + 1 : -1]
+        if step.kind == "execute":
+            return 10.0
+        if step.kind == "fact":
+            return fact_score(index, step.action)
+        if name in ("add_max", "add_min"):
+            cues = _cues_in(q, _CUES[name])
+            if ordered:  # one argmax or argmin per query
+                return -1.0
+            if cues and (aggregate_cue or literal_built) and all(_stems(c) <= used for c in cues):
+                return -1.0
+            if not cues:
+                return -1.0
+            kind = kinds.get(args, "")
+            wants_date = any(c in _TEMPORAL for c in cues)
+            return 3.0 + (0.3 if (kind == "date") == wants_date else -0.5)
+        if name in _CUES:
+            if not _cues_in(q, _CUES[name]):
+                return -1.0
+            if name == "add_compare":
+                op = args.split(", ")[1]
+                return 3.0 + (0.2 if op in operators else 0.0)
+            return 3.0
+        if name == "add_type_constrain":
+            type_words = _stems(args.split(", ")[0].rsplit(".", 1)[-1])
+            return 3.0 * len((type_words & words) - used) - 0.5
+        if name == "add_filter":
+            _ob1, op, ob2 = args.split(", ", 2)
+            literal = re.findall(r"\d+(?:\.\d+)?", ob2)
+            if literal and literal[0] in numbers:
+                return 3.5 + (0.2 if op in operators or (op == "=" and not operators) else 0.0)
+            return 0.0 if not literal else -1.0
+        if name == "add_time_constrain":
+            var = args.split(",")[0]
+            if var in constrained:
+                return -1.0
+            dates = re.findall(r"(\d{4})-\d\d-\d\d", args)
+            from_question = [d for d in dates if d in numbers]
+            return 2.5 + 0.1 * len(set(from_question)) if from_question else (2.5 if "current" in q or "now" in words else 0.5)
+        if step.kind == "answer":
+            var = args.lstrip("?").rstrip("0123456789")
+            literal = kinds.get(args) in ("number", "date") if args in kinds else bool(re.search(r"= [-0-9]", step.preview or ""))
+            constrained_var = 0.5 if args in constrained else 0.0  # a constrained variable is rarely the answer
+            return 1.0 + (1.0 if _stems(var) & words else 0.0) - (0.8 if literal else 0.0) - constrained_var
+        return 0.0
+
+    scored = sorted(((score(item), item[0], item[1]) for item in enumerate(choices)), key=lambda t: (-t[0], t[1]))
+    # constraints and aggregates the question gives no cue for are left out (when something else is listed)
+    kept = [step for value, _, step in scored if value >= 0 or step.kind not in ("constrain", "aggregate")]
+    return kept or [step for _, _, step in scored]

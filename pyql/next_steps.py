@@ -1,0 +1,523 @@
+"""The valid next steps of a SPARQL episode: what an agent may do now, enumerated.
+
+A discriminative agent (``--action-mode choose``) does not write an action:
+it picks one of a numbered list. This module makes that list from what the
+environment knows, so every entry is an action the KB can run now:
+
+* ``get_relation`` on a linked entity or a variable not looked at yet;
+* ``add_fact`` with the relations ``get_relation`` returned for an entity or
+  a variable, in the right direction (a forward relation of ``X`` as
+  ``add_fact(X, r, ?new)``, a backward one as ``add_fact(?new, r, X)``), with
+  a fresh variable named after the relation; a forward relation of a
+  variable may also end on a linked entity (``add_fact(?p, r, m.0fkvn)``);
+* before anything is built, when the question has no linked entity,
+  ``add_fact(?s, r, ?o)`` with the KB's relation vocabulary ranked against the question (``which cyclone had the highest
+  winds?`` has no entity to start from);
+* on the variables that exist: ``add_max``/``add_min``/``add_sum``/``add_avg``
+  on numbers and dates, ``add_filter`` with the years and numbers of the
+  question or another variable of the same kind, ``add_compare`` of two
+  numbers, ``add_count``, ``add_type_constrain`` with the types of the
+  values, ``add_time_constrain`` with start/end relations of the variable and
+  dates of the question (years, "current": today) or of the values seen;
+* ``set_answer`` on an existing variable, and ``execute()`` once the query
+  says what it answers (after ``set_answer``, an aggregate or a comparison).
+
+Every list is bounded (relations ranked and capped per argument, a cap on
+the whole list). With ``verify=True`` each construction step is tried on
+the environment and undone (:func:`trial`): only steps that run without an
+error (and without an ERASER guideline) are kept, with the start of their
+observation as a preview. That costs one KB query per candidate.
+
+Example:
+    >>> from pyql.kb import KB
+    >>> from pyql.sparql_environment import SparqlEnvironment
+    >>> env = SparqlEnvironment(KB.open("demo"), "what category is tropical storm rachel?",
+    ...                         entities={"Tropical Storm Rachel": "m.0crbvqz"})
+    >>> [s.action for s in next_steps(env)]
+    ['get_relation(m.0crbvqz)']
+    >>> _ = env.step("get_relation(m.0crbvqz)")
+    >>> next_steps(env, limit=3)[0].action
+    'add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import re
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyql.observation import Observation, Relations, Value
+from pyql.terms import IRI, Literal
+
+__all__ = [
+    "NextStep",
+    "next_steps",
+    "overlap_rank",
+    "question_literals",
+    "relation_vocabulary",
+    "trial",
+    "variable_kinds",
+]
+
+#: Ranks relations against a question: (question, relations) → relations, best first.
+Rank = Callable[[str | None, list[str]], list[str]]
+
+#: Pairs of start/end relation names that make a time span (the last part of the relation).
+_SPANS = (("from", "to"), ("start_date", "end_date"), ("start", "end"), ("date_from", "date_to"), ("begin", "end"))
+_CURRENT = re.compile(r"\b(current|currently|now|today|present|incumbent)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+_WORD = re.compile(r"[a-z0-9]+")
+_AGGREGATES = ("add_count(", "add_sum(", "add_avg(")
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """One valid next step.
+
+    Attributes:
+        action: the action line, e.g. ``add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)``.
+        kind: ``look``, ``fact``, ``constrain``, ``aggregate``, ``answer`` or ``execute``.
+        preview: the start of the step's observation when it was verified ("" otherwise).
+    """
+
+    action: str
+    kind: str
+    preview: str = ""
+
+
+# ---------------------------------------------------------------------------
+# trying a step without keeping it
+
+
+def _snapshot(env: Any) -> tuple[Any, ...]:
+    memory = env.memory
+    fields = {f.name: _copy(getattr(memory, f.name)) for f in dataclasses.fields(memory)}
+    return (env.query, env.done, env.final, len(env.history), fields)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, (dict, list, set)):
+        return type(value)(value)
+    return value
+
+
+def _restore(env: Any, saved: tuple[Any, ...]) -> None:
+    query, done, final, history, fields = saved
+    env.query, env.done, env.final = query, done, final
+    del env.history[history:]
+    for name, value in fields.items():
+        setattr(env.memory, name, value)
+
+
+def trial(env: Any, action: str) -> Any:
+    """Run ``action`` on the environment and undo it: the step's record, the episode unchanged.
+
+    The KB queries it sent stay counted in the environment's counters.
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+        >>> trial(env, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok, env.query.steps
+        (True, ())
+    """
+    saved = _snapshot(env)
+    try:
+        return env.step(action)
+    finally:
+        _restore(env, saved)
+
+
+# ---------------------------------------------------------------------------
+# what the question and the KB offer
+
+
+_VOCABULARY: weakref.WeakKeyDictionary[Any, list[str]] = weakref.WeakKeyDictionary()
+
+
+def relation_vocabulary(kb: Any, limit: int = 100000) -> list[str]:
+    """The KB's relation names (hidden ones left out), read once per KB object (one query).
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> "meteorology.tropical_cyclone.category" in relation_vocabulary(KB.open("demo"))
+        True
+    """
+    try:
+        cached = _VOCABULARY.get(kb)
+    except TypeError:
+        cached = None
+    if cached is not None:
+        return cached
+    rows = kb.select(kb.profile.prefix_lines() + f"SELECT DISTINCT ?p WHERE {{ ?s ?p ?o }} LIMIT {int(limit)}")
+    names = sorted(
+        {
+            kb.profile.shorten(p.value)
+            for p in (row.get("p") for row in rows)
+            if isinstance(p, IRI) and not kb.profile.is_hidden(p.value) and p.value not in kb.profile.label_predicates
+            and p.value != kb.profile.type_predicate
+        }
+    )
+    try:
+        _VOCABULARY[kb] = names
+    except TypeError:
+        pass
+    return names
+
+
+def question_literals(question: str | None, today: _dt.date | None = None) -> dict[str, list[str]]:
+    """The years, numbers and date spans a question names, as action arguments.
+
+    Returns:
+        ``{"years": [...], "numbers": [...], "spans": [(start_before, end_after), ...]}``:
+        a year ``Y`` gives the span ``(Y-12-31, Y-01-01)``, two years the span
+        between them, "current"/"now" today's date.
+
+    Example:
+        >>> question_literals("governors between 2000 and 2010 with more than 3 terms")["spans"]
+        [('2000-12-31', '2000-01-01'), ('2010-12-31', '2010-01-01'), ('2010-12-31', '2000-01-01')]
+        >>> question_literals("winds above 200 km/h")["numbers"]
+        ['200']
+    """
+    text = question or ""
+    years: list[str] = []
+    numbers: list[str] = []
+    for match in _NUMBER.finditer(text):
+        token = match.group(1)
+        if re.fullmatch(r"1[0-9]{3}|20[0-9]{2}", token):
+            years.append(token)
+        else:
+            numbers.append(token)
+    years = list(dict.fromkeys(years))
+    spans: list[tuple[str, str]] = [(f"{y}-12-31", f"{y}-01-01") for y in years]
+    if len(years) >= 2:
+        lo, hi = min(years), max(years)
+        spans.append((f"{hi}-12-31", f"{lo}-01-01"))
+    if _CURRENT.search(text):
+        day = (today or _dt.date.today()).isoformat()
+        spans.append((day, day))
+    return {"years": years, "numbers": list(dict.fromkeys(numbers)), "spans": spans}
+
+
+def overlap_rank(question: str | None, relations: list[str]) -> list[str]:
+    """Relations ordered by the words they share with the question (stable; a fallback ranker).
+
+    Example:
+        >>> overlap_rank("what languages are spoken in jamaica", ["location.country.capital", "location.country.languages_spoken"])
+        ['location.country.languages_spoken', 'location.country.capital']
+    """
+    words = {_stem(w) for w in _WORD.findall((question or "").lower())}
+
+    def score(relation: str) -> float:
+        parts = relation.lower().replace("_", " ").split(".")
+        last = {_stem(w) for w in _WORD.findall(parts[-1])}
+        rest = {_stem(w) for w in _WORD.findall(" ".join(parts[:-1]))}
+        hits = last & words
+        return -(3 * len(hits) + len((rest & words) - hits) + len(hits) / max(len(last), 1))
+
+    return sorted(relations, key=score)
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "s", "e"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+    return word
+
+
+# ---------------------------------------------------------------------------
+# the state of the episode
+
+
+def _values(env: Any) -> dict[str, tuple[Value, ...]]:
+    """The latest values seen of each variable of the current query."""
+    out: dict[str, tuple[Value, ...]] = {}
+    wanted = {str(v) for v in env.query.variables}
+    for record in reversed(env.memory.steps):
+        if isinstance(record.result, Observation):
+            for var in record.result.variables:
+                name = str(var.variable)
+                if name in wanted and name not in out:
+                    out[name] = var.values
+    return out
+
+
+def _kind(values: Sequence[Value]) -> str:
+    """``number``, ``date``, ``text``, ``unnamed``, ``entity`` or ``unknown`` (no values)."""
+    if not values:
+        return "unknown"
+    terms = [v.term for v in values]
+    if all(isinstance(t, Literal) for t in terms):
+        if all(t.is_numeric for t in terms):
+            return "number"
+        if all(t.is_date for t in terms):
+            return "date"
+        return "text"
+    if all(v.unnamed for v in values):
+        return "unnamed"
+    return "entity"
+
+
+def variable_kinds(env: Any) -> dict[str, str]:
+    """What each variable of the current query holds, from the values seen last:
+    ``number``, ``date``, ``text``, ``unnamed`` (CVT nodes), ``entity`` or ``unknown``.
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Sandy": "m.0n9cgl4"})
+        >>> _ = env.step("add_fact(m.0n9cgl4, meteorology.tropical_cyclone.damages, ?d)")
+        >>> variable_kinds(env)
+        {'?d': 'unnamed'}
+    """
+    values = _values(env)
+    return {str(v): _kind(values.get(str(v), ())) for v in env.query.variables}
+
+
+def _fresh(hint: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9_]", "_", hint).strip("_").lower() or "x"
+    if base[0].isdigit():
+        base = "v" + base
+    name, n = f"?{base}", 2
+    while name in taken:
+        name, n = f"?{base}{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _object_hint(relation: str) -> str:
+    return re.split(r"[.:/#]", relation.strip("<>"))[-1]
+
+
+def _subject_hint(relation: str) -> str:
+    parts = re.split(r"[.:/#]", relation.strip("<>"))
+    return parts[-2] if len(parts) >= 2 else "x"
+
+
+def _relation_key(rel: str) -> tuple[str, str]:
+    head, _, last = rel.rpartition(".")
+    return head, last
+
+
+def _spans(relations: Iterable[str]) -> list[tuple[str, str]]:
+    """(start relation, end relation) pairs among a variable's forward relations."""
+    by_key = {_relation_key(r): r for r in relations}
+    out = []
+    for (head, last), rel in by_key.items():
+        for start, end in _SPANS:
+            if last == start and (head, end) in by_key:
+                out.append((rel, by_key[(head, end)]))
+    return out
+
+
+def _types(env: Any, values: Sequence[Value], limit: int = 20) -> list[str]:
+    iris = [v.term for v in values if isinstance(v.term, IRI)]
+    if not iris:
+        return []
+    kb = env.kb
+    pred = IRI(kb.profile.type_predicate).sparql()
+    rows = kb.select(
+        kb.profile.prefix_lines()
+        + "SELECT DISTINCT ?t WHERE { VALUES ?e { "
+        + " ".join(t.sparql() for t in iris)
+        + f" }} ?e {pred} ?t }} LIMIT {int(limit)}"
+    )
+    return sorted({kb.profile.shorten(t.value) for t in (r.get("t") for r in rows) if isinstance(t, IRI)})
+
+
+# ---------------------------------------------------------------------------
+# the enumeration
+
+
+def next_steps(
+    env: Any,
+    *,
+    rank: Rank | None = None,
+    per_argument: int = 6,
+    vocabulary_limit: int = 5,
+    limit: int = 30,
+    verify: bool = True,
+    today: _dt.date | None = None,
+    vocabulary: Sequence[str] | None = None,
+    preview_chars: int = 60,
+) -> list[NextStep]:
+    """The valid next steps of a SPARQL environment, bounded (see the module docstring).
+
+    Args:
+        env: a :class:`~pyql.sparql_environment.SparqlEnvironment`.
+        rank: orders relations and types against the question (default
+            :func:`overlap_rank`; the agent passes its BM25 ranker).
+        per_argument: relations kept per entity or variable.
+        vocabulary_limit: KB relations offered before anything is built.
+        limit: the longest list returned.
+        verify: try each construction step on the environment and keep only
+            those that run without an error (see :func:`trial`).
+        today: the date "current" means (default: today).
+        vocabulary: the KB's relations (default :func:`relation_vocabulary`).
+        preview_chars: characters of the observation kept as a preview.
+
+    Returns:
+        The steps in this order: facts, constraints, aggregates, answers,
+        ``execute()``, looks; empty once the episode is done. Answers,
+        ``execute()`` and looks are always listed; constraints and aggregates
+        take up to a third of the rest, facts what remains.
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"), "which cyclone had the highest winds?")
+        >>> next_steps(env, limit=1)[0].action
+        'add_fact(?tropical_cyclone, meteorology.tropical_cyclone.highest_winds, ?highest_winds)'
+    """
+    if env.done:
+        return []
+    rank = rank or overlap_rank
+    question = env.question
+    query = env.query
+    memory = env.memory
+    built = set(query.actions())
+    variables = [str(v) for v in query.variables]
+    taken = set(variables)
+    values = _values(env)
+    kinds = {v: _kind(values.get(v, ())) for v in variables}
+    entities = list(dict.fromkeys(memory.entities.values()))
+    looked: dict[str, Relations] = dict(memory.relations)
+    text = question or ""
+    for mention in memory.entities:  # a year in an entity's name ("2005 Atlantic hurricane season") is not a constraint
+        text = re.sub(re.escape(mention), " ", text, flags=re.IGNORECASE)
+    literals = question_literals(text, today)
+    in_query = " ".join(built)
+
+    facts: list[NextStep] = []
+    # relations of what was looked at: variables (newest first), then entities
+    for key in [*reversed(variables), *entities]:
+        rels = looked.get(key)
+        if rels is None:
+            continue
+        ranked = rank(question, list(rels.all()))[:per_argument]
+        forward = set(rels.forward)
+        for rel in ranked:
+            if rel in forward:
+                line = f"add_fact({key}, {rel}, {_fresh(_object_hint(rel), set(taken))})"
+                if not any(b.startswith(f"add_fact({key}, {rel}, ?") for b in built):
+                    facts.append(NextStep(line, "fact"))
+                if key.startswith("?"):
+                    for entity in entities:
+                        if entity not in in_query:
+                            facts.append(NextStep(f"add_fact({key}, {rel}, {entity})", "fact"))
+            else:
+                if not any(b.startswith("add_fact(?") and b.endswith(f", {rel}, {key})") for b in built):
+                    facts.append(NextStep(f"add_fact({_fresh(_subject_hint(rel), set(taken))}, {rel}, {key})", "fact"))
+    if not query.steps and not entities:
+        vocab = list(vocabulary) if vocabulary is not None else relation_vocabulary(env.kb)
+        for rel in rank(question, vocab)[:vocabulary_limit]:
+            local = set(taken)
+            subject = _fresh(_subject_hint(rel), local)
+            facts.append(NextStep(f"add_fact({subject}, {rel}, {_fresh(_object_hint(rel), local)})", "fact"))
+
+    constrain: list[NextStep] = []
+    aggregate: list[NextStep] = []
+    ordered = [v for v in variables if kinds[v] in ("number", "date")]
+    if not query.is_ask:
+        for var in ordered:
+            kind = kinds[var]
+            constrain += [NextStep(f"add_max({var})", "constrain"), NextStep(f"add_min({var})", "constrain")]
+            if kind == "date":
+                for year in literals["years"]:
+                    constrain.append(NextStep(f'add_filter({var}, =, "{year}"^^xsd:gYear)', "constrain"))
+            for number in literals["numbers"] if kind == "number" else []:
+                for op in (">", "<", "="):
+                    constrain.append(NextStep(f"add_filter({var}, {op}, {number})", "constrain"))
+            for other in ordered:
+                if other != var and kinds[other] == kind:
+                    if kind == "date":
+                        constrain.append(NextStep(f"add_filter({var}, <=, {other})", "constrain"))
+                    elif variables.index(var) < variables.index(other):
+                        for op in (">", "<"):
+                            aggregate.append(NextStep(f"add_compare({var}, {op}, {other})", "aggregate"))
+            if kind == "number":
+                aggregate += [
+                    NextStep(f"add_sum({var}, {_fresh('total', set(taken))})", "aggregate"),
+                    NextStep(f"add_avg({var}, {_fresh('average', set(taken))})", "aggregate"),
+                ]
+        for var in variables:
+            rels = looked.get(var)
+            if rels is not None:
+                for start, end in _spans(rels.forward):
+                    dates = list(literals["spans"])
+                    for other in variables:
+                        if kinds[other] == "date":
+                            dates += [(str(v.term), str(v.term)) for v in values.get(other, ())[:2]]
+                    for before, after in dict.fromkeys(dates):
+                        constrain.append(
+                            NextStep(f"add_time_constrain({var}, {start}, {end}, {before}, {after})", "constrain")
+                        )
+            if kinds[var] == "entity":
+                for type_name in rank(question, _types(env, values.get(var, ())))[:3]:
+                    constrain.append(NextStep(f"add_type_constrain({type_name}, {var})", "constrain"))
+            if kinds[var] in ("entity", "unnamed"):
+                aggregate.append(NextStep(f"add_count({var}, {_fresh('number', set(taken))})", "aggregate"))
+
+    answers = [
+        NextStep(f"set_answer({var})", "answer")
+        for var in reversed(variables)
+        if var != str(query.answer) and kinds[var] not in ("unnamed",) and not query.is_ask
+    ]
+    # execute() once the query says what it answers: set_answer, an aggregate or a comparison
+    answered = query.answer is not None or query.is_ask or any(b.startswith(_AGGREGATES) for b in built)
+    finish = [NextStep("execute()", "execute")] if query.steps and answered else []
+    looks = [NextStep(f"get_relation({e})", "look") for e in entities if e not in looked]
+    looks += [
+        NextStep(f"get_relation({v})", "look") for v in reversed(variables) if v not in looked and kinds[v] in ("entity", "unnamed")
+    ]
+
+    if not verify:
+        return list(dict.fromkeys([*facts, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
+
+    def kept(candidates: list[NextStep], budget: int) -> list[NextStep]:
+        out: list[NextStep] = []
+        for candidate in dict.fromkeys(candidates):
+            if len(out) >= budget:
+                break
+            if candidate.kind == "look":
+                out.append(candidate)
+                continue
+            record = trial(env, candidate.action)
+            if record.ok:
+                out.append(NextStep(candidate.action, candidate.kind, _preview(record, set(variables), preview_chars)))
+        return out
+
+    # answers, execute() and looks are always listed; constraints and aggregates get a third
+    # of what is left (at least 4), facts the rest
+    ends = kept([*answers, *finish, *looks], limit)
+    room = max(limit - len(ends), 0)
+    modifiers = kept([*constrain, *aggregate], min(room, max(room // 3, 4)))
+    found = kept(facts, room - len(modifiers))
+    return [*found, *modifiers, *ends]
+
+
+def _preview(record: Any, before: set[str], limit: int) -> str:
+    """A short view of a step's result: the new variables' first values (else all), or the answer."""
+    result = record.result
+    if isinstance(result, Observation):
+        if result.boolean is not None:
+            return "yes" if result.boolean else "no"
+        shown = [v for v in result.variables if str(v.variable) not in before] or list(result.variables)
+        parts = []
+        for var in shown:
+            if var.all_unnamed:
+                parts.append(f"{var.variable} = {var.total} unnamed node{'s' if var.total != 1 else ''}")
+                continue
+            names = [x.label if x.label else x.display() for x in var.values[:3]]
+            more = f" +{var.total - len(names)}" if var.total > len(names) else ""
+            parts.append(f"{var.variable} = {', '.join(names)}{more}")
+        text = "; ".join(parts)
+    else:
+        text = record.observation
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
