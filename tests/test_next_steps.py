@@ -22,6 +22,7 @@ from pyql.action_parser import parse_action
 from pyql.kb import KB
 from pyql.next_steps import NextStep, next_steps, question_literals, trial
 from pyql.sparql_environment import SparqlEnvironment
+from tests.gold_steps import match_gold
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 ITEMS = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -39,28 +40,6 @@ def env_for(kb: KB, item: dict[str, Any]) -> SparqlEnvironment:
     return SparqlEnvironment(kb, item["question"], item["entities"], **feedback_options("eraser", agent=True))
 
 
-def match(gold: str, candidate: str, mapping: dict[str, str], existing: set[str]) -> dict[str, str] | None:
-    """The new variable mapping when ``candidate`` is ``gold`` up to fresh variable names, else None."""
-    g, c = parse_action(gold), parse_action(candidate)
-    if g.name != c.name or len(g.args) != len(c.args):
-        return None
-    new: dict[str, str] = {}
-    for ga, ca in zip(g.args, c.args):
-        if ga.kind != "variable":
-            if ga != ca:
-                return None
-            continue
-        if ca.kind != "variable":
-            return None
-        gv, cv = "?" + ga.value, "?" + ca.value
-        if gv in mapping:
-            if mapping[gv] != cv:
-                return None
-        elif cv in existing or new.setdefault(gv, cv) != cv:
-            return None
-    return new
-
-
 def replay(kb: KB, item: dict[str, Any], check: Any = None) -> tuple[SparqlEnvironment, list[int]]:
     """Follow the gold chain by picking enumerated steps; the indexes of gold steps not enumerated."""
     env = env_for(kb, item)
@@ -72,7 +51,7 @@ def replay(kb: KB, item: dict[str, Any], check: Any = None) -> tuple[SparqlEnvir
             check(env, steps)
         existing = {str(v) for v in env.query.variables}
         for step in steps:
-            new = match(gold, step.action, mapping, existing)
+            new = match_gold(gold, step.action, mapping, existing)
             if new is not None:
                 mapping.update(new)
                 assert env.step(step.action).ok

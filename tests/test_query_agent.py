@@ -319,6 +319,7 @@ from agent.choose import choice_gbnf
 from agent.llm import LLMReply
 from agent.metrics import exact_match
 from pyql.action_parser import parse_action
+from tests.gold_steps import match_gold
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 ITEMS = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -344,7 +345,7 @@ class GoldPicker:
                 self.gold.pop(0)  # already looked at by the environment (auto_look)
                 continue
             for number, action in options:
-                new = _match(gold, action, self.mapping, existing)
+                new = match_gold(gold, action, self.mapping, existing)
                 if new is not None:
                     self.mapping.update(new)
                     self.gold.pop(0)
@@ -356,27 +357,6 @@ class GoldPicker:
         arg = parse_action(gold).args[0]
         key = self.mapping.get("?" + arg.value, "?" + arg.value) if arg.kind == "variable" else arg.raw
         return key in self.env.memory.relations
-
-
-def _match(gold: str, candidate: str, mapping: dict[str, str], existing: set[str]) -> dict[str, str] | None:
-    g, c = parse_action(gold), parse_action(candidate)
-    if g.name != c.name or len(g.args) != len(c.args):
-        return None
-    new: dict[str, str] = {}
-    for ga, ca in zip(g.args, c.args):
-        if ga.kind != "variable":
-            if ga != ca:
-                return None
-            continue
-        if ca.kind != "variable":
-            return None
-        gv, cv = "?" + ga.value, "?" + ca.value
-        if gv in mapping:
-            if mapping[gv] != cv:
-                return None
-        elif cv in existing or new.setdefault(gv, cv) != cv:
-            return None
-    return new
 
 
 def _choose_env(kb: KB, item: dict) -> SparqlEnvironment:
