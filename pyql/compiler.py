@@ -629,6 +629,22 @@ HIDDEN_MARK = "hidden"
 """What a relations query binds ``?__r`` to for an edge whose relation the profile hides."""
 
 
+def _binding_block(target: Variable, query: CompilableQuery | None) -> Block:
+    """The block of ``query`` that binds ``target``, for a look at its relations.
+
+    Raises:
+        QueryError: no query, or ``target`` is not one of its variables (the
+            message lists the existing ones).
+    """
+    if query is None:
+        raise QueryError(f"the relations of {target} need the query that binds it")
+    block = query.scope.block
+    if target not in block.variables:
+        existing = ", ".join(str(v) for v in block.variables) or "none yet"
+        raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
+    return block
+
+
 def relations_query(
     target: Term,
     query: CompilableQuery | None,
@@ -669,12 +685,7 @@ def relations_query(
     if edge_cap < 1:
         raise QueryError(f"edges must be ≥ 1, got {edges}")
     if isinstance(target, Variable):
-        if query is None:
-            raise QueryError(f"the relations of {target} need the query that binds it")
-        block = query.scope.block
-        if target not in block.variables:
-            existing = ", ".join(str(v) for v in block.variables) or "none yet"
-            raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
+        block = _binding_block(target, query)
         subject = target.sparql()
         forward = f'{{ {subject} ?__p ?__o . BIND("forward" AS ?__dir) }}'
         backward = f'{{ ?__s ?__p {subject} . BIND("backward" AS ?__dir) }}'
@@ -761,12 +772,7 @@ def relation_ask_query(
         raise QueryError(f"the relation to look for must be a relation name such as a.b.c, not {relation}")
     rel = term_sparql(relation, profile)
     if isinstance(target, Variable):
-        if query is None:
-            raise QueryError(f"the relations of {target} need the query that binds it")
-        block = query.scope.block
-        if target not in block.variables:
-            existing = ", ".join(str(v) for v in block.variables) or "none yet"
-            raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
+        block = _binding_block(target, query)
         subject = target.sparql()
     else:
         subject = term_sparql(target, profile)
@@ -783,7 +789,7 @@ def relation_ask_query(
             profile.prefix_lines()
             + "ASK WHERE {\n"
             + f"{_INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
-            + _indent(query.scope.block.pattern(query.profile), _INDENT * 2)  # type: ignore[union-attr]
+            + _indent(block.pattern(query.profile), _INDENT * 2)  # type: ignore[union-attr]
             + f"{_INDENT}  LIMIT {int(sample)} }}\n"
             + f"{_INDENT}FILTER({exists})\n"
             + "}\n"
