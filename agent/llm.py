@@ -41,6 +41,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import random
@@ -68,6 +69,7 @@ __all__ = [
     "add_llm_arguments",
     "complete_action",
     "config_from_args",
+    "is_loopback",
     "is_retryable",
     "messages_to_text",
     "reply_action_text",
@@ -120,6 +122,21 @@ class LLMError(PyQLError):
         self.status = status
         self.attempts = attempts
         self.retryable = retryable
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (the only kind the local server may bind).
+
+    Example:
+        >>> is_loopback("::1"), is_loopback("10.0.0.1")
+        (True, False)
+    """
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class LLMConfigError(LLMError, ValueError):
@@ -251,15 +268,7 @@ class LLMConfig:
             return False
         from urllib.parse import urlsplit
 
-        host = (urlsplit(self.base_url).hostname or "").strip("[]")
-        if host == "localhost":
-            return True
-        try:
-            import ipaddress
-
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False
+        return is_loopback((urlsplit(self.base_url).hostname or "").strip("[]"))
 
     @property
     def configured(self) -> bool:

@@ -35,7 +35,6 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
-import ipaddress
 import json
 import os
 import signal
@@ -49,7 +48,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from agent.llm import NO_KEY, LLMConfig, LLMConfigError, LLMError, OpenAILLM, UsageMeter
+from agent.llm import NO_KEY, LLMConfig, LLMConfigError, LLMError, OpenAILLM, UsageMeter, is_loopback
 
 __all__ = [
     "GGUF_NAME",
@@ -109,21 +108,6 @@ main()
 """
 
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address (the only kind the local server may bind).
-
-    Example:
-        >>> is_loopback("::1"), is_loopback("10.0.0.1")
-        (True, False)
-    """
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def cpu_has_amx() -> bool:
