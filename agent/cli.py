@@ -32,7 +32,8 @@ configured, ``ask`` and ``eval`` use the local model when it is installed
 (:func:`agent.local.configured_llm`), else say how to configure one.
 
 ``--kb-timeout SECONDS`` and ``--default-graph IRI`` (``run``, ``ask``,
-``eval``) go to a SPARQL endpoint (:func:`agent.environments.kb_options`).
+``eval``) go to a SPARQL endpoint, ``--count-cap N`` to any KB
+(:func:`agent.environments.kb_options`).
 
 Example:
     >>> from pyql.cli import build_parser
@@ -146,6 +147,9 @@ def _kb_arguments(group: Any) -> None:
                        help="a SPARQL endpoint: seconds one query may take in all (default 60; fractions kept, e.g. 0.5)")
     group.add_argument("--default-graph", metavar="IRI",
                        help="a SPARQL endpoint: the graph to query (default-graph-uri), e.g. http://freebase.com")
+    group.add_argument("--count-cap", type=_positive, metavar="N",
+                       help="distinct values an observation counts exactly per variable; beyond it the count says "
+                            "'more than N' and the step does not read the whole join (default 1000)")
 
 
 def _agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -184,6 +188,7 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         prices=load_prices(args.prices) if args.prices else None,
         kb_timeout=getattr(args, "kb_timeout", None),
         default_graph=getattr(args, "default_graph", None),
+        count_cap=getattr(args, "count_cap", None),
     )
 
 

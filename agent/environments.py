@@ -46,14 +46,17 @@ KB_HINT = "demo, a Turtle/N-Triples file, oxigraph:PATH or an http(s)://…/spar
 
 
 def kb_options(options: Any) -> dict[str, Any]:
-    """The backend options of ``--kb-timeout`` and ``--default-graph`` (``kb_timeout``, ``default_graph``).
+    """The backend options of ``--kb-timeout``, ``--default-graph`` and ``--count-cap``.
 
-    They apply to a SPARQL endpoint only (the embedded backends have no
-    time-out and one graph); the time-out is kept as given, fractions of a
-    second included.
+    Read from ``kb_timeout``, ``default_graph`` and ``count_cap`` (absent
+    ones count as not given). The first two apply to a SPARQL endpoint only
+    (the embedded backends have no time-out and one graph); the time-out is
+    kept as given, fractions of a second included. ``count_cap`` (distinct
+    values an observation counts exactly, :attr:`pyql.kb.KB.count_cap`)
+    applies to every KB.
 
     Raises:
-        UsageError: one of them is given for a KB that is not an endpoint.
+        UsageError: an endpoint option is given for a KB that is not an endpoint.
 
     Example:
         >>> import argparse
@@ -61,6 +64,8 @@ def kb_options(options: Any) -> dict[str, Any]:
         {'timeout': 0.5}
         >>> kb_options(argparse.Namespace(kb="demo", kb_timeout=None, default_graph=None))
         {}
+        >>> kb_options(argparse.Namespace(kb="demo", count_cap=5000))
+        {'count_cap': 5000}
     """
     out: dict[str, Any] = {}
     timeout = getattr(options, "kb_timeout", None)
@@ -73,6 +78,11 @@ def kb_options(options: Any) -> dict[str, Any]:
     if out and not (isinstance(spec, str) and spec.startswith(("http://", "https://"))):
         flags = " and ".join(f for f, v in (("--kb-timeout", timeout), ("--default-graph", graph)) if v is not None)
         raise UsageError(f"{flags} apply to a SPARQL endpoint (--kb http(s)://…/sparql), not to --kb {spec}")
+    cap = getattr(options, "count_cap", None)
+    if cap is not None:
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise UsageError(f"--count-cap must be a whole number ≥ 1, got {cap!r}")
+        out["count_cap"] = cap
     return out
 
 

@@ -161,6 +161,7 @@ class RunSettings:
         prices: a price table for the cost (default :data:`agent.metrics.PRICES`).
         kb_timeout: seconds one query to a SPARQL endpoint may take in all (None: the backend's 60 s).
         default_graph: the graph IRI an endpoint is queried on (None: the endpoint's default).
+        count_cap: distinct values an observation counts exactly per variable (None: the KB's 1,000).
 
     Example:
         >>> RunSettings(feedback="raw", max_steps=5).agent_config().max_steps
@@ -181,6 +182,7 @@ class RunSettings:
     prices: Mapping[str, tuple[float, float]] | None = None
     kb_timeout: float | None = None
     default_graph: str | None = None
+    count_cap: int | None = None
 
     def agent_config(self) -> AgentConfig:
         """The :class:`AgentConfig` of these settings (raises AgentConfigError for bad values)."""

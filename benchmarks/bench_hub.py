@@ -24,7 +24,7 @@ What it does:
    :func:`pyql.kb.store.load_store`, what ``pyql kb load`` runs, and then
    reused, opened read-only) or ``virtuoso`` (a private Virtuoso from
    ``tests/virtuoso.py`` on loopback).
-3. Runs two chains through :meth:`pyql.sparql_environment.SparqlEnvironment.step`
+3. Runs three chains through :meth:`pyql.sparql_environment.SparqlEnvironment.step`
    (``--warmup`` unmeasured passes, then ``--repeat`` measured ones; the
    median per step is reported):
 
@@ -33,7 +33,9 @@ What it does:
      ?dob), add_max(?dob), set_answer(?p), execute() (the chain of issue 12);
    * ``filter``: get_relation(m.05zppz), add_fact(?p, gender, m.05zppz),
      add_type_constrain(people.person, ?p), add_fact(?p, date_of_birth, ?dob),
-     add_filter(?dob, >=, 1990-01-01), set_answer(?p), execute().
+     add_filter(?dob, >=, 1990-01-01), set_answer(?p), execute();
+   * ``few``: add_fact(?p, people.person.gender, ?g), set_answer(?g) (a
+     variable with 2 values over the whole join).
 
 4. Times the engine's own floor for each kind of query pyql needs, written by
    hand on the same join (median of ``--repeat`` + 2 runs): a count capped at
@@ -41,8 +43,13 @@ What it does:
    10 sample values, the distinct relations over a 10,000-edge sample of each
    direction, the exact count and exact relation list (for reference) and
    the argmax alone (``ORDER BY DESC(?dob) LIMIT 1``, and with the order key
-   pyql writes, ``DESC(IF(isNumeric(?dob), ?dob, STR(?dob)))``, which is the
-   faster of the two on Oxigraph: the goals use the faster one).
+   pyql writes for values of mixed kinds, ``DESC(IF(isNumeric(?dob), ?dob,
+   STR(?dob)))``; the goals use the faster one), and what a KB asks once per
+   relation before its first argmax on it (``KB.value_kind``: are the
+   values of one kind, so the engine's own order may be used?). The two
+   argmax floors are timed right after each measured pass of the argmax
+   chain, so a change of load on a shared machine hits the step and its
+   floor alike.
 5. Prints a markdown table (steps and floors per size and backend) and the
    goals of issue 12, checked: at 10^6 on each backend, every step without
    ordering or aggregation ≤ 50 ms; the argmax step ≤ 1.5x the engine's
@@ -113,10 +120,15 @@ CHAINS: dict[str, tuple[str, ...]] = {
         "set_answer(?p)",
         "execute()",
     ),
+    # A variable with few values over the whole hub-sized join: ?g has 2 values over N rows.
+    "few": (
+        f"add_fact(?p, {GENDER}, ?g)",
+        "set_answer(?g)",
+    ),
 }
 #: Steps of the chains with neither ordering nor aggregation: the ≤ 50 ms goal (chain, index).
 BOUNDED_STEPS = (("argmax", 0), ("argmax", 1), ("argmax", 2), ("argmax", 3),
-                 ("filter", 2), ("filter", 4), ("filter", 5))
+                 ("filter", 2), ("filter", 4), ("filter", 5), ("few", 0), ("few", 1))
 ARGMAX_STEP = ("argmax", 4)
 
 
@@ -140,13 +152,18 @@ FLOORS: dict[str, str] = {
     "exact count, both facts (reference)": f"SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE {{ {_JOIN} }}",
     "exact relations into the hub (reference)": f"SELECT DISTINCT ?r WHERE {{ ?s ?r {_iri(MALE)} }}",
     "argmax alone (ORDER BY DESC LIMIT 1)": f"SELECT ?p ?dob WHERE {{ {_JOIN} }} ORDER BY DESC(?dob) LIMIT 1",
+    # What a KB asks once per relation before the first argmax on it (KB.value_kind): are the values of one kind?
+    "value kinds of date_of_birth (once per relation and KB)": (
+        f"SELECT DISTINCT ?k WHERE {{ ?s {_iri(DOB)} ?o . "
+        'BIND(IF(isNumeric(?o), "numeric", IF(isLiteral(?o), STR(DATATYPE(?o)), "node")) AS ?k) } LIMIT 2'
+    ),
     "argmax alone, pyql's order key": (
         f"SELECT ?p ?dob WHERE {{ {_JOIN} }} ORDER BY DESC(IF(isNumeric(?dob), ?dob, STR(?dob))) LIMIT 1"
     ),
 }
 #: The floors of bounded queries (cheap at any size); the others evaluate the whole join.
 BOUNDED_FLOORS = tuple(name for name in FLOORS if "(1,001)" in name or "sample" in name)
-#: The argmax floors; the goals use the faster of the two (typed ``xsd:date`` ordering is the slower one on Oxigraph).
+#: The argmax floors; the goals use the faster of the two.
 ARGMAX_FLOORS = ("argmax alone (ORDER BY DESC LIMIT 1)", "argmax alone, pyql's order key")
 
 
@@ -366,6 +383,13 @@ def run_chain(kb: Any, chain: str) -> tuple[list[float], list[int], list[str], s
     return times, queries, errors, last
 
 
+def _time_query(kb: Any, query: str) -> float:
+    """Milliseconds one SELECT takes."""
+    t0 = time.perf_counter()
+    kb.select(query)
+    return (time.perf_counter() - t0) * 1000
+
+
 def measure(cell: Cell, kb: Any, chains: list[str], warmup: int, repeat: int, log: Callable[[str], None],
             floors: str = "all", floor_repeat: int | None = None) -> None:
     for chain in chains:
@@ -376,20 +400,19 @@ def measure(cell: Cell, kb: Any, chains: list[str], warmup: int, repeat: int, lo
             times, queries, errors, last = run_chain(kb, chain)
             for i, ms in enumerate(times):
                 per_step[i].append(ms)
+            if chain == "argmax" and floors == "all":
+                # The argmax floors right after each pass: on a shared machine a load change then hits both.
+                for name in ARGMAX_FLOORS:
+                    cell.floors.setdefault(name, []).append(_time_query(kb, FLOORS[name]))
             cell.kb_queries[chain] = queries
             cell.answers[chain] = last[:300]
             cell.errors.extend(e for e in errors if e not in cell.errors)
         cell.steps[chain] = per_step
         log(f"    {chain}: " + ", ".join(f"{med(v):.1f}" for v in per_step) + " ms")
     for name, query in FLOORS.items():
-        if floors == "none" or (floors == "bounded" and name not in BOUNDED_FLOORS):
+        if floors == "none" or (floors == "bounded" and name not in BOUNDED_FLOORS) or name in cell.floors:
             continue
-        times = []
-        for _ in range(floor_repeat if floor_repeat is not None else repeat + 2):
-            t0 = time.perf_counter()
-            kb.select(query)
-            times.append((time.perf_counter() - t0) * 1000)
-        cell.floors[name] = times
+        cell.floors[name] = [_time_query(kb, query) for _ in range(floor_repeat if floor_repeat is not None else repeat + 2)]
     log("    floors: " + ", ".join(f"{k.split(',')[0]} {med(v):.1f}" for k, v in cell.floors.items()) + " ms")
 
 
@@ -502,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/pyql-bench-hub"), help="KB and store cache")
     parser.add_argument("--sizes", type=parse_sizes, default=list(DEFAULT_SIZES), help="persons (gender edges), e.g. 1e4,1e5,1e6 (default)")
     parser.add_argument("--backends", default="oxigraph", help=f"comma list of {', '.join(BACKENDS)} (default oxigraph)")
-    parser.add_argument("--chains", default=",".join(CHAINS), help=f"comma list of {', '.join(CHAINS)} (default both)")
+    parser.add_argument("--chains", default=",".join(CHAINS), help=f"comma list of {', '.join(CHAINS)} (default all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured passes per chain (default 1)")
     parser.add_argument("--repeat", type=int, default=3, help="measured passes per chain; the median is reported (default 3)")

@@ -65,13 +65,21 @@ __all__ = [
     "relation_ask_query",
     "RELATION_EDGES",
     "labels_query",
+    "value_kinds_query",
+    "NATIVE_ORDER_KINDS",
+    "sources_of",
     "rows_query",
     "term_sparql",
     "COUNT_PREFIX",
+    "ROWS_PREFIX",
     "LABEL_PREFIX",
 ]
 
 COUNT_PREFIX = "__count_"
+#: Rows an observation's sample reads per value shown (:func:`observation_query`).
+SAMPLE_ROWS_PER_VALUE = 100
+#: The prefix of an observation's row counts (``?__rows_<var>``, :func:`observation_query`).
+ROWS_PREFIX = "__rows_"
 LABEL_PREFIX = "__label_"
 _INDENT = "  "
 
@@ -187,7 +195,7 @@ class Block:
         """The block's ORDER BY / LIMIT / OFFSET lines ("" without an argmax)."""
         out = ""
         if self.argmax is not None:
-            out += "ORDER BY " + _order_key(self.argmax.var, self.argmax.descending) + "\n"
+            out += "ORDER BY " + _order_key(self.argmax) + "\n"
         if self.limit is not None:
             out += f"LIMIT {self.limit}\n"
         if self.offset:
@@ -355,11 +363,13 @@ def _comparison(left: Term, op: str, right: Term, profile: Profile) -> str:
     return f"({term_sparql(left, profile)} {op} {term_sparql(right, profile)})"
 
 
-def _order_key(var: Variable, descending: bool) -> str:
+def _order_key(step: Argmax) -> str:
     # Numbers order as numbers; dates of mixed precision (xsd:date, gYear,
-    # dateTime) order as their ISO text, which every engine agrees on.
-    key = f"IF(isNumeric({var.sparql()}), {var.sparql()}, STR({var.sparql()}))"
-    return f"DESC({key})" if descending else f"ASC({key})"
+    # dateTime) order as their ISO text, which every engine agrees on. A
+    # native argmax (values of one kind) orders by the variable itself.
+    v = step.var.sparql()
+    key = v if step.native else f"IF(isNumeric({v}), {v}, STR({v}))"
+    return f"DESC({key})" if step.descending else f"ASC({key})"
 
 
 def _time_filter(bound: TimeBound, profile: Profile) -> str:
@@ -478,7 +488,7 @@ def observed_variables(query: CompilableQuery) -> list[Variable]:
 
 
 def observation_query(
-    query: CompilableQuery, per_variable: int = 10, count_cap: int = 1000
+    query: CompilableQuery, per_variable: int = 10, count_cap: int = 1000, row_cap: int | None = None
 ) -> tuple[str, list[Variable]]:
     """One bounded query giving, for every visible variable (only the answer
     variable once one is set), up to ``per_variable`` distinct values with
@@ -497,6 +507,17 @@ def observation_query(
     BY over everything, an aggregate) are computed once instead of once per
     variable plus once for the counts.
 
+    Every count and sample reads at most the first ``rows`` rows of the
+    join, ``rows = max(row_cap, count_cap + 1)`` (``row_cap`` None: ``count_cap
+    + 1``): a count is ``COUNT(DISTINCT ?v)`` over the first ``rows + 1``
+    rows, next to ``COUNT(*)`` of those rows (``?__rows_<var>``), which says
+    whether they were the whole join. So a variable with few distinct
+    values over a huge join (``?g`` in ``?p gender ?g``: 2 values, 10^6
+    rows), whose ``DISTINCT ... LIMIT`` would never stop early, costs
+    ``rows`` rows too. Samples read the first ``max(rows, 100 *
+    per_variable)`` rows. When the join is longer and the count is not above
+    ``count_cap``, the count is a lower bound ("at least 2").
+
     Example:
         >>> from pyql.query import Query
         >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
@@ -509,6 +530,9 @@ def observation_query(
         >>> grouped = q.add_fact("?x", "a.b.c", "?y").add_sum("?y", "?total", group_by=["?c"])
         >>> observation_query(grouped)[0].count("OPTIONAL")  # none for ?total: a number has no label
         1
+        >>> text = observation_query(q, row_cap=5000)[0]
+        >>> "LIMIT 5000" in text, "LIMIT 5001" in text, f"?{ROWS_PREFIX}c" in text
+        (True, True, True)
     """
     if per_variable < 1:
         raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
@@ -523,17 +547,20 @@ def observation_query(
     if bound is not None and bound <= per_variable:
         return bounded_rows_query(query)[0], variables
     core = block.pattern(profile)
+    rows = max(int(row_cap or 0), int(count_cap) + 1)
+    # Samples read enough rows to find per_variable values where the join has them.
+    sample_rows = max(rows, SAMPLE_ROWS_PER_VALUE * int(per_variable))
+
+    def first(v: Variable, n: int) -> str:
+        # The first n rows of the join, projected on v (a sub-SELECT: engines stop reading at n).
+        return "{\n" + _indent(f"SELECT {v.sparql()} WHERE\n" + _indent(core, _INDENT) + f"LIMIT {n}\n", _INDENT) + "}\n"
+
     branches = []
     for v in variables:
-        # An aggregate's result may be unbound (an error in SPARQL): it is no value.
-        bound_only = f"{_INDENT}FILTER(BOUND({v.sparql()}))\n" if v in block.computed else ""
+        # COUNT(DISTINCT) skips an unbound value (an aggregate's error): it is no value.
         counted = (
-            f"SELECT (COUNT({v.sparql()}) AS ?{COUNT_PREFIX}{v.name}) WHERE {{\n"
-            f"{_INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE {{\n"
-            + _indent(core, _INDENT * 2)
-            + bound_only.replace(_INDENT, _INDENT * 2, 1)
-            + f"{_INDENT}  }} LIMIT {int(count_cap) + 1} }}\n"
-            "}"
+            f"SELECT (COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name}) (COUNT(*) AS ?{ROWS_PREFIX}{v.name}) WHERE\n"
+            + _indent(first(v, rows + 1), _INDENT)
         )
         branches.append("{\n" + _indent(counted, _INDENT) + "}")
     for v in variables:
@@ -542,13 +569,13 @@ def observation_query(
             # An aggregate's result is a literal (or unbound after an error):
             # no label to look up, and an OPTIONAL on a possibly unbound
             # variable would match every label in the KB.
-            sample = f"SELECT DISTINCT {v.sparql()} WHERE\n" + _indent(core, _INDENT) + f"LIMIT {int(per_variable)}"
+            sample = f"SELECT DISTINCT {v.sparql()} WHERE\n" + _indent(first(v, sample_rows), _INDENT) + f"LIMIT {int(per_variable)}"
             branches.append("{\n" + _indent(sample, _INDENT) + "}")
             continue
         sample = (
             f"SELECT {v.sparql()} (SAMPLE({raw.sparql()}) AS ?{LABEL_PREFIX}{v.name}) WHERE {{\n"
             f"{_INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE\n"
-            + _indent(core, _INDENT * 2)
+            + _indent(first(v, sample_rows), _INDENT * 2)
             + f"{_INDENT}  LIMIT {int(per_variable)} }}\n"
             f"{_INDENT}{_label_pattern(v, raw, profile)}\n"
             f"}} GROUP BY {v.sparql()}"
@@ -796,6 +823,77 @@ def relation_ask_query(
         )
     body = " UNION ".join(f"{{ {p} }}" for p in patterns) if len(patterns) > 1 else patterns[0]
     return profile.prefix_lines() + f"ASK WHERE {{ {body} }}\n"
+
+
+#: The kinds of values an engine orders alike in its own order (a native
+#: argmax, :attr:`pyql.steps.Argmax.native`): numbers of any numeric type, or
+#: one date type (mixing two date types needs the ISO-text key).
+NATIVE_ORDER_KINDS = frozenset(
+    {"numeric"}
+    | {
+        "http://www.w3.org/2001/XMLSchema#" + t
+        for t in ("date", "dateTime", "gYear", "gYearMonth", "time")
+    }
+)
+
+
+def value_kinds_query(relation: IRI, profile: Profile, edges: int, limit: int = 2) -> str:
+    """The distinct kinds of the objects of a relation's first ``edges`` edges (``?__k``, at most ``limit``),
+    and its edges counted up to ``edges + 1`` (``?__n``).
+
+    A kind is ``"numeric"`` for a number of any type, a literal's datatype
+    IRI, or ``"node"`` for an entity; a literal without a datatype the
+    engine will name gives no ``?__k``. With ``limit=2`` the answer says
+    whether the edges read hold values of one kind only, and ``?__n``
+    whether they were all the relation's edges. The engine stops at a
+    second kind; with one kind it reads all ``edges``
+    (:meth:`pyql.kb.KB.value_kind` first reads a few, and caches the answer).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> text = value_kinds_query(IRI("http://rdf.freebase.com/ns/people.person.date_of_birth"), FREEBASE, 20)
+        >>> "LIMIT 20 }" in text, "LIMIT 21 }" in text, text.count("UNION")
+        (True, True, 1)
+    """
+    if not isinstance(relation, IRI):
+        raise QueryError(f"the relation must be a relation name such as a.b.c, not {relation}")
+    numeric, node = escape.literal("numeric"), escape.literal("node")
+    rel = term_sparql(relation, profile)
+
+    def first(n: int) -> str:
+        return f"{{ SELECT ?__o WHERE {{ ?__s {rel} ?__o }} LIMIT {n} }}"
+
+    kind = f"IF(isNumeric(?__o), {numeric}, IF(isLiteral(?__o), STR(DATATYPE(?__o)), {node}))"
+    return (
+        profile.prefix_lines()
+        + "SELECT * WHERE {\n"
+        + f"{_INDENT}{{ SELECT DISTINCT ?__k WHERE {{ {first(int(edges))} BIND({kind} AS ?__k) }} LIMIT {int(limit)} }}\n"
+        + f"{_INDENT}UNION\n"
+        + f"{_INDENT}{{ SELECT (COUNT(*) AS ?__n) WHERE {first(int(edges) + 1)} }}\n"
+        + "}\n"
+    )
+
+
+def sources_of(var: Variable, steps: Sequence[Step]) -> tuple[tuple[IRI, ...], bool]:
+    """Where a variable's values come from: the relations it is the object of, and whether an aggregate made it.
+
+    Every value of ``var`` is an object of each relation returned (facts
+    are joined, never optional), so a relation whose objects are all of one
+    kind makes ``var`` one kind; a COUNT, SUM or AVG result is a number.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query().add_fact("?p", "people.person.date_of_birth", "?d").add_count("?p", "?n")
+        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), q.steps)[0]], sources_of(Variable("n"), q.steps)[1]
+        (['people.person.date_of_birth'], True)
+    """
+    relations = tuple(
+        s.relation for s in steps if isinstance(s, Fact) and s.tail == var and isinstance(s.relation, IRI)
+    )
+    aggregated = any(
+        isinstance(s, Aggregate) and s.new_var == var and s.func.upper() in ("COUNT", "SUM", "AVG") for s in steps
+    )
+    return relations, aggregated
 
 
 def labels_query(terms: Sequence[Term], profile: Profile) -> str:

@@ -90,7 +90,10 @@ class VariableValues:
 
     Counts are exact up to a cap (``KB.count_cap``, default 1,000): beyond
     it, ``capped`` is set and ``total`` is the cap, a lower bound ("more
-    than 1,000"). ``total == 0`` still means "no value" either way.
+    than 1,000"). ``partial`` says the count was taken over the first rows
+    of a longer join (``KB.row_cap``, default 10,000), so ``total`` is the
+    number of values seen there, a lower bound ("at least 2"). ``total ==
+    0`` still means "no value" in every case.
 
     Example:
         >>> from pyql.terms import XSD
@@ -99,12 +102,15 @@ class VariableValues:
         The value of variable ?n is [1] (more than 1,000 in total)
         >>> VariableValues(Variable("n"), (v,), 3).at_least
         3
+        >>> VariableValues(Variable("n"), (v,), 1, partial=True).total_text()
+        'at least 1'
     """
 
     variable: Variable
     values: tuple[Value, ...]
     total: int
     capped: bool = False
+    partial: bool = False
 
     @property
     def at_least(self) -> int:
@@ -117,8 +123,10 @@ class VariableValues:
         return bool(self.values) and all(v.unnamed for v in self.values)
 
     def total_text(self) -> str:
-        """The count as shown: ``"734"`` or ``"more than 1,000"``."""
-        return f"more than {self.total:,}" if self.capped else str(self.total)
+        """The count as shown: ``"734"``, ``"more than 1,000"`` or (read from the first rows only) ``"at least 2"``."""
+        if self.capped:
+            return f"more than {self.total:,}"
+        return f"at least {self.total:,}" if self.partial else str(self.total)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON view: ``{"total", "values"}``, plus ``"capped": true`` beyond the cap.
@@ -130,11 +138,17 @@ class VariableValues:
         out: dict[str, Any] = {"total": self.total, "values": [x.to_dict() for x in self.values]}
         if self.capped:
             out["capped"] = True
+        if self.partial and not self.capped:
+            out["partial"] = True
         return out
 
     def __str__(self) -> str:
         shown = "[" + ", ".join(v.display() for v in self.values) + "]"
-        more = f" ({self.total_text()} in total)" if self.capped or self.total > len(self.values) else ""
+        more = (
+            f" ({self.total_text()} in total)"
+            if self.capped or self.partial or self.total > len(self.values)
+            else ""
+        )
         return f"The value of variable {self.variable} is {shown}{more}"
 
 

@@ -208,28 +208,39 @@ class Query:
         """
         return self._with(Compare(self.term(left), op, self.term(right)))
 
-    def _argmax(self, var: TermLike, descending: bool, limit: int, offset: int) -> Query:
+    def _argmax(self, var: TermLike, descending: bool, limit: int, offset: int, native: bool) -> Query:
         action = "add_max" if descending else "add_min"
         v = self._visible(self._var(var, f"the argument of {action}"), action)
-        return self._with(Argmax(v, descending, limit, offset))
+        return self._with(Argmax(v, descending, limit, offset, native))
 
-    def add_max(self, var: TermLike, limit: int = 1, offset: int = 0) -> Query:
+    def add_max(self, var: TermLike, limit: int = 1, offset: int = 0, *, native: bool = False) -> Query:
         """Keep the row(s) where ``var`` is largest (ORDER BY DESC ... LIMIT).
+
+        Args:
+            var: an existing variable holding numbers or dates.
+            limit: rows kept.
+            offset: rows skipped first.
+            native: order by the engine's own order of ``var`` (fast, and
+                right when its values are all numbers or all of one date
+                type; :meth:`pyql.kb.KB.native_order` tells) instead of the
+                key that orders mixed date types alike everywhere.
 
         Example:
             >>> Query().add_fact("?c", "a.b.c", "?t").add_max("?t", limit=2).sparql().rstrip().endswith("LIMIT 2")
             True
+            >>> "ORDER BY DESC(?t)" in Query().add_fact("?c", "a.b.c", "?t").add_max("?t", native=True).sparql()
+            True
         """
-        return self._argmax(var, True, limit, offset)
+        return self._argmax(var, True, limit, offset, native)
 
-    def add_min(self, var: TermLike, limit: int = 1, offset: int = 0) -> Query:
-        """Keep the row(s) where ``var`` is smallest.
+    def add_min(self, var: TermLike, limit: int = 1, offset: int = 0, *, native: bool = False) -> Query:
+        """Keep the row(s) where ``var`` is smallest (``native`` as in :meth:`add_max`).
 
         Example:
             >>> "ASC(" in Query().add_fact("?c", "a.b.c", "?t").add_min("?t").sparql()
             True
         """
-        return self._argmax(var, False, limit, offset)
+        return self._argmax(var, False, limit, offset, native)
 
     def _aggregate(self, func: str, var: TermLike, new_var: TermLike, group_by: Iterable[TermLike]) -> Query:
         action = "add_" + func.lower()

@@ -202,7 +202,8 @@ class SparqlActions(ActionSet):
 
         Example: add_max(?time)
         """
-        return self._observe(env, env.query.add_max(max_var))
+        # The engine's own order when the KB knows the values are of one kind (an index can answer it).
+        return self._observe(env, env.query.add_max(max_var, native=env.kb.native_order(max_var, env.query)))
 
     @action("construct", min_var="variable")
     def add_min(self, env: KBContext, min_var: Variable) -> StepResult:
@@ -213,7 +214,7 @@ class SparqlActions(ActionSet):
 
         Example: add_min(?time)
         """
-        return self._observe(env, env.query.add_min(min_var))
+        return self._observe(env, env.query.add_min(min_var, native=env.kb.native_order(min_var, env.query)))
 
     @action("construct", count_var="variable", new_var="variable")
     def add_count(self, env: KBContext, count_var: Variable, new_var: Variable) -> StepResult:

@@ -146,12 +146,23 @@ class Compare(Filter):
 
 @dataclass(frozen=True)
 class Argmax(Step):
-    """Keep the rows where ``var`` is largest (``add_max``) or smallest (``add_min``)."""
+    """Keep the rows where ``var`` is largest (``add_max``) or smallest (``add_min``).
+
+    ``native`` chooses the order key. False (the default) orders by
+    ``IF(isNumeric(?v), ?v, STR(?v))``: numbers as numbers, dates of mixed
+    types (``xsd:date``, ``xsd:gYear``, ``xsd:dateTime``) by their ISO text,
+    alike on every engine. True orders by ``?v`` itself, the engine's own
+    order, which an engine can answer from an index (Virtuoso: 60 ms instead
+    of 5 s on a 10^6-row join); it is only right when every value of ``v`` is
+    a number or every value has the same date type, which
+    :meth:`pyql.kb.KB.native_order` checks.
+    """
 
     var: Variable
     descending: bool = True
     limit: int = 1
     offset: int = 0
+    native: bool = False
 
     @property
     def action(self) -> str:  # type: ignore[override]
@@ -164,6 +175,8 @@ class Argmax(Step):
             raise QueryError(f"the limit of {self.action} must be a whole number ≥ 1, got {self.limit!r}")
         if not isinstance(self.offset, int) or isinstance(self.offset, bool) or self.offset < 0:
             raise QueryError(f"the offset of {self.action} must be a whole number ≥ 0, got {self.offset!r}")
+        if not isinstance(self.native, bool):
+            raise QueryError(f"native of {self.action} must be True or False, got {self.native!r}")
 
     def arguments(self) -> tuple[object, ...]:
         return (self.var,)

@@ -141,3 +141,14 @@ def test_run_help_names_every_kb_spec_and_the_endpoint_options() -> None:
     text = " ".join(pyql("run", "--help").stdout.split())
     for form in ("demo", "Turtle/N-Triples file", "oxigraph:PATH", "metaqa:DIR", "http(s)://…/sparql", "--kb-timeout", "--default-graph"):
         assert form in text, form
+
+
+def test_count_cap_flag_caps_the_counts_of_every_kb() -> None:
+    fact = "add_fact(?c, meteorology.tropical_cyclone.highest_winds, ?w)\n"
+    capped = pyql("run", "--kb", "demo", "--count-cap", "2", "--feedback", "raw", "--actions", "-", stdin=fact)
+    assert capped.returncode == 0, capped.stderr
+    assert "more than 2" in capped.stdout
+    exact = pyql("run", "--kb", "demo", "--feedback", "raw", "--actions", "-", stdin=fact)
+    assert "more than" not in exact.stdout
+    bad = pyql("run", "--kb", "demo", "--count-cap", "0", "--actions", "-", stdin=fact)
+    assert bad.returncode == 2 and "--count-cap" in bad.stderr and "Traceback" not in bad.stderr

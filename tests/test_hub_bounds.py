@@ -10,6 +10,7 @@ observations that never echo a giant argument or value whole.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,13 +105,34 @@ def test_counts_are_exact_up_to_the_cap_and_more_than_beyond(engine: Any, hub_fi
         assert obs.to_dict()["?p"].get("capped", False) == capped
 
 
+def test_few_values_over_a_long_join_are_counted_over_the_first_rows(engine: Any, hub_file: Path) -> None:
+    # ?g has one value over 30 rows (and ?p 30): read 12 rows at most, the counts say "at least".
+    q = Query().add_fact("?p", "test.person.gender", "?g")
+    kb = open_hub(engine, hub_file, count_cap=5, row_cap=12)
+    obs = kb.observe(q)
+    g, p = obs.get("?g"), obs.get("?p")
+    assert g is not None and p is not None
+    assert (g.total, g.capped, g.partial) == (1, False, True)
+    assert [v.short for v in g.values] == [HUB]
+    assert (p.total, p.capped, p.partial) == (5, True, False)  # beyond the cap: "more than", not "at least"
+    assert "(at least 1 in total)" in str(obs) and obs.to_dict()["?g"]["partial"] is True
+    assert kb.stats.queries == 1 and not obs.is_empty
+    # a join no longer than the rows read: exact counts
+    whole = open_hub(engine, hub_file, count_cap=5, row_cap=PERSONS).observe(q).get("?g")
+    assert whole is not None and (whole.total, whole.partial) == (1, False)
+    # the default reads count_cap + 1 rows
+    assert open_hub(engine, hub_file, count_cap=5).observe(q).get("?g").partial is True  # type: ignore[union-attr]
+
+
 def test_the_count_query_stops_at_the_cap(hub_file: Path) -> None:
     kb = OxigraphKB(hub_file, count_cap=7)
     seen: list[str] = []
     select = kb._select
     kb._select = lambda text: seen.append(text) or select(text)  # type: ignore[method-assign]
     kb.observe(Query().add_fact("?p", "test.person.gender", HUB))
-    assert "LIMIT 8" in seen[0] and "COUNT(DISTINCT" not in seen[0]
+    # the count reads cap + 2 rows at most: cap + 1 rows, and one more to know whether the join is longer
+    assert "LIMIT 9\n" in seen[0] and "COUNT(DISTINCT ?p)" in seen[0]
+    assert all(int(n) <= 1000 for n in re.findall(r"LIMIT (\d+)", seen[0]))
 
 
 def test_the_environment_passes_its_count_cap(hub_file: Path) -> None:
@@ -146,12 +168,18 @@ def test_parity_of_capped_and_exact_observations_on_the_demo_chains() -> None:
             assert a.ok == b.ok and a.error == b.error
             if a.observation == b.observation:
                 continue
-            # They differ only where a count is above 3: the same values, "more than 3" instead of the number.
+            # They differ only where a count is above 3 or the join is longer than the 4 rows counted:
+            # the same values, "more than 3" or "at least n" instead of the number.
             differing += 1
             assert isinstance(a.result, Observation) and isinstance(b.result, Observation)
             for va, vb in zip(a.result.variables, b.result.variables):
                 assert va.values == vb.values
-                assert vb.capped == (va.total > 3) and (vb.total == min(va.total, 3))
+                if vb.capped:
+                    assert va.total > 3 and vb.total == 3
+                elif vb.partial:
+                    assert 1 <= vb.total <= va.total
+                else:
+                    assert vb.total == va.total
         assert big.final_json()["answers"] == capped.final_json()["answers"]
     assert differing > 0
 
@@ -317,11 +345,31 @@ def test_the_argmax_join_is_evaluated_once(engine: Any, hub_file: Path) -> None:
         record = env.step(line)
         assert record.ok, (line, record.observation)
         per_step.append(record.kb_queries)
-    assert per_step == [1, 1, 1, 1, 1, 0, 0]
+    # add_max: the argmax, plus (once per relation and KB) the kinds of the relation's values:
+    # its first 20 edges, then (one kind there) all 30
+    assert per_step == [1, 1, 1, 1, 3, 0, 0]
     assert sum("ORDER BY" in text for text in sent) == 1
+    # every ?dob is an xsd:date, so the engine's own order is used (an index can answer it)
+    assert sum("ORDER BY DESC(?dob)" in text for text in sent) == 1
     assert [a["label"] for a in env.final_json()["answers"]] == [f"Person {PERSONS - 1}"]
     # the same answer as running the final query on its own
     assert [v.label for v in kb.execute(env.query).answers()] == [f"Person {PERSONS - 1}"]
+    # the kinds are kept: the same chain again costs one query per step
+    again = SparqlEnvironment(kb, entities={"Hub": HUB})
+    assert [again.step(line).kb_queries for line in CHAIN] == [1, 1, 1, 1, 1, 0, 0]
+
+
+def test_a_relation_too_large_to_check_keeps_the_order_key(hub_file: Path) -> None:
+    kb = OxigraphKB(hub_file, kind_edges=PERSONS - 1)
+    sent = _spy(kb)
+    assert kb.value_kind("test.person.born") is None
+    assert len(sent) == 2  # the first 20 edges, then kind_edges of the 30: not all of them
+    env = SparqlEnvironment(kb, entities={"Hub": HUB})
+    for line in CHAIN:
+        assert env.step(line).ok, line
+    assert sum("IF(isNumeric(?dob)" in text for text in sent) == 1
+    assert [a["label"] for a in env.final_json()["answers"]] == [f"Person {PERSONS - 1}"]
+    assert OxigraphKB(hub_file, kind_edges=PERSONS).value_kind("test.person.born") == XSD_DATE
 
 
 def test_get_relation_of_a_variable_after_an_argmax_reuses_its_rows(engine: Any, hub_file: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from pyql import IRI, Literal, Query
 from pyql.sparql_environment import SparqlEnvironment
-from pyql.errors import EngineError, KBError
+from pyql.errors import EngineError, KBError, QueryError
 from pyql.kb import KB, demo_kb_path
 from pyql.kb.endpoint_backend import EndpointKB
 from pyql.kb.oxigraph_backend import OxigraphKB
@@ -202,3 +202,45 @@ def test_profile_mismatch_is_reported() -> None:
     with pytest.raises(QueryError, match="profile"):
         KB.open("demo").observe(Query("generic").add_fact("?x", "rdfs:label", "?y"))
 
+
+
+def test_value_kinds_decide_where_the_engines_own_order_is_used(kb: KB) -> None:
+    assert kb.value_kind("meteorology.tropical_cyclone.highest_winds") == "numeric"
+    # formed mixes xsd:date, gYear, gYearMonth and dateTime: the ISO-text key is needed
+    assert kb.value_kind("meteorology.tropical_cyclone.formed") is None
+    assert kb.value_kind("meteorology.tropical_cyclone.category") is None  # entities: the key orders them
+    q = Query().add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w").add_fact(
+        "?c", "meteorology.tropical_cyclone.formed", "?t"
+    )
+    assert kb.native_order("?w", q) is True
+    assert kb.native_order("?t", q) is False
+    assert kb.native_order("?c", q) is False  # a subject: nodes
+    assert kb.native_order("?n", q.add_count("?c", "?n")) is True
+
+
+def test_the_engines_own_order_gives_the_same_rows_on_numbers(kb: KB) -> None:
+    base = Query().add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
+    for descending in (True, False):
+        keyed = base.add_max("?w", limit=3) if descending else base.add_min("?w", limit=3)
+        native = base.add_max("?w", limit=3, native=True) if descending else base.add_min("?w", limit=3, native=True)
+        assert "IF(isNumeric" in keyed.sparql() and "IF(isNumeric" not in native.sparql()
+        keyed_rows = [v.term for v in kb.execute(keyed.set_answer("?w")).answers()]
+        native_rows = [v.term for v in kb.execute(native.set_answer("?w")).answers()]
+        assert keyed_rows == native_rows and len(native_rows) >= 2  # DISTINCT ?w of the top 3 rows (ties)
+
+
+def test_value_kinds_are_asked_once_per_relation() -> None:
+    kb = OxigraphKB(demo_kb_path())
+    sent: list[str] = []
+    select = kb._select
+    kb._select = lambda text: sent.append(text) or select(text)  # type: ignore[method-assign]
+    assert kb.value_kind("meteorology.tropical_cyclone.highest_winds") == "numeric"
+    first = len(sent)
+    assert 1 <= first <= 2
+    for _ in range(3):
+        assert kb.value_kind("meteorology.tropical_cyclone.highest_winds") == "numeric"
+    assert len(sent) == first
+    # text: the first 20 edges say so, no second query
+    assert kb.value_kind("type.object.name") is None and len(sent) == first + 1
+    with pytest.raises(QueryError, match="relation name"):
+        kb.value_kind("?x")

@@ -90,6 +90,12 @@ class KBStats:
         return {"queries": self.queries, "seconds": round(self.seconds, 6), "errors": self.errors}
 
 
+#: Edges :meth:`KB.value_kind` looks at first (a relation of text or entities stops there).
+_KIND_LOOK = 20
+#: Default of :attr:`KB.kind_edges`.
+KIND_EDGES = 10_000_000
+
+
 class KB(ABC):
     """A knowledge base pyql can run queries on.
 
@@ -109,6 +115,14 @@ class KB(ABC):
         relation_edges: edges read per direction by one relations query
             (default 10,000); a hub's list read from that sample says it may
             be incomplete (:attr:`Relations.truncated`).
+        row_cap: rows of the join an observation reads per variable (None,
+            the default: ``count_cap + 1``; never fewer); a longer join gives
+            counts taken over those rows, "more than" the cap or "at least"
+            (:attr:`VariableValues.partial`), so a variable with few values
+            over a huge join is not read to the end.
+        kind_edges: most edges of a relation :meth:`value_kind` reads to
+            prove its values are of one kind (default 10^7; a larger
+            relation keeps the order key that needs no proof).
         stats: counters of queries sent and time spent.
     """
 
@@ -121,6 +135,8 @@ class KB(ABC):
         relation_limit: int = 2000,
         count_cap: int = 1000,
         relation_edges: int = compiler.RELATION_EDGES,
+        row_cap: int | None = None,
+        kind_edges: int = KIND_EDGES,
     ) -> None:
         self.profile = get_profile(profile)
         if per_variable < 1:
@@ -129,11 +145,19 @@ class KB(ABC):
             raise KBError(f"count_cap must be ≥ 1, got {count_cap}")
         if relation_edges < 1:
             raise KBError(f"relation_edges must be ≥ 1, got {relation_edges}")
+        if kind_edges < 1:
+            raise KBError(f"kind_edges must be ≥ 1, got {kind_edges}")
+        if row_cap is not None and row_cap < 1:
+            raise KBError(f"row_cap must be ≥ 1 (or None for count_cap + 1), got {row_cap}")
         self.per_variable = per_variable
         self.relation_limit = relation_limit
         self.count_cap = count_cap
         self.relation_edges = relation_edges
+        self.row_cap = row_cap
+        self.kind_edges = kind_edges
         self.stats = KBStats()
+        # relation IRI → the one kind of its objects (numeric or a date type), or None.
+        self._value_kinds: dict[str, str | None] = {}
 
     # -- opening -----------------------------------------------------------
     @staticmethod
@@ -267,15 +291,20 @@ class KB(ABC):
             before = self.stats.queries
             rows = self.bounded_rows(query, reuse)
             return self._observation_of_rows(rows, compiler.observed_variables(query), self.stats.queries - before)
-        text, variables = compiler.observation_query(query, shown, cap)
+        text, variables = compiler.observation_query(query, shown, cap, self.row_cap)
+        rows_read = max(self.row_cap or 0, cap + 1)
+        rows_seen: dict[str, int] = {}
         counts: dict[str, int] = {}
         samples: dict[str, list[Value]] = {v.name: [] for v in variables}
         seen: dict[str, set[Term]] = {v.name: set() for v in variables}
         for row in self.select(text):
-            count_keys = [k for k in row if k.startswith(compiler.COUNT_PREFIX)]
+            count_keys = [k for k in row if k.startswith((compiler.COUNT_PREFIX, compiler.ROWS_PREFIX))]
             if count_keys:
                 for key in count_keys:
-                    counts[key[len(compiler.COUNT_PREFIX) :]] = int(_number(row[key]))
+                    if key.startswith(compiler.COUNT_PREFIX):
+                        counts[key[len(compiler.COUNT_PREFIX) :]] = int(_number(row[key]))
+                    else:
+                        rows_seen[key[len(compiler.ROWS_PREFIX) :]] = int(_number(row[key]))
                 continue
             # A sample row binds one variable.
             for v in variables:
@@ -288,8 +317,10 @@ class KB(ABC):
         for v in variables:
             values = sorted(samples[v.name], key=_sort_key)
             total = max(counts.get(v.name, 0), len(values))
-            capped = total > cap  # the count stopped at cap + 1 distinct values (or an engine ignored the LIMIT)
-            out.append(VariableValues(v, tuple(values), cap if capped else total, capped))
+            capped = total > cap  # more than cap distinct values in the rows read
+            # The join had more rows than were read: a count below the cap is what those rows hold.
+            partial = not capped and rows_seen.get(v.name, 0) > rows_read
+            out.append(VariableValues(v, tuple(values), cap if capped else total, capped, partial))
         return Observation(tuple(out), queries=1)
 
     def bounded_rows(self, query: Query, reuse: BoundedRows | None = None) -> BoundedRows:
@@ -494,6 +525,77 @@ class KB(ABC):
             if entity in out and isinstance(label, Literal):
                 out[entity] = label.lexical
         return out
+
+    def value_kind(self, relation: TermLike) -> str | None:
+        """The one kind of value a relation's objects have, when an argmax can use the engine's own order of it.
+
+        ``"numeric"`` when every object is a number, a date type's IRI
+        (``xsd:date``, ``xsd:dateTime``, ``xsd:gYear`` ...) when every object
+        has that type (:data:`pyql.compiler.NATIVE_ORDER_KINDS`); None when
+        the objects mix kinds, are of another kind (entities, text), or the
+        relation has more than :attr:`kind_edges` edges (too many to check).
+
+        It reads the first 20 edges (one cheap query); only when they hold
+        one such kind does a second query read up to :attr:`kind_edges`
+        edges, stopping at a second kind. The answer is kept for the life of
+        this KB object, so reopen the KB after changing the data behind an
+        endpoint.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> KB.open("demo").value_kind("meteorology.tropical_cyclone.highest_winds")
+            'numeric'
+        """
+        rel = self.term(relation, "relation")
+        if not isinstance(rel, IRI):
+            raise QueryError(f"value_kind needs a relation name such as a.b.c, not {rel}")
+        if rel.value not in self._value_kinds:
+            kind: str | None = None
+            for edges in (_KIND_LOOK, self.kind_edges):
+                kinds, complete = self._kinds_of(rel, edges)
+                kind = kinds[0] if len(kinds) == 1 and kinds[0] in compiler.NATIVE_ORDER_KINDS else None
+                if kind is None or complete:
+                    break
+            else:
+                kind = None  # more edges than kind_edges: not checked
+            self._value_kinds[rel.value] = kind
+        return self._value_kinds[rel.value]
+
+    def _kinds_of(self, relation: IRI, edges: int) -> tuple[list[str | None], bool]:
+        """The distinct kinds (at most 2) of a relation's first ``edges`` objects, and whether those were all."""
+        kinds: list[str | None] = []
+        count = 0
+        for row in self.select(compiler.value_kinds_query(relation, self.profile, edges)):
+            if "__n" in row:
+                count = int(_number(row["__n"]))
+            else:
+                k = row.get("__k")
+                kinds.append(k.lexical if isinstance(k, Literal) else None)
+        return kinds, count <= edges
+
+    def native_order(self, var: TermLike, query: Query) -> bool:
+        """Whether ``add_max``/``add_min`` of ``var`` may use the engine's own order (``native=True``).
+
+        True when ``var`` is a COUNT/SUM/AVG result or the object of a
+        relation whose values are all numbers or all of one date type
+        (:meth:`value_kind`); then the engine's order is the one the default
+        key gives, and an engine with an index answers ``ORDER BY ... LIMIT``
+        without sorting the join.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> q = Query().add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
+            >>> KB.open("demo").native_order("?w", q)
+            True
+        """
+        v = self.term(var, "entity")
+        if not isinstance(v, Variable):
+            raise QueryError(f"native_order is about a variable of the query, not {v}")
+        self._check_profile(query)
+        relations, aggregated = compiler.sources_of(v, query.steps)
+        if aggregated:
+            return True
+        return any(self.value_kind(r) in compiler.NATIVE_ORDER_KINDS for r in relations)
 
     def _check_profile(self, query: Query) -> None:
         if query.profile.name != self.profile.name:

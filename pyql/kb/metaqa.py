@@ -35,7 +35,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pyoxigraph as ox
 import rdflib
@@ -195,13 +195,14 @@ def metaqa_store(path: str | Path) -> ox.Store:
     return store
 
 
-def open_metaqa(path: str | Path, profile: str | Profile = "generic") -> OxigraphKB:
+def open_metaqa(path: str | Path, profile: str | Profile = "generic", **options: Any) -> OxigraphKB:
     """Open a MetaQA ``kb.txt`` on the embedded engine, pyoxigraph (what ``KB.open("metaqa:PATH")`` does).
 
     Args:
         path: the ``kb.txt`` file.
         profile: must be the generic profile (its name or a Profile named
             ``generic``); the ``mq:``/``mqr:`` prefixes are added.
+        **options: KB options (``count_cap``, ``row_cap`` ...).
 
     Raises:
         KBError: another profile, or a bad file (see :func:`read_triples`).
@@ -221,7 +222,7 @@ def open_metaqa(path: str | Path, profile: str | Profile = "generic") -> Oxigrap
     chosen = base.with_prefixes({"mq": ENTITY_NS, "mqr": RELATION_NS}).with_(
         hidden_relation_prefixes=tuple(base.hidden_relation_prefixes) + (RDFS + "label",)
     )
-    return OxigraphKB(metaqa_store(path), chosen)
+    return OxigraphKB(metaqa_store(path), chosen, **options)
 
 
 def write_turtle(path: str | Path, out: str | Path) -> int:

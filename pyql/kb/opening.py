@@ -92,7 +92,7 @@ def open_kb(spec: object, profile: str | Profile = "freebase", **options: object
     if text.startswith("metaqa:"):
         from pyql.kb.metaqa import open_metaqa
 
-        return open_metaqa(text[len("metaqa:") :], profile)
+        return open_metaqa(text[len("metaqa:") :], profile, **options)
     engine = "oxigraph"
     if text.startswith("rdflib:"):
         engine, text = "rdflib", text[len("rdflib:") :]
