@@ -879,21 +879,31 @@ def sources_of(var: Variable, steps: Sequence[Step]) -> tuple[tuple[IRI, ...], b
 
     Every value of ``var`` is an object of each relation returned (facts
     are joined, never optional), so a relation whose objects are all of one
-    kind makes ``var`` one kind; a COUNT, SUM or AVG result is a number.
+    kind makes ``var`` one kind; a COUNT, SUM or AVG result is a number. An
+    aggregation that does not group by ``var`` starts afresh: the facts
+    before it bound another variable of the same name.
 
     Example:
         >>> from pyql.query import Query
-        >>> q = Query().add_fact("?p", "people.person.date_of_birth", "?d").add_count("?p", "?n")
-        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), q.steps)[0]], sources_of(Variable("n"), q.steps)[1]
-        (['people.person.date_of_birth'], True)
+        >>> q = Query().add_fact("?p", "people.person.date_of_birth", "?d")
+        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), q.steps)[0]]
+        ['people.person.date_of_birth']
+        >>> counted = q.add_count("?p", "?n")
+        >>> sources_of(Variable("n"), counted.steps), sources_of(Variable("d"), counted.steps)
+        (((), True), ((), False))
+        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), counted.add_fact("?z", "a.b.c", "?d").steps)[0]]
+        ['a.b.c']
     """
-    relations = tuple(
-        s.relation for s in steps if isinstance(s, Fact) and s.tail == var and isinstance(s.relation, IRI)
-    )
-    aggregated = any(
-        isinstance(s, Aggregate) and s.new_var == var and s.func.upper() in ("COUNT", "SUM", "AVG") for s in steps
-    )
-    return relations, aggregated
+    relations: list[IRI] = []
+    aggregated = False
+    for s in steps:
+        if isinstance(s, Fact) and s.tail == var and isinstance(s.relation, IRI):
+            relations.append(s.relation)
+        elif isinstance(s, Aggregate) and var not in s.group_by:
+            # The rows so far became a sub-SELECT: a ?var after it is its result, or a new variable.
+            relations = []
+            aggregated = s.new_var == var and s.func.upper() in ("COUNT", "SUM", "AVG")
+    return tuple(relations), aggregated
 
 
 def labels_query(terms: Sequence[Term], profile: Profile) -> str:
