@@ -349,9 +349,9 @@ def fold(steps: Sequence[Step], profile: Profile | None = None) -> Folded:
 # ---------------------------------------------------------------------------
 
 
-def _comparison(left: Term, op: str, right: Term, profile: Profile) -> str:
-    """A comparison; dates compare as text at the coarser of the two precisions."""
-    date_side = next((t for t in (left, right) if isinstance(t, Literal) and t.is_date), None)
+def _comparison(left: Term, op: str, right: Term, profile: Profile, native: bool = False) -> str:
+    """A comparison; dates compare as text at the coarser of the two precisions (unless ``native``)."""
+    date_side = None if native else next((t for t in (left, right) if isinstance(t, Literal) and t.is_date), None)
     other = right if date_side is left else left
     if date_side is not None and isinstance(other, Variable):
         constant = escape.literal(date_side.lexical)
@@ -411,7 +411,7 @@ def _part_text(part: Part, profile: Profile) -> str:
     if isinstance(part, TypeConstraint):
         return f"{part.var.sparql()} {profile.sparql_iri(profile.type_predicate)} {term_sparql(part.type, profile)} ."
     if isinstance(part, Filter):  # add_filter and add_compare
-        return "FILTER" + _comparison(part.left, part.op, part.right, profile)
+        return "FILTER" + _comparison(part.left, part.op, part.right, profile, part.native)
     if isinstance(part, TimeBound):
         return _time_filter(part, profile)
     if isinstance(part, Block):

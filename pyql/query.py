@@ -185,18 +185,25 @@ class Query:
             raise QueryError(f"add_type_constrain takes a type name such as meteorology.tropical_cyclone, not {type!r}")
         return self._with(TypeConstraint(type_term, self._var(var, "the second argument of add_type_constrain")))
 
-    def add_filter(self, left: TermLike, op: str, right: TermLike) -> Query:
+    def add_filter(self, left: TermLike, op: str, right: TermLike, *, native: bool = False) -> Query:
         """Keep rows where ``left op right`` (op: > < >= <= = !=).
 
         Numbers compare as numbers; a date literal (``2005-08-23``,
         ``"2005"^^xsd:gYear``) compares with a variable's dates at the coarser
-        precision of the two.
+        precision of the two, as text. ``native=True`` writes the engine's
+        own comparison instead: the same, and cheaper, when every value of
+        the variable has the literal's datatype (:meth:`pyql.kb.KB.native_compare`).
 
         Example:
             >>> "FILTER(?w > 200)" in Query().add_fact("?c", "a.b.c", "?w").add_filter("?w", ">", 200).sparql()
             True
+            >>> q = Query().add_fact("?p", "a.b.born", "?d")
+            >>> "SUBSTR" in q.add_filter("?d", ">=", "1990-01-01").sparql()
+            True
+            >>> "SUBSTR" in q.add_filter("?d", ">=", "1990-01-01", native=True).sparql()
+            False
         """
-        return self._with(Filter(self.term(left), op, self.term(right)))
+        return self._with(Filter(self.term(left), op, self.term(right), native))
 
     def add_compare(self, left: TermLike, op: str, right: TermLike) -> Query:
         """Turn the query into a yes/no question: is there a row where ``left op right``?

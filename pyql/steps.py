@@ -123,15 +123,25 @@ class TypeConstraint(Step):
 
 @dataclass(frozen=True)
 class Filter(Step):
-    """A comparison ``left op right`` (``add_filter``)."""
+    """A comparison ``left op right`` (``add_filter``).
+
+    A date literal compares with a variable at the coarser precision of the
+    two, as ISO text (Freebase mixes ``xsd:date``, ``gYear`` ...). ``native``
+    compares with the engine's own ``op`` instead, which is the same and
+    cheaper when every value of the variable has the literal's datatype
+    (:meth:`pyql.kb.KB.native_compare` checks).
+    """
 
     left: Term
     op: str
     right: Term
+    native: bool = False
     action: ClassVar[str] = "add_filter"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", normalize_operator(self.op))
+        if not isinstance(self.native, bool):
+            raise QueryError(f"native of {self.action} must be True or False, got {self.native!r}")
 
     def arguments(self) -> tuple[object, ...]:
         return (self.left, self.op, self.right)

@@ -509,3 +509,23 @@ def test_results_beyond_the_limit_asked_for_are_cut() -> None:
     assert len(rows.rows) == 1
     assert len(kb.observe(q.add_max("?y", limit=3)).get("?x").values) == 3  # type: ignore[union-attr]
     assert len(kb.relations("m.0a", limit=20).forward) == 20
+
+
+def test_a_date_filter_uses_the_engines_comparison_when_the_dates_are_of_its_type(engine: Any, hub_file: Path) -> None:
+    kb = open_hub(engine, hub_file)
+    sent = _spy(kb)
+    q = Query().add_fact("?p", "test.person.gender", HUB).add_fact("?p", "test.person.born", "?dob")
+    assert kb.native_compare("?dob", "1970-01-01", q) is True  # born: all xsd:date
+    assert kb.native_compare("?dob", Literal("1970", "http://www.w3.org/2001/XMLSchema#gYear"), q) is False
+    assert kb.native_compare("?dob", 1970, q) is False and kb.native_compare("?p", "?dob", q) is False
+    env = SparqlEnvironment(kb, entities={"Hub": HUB})
+    for line in ("add_fact(?p, test.person.gender, m.0hub)", "add_fact(?p, test.person.born, ?dob)",
+                 "add_filter(?dob, >=, 1970-01-01)", "set_answer(?p)", "execute()"):
+        assert env.step(line).ok, line
+    assert any("FILTER(?dob >= " in text for text in sent) and not any("SUBSTR(STR(?dob)" in text for text in sent)
+    # the same persons as the text comparison at the coarser precision
+    text_query = q.add_filter("?dob", ">=", "1970-01-01").set_answer("?p")
+    assert "SUBSTR" in text_query.sparql()
+    native = sorted(a["value"] for a in env.final_json()["answers"])
+    assert native == sorted(v.short for v in kb.execute(text_query).answers())
+    assert len(native) == PERSONS - 20  # born 1970 ... 1979

@@ -597,6 +597,30 @@ class KB(ABC):
             return True
         return any(self.value_kind(r) in compiler.NATIVE_ORDER_KINDS for r in relations)
 
+    def native_compare(self, left: TermLike, right: TermLike, query: Query) -> bool:
+        """Whether ``add_filter(left, op, right)`` may use the engine's own comparison (``native=True``).
+
+        True when one side is a variable and the other a date literal, and
+        the variable is the object of a relation whose values all have that
+        literal's datatype (:meth:`value_kind`): then comparing as ISO text at
+        the coarser precision, what pyql writes for dates of mixed types, is
+        the engine's comparison, which costs less per row.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> kb = KB.open("demo")
+            >>> q = Query().add_fact("?c", "meteorology.tropical_cyclone.formed", "?t")
+            >>> kb.native_compare("?t", "2005-08-23", q)  # formed mixes xsd:date, gYear, gYearMonth, dateTime
+            False
+        """
+        self._check_profile(query)
+        a, b = self.term(left), self.term(right)
+        var, lit = (a, b) if isinstance(a, Variable) else (b, a)
+        if not (isinstance(var, Variable) and isinstance(lit, Literal) and lit.is_date):
+            return False
+        relations, _ = compiler.sources_of(var, query.steps)
+        return any(self.value_kind(r) == lit.datatype for r in relations)
+
     def _check_profile(self, query: Query) -> None:
         if query.profile.name != self.profile.name:
             raise QueryError(
