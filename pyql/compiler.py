@@ -71,15 +71,15 @@ __all__ = [
     "rows_query",
     "term_sparql",
     "COUNT_PREFIX",
-    "ROWS_PREFIX",
+    "ROWS_VAR",
     "LABEL_PREFIX",
 ]
 
 COUNT_PREFIX = "__count_"
 #: Rows an observation's sample reads per value shown (:func:`observation_query`).
 SAMPLE_ROWS_PER_VALUE = 100
-#: The prefix of an observation's row counts (``?__rows_<var>``, :func:`observation_query`).
-ROWS_PREFIX = "__rows_"
+#: The variable of an observation's row count (:func:`observation_query`).
+ROWS_VAR = "__rows"
 LABEL_PREFIX = "__label_"
 _INDENT = "  "
 
@@ -509,9 +509,9 @@ def observation_query(
 
     Every count and sample reads at most the first ``rows`` rows of the
     join, ``rows = max(row_cap, count_cap + 1)`` (``row_cap`` None: ``count_cap
-    + 1``): a count is ``COUNT(DISTINCT ?v)`` over the first ``rows + 1``
-    rows, next to ``COUNT(*)`` of those rows (``?__rows_<var>``), which says
-    whether they were the whole join. So a variable with few distinct
+    + 1``): the counts are ``COUNT(DISTINCT ?v)`` of every variable over the
+    first ``rows + 1`` rows, in one branch next to ``COUNT(*)`` of those rows
+    (``?__rows``), which says whether they were the whole join. So a variable with few distinct
     values over a huge join (``?g`` in ``?p gender ?g``: 2 values, 10^6
     rows), whose ``DISTINCT ... LIMIT`` would never stop early, costs
     ``rows`` rows too. Samples read the first ``max(rows, 100 *
@@ -522,7 +522,7 @@ def observation_query(
         >>> from pyql.query import Query
         >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
         >>> text, variables = observation_query(q)
-        >>> [str(v) for v in variables], text.count("UNION"), "LIMIT 1001" in text
+        >>> [str(v) for v in variables], text.count("UNION"), "LIMIT 1002" in text
         (['?c'], 1, True)
         >>> text = observation_query(q.add_fact("?c", "a.b.since", "?t").add_max("?t"))[0]
         >>> text.count("UNION"), COUNT_PREFIX in text, text.count("OPTIONAL")
@@ -531,8 +531,8 @@ def observation_query(
         >>> observation_query(grouped)[0].count("OPTIONAL")  # none for ?total: a number has no label
         1
         >>> text = observation_query(q, row_cap=5000)[0]
-        >>> "LIMIT 5000" in text, "LIMIT 5001" in text, f"?{ROWS_PREFIX}c" in text
-        (True, True, True)
+        >>> "LIMIT 5000" in text, "LIMIT 5001" in text, f"?{ROWS_VAR}" in text, text.count("UNION")
+        (True, True, True, 1)
     """
     if per_variable < 1:
         raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
@@ -551,31 +551,29 @@ def observation_query(
     # Samples read enough rows to find per_variable values where the join has them.
     sample_rows = max(rows, SAMPLE_ROWS_PER_VALUE * int(per_variable))
 
-    def first(v: Variable, n: int) -> str:
-        # The first n rows of the join, projected on v (a sub-SELECT: engines stop reading at n).
-        return "{\n" + _indent(f"SELECT {v.sparql()} WHERE\n" + _indent(core, _INDENT) + f"LIMIT {n}\n", _INDENT) + "}\n"
+    def first(projected: Sequence[Variable], n: int) -> str:
+        # The first n rows of the join (a sub-SELECT: engines stop reading at n).
+        head = "SELECT " + " ".join(v.sparql() for v in projected) + " WHERE\n"
+        return "{\n" + _indent(head + _indent(core, _INDENT) + f"LIMIT {n}\n", _INDENT) + "}\n"
 
-    branches = []
-    for v in variables:
-        # COUNT(DISTINCT) skips an unbound value (an aggregate's error): it is no value.
-        counted = (
-            f"SELECT (COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name}) (COUNT(*) AS ?{ROWS_PREFIX}{v.name}) WHERE\n"
-            + _indent(first(v, rows + 1), _INDENT)
-        )
-        branches.append("{\n" + _indent(counted, _INDENT) + "}")
+    # Every count, and the rows, from the same first rows + 1 rows: one window read once.
+    # COUNT(DISTINCT) skips an unbound value (an aggregate's error): it is no value.
+    counts = " ".join(f"(COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name})" for v in variables)
+    counted = f"SELECT {counts} (COUNT(*) AS ?{ROWS_VAR}) WHERE\n" + _indent(first(variables, rows + 1), _INDENT)
+    branches = ["{\n" + _indent(counted, _INDENT) + "}"]
     for v in variables:
         raw = Variable("__l")
         if v in block.computed:
             # An aggregate's result is a literal (or unbound after an error):
             # no label to look up, and an OPTIONAL on a possibly unbound
             # variable would match every label in the KB.
-            sample = f"SELECT DISTINCT {v.sparql()} WHERE\n" + _indent(first(v, sample_rows), _INDENT) + f"LIMIT {int(per_variable)}"
+            sample = f"SELECT DISTINCT {v.sparql()} WHERE\n" + _indent(first([v], sample_rows), _INDENT) + f"LIMIT {int(per_variable)}"
             branches.append("{\n" + _indent(sample, _INDENT) + "}")
             continue
         sample = (
             f"SELECT {v.sparql()} (SAMPLE({raw.sparql()}) AS ?{LABEL_PREFIX}{v.name}) WHERE {{\n"
             f"{_INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE\n"
-            + _indent(first(v, sample_rows), _INDENT * 2)
+            + _indent(first([v], sample_rows), _INDENT * 2)
             + f"{_INDENT}  LIMIT {int(per_variable)} }}\n"
             f"{_INDENT}{_label_pattern(v, raw, profile)}\n"
             f"}} GROUP BY {v.sparql()}"

@@ -293,18 +293,16 @@ class KB(ABC):
             return self._observation_of_rows(rows, compiler.observed_variables(query), self.stats.queries - before)
         text, variables = compiler.observation_query(query, shown, cap, self.row_cap)
         rows_read = max(self.row_cap or 0, cap + 1)
-        rows_seen: dict[str, int] = {}
+        rows_seen = 0
         counts: dict[str, int] = {}
         samples: dict[str, list[Value]] = {v.name: [] for v in variables}
         seen: dict[str, set[Term]] = {v.name: set() for v in variables}
         for row in self.select(text):
-            count_keys = [k for k in row if k.startswith((compiler.COUNT_PREFIX, compiler.ROWS_PREFIX))]
-            if count_keys:
-                for key in count_keys:
+            if compiler.ROWS_VAR in row:  # the counts' row
+                rows_seen = int(_number(row[compiler.ROWS_VAR]))
+                for key in row:
                     if key.startswith(compiler.COUNT_PREFIX):
                         counts[key[len(compiler.COUNT_PREFIX) :]] = int(_number(row[key]))
-                    else:
-                        rows_seen[key[len(compiler.ROWS_PREFIX) :]] = int(_number(row[key]))
                 continue
             # A sample row binds one variable.
             for v in variables:
@@ -319,7 +317,7 @@ class KB(ABC):
             total = max(counts.get(v.name, 0), len(values))
             capped = total > cap  # more than cap distinct values in the rows read
             # The join had more rows than were read: a count below the cap is what those rows hold.
-            partial = not capped and rows_seen.get(v.name, 0) > rows_read
+            partial = not capped and rows_seen > rows_read
             out.append(VariableValues(v, tuple(values), cap if capped else total, capped, partial))
         return Observation(tuple(out), queries=1)
 
