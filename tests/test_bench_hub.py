@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,25 @@ def test_goals_are_checked_at_one_million() -> None:
     assert [text for ok, text in bench.goals([cell], list(bench.CHAINS)) if not ok] == [
         "oxigraph 10^6: `get_relation(m.05zppz)` (argmax) 51.0 ms ≤ 50 ms"
     ]
+
+
+def test_core_answers_records_every_chain_and_compare_names_a_changed_one(tmp_path: Path, capsys: Any) -> None:
+    spec = importlib.util.spec_from_file_location("core_answers", ROOT / "benchmarks" / "core_answers.py")
+    assert spec is not None and spec.loader is not None
+    core_answers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(core_answers)
+    before = tmp_path / "before.json"
+    assert core_answers.main(["--size", "1e4", "--workdir", str(tmp_path), "--out", str(before)]) == 0
+    record = json.loads(before.read_text())
+    assert len(record) == 17
+    assert all(r["steps"] and all(isinstance(ok, bool) for ok, _ in r["steps"]) for r in record.values())
+    assert sum(1 for r in record.values() if r["answers"]) >= 12  # most chains answer on the 10^4 KB
+    assert core_answers.main(["--compare", str(before), str(before)]) == 0
+    changed = dict(record)
+    name = sorted(changed)[0]
+    changed[name] = {**changed[name], "answers": []}
+    after = tmp_path / "after.json"
+    after.write_text(json.dumps(changed))
+    capsys.readouterr()
+    assert core_answers.main(["--compare", str(before), str(after)]) == 1
+    assert name in capsys.readouterr().out

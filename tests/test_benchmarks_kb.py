@@ -69,3 +69,10 @@ def test_entity_ids_are_injective_and_parse(a: str, b: str) -> None:
     profile = get_profile(METAQA)
     term = parse_term(entity_id(a), profile)
     assert profile.shorten(term.value) == entity_id(a)
+
+
+def test_metaqa_takes_the_kb_options() -> None:
+    kb = KB.open(f"metaqa:{KB_TXT}", "generic", count_cap=2)
+    assert kb.count_cap == 2
+    q = Query(profile=kb.profile).add_fact("?movie", "mqr:starred_actors", "?actor")
+    assert kb.observe(q).get("?movie").capped  # type: ignore[union-attr]
