@@ -88,7 +88,7 @@ def test_core_answers_records_every_chain_and_compare_names_a_changed_one(tmp_pa
     assert sum(1 for r in record.values() if r["answers"]) >= 12  # most chains answer on the 10^4 KB
     assert core_answers.main(["--compare", str(before), str(before)]) == 0
     changed = dict(record)
-    name = sorted(changed)[0]
+    name = min(changed)
     changed[name] = {**changed[name], "answers": []}
     after = tmp_path / "after.json"
     after.write_text(json.dumps(changed))
