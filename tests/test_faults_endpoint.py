@@ -202,9 +202,12 @@ def test_relations_are_bounded_by_the_limit_asked_for() -> None:
 
 def test_observation_is_bounded_even_if_sub_limits_are_ignored() -> None:
     rows = [{"x": {"type": "uri", "value": f"{FB}m.0{i}"}} for i in range(500)] + [
-        {"__count_x": {"type": "literal", "value": "500", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}}
+        {  # the counts' row: each variable's count and the rows they were read from
+            "__count_x": {"type": "literal", "value": "500", "datatype": "http://www.w3.org/2001/XMLSchema#integer"},
+            "__rows": {"type": "literal", "value": "500", "datatype": "http://www.w3.org/2001/XMLSchema#integer"},
+        }
     ]
-    with FakeSparqlEndpoint([Reply(200, sparql_json(["x", "__count_x"], rows), content_type=JSON)]) as ep:
+    with FakeSparqlEndpoint([Reply(200, sparql_json(["x", "__count_x", "__rows"], rows), content_type=JSON)]) as ep:
         kb = _open(ep, per_variable=10)
         observation = kb.observe(Query().add_fact("?x", "a.b.c", "m.0crbvqz"))
     [values] = observation.variables
