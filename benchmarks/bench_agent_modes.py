@@ -147,6 +147,26 @@ def picks(records: Sequence[Mapping[str, Any]]) -> Counter[str]:
     )
 
 
+def by_choice(records: Sequence[Mapping[str, Any]], kb_file: str | Path) -> dict[str, tuple[int, int]]:
+    """Questions answered exactly / asked, split by whether a linked entity has more than one relation in the KB.
+
+    A linked entity with one relation (in either direction) leaves the first
+    step nothing to choose; on Freebase it has tens to hundreds.
+    """
+    graph = rdflib.Graph().parse(str(kb_file), format="turtle")
+    out: dict[str, list[int]] = {"one relation": [0, 0], "2+ relations": [0, 0]}
+    for r in records:
+        counts = [0]
+        for mid in (r.get("entities") or {}).values():
+            if re.match(r"^[mg]\.\w+$", str(mid)):
+                node = rdflib.URIRef(FB + str(mid))
+                counts.append(len({("out", p) for p in graph.predicates(node, None) if p != NAME} | {("in", p) for p in graph.predicates(None, node)}))
+        bucket = out["one relation" if max(counts) <= 1 else "2+ relations"]
+        bucket[0] += record_scores(r).get("f1") == 1.0
+        bucket[1] += 1
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
 def model_seconds(record: dict) -> float:
     """The LLM time of one question: the sum of its steps' LLM seconds."""
     return sum(float(s.get("llm_seconds") or 0) for s in record.get("steps", []))
@@ -204,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
             if chosen and all(k.isdigit() for k in chosen):
                 total = sum(chosen.values())
                 print(f"- {name}: {total} choices, {total - chosen['1']} not `1` ({dict(sorted(chosen.items()))})")
+        if (out_dir / KB_FILE).exists():
+            for name, records in runs.items():
+                split = by_choice(records, out_dir / KB_FILE)
+                print(f"- {name}: F1 = 1 on " + ", ".join(f"{a}/{n} questions whose linked entities have {k} at most" if k == "one relation"
+                                                          else f"{a}/{n} where one has {k}" for k, (a, n) in split.items()))
         if args.per_question:
             print()
             print(per_question(read_run(out_dir / f"{args.per_question}.jsonl", repair=True)))

@@ -201,22 +201,31 @@ def test_heldout_webqsp_kb_from_the_pool_and_the_first_choice_stub(tmp_path: Pat
     from agent.runner import read_run
 
     bench = _bench_agent_modes()
-    webqsp = DATA / "webqsp" / "WebQSP_test_processed.json"
-    args = ["run", "choose", "--llm", "first", "--dataset", "webqsp", "--data", str(webqsp), "--items", "3", "--out-dir", str(tmp_path)]
+    records = json.loads((DATA / "webqsp" / "WebQSP_test_processed.json").read_text())
+    # a pool item after the asked ones that gives Jamaica (WebQTest-0's entity) a second relation: a distractor
+    currency = dict(records[0], qid="currency", question="what currency does jamaica use", answer=["m.04xc2m"],
+                    sparql_query=records[0]["sparql_query"].replace("location.country.languages_spoken", "location.country.currency_used"))
+    webqsp = tmp_path / "WebQSP_test_processed.json"
+    webqsp.write_text(json.dumps([*records, currency]))
+    out = tmp_path / "runs"
+    args = ["run", "choose", "--llm", "first", "--dataset", "webqsp", "--data", str(webqsp), "--items", "3", "--out-dir", str(out)]
     assert bench.main(args) == 0
-    records = read_run(tmp_path / "choose-first-no-llm.jsonl")
-    assert [r["id"] for r in records] == ["WebQTest-0", "WebQTest-3", "WebQTest-6"]  # the first usable items, in file order
-    assert all(r["done"] and not r["error"] for r in records)
-    calls = sum(r["llm_calls"] for r in records)
-    assert calls >= 9 and bench.picks(records) == {"1": calls}  # one reply per call, always 1
-    kb = (tmp_path / "webqsp_gold_kb.ttl").read_text()
-    assert "people.marriage.spouse" in kb and "ns:m.03djm" in kb  # pool items not asked (WebQTest-9, -7) are in the KB too
+    run = read_run(out / "choose-first-no-llm.jsonl")
+    assert [r["id"] for r in run] == ["WebQTest-0", "WebQTest-3", "WebQTest-6"]  # the first usable items, in file order
+    assert all(r["done"] and not r["error"] for r in run)
+    calls = sum(r["llm_calls"] for r in run)
+    assert calls >= 9 and bench.picks(run) == {"1": calls}  # one reply per call, always 1
+    kb = (out / "webqsp_gold_kb.ttl").read_text()
+    assert "people.marriage.spouse" in kb and "location.country.currency_used" in kb  # pool items not asked are in the KB too
+    split = bench.by_choice(run, out / "webqsp_gold_kb.ttl")
+    assert {k: n for k, (_, n) in split.items()} == {"one relation": 2, "2+ relations": 1}  # Jamaica has two now
     capsys.readouterr()
-    assert bench.main(["report", "--out-dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "| choose-first-no-llm | 3 |" in out and f"- choose-first-no-llm: {calls} choices, 0 not `1`" in out
+    assert bench.main(["report", "--out-dir", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| choose-first-no-llm | 3 |" in text and f"- choose-first-no-llm: {calls} choices, 0 not `1`" in text
+    assert "questions whose linked entities have one relation at most" in text
     with pytest.raises(SystemExit):  # the stub answers numbers: only the choose mode can use it
-        bench.main(["run", "text", "--llm", "first", "--dataset", "webqsp", "--data", str(webqsp), "--out-dir", str(tmp_path)])
+        bench.main(["run", "text", "--llm", "first", "--dataset", "webqsp", "--data", str(webqsp), "--out-dir", str(out)])
 
 
 def test_heldout_leaves_out_what_gold_turtle_cannot_read_and_says_why(tmp_path: Path) -> None:
