@@ -148,20 +148,22 @@ def picks(records: Sequence[Mapping[str, Any]]) -> Counter[str]:
 
 
 def by_choice(records: Sequence[Mapping[str, Any]], kb_file: str | Path) -> dict[str, tuple[int, int]]:
-    """Questions answered exactly / asked, split by whether a linked entity has more than one relation in the KB.
+    """Questions answered exactly / asked, by the most relations a linked entity has in the KB.
 
-    A linked entity with one relation (in either direction) leaves the first
-    step nothing to choose; on Freebase it has tens to hundreds.
+    Buckets: ``one relation`` (every linked entity has at most one relation,
+    in either direction: the first step has nothing to choose; on Freebase an
+    entity has tens to hundreds), ``2+ relations`` (one has more), ``no
+    linked entity`` (a question that starts from a class, on the demo KB).
     """
     graph = rdflib.Graph().parse(str(kb_file), format="turtle")
-    out: dict[str, list[int]] = {"one relation": [0, 0], "2+ relations": [0, 0]}
+    out: dict[str, list[int]] = {"one relation": [0, 0], "2+ relations": [0, 0], "no linked entity": [0, 0]}
     for r in records:
-        counts = [0]
+        counts = []
         for mid in (r.get("entities") or {}).values():
             if re.match(r"^[mg]\.\w+$", str(mid)):
                 node = rdflib.URIRef(FB + str(mid))
                 counts.append(len({("out", p) for p in graph.predicates(node, None) if p != NAME} | {("in", p) for p in graph.predicates(None, node)}))
-        bucket = out["one relation" if max(counts) <= 1 else "2+ relations"]
+        bucket = out["no linked entity" if not counts else "one relation" if max(counts) <= 1 else "2+ relations"]
         bucket[0] += record_scores(r).get("f1") == 1.0
         bucket[1] += 1
     return {k: (v[0], v[1]) for k, v in out.items()}
@@ -210,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generic-grammar", action="store_true", help="grammar/tools: the generic grammar, not the per-step one")
     parser.add_argument("--out-dir", default="/tmp/pyql-agent-modes")
     parser.add_argument("--per-question", help="report: also the per-question table of this run")
+    parser.add_argument("--kb", help=f"report: the Turtle KB of the runs' F1 = 1 split by choice (default: {KB_FILE} in --out-dir; "
+                        "pyql/data/cyclones.ttl for the demo runs)")
     args = parser.parse_args(argv)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -224,11 +228,12 @@ def main(argv: list[str] | None = None) -> int:
             if chosen and all(k.isdigit() for k in chosen):
                 total = sum(chosen.values())
                 print(f"- {name}: {total} choices, {total - chosen['1']} not `1` ({dict(sorted(chosen.items()))})")
-        if (out_dir / KB_FILE).exists():
+        kb_file = Path(args.kb) if args.kb else out_dir / KB_FILE
+        if kb_file.exists():
             for name, records in runs.items():
-                split = by_choice(records, out_dir / KB_FILE)
-                print(f"- {name}: F1 = 1 on " + ", ".join(f"{a}/{n} questions whose linked entities have {k} at most" if k == "one relation"
-                                                          else f"{a}/{n} where one has {k}" for k, (a, n) in split.items()))
+                split = {k: v for k, v in by_choice(records, kb_file).items() if v[1]}
+                print(f"- {name}: F1 = 1 by the most relations a linked entity has in {kb_file.name}: "
+                      + ", ".join(f"{k} {a}/{n}" for k, (a, n) in split.items()))
         if args.per_question:
             print()
             print(per_question(read_run(out_dir / f"{args.per_question}.jsonl", repair=True)))

@@ -218,12 +218,12 @@ def test_heldout_webqsp_kb_from_the_pool_and_the_first_choice_stub(tmp_path: Pat
     kb = (out / "webqsp_gold_kb.ttl").read_text()
     assert "people.marriage.spouse" in kb and "location.country.currency_used" in kb  # pool items not asked are in the KB too
     split = bench.by_choice(run, out / "webqsp_gold_kb.ttl")
-    assert {k: n for k, (_, n) in split.items()} == {"one relation": 2, "2+ relations": 1}  # Jamaica has two now
+    assert {k: n for k, (_, n) in split.items()} == {"one relation": 2, "2+ relations": 1, "no linked entity": 0}  # Jamaica has two now
     capsys.readouterr()
     assert bench.main(["report", "--out-dir", str(out)]) == 0
     text = capsys.readouterr().out
     assert "| choose-first-no-llm | 3 |" in text and f"- choose-first-no-llm: {calls} choices, 0 not `1`" in text
-    assert "questions whose linked entities have one relation at most" in text
+    assert "- choose-first-no-llm: F1 = 1 by the most relations a linked entity has in webqsp_gold_kb.ttl: one relation " in text
     with pytest.raises(SystemExit):  # the stub answers numbers: only the choose mode can use it
         bench.main(["run", "text", "--llm", "first", "--dataset", "webqsp", "--data", str(webqsp), "--out-dir", str(out)])
 
