@@ -238,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             print()
             print(per_question(read_run(out_dir / f"{args.per_question}.jsonl", repair=True)))
         return 0
+    if args.questions < 1:
+        parser.error(f"--questions must be at least 1, got {args.questions}")
     if args.llm == "first" and args.mode != "choose":
         parser.error("--llm first is the choose-mode stub (it answers 1); use it with the mode choose")
     if args.dataset == "webqsp":
