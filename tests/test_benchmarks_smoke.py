@@ -182,3 +182,64 @@ def test_eval_says_when_wtq_gold_values_have_no_canonical_form(tmp_path: Path) -
     progress = io.StringIO()
     assert eval_command(args, io.StringIO(), llm=llm, progress=progress) == 0
     assert "gold values are compared by their raw targetValue" in progress.getvalue()
+
+
+def _bench_agent_modes():  # type: ignore[no-untyped-def]
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("bench_agent_modes", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_agent_modes.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_agent_modes"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_heldout_webqsp_kb_from_the_pool_and_the_first_choice_stub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench_agent_modes --dataset webqsp: one KB from every pool item's gold query, the stub that always answers 1."""
+    from agent.runner import read_run
+
+    bench = _bench_agent_modes()
+    records = json.loads((DATA / "webqsp" / "WebQSP_test_processed.json").read_text())
+    # a pool item after the asked ones that gives Jamaica (WebQTest-0's entity) a second relation: a distractor
+    currency = dict(records[0], qid="currency", question="what currency does jamaica use", answer=["m.04xc2m"],
+                    sparql_query=records[0]["sparql_query"].replace("location.country.languages_spoken", "location.country.currency_used"))
+    webqsp = tmp_path / "WebQSP_test_processed.json"
+    webqsp.write_text(json.dumps([*records, currency]))
+    out = tmp_path / "runs"
+    args = ["run", "choose", "--llm", "first", "--dataset", "webqsp", "--data", str(webqsp), "--items", "3", "--out-dir", str(out)]
+    assert bench.main(args) == 0
+    run = read_run(out / "choose-first-no-llm.jsonl")
+    assert [r["id"] for r in run] == ["WebQTest-0", "WebQTest-3", "WebQTest-6"]  # the first usable items, in file order
+    assert all(r["done"] and not r["error"] for r in run)
+    calls = sum(r["llm_calls"] for r in run)
+    assert calls >= 9 and bench.picks(run) == {"1": calls}  # one reply per call, always 1
+    kb = (out / "webqsp_gold_kb.ttl").read_text()
+    assert "people.marriage.spouse" in kb and "location.country.currency_used" in kb  # pool items not asked are in the KB too
+    split = bench.by_choice(run, out / "webqsp_gold_kb.ttl")
+    assert {k: n for k, (_, n) in split.items()} == {"one relation": 2, "2+ relations": 1, "no linked entity": 0}  # Jamaica has two now
+    capsys.readouterr()
+    assert bench.main(["report", "--out-dir", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| choose-first-no-llm | 3 |" in text and f"- choose-first-no-llm: {calls} choices, 0 not `1`" in text
+    assert "- choose-first-no-llm: F1 = 1 by the most relations a linked entity has in webqsp_gold_kb.ttl: one relation " in text
+    with pytest.raises(SystemExit):  # the stub answers numbers: only the choose mode can use it
+        bench.main(["run", "text", "--llm", "first", "--dataset", "webqsp", "--data", str(webqsp), "--out-dir", str(out)])
+
+
+def test_heldout_leaves_out_what_gold_turtle_cannot_read_and_says_why(tmp_path: Path) -> None:
+    bench = _bench_agent_modes()
+    records = json.loads((DATA / "webqsp" / "WebQSP_test_processed.json").read_text())
+    no_answer = dict(records[0], qid="no-answer", answer=[])
+    comment = dict(records[2], qid="comment", sparql_query=records[2]["sparql_query"].replace(" ?x .\n", " ?x . # JaMarcus\n"))
+    elsewhere = dict(records[3], qid="elsewhere", entity_linking={"Somebody": "m.0nobody"})
+    data = tmp_path / "WebQSP_test_processed.json"
+    data.write_text(json.dumps([no_answer, comment, elsewhere, *records]))
+    items, kb, skipped = bench.heldout(data, 2)
+    assert [i["id"] for i in items] == ["WebQTest-0", "WebQTest-3"]
+    assert skipped == {"no gold answer": 1, "no linked entity in the gold query": 1,
+                       "gold query with patterns gold_turtle cannot read (comments, ; lists, braces)": 1}
+    assert "people.person.place_of_birth" in kb  # WebQTest-6/7's relation: the KB is the whole pool's
+    _, small, _ = bench.heldout(data, 2, pool=5)  # the three left out + WebQTest-0, -3
+    assert "people.person.place_of_birth" not in small and "tv.tv_program.regular_cast" in small
