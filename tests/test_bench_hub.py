@@ -14,13 +14,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _bench():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("bench_hub", ROOT / "benchmarks" / "bench_hub.py")
+def _script(name: str):  # type: ignore[no-untyped-def]
+    """A script of benchmarks/ imported as a module (they are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_hub"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    return _script("bench_hub")
 
 
 def test_bench_hub_runs_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,10 +81,7 @@ def test_goals_are_checked_at_one_million() -> None:
 
 
 def test_core_answers_records_every_chain_and_compare_names_a_changed_one(tmp_path: Path, capsys: Any) -> None:
-    spec = importlib.util.spec_from_file_location("core_answers", ROOT / "benchmarks" / "core_answers.py")
-    assert spec is not None and spec.loader is not None
-    core_answers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(core_answers)
+    core_answers = _script("core_answers")
     before = tmp_path / "before.json"
     assert core_answers.main(["--size", "1e4", "--workdir", str(tmp_path), "--out", str(before)]) == 0
     record = json.loads(before.read_text())
