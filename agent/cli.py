@@ -162,6 +162,12 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-steps", type=_positive, default=12, help="actions before the agent must answer (default 12)")
     g.add_argument("--max-repeats", type=_positive, default=3,
                    help="repeats of the same failed action before the agent stops that line and answers (default 3)")
+    g.add_argument("--advice", default="run", choices=["run", "block"],
+                   help="ERASER's process advice (a skipped look): run the step and add a note (default), or block it "
+                        "as an error (the behaviour before advice and errors were told apart; for ablations)")
+    g.add_argument("--no-escalation", dest="escalate", action="store_false",
+                   help="a repeated failed action gets the same guideline again instead of an escalating "
+                        "response (for ablations; --max-repeats still ends the loop)")
     g.add_argument("--example", help="one-shot example: a bundled name (freebase, table) or a text file")
     g.add_argument("--ranker", default="bm25", choices=list(_RANKERS),
                    help="relation ranking when an entity has more than --max-relations relations (default bm25)")
@@ -180,6 +186,8 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         feedback=args.feedback,
         max_steps=args.max_steps,
         max_repeats=getattr(args, "max_repeats", 3),
+        run_advice=getattr(args, "advice", "run") == "run",
+        escalate=getattr(args, "escalate", True),
         example=args.example,
         ranker=args.ranker,
         max_relations=args.max_relations,

@@ -169,7 +169,8 @@ def open_environment(
         options: command-line arguments or run settings: ``feedback`` and, as
             far as they apply, ``kb``, ``profile``, ``max_relations``, ``db``,
             ``table``, ``table_json``, ``question``, ``entities`` (JSON text),
-            ``kb_timeout``, ``default_graph`` (:func:`kb_options`).
+            ``kb_timeout``, ``default_graph`` (:func:`kb_options`), ``run_advice``,
+            ``escalate`` (the ablation switches of :class:`pyql.environment.Environment`).
         item: a data set item (``question``, ``entities``, optional ``table``);
             it overrides the question and entities of ``options``.
         kb: an open KB to use instead of opening ``options.kb``.
@@ -186,6 +187,7 @@ def open_environment(
     else:
         question, entities = getattr(options, "question", None), read_entities(getattr(options, "entities", None))
     settings = feedback_options(getattr(options, "feedback", "eraser"), agent=agent)
+    settings.update(run_advice=getattr(options, "run_advice", True), escalate=getattr(options, "escalate", True))
     table, found = _table_of(options, item)
     if table is not None:
         return TableEnvironment(table, question=question or found, entities=entities, **settings)

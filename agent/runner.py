@@ -153,6 +153,8 @@ class RunSettings:
         feedback: eraser, raw or none (see :class:`agent.query_agent.AgentConfig`).
         max_steps: the agent's step limit.
         max_repeats: repeats of one failed action before the agent stops that line (QueryAgent).
+        run_advice: ERASER's advice runs the step (True) or blocks it (``--advice block``, for ablations).
+        escalate: a repeated failed action escalates (True) or gets the same guideline (``--no-escalation``).
         example: the one-shot example (a bundled name or a file); None picks the default.
         ranker: the relation ranker (bm25, embedding, hybrid, none); None shows every relation.
         max_relations: relations shown per direction before ranking applies.
@@ -174,6 +176,8 @@ class RunSettings:
     feedback: str = "eraser"
     max_steps: int = 12
     max_repeats: int = 3
+    run_advice: bool = True
+    escalate: bool = True
     example: str | None = None
     ranker: str | None = "bm25"
     max_relations: int = 40

@@ -25,6 +25,7 @@ Usage::
 
     python benchmarks/bench_agent_modes.py run choose --questions 37
     python benchmarks/bench_agent_modes.py run grammar --questions 8
+    python benchmarks/bench_agent_modes.py run text --advice block --no-escalation --name text-without-1-2
     python benchmarks/bench_agent_modes.py run choose --order kind --questions 8 --name choose-unranked
     python benchmarks/bench_agent_modes.py run choose --llm first   # the run choose-first-no-llm
     python benchmarks/bench_agent_modes.py run choose --dataset webqsp --items 40 --out-dir runs/modes-webqsp
@@ -210,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--order", default="ranked", choices=["ranked", "kind"], help="choose mode: the list's order")
     parser.add_argument("--generic-grammar", action="store_true", help="grammar/tools: the generic grammar, not the per-step one")
+    parser.add_argument("--advice", default="run", choices=["run", "block"],
+                        help="ablation of issue 11's item 1: ERASER's advice blocks the step, as before the split")
+    parser.add_argument("--no-escalation", dest="escalate", action="store_false",
+                        help="ablation of item 2: no escalation of a repeated failed action and no cap on repeats")
     parser.add_argument("--out-dir", default="/tmp/pyql-agent-modes")
     parser.add_argument("--per-question", help="report: also the per-question table of this run")
     parser.add_argument("--kb", help=f"report: the Turtle KB of the runs' F1 = 1 split by choice (default: {KB_FILE} in --out-dir; "
@@ -256,7 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         items, kb, dataset = list(iter_items(DEMO))[: args.questions], "oxigraph:demo", "demo"
     name = args.name or (f"{args.mode}-first-no-llm" if args.llm == "first" else args.mode)
-    settings = RunSettings(kb=kb, max_steps=args.max_steps, action_mode=args.mode)
+    settings = RunSettings(
+        kb=kb, max_steps=args.max_steps, action_mode=args.mode, run_advice=args.advice == "run", escalate=args.escalate,
+        # without item 2 nothing ends a repeated mistake but the step limit
+        max_repeats=3 if args.escalate else args.max_steps + 1,
+    )
     from agent.query_agent import AgentConfig
 
     base = settings.agent_config

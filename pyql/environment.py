@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
 
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
@@ -275,6 +275,11 @@ class Environment:
         analyzer: a correction analyzer (ERASER), fixed for the environment's
             life; None means built-in failure handling only.
         undo_empty: without an analyzer, whether an empty result fails the step.
+        run_advice: advice runs the step (the default); False blocks it like
+            an error, as ERASER did before advice and errors were told apart
+            (for ablations).
+        escalate: a repeated failed action gets an escalating response (the
+            default); False repeats the same guideline (for ablations).
 
     Attributes:
         side: which kind of environment this is ("sparql", "sql"); a
@@ -292,8 +297,13 @@ class Environment:
         entities: Mapping[str, str] | None = None,
         analyzer: Analyzer | None = None,
         undo_empty: bool = True,
+        *,
+        run_advice: bool = True,
+        escalate: bool = True,
     ) -> None:
         self.actions = actions
+        self.run_advice = run_advice
+        self.escalate = escalate
         self.question = question
         self.memory = self.new_memory(dict(entities or {}))
         self._analyzer = analyzer
@@ -422,6 +432,8 @@ class Environment:
         """
         if feedback is None or not (feedback.advice or feedback.looks):
             return feedback
+        if feedback.advice and not self.run_advice:
+            return replace(feedback, advice=False, looks=())  # blocks, as before the split
         if feedback.advice:
             record.advice, record.note = feedback.rule_id, feedback.guideline
         version = self.memory.version
@@ -438,7 +450,7 @@ class Environment:
     def _escalate(self, record: StepRecord) -> None:
         """The same failed action again gets a stronger response (see the module docstring)."""
         key = normalized_action(record)
-        if not key:
+        if not key or not self.escalate:
             return
         earlier = [r.index for r in self.history if not r.ok and normalized_action(r) == key]
         if not earlier:
@@ -499,6 +511,8 @@ class Environment:
         beginning (:func:`pyql.echo.clip_echoes`), and an error or a guideline
         is at most :data:`pyql.echo.MESSAGE_LIMIT` characters.
         """
+        if feedback is not None and feedback.advice and not self.run_advice:
+            feedback = replace(feedback, advice=False)
         if feedback is not None and feedback.advice:
             record.advice, record.note = record.advice or feedback.rule_id, record.note or feedback.guideline
             feedback = None

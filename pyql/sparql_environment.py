@@ -72,6 +72,7 @@ class SparqlEnvironment(Environment):
         max_relations: relations shown per direction before ranking applies (default 40).
         max_answers: answers returned by ``execute()`` at most.
         undo_empty: without an analyzer, whether an empty result fails the step.
+        run_advice, escalate: see :class:`pyql.environment.Environment` (ablation switches).
         candidate_ranker: orders relations best first for the candidate lists
             of guidelines and looks (:func:`pyql.candidates.rank_relations`);
             None: word overlap with the question.
@@ -99,6 +100,9 @@ class SparqlEnvironment(Environment):
         candidate_ranker: Ranker | None = None,
         max_candidates: int = 10,
         count_cap: int | None = None,
+        *,
+        run_advice: bool = True,
+        escalate: bool = True,
     ) -> None:
         self.kb = kb
         self.relation_ranker = relation_ranker
@@ -108,7 +112,7 @@ class SparqlEnvironment(Environment):
         self.max_answers = max_answers
         self.count_cap = count_cap
         self._rows: BoundedRows | None = None
-        super().__init__(SparqlActions(actions), question, entities, analyzer, undo_empty)
+        super().__init__(SparqlActions(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
     @property
     def bounded_rows(self) -> BoundedRows | None:

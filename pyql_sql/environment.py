@@ -136,6 +136,7 @@ class TableEnvironment(Environment):
         max_rows: rows a construct step shows at most.
         max_answers: answers ``execute()`` returns at most.
         undo_empty: without an analyzer, whether an empty result fails the step.
+        run_advice, escalate: see :class:`pyql.environment.Environment` (ablation switches).
 
     Attributes:
         table: the table.
@@ -159,13 +160,16 @@ class TableEnvironment(Environment):
         max_rows: int = 5,
         max_answers: int = 1000,
         undo_empty: bool = True,
+        *,
+        run_advice: bool = True,
+        escalate: bool = True,
     ) -> None:
         self.table = table
         self.executor = CountingExecutor(table, timeout=timeout)
         self.max_values = max_values
         self.max_rows = max_rows
         self.max_answers = max_answers
-        super().__init__(TableActions(actions), question, entities, analyzer, undo_empty)
+        super().__init__(TableActions(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
     # -- Environment hooks -----------------------------------------------------
     def new_memory(self, entities: dict[str, str]) -> TableMemory:

@@ -246,6 +246,19 @@ def test_the_same_failed_action_escalates(kb: KB) -> None:
     assert other.ok and other.escalation == 0
 
 
+def test_ablation_switches_block_advice_and_stop_escalating(kb: KB) -> None:
+    """``run_advice=False``: advice blocks like an error (no look made); ``escalate=False``: the same text again."""
+    from correction import Eraser
+
+    env = SparqlEnvironment(kb, entities=RACHEL, analyzer=Eraser(), run_advice=False, escalate=False)
+    records = [env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)") for _ in range(3)]
+    assert [(r.ok, r.error, r.escalation, r.advice) for r in records] == [(False, "fact_before_get_relation", 0, None)] * 3
+    assert len({r.observation for r in records}) == 1 and env.query.steps == ()
+    assert "m.0crbvqz" not in env.memory.relations  # blocked before any look, as before the split
+    # the default environment runs the same step at once
+    assert SparqlEnvironment(kb, entities=RACHEL, analyzer=Eraser()).step(records[0].text).ok
+
+
 def test_normalized_action_ignores_spacing() -> None:
     from pyql.environment import StepRecord, normalized_action
 

@@ -383,6 +383,22 @@ def test_shared_kb_counts_queries_per_question() -> None:
     assert (a.stats.queries, b.stats.queries) == (2, 0)
 
 
+def test_ablation_flags_reach_the_environment() -> None:
+    """``--advice block`` / ``--no-escalation`` (issue 11's ablation): the settings build environments that use them."""
+    from agent.cli import _agent_arguments, _settings
+
+    parser = __import__("argparse").ArgumentParser()
+    _agent_arguments(parser)
+    item = {"id": "x", "question": "q", "entities": {"Rachel": "m.0crbvqz"}}
+    default = environment_for(item, KBProvider("demo").get(), _settings(parser.parse_args(["--kb", "demo"])))
+    assert (default.run_advice, default.escalate) == (True, True)
+    settings = _settings(parser.parse_args(["--kb", "demo", "--advice", "block", "--no-escalation"]))
+    assert (settings.run_advice, settings.escalate) == (False, False)
+    env = environment_for(item, KBProvider("demo").get(), settings)
+    assert (env.run_advice, env.escalate) == (False, False)
+    assert env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").error == "fact_before_get_relation"
+
+
 def test_summary_table_shows_eraser_triggers(tmp_path: Path) -> None:
     items = demo_items(1)
     llm = ScriptedLLM(
