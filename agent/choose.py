@@ -33,7 +33,9 @@ from typing import Any
 from agent.llm import LLM, LLMReply
 from pyql.next_steps import NextStep, next_steps, variable_kinds
 
-__all__ = ["ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "parse_choice"]
+__all__ = [
+    "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "fact_relation", "model_order", "parse_choice",
+]
 
 
 def choice_gbnf(n: int) -> str:
@@ -176,6 +178,34 @@ def _cues_in(question: str, cues: Sequence[str]) -> list[str]:
 def _fact_parts(action: str) -> tuple[str, str, str]:
     head, relation, tail = action[len("add_fact(") : -1].split(", ", 2)
     return head, relation, tail
+
+
+def fact_relation(action: str) -> str:
+    """The relation of a listed ``add_fact`` step.
+
+    Example:
+        >>> fact_relation("add_fact(m.03_r3, location.country.languages_spoken, ?languages_spoken)")
+        'location.country.languages_spoken'
+    """
+    return _fact_parts(action)[1]
+
+
+def model_order(choices: Sequence[NextStep], scores: dict[str, float]) -> list[NextStep]:
+    """The listed facts reordered by their relation's score (highest first), in the places facts had.
+
+    Other steps keep their places; facts with equal scores keep their order.
+
+    Example:
+        >>> steps = [NextStep("add_fact(m.1, a.b.currency_used, ?c)", "fact"), NextStep("execute()", "execute"),
+        ...          NextStep("add_fact(m.1, a.b.languages_spoken, ?l)", "fact")]
+        >>> [s.action[:12] for s in model_order(steps, {"a.b.currency_used": -3.0, "a.b.languages_spoken": 1.5})]
+        ['add_fact(m.1', 'execute()', 'add_fact(m.1']
+        >>> model_order(steps, {"a.b.currency_used": -3.0, "a.b.languages_spoken": 1.5})[0].action
+        'add_fact(m.1, a.b.languages_spoken, ?l)'
+    """
+    facts = [c for c in choices if c.kind == "fact"]
+    ranked = iter(sorted(facts, key=lambda c: -scores.get(fact_relation(c.action), float("-inf"))))
+    return [next(ranked) if c.kind == "fact" else c for c in choices]
 
 
 def rank_choices(

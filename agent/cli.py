@@ -168,6 +168,9 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--no-escalation", dest="escalate", action="store_false",
                    help="a repeated failed action gets the same guideline again instead of an escalating "
                         "response (for ablations; --max-repeats still ends the loop)")
+    g.add_argument("--first-relation", choices=["ranked", "model"], default=None,
+                   help="choose mode: order the relations of the first fact by the word-overlap ranking, or by the "
+                        "bundled model's PMI with the question (in process, llama-cpp-python) (default: ranked)")
     g.add_argument("--example", help="one-shot example: a bundled name (freebase, table) or a text file")
     g.add_argument("--ranker", default="bm25", choices=list(_RANKERS),
                    help="relation ranking when an entity has more than --max-relations relations (default bm25)")
@@ -193,6 +196,7 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         max_relations=args.max_relations,
         trace_prompts=args.trace_prompts,
         action_mode=_action_mode(args, llm),
+        first_relation=getattr(args, "first_relation", None) or "ranked",
         prices=load_prices(args.prices) if args.prices else None,
         kb_timeout=getattr(args, "kb_timeout", None),
         default_graph=getattr(args, "default_graph", None),

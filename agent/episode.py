@@ -86,7 +86,9 @@ class StepTrace:
 
     ``advice`` is the ERASER advice rule the step ran with (not blocked, a
     note in the observation); ``escalation`` the level of a repeated failed
-    action (0: not a repeat; see :mod:`pyql.environment`).
+    action (0: not a repeat; see :mod:`pyql.environment`). ``scoring_requests``:
+    requests the model made to score the listed relations before the step
+    (choose mode, ``first_relation="model"``; their time is in ``llm_seconds``).
     """
 
     step: int
@@ -107,6 +109,7 @@ class StepTrace:
     forced: bool = False
     advice: str | None = None
     escalation: int = 0
+    scoring_requests: int = 0
 
 
 @dataclass

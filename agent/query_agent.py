@@ -87,6 +87,11 @@ class AgentConfig:
         choice_order: choose mode: "ranked" (against the question,
             :func:`agent.choose.rank_choices`) or "kind" (facts, constraints,
             aggregates, answers, execute, looks).
+        first_relation: choose mode: how the relations of the first fact are
+            ordered: "ranked" (:func:`agent.choose.rank_choices`) or "model"
+            (the model's PMI of each relation's words with the question,
+            :mod:`agent.likelihood`; the bundled model unless the agent is
+            given a scorer). Later steps stay ranked.
         state_constraints: grammar and tools modes on a KB: the grammar (or the
             tools' JSON-schema enums) is rebuilt for every call from the
             environment's memory (:func:`agent.gbnf.state_gbnf`), so a relation
@@ -107,6 +112,7 @@ class AgentConfig:
     choice_preview: bool = True
     choice_relations: int = 6
     choice_order: str = "ranked"
+    first_relation: str = "ranked"
     state_constraints: bool = True
 
     def __post_init__(self) -> None:
@@ -118,6 +124,8 @@ class AgentConfig:
             raise AgentConfigError(f"unknown prompt style {self.prompt_style!r}; use auto, text or chat")
         if self.max_steps < 1:
             raise AgentConfigError(f"max_steps must be ≥ 1, got {self.max_steps}")
+        if self.first_relation not in ("ranked", "model"):
+            raise AgentConfigError(f"unknown first_relation {self.first_relation!r}; use ranked or model")
         if self.max_repeats < 1:
             raise AgentConfigError(f"max_repeats must be ≥ 1, got {self.max_repeats}")
 
@@ -152,9 +160,10 @@ class QueryAgent:
         config: an :class:`AgentConfig`.
     """
 
-    def __init__(self, llm: LLM, config: AgentConfig | None = None) -> None:
+    def __init__(self, llm: LLM, config: AgentConfig | None = None, scorer: Any = None) -> None:
         self.llm = llm
         self.config = config or AgentConfig()
+        self.scorer = scorer  # an agent.likelihood.RelationPMI for first_relation="model" (None: the bundled model)
         self._jinja = prompt_templates()
         self._ranker: Any = None
 
@@ -371,7 +380,7 @@ class QueryAgent:
 
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.choose`)."""
-        from agent.choose import ask_choice, auto_look, choice_lines, enumerate_choices
+        from agent.choose import ask_choice, auto_look, choice_lines, enumerate_choices, fact_relation, model_order
         from agent.ranking import BM25Ranker
 
         if self.config.auto_look:
@@ -385,6 +394,18 @@ class QueryAgent:
         )
         if not choices:
             return False
+        scoring_requests, scoring_seconds = 0, 0.0
+        if self.config.first_relation == "model" and not any(a.startswith("add_fact(") for a in env.query.actions()):
+            from agent.likelihood import ScorerError, local_scorer
+
+            pmi = self.scorer if self.scorer is not None else local_scorer()
+            before = (pmi.requests, pmi.seconds)
+            try:
+                choices = model_order(choices, pmi.scores(env.question, [fact_relation(c.action) for c in choices if c.kind == "fact"]))
+            except ScorerError as exc:
+                episode.error = f"llm_error: {exc}"
+                return False
+            scoring_requests, scoring_seconds = pmi.requests - before[0], pmi.seconds - before[1]
         base = self.prompt(episode.head, episode.turns, step)
         listing = f"Choices {step}:\n{choice_lines(choices, self.config.choice_preview)}\n"
         prompt: Any = f"{base}{listing}Choice {step}:" if isinstance(base, str) else [
@@ -405,10 +426,11 @@ class QueryAgent:
             "prompt_sha256": prompt_hash(prompt),
             "prompt": _full(prompt) if self.config.trace_prompts == "full" else None,
             "reply": reply.text,
-            "llm_seconds": round(sum(r.latency for r in replies), 4),
+            "llm_seconds": round(sum(r.latency for r in replies) + scoring_seconds, 4),
             "tokens_in": sum(r.usage_in for r in replies),
             "tokens_out": sum(r.usage_out for r in replies),
             "attempts": sum(r.attempts for r in replies),
+            "scoring_requests": scoring_requests,
         }
         if picked is None:
             observation = f"Choose one of the numbers 1 to {len(choices)}."

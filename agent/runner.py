@@ -159,7 +159,8 @@ class RunSettings:
         ranker: the relation ranker (bm25, embedding, hybrid, none); None shows every relation.
         max_relations: relations shown per direction before ranking applies.
         trace_prompts: "hash" or "full".
-        action_mode: text, tools or grammar.
+        action_mode: text, tools, grammar or choose.
+        first_relation: choose mode: "ranked" or "model" (see :class:`~agent.query_agent.AgentConfig`).
         prices: a price table for the cost (default :data:`agent.metrics.PRICES`).
         kb_timeout: seconds one query to a SPARQL endpoint may take in all (None: the backend's 60 s).
         default_graph: the graph IRI an endpoint is queried on (None: the endpoint's default).
@@ -183,6 +184,7 @@ class RunSettings:
     max_relations: int = 40
     trace_prompts: str = "hash"
     action_mode: str = "text"
+    first_relation: str = "ranked"
     prices: Mapping[str, tuple[float, float]] | None = None
     kb_timeout: float | None = None
     default_graph: str | None = None
@@ -197,6 +199,7 @@ class RunSettings:
             example=self.example,
             trace_prompts=self.trace_prompts,
             action_mode=self.action_mode,
+            first_relation=self.first_relation,
         )
 
     def describe(self) -> dict[str, Any]:

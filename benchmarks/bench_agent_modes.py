@@ -70,8 +70,8 @@ WEBQSP = SHARED_DATA / "webqsp" / "WebQSP_test_processed.json"
 KB_FILE = "webqsp_gold_kb.ttl"
 HEADER = (
     "| configuration | questions | F1 | Hit@1 | F1 = 1 | success rate | invalid-action rate | steps / q | LLM calls / q "
-    "| prompt tokens / q | completion tokens / q | KB queries / q | seconds / q | model seconds / q (median) |\n"
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    "| scoring requests / q | prompt tokens / q | completion tokens / q | KB queries / q | seconds / q | model seconds / q (median) |\n"
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 
 
@@ -180,9 +180,10 @@ def row(name: str, records: list[dict]) -> str:
     exact = sum(1 for r in records if record_scores(r).get("f1") == 1.0)
     secs = [model_seconds(r) for r in records]
     mean = lambda key: sum(float(r.get(key) or 0) for r in records) / len(records)
+    scoring = sum(int(s.get("scoring_requests") or 0) for r in records for s in r.get("steps", [])) / len(records)
     return (
         f"| {name} | {m.questions} | {m.f1:.3f} | {m.hit1:.3f} | {exact} | {m.success_rate:.3f} | {m.invalid_action_rate:.3f} | "
-        f"{m.steps:.2f} | {m.llm_calls:.2f} | {mean('tokens_in'):.0f} | {mean('tokens_out'):.1f} | {m.qpq:.2f} | {m.tpq:.1f} | "
+        f"{m.steps:.2f} | {m.llm_calls:.2f} | {scoring:.2f} | {mean('tokens_in'):.0f} | {mean('tokens_out'):.1f} | {m.qpq:.2f} | {m.tpq:.1f} | "
         f"{statistics.mean(secs):.1f} ({statistics.median(secs):.1f}) |"
     )
 
@@ -210,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=7)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--order", default="ranked", choices=["ranked", "kind"], help="choose mode: the list's order")
+    parser.add_argument("--first-relation", default="ranked", choices=["ranked", "model"],
+                        help="choose mode: order the first fact's relations by the ranking or by the model's PMI with the question")
     parser.add_argument("--generic-grammar", action="store_true", help="grammar/tools: the generic grammar, not the per-step one")
     parser.add_argument("--advice", default="run", choices=["run", "block"],
                         help="ablation of issue 11's item 1: ERASER's advice blocks the step, as before the split")
@@ -263,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or (f"{args.mode}-first-no-llm" if args.llm == "first" else args.mode)
     settings = RunSettings(
         kb=kb, max_steps=args.max_steps, action_mode=args.mode, run_advice=args.advice == "run", escalate=args.escalate,
+        first_relation=args.first_relation,
         # without item 2 nothing ends a repeated mistake but the step limit
         max_repeats=3 if args.escalate else args.max_steps + 1,
     )

@@ -403,6 +403,50 @@ def test_choose_prompt_lists_numbered_steps_and_constrains_the_reply(kb: KB) -> 
     assert result.steps[1].action.startswith("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category")
 
 
+class _WordScorer:
+    """A toy continuation scorer: a relation's words score high after any question when they hold ``word``."""
+
+    def __init__(self, word: str) -> None:
+        self.word, self.calls = word, []
+
+    def logprob(self, prefix: str, continuation: str) -> float:
+        self.calls.append((prefix, continuation))
+        asked = "Question: ?" not in prefix
+        return (0.0 if asked and self.word in continuation else -4.0) - len(continuation) / 100
+
+
+def test_choose_orders_the_first_relation_by_the_models_pmi(kb: KB) -> None:
+    """first_relation="model": the first list is ordered by the scorer's PMI; later lists by the ranking."""
+    from agent.likelihood import RelationPMI
+
+    item = ITEMS[0]
+    llm = ScriptedLLM(["1", "1", "1", "1"], config=COMPLETION)
+    scorer = _WordScorer("formed")
+    pmi = RelationPMI(scorer)
+    config = AgentConfig(action_mode="choose", first_relation="model", max_steps=3)
+    result = QueryAgent(llm, config, scorer=pmi).run(_choose_env(kb, item), item["question"])
+    chosen = [s for s in result.steps if s.prompt_sha256 and not s.forced]
+    assert chosen[0].action == "add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?formed)"
+    assert "Choices 1:\n1. add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?formed)" in llm.prompts[0]
+    from agent.likelihood import relation_words
+
+    relations = set(re.findall(r"^\d+\. add_fact\([^,]+, ([^,]+),", llm.prompts[0].rsplit("Choices 1:", 1)[1], re.MULTILINE))
+    # each listed relation once with the question, its words once without (then cached); later steps are not scored
+    expected = len(relations) + len({relation_words(r) for r in relations})
+    assert chosen[0].scoring_requests == pmi.requests == expected and all(s.scoring_requests == 0 for s in chosen[1:])
+    assert {c for p, c in scorer.calls if "Question: ?" in p} == {c for p, c in scorer.calls if "Question: ?" not in p}
+    assert all(p.startswith("Question: what category is tropical storm rachel?\nTo answer it") for p, _ in scorer.calls if "Question: ?" not in p)
+    # the ranked default takes the category first
+    ranked = QueryAgent(ScriptedLLM(["1"], config=COMPLETION), AgentConfig(action_mode="choose", max_steps=1))
+    first = [s for s in ranked.run(_choose_env(kb, item), item["question"]).steps if s.prompt_sha256][0]
+    assert first.action.startswith("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category") and first.scoring_requests == 0
+
+
+def test_first_relation_setting_is_checked() -> None:
+    with pytest.raises(AgentConfigError, match="first_relation"):
+        AgentConfig(first_relation="bert")
+
+
 def test_choose_retries_once_then_records_an_invalid_choice(kb: KB) -> None:
     env = _choose_env(kb, ITEMS[0])
     llm = ScriptedLLM(["I pick the category", "1", "?", "nothing", "oops", "no"], config=COMPLETION)

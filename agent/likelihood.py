@@ -1,0 +1,179 @@
+"""The model's own judgement of a relation: pointwise mutual information with the question.
+
+The bundled 270M model answers ``1`` to every numbered list (``docs/benchmarks.md``),
+so in choose mode it adds nothing to the order of the list. It does know
+which words go together: asked how likely the words of a relation are after
+a question, and how likely they are after no question, the difference (the
+pointwise mutual information) favours a relation the question is about even
+when they share no word (*speak* → ``languages_spoken``, *timezone* →
+``time_zones``, *assassinated* → ``place_of_death``), which is where the
+word-overlap ranking of :func:`agent.choose.rank_choices` fails.
+
+:class:`RelationPMI` scores relations that way through any
+:class:`ContinuationScorer`; :class:`LocalScorer` is the bundled model run in
+process by llama-cpp-python (a 256-token context: the scoring prompts are
+short). The choose mode uses it for the first relation of a query
+(``AgentConfig.first_relation = "model"``), where the ranking has only the
+question's words to go on.
+
+Example:
+    >>> relation_words("location.country.languages_spoken")
+    'languages spoken'
+    >>> class Toy:  # a scorer that likes "languages" after "speak"
+    ...     def logprob(self, prefix, continuation):
+    ...         return -1.0 if ("speak" in prefix and "languages" in continuation) else -5.0
+    >>> pmi = RelationPMI(Toy())
+    >>> scores = pmi.scores("what does jamaican people speak", ["location.country.currency_used", "location.country.languages_spoken"])
+    >>> max(scores, key=scores.get), pmi.requests
+    ('location.country.languages_spoken', 4)
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["ContinuationScorer", "LocalScorer", "RelationPMI", "ScorerError", "local_scorer", "relation_words"]
+
+#: The scoring prompt: the relation's words follow it.
+QUESTION_PROMPT = "Question: {question}?\nTo answer it, look up the"
+
+
+class ScorerError(RuntimeError):
+    """The model that scores relations cannot be loaded or run (the message says what to do)."""
+
+
+class ContinuationScorer(Protocol):
+    """Anything that gives the log-probability of a text after a prefix."""
+
+    def logprob(self, prefix: str, continuation: str) -> float:
+        """The summed natural-log probability of ``continuation``'s tokens after ``prefix``."""
+        ...
+
+
+def relation_words(relation: str) -> str:
+    """The words of a relation's last part (its property), as the scoring prompt reads them."""
+    return " ".join(w for w in relation.rsplit(".", 1)[-1].replace("_", " ").split() if w)
+
+
+class RelationPMI:
+    """Scores relations by log P(words | question) − log P(words | no question).
+
+    The no-question term depends only on the relation, so it is kept for the
+    scorer's life: a relation seen before costs one request, not two.
+
+    Attributes:
+        requests: scoring requests made so far.
+        seconds: time they took.
+    """
+
+    def __init__(self, scorer: ContinuationScorer) -> None:
+        self.scorer = scorer
+        self.requests = 0
+        self.seconds = 0.0
+        self._null: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def _logprob(self, prefix: str, continuation: str) -> float:
+        start = time.perf_counter()
+        value = float(self.scorer.logprob(prefix, continuation))
+        self.requests += 1
+        self.seconds += time.perf_counter() - start
+        if math.isnan(value):
+            raise ScorerError(f"the scorer returned NaN for {continuation!r}")
+        return value
+
+    def scores(self, question: str | None, relations: Sequence[str]) -> dict[str, float]:
+        """The PMI of each relation with the question (higher: more about the question).
+
+        Raises:
+            ScorerError: the scorer failed.
+        """
+        q = " ".join((question or "").split()).rstrip("?").strip()
+        prefix, null = QUESTION_PROMPT.format(question=q), QUESTION_PROMPT.format(question="")
+        out: dict[str, float] = {}
+        with self._lock:  # one model, one request at a time
+            for relation in dict.fromkeys(relations):
+                words = " " + relation_words(relation)
+                if words not in self._null:
+                    self._null[words] = self._logprob(null, words)
+                out[relation] = self._logprob(prefix, words) - self._null[words]
+        return out
+
+
+class LocalScorer:
+    """The bundled model (or another GGUF file) in process, for short scoring prompts.
+
+    It loads lazily, with logits for every token and a small context
+    (``n_ctx`` tokens; a longer text is an error), and reuses the evaluated
+    prefix of the previous text, so a relation costs the evaluation of its
+    own few tokens.
+
+    Args:
+        path: the GGUF file (default: the bundled Gemma 3 270M, :func:`agent.local.model_path`).
+        n_ctx: context size in tokens.
+        n_threads: CPU threads (default: llama.cpp's choice).
+    """
+
+    def __init__(self, path: str | Path | None = None, n_ctx: int = 256, n_threads: int | None = None) -> None:
+        self.path = path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise ScorerError("scoring relations with the local model needs llama-cpp-python: pip install -e '.[local]'") from exc
+            from agent.local import model_path
+
+            path = Path(self.path) if self.path is not None else model_path()
+            if not path.is_file():
+                raise ScorerError(f"no model file at {path}: give a GGUF file")
+            try:
+                self._model = Llama(str(path), logits_all=True, n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise ScorerError(f"llama.cpp could not load {path}: {exc}") from exc
+        return self._model
+
+    def logprob(self, prefix: str, continuation: str) -> float:
+        """The summed log-probability of ``continuation``'s tokens after ``prefix``.
+
+        The continuation's tokens are those from the first token where the
+        tokenization of ``prefix + continuation`` departs from that of ``prefix``.
+
+        Raises:
+            ScorerError: the model does not load, or the text is longer than the context.
+        """
+        import numpy as np
+
+        model = self._load()
+        head = model.tokenize(prefix.encode("utf-8"), add_bos=True)
+        whole = model.tokenize((prefix + continuation).encode("utf-8"), add_bos=True)
+        if len(whole) >= self.n_ctx:
+            raise ScorerError(f"a scoring text of {len(whole)} tokens does not fit the scorer's {self.n_ctx}-token context")
+        first = 0
+        while first < min(len(head), len(whole)) and head[first] == whole[first]:
+            first += 1
+        first = max(first, 1)
+        reuse = min(model.longest_token_prefix(model._input_ids.tolist(), whole), len(whole) - 1, first)
+        model.n_tokens = reuse
+        model.eval(whole[reuse:])
+        logits = np.asarray(model.scores[first - 1 : len(whole) - 1], dtype=np.float64)
+        top = logits.max(axis=1, keepdims=True)
+        log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+        picked = logits[np.arange(len(logits)), whole[first:]]
+        return float((picked - log_norm).sum())
+
+
+@lru_cache(maxsize=1)
+def local_scorer() -> RelationPMI:
+    """The process's one :class:`RelationPMI` over the bundled model (loaded on first use)."""
+    return RelationPMI(LocalScorer())
