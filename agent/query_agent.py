@@ -380,7 +380,14 @@ class QueryAgent:
 
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.choose`)."""
-        from agent.choose import ask_choice, auto_look, choice_lines, enumerate_choices, fact_relation, model_order
+        from agent.choose import (
+            ask_choice,
+            auto_look,
+            choice_lines,
+            enumerate_choices,
+            fact_relation,
+            model_order,
+        )
         from agent.ranking import BM25Ranker
 
         if self.config.auto_look:

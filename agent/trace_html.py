@@ -14,7 +14,10 @@ HTML-escaped). It shows:
   tables), counters (steps, LLM calls, tokens, KB queries, seconds, cost),
   the final query and every step's thought, action and observation. Failed
   steps are red, steps whose observation is an ERASER guideline are amber,
-  with the rule id as a badge; forced steps (the step limit) are grey.
+  with the rule id as a badge; forced steps (the step limit) are grey. A
+  step that ran with ERASER's advice has an ``advice`` badge with the rule,
+  a repeated failed action its escalation level (``repeat, level N``), and a
+  choose step whose list the model ordered its scoring requests.
   Every question has an outcome (:data:`OUTCOMES`): ``correct`` (F1 or
   accuracy 1), ``wrong`` (answered, not fully right), ``failed`` (the
   episode ended on an error, e.g. the LLM or the KB could not be reached)
@@ -106,6 +109,9 @@ def _step_view(step: Mapping[str, Any]) -> dict[str, Any]:
         "kb_queries": int(step.get("kb_queries") or 0),
         "attempts": int(step.get("attempts") or 1),
         "prompt": step.get("prompt"),
+        "advice": step.get("advice"),
+        "escalation": int(step.get("escalation") or 0),
+        "scoring_requests": int(step.get("scoring_requests") or 0),
     }
 
 

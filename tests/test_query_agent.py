@@ -438,7 +438,7 @@ def test_choose_orders_the_first_relation_by_the_models_pmi(kb: KB) -> None:
     assert all(p.startswith("Question: what category is tropical storm rachel?\nTo answer it") for p, _ in scorer.calls if "Question: ?" not in p)
     # the ranked default takes the category first
     ranked = QueryAgent(ScriptedLLM(["1"], config=COMPLETION), AgentConfig(action_mode="choose", max_steps=1))
-    first = [s for s in ranked.run(_choose_env(kb, item), item["question"]).steps if s.prompt_sha256][0]
+    first = next(s for s in ranked.run(_choose_env(kb, item), item["question"]).steps if s.prompt_sha256)
     assert first.action.startswith("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category") and first.scoring_requests == 0
 
 

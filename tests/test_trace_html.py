@@ -115,6 +115,17 @@ def test_render_html_of_no_record() -> None:
     assert "0 questions" in html and "No guideline was given in this run." in html
 
 
+def test_advice_escalation_and_scoring_show_on_their_steps() -> None:
+    step = {"step": 1, "reply": "1", "action": "add_fact(m.1, a.b.c, ?c)", "ok": True, "error": None, "observation": "ok",
+            "rule": None, "advice": "fact_before_get_relation", "scoring_requests": 7, "prompt_sha256": "x"}
+    repeat = {"step": 2, "reply": "Action 2: add_max(?x)", "action": "add_max(?x)", "ok": False, "error": "unbound_variable",
+              "observation": "add_max(?x) already failed at step 1", "rule": "unbound_variable", "escalation": 2}
+    html = render_html([{"id": "q1", "question": "q?", "gold": [], "answers": [], "steps": [step, repeat], "done": False}])
+    assert "advice: fact_before_get_relation" in html and "repeat, level 2" in html and "7 scoring req." in html
+    plain = render_html([{"id": "q1", "question": "q?", "gold": [], "answers": [], "steps": [dict(step, advice=None, scoring_requests=0)], "done": False}])
+    assert "advice:" not in plain and "repeat, level" not in plain and "scoring req." not in plain
+
+
 def test_trace_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["trace", str(tmp_path / "missing.jsonl"), "--html", str(tmp_path / "x.html")]) == 2
     assert "run file not found" in capsys.readouterr().err
