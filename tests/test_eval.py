@@ -708,6 +708,20 @@ def test_ask_and_eval_with_the_choose_action_mode(tmp_path: Path) -> None:
         eval_command(args, io.StringIO(), llm=_PickByText([]))
 
 
+def test_first_relation_model_needs_the_local_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--first-relation model`` without llama-cpp-python: a usage error that says what to install, before any question."""
+    import agent.cli
+    from pyql.cli import UsageError, build_parser
+
+    args = build_parser().parse_args(["ask", "q?", "--kb", "demo", "--action-mode", "choose", "--first-relation", "model"])
+    monkeypatch.setattr(agent.cli, "missing_local_packages", lambda: ["llama_cpp"])
+    with pytest.raises(UsageError, match=r"--first-relation model .*pip install.*missing: llama_cpp"):
+        agent.cli._settings(args)
+    monkeypatch.setattr(agent.cli, "missing_local_packages", lambda: [])
+    assert agent.cli._settings(args).agent_config().first_relation == "model"
+    assert agent.cli._settings(build_parser().parse_args(["ask", "q?", "--kb", "demo"])).first_relation == "ranked"
+
+
 def test_default_action_mode_is_choose_for_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
     from agent.cli import _action_mode
     from pyql.cli import build_parser
