@@ -170,7 +170,8 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
                         "response (for ablations; --max-repeats still ends the loop)")
     g.add_argument("--first-relation", choices=["ranked", "model"], default=None,
                    help="choose mode: order the relations of the first fact by the word-overlap ranking, or by the "
-                        "bundled model's PMI with the question (in process, llama-cpp-python) (default: ranked)")
+                        "bundled model's PMI with the question (in process, llama-cpp-python) (default: model with the "
+                        "bundled local model, ranked otherwise)")
     g.add_argument("--example", help="one-shot example: a bundled name (freebase, table) or a text file")
     g.add_argument("--ranker", default="bm25", choices=list(_RANKERS),
                    help="relation ranking when an entity has more than --max-relations relations (default bm25)")
@@ -181,15 +182,25 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     _kb_arguments(parser.add_argument_group("knowledge base"))
 
 
-def _first_relation(args: argparse.Namespace) -> str:
-    """``--first-relation``; ``model`` needs the local extra (the model scores in process)."""
-    first = getattr(args, "first_relation", None) or "ranked"
-    if first == "model":
+def _first_relation(args: argparse.Namespace, llm: Any = None) -> str:
+    """``--first-relation``, else the default: ``model`` for the bundled local model in choose mode, ``ranked`` otherwise.
+
+    The local model's PMI orders the first relation better than the
+    word-overlap ranking on held-out WebQSP questions (``docs/benchmarks.md``);
+    another model is left to the ranking and its own choice. ``model`` needs
+    the local extra (the model scores in process): asked for explicitly
+    without it is a usage error, as a default it falls back to ``ranked``.
+    """
+    asked = getattr(args, "first_relation", None)
+    if asked is None:
+        local = _uses_local_model(args, llm)
+        return "model" if local and _action_mode(args, llm) == "choose" and not missing_local_packages() else "ranked"
+    if asked == "model":
         missing = missing_local_packages()
         if missing:
             raise UsageError(f"--first-relation model scores relations with the bundled model in process: {INSTALL_HINT} "
                              f"(missing: {', '.join(missing)})")
-    return first
+    return str(asked)
 
 
 def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
@@ -207,7 +218,7 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         max_relations=args.max_relations,
         trace_prompts=args.trace_prompts,
         action_mode=_action_mode(args, llm),
-        first_relation=_first_relation(args),
+        first_relation=_first_relation(args, llm),
         prices=load_prices(args.prices) if args.prices else None,
         kb_timeout=getattr(args, "kb_timeout", None),
         default_graph=getattr(args, "default_graph", None),
@@ -228,15 +239,19 @@ def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
         return str(args.action_mode)
     if getattr(args, "db", None) or getattr(args, "table_json", None):
         return "text"
+    return "choose" if _uses_local_model(args, llm) else "text"
+
+
+def _uses_local_model(args: argparse.Namespace, llm: Any = None) -> bool:
+    """Whether the run's LLM is the bundled local model (see :func:`_action_mode`)."""
     if llm is not None:
         names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
-        return "choose" if LOCAL_MODEL_NAME in names else "text"
+        return LOCAL_MODEL_NAME in names
     try:
         config = config_from_args(args)
     except PyQLError:
-        return "text"
-    local = not config.configured or config.model == LOCAL_MODEL_NAME
-    return "choose" if local else "text"
+        return False
+    return not config.configured or config.model == LOCAL_MODEL_NAME
 
 
 @contextlib.contextmanager

@@ -65,9 +65,11 @@ def test_choose_mode_answers_a_demo_question_over_http(local_server) -> None:
     assert llm.config.local
     env = SparqlEnvironment(KB.open("oxigraph:demo"), question["question"], question["entities"],
                             **feedback_options("eraser", agent=True))
-    result = QueryAgent(llm, AgentConfig(action_mode="choose", max_steps=6)).run(env, question["question"])
+    # the local model's default: the first relation ordered by its own PMI with the question (in process)
+    result = QueryAgent(llm, AgentConfig(action_mode="choose", max_steps=6, first_relation="model")).run(env, question["question"])
     assert result.error is None and result.done
     assert [a["value"] for a in result.answers] == question["answers"]
     chosen = [s for s in result.steps if s.prompt_sha256]
     assert chosen and all(s.reply.strip().isdigit() for s in chosen)  # constrained to the listed numbers
     assert result.llm_calls <= 4
+    assert chosen[0].scoring_requests > 0 and all(s.scoring_requests == 0 for s in chosen[1:])

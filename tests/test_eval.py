@@ -719,6 +719,15 @@ def test_first_relation_model_needs_the_local_extra(monkeypatch: pytest.MonkeyPa
         agent.cli._settings(args)
     monkeypatch.setattr(agent.cli, "missing_local_packages", lambda: [])
     assert agent.cli._settings(args).agent_config().first_relation == "model"
+    # the default: the model for the bundled model in choose mode (when it can score), else the ranking
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYQL_MODEL", "PYQL_LLM_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    assert agent.cli._settings(build_parser().parse_args(["ask", "q?", "--kb", "demo"])).first_relation == "model"
+    remote = ["ask", "q?", "--kb", "demo", "--base-url", "https://api.example.com/v1", "--model", "gpt-4o-mini"]
+    assert agent.cli._settings(build_parser().parse_args([*remote, "--action-mode", "choose"])).first_relation == "ranked"
+    text = build_parser().parse_args(["ask", "q?", "--kb", "demo", "--action-mode", "text"])
+    assert agent.cli._settings(text).first_relation == "ranked"
+    monkeypatch.setattr(agent.cli, "missing_local_packages", lambda: ["llama_cpp"])
     assert agent.cli._settings(build_parser().parse_args(["ask", "q?", "--kb", "demo"])).first_relation == "ranked"
 
 
