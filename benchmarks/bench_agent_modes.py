@@ -213,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--order", default="ranked", choices=["ranked", "kind"], help="choose mode: the list's order")
     parser.add_argument("--first-relation", default="ranked", choices=["ranked", "model"],
                         help="choose mode: order the first fact's relations by the ranking or by the model's PMI with the question")
+    parser.add_argument("--no-preview", dest="preview", action="store_false",
+                        help="choose mode: list the steps without their result previews (fewer prompt tokens per call)")
     parser.add_argument("--generic-grammar", action="store_true", help="grammar/tools: the generic grammar, not the per-step one")
     parser.add_argument("--advice", default="run", choices=["run", "block"],
                         help="ablation of issue 11's item 1: ERASER's advice blocks the step, as before the split")
@@ -277,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     def agent_config() -> AgentConfig:
         config = base()
         config.choice_order = args.order
+        config.choice_preview = args.preview
         config.state_constraints = not args.generic_grammar
         return config
 
