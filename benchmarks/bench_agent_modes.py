@@ -230,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         print(HEADER)
         runs = {path.stem: read_run(path, repair=True) for path in sorted(out_dir.glob("*.jsonl"))}
+        for name in [n for n, records in runs.items() if not records]:  # a run that has not finished a question yet
+            print(f"(run {name}: no finished question yet)", file=sys.stderr)
+            del runs[name]
         for name, records in runs.items():
             print(row(name, records))
         print()

@@ -450,12 +450,14 @@ class Environment:
     def _escalate(self, record: StepRecord) -> None:
         """The same failed action again gets a stronger response (see the module docstring)."""
         key = normalized_action(record)
-        if not key or not self.escalate:
+        if not key:
             return
         earlier = [r.index for r in self.history if not r.ok and normalized_action(r) == key]
         if not earlier:
             return
-        record.repeats = len(earlier)
+        record.repeats = len(earlier)  # counted either way: an agent's cap on repeats reads it
+        if not self.escalate:
+            return
         record.escalation = level = min(len(earlier), ESCALATION_LEVELS[-1])
         steps = ", ".join(str(i) for i in earlier)
         times = len(earlier) + 1

@@ -254,6 +254,7 @@ def test_ablation_switches_block_advice_and_stop_escalating(kb: KB) -> None:
     records = [env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)") for _ in range(3)]
     assert [(r.ok, r.error, r.escalation, r.advice) for r in records] == [(False, "fact_before_get_relation", 0, None)] * 3
     assert len({r.observation for r in records}) == 1 and env.query.steps == ()
+    assert [r.repeats for r in records] == [0, 1, 2]  # still counted, for the agent's --max-repeats
     assert "m.0crbvqz" not in env.memory.relations  # blocked before any look, as before the split
     # the default environment runs the same step at once
     assert SparqlEnvironment(kb, entities=RACHEL, analyzer=Eraser()).step(records[0].text).ok

@@ -296,6 +296,19 @@ def test_max_repeats_is_configurable(kb: KB) -> None:
         AgentConfig(max_repeats=0)
 
 
+def test_without_escalation_the_cap_still_ends_a_repeated_mistake(kb: KB) -> None:
+    """``--no-escalation`` (ablation): the same guideline each time, and ``max_repeats`` still stops the line."""
+    env = SparqlEnvironment(kb, question=Q01, entities=RACHEL, escalate=False, **feedback_options("eraser", agent=True))
+    llm = ScriptedLLM([WRONG.format(n=i) for i in range(1, 13)], config=COMPLETION)
+    result = QueryAgent(llm, AgentConfig(max_repeats=2)).run(env, Q01)
+    tried = [s for s in result.steps if not s.forced]
+    assert len(tried) == 3 and result.stopped == "repeated_mistake"
+    assert [s.escalation for s in tried] == [0, 0, 0]
+    # the same guideline each time (it names its own step number), no escalation text
+    assert len({re.sub(r"\d+", "N", s.observation) for s in tried}) == 1
+    assert not any("already failed" in s.observation or "looked for you" in s.observation for s in tried)
+
+
 def test_escalation_totals_reach_the_eval_summary() -> None:
     from agent.metrics import aggregate
 
