@@ -37,7 +37,9 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -45,6 +47,7 @@ from grammars.vocabulary import WRITTEN_OPERATORS, operator_pattern
 
 __all__ = [
     "action_gbnf",
+    "path_gbnf",
     "state_gbnf",
     "state_tools",
     "StateVocabulary",
@@ -251,6 +254,46 @@ class StateVocabulary:
 
 def _alternatives(values: Iterable[str]) -> str:
     return " | ".join(_literal(v) for v in values)
+
+
+#: What a path's first node may be written as without quotes (the path grammar's NAME, conservatively).
+_PLAIN_NAME = re.compile(r"^[^\s\[\]{}\"',;:^][^\[\]{}\";:\n]*$")
+
+
+def path_gbnf(starts: Sequence[str], relations: Sequence[str], max_length: int, max_paths: int = 1) -> str:
+    """A GBNF grammar for a Readi edit: a one-line thought, then ``Final Path:`` with known pieces only.
+
+    Every path starts at one of ``starts`` (the topic entities; quoted when
+    the path grammar needs it) and follows 1..``max_length`` of
+    ``relations`` (the edit prompt's candidates and the relations the paths
+    were bound to); up to ``max_paths`` paths, separated by ``; ``. Every
+    sentence is a reply :func:`agent.reasoning_path.parse_paths` reads.
+
+    Raises:
+        ValueError: no start, no relation, or a length below 1.
+
+    Example:
+        >>> print(path_gbnf(["Jamaica"], ["location.country.languages_spoken"], 2))
+        root ::= "Thought: " thought "\\nFinal Path: " path
+        thought ::= [^\\n]*
+        path ::= start " -> " rel (" -> " rel)?
+        start ::= "Jamaica"
+        rel ::= "location.country.languages_spoken"
+        <BLANKLINE>
+    """
+    if not starts or not relations or max_length < 1 or max_paths < 1:
+        raise ValueError("a path grammar needs a start, a relation, and a length and a path count of at least 1")
+    names = [s if _PLAIN_NAME.match(s) and "->" not in s and "→" not in s and "=>" not in s else json.dumps(s, ensure_ascii=False)
+             for s in dict.fromkeys(starts)]
+    more = ' ("; " path)?' * (max_paths - 1)
+    hops = ' (" -> " rel)?' * (max_length - 1)
+    return (
+        f'root ::= "Thought: " thought "\\nFinal Path: " path{more}\n'
+        "thought ::= [^\\n]*\n"
+        f'path ::= start " -> " rel{hops}\n'
+        f"start ::= {_alternatives(names)}\n"
+        f"rel ::= {_alternatives(dict.fromkeys(relations))}\n"
+    )
 
 
 def state_gbnf(

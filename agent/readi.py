@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 
 from agent.episode import AgentResult, StepTrace, prompt_templates
 from agent.faults import FAILED_TO_RUN, FINISHED
+from agent.gbnf import path_gbnf
 from agent.instantiate import Instantiator, PathInstance
 from agent.llm import LLM
 from agent.readi_loop import LoopOutcome, ask_llm, run_loop
@@ -166,6 +167,20 @@ class KBPaths:
             contexts=contexts,
             candidates=repr(candidates),
         )
+
+    def edit_grammar(
+        self, paths: tuple[PathSpec, ...], results: list[PathInstance], feedback: tuple[list[str], str, list[str]]
+    ) -> str | None:
+        """On a local llama.cpp server: the edit's GBNF (:func:`agent.gbnf.path_gbnf`), None without candidates.
+
+        The paths start at the topic entities and use only the prompt's
+        candidate relations and the relations the paths were bound to, so an
+        edit cannot name a relation the KB does not have around the stuck point.
+        """
+        relations = [*feedback[2], *(b for r in results for b in r.bound)]
+        if not relations or not self.entities:
+            return None
+        return path_gbnf(list(self.entities), relations, self.config.max_path_length, max_paths=max(1, len(self.entities)))
 
     def malformed(self, exc: ParseError) -> str:
         return f"your last edit could not be read ({exc.args[0]}); answer with Final Path: Entity -> relation -> relation."

@@ -104,7 +104,9 @@ class LoopOutcome:
     error: str | None = None
 
 
-def ask_llm(llm: LLM, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str]) -> str | None:
+def ask_llm(
+    llm: LLM, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str], grammar: str | None = None
+) -> str | None:
     """One LLM call of Readi, traced (the call's kind in the trace's ``action``); None when the LLM failed.
 
     Example:
@@ -115,7 +117,7 @@ def ask_llm(llm: LLM, prompt: str, kind: str, traces: list[StepTrace], stop: Seq
     """
     step = len(traces) + 1
     try:
-        reply = llm.complete(prompt, stop=list(stop))
+        reply = llm.complete(prompt, stop=list(stop), grammar=grammar) if grammar else llm.complete(prompt, stop=list(stop))
     except LLMError as exc:
         traces.append(StepTrace(step, prompt_hash(prompt), "", kind, False, "llm_error", str(exc)))
         return None
@@ -187,7 +189,11 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
         if feedback is None:
             break
         out.edits += 1
-        reply = ask_llm(llm, method.edit_prompt(question, out.path, out.instance, feedback), "edit_path", out.traces, method.stop)
+        grammar = None
+        if getattr(getattr(llm, "config", None), "local", False) and hasattr(method, "edit_grammar"):
+            grammar = method.edit_grammar(out.path, out.instance, feedback)  # the candidates, as a constraint
+        prompt = method.edit_prompt(question, out.path, out.instance, feedback)
+        reply = ask_llm(llm, prompt, "edit_path", out.traces, method.stop, grammar)
         if reply is None:
             out.error = "llm_error"
             break

@@ -222,6 +222,21 @@ def test_llama_cpp_accepts_gold_and_rejects_malformed(llama_checker) -> None:
         assert not llama_checker.accepts(g, bad), bad
 
 
+def test_llama_cpp_parses_the_readi_edit_grammar(llama_checker) -> None:
+    """Readi's edit grammar (issue 11, item 6): llama.cpp's own parser reads it, and it holds only the candidates."""
+    from agent.gbnf import path_gbnf
+
+    g = path_gbnf(["Tropical Storm Dolly", 'Bachelor\'s "degree"'], ["meteorology.tropical_cyclone.affected_areas", "location.country.capital"],
+                  3, max_paths=2)
+    llama_checker.validate(g)
+    ok = "Thought: go.\nFinal Path: Tropical Storm Dolly -> meteorology.tropical_cyclone.affected_areas -> location.country.capital"
+    assert llama_checker.accepts(g, ok)
+    assert llama_checker.accepts(g, 'Thought: two.\nFinal Path: Tropical Storm Dolly -> location.country.capital; '
+                                    '"Bachelor\'s \\"degree\\"" -> location.country.capital')
+    assert not llama_checker.accepts(g, "Thought: go.\nFinal Path: Tropical Storm Dolly -> people.person.president")
+    assert not llama_checker.accepts(g, "Thought: go.\nFinal Path: Dolly -> location.country.capital")
+
+
 # ---------------------------------------------------------------------------
 # grammars that know the state of the episode (rebuilt for every call)
 

@@ -227,3 +227,31 @@ def test_an_unknown_start_lists_the_topic_entities(kb: KB) -> None:
                        "Final Path: Tropical Storm Dolly -> meteorology.tropical_cyclone.affected_areas"])
     Readi(llm, ReadiConfig(skip_qa=True)).run(kb, "which country did tropical storm dolly hit?", {"Tropical Storm Dolly": "m.0107j2dw"})
     assert '"Dolly" is not a topic entity of the question; start from one of: "Tropical Storm Dolly".' in llm.prompts[1]
+
+
+def test_edit_on_a_local_server_is_constrained_to_the_candidates(kb: KB) -> None:
+    """Issue 11, item 6: on a local llama.cpp server the edit's grammar allows the topic entities as starts
+    and only the prompt's candidate relations, and every sentence of it is a path Readi reads."""
+    from agent.gbnf import gbnf_to_regex
+    from agent.llm import LLMConfig
+
+    question = "which country did tropical storm dolly hit?"
+    edit = "Thought: use the affected areas.\nFinal Path: Tropical Storm Dolly -> meteorology.tropical_cyclone.affected_areas"
+    local = LLMConfig(base_url="http://127.0.0.1:1/v1", mode="completion")
+    llm = ScriptedLLM(["Path: Tropical Storm Dolly -> president", edit], config=local)
+    result = Readi(llm, ReadiConfig(skip_qa=True, candidate_cap=8)).run(kb, question, {"Tropical Storm Dolly": "m.0107j2dw"})
+    assert llm.calls[0].kwargs.get("grammar") is None  # the first path: no candidates yet
+    grammar = llm.calls[1].kwargs["grammar"]
+    shown = __import__("ast").literal_eval(llm.prompts[1].split("Candidate Relations")[-1].split("Corrected Path")[0].strip())  # the repr of a list
+    pattern = gbnf_to_regex(grammar)
+    assert pattern.fullmatch(edit)
+    for relation in shown:
+        assert pattern.fullmatch(f"Thought: t\nFinal Path: Tropical Storm Dolly -> {relation}")
+        parse_paths(f"Final Path: Tropical Storm Dolly -> {relation}", topics=["Tropical Storm Dolly"])
+    assert not pattern.fullmatch("Thought: t\nFinal Path: Tropical Storm Dolly -> president")  # not a candidate
+    assert not pattern.fullmatch("Thought: t\nFinal Path: Dolly -> meteorology.tropical_cyclone.affected_areas")  # not a topic
+    assert result.answers == [{"value": "m.0b90_r", "label": "Mexico"}]
+    # a remote server gets no grammar field
+    remote = ScriptedLLM(["Path: Tropical Storm Dolly -> president", edit])
+    Readi(remote, ReadiConfig(skip_qa=True)).run(kb, question, {"Tropical Storm Dolly": "m.0107j2dw"})
+    assert all(c.kwargs.get("grammar") is None for c in remote.calls)
