@@ -161,6 +161,7 @@ class RunSettings:
         trace_prompts: "hash" or "full".
         action_mode: text, tools, grammar or choose.
         first_relation: choose mode: "ranked" or "model" (see :class:`~agent.query_agent.AgentConfig`).
+        choice_preview: choose mode: show each listed step's result preview.
         prices: a price table for the cost (default :data:`agent.metrics.PRICES`).
         kb_timeout: seconds one query to a SPARQL endpoint may take in all (None: the backend's 60 s).
         default_graph: the graph IRI an endpoint is queried on (None: the endpoint's default).
@@ -185,6 +186,7 @@ class RunSettings:
     trace_prompts: str = "hash"
     action_mode: str = "text"
     first_relation: str = "ranked"
+    choice_preview: bool = True
     prices: Mapping[str, tuple[float, float]] | None = None
     kb_timeout: float | None = None
     default_graph: str | None = None
@@ -200,6 +202,7 @@ class RunSettings:
             trace_prompts=self.trace_prompts,
             action_mode=self.action_mode,
             first_relation=self.first_relation,
+            choice_preview=self.choice_preview,
         )
 
     def describe(self) -> dict[str, Any]:

@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or (f"{args.mode}-first-no-llm" if args.llm == "first" else args.mode)
     settings = RunSettings(
         kb=kb, max_steps=args.max_steps, action_mode=args.mode, run_advice=args.advice == "run", escalate=args.escalate,
-        first_relation=args.first_relation,
+        first_relation=args.first_relation, choice_preview=args.preview,
         # without item 2 nothing ends a repeated mistake but the step limit
         max_repeats=3 if args.escalate else args.max_steps + 1,
     )
@@ -282,7 +282,6 @@ def main(argv: list[str] | None = None) -> int:
     def agent_config() -> AgentConfig:
         config = base()
         config.choice_order = args.order
-        config.choice_preview = args.preview
         config.state_constraints = not args.generic_grammar
         return config
 

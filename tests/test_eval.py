@@ -729,6 +729,11 @@ def test_first_relation_model_needs_the_local_extra(monkeypatch: pytest.MonkeyPa
     assert agent.cli._settings(text).first_relation == "ranked"
     monkeypatch.setattr(agent.cli, "missing_local_packages", lambda: ["llama_cpp"])
     assert agent.cli._settings(build_parser().parse_args(["ask", "q?", "--kb", "demo"])).first_relation == "ranked"
+    # previews: off for the bundled model (it does not read them), on for another, as asked when asked
+    assert agent.cli._settings(build_parser().parse_args(["ask", "q?", "--kb", "demo"])).agent_config().choice_preview is False
+    assert agent.cli._settings(build_parser().parse_args([*remote, "--action-mode", "choose"])).choice_preview is True
+    asked = build_parser().parse_args(["ask", "q?", "--kb", "demo", "--choice-preview", "yes"])
+    assert agent.cli._settings(asked).agent_config().choice_preview is True
 
 
 def test_default_action_mode_is_choose_for_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
