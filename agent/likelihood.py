@@ -30,8 +30,10 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import math
 import threading
+import weakref
 import time
 from collections.abc import Sequence
 from functools import lru_cache
@@ -141,7 +143,17 @@ class LocalScorer:
                 self._model = Llama(str(path), logits_all=True, n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ScorerError(f"llama.cpp could not load {path}: {exc}") from exc
+            # free the model before the interpreter tears llama.cpp's bindings down (else its __del__ fails at
+            # exit); a weak reference, so that a scorer nobody holds is still freed as soon as it is collected
+            ref = weakref.ref(self)
+            atexit.register(lambda: (scorer := ref()) is not None and scorer.close())
         return self._model
+
+    def close(self) -> None:
+        """Free the model (it loads again on the next use)."""
+        model, self._model = self._model, None
+        if model is not None:
+            model.close()
 
     def logprob(self, prefix: str, continuation: str) -> float:
         """The summed log-probability of ``continuation``'s tokens after ``prefix``.
