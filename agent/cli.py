@@ -61,7 +61,13 @@ from agent.environments import KB_HINT, kb_options, open_environment
 from agent.faults import InfraFailure, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm import add_llm_arguments, config_from_args
-from agent.local import INSTALL_HINT, LOCAL_MODEL_NAME, configured_llm, missing_local_packages, register_cli
+from agent.local import (
+    INSTALL_HINT,
+    LOCAL_MODEL_NAME,
+    configured_llm,
+    missing_local_packages,
+    register_cli,
+)
 from agent.metrics import load_prices
 from agent.runner import (
     KBProvider,

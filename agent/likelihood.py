@@ -33,8 +33,8 @@ from __future__ import annotations
 import atexit
 import math
 import threading
-import weakref
 import time
+import weakref
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path

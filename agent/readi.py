@@ -39,7 +39,13 @@ from agent.instantiate import Instantiator, PathInstance
 from agent.llm import LLM
 from agent.readi_loop import LoopOutcome, ask_llm, run_loop
 from agent.readi_table import TableReadi
-from agent.reasoning_path import PathSpec, PathSyntaxError, parse_paths, render_paths, to_chain
+from agent.reasoning_path import (
+    PathSpec,
+    PathSyntaxError,
+    parse_paths,
+    render_paths,
+    to_chain,
+)
 from pyql.errors import ParseError, PyQLError
 
 __all__ = ["ReadiConfig", "Readi", "KBPaths", "run_readi", "parse_answers", "TEMPLATE_VERSION"]
