@@ -161,20 +161,27 @@ class LocalScorer:
         The continuation's tokens are those from the first token where the
         tokenization of ``prefix + continuation`` departs from that of ``prefix``.
 
+        A text longer than the context loses the beginning of its prefix (the
+        continuation is scored after as much of the prefix as fits).
+
         Raises:
-            ScorerError: the model does not load, or the text is longer than the context.
+            ScorerError: the model does not load, or the continuation alone does not fit the context.
         """
         import numpy as np
 
         model = self._load()
         head = model.tokenize(prefix.encode("utf-8"), add_bos=True)
         whole = model.tokenize((prefix + continuation).encode("utf-8"), add_bos=True)
-        if len(whole) >= self.n_ctx:
-            raise ScorerError(f"a scoring text of {len(whole)} tokens does not fit the scorer's {self.n_ctx}-token context")
         first = 0
         while first < min(len(head), len(whole)) and head[first] == whole[first]:
             first += 1
         first = max(first, 1)
+        overflow = len(whole) - (self.n_ctx - 1)
+        if overflow > 0:
+            if len(whole) - first + 2 > self.n_ctx - 1:
+                raise ScorerError(f"a continuation of {len(whole) - first} tokens does not fit the scorer's {self.n_ctx}-token context")
+            whole = whole[:1] + whole[1 + overflow :]  # keep the BOS and the end of the prefix
+            first -= overflow
         reuse = min(model.longest_token_prefix(model._input_ids.tolist(), whole), len(whole) - 1, first)
         model.n_tokens = reuse
         model.eval(whole[reuse:])

@@ -412,5 +412,8 @@ def test_the_bundled_model_scores_relations_by_pmi_with_the_question() -> None:
     assert pmi.requests == 2 + 2 + 4 + 4  # with and without the question; the no-question terms are cached
     again = pmi.scores("what time zone is sweden in", ["location.location.time_zones"])
     assert pmi.requests == 13 and set(again) == {"location.location.time_zones"}
+    # a question longer than the context keeps its end; a continuation that cannot fit is an error
+    long = pmi.scores("why " * 80 + "what timezone is utah in", ["location.location.time_zones", "people.person.gender"])
+    assert long["location.location.time_zones"] > long["people.person.gender"]
     with pytest.raises(ScorerError, match="does not fit"):
-        pmi.scores("why " * 80, ["location.location.time_zones"])
+        pmi.scorer.logprob("Question:", " time zones" * 40)
