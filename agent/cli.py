@@ -191,8 +191,9 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     _kb_arguments(parser.add_argument_group("knowledge base"))
 
 
-def _first_relation(args: argparse.Namespace, llm: Any = None) -> str:
-    """``--first-relation``, else the default: ``model`` for the bundled local model in choose mode, ``ranked`` otherwise.
+def _first_relation(args: argparse.Namespace, local_choose: bool) -> str:
+    """``--first-relation``, else the default: ``model`` for the bundled local model in choose mode
+    (``local_choose``), ``ranked`` otherwise.
 
     The local model's PMI orders the first relation better than the
     word-overlap ranking on held-out WebQSP questions (``docs/benchmarks.md``);
@@ -202,8 +203,7 @@ def _first_relation(args: argparse.Namespace, llm: Any = None) -> str:
     """
     asked = getattr(args, "first_relation", None)
     if asked is None:
-        local = _uses_local_model(args, llm)
-        return "model" if local and _action_mode(args, llm) == "choose" and not missing_local_packages() else "ranked"
+        return "model" if local_choose and not missing_local_packages() else "ranked"
     if asked == "model":
         missing = missing_local_packages()
         if missing:
@@ -212,8 +212,8 @@ def _first_relation(args: argparse.Namespace, llm: Any = None) -> str:
     return str(asked)
 
 
-def _choice_preview(args: argparse.Namespace, llm: Any = None) -> bool:
-    """``--choice-preview``, else the default: off for the bundled local model, on otherwise.
+def _choice_preview(args: argparse.Namespace, local: bool) -> bool:
+    """``--choice-preview``, else the default: off for the bundled local model (``local``), on otherwise.
 
     The local model answers ``1`` whatever the previews say, and without them
     a choose call evaluates fewer tokens: the same 29 demo answers in 7.9 s of
@@ -222,10 +222,11 @@ def _choice_preview(args: argparse.Namespace, llm: Any = None) -> bool:
     asked = getattr(args, "choice_preview", None)
     if asked is not None:
         return asked == "yes"
-    return not _uses_local_model(args, llm)
+    return not local
 
 
 def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
+    local, mode = _uses_local_model(args, llm), _action_mode(args, llm)
     return RunSettings(
         kb=args.kb,
         profile=args.profile,
@@ -239,9 +240,9 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         ranker=args.ranker,
         max_relations=args.max_relations,
         trace_prompts=args.trace_prompts,
-        action_mode=_action_mode(args, llm),
-        first_relation=_first_relation(args, llm),
-        choice_preview=_choice_preview(args, llm),
+        action_mode=mode,
+        first_relation=_first_relation(args, local and mode == "choose"),
+        choice_preview=_choice_preview(args, local),
         prices=load_prices(args.prices) if args.prices else None,
         kb_timeout=getattr(args, "kb_timeout", None),
         default_graph=getattr(args, "default_graph", None),

@@ -117,7 +117,7 @@ def ask_llm(
     """
     step = len(traces) + 1
     try:
-        reply = llm.complete(prompt, stop=list(stop), grammar=grammar) if grammar else llm.complete(prompt, stop=list(stop))
+        reply = llm.complete(prompt, stop=list(stop), grammar=grammar)
     except LLMError as exc:
         traces.append(StepTrace(step, prompt_hash(prompt), "", kind, False, "llm_error", str(exc)))
         return None

@@ -72,6 +72,7 @@ __all__ = [
     "term_sparql",
     "COUNT_PREFIX",
     "ROWS_VAR",
+    "observation_rows",
     "LABEL_PREFIX",
 ]
 
@@ -80,6 +81,16 @@ COUNT_PREFIX = "__count_"
 SAMPLE_ROWS_PER_VALUE = 100
 #: The variable of an observation's row count (:func:`observation_query`).
 ROWS_VAR = "__rows"
+
+
+def observation_rows(count_cap: int, row_cap: int | None = None) -> int:
+    """Rows of the join an observation's counts read (:func:`observation_query`): ``max(row_cap, count_cap + 1)``.
+
+    Example:
+        >>> observation_rows(1000), observation_rows(1000, 5000), observation_rows(1000, 10)
+        (1001, 5000, 1001)
+    """
+    return max(int(row_cap or 0), int(count_cap) + 1)
 LABEL_PREFIX = "__label_"
 _INDENT = "  "
 
@@ -547,7 +558,7 @@ def observation_query(
     if bound is not None and bound <= per_variable:
         return bounded_rows_query(query)[0], variables
     core = block.pattern(profile)
-    rows = max(int(row_cap or 0), int(count_cap) + 1)
+    rows = observation_rows(count_cap, row_cap)
     # Samples read enough rows to find per_variable values where the join has them.
     sample_rows = max(rows, SAMPLE_ROWS_PER_VALUE * int(per_variable))
 

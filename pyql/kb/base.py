@@ -292,7 +292,7 @@ class KB(ABC):
             rows = self.bounded_rows(query, reuse)
             return self._observation_of_rows(rows, compiler.observed_variables(query), self.stats.queries - before)
         text, variables = compiler.observation_query(query, shown, cap, self.row_cap)
-        rows_read = max(self.row_cap or 0, cap + 1)
+        rows_read = compiler.observation_rows(cap, self.row_cap)
         rows_seen = 0
         counts: dict[str, int] = {}
         samples: dict[str, list[Value]] = {v.name: [] for v in variables}
