@@ -3,22 +3,22 @@
 :func:`add_commands` is the ``pyql.commands`` entry point of the agent
 package (``pyproject.toml``); :func:`pyql.cli.build_parser` calls it. No
 module imports this one. Environments are opened by
-:func:`agent.environments.open_environment`, the same for ``run``, ``ask``
+:func:`agent.evaluation.environments.open_environment`, the same for ``run``, ``ask``
 and ``eval``.
 
 * ``pyql run --kb KB --actions FILE`` (or ``--db/--table`` /
   ``--table-json`` for a table): run action lines in the step environment
   and print each step (``--json``: one JSON object per step, then the answers).
-* ``pyql llm serve``: the local model on loopback (:mod:`agent.local`).
+* ``pyql llm serve``: the local model on loopback (:mod:`agent.llm.local`).
 * ``pyql ask "QUESTION" --kb KB --entities JSON`` (or ``--db/--table`` /
   ``--table-json`` for a table): answer one question with an agent, print
   the transcript and the answers; ``--json`` prints the steps as
   ``pyql run --json`` does, then one summary line.
 * ``pyql eval DATA --kb KB --out RUN.jsonl [--resume] [--concurrency N]``:
-  answer a data set (:mod:`agent.datasets`), one trace line per question
-  (:mod:`agent.runner`), then the summary table (:mod:`agent.metrics`).
+  answer a data set (:mod:`agent.evaluation.datasets`), one trace line per question
+  (:mod:`agent.evaluation.runner`), then the summary table (:mod:`agent.evaluation.metrics`).
 * ``pyql trace RUN.jsonl --html OUT.html``: the run as a page
-  (:mod:`agent.trace_html`); without ``--html``, the summary table.
+  (:mod:`agent.evaluation.trace_html`); without ``--html``, the summary table.
 
 Exit statuses (:mod:`pyql.cli`): 0 done (a ``run`` whose steps failed, an
 ``eval`` whose model answered wrongly, still exit 0: the failures are in the
@@ -29,11 +29,11 @@ retries, the KB), ``eval`` stopped after ``--max-infra-failures`` questions
 in a row failed to run or left some that did (give ``--resume``), always
 with one line on stderr naming the service; 130 after Ctrl-C. With no LLM
 configured, ``ask`` and ``eval`` use the local model when it is installed
-(:func:`agent.local.configured_llm`), else say how to configure one.
+(:func:`agent.llm.local.configured_llm`), else say how to configure one.
 
 ``--kb-timeout SECONDS`` and ``--default-graph IRI`` (``run``, ``ask``,
 ``eval``) go to a SPARQL endpoint, ``--count-cap N`` to any KB
-(:func:`agent.environments.kb_options`).
+(:func:`agent.evaluation.environments.kb_options`).
 
 Example:
     >>> from pyql.cli import build_parser
@@ -56,20 +56,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent.datasets import load_dataset
-from agent.environments import KB_HINT, kb_options, open_environment
-from agent.faults import InfraFailure, infra_failure
-from agent.jsonlines import dumps_line
-from agent.llm import add_llm_arguments, config_from_args
-from agent.local import (
-    INSTALL_HINT,
-    LOCAL_MODEL_NAME,
-    configured_llm,
-    missing_local_packages,
-    register_cli,
-)
-from agent.metrics import load_prices
-from agent.runner import (
+from agent.evaluation.datasets import load_dataset
+from agent.evaluation.environments import KB_HINT, kb_options, open_environment
+from agent.evaluation.metrics import load_prices
+from agent.evaluation.runner import (
     KBProvider,
     RunSettings,
     RunWriter,
@@ -83,7 +73,17 @@ from agent.runner import (
     solver,
     summary_text,
 )
-from agent.trace_html import write_html
+from agent.evaluation.trace_html import write_html
+from agent.faults import InfraFailure, infra_failure
+from agent.jsonlines import dumps_line
+from agent.llm.client import add_llm_arguments, config_from_args
+from agent.llm.local import (
+    INSTALL_HINT,
+    LOCAL_MODEL_NAME,
+    configured_llm,
+    missing_local_packages,
+    register_cli,
+)
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.cli import (
     EXIT_INTERRUPTED,
@@ -448,7 +448,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         )
     print(summary_text(outcome.records, outcome.metrics), file=out)
     if args.by:
-        from agent.metrics import category_table
+        from agent.evaluation.metrics import category_table
 
         print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
     failed_now = f", {outcome.new_failed} failed to run" if outcome.new_failed else ""
@@ -501,7 +501,7 @@ def trace_command(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     print(summary_text(records), file=out)
     if args.by:
-        from agent.metrics import category_table
+        from agent.evaluation.metrics import category_table
 
         print("\n" + category_table(records, args.by), file=out)
     return 0

@@ -8,7 +8,7 @@ stops after ``--max-infra-failures`` of them in a row. The faults
 (:func:`infra_failure`):
 
 * the LLM could not be asked, or did not answer usefully, after its retries
-  (:class:`~agent.llm.LLMError`, kind ``llm_error``);
+  (:class:`~agent.errors.LLMError`, kind ``llm_error``);
 * the KB could not be reached or is failing whatever the query
   (:class:`~pyql.errors.EngineUnavailable`, kind ``engine_unavailable``);
 * the KB timed out (:class:`~pyql.errors.EngineTimeout`, kind
@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent.llm import LLMError
+from agent.errors import LLMError
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable
 
 __all__ = [
@@ -89,7 +89,7 @@ def infra_failure(exc: BaseException | None, kb: Any = None) -> InfraFailure | N
             :data:`PROBE_QUERY`. Without a KB (a table) a time-out is the query's.
 
     Example:
-        >>> from agent.llm import LLMError
+        >>> from agent.errors import LLMError
         >>> infra_failure(LLMError("LLM request failed after 5 attempts (4 retries): 429")).kind
         'llm_error'
         >>> from pyql.kb import KB

@@ -1,7 +1,7 @@
 """ERASER ablation and Readi vs QueryAgent with a real LLM, on the demo question set.
 
 Runs the demo questions that have linked entities (``pyql/data/demo_questions.jsonl``)
-through ``agent.runner.run_eval`` in several configurations and writes one
+through ``agent.evaluation.runner.run_eval`` in several configurations and writes one
 markdown table per comparison into ``docs/benchmarks.md`` (section
 "## Agents with the local model"):
 
@@ -35,9 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent.datasets import iter_items  # noqa: E402
-from agent.metrics import aggregate  # noqa: E402
-from agent.runner import RunSettings, read_run, run_eval  # noqa: E402
+from agent.evaluation.datasets import iter_items  # noqa: E402
+from agent.evaluation.metrics import aggregate  # noqa: E402
+from agent.evaluation.runner import RunSettings, read_run, run_eval  # noqa: E402
 
 CONFIGS = {
     "text-eraser": dict(method="queryagent", action_mode="text", feedback="eraser"),
@@ -52,12 +52,12 @@ SECTION = "## Agents with the local model"
 
 
 def _llm(args: argparse.Namespace, stack: contextlib.ExitStack):  # type: ignore[no-untyped-def]
-    from agent.llm import LLMConfig, OpenAILLM
+    from agent.llm.client import LLMConfig, OpenAILLM
 
     if os.environ.get("OPENAI_BASE_URL"):
         config = LLMConfig.from_env(mode=args.llm_mode, max_tokens=args.max_tokens)
         return OpenAILLM(config), config.model or "(server default)"
-    from agent.local import LocalServer
+    from agent.llm.local import LocalServer
 
     server = stack.enter_context(LocalServer(n_ctx=args.n_ctx))
     return OpenAILLM(server.config(mode=args.llm_mode, max_tokens=args.max_tokens)), server.model

@@ -1,6 +1,6 @@
 """Action modes of QueryAgent with the local model on the demo questions (issue 11's ablation).
 
-Runs ``agent.runner.run_eval`` over ``pyql/data/demo_questions.jsonl`` (all
+Runs ``agent.evaluation.runner.run_eval`` over ``pyql/data/demo_questions.jsonl`` (all
 37 questions, or the first ``--questions``) in one configuration per call and
 prints one markdown row per run file in ``--out-dir``: F1, Hit@1, success,
 invalid-action rate, steps, LLM calls, prompt tokens, KB queries and seconds
@@ -14,7 +14,7 @@ answers ``1`` (:class:`FirstChoiceLLM`: what the list's ordering does alone).
 (``WebQSP_test_processed.json`` of the shared data directory, or ``--data``).
 There is no Freebase here, so one KB is built from the gold SPARQL of a pool
 of items (the first ``--pool`` of the file, default all; :func:`heldout`,
-with :func:`agent.smoke.gold_turtle`) and written to ``--out-dir`` as
+with :func:`agent.evaluation.smoke.gold_turtle`) and written to ``--out-dir`` as
 ``webqsp_gold_kb.ttl``; items it cannot be built from are left out, each with
 its reason. The questions asked are the first ``--questions`` (``--items``)
 usable items in file order. An entity shared between questions carries the
@@ -51,15 +51,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agent.datasets import iter_items, load_dataset
-from agent.llm import LLMReply
-from agent.metrics import aggregate, record_scores
-from agent.runner import RunSettings, read_run, run_eval
-from agent.smoke import FB, SmokeError, gold_turtle
+from agent.evaluation.datasets import iter_items, load_dataset
+from agent.evaluation.metrics import aggregate, record_scores
+from agent.evaluation.runner import RunSettings, read_run, run_eval
+from agent.evaluation.smoke import FB, SmokeError, gold_turtle
+from agent.llm.client import LLMReply
 from pyql.lines import split_lines
 
 NAME = rdflib.URIRef(FB + "type.object.name")
-#: A gold-query line gold_turtle reads as a triple pattern (as agent.smoke does), and the starts of filter lines it skips.
+#: A gold-query line gold_turtle reads as a triple pattern (as agent.evaluation.smoke does), and the starts of filter lines it skips.
 TRIPLE_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s*\.$")
 FILTER_STARTS = ("FILTER", "PREFIX", "SELECT", "EXISTS", "NOT EXISTS", "(")
 
@@ -102,7 +102,7 @@ def heldout(path: str | Path, questions: int, pool: int | None = None) -> tuple[
     it has at least one besides an entity's name (a question whose answer is
     the topic's own name has no step to take), and one of the linked
     entities occurs in them (else the agent has nowhere to start). The KB is
-    :func:`agent.smoke.gold_turtle` of every usable pool item, and the
+    :func:`agent.evaluation.smoke.gold_turtle` of every usable pool item, and the
     questions are the first ``questions`` usable items in file order.
 
     Example:
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         # without item 2 nothing ends a repeated mistake but the step limit
         max_repeats=3 if args.escalate else args.max_steps + 1,
     )
-    from agent.query_agent import AgentConfig
+    from agent.methods.query_agent import AgentConfig
 
     base = settings.agent_config
 
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         return config
 
     settings.agent_config = agent_config  # type: ignore[method-assign]  # the knobs RunSettings has no flag for
-    from agent.llm import LLMConfig, OpenAILLM
+    from agent.llm.client import LLMConfig, OpenAILLM
 
     with contextlib.ExitStack() as stack:
         llm: Any
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         elif os.environ.get("OPENAI_BASE_URL"):
             llm = OpenAILLM(LLMConfig.from_env(mode="completion", max_tokens=args.max_tokens))
         else:
-            from agent.local import LocalServer
+            from agent.llm.local import LocalServer
 
             server = stack.enter_context(LocalServer())
             llm = OpenAILLM(server.config(mode="completion", max_tokens=args.max_tokens))

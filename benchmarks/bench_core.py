@@ -78,10 +78,10 @@ if str(ROOT) not in sys.path:
 
 from pyql import compiler
 from pyql.action_parser import parse_action
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.profiles import FREEBASE
 from pyql.query import Query
 from pyql.sparql_actions import SparqlActions, convert_argument
+from pyql.sparql_environment import SparqlEnvironment
 from pyql.terms import Variable
 
 FB = "http://rdf.freebase.com/ns/"

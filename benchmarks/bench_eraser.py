@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from correction import Eraser, TriggerStats, registry
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
 from pyql.lines import split_lines
+from pyql.sparql_environment import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## ERASER overhead"

@@ -1,4 +1,4 @@
-"""Benchmark the relation rankers of ``agent.ranking`` on WebQSP.
+"""Benchmark the relation rankers of ``agent.methods.ranking`` on WebQSP.
 
 For each WebQSP test question (``shared/data/webqsp/WebQSP_test_processed.json``)
 every one of the 24,436 Freebase relations of ``shared/data/freebase/relations.txt``
@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from agent.ranking import (  # noqa: E402
+from agent.methods.ranking import (  # noqa: E402
     BM25Ranker,
     EmbeddingRanker,
     HybridRanker,
@@ -305,7 +305,7 @@ def section(results: Sequence[Result], skipped: Sequence[tuple[str, str]], meta:
         SECTION,
         "",
         "QueryAgent (Appendix B.3) ranks an entity's relations against the question when there",
-        "are more than 40 and keeps the top 40 (`agent.ranking.select_relations`). This measures",
+        "are more than 40 and keeps the top 40 (`agent.methods.ranking.select_relations`). This measures",
         "the rankers on the hardest version of that task: for each WebQSP test question, all",
         f"{meta['relations']:,} Freebase relations of `shared/data/freebase/relations.txt` are ranked and we",
         "count how many of the question's gold relations (from its gold program: `add_fact`",

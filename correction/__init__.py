@@ -28,7 +28,16 @@ from __future__ import annotations
 
 from correction import interpreter_rules, kb_rules, memory_rules, sql_rules  # noqa: F401  (registers the rules)
 from correction.analyzer import Eraser, EraserError, RuleBudgetWarning, eraser_for
-from correction.registry import RULES, Registry, Rule, RuleError, UnknownRuleError, markdown_table, registry, rule
+from correction.registry import (
+    RULES,
+    Registry,
+    Rule,
+    RuleError,
+    UnknownRuleError,
+    markdown_table,
+    registry,
+    rule,
+)
 from correction.stats import TriggerStats
 
 __all__ = [

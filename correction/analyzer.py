@@ -37,15 +37,14 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Iterable
 
-from grammars.vocabulary import FEEDBACK_MODES
-from pyql.environment import Feedback
-from pyql.errors import PyQLError
-
+from correction.errors import EraserError  # noqa: F401 (defined in correction/errors.py)
 from correction.facts import env_side, facts
 from correction.guidelines import renderer
 from correction.registry import Registry, Rule
 from correction.registry import registry as default_registry
 from correction.stats import TriggerStats
+from grammars.vocabulary import FEEDBACK_MODES
+from pyql.environment import Feedback
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
@@ -55,17 +54,6 @@ __all__ = ["Eraser", "EraserError", "RuleBudgetWarning", "eraser_for", "FEEDBACK
 #: Who reads the guidelines: an LLM agent, or a user running actions (``pyql run``).
 AUDIENCES: tuple[str, ...] = ("agent", "user")
 
-
-
-class EraserError(PyQLError, ValueError):
-    """ERASER was configured wrongly (bad cap, unknown feedback mode).
-
-    Example:
-        >>> EraserError("x").kind
-        'bad_eraser'
-    """
-
-    kind = "bad_eraser"
 
 
 class RuleBudgetWarning(UserWarning):

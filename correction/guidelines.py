@@ -25,22 +25,11 @@ from typing import Any, Iterable
 
 import jinja2
 
-from pyql.errors import PyQLError
+from correction.errors import TemplateError  # noqa: F401 (defined in correction/errors.py)
 
 __all__ = ["TEMPLATE_DIR", "Renderer", "renderer", "TemplateError", "choices"]
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-
-
-class TemplateError(PyQLError):
-    """A guideline template is missing or needs a variable its rule did not give.
-
-    Example:
-        >>> TemplateError("x").kind
-        'bad_template'
-    """
-
-    kind = "bad_template"
 
 
 def choices(items: Iterable[Any], limit: int = 10, empty: str = "none") -> str:

@@ -18,6 +18,9 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Any
 
+from correction.facts import env_side, facts, is_relation_name, term_kind
+from correction.registry import rule
+from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.action_parser import ActionSyntaxError, MultipleActionsError, NoActionError
 from pyql.errors import (
     ActionError,
@@ -28,11 +31,7 @@ from pyql.errors import (
     ParseError,
     PyQLError,
 )
-from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.terms import IRI, Literal, Variable
-
-from correction.facts import env_side, facts, is_relation_name, term_kind
-from correction.registry import rule
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from correction.facts import Facts, facts, insists_on_execute
+from correction.registry import rule
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, PyQLError
 from pyql.observation import Observation, Relations, ResultSet
 from pyql.terms import IRI, Literal, Variable
-
-from correction.facts import Facts, facts, insists_on_execute
-from correction.registry import rule
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord

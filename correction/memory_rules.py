@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from correction.facts import Facts, facts, is_entity_name, looks_unnamed_text, term_kind
+from correction.registry import rule
 from grammars.vocabulary import ORDERING_OPERATORS, SPARQL_ACTION_ORDER
 from pyql.observation import Relations
 from pyql.steps import Aggregate
 from pyql.terms import IRI, Literal, Variable
-
-from correction.facts import Facts, facts, is_entity_name, looks_unnamed_text, term_kind
-from correction.registry import rule
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord

@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
-from pyql.errors import PyQLError
+from correction.errors import RuleError, UnknownRuleError  # noqa: F401 (defined in correction/errors.py)
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
@@ -72,31 +72,6 @@ PHASES: tuple[str, ...] = ("before", "after", "any")
 FEEDBACK: dict[str, str] = {"python": "Python", "kb": "KB", "memory": "RM"}
 
 Trigger = Callable[["StepRecord", "Environment"], "dict[str, Any] | None"]
-
-
-class RuleError(PyQLError, ValueError):
-    """A rule is declared wrongly (bad field, duplicate id).
-
-    Example:
-        >>> RuleError("x").kind
-        'bad_rule'
-    """
-
-    kind = "bad_rule"
-
-
-class UnknownRuleError(RuleError, KeyError):
-    """A rule id is not registered; the message lists the registered ids.
-
-    Example:
-        >>> UnknownRuleError("no rule 'x'").kind
-        'unknown_rule'
-    """
-
-    kind = "unknown_rule"
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)

@@ -37,15 +37,19 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from correction.facts import facts, insists_on_execute
+from correction.registry import rule
 from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.errors import PyQLError
 from pyql_sql.compile import condition_expression, literal
-from pyql_sql.errors import BadAggregationError, BadOperatorError, BadValueError, UnknownColumnError
+from pyql_sql.errors import (
+    BadAggregationError,
+    BadOperatorError,
+    BadValueError,
+    UnknownColumnError,
+)
 from pyql_sql.numbers import format_number, is_empty, parse_number
 from pyql_sql.table import Column
-
-from correction.facts import facts, insists_on_execute
-from correction.registry import rule
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord

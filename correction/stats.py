@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
-from pyql.errors import PyQLError
+from correction.errors import StatsError  # noqa: F401 (defined in correction/errors.py)
 
 if TYPE_CHECKING:
     from correction.registry import Registry
@@ -31,17 +31,6 @@ __all__ = ["TriggerStats", "StatsError"]
 
 VIEWS = ("rules", "environments")
 FORMATS = ("markdown", "plain")
-
-
-class StatsError(PyQLError, ValueError):
-    """A stats table was asked for in an unknown format or view.
-
-    Example:
-        >>> StatsError("x").kind
-        'bad_stats'
-    """
-
-    kind = "bad_stats"
 
 
 @dataclass

@@ -6,7 +6,15 @@ Example:
     (Variable(name='c'),)
 """
 
-from pyql.errors import EngineError, EngineTimeout, KBError, ParseError, PyQLError, QueryError, TermError
+from pyql.errors import (
+    EngineError,
+    EngineTimeout,
+    KBError,
+    ParseError,
+    PyQLError,
+    QueryError,
+    TermError,
+)
 from pyql.profiles import FREEBASE, GENERIC, WIKIDATA, Profile, get_profile
 from pyql.query import Query
 from pyql.terms import IRI, BlankNode, Literal, Term, Variable, parse_term

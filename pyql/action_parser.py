@@ -65,12 +65,25 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+
 import lark
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 
 from grammars import lark_parser
 from grammars.vocabulary import WRITTEN_OPERATORS
-from pyql.errors import ParseError, TermError
+from pyql.errors import (  # noqa: F401 (defined in pyql/errors.py)
+    ActionArityError,
+    ActionSyntaxError,
+    LegacySyntaxError,
+    MultipleActionsError,
+    NoActionError,
+    TermError,
+)
 
 __all__ = [
     "ARG_KINDS",
@@ -110,108 +123,6 @@ OPERATORS: tuple[str, ...] = WRITTEN_OPERATORS
 
 # ---------------------------------------------------------------------------
 # Errors
-
-
-class ActionSyntaxError(ParseError):
-    """An action looks like a call but is malformed (missing ``)``, ...).
-
-    ``position`` is the 0-based offset of the problem in ``text`` (the text
-    given to the parsing function: the action, or the whole LLM reply) and
-    ``expected`` lists what would have been accepted, e.g. ``["','", "')'"]``.
-
-    Example:
-        >>> try:
-        ...     parse_action("add_fact(m.1, r")
-        ... except ActionSyntaxError as e:
-        ...     print(e.kind, e.position, e.expected)
-        action_syntax 15 ["','", "')'"]
-    """
-
-    kind = "action_syntax"
-
-
-class ActionArityError(ActionSyntaxError):
-    """A call has fewer arguments than the consumer needs (see :func:`split_args`).
-
-    Example:
-        >>> ActionArityError("add_fact needs 3 arguments, got 2").kind
-        'action_arity'
-    """
-
-    kind = "action_arity"
-
-
-class NoActionError(ParseError):
-    """An LLM reply contains no action (e.g. ``Action 3:`` followed by prose).
-
-    Example:
-        >>> try:
-        ...     extract_action("Action 3: Since we couldn't find a suitable relation, we stop.")
-        ... except NoActionError as e:
-        ...     print(e.kind, e.position)
-        no_action 10
-    """
-
-    kind = "no_action"
-
-
-class MultipleActionsError(ParseError):
-    """An LLM reply contains more than one action; nothing is guessed.
-
-    Attributes:
-        positions: offsets in the reply where each action (or ``Action``
-            label) starts.
-
-    Example:
-        >>> try:
-        ...     extract_action("Action 3: execute()\\nObservation 3: ok\\nAction 4: execute()")
-        ... except MultipleActionsError as e:
-        ...     print(e.kind, e.positions)
-        multiple_actions [0, 38]
-    """
-
-    kind = "multiple_actions"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        text: str = "",
-        position: int | None = None,
-        expected: list[str] | None = None,
-        positions: list[int] | None = None,
-    ) -> None:
-        super().__init__(message, text=text, position=position, expected=expected)
-        self.positions = list(positions or [])
-
-
-class LegacySyntaxError(ParseError):
-    """A legacy PyQL program (``a=PyQL()`` / ``a.add_fact(...)``) does not parse.
-
-    Attributes:
-        line: 1-based line number of the problem.
-
-    Example:
-        >>> try:
-        ...     parse_legacy_program("a=PyQL()\\na.add_fact('x0', 'r'\\n")
-        ... except LegacySyntaxError as e:
-        ...     print(e.kind, e.line, e.position)
-        legacy_syntax 2 29
-    """
-
-    kind = "legacy_syntax"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        text: str = "",
-        position: int | None = None,
-        expected: list[str] | None = None,
-        line: int | None = None,
-    ) -> None:
-        super().__init__(message, text=text, position=position, expected=expected)
-        self.line = line
 
 
 # ---------------------------------------------------------------------------

@@ -34,17 +34,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable
 
 from grammars.vocabulary import COMPARISON_OPERATORS
-from pyql.errors import ArityError, InvalidActionError, PyQLError
+from pyql.errors import (
+    ArityError,
+    DocFormatError,  # noqa: F401 (defined in pyql/errors.py)
+    InvalidActionError,
+)
 
 __all__ = ["StepResult", "action", "Param", "ActionSpec", "ActionSet", "render_docs", "DOC_FORMATS"]
 
 DOC_FORMATS = ("markdown", "prompt", "openai-tools")
-
-
-class DocFormatError(PyQLError, ValueError):
-    """An unknown documentation format was asked for."""
-
-    kind = "bad_format"
 
 
 @dataclass

@@ -7,7 +7,7 @@ Both need the same thing: a long relation list cut to a few names, the ones
 closest to the question first. :func:`rank_relations` is that one function.
 
 With a *ranker* (a callable ``(question, relations) -> relations``, best
-first, as :mod:`agent.ranking` builds them: BM25, embeddings) its order is
+first, as :mod:`agent.methods.ranking` builds them: BM25, embeddings) its order is
 used; without one, a word-overlap score orders them (:func:`overlap_score`:
 the words of the question against the parts of the relation name, its last
 part weighted higher), ties kept in the given order. Neither sends a KB query.

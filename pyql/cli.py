@@ -53,7 +53,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
 from pyql.actions import DOC_FORMATS, ActionSet, render_docs
-from pyql.errors import PyQLError
+from pyql.errors import (
+    PyQLError,
+    UsageError,  # noqa: F401 (defined in pyql/errors.py)
+)
 from pyql.profiles import PROFILES
 
 __all__ = [
@@ -88,12 +91,6 @@ COMMAND_GROUP = "pyql.commands"
 ACTION_SET_GROUP = "pyql.action_sets"
 
 Subparsers = Any  # argparse's private _SubParsersAction
-
-
-class UsageError(PyQLError):
-    """Bad command-line usage (exit status 2)."""
-
-    kind = "usage"
 
 
 class _Parser(argparse.ArgumentParser):

@@ -43,7 +43,17 @@ from typing import Protocol, Sequence, Union
 import pyql.escape as escape
 from pyql.errors import QueryError
 from pyql.profiles import Profile
-from pyql.steps import Aggregate, Answer, Argmax, Compare, Fact, Filter, Step, TimeConstraint, TypeConstraint
+from pyql.steps import (
+    Aggregate,
+    Answer,
+    Argmax,
+    Compare,
+    Fact,
+    Filter,
+    Step,
+    TimeConstraint,
+    TypeConstraint,
+)
 from pyql.terms import IRI, Literal, Term, Variable
 
 __all__ = [

@@ -19,8 +19,8 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
+from pyql.sparql_environment import SparqlEnvironment
 
 __all__ = ["Episode", "EPISODES", "run_demo"]
 

@@ -29,7 +29,17 @@ import pyql.escape as escape
 from pyql.compiler import Folded, compile_query, fold, fold_step
 from pyql.errors import QueryError
 from pyql.profiles import Profile, get_profile
-from pyql.steps import Aggregate, Answer, Argmax, Compare, Fact, Filter, Step, TimeConstraint, TypeConstraint
+from pyql.steps import (
+    Aggregate,
+    Answer,
+    Argmax,
+    Compare,
+    Fact,
+    Filter,
+    Step,
+    TimeConstraint,
+    TypeConstraint,
+)
 from pyql.terms import IRI, Literal, Term, TermLike, Variable, parse_term
 
 __all__ = ["Query"]

@@ -39,15 +39,19 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from grammars.vocabulary import AGGREGATIONS as VOCABULARY_AGGREGATIONS
-from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS, canonical_operator
+from grammars.vocabulary import (
+    COMPARISON_OPERATORS,
+    ORDERING_OPERATORS,
+    canonical_operator,
+)
 
+from .compile import compile_query, logical_expression
 from .errors import (
     BadAggregationError,
     BadOperatorError,
     BadValueError,
     SQLQueryError,
 )
-from .compile import compile_query, logical_expression
 from .numbers import parse_number
 from .steps import AnswerStep, ConditionStep, Step
 from .tabledata import TableData

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def local_server():
-    from agent.local import INSTALL_HINT, LocalServer, missing_local_packages
+    from agent.llm.local import INSTALL_HINT, LocalServer, missing_local_packages
 
     missing = missing_local_packages()
     if missing:
@@ -35,10 +35,10 @@ def local_server():
 
 @pytest.mark.llm
 def test_queryagent_answers_a_demo_question_over_http(local_server) -> None:
-    from agent.llm import OpenAILLM
-    from agent.query_agent import AgentConfig, QueryAgent
-    from pyql.sparql_environment import SparqlEnvironment
+    from agent.llm.client import OpenAILLM
+    from agent.methods.query_agent import AgentConfig, QueryAgent
     from pyql.kb import KB
+    from pyql.sparql_environment import SparqlEnvironment
 
     question = json.loads((ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines()[0])
     assert question["id"] == "q01"
@@ -54,9 +54,9 @@ def test_queryagent_answers_a_demo_question_over_http(local_server) -> None:
 @pytest.mark.llm
 def test_choose_mode_answers_a_demo_question_over_http(local_server) -> None:
     """The default mode of the local model: the number is GBNF-constrained, every reply parses."""
-    from agent.environments import feedback_options
-    from agent.llm import OpenAILLM
-    from agent.query_agent import AgentConfig, QueryAgent
+    from agent.evaluation.environments import feedback_options
+    from agent.llm.client import OpenAILLM
+    from agent.methods.query_agent import AgentConfig, QueryAgent
     from pyql.kb import KB
     from pyql.sparql_environment import SparqlEnvironment
 

@@ -8,7 +8,9 @@ counts as an import of ``pkg.x`` when that is a module, else of ``pkg``
 
 Floors, lowest first: grammars, pyql, pyql_sql, correction, agent, and the
 CLI wiring on top (``agent.cli``, loaded through the ``pyql.commands``
-entry point; nothing imports it).
+entry point; nothing imports it). Inside ``agent`` the rooms have floors
+too: its base modules (errors, run-file JSON, faults), then ``agent.llm``,
+``agent.methods``, ``agent.evaluation``.
 """
 
 from __future__ import annotations
@@ -69,12 +71,36 @@ def _imports(name: str, file: Path) -> set[str]:
 GRAPH = {name: _imports(name, file) for name, file in MODULES.items()}
 
 
-def _floor(module: str) -> int:
-    return len(PACKAGES) if module in CLI_WIRING else FLOOR[module.split(".")[0]]
+#: The rooms of ``agent``, lowest first; a module not in a room is on the room floor 0.
+AGENT_ROOMS = ("agent.llm", "agent.methods", "agent.evaluation")
+
+
+def _floor(module: str) -> float:
+    if module in CLI_WIRING:
+        return len(PACKAGES)
+    floor: float = FLOOR[module.split(".")[0]]
+    if floor == FLOOR["agent"]:
+        for i, room in enumerate(AGENT_ROOMS, start=1):
+            if module == room or module.startswith(room + "."):
+                floor += i / (len(AGENT_ROOMS) + 1)
+    return floor
 
 
 def test_the_graph_sees_the_packages() -> None:
     assert {"pyql.environment", "pyql_sql.environment", "agent.cli", "grammars.vocabulary"} <= set(GRAPH)
+    assert {"agent.llm.client", "agent.methods.query_agent", "agent.evaluation.runner"} <= set(GRAPH)
+
+
+def test_agent_modules_live_in_rooms() -> None:
+    """Only the base (errors, JSON lines, faults) and the CLI wiring sit at agent's root."""
+    loose = sorted(m for m in GRAPH if m.startswith("agent.") and m.count(".") == 1 and not m.startswith(AGENT_ROOMS))
+    assert loose == ["agent.cli", "agent.errors", "agent.faults", "agent.jsonlines"]
+
+
+def test_the_rooms_have_floors() -> None:
+    assert _floor("agent.faults") < _floor("agent.llm.client") < _floor("agent.methods.readi") < _floor(
+        "agent.evaluation.runner"
+    ) < _floor("agent.cli")
     assert "pyql.environment" in GRAPH["pyql.sparql_environment"]
 
 
@@ -136,9 +162,14 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_operators_agree_everywhere() -> None:
-    from agent.gbnf import _COMMON, _KIND_PATTERNS
+    from agent.llm.gbnf import _COMMON, _KIND_PATTERNS
     from grammars import load_grammar
-    from grammars.vocabulary import COMPARISON_OPERATORS, OPERATOR_ALIASES, WRITTEN_OPERATORS, canonical_operator
+    from grammars.vocabulary import (
+        COMPARISON_OPERATORS,
+        OPERATOR_ALIASES,
+        WRITTEN_OPERATORS,
+        canonical_operator,
+    )
     from pyql.action_parser import parse_action
     from pyql.actions import render_docs
     from pyql.sparql_actions import SparqlActions
@@ -166,7 +197,12 @@ def test_operators_agree_everywhere() -> None:
 
 
 def test_other_vocabularies_have_one_source() -> None:
-    from grammars.vocabulary import AGGREGATIONS, FEEDBACK_MODES, SPARQL_ACTION_ORDER, TABLE_ACTION_ORDER
+    from grammars.vocabulary import (
+        AGGREGATIONS,
+        FEEDBACK_MODES,
+        SPARQL_ACTION_ORDER,
+        TABLE_ACTION_ORDER,
+    )
     from pyql.cli import build_parser
     from pyql.profiles import PROFILES
     from pyql.sparql_actions import SparqlActions

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.datasets import (
+from agent.evaluation.datasets import (
     DatasetError,
     detect_format,
     graph_query_actions,

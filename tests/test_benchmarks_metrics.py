@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.datasets import load_dataset
-from agent.metrics import (
+from agent.evaluation.datasets import load_dataset
+from agent.evaluation.metrics import (
     BENCHMARKS,
     PAPER_RESULTS,
     CategoryProgress,

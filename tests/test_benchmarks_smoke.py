@@ -1,6 +1,6 @@
 """Smoke runs: each benchmark's fixture items through the whole eval pipeline, on a KB built from their gold queries.
 
-The LLM replays each item's gold action chain (agent.smoke), so every item
+The LLM replays each item's gold action chain (agent.evaluation.smoke), so every item
 must score 1: a loader, KB builder, environment or metric that breaks an item
 shows here. No Freebase, no network, a few seconds each.
 """
@@ -14,11 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.datasets import load_dataset
-from agent.instantiate import Instantiator
-from agent.llm import LLMConfig, ScriptedLLM
-from agent.reasoning_path import parse_paths
-from agent.smoke import (
+from agent.evaluation.datasets import load_dataset
+from agent.evaluation.smoke import (
     SMOKE,
     SmokeError,
     gold_replies,
@@ -28,6 +25,9 @@ from agent.smoke import (
     readi_replies,
     smoke_run,
 )
+from agent.llm.client import LLMConfig, ScriptedLLM
+from agent.methods.instantiate import Instantiator
+from agent.methods.reasoning_path import parse_paths
 from pyql.cli import build_parser
 from pyql.cli import main as pyql_main
 from pyql.kb import KB, metaqa
@@ -198,7 +198,7 @@ def _bench_agent_modes():  # type: ignore[no-untyped-def]
 
 def test_heldout_webqsp_kb_from_the_pool_and_the_first_choice_stub(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """bench_agent_modes --dataset webqsp: one KB from every pool item's gold query, the stub that always answers 1."""
-    from agent.runner import read_run
+    from agent.evaluation.runner import read_run
 
     bench = _bench_agent_modes()
     records = json.loads((DATA / "webqsp" / "WebQSP_test_processed.json").read_text())

@@ -10,11 +10,11 @@ import pytest
 from pyql.action_parser import parse_action
 from pyql.actions import render_docs
 from pyql.environment import Environment
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.errors import EngineError
 from pyql.kb import KB
 from pyql.observation import Observation, Relations
 from pyql.sparql_actions import SparqlActions
+from pyql.sparql_environment import SparqlEnvironment
 
 RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from correction import Eraser
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
+from pyql.sparql_environment import SparqlEnvironment
 from pyql_sql import Table
 from pyql_sql.environment import TableEnvironment
 

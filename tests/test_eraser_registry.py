@@ -24,8 +24,8 @@ from correction.registry import ENVIRONMENTS
 from correction.stats import StatsError
 from pyql.actions import ActionSet, StepResult, action
 from pyql.environment import Environment
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
+from pyql.sparql_environment import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from correction import Eraser, registry
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
+from pyql.sparql_environment import SparqlEnvironment
 
 RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}
 RACHEL_KATRINA = {"Tropical Storm Rachel": "m.0crbvqz", "Hurricane Katrina": "m.0dkl7"}

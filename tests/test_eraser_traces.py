@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from correction import Eraser, UnknownRuleError, eraser_for
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.kb import KB
+from pyql.sparql_environment import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 

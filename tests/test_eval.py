@@ -25,9 +25,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from agent.datasets import DatasetError, detect_format, load_dataset
-from agent.llm import LLMConfig, LLMError, LLMReply, ScriptedLLM
-from agent.metrics import (
+from agent.evaluation.datasets import DatasetError, detect_format, load_dataset
+from agent.evaluation.metrics import (
     MetricsError,
     aggregate,
     cost_usd,
@@ -39,7 +38,7 @@ from agent.metrics import (
     precision_recall_f1,
     score_question,
 )
-from agent.runner import (
+from agent.evaluation.runner import (
     EvalError,
     KBProvider,
     LockedKB,
@@ -51,6 +50,7 @@ from agent.runner import (
     run_question,
     summary_path,
 )
+from agent.llm.client import LLMConfig, LLMError, LLMReply, ScriptedLLM
 from pyql.cli import main
 from tests.shared_data import needs_shared, shared_path
 
@@ -628,11 +628,11 @@ def test_ask_and_eval_usage_errors() -> None:
 
 
 def test_ask_without_an_llm_says_how_to_configure_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agent.local
+    import agent.llm.local
 
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYQL_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(agent.local, "local_available", lambda: False)  # as on a machine without pyql[local]
+    monkeypatch.setattr(agent.llm.local, "local_available", lambda: False)  # as on a machine without pyql[local]
     err = io.StringIO()
     assert main(["ask", "what category is tropical storm rachel?", "--kb", "demo"], out=err) == 2
     message = err.getvalue().strip()

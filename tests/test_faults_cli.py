@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
+from agent.evaluation.runner import RunSettings, read_run, run_question
 from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
-from agent.llm import ScriptedLLM
-from agent.runner import RunSettings, read_run, run_question
+from agent.llm.client import ScriptedLLM
 from pyql.cli import EXIT_OK, EXIT_SERVICE, EXIT_USAGE, main
 from pyql.errors import EngineTimeout
 from tests.fault_servers import (
@@ -367,8 +367,8 @@ def test_a_table_time_out_is_the_query_s_fault() -> None:
 
 def test_force_answer_on_a_dead_llm_does_not_guess() -> None:
     """At the step limit the agent asks the LLM which variable is the answer; a dead LLM ends the question unrun."""
-    from agent.llm import LLMError
-    from agent.query_agent import AgentConfig, QueryAgent
+    from agent.llm.client import LLMError
+    from agent.methods.query_agent import AgentConfig, QueryAgent
     from pyql.kb import KB
     from pyql.sparql_environment import SparqlEnvironment
 
@@ -384,14 +384,14 @@ class _FirstStepLLM:
     """Thread-safe: always the first gold action of the question in the (chat) prompt."""
 
     def __init__(self, items: list[dict[str, Any]]) -> None:
-        from agent.llm import LLMConfig
+        from agent.llm.client import LLMConfig
 
         self.config = LLMConfig(mode="chat")
         self.model = "first-step"
         self.by_question = {item["question"]: item for item in items}
 
     def complete(self, prompt: Any, **kwargs: Any) -> Any:
-        from agent.llm import LLMReply
+        from agent.llm.client import LLMReply
 
         user = next(m["content"] for m in prompt if m["role"] == "user")
         item = self.by_question[user.split("Question:", 1)[1].strip().splitlines()[0].strip()]
@@ -399,7 +399,7 @@ class _FirstStepLLM:
 
 
 def test_eval_with_concurrency_stops_on_a_dead_endpoint_and_scores_nothing(tmp_path: Path) -> None:
-    from agent.runner import run_eval
+    from agent.evaluation.runner import run_eval
 
     items = demo_items("q01", "q03", "q24", "q33", "q36")
     out = tmp_path / "run.jsonl"

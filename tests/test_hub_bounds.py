@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from agent.instantiate import Instantiator
-from agent.reasoning_path import PathSpec
+from agent.methods.instantiate import Instantiator
+from agent.methods.reasoning_path import PathSpec
 from correction import Eraser
 from pyql import Query
 from pyql.kb import KB, demo_kb_path

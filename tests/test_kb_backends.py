@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from pyql import IRI, Literal, Query
-from pyql.sparql_environment import SparqlEnvironment
 from pyql.errors import EngineError, KBError, QueryError
 from pyql.kb import KB, demo_kb_path
 from pyql.kb.endpoint_backend import EndpointKB
 from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.kb.rdflib_backend import RdflibKB
+from pyql.sparql_environment import SparqlEnvironment
 
 DEMO_GRAPH = "http://pyql.test/demo"
 QUESTIONS = [json.loads(line) for line in (demo_kb_path().parent / "demo_questions.jsonl").read_text().splitlines() if line.strip()]

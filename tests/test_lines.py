@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.datasets import load_dataset
-from agent.query_agent import _thought_action
-from agent.readi_table import _answers
+from agent.evaluation.datasets import load_dataset
+from agent.methods.query_agent import _thought_action
+from agent.methods.readi_table import _answers
 from pyql.action_parser import Arg, extract_action, parse_action, render_action
 from pyql.lines import split_lines
 from pyql_sql.loaders import load_table_json

@@ -1,4 +1,4 @@
-"""Tests of agent.llm: config, ScriptedLLM, retries, and OpenAILLM against a loopback fake server.
+"""Tests of agent.llm.client: config, ScriptedLLM, retries, and OpenAILLM against a loopback fake server.
 
 No network: the OpenAI-compatible server is an ``http.server`` in a thread on
 127.0.0.1, made here, that records every request and answers from a plan.
@@ -15,7 +15,7 @@ from typing import Any
 import openai
 import pytest
 
-from agent.llm import (
+from agent.llm.client import (
     DEFAULT_STOP,
     LLMConfig,
     LLMConfigError,
@@ -200,7 +200,7 @@ def test_config_validation(kwargs: dict[str, Any], match: str) -> None:
 def test_config_from_args_keeps_env_when_flag_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
 
-    from agent.llm import add_llm_arguments
+    from agent.llm.client import add_llm_arguments
 
     monkeypatch.setenv("PYQL_MODEL", "env-model")
     parser = argparse.ArgumentParser()
@@ -416,7 +416,7 @@ def test_http_timeout_retried(fake_server: FakeOpenAI) -> None:
 
 
 def test_connection_error_exhausts(fake_server: FakeOpenAI) -> None:
-    from agent.local import free_port
+    from agent.llm.local import free_port
 
     llm = OpenAILLM(LLMConfig(base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", max_retries=2), sleep=lambda s: None)
     with pytest.raises(LLMError, match="after 3 attempts") as info:

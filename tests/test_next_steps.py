@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from agent.environments import feedback_options
-from agent.metrics import exact_match
-from agent.ranking import BM25Ranker
+from agent.evaluation.environments import feedback_options
+from agent.evaluation.metrics import exact_match
+from agent.methods.ranking import BM25Ranker
 from pyql.action_parser import parse_action
 from pyql.kb import KB
 from pyql.next_steps import NextStep, next_steps, question_literals, trial

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agent.environments import feedback_options
-from agent.llm import LLMConfig, LLMError, ScriptedLLM
-from agent.query_agent import AgentConfig, AgentConfigError, QueryAgent, load_example
+from agent.evaluation.environments import feedback_options
+from agent.llm.client import LLMConfig, LLMError, ScriptedLLM
+from agent.methods.query_agent import (
+    AgentConfig,
+    AgentConfigError,
+    QueryAgent,
+    load_example,
+)
 from pyql.kb import KB
 from pyql.sparql_environment import SparqlEnvironment
 
@@ -310,7 +315,7 @@ def test_without_escalation_the_cap_still_ends_a_repeated_mistake(kb: KB) -> Non
 
 
 def test_escalation_totals_reach_the_eval_summary() -> None:
-    from agent.metrics import aggregate
+    from agent.evaluation.metrics import aggregate
 
     base = {"answers": [], "gold": ["m.1"], "done": True, "steps": [], "llm_calls": 4, "rules": {}}
     records = [
@@ -330,9 +335,9 @@ import json
 import re
 from pathlib import Path
 
-from agent.choose import choice_gbnf
-from agent.llm import LLMReply
-from agent.metrics import exact_match
+from agent.evaluation.metrics import exact_match
+from agent.llm.client import LLMReply
+from agent.methods.choose import choice_gbnf
 from pyql.action_parser import parse_action
 from tests.gold_steps import match_gold
 
@@ -430,7 +435,7 @@ class _WordScorer:
 
 def test_choose_orders_the_first_relation_by_the_models_pmi(kb: KB) -> None:
     """first_relation="model": the first list is ordered by the scorer's PMI; later lists by the ranking."""
-    from agent.likelihood import RelationPMI
+    from agent.llm.likelihood import RelationPMI
 
     item = ITEMS[0]
     llm = ScriptedLLM(["1", "1", "1", "1"], config=COMPLETION)
@@ -441,7 +446,7 @@ def test_choose_orders_the_first_relation_by_the_models_pmi(kb: KB) -> None:
     chosen = [s for s in result.steps if s.prompt_sha256 and not s.forced]
     assert chosen[0].action == "add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?formed)"
     assert "Choices 1:\n1. add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?formed)" in llm.prompts[0]
-    from agent.likelihood import relation_words
+    from agent.llm.likelihood import relation_words
 
     relations = set(re.findall(r"^\d+\. add_fact\([^,]+, ([^,]+),", llm.prompts[0].rsplit("Choices 1:", 1)[1], re.MULTILINE))
     # each listed relation once with the question, its words once without (then cached); later steps are not scored
@@ -482,7 +487,7 @@ def test_choose_is_refused_for_a_table() -> None:
 
 
 def test_choices_are_ordered_against_the_question() -> None:
-    from agent.choose import rank_choices
+    from agent.methods.choose import rank_choices
     from pyql.next_steps import NextStep
 
     steps = [

@@ -1,4 +1,4 @@
-"""Tests of agent.ranking: BM25, embeddings, selection, and recall on real WebQSP data."""
+"""Tests of agent.methods.ranking: BM25, embeddings, selection, and recall on real WebQSP data."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.ranking import (
+from agent.methods.ranking import (
     DEFAULT_LIMIT,
     EMBEDDINGS_INSTALL_HINT,
     BM25Ranker,
@@ -338,7 +338,7 @@ def _bag_of_words_encoder(texts: list[str]):
 
 def test_embedding_ranker_with_a_custom_encoder_and_disk_cache(tmp_path: Path) -> None:
     pytest.importorskip("numpy", reason=NUMPY_HINT)
-    from agent.ranking import EmbeddingRanker
+    from agent.methods.ranking import EmbeddingRanker
 
     calls: list[int] = []
 
@@ -360,7 +360,7 @@ def test_embedding_ranker_with_a_custom_encoder_and_disk_cache(tmp_path: Path) -
 
 @needs_embeddings
 def test_embedding_ranker_with_the_packaged_model() -> None:
-    from agent.ranking import EmbeddingRanker
+    from agent.methods.ranking import EmbeddingRanker
 
     r = EmbeddingRanker()
     assert r.rank("who is reese witherspoon married to", PERSON)[0] == "people.person.spouse_s"

@@ -6,10 +6,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.instantiate import Instantiator
-from agent.llm import LLMError, ScriptedLLM
-from agent.readi import Readi, ReadiConfig, parse_answers
-from agent.reasoning_path import PathSpec, PathSyntaxError, from_chain, parse_paths, render_paths, to_chain
+from agent.llm.client import LLMError, ScriptedLLM
+from agent.methods.instantiate import Instantiator
+from agent.methods.readi import Readi, ReadiConfig, parse_answers
+from agent.methods.reasoning_path import (
+    PathSpec,
+    PathSyntaxError,
+    from_chain,
+    parse_paths,
+    render_paths,
+    to_chain,
+)
 from pyql.errors import QueryError
 from pyql.kb import KB
 
@@ -207,7 +214,7 @@ def test_failed_readi_steps_say_what_was_wrong_in_the_transcript() -> None:
 def test_edit_candidates_come_from_the_shared_candidate_function(kb: KB) -> None:
     """Issue 11: Readi's edit prompt lists the relations where the path broke, ranked and capped by
     pyql.candidates.rank_relations (what ERASER's guidelines use)."""
-    from agent.ranking import BM25Ranker
+    from agent.methods.ranking import BM25Ranker
     from pyql.candidates import rank_relations
 
     question = "which country did tropical storm dolly hit?"
@@ -232,8 +239,8 @@ def test_an_unknown_start_lists_the_topic_entities(kb: KB) -> None:
 def test_edit_on_a_local_server_is_constrained_to_the_candidates(kb: KB) -> None:
     """Issue 11, item 6: on a local llama.cpp server the edit's grammar allows the topic entities as starts
     and only the prompt's candidate relations, and every sentence of it is a path Readi reads."""
-    from agent.gbnf import gbnf_to_regex
-    from agent.llm import LLMConfig
+    from agent.llm.client import LLMConfig
+    from agent.llm.gbnf import gbnf_to_regex
 
     question = "which country did tropical storm dolly hit?"
     edit = "Thought: use the affected areas.\nFinal Path: Tropical Storm Dolly -> meteorology.tropical_cyclone.affected_areas"

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm import ScriptedLLM
-from agent.readi_table import TablePath, TablePathError, TableReadi, parse_table_path
+from agent.llm.client import ScriptedLLM
+from agent.methods.readi_table import (
+    TablePath,
+    TablePathError,
+    TableReadi,
+    parse_table_path,
+)
 from pyql_sql import Table
 
 TABLE = Table.from_rows(

@@ -21,7 +21,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.reasoning_path import PathSpec, PathSyntaxError, clean_text, parse_paths, parse_relation_paths, render_paths
+from agent.methods.reasoning_path import (
+    PathSpec,
+    PathSyntaxError,
+    clean_text,
+    parse_paths,
+    parse_relation_paths,
+    render_paths,
+)
 
 
 def _pairs(text: str, topics: tuple[str, ...] = ()) -> list[tuple[str, tuple[str, ...]]]:

@@ -24,8 +24,8 @@ from pyql.actions import render_docs
 from pyql.cli import main
 from pyql_sql import Table, label_match
 from pyql_sql.actions import TableActions
-from pyql_sql.loaders import load_sqlite_table, load_table_json
 from pyql_sql.environment import TableEnvironment, TableMemory
+from pyql_sql.loaders import load_sqlite_table, load_table_json
 from tests.shared_data import needs_shared, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]

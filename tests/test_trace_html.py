@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.datasets import load_dataset
-from agent.llm import LLMConfig, LLMError, ScriptedLLM
-from agent.runner import RunSettings, latest_records, read_run, run_eval
-from agent.trace_html import render_html
+from agent.evaluation.datasets import load_dataset
+from agent.evaluation.runner import RunSettings, latest_records, read_run, run_eval
+from agent.evaluation.trace_html import render_html
+from agent.llm.client import LLMConfig, LLMError, ScriptedLLM
 from pyql.cli import main
 
 DEMO = Path(__file__).resolve().parents[1] / "pyql" / "data" / "demo_questions.jsonl"

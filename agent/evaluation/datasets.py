@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyql.errors import PyQLError
+from agent.errors import DatasetError  # noqa: F401 (defined in agent/errors.py)
 from pyql.kb import metaqa
 from pyql.lines import split_lines
 from pyql_sql import Executor, SQLError, Table
@@ -83,17 +83,6 @@ _KNOWN = (
     "WikiSQL questions (table_id, question, sql), MetaQA text ('question with [entity]<TAB>answer|answer') "
     "and WikiTableQuestions TSV (id, utterance, context, targetValue; or its tagged/data/*.tagged)"
 )
-
-
-class DatasetError(PyQLError, ValueError):
-    """A data set file cannot be read or is in no known format; the message names the file and the fix.
-
-    Example:
-        >>> DatasetError("x").kind
-        'bad_dataset'
-    """
-
-    kind = "bad_dataset"
 
 
 @dataclass
@@ -1016,7 +1005,7 @@ def iter_items(
         >>> next(iter_items(p))
         Traceback (most recent call last):
         ...
-        agent.datasets.DatasetError: ...mine.jsonl: unknown data set format (first record has keys: text); known formats: ...
+        agent.evaluation.datasets.DatasetError: ...mine.jsonl: unknown data set format (first record has keys: text); known formats: ...
     """
     file = Path(str(path))
     links = load_linking(linking) if linking is not None else None

@@ -18,7 +18,7 @@ it is no match for a large model on real benchmarks (see ``docs/llm.md``).
 
 :class:`LocalServer` starts the server as a subprocess bound to the loopback
 interface only, waits until ``/v1/models`` answers and stops it cleanly;
-:func:`configured_llm` gives an :class:`agent.llm.OpenAILLM` for the
+:func:`configured_llm` gives an :class:`agent.llm.client.OpenAILLM` for the
 configured server, or starts the local one when nothing is configured.
 
 Example:
@@ -48,7 +48,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from agent.llm import NO_KEY, LLMConfig, LLMConfigError, LLMError, OpenAILLM, UsageMeter, is_loopback
+from agent.llm.client import (
+    NO_KEY,
+    LLMConfig,
+    LLMConfigError,
+    LLMError,
+    OpenAILLM,
+    UsageMeter,
+    is_loopback,
+)
 
 __all__ = [
     "GGUF_NAME",
@@ -330,7 +338,7 @@ class LocalServer:
         >>> LocalServer("/nonexistent.gguf", host="0.0.0.0").start()
         Traceback (most recent call last):
         ...
-        agent.llm.LLMConfigError: the local server only binds loopback addresses (127.0.0.1, ::1, localhost), not '0.0.0.0'
+        agent.llm.client.LLMConfigError: the local server only binds loopback addresses (127.0.0.1, ::1, localhost), not '0.0.0.0'
     """
 
     def __init__(

@@ -14,7 +14,7 @@ observations, so the same loop drives the SPARQL and the SQL environments.
 Example:
     >>> from pyql.kb import KB
     >>> from pyql.sparql_environment import SparqlEnvironment
-    >>> from agent.llm import ScriptedLLM
+    >>> from agent.llm.client import ScriptedLLM
     >>> llm = ScriptedLLM([
     ...     " Rachel's category.\\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
     ...     " That is the answer.\\nAction 2: execute()",
@@ -32,7 +32,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.episode import (
+from agent.faults import FAILED_TO_RUN, FINISHED, infra_failure
+from agent.llm.client import DEFAULT_STOP, LLM, LLMError, complete_action
+from agent.methods.episode import (
     TEMPLATE_VERSION,
     AgentConfigError,
     AgentResult,
@@ -41,8 +43,6 @@ from agent.episode import (
     prompt_hash,
     prompt_templates,
 )
-from agent.faults import FAILED_TO_RUN, FINISHED, infra_failure
-from agent.llm import DEFAULT_STOP, LLM, LLMError, complete_action
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.actions import render_docs
 from pyql.lines import split_lines
@@ -64,7 +64,7 @@ class AgentConfig:
         action_mode: "text" (the paper's Thought/Action text), "tools" (native
             tool calls), "grammar" (grammar-constrained decoding, llama.cpp) or
             "choose" (pick one of the enumerated valid next steps by number,
-            :mod:`agent.choose`; KB side only).
+            :mod:`agent.methods.choose`; KB side only).
         feedback: "eraser" (guidelines), "raw" (the raw error message) or
             "none" (no error detail: failures say only that the action failed).
         example: the one-shot example: a bundled name or a path; None picks
@@ -85,16 +85,16 @@ class AgentConfig:
         choice_preview: choose mode: show each step's result preview.
         choice_relations: choose mode: relations listed per entity or variable.
         choice_order: choose mode: "ranked" (against the question,
-            :func:`agent.choose.rank_choices`) or "kind" (facts, constraints,
+            :func:`agent.methods.choose.rank_choices`) or "kind" (facts, constraints,
             aggregates, answers, execute, looks).
         first_relation: choose mode: how the relations of the first fact are
-            ordered: "ranked" (:func:`agent.choose.rank_choices`) or "model"
+            ordered: "ranked" (:func:`agent.methods.choose.rank_choices`) or "model"
             (the model's PMI of each relation's words with the question,
-            :mod:`agent.likelihood`; the bundled model unless the agent is
+            :mod:`agent.llm.likelihood`; the bundled model unless the agent is
             given a scorer). Later steps stay ranked.
         state_constraints: grammar and tools modes on a KB: the grammar (or the
             tools' JSON-schema enums) is rebuilt for every call from the
-            environment's memory (:func:`agent.gbnf.state_gbnf`), so a relation
+            environment's memory (:func:`agent.llm.gbnf.state_gbnf`), so a relation
             no look returned there cannot be written; False: the generic grammar.
     """
 
@@ -156,14 +156,14 @@ class QueryAgent:
     """The step-by-step agent (QueryAgent, Algorithm 1).
 
     Args:
-        llm: any :class:`agent.llm.LLM`.
+        llm: any :class:`agent.llm.client.LLM`.
         config: an :class:`AgentConfig`.
     """
 
     def __init__(self, llm: LLM, config: AgentConfig | None = None, scorer: Any = None) -> None:
         self.llm = llm
         self.config = config or AgentConfig()
-        self.scorer = scorer  # an agent.likelihood.RelationPMI for first_relation="model" (None: the bundled model)
+        self.scorer = scorer  # an agent.llm.likelihood.RelationPMI for first_relation="model" (None: the bundled model)
         self._jinja = prompt_templates()
         self._ranker: Any = None
 
@@ -238,7 +238,7 @@ class QueryAgent:
     def check_environment(self, env: Any) -> None:
         """Check that the environment was built for this feedback mode (the agent never changes it).
 
-        Build it with :func:`agent.environments.feedback_options` (``agent=True``).
+        Build it with :func:`agent.evaluation.environments.feedback_options` (``agent=True``).
 
         Raises:
             AgentConfigError: ERASER feedback without an analyzer, or raw/none feedback with one.
@@ -249,7 +249,7 @@ class QueryAgent:
             raise AgentConfigError(
                 f"feedback {self.config.feedback!r} needs an environment {'with' if wants else 'without'} an analyzer, "
                 f"but this one was built {has}; build it with "
-                f"agent.environments.feedback_options({self.config.feedback!r}, agent=True)"
+                f"agent.evaluation.environments.feedback_options({self.config.feedback!r}, agent=True)"
             )
 
     def run(self, env: Any, question: str) -> AgentResult:
@@ -371,16 +371,16 @@ class QueryAgent:
         """The episode's vocabulary for a state-aware grammar or tool enums (None: not used)."""
         if self.config.action_mode not in ("grammar", "tools") or not self.config.state_constraints or env.side != "sparql":
             return None
-        from agent.gbnf import StateVocabulary
-        from agent.ranking import BM25Ranker
+        from agent.llm.gbnf import StateVocabulary
+        from agent.methods.ranking import BM25Ranker
 
         if self._ranker is None:
             self._ranker = BM25Ranker().rank
         return StateVocabulary.from_env(env, rank=self._ranker)
 
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
-        """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.choose`)."""
-        from agent.choose import (
+        """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.methods.choose`)."""
+        from agent.methods.choose import (
             ask_choice,
             auto_look,
             choice_lines,
@@ -388,7 +388,7 @@ class QueryAgent:
             fact_relation,
             model_order,
         )
-        from agent.ranking import BM25Ranker
+        from agent.methods.ranking import BM25Ranker
 
         if self.config.auto_look:
             for record in auto_look(env):
@@ -403,7 +403,7 @@ class QueryAgent:
             return False
         scoring_requests, scoring_seconds = 0, 0.0
         if self.config.first_relation == "model" and not any(a.startswith("add_fact(") for a in env.query.actions()):
-            from agent.likelihood import ScorerError, local_scorer
+            from agent.llm.likelihood import ScorerError, local_scorer
 
             pmi = self.scorer if self.scorer is not None else local_scorer()
             before = (pmi.requests, pmi.seconds)

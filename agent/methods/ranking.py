@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pyql.errors import PyQLError
+from agent.errors import MissingDependencyError, RankingError  # noqa: F401 (defined in agent/errors.py)
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -95,29 +95,6 @@ EMBEDDINGS_INSTALL_HINT = (
 """How to install what :class:`EmbeddingRanker` needs."""
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
-
-
-class RankingError(PyQLError, ValueError):
-    """A ranker or :func:`select_relations` was asked for something it cannot do.
-
-    Example:
-        >>> RankingError("bad").kind
-        'ranking_error'
-    """
-
-    kind = "ranking_error"
-
-
-class MissingDependencyError(RankingError, ImportError):
-    """An optional dependency of a ranker is not installed; the message has the pip command.
-
-    Example:
-        >>> e = MissingDependencyError("no numpy")
-        >>> (e.kind, isinstance(e, ImportError))
-        ('missing_dependency', True)
-    """
-
-    kind = "missing_dependency"
 
 
 @runtime_checkable
@@ -930,7 +907,7 @@ def get_ranker(name: str, **options: Any) -> Ranker:
         >>> get_ranker("tfidf")
         Traceback (most recent call last):
         ...
-        agent.ranking.RankingError: unknown relation ranker 'tfidf'; choose one of: bm25, embedding, hybrid, none
+        agent.methods.ranking.RankingError: unknown relation ranker 'tfidf'; choose one of: bm25, embedding, hybrid, none
     """
     key = name.strip().lower() if isinstance(name, str) else name
     if key == "bm25":
@@ -991,7 +968,7 @@ def select_relations(
         >>> select_relations("q", rels, order="random")
         Traceback (most recent call last):
         ...
-        agent.ranking.RankingError: unknown order 'random'; choose one of: shuffle, score, alpha
+        agent.methods.ranking.RankingError: unknown order 'random'; choose one of: shuffle, score, alpha
     """
     global _DEFAULT_RANKER
     if order not in ORDERS:

@@ -7,7 +7,7 @@ a question, and how likely they are after no question, the difference (the
 pointwise mutual information) favours a relation the question is about even
 when they share no word (*speak* → ``languages_spoken``, *timezone* →
 ``time_zones``, *assassinated* → ``place_of_death``), which is where the
-word-overlap ranking of :func:`agent.choose.rank_choices` fails.
+word-overlap ranking of :func:`agent.methods.choose.rank_choices` fails.
 
 :class:`RelationPMI` scores relations that way through any
 :class:`ContinuationScorer`; :class:`LocalScorer` is the bundled model run in
@@ -40,14 +40,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent.errors import ScorerError  # noqa: F401 (defined in agent/errors.py)
+
 __all__ = ["ContinuationScorer", "LocalScorer", "RelationPMI", "ScorerError", "local_scorer", "relation_words"]
 
 #: The scoring prompt: the relation's words follow it.
 QUESTION_PROMPT = "Question: {question}?\nTo answer it, look up the"
-
-
-class ScorerError(RuntimeError):
-    """The model that scores relations cannot be loaded or run (the message says what to do)."""
 
 
 class ContinuationScorer(Protocol):
@@ -117,7 +115,7 @@ class LocalScorer:
     own few tokens.
 
     Args:
-        path: the GGUF file (default: the bundled Gemma 3 270M, :func:`agent.local.model_path`).
+        path: the GGUF file (default: the bundled Gemma 3 270M, :func:`agent.llm.local.model_path`).
         n_ctx: context size in tokens.
         n_threads: CPU threads (default: llama.cpp's choice).
     """
@@ -134,7 +132,7 @@ class LocalScorer:
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise ScorerError("scoring relations with the local model needs llama-cpp-python: pip install -e '.[local]'") from exc
-            from agent.local import model_path
+            from agent.llm.local import model_path
 
             path = Path(self.path) if self.path is not None else model_path()
             if not path.is_file():

@@ -2,21 +2,21 @@
 
 For each benchmark (:data:`SMOKE`) a handful of real items (the fixtures in
 ``tests/data/``, in the dataset's published format) is loaded by
-:mod:`agent.datasets`, a tiny KB is built from the items' own gold queries
+:mod:`agent.evaluation.datasets`, a tiny KB is built from the items' own gold queries
 (:func:`gold_turtle`: GrailQA/GraphQ ``graph_query``, CWQ/WebQSP SPARQL
 triple patterns; MetaQA 1-hop uses a ``kb.txt`` excerpt, 2/3-hop a
 ``kb.txt`` built from the items' question types and answers,
 :func:`metaqa_kb_lines`; table questions carry their table), and
-:class:`agent.llm.ScriptedLLM` replays each item's gold action chain
-(:func:`agent.datasets.graph_query_actions` and friends) through the real
+:class:`agent.llm.client.ScriptedLLM` replays each item's gold action chain
+(:func:`agent.evaluation.datasets.graph_query_actions` and friends) through the real
 agent, runner, metrics and ``summary.md``; with ``method="readi"`` it
 replays Readi's reasoning paths and QA answer instead
 (:func:`readi_replies`). Every item should score 1.
 
 One command per benchmark::
 
-    python -m agent.smoke grailqa --out /tmp/smoke-grailqa
-    python -m agent.smoke metaqa-3hop --method readi
+    python -m agent.evaluation.smoke grailqa --out /tmp/smoke-grailqa
+    python -m agent.evaluation.smoke metaqa-3hop --method readi
 
 Example:
     >>> import tempfile
@@ -38,10 +38,11 @@ from typing import Any, TextIO
 
 import rdflib
 
-from agent.datasets import DatasetError, load_dataset, metaqa_relation
-from agent.llm import LLMConfig, ScriptedLLM
-from agent.metrics import summary_markdown_path
-from agent.runner import EvalOutcome, RunSettings, run_eval, summary_text
+from agent.errors import SmokeError  # noqa: F401 (defined in agent/errors.py)
+from agent.evaluation.datasets import DatasetError, load_dataset, metaqa_relation
+from agent.evaluation.metrics import summary_markdown_path
+from agent.evaluation.runner import EvalOutcome, RunSettings, run_eval, summary_text
+from agent.llm.client import LLMConfig, ScriptedLLM
 from pyql.lines import split_lines
 
 __all__ = [
@@ -87,18 +88,9 @@ SMOKE: dict[str, dict[str, Any]] = {
 SMOKE_METHODS: tuple[str, ...] = ("queryagent", "readi")
 
 
-class SmokeError(DatasetError):
-    """A smoke run cannot start (unknown benchmark, fixtures not found).
-
-    Example:
-        >>> SmokeError("x").kind
-        'bad_dataset'
-    """
-
-
 def fixtures_dir() -> Path:
     """The fixtures of a source checkout (``tests/data``)."""
-    return Path(__file__).resolve().parents[1] / "tests" / "data"
+    return Path(__file__).resolve().parents[2] / "tests" / "data"
 
 
 def _node(text: str) -> rdflib.term.Node:
@@ -396,9 +388,9 @@ def smoke_run(
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """``python -m agent.smoke BENCHMARK [--out DIR] [--data DIR] [--method readi]``: one smoke run, its summary printed."""
+    """``python -m agent.evaluation.smoke BENCHMARK [--out DIR] [--data DIR] [--method readi]``: one smoke run, its summary printed."""
     out = out if out is not None else sys.stdout
-    parser = argparse.ArgumentParser(prog="python -m agent.smoke", description="replay gold actions on a benchmark's fixtures")
+    parser = argparse.ArgumentParser(prog="python -m agent.evaluation.smoke", description="replay gold actions on a benchmark's fixtures")
     parser.add_argument("benchmark", choices=sorted(SMOKE))
     parser.add_argument("--out", default="smoke-runs", help="folder for the run file, summaries and the gold KB")
     parser.add_argument("--data", help="the fixtures folder (default: tests/data of the source checkout)")
@@ -408,7 +400,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         folder = args.benchmark if args.method == "queryagent" else f"{args.benchmark}-{args.method}"
         outcome = smoke_run(args.benchmark, Path(args.out) / folder, data_dir=args.data, progress=sys.stderr, method=args.method)
     except DatasetError as exc:
-        print(f"python -m agent.smoke: {exc}", file=sys.stderr)
+        print(f"python -m agent.evaluation.smoke: {exc}", file=sys.stderr)
         return 2
     print(summary_text(outcome.records, outcome.metrics), file=out)
     print(f"run: {outcome.path}; summary: {outcome.summary_file}; table: {summary_markdown_path(outcome.summary_file)}", file=out)

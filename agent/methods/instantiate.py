@@ -16,7 +16,7 @@ the result says how far it got and why.
 
 Example:
     >>> from pyql.kb import KB
-    >>> from agent.reasoning_path import PathSpec
+    >>> from agent.methods.reasoning_path import PathSpec
     >>> inst = Instantiator(KB.open("demo"))
     >>> [r] = inst.instantiate([PathSpec("Jamaica", ("languages spoken",))], {"Jamaica": "m.03_r3"}, "what languages are spoken in jamaica")
     >>> r.complete, r.bound, sorted(v.label for v in r.values)
@@ -29,7 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agent.reasoning_path import ANSWER, PathSpec
+from agent.errors import InstantiationError  # noqa: F401 (defined in agent/errors.py)
+from agent.methods.reasoning_path import ANSWER, PathSpec
 from pyql.candidates import rank_relations
 from pyql.errors import PyQLError
 from pyql.observation import Relations, Value
@@ -116,18 +117,12 @@ class PathInstance:
         return " -> ".join([self.spec.start, *self.bound])
 
 
-class InstantiationError(PyQLError):
-    """The KB cannot be used for instantiation (e.g. no relation vocabulary)."""
-
-    kind = "instantiation"
-
-
 class Instantiator:
     """Binds and connects reasoning paths on a KB.
 
     Args:
         kb: the knowledge base.
-        ranker: ranks relations against text (``agent.ranking``); BM25 by default.
+        ranker: ranks relations against text (``agent.methods.ranking``); BM25 by default.
         top_k: candidates per path relation (default 5).
         frontier_limit: values of the frontier whose relations are looked at (default 300).
         around_cap: relations around a stuck point shown to the LLM (default 35).
@@ -147,7 +142,7 @@ class Instantiator:
         vocabulary: Iterable[str] | None = None,
     ) -> None:
         if ranker is None:
-            from agent.ranking import BM25Ranker
+            from agent.methods.ranking import BM25Ranker
 
             ranker = BM25Ranker()
         self.kb = kb

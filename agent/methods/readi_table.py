@@ -11,7 +11,7 @@ chosen columns are kept. The QA call answers from the selected items.
 
 Example:
     >>> from pyql_sql import Table
-    >>> from agent.llm import ScriptedLLM
+    >>> from agent.llm.client import ScriptedLLM
     >>> t = Table.from_rows(["year", "league"], [["2001", "USL A-League"], ["2002", "USL A-League"], ["2003", "NPSL"]])
     >>> llm = ScriptedLLM(['Chosen Headers: ["year", "league"]\\nConstrains: "league": ["usl a-league"]',
     ...                    "Thought: 2002 is the last.\\nAnswer: ['2002']"])
@@ -29,10 +29,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.episode import AgentResult, StepTrace, prompt_templates
+from agent.errors import TablePathError  # noqa: F401 (defined in agent/errors.py)
 from agent.faults import FAILED_TO_RUN, FINISHED
-from agent.llm import LLM
-from agent.readi_loop import ask_llm, run_loop
+from agent.llm.client import LLM
+from agent.methods.episode import AgentResult, StepTrace, prompt_templates
+from agent.methods.readi_loop import ask_llm, run_loop
 from pyql.errors import ParseError, PyQLError
 from pyql.lines import split_lines
 
@@ -42,12 +43,6 @@ __all__ = ["TablePath", "TablePaths", "parse_table_path", "TableReadi", "TablePa
 _STOP = ("\nQuestion:",)
 
 TEMPLATE_VERSION = "readi-table-1"
-
-
-class TablePathError(ParseError):
-    """A table reasoning path (Chosen Headers / Constrains) that does not parse."""
-
-    kind = "table_path_syntax"
 
 
 @dataclass(frozen=True)
@@ -120,7 +115,7 @@ class _Instance:
 
 
 class TablePaths:
-    """Readi's reasoning paths on a table, for :func:`agent.readi_loop.run_loop`: chosen headers
+    """Readi's reasoning paths on a table, for :func:`agent.methods.readi_loop.run_loop`: chosen headers
     and row constraints, instantiated as pyql_sql queries. It counts the queries it sends.
     """
 
@@ -238,7 +233,7 @@ class TableReadi:
     """Readi on one table.
 
     Args:
-        llm: any :class:`agent.llm.LLM`.
+        llm: any :class:`agent.llm.client.LLM`.
         max_edits: edit calls at most (default 4).
         max_items: table items given to the QA call.
         timeout: seconds per SQL query.

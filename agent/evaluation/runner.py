@@ -1,13 +1,13 @@
 """The evaluation runner behind ``pyql eval`` (and the single question of ``pyql ask``).
 
-:func:`run_eval` answers every item of a data set (:mod:`agent.datasets`)
+:func:`run_eval` answers every item of a data set (:mod:`agent.evaluation.datasets`)
 with an agent and writes one JSON line per finished question to the run
 file, as soon as it is finished (append, flush, fsync). The line is the
 question's whole trace (:func:`make_record`): the question, its gold
 answers, the agent's answers, every step (the prompt's sha256, or the prompt
 itself with ``trace_prompts="full"``, and the template version; the reply,
 the parsed action, the observation, the rule that fired, timings, tokens,
-KB queries), the totals and the scores (:func:`agent.metrics.score_question`).
+KB queries), the totals and the scores (:func:`agent.evaluation.metrics.score_question`).
 
 Resuming. ``resume=True`` reads the run file first and skips the ids it
 already holds. A last line cut short by a crash (no newline, not JSON) is
@@ -19,7 +19,7 @@ Failed to run. Every record has a ``status``: ``finished`` (the episode ran
 to its end; scored) or ``failed_to_run`` (:mod:`agent.faults`: the LLM
 failed after its retries, the KB could not be reached or did not answer).
 A question that failed to run is written with its ``error`` (``kind:
-message``) and empty ``metrics``; it is not scored (:func:`agent.metrics.aggregate`
+message``) and empty ``metrics``; it is not scored (:func:`agent.evaluation.metrics.aggregate`
 counts it apart), not counted as finished, and run again on resume. After
 ``max_infra_failures`` such questions in a row the run stops by itself
 (:attr:`EvalOutcome.aborted`), instead of writing failures for the rest of
@@ -43,7 +43,7 @@ into the LLM calls, which overlap.
 Example:
     >>> import json, tempfile
     >>> from pathlib import Path
-    >>> from agent.llm import ScriptedLLM, LLMConfig
+    >>> from agent.llm.client import ScriptedLLM, LLMConfig
     >>> item = {"id": "q01", "question": "what category is tropical storm rachel?",
     ...         "entities": {"Tropical Storm Rachel": "m.0crbvqz"}, "answers": ["m.05f4r3k"]}
     >>> llm = ScriptedLLM([" Category.\\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
@@ -69,12 +69,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
-from agent import ranking
-from agent.environments import kb_options, open_environment
-from agent.episode import AgentResult
-from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
-from agent.jsonlines import dumps_line
-from agent.metrics import (
+from agent.errors import EvalError  # noqa: F401 (defined in agent/errors.py)
+from agent.evaluation.environments import kb_options, open_environment
+from agent.evaluation.metrics import (
     CategoryProgress,
     RunMetrics,
     aggregate,
@@ -83,8 +80,12 @@ from agent.metrics import (
     trigger_stats,
     write_summary_markdown,
 )
-from agent.query_agent import AgentConfig, QueryAgent
-from agent.readi import run_readi
+from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
+from agent.jsonlines import dumps_line
+from agent.methods import ranking
+from agent.methods.episode import AgentResult
+from agent.methods.query_agent import AgentConfig, QueryAgent
+from agent.methods.readi import run_readi
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import KB, KBStats
@@ -114,21 +115,10 @@ __all__ = [
     "summary_text",
 ]
 
-#: The ``--method`` values: QueryAgent (here) and Readi (``agent.readi``, when present).
+#: The ``--method`` values: QueryAgent (here) and Readi (``agent.methods.readi``, when present).
 METHODS: tuple[str, ...] = ("queryagent", "readi")
 
 Solver = Callable[[Any, Any, str, AgentConfig], AgentResult]
-
-
-class EvalError(PyQLError, ValueError):
-    """An evaluation cannot start or go on; the message says what to do.
-
-    Example:
-        >>> EvalError("x").kind
-        'eval_error'
-    """
-
-    kind = "eval_error"
 
 
 class RunStopped(BaseException):
@@ -150,7 +140,7 @@ class RunSettings:
         kb: the KB spec (``demo``, a Turtle file, ``oxigraph:PATH``, an endpoint URL); None for table data.
         profile: the KB profile (freebase, wikidata, generic).
         method: one of :data:`METHODS`.
-        feedback: eraser, raw or none (see :class:`agent.query_agent.AgentConfig`).
+        feedback: eraser, raw or none (see :class:`agent.methods.query_agent.AgentConfig`).
         max_steps: the agent's step limit.
         max_repeats: repeats of one failed action before the agent stops that line (QueryAgent).
         run_advice: ERASER's advice runs the step (True) or blocks it (``--advice block``, for ablations).
@@ -160,9 +150,9 @@ class RunSettings:
         max_relations: relations shown per direction before ranking applies.
         trace_prompts: "hash" or "full".
         action_mode: text, tools, grammar or choose.
-        first_relation: choose mode: "ranked" or "model" (see :class:`~agent.query_agent.AgentConfig`).
+        first_relation: choose mode: "ranked" or "model" (see :class:`~agent.methods.query_agent.AgentConfig`).
         choice_preview: choose mode: show each listed step's result preview.
-        prices: a price table for the cost (default :data:`agent.metrics.PRICES`).
+        prices: a price table for the cost (default :data:`agent.evaluation.metrics.PRICES`).
         kb_timeout: seconds one query to a SPARQL endpoint may take in all (None: the backend's 60 s).
         default_graph: the graph IRI an endpoint is queried on (None: the endpoint's default).
         count_cap: distinct values an observation counts exactly per variable (None: the KB's 1,000).
@@ -215,8 +205,8 @@ class RunSettings:
 def solver(method: str) -> Solver:
     """The function that answers one question with ``method``: ``solve(llm, env, question, config)``.
 
-    ``queryagent`` runs :class:`~agent.query_agent.QueryAgent`; ``readi``
-    runs :func:`agent.readi.run_readi`, on a KB or a table alike.
+    ``queryagent`` runs :class:`~agent.methods.query_agent.QueryAgent`; ``readi``
+    runs :func:`agent.methods.readi.run_readi`, on a KB or a table alike.
 
     Raises:
         EvalError: an unknown method.
@@ -227,7 +217,7 @@ def solver(method: str) -> Solver:
         >>> solver("magic")
         Traceback (most recent call last):
         ...
-        agent.runner.EvalError: unknown method 'magic'; use one of queryagent, readi
+        agent.evaluation.runner.EvalError: unknown method 'magic'; use one of queryagent, readi
     """
     if method == "queryagent":
 
@@ -241,7 +231,7 @@ def solver(method: str) -> Solver:
 
 
 def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None) -> Callable[[str | None, list[str]], list[str]] | None:
-    """The ``relation_ranker`` for :class:`~pyql.sparql_environment.SparqlEnvironment` (via :mod:`agent.ranking`).
+    """The ``relation_ranker`` for :class:`~pyql.sparql_environment.SparqlEnvironment` (via :mod:`agent.methods.ranking`).
 
     ``none`` keeps the KB's order (the paper's "w/o RR" ablation); the others
     rank and keep the top ``max_relations``, shuffled (QueryAgent B.3). Calls
@@ -250,7 +240,7 @@ def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None)
 
     Raises:
         EvalError: ``max_relations`` < 1.
-        agent.ranking.RankingError: an unknown name, or the embeddings extra is missing.
+        agent.methods.ranking.RankingError: an unknown name, or the embeddings extra is missing.
 
     Example:
         >>> rank = relation_ranker("bm25", max_relations=1)
@@ -358,7 +348,7 @@ class KBProvider:
 
 
 def environment_for(item: Mapping[str, Any], kb: Any, settings: RunSettings, ranker: Any = None) -> Environment:
-    """A fresh environment for one item, built by :func:`agent.environments.open_environment`
+    """A fresh environment for one item, built by :func:`agent.evaluation.environments.open_environment`
     with the run's feedback mode (the analyzer is fixed here, for the agent).
 
     Raises:
@@ -372,7 +362,7 @@ def model_name(llm: Any) -> str | None:
     """The model name of an LLM object, without asking a server.
 
     Example:
-        >>> from agent.llm import ScriptedLLM
+        >>> from agent.llm.client import ScriptedLLM
         >>> model_name(ScriptedLLM([])), model_name(object())
         ('scripted', None)
     """
@@ -481,7 +471,7 @@ def run_question(
     """Answer one item and return its trace record (:func:`make_record`); see :func:`answer_item`.
 
     Args:
-        item: a data set item (:mod:`agent.datasets`).
+        item: a data set item (:mod:`agent.evaluation.datasets`).
         llm: the LLM.
         settings: the run settings.
         kb: the KB for a KB question (see :class:`KBProvider`).
@@ -780,7 +770,7 @@ def run_eval(
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
 
     Args:
-        items: data set items (:mod:`agent.datasets`); ids must be unique.
+        items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique.
         out: the run file (JSON Lines, appended to).
         llm: the LLM (shared by the workers).
         settings: how to answer (method, feedback, KB ...).

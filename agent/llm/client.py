@@ -13,7 +13,7 @@ Implementations:
   completions endpoint (``mode="completion"``: a base model follows the
   one-shot Thought/Action/Observation format best as a completion). It can
   pass OpenAI tool schemas (native tool calls) and a GBNF grammar (llama.cpp's
-  ``grammar`` field, grammar-constrained decoding, see :mod:`agent.gbnf`).
+  ``grammar`` field, grammar-constrained decoding, see :mod:`agent.llm.gbnf`).
 * :class:`ScriptedLLM` replays given replies and records every prompt it got:
   deterministic tests of the agent loop, API errors and malformed replies.
 
@@ -27,7 +27,7 @@ cost.
 Configuration (:class:`LLMConfig`) comes from flags or from the environment:
 ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``PYQL_MODEL`` (and ``PYQL_LLM_MODE``). A local server
 needs no key (a dummy one is sent). With nothing configured, ``pyql llm serve``
-starts a small local model (see :mod:`agent.local`).
+starts a small local model (see :mod:`agent.llm.local`).
 
 Example:
     >>> llm = ScriptedLLM(["Thought 1: look around.\\nAction 1: get_relation(m.0crbvqz)"])
@@ -47,8 +47,19 @@ import os
 import random
 import time
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, Union, runtime_checkable
+from typing import (
+    Any,
+    Callable,
+    Iterable,
+    Mapping,
+    Protocol,
+    Sequence,
+    TypeVar,
+    Union,
+    runtime_checkable,
+)
 
+from agent.errors import LLMConfigError, LLMError  # noqa: F401 (defined in agent/errors.py)
 from agent.jsonlines import count_unsafe, safe_json, safe_text
 from pyql.errors import PyQLError
 
@@ -100,30 +111,6 @@ _HOW_TO_CONFIGURE = (
 # Errors
 
 
-class LLMError(PyQLError):
-    """The LLM could not be asked, or did not answer usefully.
-
-    Attributes:
-        status: the HTTP status code, when there was one.
-        attempts: how many requests were made (including retries).
-        retryable: whether :func:`with_retries` retries this error (used by
-            :class:`ScriptedLLM` scripts to simulate transient failures).
-
-    Example:
-        >>> e = LLMError("rate limited", status=429, retryable=True)
-        >>> (e.kind, e.status, e.retryable)
-        ('llm_error', 429, True)
-    """
-
-    kind = "llm_error"
-
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0, retryable: bool = False) -> None:
-        super().__init__(message)
-        self.status = status
-        self.attempts = attempts
-        self.retryable = retryable
-
-
 def is_loopback(host: str) -> bool:
     """Whether ``host`` is a loopback address (the only kind the local server may bind).
 
@@ -137,17 +124,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-class LLMConfigError(LLMError, ValueError):
-    """LLM access is not configured, or configured wrongly; the message says how to fix it.
-
-    Example:
-        >>> LLMConfigError("no LLM").kind
-        'llm_config'
-    """
-
-    kind = "llm_config"
 
 
 # ---------------------------------------------------------------------------
@@ -293,7 +269,7 @@ class LLMConfig:
             >>> LLMConfig().resolved()  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             ...
-            agent.llm.LLMConfigError: no LLM is configured: give --base-url URL ...
+            agent.llm.client.LLMConfigError: no LLM is configured: give --base-url URL ...
         """
         if not self.configured:
             raise LLMConfigError("no LLM is configured: " + _HOW_TO_CONFIGURE)
@@ -964,7 +940,7 @@ class ScriptedLLM:
         >>> llm.complete("again")
         Traceback (most recent call last):
         ...
-        agent.llm.LLMError: ScriptedLLM ran out of replies after 2 (request 3, prompt starts 'again'); give it more replies
+        agent.llm.client.LLMError: ScriptedLLM ran out of replies after 2 (request 3, prompt starts 'again'); give it more replies
     """
 
     def __init__(
@@ -1105,7 +1081,7 @@ def complete_action(
     * ``tools``: the action set's OpenAI tool schemas are sent; a tool call is
       written back as an ``Action N:`` line (:func:`reply_action_text`).
     * ``grammar``: a GBNF grammar generated from the action set
-      (:func:`agent.gbnf.action_gbnf`) is sent in llama.cpp's ``grammar``
+      (:func:`agent.llm.gbnf.action_gbnf`) is sent in llama.cpp's ``grammar``
       field, so the model can only write a well-formed action with a known
       name and the right number of arguments.
 
@@ -1115,11 +1091,11 @@ def complete_action(
         actions: the :class:`pyql.actions.ActionSet`.
         mode: one of :data:`ACTION_MODES`.
         step: the step number (fixes ``N`` in the grammar and in tool-call lines).
-        resume: for ``grammar``: where the prompt ends (see :func:`agent.gbnf.action_gbnf`).
+        resume: for ``grammar``: where the prompt ends (see :func:`agent.llm.gbnf.action_gbnf`).
         stop: stop sequences (default: the LLM's configured ones).
-        state: an :class:`agent.gbnf.StateVocabulary`: the grammar
-            (:func:`agent.gbnf.state_gbnf`) and the tool schemas
-            (:func:`agent.gbnf.state_tools`, JSON-schema ``enum`` s) allow only
+        state: an :class:`agent.llm.gbnf.StateVocabulary`: the grammar
+            (:func:`agent.llm.gbnf.state_gbnf`) and the tool schemas
+            (:func:`agent.llm.gbnf.state_tools`, JSON-schema ``enum`` s) allow only
             the entities, variables and relations the episode has.
 
     Raises:
@@ -1139,12 +1115,12 @@ def complete_action(
 
         tools = openai_tools(actions)
         if state is not None:
-            from agent.gbnf import state_tools
+            from agent.llm.gbnf import state_tools
 
             tools = state_tools(tools, actions, state)
         reply = llm.complete(prompt, stop=stop, tools=tools)
     elif mode == "grammar":
-        from agent.gbnf import action_gbnf, state_gbnf
+        from agent.llm.gbnf import action_gbnf, state_gbnf
 
         grammar = (
             state_gbnf(actions, state, step=step, resume=resume) if state is not None
@@ -1152,7 +1128,7 @@ def complete_action(
         )
         reply = llm.complete(prompt, stop=stop, grammar=grammar)
     elif mode == "choose":
-        raise LLMConfigError("the choose mode picks a listed step by number: QueryAgent asks for it (agent.choose), not complete_action")
+        raise LLMConfigError("the choose mode picks a listed step by number: QueryAgent asks for it (agent.methods.choose), not complete_action")
     else:
         raise LLMConfigError(f"unknown action mode {mode!r}; use one of {', '.join(ACTION_MODES)}")
     return reply_action_text(reply, actions, step), reply

@@ -1,7 +1,7 @@
 """Opening a step environment, on a KB or a table, for ``pyql run``, ``ask`` and ``eval``.
 
 :func:`open_environment` is the one place that turns options (command-line
-arguments, or the :class:`~agent.runner.RunSettings` of an evaluation) and,
+arguments, or the :class:`~agent.evaluation.runner.RunSettings` of an evaluation) and,
 for an evaluation, a data set item into a fresh environment:
 
 * a **table** when the item carries one (``item["table"]``) or the options
@@ -29,7 +29,7 @@ import threading
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
-from agent import ranking
+from agent.methods import ranking
 from correction import eraser_for
 from pyql.cli import UsageError, read_entities
 from pyql.environment import Environment
@@ -92,7 +92,7 @@ def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
     ``eraser``: ERASER's guidelines. ``raw``: the raw error, and an empty
     result fails the step. ``none``: no correction; for ``pyql run`` an
     empty result still fails the step, for an agent it is shown as it is
-    (the agent only says that a step failed, see :class:`~agent.query_agent.AgentConfig`).
+    (the agent only says that a step failed, see :class:`~agent.methods.query_agent.AgentConfig`).
     ERASER's guidelines are worded for their reader: an agent is asked to
     re-generate its Thought and Action, a ``pyql run`` user to correct the action.
 
@@ -115,7 +115,7 @@ def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
 def candidate_ranker(name: str | None) -> Callable[[str | None, list[str]], list[str]] | None:
     """The ranker that orders the candidate relations of guidelines and looks, best first.
 
-    It is the ``--ranker`` of the run (:mod:`agent.ranking`), asked for its
+    It is the ``--ranker`` of the run (:mod:`agent.methods.ranking`), asked for its
     full order (``get_relation`` observations keep their own, shuffled, cut).
     None for no name or ``none``: the environment then orders candidates by
     word overlap with the question (:func:`pyql.candidates.rank_relations`).

@@ -1,7 +1,7 @@
 """One episode of an agent, as it is traced: its steps, its result, its prompts.
 
-Both agents (QueryAgent in :mod:`agent.query_agent`, Readi in
-:mod:`agent.readi`) record what they did in the same shapes: a
+Both agents (QueryAgent in :mod:`agent.methods.query_agent`, Readi in
+:mod:`agent.methods.readi`) record what they did in the same shapes: a
 :class:`StepTrace` per LLM call or action, and one :class:`AgentResult` per
 question, which the runner writes as the question's trace line. Prompts come
 from the jinja2 templates in ``agent/templates`` (:func:`prompt_templates`)
@@ -25,8 +25,8 @@ from typing import Any, Mapping
 
 import jinja2
 
+from agent.errors import AgentConfigError  # noqa: F401 (defined in agent/errors.py)
 from agent.faults import FAILED_TO_RUN, FINISHED, error_kind
-from pyql.errors import PyQLError
 
 __all__ = [
     "TEMPLATE_VERSION",
@@ -41,12 +41,6 @@ __all__ = [
 
 #: The version of QueryAgent's prompt templates, written into every trace record.
 TEMPLATE_VERSION = "queryagent-1"
-
-
-class AgentConfigError(PyQLError, ValueError):
-    """A bad agent setting (unknown mode, missing example file ...)."""
-
-    kind = "agent_config"
 
 
 def prompt_templates() -> jinja2.Environment:

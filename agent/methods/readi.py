@@ -1,7 +1,7 @@
 """Readi: generate reasoning paths, instantiate them, edit only when necessary.
 
 1. **Generation**: the LLM writes one path per topic entity (one call).
-2. **Instantiation** (:mod:`agent.instantiate`): relation binding + BFS path
+2. **Instantiation** (:mod:`agent.methods.instantiate`): relation binding + BFS path
    connecting on the KB, as PyQL chains.
 3. **Editing, only when necessary**: if a relation does not connect, a path
    is empty, or a path ends on unnamed relationship nodes, the LLM gets the
@@ -16,7 +16,7 @@
 
 Example:
     >>> from pyql.kb import KB
-    >>> from agent.llm import ScriptedLLM
+    >>> from agent.llm.client import ScriptedLLM
     >>> llm = ScriptedLLM(["One entity.\\nPath: {\\"Jamaica\\": [Jamaica -> location.country.languages_spoken]}"])
     >>> result = Readi(llm, ReadiConfig(skip_qa=True)).run(KB.open("demo"), "what languages are spoken in jamaica?", {"Jamaica": "m.03_r3"})
     >>> sorted(a["value"] for a in result.answers), result.llm_calls, result.extra["isr"]
@@ -32,14 +32,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from agent.episode import AgentResult, StepTrace, prompt_templates
 from agent.faults import FAILED_TO_RUN, FINISHED
-from agent.gbnf import path_gbnf
-from agent.instantiate import Instantiator, PathInstance
-from agent.llm import LLM
-from agent.readi_loop import LoopOutcome, ask_llm, run_loop
-from agent.readi_table import TableReadi
-from agent.reasoning_path import (
+from agent.llm.client import LLM
+from agent.llm.gbnf import path_gbnf
+from agent.methods.episode import AgentResult, StepTrace, prompt_templates
+from agent.methods.instantiate import Instantiator, PathInstance
+from agent.methods.readi_loop import LoopOutcome, ask_llm, run_loop
+from agent.methods.readi_table import TableReadi
+from agent.methods.reasoning_path import (
     PathSpec,
     PathSyntaxError,
     parse_paths,
@@ -102,8 +102,8 @@ def parse_answers(text: str) -> list[str]:
 
 
 class KBPaths:
-    """Readi's reasoning paths on a KB, for :func:`agent.readi_loop.run_loop`: relation paths
-    from the topic entities, instantiated as PyQL chains (:class:`~agent.instantiate.Instantiator`).
+    """Readi's reasoning paths on a KB, for :func:`agent.methods.readi_loop.run_loop`: relation paths
+    from the topic entities, instantiated as PyQL chains (:class:`~agent.methods.instantiate.Instantiator`).
     """
 
     stop = _STOP
@@ -177,7 +177,7 @@ class KBPaths:
     def edit_grammar(
         self, paths: tuple[PathSpec, ...], results: list[PathInstance], feedback: tuple[list[str], str, list[str]]
     ) -> str | None:
-        """On a local llama.cpp server: the edit's GBNF (:func:`agent.gbnf.path_gbnf`), None without candidates.
+        """On a local llama.cpp server: the edit's GBNF (:func:`agent.llm.gbnf.path_gbnf`), None without candidates.
 
         The paths start at the topic entities and use only the prompt's
         candidate relations and the relations the paths were bound to, so an
@@ -223,7 +223,7 @@ class Readi:
     """The Readi method on a knowledge base.
 
     Args:
-        llm: any :class:`agent.llm.LLM`.
+        llm: any :class:`agent.llm.client.LLM`.
         config: a :class:`ReadiConfig`.
         ranker: relation ranker for binding and for candidates (BM25 by default).
         vocabulary: the KB's relation names (read from the KB if None).
@@ -241,7 +241,7 @@ class Readi:
 
         LLM failures end the run with ``result.error`` set and the status
         ``failed_to_run`` (also when the final QA call fails); KB errors raise
-        (:func:`agent.runner.solve` tells a KB that cannot be reached from the query's fault).
+        (:func:`agent.evaluation.runner.solve` tells a KB that cannot be reached from the query's fault).
         """
         started = time.perf_counter()
         queries0 = kb.stats.queries
@@ -357,7 +357,7 @@ def run_readi(llm: LLM, env: Any, question: str, config: Any = None) -> AgentRes
     Example:
         >>> from pyql.kb import KB
         >>> from pyql.sparql_environment import SparqlEnvironment
-        >>> from agent.llm import ScriptedLLM
+        >>> from agent.llm.client import ScriptedLLM
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Jamaica": "m.03_r3"})
         >>> llm = ScriptedLLM(["Path: Jamaica -> location.country.languages_spoken", "So {Jamaican English}."])
         >>> run_readi(llm, env, "what languages are spoken in jamaica?").llm_calls

@@ -48,8 +48,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.errors import MetricsError  # noqa: F401 (defined in agent/errors.py)
 from agent.faults import failed_to_run
-from pyql.errors import PyQLError
 
 __all__ = [
     "BENCHMARKS",
@@ -114,17 +114,6 @@ _TYPED = re.compile(r'^"(.*)"(?:\^\^\S+|@[A-Za-z-]+)$', re.DOTALL)
 _MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})T00:00:00(?:\.0+)?(?:Z|[+-]00:00)?$")
 _TRUE = {"yes", "true"}
 _FALSE = {"no", "false"}
-
-
-class MetricsError(PyQLError, ValueError):
-    """Bad input to a metric (an unreadable price table, a malformed run record).
-
-    Example:
-        >>> MetricsError("x").kind
-        'bad_metrics'
-    """
-
-    kind = "bad_metrics"
 
 
 # ---------------------------------------------------------------------------

@@ -267,7 +267,7 @@ def path_gbnf(starts: Sequence[str], relations: Sequence[str], max_length: int, 
     the path grammar needs it) and follows 1..``max_length`` of
     ``relations`` (the edit prompt's candidates and the relations the paths
     were bound to); up to ``max_paths`` paths, separated by ``; ``. Every
-    sentence is a reply :func:`agent.reasoning_path.parse_paths` reads.
+    sentence is a reply :func:`agent.methods.reasoning_path.parse_paths` reads.
 
     Raises:
         ValueError: no start, no relation, or a length below 1.
@@ -754,7 +754,7 @@ class LlamaGrammarChecker:
     whether the text is a complete sentence of the grammar.
 
     Args:
-        model_path: a GGUF file (e.g. :func:`agent.local.model_path`).
+        model_path: a GGUF file (e.g. :func:`agent.llm.local.model_path`).
 
     Raises:
         ImportError: llama-cpp-python is not installed.

@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agent.llm import LLM, LLMReply
+from agent.llm.client import LLM, LLMReply
 from pyql.next_steps import NextStep, next_steps, variable_kinds
 
 __all__ = [

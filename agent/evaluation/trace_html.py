@@ -6,7 +6,7 @@ forbids scripts and remote loads: it opens from a file, offline, and
 nothing in a question, reply or observation can run as code (every text is
 HTML-escaped). It shows:
 
-* a summary header: the metrics table of the run (:mod:`agent.metrics`)
+* a summary header: the metrics table of the run (:mod:`agent.evaluation.metrics`)
   and the ERASER triggers per rule;
 * an index of the questions with their F1;
 * per question: the question, linked entities, gold and predicted answers
@@ -49,8 +49,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import jinja2
 
-from agent.metrics import aggregate, answer_keys, record_scores, trigger_stats
-from agent.runner import reply_thought
+from agent.evaluation.metrics import (
+    aggregate,
+    answer_keys,
+    record_scores,
+    trigger_stats,
+)
+from agent.evaluation.runner import reply_thought
 
 __all__ = ["OPEN_LIMIT", "OUTCOMES", "question_view", "render_html", "write_html"]
 
@@ -181,7 +186,7 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
 
 
 def render_html(records: Sequence[Mapping[str, Any]] | Iterable[Mapping[str, Any]], *, title: str = "pyql run", source: str | None = None) -> str:
-    """The page for run records (one per question, as :func:`agent.runner.read_run` gives them)."""
+    """The page for run records (one per question, as :func:`agent.evaluation.runner.read_run` gives them)."""
     records = list(records)
     metrics = aggregate(records)
     stats = trigger_stats(records)

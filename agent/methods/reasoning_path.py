@@ -32,9 +32,10 @@ from typing import Mapping, Sequence
 import lark
 from lark.exceptions import LarkError, UnexpectedInput
 
+from agent.errors import PathSyntaxError  # noqa: F401 (defined in agent/errors.py)
 from agent.jsonlines import safe_text
 from grammars import lark_parser
-from pyql.errors import ParseError, QueryError
+from pyql.errors import QueryError
 from pyql.profiles import Profile
 from pyql.query import Query
 from pyql.steps import Fact
@@ -65,12 +66,6 @@ _ARROW_RE = re.compile(r"-->|->|→|=>|⟶")
 _ROG_RE = re.compile(r"<PATH>(.*?)</PATH>", re.S)
 _ESCAPES = {"n": "\n", "r": "\r"}
 _NO_PATH = "no reasoning path found: write one path per topic entity as Entity -> relation -> relation"
-
-
-class PathSyntaxError(ParseError):
-    """A reasoning path that does not parse."""
-
-    kind = "path_syntax"
 
 
 @dataclass(frozen=True)
@@ -197,7 +192,7 @@ def parse_paths(text: str | bytes, topics: Sequence[str] = (), *, beams: int = 1
         >>> parse_paths("Path: nothing here")
         Traceback (most recent call last):
         ...
-        agent.reasoning_path.PathSyntaxError: no reasoning path found: write one path per topic entity as Entity -> relation -> relation
+        agent.methods.reasoning_path.PathSyntaxError: no reasoning path found: write one path per topic entity as Entity -> relation -> relation
     """
     text = clean_text(text)
     relation_beams = parse_relation_paths(text)

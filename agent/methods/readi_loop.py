@@ -2,15 +2,15 @@
 
 Readi (Cheng et al., 2024) asks the LLM for a reasoning path, instantiates
 it on the data, and asks for an edit only when the instance shows a problem.
-The loop is the same on a knowledge base (:mod:`agent.readi`: relation
-paths, instantiated as PyQL chains) and on a table (:mod:`agent.readi_table`:
+The loop is the same on a knowledge base (:mod:`agent.methods.readi`: relation
+paths, instantiated as PyQL chains) and on a table (:mod:`agent.methods.readi_table`:
 chosen headers and row constraints); what differs is given by a
 :class:`PathMethod`: how a path is read, how it is instantiated, what needs
 an edit and how the edit prompt says it. Answering from the instances stays
 with each method.
 
 Example:
-    >>> from agent.llm import ScriptedLLM
+    >>> from agent.llm.client import ScriptedLLM
     >>> class Words:
     ...     stop, unchanged, empty_path = ["\\n"], "same again", []
     ...     def generate_prompt(self, question): return question
@@ -34,8 +34,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
-from agent.episode import StepTrace, prompt_hash
-from agent.llm import LLM, LLMError
+from agent.llm.client import LLM, LLMError
+from agent.methods.episode import StepTrace, prompt_hash
 from pyql.errors import ParseError
 
 __all__ = ["PathMethod", "LoopOutcome", "ask_llm", "run_loop"]
@@ -110,7 +110,7 @@ def ask_llm(
     """One LLM call of Readi, traced (the call's kind in the trace's ``action``); None when the LLM failed.
 
     Example:
-        >>> from agent.llm import ScriptedLLM
+        >>> from agent.llm.client import ScriptedLLM
         >>> traces = []
         >>> ask_llm(ScriptedLLM(["Path: x"]), "p", "generate_path", traces, ["\\nQ:"]), traces[0].action
         ('Path: x', 'generate_path')
@@ -151,7 +151,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     description of its instance as the observation.
 
     Example:
-        >>> from agent.llm import ScriptedLLM
+        >>> from agent.llm.client import ScriptedLLM
         >>> class Numbers:
         ...     stop, unchanged, empty_path = ["\\n"], "same again", []
         ...     def generate_prompt(self, question): return question

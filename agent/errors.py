@@ -1,0 +1,155 @@
+"""The errors of the agent package, all in the :class:`~pyql.errors.PyQLError` tree.
+
+Each carries a ``kind`` (the stable word a run file and ``--json`` output
+use) and a message that says what to do. Modules re-export the classes they
+raise, so ``from agent.llm.client import LLMError`` keeps working.
+
+Example:
+    >>> issubclass(ScorerError, PyQLError), ScorerError("x").kind
+    (True, 'scorer_error')
+"""
+
+from __future__ import annotations
+
+from pyql.errors import ParseError, PyQLError
+
+__all__ = [
+    "AgentConfigError", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError",
+    "MetricsError", "MissingDependencyError", "PathSyntaxError", "RankingError", "ScorerError", "SmokeError",
+    "TablePathError",
+]
+
+
+class LLMError(PyQLError):
+    """The LLM could not be asked, or did not answer usefully.
+
+    Attributes:
+        status: the HTTP status code, when there was one.
+        attempts: how many requests were made (including retries).
+        retryable: whether :func:`with_retries` retries this error (used by
+            :class:`ScriptedLLM` scripts to simulate transient failures).
+
+    Example:
+        >>> e = LLMError("rate limited", status=429, retryable=True)
+        >>> (e.kind, e.status, e.retryable)
+        ('llm_error', 429, True)
+    """
+
+    kind = "llm_error"
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+        self.retryable = retryable
+
+
+class LLMConfigError(LLMError, ValueError):
+    """LLM access is not configured, or configured wrongly; the message says how to fix it.
+
+    Example:
+        >>> LLMConfigError("no LLM").kind
+        'llm_config'
+    """
+
+    kind = "llm_config"
+
+
+class ScorerError(PyQLError, RuntimeError):
+    """The model that scores relations cannot be loaded or run (the message says what to do).
+
+    Example:
+        >>> ScorerError("no model").kind
+        'scorer_error'
+    """
+
+    kind = "scorer_error"
+
+
+class DatasetError(PyQLError, ValueError):
+    """A data set file cannot be read or is in no known format; the message names the file and the fix.
+
+    Example:
+        >>> DatasetError("x").kind
+        'bad_dataset'
+    """
+
+    kind = "bad_dataset"
+
+
+class SmokeError(DatasetError):
+    """A smoke run cannot start (unknown benchmark, fixtures not found).
+
+    Example:
+        >>> SmokeError("x").kind
+        'bad_dataset'
+    """
+
+
+class MetricsError(PyQLError, ValueError):
+    """Bad input to a metric (an unreadable price table, a malformed run record).
+
+    Example:
+        >>> MetricsError("x").kind
+        'bad_metrics'
+    """
+
+    kind = "bad_metrics"
+
+
+class EvalError(PyQLError, ValueError):
+    """An evaluation cannot start or go on; the message says what to do.
+
+    Example:
+        >>> EvalError("x").kind
+        'eval_error'
+    """
+
+    kind = "eval_error"
+
+
+class RankingError(PyQLError, ValueError):
+    """A ranker or :func:`select_relations` was asked for something it cannot do.
+
+    Example:
+        >>> RankingError("bad").kind
+        'ranking_error'
+    """
+
+    kind = "ranking_error"
+
+
+class MissingDependencyError(RankingError, ImportError):
+    """An optional dependency of a ranker is not installed; the message has the pip command.
+
+    Example:
+        >>> e = MissingDependencyError("no numpy")
+        >>> (e.kind, isinstance(e, ImportError))
+        ('missing_dependency', True)
+    """
+
+    kind = "missing_dependency"
+
+
+class AgentConfigError(PyQLError, ValueError):
+    """A bad agent setting (unknown mode, missing example file ...)."""
+
+    kind = "agent_config"
+
+
+class InstantiationError(PyQLError):
+    """The KB cannot be used for instantiation (e.g. no relation vocabulary)."""
+
+    kind = "instantiation"
+
+
+class PathSyntaxError(ParseError):
+    """A reasoning path that does not parse."""
+
+    kind = "path_syntax"
+
+
+class TablePathError(ParseError):
+    """A table reasoning path (Chosen Headers / Constrains) that does not parse."""
+
+    kind = "table_path_syntax"
