@@ -305,7 +305,8 @@ def _announce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: dict) -> Pa
 def test_ask_uses_a_running_serve_instead_of_starting_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from agent.llm.client import LLMConfig, local
+    from agent.llm import local
+    from agent.llm.client import LLMConfig
 
     fake = _Models()
     try:
@@ -328,7 +329,7 @@ def test_ask_uses_a_running_serve_instead_of_starting_one(tmp_path: Path, monkey
 
 
 def test_a_stale_state_file_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent.llm.client import local
+    from agent.llm import local
     port = local.free_port()  # nothing listens there
     path = _announce(tmp_path, monkeypatch, {"pid": 1, "port": port, "base_url": f"http://127.0.0.1:{port}/v1", "model": "m"})
     assert local.running_server(timeout=0.5) is None and not path.exists()
@@ -352,7 +353,7 @@ def test_serve_writes_and_removes_its_state_file(tmp_path: Path, monkeypatch: py
     import subprocess
     import sys
 
-    from agent.llm.client import local
+    from agent.llm import local
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     seen: dict = {}
 
