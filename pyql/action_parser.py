@@ -496,7 +496,7 @@ def parse_action(text: str) -> ActionCall:
         >>> parse_action("add_fact(a,,b)")
         Traceback (most recent call last):
         ...
-        pyql.action_parser.ActionSyntaxError: invalid action syntax at character 11: unexpected ','; expected an argument (in 'add_fact(a,,b)'). Write one action like name(arg1, arg2).
+        pyql.errors.ActionSyntaxError: invalid action syntax at character 11: unexpected ','; expected an argument (in 'add_fact(a,,b)'). Write one action like name(arg1, arg2).
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_action() needs a str, not {type(text).__name__}")
@@ -734,7 +734,7 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
         >>> extract_action("Action 5: execute()()")
         Traceback (most recent call last):
         ...
-        pyql.action_parser.ActionSyntaxError: unexpected text after the call at column 20: '()'. The action line must hold only the action, e.g. get_relation(m.0abc); put explanations in the Thought, and quote a value that contains a parenthesis or a quote.
+        pyql.errors.ActionSyntaxError: unexpected text after the call at column 20: '()'. The action line must hold only the action, e.g. get_relation(m.0abc); put explanations in the Thought, and quote a value that contains a parenthesis or a quote.
     """
     if not isinstance(reply, str):
         raise TypeError(f"extract_action() needs a str, not {type(reply).__name__}")

@@ -107,7 +107,7 @@ def decode_utf8(data: bytes, where: str, error: type[PyQLError] = UsageError) ->
         >>> decode_utf8(b"ok\\nab\\xff", "standard input")
         Traceback (most recent call last):
         ...
-        pyql.cli.UsageError: standard input is not UTF-8: byte 0xff at line 2, column 3 (invalid start byte); convert it (e.g. iconv -f latin1 -t utf-8)
+        pyql.errors.UsageError: standard input is not UTF-8: byte 0xff at line 2, column 3 (invalid start byte); convert it (e.g. iconv -f latin1 -t utf-8)
     """
     try:
         return data.decode("utf-8-sig")
@@ -131,7 +131,7 @@ def read_text(path: str, what: str, error: type[PyQLError] = UsageError) -> str:
         >>> read_text("/nonexistent/a.txt", "actions")
         Traceback (most recent call last):
         ...
-        pyql.cli.UsageError: actions file not found: /nonexistent/a.txt
+        pyql.errors.UsageError: actions file not found: /nonexistent/a.txt
     """
     if path == "-":
         stream = getattr(sys.stdin, "buffer", None)

@@ -246,6 +246,7 @@ class LegacySyntaxError(ParseError):
         line: 1-based line number of the problem.
 
     Example:
+        >>> from pyql.action_parser import parse_legacy_program
         >>> try:
         ...     parse_legacy_program("a=PyQL()\\na.add_fact('x0', 'r'\\n")
         ... except LegacySyntaxError as e:
@@ -276,6 +277,7 @@ class MultipleActionsError(ParseError):
             label) starts.
 
     Example:
+        >>> from pyql.action_parser import extract_action
         >>> try:
         ...     extract_action("Action 3: execute()\\nObservation 3: ok\\nAction 4: execute()")
         ... except MultipleActionsError as e:
@@ -302,6 +304,7 @@ class NoActionError(ParseError):
     """An LLM reply contains no action (e.g. ``Action 3:`` followed by prose).
 
     Example:
+        >>> from pyql.action_parser import extract_action
         >>> try:
         ...     extract_action("Action 3: Since we couldn't find a suitable relation, we stop.")
         ... except NoActionError as e:
@@ -320,6 +323,7 @@ class ActionSyntaxError(ParseError):
     ``expected`` lists what would have been accepted, e.g. ``["','", "')'"]``.
 
     Example:
+        >>> from pyql.action_parser import parse_action
         >>> try:
         ...     parse_action("add_fact(m.1, r")
         ... except ActionSyntaxError as e:

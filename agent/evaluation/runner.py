@@ -217,7 +217,7 @@ def solver(method: str) -> Solver:
         >>> solver("magic")
         Traceback (most recent call last):
         ...
-        agent.evaluation.runner.EvalError: unknown method 'magic'; use one of queryagent, readi
+        agent.errors.EvalError: unknown method 'magic'; use one of queryagent, readi
     """
     if method == "queryagent":
 
@@ -240,7 +240,7 @@ def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None)
 
     Raises:
         EvalError: ``max_relations`` < 1.
-        agent.methods.ranking.RankingError: an unknown name, or the embeddings extra is missing.
+        agent.errors.RankingError: an unknown name, or the embeddings extra is missing.
 
     Example:
         >>> rank = relation_ranker("bm25", max_relations=1)
@@ -352,7 +352,7 @@ def environment_for(item: Mapping[str, Any], kb: Any, settings: RunSettings, ran
     with the run's feedback mode (the analyzer is fixed here, for the agent).
 
     Raises:
-        pyql.cli.UsageError: a KB question but no KB.
+        pyql.errors.UsageError: a KB question but no KB.
         pyql_sql.errors.TableInputError: the item's table does not load.
     """
     return open_environment(settings, item, kb=kb, ranker=ranker, agent=True)

@@ -269,7 +269,7 @@ class LLMConfig:
             >>> LLMConfig().resolved()  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             ...
-            agent.llm.client.LLMConfigError: no LLM is configured: give --base-url URL ...
+            agent.errors.LLMConfigError: no LLM is configured: give --base-url URL ...
         """
         if not self.configured:
             raise LLMConfigError("no LLM is configured: " + _HOW_TO_CONFIGURE)
@@ -940,7 +940,7 @@ class ScriptedLLM:
         >>> llm.complete("again")
         Traceback (most recent call last):
         ...
-        agent.llm.client.LLMError: ScriptedLLM ran out of replies after 2 (request 3, prompt starts 'again'); give it more replies
+        agent.errors.LLMError: ScriptedLLM ran out of replies after 2 (request 3, prompt starts 'again'); give it more replies
     """
 
     def __init__(

@@ -338,7 +338,7 @@ class LocalServer:
         >>> LocalServer("/nonexistent.gguf", host="0.0.0.0").start()
         Traceback (most recent call last):
         ...
-        agent.llm.client.LLMConfigError: the local server only binds loopback addresses (127.0.0.1, ::1, localhost), not '0.0.0.0'
+        agent.errors.LLMConfigError: the local server only binds loopback addresses (127.0.0.1, ::1, localhost), not '0.0.0.0'
     """
 
     def __init__(

@@ -907,7 +907,7 @@ def get_ranker(name: str, **options: Any) -> Ranker:
         >>> get_ranker("tfidf")
         Traceback (most recent call last):
         ...
-        agent.methods.ranking.RankingError: unknown relation ranker 'tfidf'; choose one of: bm25, embedding, hybrid, none
+        agent.errors.RankingError: unknown relation ranker 'tfidf'; choose one of: bm25, embedding, hybrid, none
     """
     key = name.strip().lower() if isinstance(name, str) else name
     if key == "bm25":
@@ -968,7 +968,7 @@ def select_relations(
         >>> select_relations("q", rels, order="random")
         Traceback (most recent call last):
         ...
-        agent.methods.ranking.RankingError: unknown order 'random'; choose one of: shuffle, score, alpha
+        agent.errors.RankingError: unknown order 'random'; choose one of: shuffle, score, alpha
     """
     global _DEFAULT_RANKER
     if order not in ORDERS:

@@ -192,7 +192,7 @@ def parse_paths(text: str | bytes, topics: Sequence[str] = (), *, beams: int = 1
         >>> parse_paths("Path: nothing here")
         Traceback (most recent call last):
         ...
-        agent.methods.reasoning_path.PathSyntaxError: no reasoning path found: write one path per topic entity as Entity -> relation -> relation
+        agent.errors.PathSyntaxError: no reasoning path found: write one path per topic entity as Entity -> relation -> relation
     """
     text = clean_text(text)
     relation_beams = parse_relation_paths(text)
