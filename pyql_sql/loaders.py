@@ -204,34 +204,12 @@ def load_sqlite_table(path: str, name: str | None = None) -> Table:
     except SQLError as exc:
         raise TableInputError(str(exc)) from None
     try:
-        try:
-            tables = [r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
-            )]
-        except sqlite3.DatabaseError as exc:
-            raise TableInputError(f"{path} is not a readable SQLite database: {exc}") from None
-        listed = ", ".join(repr(t) for t in tables) or "none"
-        if name is None:
-            if len(tables) != 1:
-                raise TableInputError(f"{path} has {len(tables)} tables; choose one with --table (tables: {listed})")
-            name = tables[0]
-        if name not in tables:
-            raise TableInputError(f"no table {name!r} in {path}; tables: {listed}")
+        name = _choose_table(conn, path, name)
         quoted = '"' + name.replace('"', '""') + '"'
         columns = [r[1] for r in conn.execute(f"PRAGMA table_info({quoted})")]
         if columns and columns == [f"col{i}" for i in range(len(columns))]:
-            header = _wikisql_headers(file, name, len(columns))
-            if header is None:
-                raise TableInputError(
-                    f"table {name!r} in {path} has WikiSQL's anonymous columns col0..col{len(columns) - 1} and "
-                    f"no headers; put WikiSQL's {file.stem}.tables.jsonl next to {file.name} (its headers are "
-                    "read from there), or give the table with --table-json"
-                )
             conn.close()
-            try:
-                return Table.from_wikisql_db(file, name, header=header)
-            except SQLError as exc:
-                raise TableInputError(f"{path}: {exc}") from None
+            return _wikisql_db_table(file, path, name, len(columns))
         try:
             rows = conn.execute(f"SELECT * FROM {quoted}").fetchall()
         except sqlite3.Error as exc:
@@ -242,3 +220,36 @@ def load_sqlite_table(path: str, name: str | None = None) -> Table:
         return Table.from_rows(columns, rows, name=name)
     except SQLError as exc:
         raise TableInputError(f"{path}, table {name!r}: {exc}") from None
+
+
+def _choose_table(conn: sqlite3.Connection, path: str, name: str | None) -> str:
+    """The table ``name`` of the database, or its only table when ``name`` is None."""
+    try:
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )]
+    except sqlite3.DatabaseError as exc:
+        raise TableInputError(f"{path} is not a readable SQLite database: {exc}") from None
+    listed = ", ".join(repr(t) for t in tables) or "none"
+    if name is None:
+        if len(tables) != 1:
+            raise TableInputError(f"{path} has {len(tables)} tables; choose one with --table (tables: {listed})")
+        name = tables[0]
+    if name not in tables:
+        raise TableInputError(f"no table {name!r} in {path}; tables: {listed}")
+    return name
+
+
+def _wikisql_db_table(file: Path, path: str, name: str, width: int) -> Table:
+    """A table of a WikiSQL ``.db`` (anonymous columns ``col0..colN``), headed from its ``tables.jsonl``."""
+    header = _wikisql_headers(file, name, width)
+    if header is None:
+        raise TableInputError(
+            f"table {name!r} in {path} has WikiSQL's anonymous columns col0..col{width - 1} and "
+            f"no headers; put WikiSQL's {file.stem}.tables.jsonl next to {file.name} (its headers are "
+            "read from there), or give the table with --table-json"
+        )
+    try:
+        return Table.from_wikisql_db(file, name, header=header)
+    except SQLError as exc:
+        raise TableInputError(f"{path}: {exc}") from None

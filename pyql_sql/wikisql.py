@@ -467,6 +467,7 @@ class _GoldParser:
         return raw
 
     def parse(self) -> dict[str, Any]:
+        """The WikiSQL form of the whole text: SELECT part, FROM part, WHERE conditions, nothing else."""
         self.ws()
         if self.keyword("SELECT") is None:
             m = re.match(r"\s*([A-Za-z]+)", self.s)
@@ -475,6 +476,14 @@ class _GoldParser:
             what = m.group(1).upper()
             article = "an" if what[0] in "AEIOU" else "a"
             raise _Reject("not_select", f"{article} {what} statement, not a SELECT query")
+        sel, agg = self.selected()
+        self.table_name()
+        conds = self.conditions() if self.keyword("WHERE") else []
+        self.clause_break()
+        return {"sel": sel, "agg": agg, "conds": conds}
+
+    def selected(self) -> tuple[int, int]:
+        """After SELECT: the one column, its aggregation code, an optional alias."""
         if self.keyword("DISTINCT"):
             raise _Reject("not_wikisql_shape", "it has SELECT DISTINCT")
         self.ws()
@@ -509,6 +518,10 @@ class _GoldParser:
                 if not m:
                     raise _Reject("malformed", f"missing alias after AS at {self.rest()!r}")
                 self.i = m.end()
+        return sel, agg
+
+    def table_name(self) -> None:
+        """``FROM table`` (the name is skipped, not checked); a second selected column is rejected first."""
         self.ws()
         if self.s.startswith(",", self.i):
             raise _Reject("not_wikisql_shape", "it selects several columns")
@@ -522,26 +535,26 @@ class _GoldParser:
             if not m:
                 raise _Reject("malformed", f"missing table name at {self.rest()!r}")
             self.i = m.end()
+
+    def conditions(self) -> list[list[Any]]:
+        """After WHERE: AND-ed ``column op value`` conditions in WikiSQL's form."""
         conds: list[list[Any]] = []
-        if self.keyword("WHERE"):
-            while True:
-                col = self.column("the WHERE clause")
-                self.ws()
-                m = re.compile(r"<>|!=|>=|<=|==|=|<|>").match(self.s, self.i)
-                if not m:
-                    word = re.compile(r"[A-Za-z]+").match(self.s, self.i)
-                    if word and word.group(0).upper() in {"LIKE", "IN", "BETWEEN", "IS", "NOT", "GLOB"}:
-                        raise _Reject("not_wikisql_shape", f"it uses the {word.group(0).upper()} operator")
-                    raise _Reject("malformed", f"expected an operator at {self.rest()!r}")
-                op = "=" if m.group(0) == "==" else m.group(0)
-                if op not in COND_OPS[:3]:
-                    raise _Reject("not_wikisql_shape", f"operator {op!r} is not one of WikiSQL's =, >, <")
-                self.i = m.end()
-                conds.append([col, COND_OPS.index(op), self.value()])
-                if self.keyword("AND") is None:
-                    break
-        self.clause_break()
-        return {"sel": sel, "agg": agg, "conds": conds}
+        while True:
+            col = self.column("the WHERE clause")
+            self.ws()
+            m = re.compile(r"<>|!=|>=|<=|==|=|<|>").match(self.s, self.i)
+            if not m:
+                word = re.compile(r"[A-Za-z]+").match(self.s, self.i)
+                if word and word.group(0).upper() in {"LIKE", "IN", "BETWEEN", "IS", "NOT", "GLOB"}:
+                    raise _Reject("not_wikisql_shape", f"it uses the {word.group(0).upper()} operator")
+                raise _Reject("malformed", f"expected an operator at {self.rest()!r}")
+            op = "=" if m.group(0) == "==" else m.group(0)
+            if op not in COND_OPS[:3]:
+                raise _Reject("not_wikisql_shape", f"operator {op!r} is not one of WikiSQL's =, >, <")
+            self.i = m.end()
+            conds.append([col, COND_OPS.index(op), self.value()])
+            if self.keyword("AND") is None:
+                return conds
 
 
 def parse_gold_sql(sql: str, headers: Sequence[str], *, repair: bool = False) -> GoldParse:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent.evaluation.datasets import (
+    FORMATS,
     DatasetError,
+    dataset_format,
     detect_format,
+    formats,
+    get_format,
     graph_query_actions,
     load_dataset,
     load_linking,
@@ -19,6 +26,9 @@ from agent.evaluation.datasets import (
     read_wtq_table,
     sparql_actions,
 )
+from agent.evaluation.datasets.reading import first_line, read_records
+from agent.evaluation.datasets.registry import Registry, Source, registry
+from agent.evaluation.metrics import wtq_denotation_match
 
 DATA = Path(__file__).resolve().parent / "data"
 GRAILQA = DATA / "grailqa" / "grailqa_v1.0_dev.json"
@@ -381,3 +391,111 @@ def test_detection_does_not_confuse_the_new_formats_with_webqsp() -> None:
     assert detect_format(json.loads(GRAILQA.read_text())[0]) == "grailqa"
     assert detect_format(json.loads(CWQ.read_text())[0]) == "cwq"
     assert detect_format(json.loads(WIKISQL.read_text().splitlines()[0])) == "wikisql"
+
+
+# ---------------------------------------------------------------------------
+# The registry: every format is one entry, detected and loaded on its fixture
+
+
+def _graphq_fixture(tmp_path: Path) -> Path:
+    records = json.loads(GRAILQA.read_text())
+    for r in records:
+        r.pop("level")
+    path = tmp_path / "graphq_test.json"
+    path.write_text(json.dumps(records))
+    return path
+
+
+def _webqsp_raw_fixture(tmp_path: Path) -> Path:
+    raw = {"Version": "1.0", "Questions": [{"QuestionId": "WebQTest-9", "ProcessedQuestion": "what does jamaican people speak",
+           "Parses": [{"TopicEntityMid": "m.03_r3", "TopicEntityName": "Jamaica",
+                       "Answers": [{"AnswerType": "Entity", "AnswerArgument": "m.01428y", "EntityName": "Jamaican English"}]}]}]}
+    path = tmp_path / "WebQSP.test.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def _dbbench_fixture(tmp_path: Path) -> Path:
+    table = {"table_name": "T", "table_info": {"columns": [{"name": "a", "type": "TEXT"}], "rows": [["1"], ["2"]]}}
+    rows = [{"description": "How many rows?", "label": ["2"], "table": table, "sql": {"query": "SELECT COUNT(a) FROM T"}, "type": ["counting"]},
+            {"description": "Add a row.", "label": ["INSERT ..."], "table": table, "type": ["INSERT"]}]
+    path = tmp_path / "dev.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    return path
+
+
+#: Format → its fixture (tests/data, or written from the published layout where tests/data has none).
+FIXTURES = {
+    "pyql": lambda tmp: Path(str(resources.files("pyql") / "data" / "demo_questions.jsonl")),
+    "webqsp": lambda tmp: WEBQSP,
+    "webqsp-raw": _webqsp_raw_fixture,
+    "dbbench": _dbbench_fixture,
+    "grailqa": lambda tmp: GRAILQA,
+    "graphq": _graphq_fixture,
+    "cwq": lambda tmp: CWQ,
+    "wikisql": lambda tmp: WIKISQL,
+    "metaqa": lambda tmp: METAQA3,
+    "wtq": lambda tmp: WTQ,
+}
+
+
+def test_every_registered_format_has_a_fixture_here() -> None:
+    assert FORMATS == tuple(f.name for f in formats()) and sorted(FORMATS) == sorted(FIXTURES)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_each_format_is_detected_and_loaded_on_its_fixture(name: str, tmp_path: Path) -> None:
+    fmt = get_format(name)
+    assert fmt is not None and fmt.name == name and fmt.gold
+    path = FIXTURES[name](tmp_path)
+    text = path.read_text(encoding="utf-8")
+    if fmt.shape == "records":
+        records, _ = read_records(path, text)
+        assert detect_format(records[0]) == name
+    else:
+        assert registry.detect_text(first_line(text), path) == name
+    ds = load_dataset(path)
+    assert ds.format == name and len(ds) > 0
+    assert all(item["source"] == name for item in ds) and any(item["answers"] for item in ds)
+    assert set(ds[0]) >= {"id", "question", "entities", "answers", "actions", "table", "source", "kind"}
+
+
+def test_detection_priorities_are_explicit_and_distinct() -> None:
+    for shape in ("records", "text"):
+        priorities = [f.priority for f in formats() if f.shape == shape]
+        assert len(priorities) == len(set(priorities)), shape
+    # the more specific formats go first: GrailQA before GraphQ (same fields plus level), pyql last
+    order = [f.name for f in registry.by_priority("records")]
+    assert order.index("grailqa") < order.index("graphq") and order[-1] == "pyql"
+
+
+def test_the_known_formats_message_names_every_family() -> None:
+    message = registry.known()
+    families = {f.family for f in formats()}
+    assert all(any(f.known and f.known in message for f in formats() if f.family == family) for family in families)
+    assert message.startswith("known formats: pyql JSON Lines") and " and WikiTableQuestions TSV" in message
+
+
+def test_metric_hooks_come_from_the_formats() -> None:
+    wtq = get_format("wtq")
+    assert wtq is not None and wtq.denotation is wtq_denotation_match
+    assert [f.name for f in formats() if f.denotation is not None] == ["wtq"]
+    grail = get_format("grailqa")
+    assert grail is not None and grail.category == "level" and grail.category_order[0] == "i.i.d."
+    benchmarks = {f.name: f.benchmark([{"id": "2-hop-qa_test-0"}]) for f in formats() if f.benchmark is not None}
+    assert benchmarks == {"webqsp-raw": "webqsp", "dbbench": "wikisql", "metaqa": "metaqa-2hop"}
+
+
+def test_a_new_format_registers_into_a_registry_of_its_own(tmp_path: Path) -> None:
+    mine = Registry()
+
+    @dataset_format("mine", shape="records", priority=5, detect=lambda r: "q" in r, known="my JSON (q, a)", into=mine)
+    def load_mine(source: Source) -> Iterator[dict[str, Any]]:
+        for index, rec in source.each():
+            yield {"id": f"{source.stem}-{index}", "answers": [rec["a"]]}
+
+    src = Source(tmp_path / "x.jsonl", "", "mine", [{"q": "?", "a": 1}, {"q": "!", "a": 2}], registry=mine)
+    assert [i["answers"] for i in mine.get("mine").load(src)] == [[1], [2]]
+    assert mine.known() == "known formats: my JSON (q, a)" and "mine" not in registry
+    with pytest.raises(ValueError, match="registered twice"):
+        dataset_format("mine", shape="records", priority=6, detect=bool, into=mine)(load_mine)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.evaluation.datasets import load_dataset
+from agent.evaluation.datasets import formats, load_dataset
 from agent.evaluation.smoke import (
     SMOKE,
     SmokeError,
@@ -49,6 +49,15 @@ def test_smoke_run_scores_every_item(benchmark: str, tmp_path: Path) -> None:
     assert summary["questions"] == m.questions and summary["metrics"]["em"] == 1.0
     table = (tmp_path / "smoke.summary.md").read_text()  # the paper-layout table next to the summary JSON
     assert "as in the papers' tables" in table and "| this run: queryagent, gold-replay | pyql | 100.0 |" in table
+
+
+def test_the_smoke_runs_are_the_fixtures_the_formats_register() -> None:
+    registered = {benchmark: fmt.name for fmt in formats() for benchmark in fmt.smoke}
+    assert sorted(SMOKE) == sorted(registered) == [
+        "cwq", "grailqa", "metaqa-1hop", "metaqa-2hop", "metaqa-3hop", "webqsp", "wikisql", "wtq"
+    ]
+    for benchmark, name in registered.items():
+        assert load_dataset(DATA / SMOKE[benchmark]["data"], limit=1).format == name
 
 
 def test_grailqa_replays_superlatives_and_comparisons_and_leaves_out_what_cannot_be_replayed(tmp_path: Path) -> None:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -49,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import MetricsError  # noqa: F401 (defined in agent/errors.py)
+from agent.evaluation.datasets import formats, get_format
+from agent.evaluation.datasets.wtq import wtq_denotation_match, wtq_normalize, wtq_value  # noqa: F401 (the wtq format's hook)
 from agent.faults import failed_to_run
 
 __all__ = [
@@ -404,9 +405,10 @@ def _mean(values: Sequence[float]) -> float:
 def record_scores(record: Mapping[str, Any]) -> dict[str, float]:
     """The scores of one run record, recomputed from its answers and gold (if it has gold).
 
-    Adds ``em`` (:func:`exact_match`); a WikiTableQuestions record
-    (``source`` ``wtq``) scores denotation with WTQ's own value rules
-    (:func:`wtq_denotation_match`).
+    Adds ``em`` (:func:`exact_match`); a record whose format has its own
+    denotation check (the ``denotation`` hook of its data set format, e.g.
+    ``wtq``: WTQ's value rules, :func:`wtq_denotation_match`) scores
+    denotation with it.
 
     Example:
         >>> record_scores({"answers": [{"value": "3", "label": None}], "gold": ["3"]})["f1"]
@@ -420,8 +422,9 @@ def record_scores(record: Mapping[str, Any]) -> dict[str, float]:
     answers = record.get("answers") or []
     scores = score_question(answers, gold, table=bool(record.get("table")))
     scores["em"] = exact_match(answers, gold)
-    if record.get("source") == "wtq":
-        scores["denotation"] = 1.0 if wtq_denotation_match(answers, gold) else 0.0
+    fmt = get_format(record.get("source"))
+    if fmt is not None and fmt.denotation is not None:
+        scores["denotation"] = 1.0 if fmt.denotation(answers, gold) else 0.0
     return scores
 
 
@@ -593,6 +596,21 @@ def readi_metrics(records: Sequence[Mapping[str, Any]]) -> dict[str, float] | No
     }
 
 
+def _record_cost(record: Mapping[str, Any], prices: Mapping[str, tuple[float, float]] | None) -> float:
+    """A record's cost: its own ``cost_usd`` unless a price table is given, else from its tokens and model."""
+    if record.get("cost_usd") is not None and prices is None:
+        return float(record["cost_usd"])
+    return cost_usd(record.get("model"), int(record.get("tokens_in") or 0), int(record.get("tokens_out") or 0), prices)
+
+
+def _tally(records: Sequence[Mapping[str, Any]], key: str) -> Counter[str]:
+    """The sum over the records of a ``{name: times}`` field (``advice``, ``escalations``)."""
+    total: Counter[str] = Counter()
+    for r in records:
+        total.update({str(k): int(v) for k, v in (r.get(key) or {}).items()})
+    return total
+
+
 def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[float, float]] | None = None) -> RunMetrics:
     """Aggregate the records of a run (one per question, as the runner writes them).
 
@@ -622,20 +640,10 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         return RunMetrics(failed_to_run=failed)
     scores = [record_scores(r) for r in records]
     tables = [s for s, r in zip(scores, records) if r.get("table")]
-    costs = []
-    for r in records:
-        if r.get("cost_usd") is not None and prices is None:
-            costs.append(float(r["cost_usd"]))
-        else:
-            costs.append(cost_usd(r.get("model"), int(r.get("tokens_in") or 0), int(r.get("tokens_out") or 0), prices))
+    total_cost = sum(_record_cost(r, prices) for r in records)
     stats = trigger_stats(records)
     rules = dict(stats.counts.most_common()) if stats is not None else {}
-    advice: Counter[str] = Counter()
-    escalations: Counter[str] = Counter()
-    for r in records:
-        advice.update({str(k): int(v) for k, v in (r.get("advice") or {}).items()})
-        escalations.update({str(k): int(v) for k, v in (r.get("escalations") or {}).items()})
-    total_cost = sum(costs)
+    advice, escalations = _tally(records, "advice"), _tally(records, "escalations")
     return RunMetrics(
         readi=readi_metrics(records),
         questions=n,
@@ -665,145 +673,14 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
 
 
 # ---------------------------------------------------------------------------
-# WikiTableQuestions denotation (the value rules of WTQ's official evaluator)
-
-_WTQ_QUOTES = (re.compile("[\u2018\u2019\u00b4`]"), "'")
-_WTQ_DQUOTES = (re.compile("[\u201c\u201d]"), '"')
-_WTQ_DASHES = (re.compile("[\u2010\u2011\u2012\u2013\u2014\u2212]"), "-")
-_WTQ_CITATION = re.compile(r"((?<!^)\[[^\]]*\]|\[\d+\]|[\u2022\u2666\u2020\u2021*#+])*$")
-_WTQ_PARENS = re.compile(r"(?<!^)( \([^)]*\))*$")
-_WTQ_OUTER_QUOTES = re.compile(r'^"([^"]*)"$')
-
-
-def wtq_normalize(text: Any) -> str:
-    """WTQ's string normalization: accents and quote/dash variants unified, trailing
-    citations (``[1]``, ``*``) and parenthesized details dropped, outer quotes and a
-    final period removed, spaces collapsed, lower case.
-
-    Example:
-        >>> wtq_normalize("Café Nouveau (band)[2]"), wtq_normalize('"Yes."'), wtq_normalize("1–0")
-        ('cafe nouveau', 'yes', '1-0')
-    """
-    x = "".join(c for c in unicodedata.normalize("NFKD", str(text)) if unicodedata.category(c) != "Mn")
-    for pattern, repl in (_WTQ_QUOTES, _WTQ_DQUOTES, _WTQ_DASHES):
-        x = pattern.sub(repl, x)
-    while True:
-        old = x
-        x = _WTQ_CITATION.sub("", x.strip())
-        x = _WTQ_PARENS.sub("", x.strip())
-        x = _WTQ_OUTER_QUOTES.sub(r"\1", x.strip())
-        if x == old:
-            break
-    x = x.removesuffix(".")
-    return re.sub(r"\s+", " ", x).lower().strip()
-
-
-def _wtq_number(text: str) -> float | None:
-    try:
-        return float(int(text))
-    except ValueError:
-        pass
-    try:
-        amount = float(text)
-    except ValueError:
-        return None
-    return None if math.isnan(amount) or math.isinf(amount) else amount
-
-
-def _wtq_date(text: str) -> tuple[int, int, int] | None:
-    parts = text.lower().split("-")
-    if len(parts) != 3:
-        return None
-    try:
-        year = -1 if parts[0] in ("xx", "xxxx") else int(parts[0])
-        month = -1 if parts[1] == "xx" else int(parts[1])
-        day = -1 if parts[2] == "xx" else int(parts[2])
-    except ValueError:
-        return None
-    if year == month == day == -1 or not (month == -1 or 1 <= month <= 12) or not (day == -1 or 1 <= day <= 31):
-        return None
-    return year, month, day
-
-
-def _wtq_text(value: Any) -> str:
-    if isinstance(value, Mapping):
-        value = value.get("value")
-    return "" if value is None else str(value).strip()
-
-
-def wtq_value(value: Any) -> tuple[str, Any]:
-    """One answer as a WTQ value: ``("number", x)``, ``("date", (y, m, d))`` or ``("string", text)``.
-
-    As in WTQ's evaluator (``to_value``), a value that reads as a number is a
-    number, a ``yyyy-mm-dd`` date (``xx`` for an unknown part) is a date, and a
-    date with only a year is the number of that year. A gold value that
-    carries WTQ's CoreNLP canonical form (``{"value": "Season 2", "canon":
-    "2.0"}``, from ``tagged/data/*.tagged``) is read from its canonical form,
-    as the official evaluator does with ``targetCanon``.
-
-    Example:
-        >>> wtq_value("22"), wtq_value("1994-xx-xx"), wtq_value("2009-11-xx"), wtq_value(" Hama ")
-        (('number', 22.0), ('number', 1994.0), ('date', (2009, 11, -1)), ('string', 'hama'))
-        >>> wtq_value({"value": "December 6, 2010", "canon": "2010-12-06"}), wtq_value("December 6, 2010")
-        (('date', (2010, 12, 6)), ('string', 'december 6, 2010'))
-    """
-    text = _wtq_text(value)
-    canon = value.get("canon") if isinstance(value, Mapping) else None
-    source = str(canon).strip() if canon else text
-    amount = _wtq_number(source)
-    if amount is not None:
-        return ("number", amount)
-    date = _wtq_date(source)
-    if date is not None:
-        return ("number", float(date[0])) if date[1] == date[2] == -1 else ("date", date)
-    return ("string", wtq_normalize(text))
-
-
-def _wtq_match(target: Any, predicted: Any) -> bool:
-    """The official ``target.match(predicted)``: the same normalized text, or equal numbers or dates."""
-    if wtq_normalize(_wtq_text(target)) == wtq_normalize(_wtq_text(predicted)):
-        return True
-    t, p = wtq_value(target), wtq_value(predicted)
-    if t[0] == "number" and p[0] == "number":
-        return abs(t[1] - p[1]) < 1e-6
-    return t[0] == "date" and p[0] == "date" and t[1] == p[1]
-
-
-def _wtq_distinct(values: Sequence[Any]) -> list[Any]:
-    """The values once each, as the evaluator's ``set`` of values (numbers by amount, dates by day, text normalized)."""
-    seen: dict[tuple[str, Any], Any] = {}
-    for v in values:
-        seen.setdefault(wtq_value(v), v)
-    return list(seen.values())
-
-
-def wtq_denotation_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
-    """WTQ's denotation accuracy for one question (``check_denotation`` of the official evaluator):
-    as many distinct predictions as distinct gold values, and every gold value matched by a
-    prediction (:func:`wtq_value`; gold values may carry their canonical form).
-
-    Example:
-        >>> wtq_denotation_match([{"value": "10.0"}], ["10"]), wtq_denotation_match(["Abu al-Duhur"], ["abu al-duhur"])
-        (True, True)
-        >>> wtq_denotation_match(["Morocco", "France"], ["Morocco", "France", "Spain"])
-        False
-        >>> wtq_denotation_match(["2"], ["Season 2"]), wtq_denotation_match(["2"], [{"value": "Season 2", "canon": "2.0"}])
-        (False, True)
-    """
-    predicted, gold = _wtq_distinct(predicted), _wtq_distinct(gold)
-    if len(predicted) != len(gold):
-        return False
-    return all(any(_wtq_match(t, p) for p in predicted) for t in gold)
-
-
-# ---------------------------------------------------------------------------
 # Per-category tables (GrailQA levels, CWQ compositionality types, MetaQA question types)
 
-#: ``--by`` values. Both read a record's ``kind``: the GrailQA level
-#: (i.i.d./compositional/zero-shot), the CWQ compositionality type, the MetaQA
-#: question type (``actor_to_movie``...) or the dbbench query type.
-CATEGORY_KEYS: tuple[str, ...] = ("level", "type")
-_LEVEL_ORDER = ("i.i.d.", "compositional", "zero-shot")
+#: ``--by`` values, the ``category`` keys of the data set formats. Both read a record's
+#: ``kind``: the GrailQA level (i.i.d./compositional/zero-shot), the CWQ compositionality
+#: type, the MetaQA question type (``actor_to_movie``...) or the dbbench query type.
+CATEGORY_KEYS: tuple[str, ...] = tuple(sorted({fmt.category for fmt in formats()}))
+#: Categories listed in a fixed order first (the formats' ``category_order``: GrailQA's levels).
+_LEVEL_ORDER: tuple[str, ...] = tuple(name for fmt in formats() for name in fmt.category_order)
 
 
 def category_of(record: Mapping[str, Any], by: str) -> str:
@@ -965,14 +842,14 @@ PAPER_RESULTS: tuple[tuple[str, str, str, dict[str, float]], ...] = (
     ("wtq", "Readi Table 2", "Readi, GPT-4", {"denotation": 61.3}),
 )
 
-_SOURCE_BENCHMARK = {"webqsp": "webqsp", "webqsp-raw": "webqsp", "dbbench": "wikisql", "wikisql": "wikisql"}
-_HOP = re.compile(r"^([123])-?hop", re.IGNORECASE)
 
 
 def benchmark_of(records: Sequence[Mapping[str, Any]]) -> str | None:
     """The benchmark of a run (a key of :data:`BENCHMARKS`), from its records' ``source``; None if unknown.
 
-    MetaQA records carry their hop in the id (``3-hop-qa_test-0``).
+    The format of the most frequent source names it (its ``benchmark`` hook:
+    WebQSP raw is ``webqsp``, dbbench ``wikisql``; MetaQA records carry
+    their hop in the id, ``3-hop-qa_test-0``), else the source itself.
 
     Example:
         >>> benchmark_of([{"source": "grailqa", "id": "1"}]), benchmark_of([{"source": "metaqa", "id": "3-hop-qa_test-0"}])
@@ -984,10 +861,8 @@ def benchmark_of(records: Sequence[Mapping[str, Any]]) -> str | None:
     if not counts:
         return None
     source = counts.most_common(1)[0][0]
-    if source == "metaqa":
-        hops = Counter(m.group(1) for r in records if (m := _HOP.match(str(r.get("id", "")))))
-        return f"metaqa-{hops.most_common(1)[0][0]}hop" if hops else "metaqa"
-    name = _SOURCE_BENCHMARK.get(source, source)
+    fmt = get_format(source)
+    name = fmt.benchmark(records) if fmt is not None and fmt.benchmark is not None else source
     return name if name in BENCHMARKS else None
 
 
@@ -1064,7 +939,8 @@ def summary_markdown(
     if benchmark is not None:
         parts.append(f"## {BENCHMARKS[benchmark][0]}, as in the papers' tables\n\n" + paper_table(records, benchmark, run_label=label, prices=prices))
     if any(r.get("kind") not in (None, "") for r in records):
-        by = "level" if benchmark == "grailqa" else "type"
+        fmt = get_format(Counter(str(r.get("source")) for r in records).most_common(1)[0][0])
+        by = fmt.category if fmt is not None else "type"
         parts.append(f"## Per {by}\n\n" + category_table(records, by, prices))
     parts.append("## All metrics\n\n" + aggregate(records, prices).table())
     return "\n\n".join(parts) + "\n"

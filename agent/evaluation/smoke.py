@@ -1,7 +1,8 @@
 """Smoke runs: the whole ``pyql eval`` pipeline on a few items of each benchmark, without Freebase or an LLM.
 
-For each benchmark (:data:`SMOKE`) a handful of real items (the fixtures in
-``tests/data/``, in the dataset's published format) is loaded by
+For each benchmark (:data:`SMOKE`: the smoke fixtures the data set formats
+register) a handful of real items (the fixtures in ``tests/data/``, in the
+dataset's published format) is loaded by
 :mod:`agent.evaluation.datasets`, a tiny KB is built from the items' own gold queries
 (:func:`gold_turtle`: GrailQA/GraphQ ``graph_query``, CWQ/WebQSP SPARQL
 triple patterns; MetaQA 1-hop uses a ``kb.txt`` excerpt, 2/3-hop a
@@ -39,7 +40,12 @@ from typing import Any, TextIO
 import rdflib
 
 from agent.errors import SmokeError  # noqa: F401 (defined in agent/errors.py)
-from agent.evaluation.datasets import DatasetError, load_dataset, metaqa_relation
+from agent.evaluation.datasets import (
+    DatasetError,
+    formats,
+    load_dataset,
+    metaqa_relation,
+)
 from agent.evaluation.metrics import summary_markdown_path
 from agent.evaluation.runner import EvalOutcome, RunSettings, run_eval, summary_text
 from agent.llm.client import LLMConfig, ScriptedLLM
@@ -63,25 +69,13 @@ _MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 _TRIPLE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s*\.$")
 
 #: Benchmark → data file, optional entity-linking file, KB, profile and gold-action files (paths
-#: relative to the fixtures folder). KB ``gold``: a tiny KB built from the items' gold queries;
-#: ``metaqa-items``: a tiny MetaQA ``kb.txt`` built from the items' question types and answers
-#: (:func:`metaqa_kb_lines`); None: table questions. GrailQA runs with its gold entities (the graph
-#: query's entity nodes), as the linking fixture leaves one of its items out on purpose.
+#: relative to the fixtures folder), as each data set format registers them (the ``smoke`` of its
+#: :class:`~agent.evaluation.datasets.DatasetFormat`). KB ``gold``: a tiny KB built from the items'
+#: gold queries; ``metaqa-items``: a tiny MetaQA ``kb.txt`` built from the items' question types and
+#: answers (:func:`metaqa_kb_lines`); None: table questions. GrailQA runs with its gold entities (the
+#: graph query's entity nodes), as the linking fixture leaves one of its items out on purpose.
 SMOKE: dict[str, dict[str, Any]] = {
-    "grailqa": {"data": "grailqa/grailqa_v1.0_dev.json", "kb": "gold", "profile": "freebase"},
-    "webqsp": {"data": "webqsp/WebQSP_test_processed.json", "kb": "gold", "profile": "freebase"},
-    "cwq": {"data": "cwq/ComplexWebQuestions_sample.json", "kb": "gold", "profile": "freebase"},
-    "metaqa-1hop": {"data": "metaqa/1-hop/vanilla/qa_test.txt", "kb": "metaqa:metaqa/kb.txt", "profile": "generic"},
-    "metaqa-2hop": {"data": "metaqa/2-hop/vanilla/qa_test.txt", "kb": "metaqa-items", "profile": "generic"},
-    "metaqa-3hop": {"data": "metaqa/3-hop/vanilla/qa_test.txt", "kb": "metaqa-items", "profile": "generic"},
-    "wikisql": {"data": "wikisql/dev.jsonl", "kb": None, "profile": "freebase"},
-    "wtq": {
-        "data": "wtq/data/training-before300.tsv",
-        "kb": None,
-        "profile": "freebase",
-        "actions": "wtq/gold_actions.json",
-        "readi": "wtq/gold_readi.json",
-    },
+    benchmark: dict(spec) for fmt in formats() for benchmark, spec in fmt.smoke.items()
 }
 
 #: The ``--method`` values a smoke run replays: QueryAgent's action chains, or Readi's paths.
@@ -350,7 +344,26 @@ def smoke_run(
         raise SmokeError(f"smoke fixture not found: {data} (the fixtures live in the source checkout's tests/data; give --data)")
     if linking is None and spec.get("linking"):
         linking = root / spec["linking"]
-    items = [dict(i) for i in load_dataset(data, limit=limit, linking=linking).items]
+    items, tables = _replayable_items(spec, root, load_dataset(data, limit=limit, linking=linking).items, method)
+    if not items:
+        raise SmokeError(f"no item of {data} has a gold chain to replay")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    kb = _smoke_kb(spec, items, root, out)
+    replies = readi_replies(items, tables) if method == "readi" else gold_replies(items)
+    llm = ScriptedLLM(replies, config=LLMConfig(mode="completion"), model="gold-replay")
+    settings = RunSettings(kb=kb, profile=spec["profile"], feedback=feedback, method=method)
+    run = out / "smoke.jsonl"
+    if run.exists():
+        run.unlink()
+    return run_eval(items, run, llm, settings, progress=progress, dataset=str(data))
+
+
+def _replayable_items(
+    spec: Mapping[str, Any], root: Path, loaded: Sequence[Mapping[str, Any]], method: str
+) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+    """The items with a gold chain to replay (the fixture's own action chains replace theirs), and Readi's table paths."""
+    items = [dict(i) for i in loaded]
     tables: dict[str, str] | None = None
     if method == "readi" and spec.get("readi"):
         tables = json.loads((root / spec["readi"]).read_text(encoding="utf-8"))
@@ -358,33 +371,23 @@ def smoke_run(
     elif spec.get("actions"):
         chains = json.loads((root / spec["actions"]).read_text(encoding="utf-8"))
         items = [dict(i, actions=chains[i["id"]]) for i in items if i["id"] in chains]
-    items = [i for i in items if i.get("actions") or (tables and i["id"] in tables)]
-    if not items:
-        raise SmokeError(f"no item of {data} has a gold chain to replay")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    kb: Any = None
+    return [i for i in items if i.get("actions") or (tables and i["id"] in tables)], tables
+
+
+def _smoke_kb(spec: Mapping[str, Any], items: Sequence[Mapping[str, Any]], root: Path, out: Path) -> str | None:
+    """The KB spec of a smoke run: a gold KB or a MetaQA ``kb.txt`` written in ``out``, the fixture's KB, or None (tables)."""
     if spec["kb"] == "gold":
         kb_file = out / "gold_kb.ttl"
         kb_file.write_text(gold_turtle(items), encoding="utf-8")
-        kb = str(kb_file)
-    elif spec["kb"] == "metaqa-items":
+        return str(kb_file)
+    if spec["kb"] == "metaqa-items":
         kb_file = out / "kb.txt"
         kb_file.write_text("\n".join(metaqa_kb_lines(items)) + "\n", encoding="utf-8")
-        kb = f"metaqa:{kb_file}"
-    elif spec["kb"]:
+        return f"metaqa:{kb_file}"
+    if spec["kb"]:
         kind, _, rel = str(spec["kb"]).partition(":")
-        kb = f"{kind}:{root / rel}"
-    if method == "readi":
-        replies = readi_replies(items, tables)
-    else:
-        replies = gold_replies(items)
-    llm = ScriptedLLM(replies, config=LLMConfig(mode="completion"), model="gold-replay")
-    settings = RunSettings(kb=kb, profile=spec["profile"], feedback=feedback, method=method)
-    run = out / "smoke.jsonl"
-    if run.exists():
-        run.unlink()
-    return run_eval(items, run, llm, settings, progress=progress, dataset=str(data))
+        return f"{kind}:{root / rel}"
+    return None
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
