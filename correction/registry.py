@@ -191,7 +191,7 @@ class Registry:
         >>> reg.get("nope")
         Traceback (most recent call last):
         ...
-        correction.registry.UnknownRuleError: no ERASER rule 'nope'; registered rules: late, early
+        correction.errors.UnknownRuleError: no ERASER rule 'nope'; registered rules: late, early
     """
 
     def __init__(self) -> None:
