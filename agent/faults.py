@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.errors import LLMError
+from pyql.echo import one_line
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable
 
 __all__ = [
@@ -99,16 +100,16 @@ def infra_failure(exc: BaseException | None, kb: Any = None) -> InfraFailure | N
     if exc is None:
         return None
     if isinstance(exc, LLMError):
-        return InfraFailure("llm_error", _one_line(exc))
+        return InfraFailure("llm_error", _said(exc))
     if isinstance(exc, EngineUnavailable):
-        return InfraFailure("engine_unavailable", _one_line(exc))
+        return InfraFailure("engine_unavailable", _said(exc))
     if isinstance(exc, EngineTimeout) and kb is not None:
         try:
             kb.ask(PROBE_QUERY)
         except (EngineUnavailable, EngineTimeout) as probe:
             return InfraFailure(
                 "engine_timeout",
-                f"{_one_line(exc)}; a trivial query ({PROBE_QUERY}) got no answer either ({_one_line(probe)}): "
+                f"{_said(exc)}; a trivial query ({PROBE_QUERY}) got no answer either ({_said(probe)}): "
                 "the KB is not answering",
             )
         except EngineError:  # the probe was refused (an engine without ASK): the KB answers, so the query was slow
@@ -140,5 +141,7 @@ def failed_to_run(record: Mapping[str, Any]) -> bool:
     return error_kind(record.get("error")) in ("llm_error", "engine_unavailable")
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+def _said(exc: BaseException) -> str:
+    """What an exception says, on one line and whole (its class name when it says nothing)."""
+    text = str(exc)
+    return one_line(text, limit=len(text)) or type(exc).__name__

@@ -38,7 +38,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Iterable
 
 from correction.errors import EraserError  # noqa: F401 (defined in correction/errors.py)
-from correction.facts import env_side, facts
+from correction.facts import env_side, facts, kb_side
 from correction.guidelines import renderer
 from correction.registry import Registry, Rule
 from correction.registry import registry as default_registry
@@ -135,7 +135,8 @@ class Eraser:
 
     def _check(self, record: StepRecord, env: Environment) -> Feedback | None:
         side = env_side(env)
-        kb_stats = getattr(getattr(env, "kb", None), "stats", None)
+        kb_env = kb_side(env)
+        kb_stats = kb_env.kb.stats if kb_env is not None else None
         advice: tuple[Rule, dict[str, Any]] | None = None
         for found in self.rules(side, record.phase):
             if found.actions is not None and record.action not in found.actions:

@@ -11,6 +11,13 @@ before a rule calls a relation unknown or misdirected.
 The view is computed lazily and cached for the step being analyzed, so many
 rules asking the same question cost one computation.
 
+Rules read an environment through protocols, the side chosen once by
+``env.side``: :func:`kb_side` gives a SPARQL environment as a
+:class:`KBRules` (the :class:`~pyql.sparql_actions.KBContext` its actions
+read, plus its memory and relation ranking), :func:`table_side` a SQL one as
+a :class:`TableRules` (the :class:`~pyql_sql.actions.TableContext`, plus its
+memory). Nothing probes an environment's attributes.
+
 Example:
     >>> from pyql.kb import KB
     >>> from pyql.sparql_environment import SparqlEnvironment
@@ -26,17 +33,41 @@ from __future__ import annotations
 import re
 import threading
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, cast
 
+from correction.errors import RuleError
 from pyql.action_parser import Arg
+from pyql.echo import one_line
 from pyql.errors import PyQLError
 from pyql.observation import Observation, Relations, Value
+from pyql.sparql_actions import KBContext
 from pyql.terms import IRI, BlankNode, Literal, Term, Variable, parse_term
+from pyql_sql.actions import TableContext
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
+    from pyql.profiles import Profile
+    from pyql.query import Query
+    from pyql.sparql_environment import SparqlMemory
+    from pyql.steps import Step
+    from pyql_sql.environment import TableMemory
 
-__all__ = ["Facts", "facts", "QueryShape", "query_shape", "env_side", "is_relation_name", "is_entity_name", "value_kind", "term_kind"]
+__all__ = [
+    "Facts",
+    "facts",
+    "QueryShape",
+    "query_shape",
+    "env_side",
+    "KBRules",
+    "TableRules",
+    "kb_side",
+    "table_side",
+    "message_text",
+    "is_relation_name",
+    "is_entity_name",
+    "value_kind",
+    "term_kind",
+]
 
 _FREEBASE_MID_RE = re.compile(r"[mg]\.[0-9a-z_]+\Z")
 _WIKIDATA_PROPERTY_RE = re.compile(r"(?:(?:wdt|p|ps|pq):)?P[0-9]+\Z")
@@ -54,7 +85,74 @@ def env_side(env: Any) -> str:
     return str(env.side)
 
 
-def is_relation_name(short: str, profile: Any) -> bool:
+class KBRules(KBContext, Protocol):
+    """What rules read of an environment on a KB (side "sparql"): what its actions
+    read (:class:`~pyql.sparql_actions.KBContext`), its memory and its relation ranking
+    (:class:`~pyql.sparql_environment.SparqlEnvironment` offers it)."""
+
+    memory: SparqlMemory
+
+    def rank_relations(self, relations: Iterable[str], limit: int | None = None) -> list[str]:
+        """Relations ordered best first against the question."""
+
+
+class TableRules(TableContext, Protocol):
+    """What rules read of an environment on a table (side "sql"): what its actions
+    read (:class:`~pyql_sql.actions.TableContext`) and its memory
+    (:class:`~pyql_sql.environment.TableEnvironment` offers it)."""
+
+    memory: TableMemory
+
+
+def kb_side(env: Environment) -> KBRules | None:
+    """The environment as rules read it on a KB, when its side is "sparql" (else None).
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql_sql import Table
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> kb_side(SparqlEnvironment(KB.open("demo"))).kb.profile.name
+        'freebase'
+        >>> kb_side(TableEnvironment(Table.from_rows(["a"], [["1"]]))) is None
+        True
+    """
+    return cast("KBRules", env) if env.side == "sparql" else None
+
+
+def table_side(env: Environment) -> TableRules:
+    """The environment as rules read it on a table (its side must be "sql").
+
+    Raises:
+        RuleError: the environment is not on the SQL side (a rule declared for
+            the wrong side).
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> table_side(TableEnvironment(Table.from_rows(["a"], [["1"]]))).table.headers
+        ('a',)
+    """
+    if env.side != "sql":
+        raise RuleError(f"a table rule ran on the {env.side!r} side")
+    return cast("TableRules", env)
+
+
+def message_text(message: str, limit: int) -> str:
+    """A message as a guideline quotes it: on one line, without its final period,
+    cut to ``limit`` characters (``...`` included).
+
+    Example:
+        >>> message_text("Parse error.\\n  Expected )", 240)
+        'Parse error. Expected )'
+        >>> message_text("abcdefgh", 6)
+        'abc...'
+    """
+    message = one_line(message, limit=len(message)).rstrip(". ")
+    return message if len(message) <= limit else one_line(message, limit=limit - 3)
+
+
+def is_relation_name(short: str, profile: Profile | None) -> bool:
     """Whether a name is shaped like a relation of the profile (not an entity or a type).
 
     Freebase relations have three or more dot-separated parts
@@ -67,7 +165,7 @@ def is_relation_name(short: str, profile: Any) -> bool:
         >>> [is_relation_name(n, FREEBASE) for n in ("a.b.c", "m.0crbvqz", "a.b")]
         [True, False, False]
     """
-    bare = getattr(profile, "bare_names", None)
+    bare = profile.bare_names if profile is not None else None
     if bare == "freebase":
         parts = short.split(".")
         return len(parts) >= 3 and parts[0] not in ("m", "g") and all(parts)
@@ -76,7 +174,7 @@ def is_relation_name(short: str, profile: Any) -> bool:
     return False
 
 
-def is_entity_name(short: str, profile: Any) -> bool:
+def is_entity_name(short: str, profile: Profile | None) -> bool:
     """Whether a name is shaped like an entity id of the profile (``m.0abc``, ``Q42``).
 
     Example:
@@ -84,7 +182,7 @@ def is_entity_name(short: str, profile: Any) -> bool:
         >>> [is_entity_name(n, FREEBASE) for n in ("m.0crbvqz", "g.11b6_z1", "a.b.c", "a.b")]
         [True, True, False, False]
     """
-    bare = getattr(profile, "bare_names", None)
+    bare = profile.bare_names if profile is not None else None
     if bare == "freebase":
         return bool(_FREEBASE_MID_RE.match(short))
     if bare == "wikidata":
@@ -134,12 +232,17 @@ class Facts:
     Args:
         record: the step.
         env: its environment.
+
+    Attributes:
+        kb_env: the environment as rules read it on a KB (:func:`kb_side`),
+            None on another side.
     """
 
     def __init__(self, record: StepRecord, env: Environment) -> None:
         self.record = record
         self.env = env
         self.memory = env.memory
+        self.kb_env = kb_side(env)
         self._asked: dict[tuple[str, str, str | None], bool | None] = {}
 
     # -- the step ---------------------------------------------------------------
@@ -149,9 +252,14 @@ class Facts:
         return self.record.index + 1
 
     @property
-    def profile(self) -> Any:
-        kb = getattr(self.env, "kb", None)
-        return getattr(kb, "profile", None)
+    def profile(self) -> Profile | None:
+        """The naming rules of the KB (None off the KB side)."""
+        return self.kb_env.kb.profile if self.kb_env is not None else None
+
+    @property
+    def query_steps(self) -> tuple[Step, ...]:
+        """The steps of the current query on a KB (none off the KB side)."""
+        return self.kb_env.query.steps if self.kb_env is not None else ()
 
     @cached_property
     def call_args(self) -> dict[str, Arg]:
@@ -205,7 +313,7 @@ class Facts:
     @property
     def shape(self) -> QueryShape:
         """Visible variables, answer variable and yes/no form of the current query (folded once per query)."""
-        return query_shape(self.env.query)
+        return query_shape(self.kb_env.query if self.kb_env is not None else None)
 
     @property
     def visible(self) -> list[str]:
@@ -238,14 +346,19 @@ class Facts:
         """Linked entities and entities seen in accepted results."""
         return set(self.linked) | set(self.memory.seen)
 
+    @property
+    def _relations(self) -> dict[str, Relations]:
+        """Every accepted ``get_relation`` result, by argument (none off the KB side)."""
+        return self.kb_env.memory.relations if self.kb_env is not None else {}
+
     def relations_of(self, key: str) -> Relations | None:
         """What an accepted ``get_relation(key)`` returned, if any."""
-        return self.memory.relations.get(key)
+        return self._relations.get(key)
 
     @property
     def relation_lists_complete(self) -> bool:
         """Whether every ``get_relation`` result of the episode lists all relations (none was capped)."""
-        return all(rels.complete for rels in self.memory.relations.values())
+        return all(rels.complete for rels in self._relations.values())
 
     def relation_in_kb(self, end: Any, relation: Any, direction: str | None) -> bool | None:
         """Whether ``end`` has ``relation`` in ``direction`` ("forward", "backward", None: either),
@@ -267,12 +380,12 @@ class Facts:
         key = (self.short(end), self.short(relation) if not isinstance(relation, str) else relation, direction)
         if key in self._asked:
             return self._asked[key]
-        kb = getattr(self.env, "kb", None)
+        kb_env = self.kb_env
         found: bool | None = None
-        if kb is not None:
-            query = self.env.query if isinstance(end, Variable) else None
+        if kb_env is not None:
+            query = kb_env.query if isinstance(end, Variable) else None
             try:
-                found = bool(kb.has_relation(end, relation, direction, query))
+                found = bool(kb_env.kb.has_relation(end, relation, direction, query))
             except PyQLError:
                 found = None
         self._asked[key] = found
@@ -281,12 +394,12 @@ class Facts:
     @cached_property
     def known_relations(self) -> set[str]:
         """Every relation any accepted ``get_relation`` returned."""
-        return self.memory.known_relations()
+        return self.kb_env.memory.known_relations() if self.kb_env is not None else set()
 
     @property
     def got_relations(self) -> bool:
         """Whether any ``get_relation`` was accepted in this episode."""
-        return bool(self.memory.relations)
+        return bool(self._relations)
 
     def values_of(self, var: Any) -> tuple[Value, ...]:
         """The values a variable had in the latest accepted observation showing it.
@@ -330,7 +443,7 @@ class Facts:
         """(head, relation, tail) of the triple patterns in the current query."""
         from pyql.steps import Fact
 
-        return [(s.head, s.relation, s.tail) for s in getattr(self.env.query, "steps", ()) if isinstance(s, Fact)]
+        return [(s.head, s.relation, s.tail) for s in self.query_steps if isinstance(s, Fact)]
 
     # -- suggestions --------------------------------------------------------------
     def ranked(self, relations: Iterable[str]) -> list[str]:
@@ -347,9 +460,9 @@ class Facts:
             ['a.b.formed', 'a.b.category']
         """
         names = list(relations)
-        if env_side(self.env) != "sparql":
+        if self.kb_env is None:
             return names
-        return self.env.rank_relations(names)  # type: ignore[attr-defined]
+        return self.kb_env.rank_relations(names)
 
     def get_relation_choices(self, exclude: Iterable[str] = ()) -> list[str]:
         """``get_relation(X)`` for every variable of the query and every linked entity.
@@ -400,11 +513,12 @@ class _ShapeCache(threading.local):
 _SHAPES = _ShapeCache()
 
 
-def query_shape(query: Any) -> QueryShape:
+def query_shape(query: Query | None) -> QueryShape:
     """The visible variables, answer and form of a query, cached by query identity.
 
     Queries are immutable, so the fold is computed once per query object
-    however many rules (and both phases of a step) ask.
+    however many rules (and both phases of a step) ask. No query (off the
+    KB side) has the empty shape.
 
     Example:
         >>> from pyql.query import Query
@@ -414,14 +528,13 @@ def query_shape(query: Any) -> QueryShape:
     """
     if _SHAPES.query is query and _SHAPES.shape is not None:
         return _SHAPES.shape
-    steps = getattr(query, "steps", None)
-    if steps is None:
+    if query is None:
         shape = QueryShape()
     else:
         from pyql.compiler import fold
 
         try:
-            folded = fold(steps, query.profile)
+            folded = fold(query.steps, query.profile)
         except Exception:
             shape = QueryShape()
         else:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Any
 
-from correction.facts import env_side, facts, is_relation_name, term_kind
+from correction.facts import env_side, facts, is_relation_name, message_text, term_kind
 from correction.registry import rule
 from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.action_parser import ActionSyntaxError, MultipleActionsError, NoActionError
@@ -559,17 +559,13 @@ def bad_argument(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     except PyQLError:
         signature, example = name, _example(env)
     return {
-        "value": getattr(exc, "value", "") or (record.call.text if record.call is not None else record.text),
-        "param": getattr(exc, "parameter", ""),
+        "value": (exc.value if isinstance(exc, ArgumentError) else "")
+        or (record.call.text if record.call is not None else record.text),
+        "param": exc.parameter if isinstance(exc, ArgumentError) else "",
         "signature": signature,
-        "message": _short(str(exc)),
+        "message": message_text(str(exc), 300),
         "example": example,
     }
-
-
-def _short(message: str, limit: int = 300) -> str:
-    message = " ".join(message.split()).rstrip(". ")
-    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
 @rule(
@@ -590,4 +586,4 @@ def query_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:
         text = record.text
     else:
         text = record.call.text if record.call is not None else record.text
-    return {"message": _short(str(exc)), "text": _short(text, 120), "done": bool(getattr(env, "done", False))}
+    return {"message": message_text(str(exc), 300), "text": message_text(text, 120), "done": env.done}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from correction.facts import Facts, facts, insists_on_execute
+from correction.facts import Facts, facts, insists_on_execute, message_text
 from correction.registry import rule
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, PyQLError
 from pyql.observation import Observation, Relations, ResultSet
@@ -30,11 +30,6 @@ if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
 
 __all__: list[str] = []
-
-
-def _short(message: str, limit: int = 240) -> str:
-    message = " ".join(message.split()).rstrip(". ")
-    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
 def _empty_observation(record: StepRecord) -> bool:
@@ -56,7 +51,7 @@ def engine_error(record: StepRecord, env: Environment) -> dict[str, Any] | None:
         return None  # an engine that cannot be reached is no advice about the step: kind engine_unavailable
     return {
         "timeout": isinstance(exc, EngineTimeout),
-        "message": _short(str(exc)),
+        "message": message_text(str(exc), 240),
         "text": record.call.text if record.call is not None else record.text,
     }
 
@@ -257,11 +252,10 @@ def _relations_for(f: Facts, var: Variable, query: Any) -> tuple[list[str], bool
     rels = f.relations_of(str(var))
     if rels is not None:
         return f.ranked(rels.forward), False
-    kb = getattr(f.env, "kb", None)
-    if kb is None or query is None:
+    if f.kb_env is None or query is None:
         return [], False
     try:
-        fetched = kb.relations(var, query)
+        fetched = f.kb_env.kb.relations(var, query)
     except PyQLError:
         return [], True
     return f.ranked(fetched.forward), True

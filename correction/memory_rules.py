@@ -150,14 +150,14 @@ def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | No
     suggests="The variables still visible; aggregate last, or set the answer to the aggregate.",
 )
 def variable_hidden_by_aggregate(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    f = facts(record, env)
     aggregate = None
-    for step in reversed(getattr(env.query, "steps", ())):
+    for step in reversed(f.query_steps):
         if isinstance(step, Aggregate):
             aggregate = step
             break
     if aggregate is None:
         return None
-    f = facts(record, env)
     visible = set(f.visible)
     params = env.actions.spec(record.action).params if record.action else ()
     for param in params:
@@ -266,7 +266,7 @@ def fact_two_new_variables(record: StepRecord, env: Environment) -> dict[str, An
         return None
     if f.is_created(head) or f.is_created(tail):
         return None
-    if not f.linked and not getattr(env.query, "steps", None):
+    if not f.linked and not f.query_steps:
         return None  # an entity-less question has to start somewhere: nothing exists to connect to
     return {
         "head": str(head),
@@ -352,9 +352,10 @@ def fact_wrong_direction(record: StepRecord, env: Environment) -> dict[str, Any]
         rels = f.relations_of(f.short(term))
         if rels is None:
             continue
-        if name in getattr(rels, right):
+        listed = {"forward": rels.forward, "backward": rels.backward}
+        if name in listed[right]:
             return None  # one end confirms the direction
-        if name in getattr(rels, wrong) and contradicted is None:
+        if name in listed[wrong] and contradicted is None:
             contradicted = (end, wrong, term, rels)
     if contradicted is None:
         return None
@@ -733,9 +734,10 @@ def time_constraint_unknown_relation(record: StepRecord, env: Environment) -> di
     suggests="Build the query first: `get_relation` of the linked entities.",
 )
 def execute_empty_query(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    if getattr(env.query, "steps", None):
+    f = facts(record, env)
+    if f.query_steps:
         return None
-    return {"choices": facts(record, env).get_relation_choices()}
+    return {"choices": f.get_relation_choices()}
 
 
 @rule(
@@ -748,9 +750,10 @@ def execute_empty_query(record: StepRecord, env: Environment) -> dict[str, Any] 
     suggests="`set_answer` with the variable the question asks for.",
 )
 def execute_multiple_variables(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    if not getattr(env.query, "steps", None):
+    f = facts(record, env)
+    if not f.query_steps:
         return None
-    shape = facts(record, env).shape
+    shape = f.shape
     if shape.ask or shape.answer is not None or len(shape.visible) <= 1:
         return None
     return {"variables": list(shape.visible)}

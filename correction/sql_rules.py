@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from correction.facts import facts, insists_on_execute
+from correction.facts import TableRules, facts, insists_on_execute, table_side
 from correction.registry import rule
-from grammars.vocabulary import COMPARISON_OPERATORS, ORDERING_OPERATORS
+from grammars.vocabulary import AGGREGATIONS, COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.errors import PyQLError
 from pyql_sql.compile import condition_expression, literal
 from pyql_sql.errors import (
@@ -179,29 +179,28 @@ def _quote(header: str) -> str:
     return repr(header)
 
 
-def _values_shown(env: Environment, column: Column, limit: int = 3) -> list[str]:
+def _values_shown(env: TableRules, column: Column, limit: int = 3) -> list[str]:
     """A few values of a column: from the memory when ``get_column`` showed it, else from the table."""
-    seen = getattr(env.memory, "columns", {}).get(column.index)
+    seen = env.memory.columns.get(column.index)
     if seen is None:
         try:
-            seen = env.executor.get_column(column.index, limit=limit)  # type: ignore[attr-defined]
+            seen = env.executor.get_column(column.index, limit=limit)
         except PyQLError:
             return []
     return [repr(v) for v in seen.values[:limit] if v is not None]
 
 
-def _present(env: Environment, column: Column, value: str) -> bool:
+def _present(env: TableRules, column: Column, value: str) -> bool:
     """Whether some row has ``column = value`` (the query's own comparison rules)."""
     try:
-        table = env.table  # type: ignore[attr-defined]
-        return env.executor.count(table.query().add_condition(column.index, "=", value)) > 0  # type: ignore[attr-defined]
+        return env.executor.count(env.table.query().add_condition(column.index, "=", value)) > 0
     except PyQLError:
         return True  # cannot tell: do not fire
 
 
-def _columns_holding(env: Environment, value: str, skip: int) -> list[str]:
+def _columns_holding(env: TableRules, value: str, skip: int) -> list[str]:
     """Other columns where some cell equals ``value`` (one statement)."""
-    table = env.table  # type: ignore[attr-defined]
+    table = env.table
     others = [c for c in table.columns if c.index != skip]
     if not others:
         return []
@@ -212,22 +211,22 @@ def _columns_holding(env: Environment, value: str, skip: int) -> list[str]:
             hit = exp.Case(ifs=[exp.If(this=condition_expression(step, literal), true=exp.Literal.number(1))])
             sums.append(exp.Sum(this=hit))
         select = exp.select(*sums).from_(exp.table_(table.sql_name, quoted=True))
-        row = env.executor.execute_sql(select.sql(dialect="sqlite"))[0]  # type: ignore[attr-defined]
+        row = env.executor.execute_sql(select.sql(dialect="sqlite"))[0]
     except PyQLError:
         return []
     return [c.header for c, n in zip(others, row) if n]
 
 
-def _numbers_in(env: Environment, column: Column) -> int:
+def _numbers_in(env: TableRules, column: Column) -> int:
     """How many cells of a column are numbers."""
     if column.num_sql is None:
         return 0
-    table = env.table  # type: ignore[attr-defined]
+    table = env.table
     select = exp.select(exp.Count(this=exp.column(exp.to_identifier(column.num_sql, quoted=True)))).from_(
         exp.table_(table.sql_name, quoted=True)
     )
     try:
-        return int(env.executor.execute_sql(select.sql(dialect="sqlite"))[0][0])  # type: ignore[attr-defined]
+        return int(env.executor.execute_sql(select.sql(dialect="sqlite"))[0][0])
     except PyQLError:
         return 1
 
@@ -272,7 +271,7 @@ def sql_unknown_column(record: StepRecord, env: Environment) -> dict[str, Any] |
     exc = record.exception
     if not isinstance(exc, UnknownColumnError):
         return None
-    table = env.table  # type: ignore[attr-defined]
+    table = table_side(env).table
     swapped = ""
     if record.action == "add_condition":
         f = facts(record, env)
@@ -348,22 +347,22 @@ def sql_bad_aggregation(record: StepRecord, env: Environment) -> dict[str, Any] 
             "aggregation": written,
             "guess": _AGGREGATION_WORDS.get(key, ""),
             "column": f.raw("column"),
-            "allowed": ["None", "MAX", "MIN", "COUNT", "SUM", "AVG"],
+            "allowed": ["None", *AGGREGATIONS],
         }
     if exc is not None:
         return None
     column, aggregation = record.args.get("column"), record.args.get("aggregation")
     if not isinstance(column, Column) or aggregation not in ("SUM", "AVG") or column.is_numeric:
         return None
-    if _numbers_in(env, column):
+    table_env = table_side(env)
+    if _numbers_in(table_env, column):
         return None
-    table = env.table  # type: ignore[attr-defined]
     return {
         "reason": "text",
         "aggregation": aggregation,
         "column": column.header,
-        "examples": _values_shown(env, column),
-        "numeric": [_quote(c.header) for c in table.columns if c.is_numeric],
+        "examples": _values_shown(table_env, column),
+        "numeric": [_quote(c.header) for c in table_env.table.columns if c.is_numeric],
     }
 
 
@@ -404,7 +403,7 @@ def sql_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | 
         "op": op,
         "value": value,
         "number": number.group(0) if number and parse_number(number.group(0)) is not None else "",
-        "examples": _values_shown(env, column),
+        "examples": _values_shown(table_side(env), column),
     }
 
 
@@ -430,7 +429,7 @@ def sql_duplicate_equality(record: StepRecord, env: Environment) -> dict[str, An
     if op != "=":
         return None
     earlier = next(
-        (c for c in env.query.conditions if c.op == "=" and c.column.index == column.index), None
+        (c for c in table_side(env).query.conditions if c.op == "=" and c.column.index == column.index), None
     )
     if earlier is None:
         return None
@@ -463,19 +462,20 @@ def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dic
     if found is None:
         return None
     column, op, value = found
-    if op != "=" or env.memory.looked_at(column):  # type: ignore[attr-defined]
+    table_env = table_side(env)
+    if op != "=" or table_env.memory.looked_at(column):
         return None
     if column.is_numeric and parse_number(value) is None:
         return None
-    if _present(env, column, value):
+    if _present(table_env, column, value):
         return None
-    return {"column": column.header, "value": value, **_candidates(env, column, value)}
+    return {"column": column.header, "value": value, **_candidates(table_env, column, value)}
 
 
-def _candidates(env: Environment, column: Column, value: str) -> dict[str, list[str]]:
+def _candidates(env: TableRules, column: Column, value: str) -> dict[str, list[str]]:
     """The column's values closest to a value, and the other columns that hold it (the guideline's choices)."""
     try:
-        values = env.executor.get_column(column.index, limit=10000).values  # type: ignore[attr-defined]
+        values = env.executor.get_column(column.index, limit=10000).values
     except PyQLError:
         values = []
     return {
@@ -500,13 +500,14 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
     if found is None:
         return None
     column, op, value = found
-    if op != "=" or not env.memory.looked_at(column):  # type: ignore[attr-defined]
+    table_env = table_side(env)
+    if op != "=" or not table_env.memory.looked_at(column):
         return None
     if column.is_numeric and parse_number(value) is None:
         return None
-    if _present(env, column, value):
+    if _present(table_env, column, value):
         return None
-    return {"column": column.header, "value": value, **_candidates(env, column, value)}
+    return {"column": column.header, "value": value, **_candidates(table_env, column, value)}
 
 
 # ---------------------------------------------------------------------------
@@ -530,9 +531,10 @@ def sql_empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | N
         return None
     if insists_on_execute(record, env, "sql_empty_result"):
         return None
-    query = record.query_after if record.query_after is not None else env.query
+    table_env = table_side(env)
+    query = record.query_after if record.query_after is not None else table_env.query
     conditions = list(query.conditions)
-    looked = getattr(env.memory, "columns", {})
+    looked = table_env.memory.columns
     unchecked = list(
         dict.fromkeys(f"get_column({c.column.header})" for c in conditions if c.column.index not in looked)
     )
