@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["ECHO_LIMIT", "MESSAGE_LIMIT", "clip", "clip_echoes"]
+__all__ = ["ECHO_LIMIT", "MESSAGE_LIMIT", "clip", "clip_echoes", "one_line"]
 
 ECHO_LIMIT = 200
 """Most characters of one value or argument an observation repeats."""
@@ -58,3 +58,20 @@ def clip_echoes(text: str, pieces: Iterable[str], limit: int = ECHO_LIMIT) -> st
         if piece in text:
             text = text.replace(piece, clip(piece, limit))
     return text
+
+
+def one_line(exc: BaseException | str, limit: int = 300) -> str:
+    """An error message on one line (parsers' messages span several), cut to ``limit`` characters.
+
+    What the KB backends put in a :class:`~pyql.errors.KBError` about a file
+    (as the CLI prints one line); :func:`clip` instead keeps the lines and
+    says how long the text was.
+
+    Example:
+        >>> one_line("at line 3 of <>:\\nBad syntax (newline found in string literal)")
+        'at line 3 of <>: Bad syntax (newline found in string literal)'
+        >>> one_line("x" * 10, limit=4)
+        'xxxx...'
+    """
+    text = " ".join(str(exc).split())
+    return text[:limit] + ("..." if len(text) > limit else "")
