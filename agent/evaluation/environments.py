@@ -50,9 +50,10 @@ def kb_options(options: Any) -> dict[str, Any]:
 
     Read from ``kb_timeout``, ``default_graph`` and ``count_cap`` (absent
     ones count as not given). The first two apply to a SPARQL endpoint only
-    (the embedded backends have no time-out and one graph: the registry
-    entry of the spec names the options it takes, :attr:`pyql.kb.registry.KBBackend.options`); the time-out is
-    kept as given, fractions of a second included. ``count_cap`` (distinct
+    (the embedded backends have no time-out and one graph; the registry
+    entry of a spec names the options its backend takes,
+    :attr:`pyql.kb.registry.KBBackend.options`); the time-out is kept as
+    given, fractions of a second included. ``count_cap`` (distinct
     values an observation counts exactly, :attr:`pyql.kb.KB.count_cap`)
     applies to every KB.
 

@@ -1,4 +1,4 @@
-"""The embedded default: an rdflib graph (a Turtle/N-Triples file or in memory).
+"""rdflib by name (``rdflib:FILE``, ``rdflib:demo``, a handed-in graph): an rdflib graph, from a file or in memory.
 
 Example:
     >>> import rdflib
