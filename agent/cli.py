@@ -95,6 +95,7 @@ from pyql.cli import (
 )
 from pyql.environment import Environment
 from pyql.errors import PyQLError
+from pyql.kb import kb_backends
 from pyql.lines import split_lines
 from pyql.profiles import PROFILES
 
@@ -102,12 +103,8 @@ __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_ep
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
 
-#: The help of ``--kb``: every spec :meth:`pyql.kb.KB.open` takes.
-_KB_HELP = (
-    "the knowledge base: demo (the bundled demo KB), a Turtle/N-Triples file (.gz too), "
-    "oxigraph:PATH (a store directory or an RDF file; oxigraph:demo), metaqa:DIR, "
-    "or an http(s)://…/sparql endpoint"
-)
+#: The help of ``--kb``: every spec :meth:`pyql.kb.KB.open` takes (from the registry of KB backends).
+_KB_HELP = f"the knowledge base: {kb_backends.help()}"
 
 
 # ---------------------------------------------------------------------------
@@ -415,7 +412,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     if not dataset.items:
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
     if any(item.get("table") is None for item in dataset) and not args.kb:
-        raise UsageError("pyql eval: the data set has KB questions: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
+        raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
     if settings.action_mode == "choose" and any(item.get("table") is not None for item in dataset):
         if args.action_mode:
             raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")

@@ -138,8 +138,11 @@ def test_run_says_when_execute_failed_instead_of_not_called() -> None:
 
 
 def test_run_help_names_every_kb_spec_and_the_endpoint_options() -> None:
+    from pyql.kb import kb_backends
+
     text = " ".join(pyql("run", "--help").stdout.split())
-    for form in ("demo", "Turtle/N-Triples file", "oxigraph:PATH", "metaqa:DIR", "http(s)://…/sparql", "--kb-timeout", "--default-graph"):
+    forms = [e.form for e in kb_backends.spec_forms()]
+    for form in (*forms, "Turtle/N-Triples", "--kb-timeout", "--default-graph"):
         assert form in text, form
 
 

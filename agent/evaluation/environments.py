@@ -33,7 +33,7 @@ from agent.methods import ranking
 from correction import eraser_for
 from pyql.cli import UsageError, read_entities
 from pyql.environment import Environment
-from pyql.kb import KB
+from pyql.kb import KB, kb_backends
 from pyql.sparql_environment import SparqlEnvironment
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
@@ -41,8 +41,8 @@ from pyql_sql.table import Table
 
 __all__ = ["feedback_options", "kb_options", "open_environment", "candidate_ranker", "KB_HINT"]
 
-#: What ``--kb`` accepts, for messages.
-KB_HINT = "demo, a Turtle/N-Triples file, oxigraph:PATH or an http(s)://…/sparql endpoint"
+#: What ``--kb`` accepts, for messages (every spec form of :mod:`pyql.kb.registry`).
+KB_HINT = kb_backends.hint()
 
 
 def kb_options(options: Any) -> dict[str, Any]:
@@ -50,8 +50,10 @@ def kb_options(options: Any) -> dict[str, Any]:
 
     Read from ``kb_timeout``, ``default_graph`` and ``count_cap`` (absent
     ones count as not given). The first two apply to a SPARQL endpoint only
-    (the embedded backends have no time-out and one graph); the time-out is
-    kept as given, fractions of a second included. ``count_cap`` (distinct
+    (the embedded backends have no time-out and one graph; the registry
+    entry of a spec names the options its backend takes,
+    :attr:`pyql.kb.registry.KBBackend.options`); the time-out is kept as
+    given, fractions of a second included. ``count_cap`` (distinct
     values an observation counts exactly, :attr:`pyql.kb.KB.count_cap`)
     applies to every KB.
 
@@ -75,9 +77,11 @@ def kb_options(options: Any) -> dict[str, Any]:
     if graph:
         out["default_graph"] = graph
     spec = getattr(options, "kb", None)
-    if out and not (isinstance(spec, str) and spec.startswith(("http://", "https://"))):
+    backend = kb_backends.backend_for(spec)
+    if out and not (backend is not None and set(out) <= set(backend.options)):
         flags = " and ".join(f for f, v in (("--kb-timeout", timeout), ("--default-graph", graph)) if v is not None)
-        raise UsageError(f"{flags} apply to a SPARQL endpoint (--kb http(s)://…/sparql), not to --kb {spec}")
+        takers = " or ".join(e.form for e in kb_backends.spec_forms() if set(out) <= set(e.options))
+        raise UsageError(f"{flags} apply to a SPARQL endpoint (--kb {takers}), not to --kb {spec}")
     cap = getattr(options, "count_cap", None)
     if cap is not None:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:

@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from agent.errors import EvalError  # noqa: F401 (defined in agent/errors.py)
-from agent.evaluation.environments import kb_options, open_environment
+from agent.evaluation.environments import KB_HINT, kb_options, open_environment
 from agent.evaluation.metrics import (
     CategoryProgress,
     RunMetrics,
@@ -812,7 +812,7 @@ def run_eval(
     if any(item.get("table") is None for item in pending):
         source = kb if kb is not None else settings.kb
         if source is None:
-            raise EvalError("the data set has KB questions: give --kb (demo, a Turtle file, oxigraph:PATH or a SPARQL endpoint)")
+            raise EvalError(f"the data set has KB questions: give --kb ({KB_HINT})")
         provider = source if isinstance(source, KBProvider) else KBProvider(source, settings.profile, **kb_options(settings))
     ranker = relation_ranker(settings.ranker, settings.max_relations)
     bar = Progress(len(items), progress, done=outcome.skipped)

@@ -8,9 +8,13 @@ Modules, one concept each, imported without a cycle:
   :mod:`pyql.kb.endpoint_backend`: the backends (each imports
   :mod:`pyql.kb.base`); :mod:`pyql.kb.store` (on-disk Oxigraph stores,
   ``pyql kb load``) and :mod:`pyql.kb.progress` (load progress on stderr).
-* :mod:`pyql.kb.opening`: :func:`open_kb` (a spec string → a backend) and
-  :func:`demo_kb_path`; it imports the backends and installs itself as the
-  opener behind :meth:`KB.open` (:func:`pyql.kb.base.set_opener`).
+* :mod:`pyql.kb.registry`: the registry of KB backends (:data:`kb_backends`),
+  one entry per spec form, in a documented matching order; every list of
+  the forms (``KB.open``'s docstring, ``--kb`` help, hints) is made from it.
+* :mod:`pyql.kb.opening`: the registry's entries, one decorated function per
+  spec form, :func:`open_kb` (a spec → a backend) and :func:`demo_kb_path`;
+  it imports the backends (lazily) and installs itself as the opener behind
+  :meth:`KB.open` (:func:`pyql.kb.base.set_opener`).
 
 This package re-exports the public names and imports :mod:`pyql.kb.opening`,
 so ``from pyql.kb import KB; KB.open("demo")`` and ``pyql.kb.open_kb`` work
@@ -28,5 +32,6 @@ from __future__ import annotations
 
 from pyql.kb.base import KB, KBStats
 from pyql.kb.opening import demo_kb_path, open_kb
+from pyql.kb.registry import kb_backends
 
-__all__ = ["KB", "KBStats", "open_kb", "demo_kb_path"]
+__all__ = ["KB", "KBStats", "open_kb", "demo_kb_path", "kb_backends"]

@@ -164,14 +164,15 @@ class KB(ABC):
     def open(spec: str, profile: str | Profile = "freebase", **options: object) -> KB:
         """Open a KB from a spec string.
 
+        The forms of ``spec``, in the order they are tried (generated from
+        the registry :mod:`pyql.kb.registry`, whose entries are in
+        :mod:`pyql.kb.opening`):
+
+        (the spec forms of pyql.kb.registry)
+
         Args:
-            spec: ``demo`` (the bundled demo KB), a Turtle/N-Triples/... file
-                (loaded into an in-memory pyoxigraph store, the embedded
-                default), ``rdflib:FILE`` (rdflib instead), ``oxigraph:DIR``
-                (an on-disk store made by ``pyql kb load``, opened read-only;
-                ``oxigraph:`` alone is an empty in-memory store), or an
-                ``http(s)://…/sparql`` endpoint; also an ``rdflib.Graph`` or
-                a ``pyoxigraph.Store``.
+            spec: a spec of one of the forms above: most often ``demo``, an
+                RDF file or ``oxigraph:DIR``.
             profile: "freebase", "wikidata", "generic" or a Profile.
             **options: passed to the backend (e.g. ``timeout=``, ``default_graph=``).
 

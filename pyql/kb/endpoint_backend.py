@@ -62,6 +62,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 3
 _ACCEPT = "application/sparql-results+json, application/json;q=0.9"
+_HEADERS = {"Content-Type": "application/x-www-form-urlencoded", "Accept": _ACCEPT, "User-Agent": "pyql"}
 # A 5xx body that is an engine's complaint about the query, not a failing service.
 _TIMEOUT_MESSAGE_RE = re.compile(r"SR171|S1T00|S1TAT|timed? ?out|exceeds the limit|estimated execution time", re.I)
 _QUERY_MESSAGE_RE = re.compile(
@@ -217,66 +218,23 @@ class EndpointKB(KB):
             url = self.url
             body = self._form(sparql)
             for _ in range(_MAX_REDIRECTS + 1):
-                parts = urllib.parse.urlsplit(url)
-                remaining = max(deadline - time.monotonic(), 0.001)
-                proxy = _proxy_for(parts)
-                host, port = (proxy.hostname or "", proxy.port) if proxy else (parts.hostname or "", parts.port)
-                target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-                if parts.scheme == "https":
-                    conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                        host, port, timeout=remaining, context=self._ssl_context()
-                    )
-                    if proxy:
-                        conn.set_tunnel(parts.hostname or "", parts.port)
-                else:
-                    conn = http.client.HTTPConnection(host, port, timeout=remaining)
-                    if proxy:
-                        target = url  # a plain HTTP proxy takes the absolute URL
+                conn, target = self._connect(url, max(deadline - time.monotonic(), 0.001))
                 exchange.conn = conn
                 if exchange.cancel.is_set():
                     return
-                conn.request(
-                    "POST",
-                    target,
-                    body=body,
-                    headers={
-                        "Content-Type": "application/x-www-form-urlencoded",
-                        "Accept": _ACCEPT,
-                        "User-Agent": "pyql",
-                    },
-                )
+                conn.request("POST", target, body=body, headers=_HEADERS)
                 response = conn.getresponse()
                 location = response.getheader("Location")
                 if response.status in _REDIRECTS and location:
                     conn.close()
                     url = urllib.parse.urljoin(url, location)
                     continue
-                chunks: list[bytes] = []
-                size = 0
-                while not exchange.cancel.is_set():
-                    chunk = response.read1(65536)
-                    if not chunk:
-                        break
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        raise EngineError(
-                            f"the endpoint {self.url} sent more than {self.max_bytes} bytes; ask for fewer rows (a smaller limit)",
-                            query=sparql,
-                        )
-                    chunks.append(chunk)
-                if exchange.cancel.is_set():
+                answer = self._read(response, exchange, sparql)
+                if answer is None:
                     return
-                if response.length:  # the connection closed before Content-Length bytes came
-                    raise EngineUnavailable(
-                        f"the endpoint {self.url} closed the connection in the middle of its answer "
-                        f"({size} of {size + response.length} bytes)",
-                        query=sparql,
-                        url=self.url,
-                        status=response.status,
-                    )
                 exchange.status, exchange.reason = response.status, response.reason
                 exchange.headers = {k.lower(): v for k, v in response.getheaders()}
-                exchange.body = b"".join(chunks)
+                exchange.body = answer
                 exchange.url = url
                 conn.close()
                 return
@@ -293,6 +251,51 @@ class EndpointKB(KB):
                     conn_.close()
                 except Exception:  # pragma: no cover - closing a broken connection
                     pass
+
+    def _connect(self, url: str, seconds: float) -> tuple[http.client.HTTPConnection, str]:
+        """A connection for ``url`` (through the environment's proxy, if any) and the request target to send."""
+        parts = urllib.parse.urlsplit(url)
+        proxy = _proxy_for(parts)
+        host, port = (proxy.hostname or "", proxy.port) if proxy else (parts.hostname or "", parts.port)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if parts.scheme == "https":
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                host, port, timeout=seconds, context=self._ssl_context()
+            )
+            if proxy:
+                conn.set_tunnel(parts.hostname or "", parts.port)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=seconds)
+            if proxy:
+                target = url  # a plain HTTP proxy takes the absolute URL
+        return conn, target
+
+    def _read(self, response: http.client.HTTPResponse, exchange: _Exchange, sparql: str) -> bytes | None:
+        """The whole body of ``response`` (None if the exchange was cancelled meanwhile), at most ``max_bytes``."""
+        chunks: list[bytes] = []
+        size = 0
+        while not exchange.cancel.is_set():
+            chunk = response.read1(65536)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise EngineError(
+                    f"the endpoint {self.url} sent more than {self.max_bytes} bytes; ask for fewer rows (a smaller limit)",
+                    query=sparql,
+                )
+            chunks.append(chunk)
+        if exchange.cancel.is_set():
+            return None
+        if response.length:  # the connection closed before Content-Length bytes came
+            raise EngineUnavailable(
+                f"the endpoint {self.url} closed the connection in the middle of its answer "
+                f"({size} of {size + response.length} bytes)",
+                query=sparql,
+                url=self.url,
+                status=response.status,
+            )
+        return b"".join(chunks)
 
     def _exchange(self, sparql: str) -> _Exchange:
         """One query's HTTP exchange, bounded by ``timeout`` in all."""

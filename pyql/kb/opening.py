@@ -1,4 +1,11 @@
-"""Opening a KB from a spec string: ``demo``, a file, ``oxigraph:PATH``, ``rdflib:FILE`` or an endpoint.
+"""Opening a KB from a spec: the entries of the KB backend registry, one per spec form.
+
+Each form ``KB.open`` takes is one function below, registered with
+:func:`~pyql.kb.registry.kb_backend` (its form, a one-line description and
+an example); :mod:`pyql.kb.registry` matches a spec to its entry (prefix
+entries first, then ``demo``, then any other string as a file) and
+generates every list of the forms from them. A new backend goes here as one
+more decorated function.
 
 The embedded default is pyoxigraph: ``demo`` and a Turtle/N-Triples/...
 file (optionally ``.gz``) are loaded into an in-memory Oxigraph store
@@ -10,12 +17,12 @@ for a large file). ``oxigraph:DIR`` opens an on-disk store made by
 :class:`pyoxigraph.Store`) handed to :func:`open_kb` is wrapped as it is.
 
 This module is the one place that knows every backend. It imports them
-(lazily, so an unused engine's library is never loaded) and the backends
-import :mod:`pyql.kb.base`; :mod:`pyql.kb.base` does not import this module.
+lazily, inside each entry, so an unused engine's library is never loaded;
+the backends import :mod:`pyql.kb.base`, which does not import this module.
 :meth:`KB.open <pyql.kb.base.KB.open>` reaches :func:`open_kb` through the
 opener this module installs with :func:`pyql.kb.base.set_opener` when it is
 imported, which :mod:`pyql.kb` (the package, always initialised before any
-of its modules) does.
+of its modules) does; it also writes the forms into ``KB.open``'s docstring.
 
 Example:
     >>> from pyql.kb.base import KB
@@ -27,10 +34,16 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pyql.errors import KBError
 from pyql.kb.base import KB, set_opener
+from pyql.kb.registry import kb_backend, kb_backends
 from pyql.profiles import Profile
+
+if TYPE_CHECKING:
+    from pyql.kb.oxigraph_backend import OxigraphKB
+    from pyql.kb.rdflib_backend import RdflibKB
 
 __all__ = ["open_kb", "demo_kb_path"]
 
@@ -46,7 +59,7 @@ def demo_kb_path() -> Path:
 
 
 def open_kb(spec: object, profile: str | Profile = "freebase", **options: object) -> KB:
-    """Open a KB from a spec string (see :meth:`KB.open <pyql.kb.base.KB.open>`).
+    """Open a KB from a spec (see :meth:`KB.open <pyql.kb.base.KB.open>`) with its registry entry.
 
     ``spec`` may also be an :class:`rdflib.Graph` (wrapped by
     :class:`~pyql.kb.rdflib_backend.RdflibKB`) or a :class:`pyoxigraph.Store`
@@ -58,61 +71,108 @@ def open_kb(spec: object, profile: str | Profile = "freebase", **options: object
         >>> open_kb("nowhere.ttl")
         Traceback (most recent call last):
         ...
-        pyql.errors.KBError: no such RDF file: nowhere.ttl (give a Turtle/N-Triples file, oxigraph:DIR, rdflib:FILE, an http(s)://.../sparql endpoint, or demo)
+        pyql.errors.KBError: no such RDF file: nowhere.ttl (give demo, a Turtle/N-Triples file, oxigraph:DIR, rdflib:FILE, metaqa:PATH/kb.txt or an http(s)://…/sparql endpoint)
     """
-    module = type(spec).__module__ or ""
-    if module.startswith("rdflib.") and hasattr(spec, "query"):
-        from pyql.kb.rdflib_backend import RdflibKB
+    return kb_backends.open(spec, profile, **options)
 
-        return RdflibKB(spec, profile, **options)  # type: ignore[arg-type]
-    if module.startswith("pyoxigraph") and type(spec).__name__ == "Store":
-        from pyql.kb.oxigraph_backend import OxigraphKB
 
-        return OxigraphKB(spec, profile, **options)  # type: ignore[arg-type]
-    if not isinstance(spec, (str, Path)):
-        raise KBError(f"a KB spec is a string (or an rdflib Graph or a pyoxigraph Store), got {type(spec).__name__}")
-    text = str(spec)
-    if text.startswith(("http://", "https://")):
-        from pyql.kb.endpoint_backend import EndpointKB
-
-        return EndpointKB(text, profile, **options)  # type: ignore[arg-type]
-    if text.startswith("oxigraph:"):
-        from pyql.kb.oxigraph_backend import OxigraphKB
-
-        rest = text[len("oxigraph:") :]
-        if rest in ("", ":memory:"):
-            return OxigraphKB(None, profile, **options)  # type: ignore[arg-type]
-        if rest == "demo":
-            rest = str(demo_kb_path())
-        if Path(rest).is_file():
-            return OxigraphKB(rest, profile, **options)  # type: ignore[arg-type]
-        from pyql.kb.store import open_store
-
-        return OxigraphKB(open_store(rest), profile, **options)  # type: ignore[arg-type]
-    if text.startswith("metaqa:"):
-        from pyql.kb.metaqa import open_metaqa
-
-        return open_metaqa(text[len("metaqa:") :], profile, **options)
-    engine = "oxigraph"
-    if text.startswith("rdflib:"):
-        engine, text = "rdflib", text[len("rdflib:") :]
-    if text == "demo":
-        text = str(demo_kb_path())
+def _rdf_file(text: str) -> Path:
+    """The RDF file a ``FILE`` or ``rdflib:FILE`` spec names; a missing one is the error listing every form."""
     path = Path(text)
     if not path.exists():
-        raise KBError(
-            f"no such RDF file: {text} (give a Turtle/N-Triples file, oxigraph:DIR, rdflib:FILE, "
-            "an http(s)://.../sparql endpoint, or demo)"
-        )
+        raise KBError(f"no such RDF file: {text} (give {kb_backends.hint()})")
     if path.is_dir():
         raise KBError(f"{text} is a directory; for an Oxigraph store directory write oxigraph:{text}")
-    if engine == "rdflib":
-        from pyql.kb.rdflib_backend import RdflibKB
+    return path
 
-        return RdflibKB(path, profile, **options)  # type: ignore[arg-type]
+
+def _oxigraph(source: Any, profile: str | Profile, **options: Any) -> OxigraphKB:
     from pyql.kb.oxigraph_backend import OxigraphKB
 
-    return OxigraphKB(path, profile, **options)  # type: ignore[arg-type]
+    return OxigraphKB(source, profile, **options)
+
+
+def _rdflib(source: Any, profile: str | Profile, **options: Any) -> RdflibKB:
+    from pyql.kb.rdflib_backend import RdflibKB
+
+    return RdflibKB(source, profile, **options)
+
+
+# -- the entries, in the order lists and hints show them -------------------
+
+
+@kb_backend("demo", name="demo", example="demo",
+            description="the bundled demo KB about tropical cyclones, Freebase-style, in memory")
+def _open_demo(spec: str, profile: str | Profile, **options: Any) -> KB:
+    return _oxigraph(_rdf_file(str(demo_kb_path())), profile, **options)
+
+
+@kb_backend("FILE", fallback=True, hint="a Turtle/N-Triples file", example="kb.nt.gz",
+            description="a Turtle/N-Triples/N-Quads/TriG/RDF-XML/JSON-LD file, .gz too, "
+                        "in an in-memory pyoxigraph store, the embedded default")
+def _open_file(spec: str, profile: str | Profile, **options: Any) -> KB:
+    return _oxigraph(_rdf_file(spec), profile, **options)
+
+
+@kb_backend("oxigraph:DIR", prefix="oxigraph:", example="oxigraph:/data/fb-store",
+            description="an on-disk Oxigraph store made by `pyql kb load`, opened read-only; "
+                        "also oxigraph:FILE, the same as FILE, oxigraph:demo, and oxigraph: alone, an empty store")
+def _open_oxigraph(rest: str, profile: str | Profile, **options: Any) -> KB:
+    if rest in ("", ":memory:"):
+        return _oxigraph(None, profile, **options)
+    if rest == "demo":
+        rest = str(demo_kb_path())
+    if Path(rest).is_file():
+        return _oxigraph(rest, profile, **options)
+    from pyql.kb.store import open_store
+
+    return _oxigraph(open_store(rest), profile, **options)
+
+
+@kb_backend("rdflib:FILE", prefix="rdflib:", example="rdflib:demo",
+            description="an RDF file, or rdflib:demo, on rdflib instead of pyoxigraph")
+def _open_rdflib(rest: str, profile: str | Profile, **options: Any) -> KB:
+    return _rdflib(_rdf_file(str(demo_kb_path()) if rest == "demo" else rest), profile, **options)
+
+
+@kb_backend("metaqa:PATH/kb.txt", prefix="metaqa:", example="metaqa:metaqa/kb.txt",
+            description="MetaQA's kb.txt of head|relation|tail lines, in memory, with the generic profile")
+def _open_metaqa(rest: str, profile: str | Profile, **options: Any) -> KB:
+    from pyql.kb.metaqa import open_metaqa
+
+    return open_metaqa(rest, profile, **options)
+
+
+@kb_backend("http(s)://…/sparql", prefix=("http://", "https://"), keep_prefix=True,
+            hint="an http(s)://…/sparql endpoint", example="http://127.0.0.1:8890/sparql",
+            options=("timeout", "default_graph"),
+            description="any SPARQL 1.1 endpoint over HTTP: Virtuoso, QLever, Fuseki ...; "
+                        "the one form with a time-out and a default graph")
+def _open_endpoint(url: str, profile: str | Profile, **options: Any) -> KB:
+    from pyql.kb.endpoint_backend import EndpointKB
+
+    return EndpointKB(url, profile, **options)
+
+
+def _is_rdflib_graph(spec: object) -> bool:
+    return (type(spec).__module__ or "").startswith("rdflib.") and hasattr(spec, "query")
+
+
+def _is_oxigraph_store(spec: object) -> bool:
+    return (type(spec).__module__ or "").startswith("pyoxigraph") and type(spec).__name__ == "Store"
+
+
+@kb_backend("rdflib.Graph", accepts=_is_rdflib_graph, hint="an rdflib Graph", example='rdflib.Graph().parse("kb.ttl")',
+            description="an rdflib graph object or Dataset, wrapped as it is")
+def _open_graph(graph: Any, profile: str | Profile, **options: Any) -> KB:
+    return _rdflib(graph, profile, **options)
+
+
+@kb_backend("pyoxigraph.Store", accepts=_is_oxigraph_store, hint="a pyoxigraph Store", example="pyoxigraph.Store()",
+            description="a pyoxigraph store object, in memory or on disk, wrapped as it is")
+def _open_store(store: Any, profile: str | Profile, **options: Any) -> KB:
+    return _oxigraph(store, profile, **options)
 
 
 set_opener(open_kb)
+kb_backends.document(KB.open)

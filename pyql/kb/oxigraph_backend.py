@@ -16,6 +16,7 @@ from typing import IO
 
 import pyoxigraph as ox
 
+from pyql.echo import one_line
 from pyql.errors import EngineError, KBError
 from pyql.kb.base import KB
 from pyql.kb.progress import LoadProgress
@@ -37,17 +38,6 @@ _FORMATS = {
     ".xml": ox.RdfFormat.RDF_XML,
     ".jsonld": ox.RdfFormat.JSON_LD,
 }
-
-
-def one_line(exc: BaseException | str, limit: int = 300) -> str:
-    """An error message on one line, cut to ``limit`` characters (as the CLI prints one line).
-
-    Example:
-        >>> one_line("Parser error\\n  at line 3")
-        'Parser error at line 3'
-    """
-    text = " ".join(str(exc).split())
-    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 def oxigraph_format(path: Path) -> ox.RdfFormat:

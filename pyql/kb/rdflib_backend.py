@@ -1,4 +1,4 @@
-"""The embedded default: an rdflib graph (a Turtle/N-Triples file or in memory).
+"""rdflib by name (``rdflib:FILE``, ``rdflib:demo``, a handed-in graph): an rdflib graph, from a file or in memory.
 
 Example:
     >>> import rdflib
@@ -20,6 +20,7 @@ import rdflib
 from rdflib.term import BNode, Identifier, URIRef
 from rdflib.term import Literal as RdfLiteral
 
+from pyql.echo import one_line
 from pyql.errors import EngineError, KBError
 from pyql.kb.base import KB
 from pyql.profiles import Profile
@@ -59,17 +60,6 @@ def rdf_format(path: Path) -> str:
     if fmt is None:
         raise KBError(f"cannot tell the RDF format of {path}; use one of {', '.join(sorted(RDF_FORMATS))}")
     return fmt
-
-
-def one_line(exc: BaseException | str, limit: int = 300) -> str:
-    """An error message on one line (parsers' messages span several), cut to ``limit`` characters.
-
-    Example:
-        >>> one_line("at line 3 of <>:\\nBad syntax (newline found in string literal)")
-        'at line 3 of <>: Bad syntax (newline found in string literal)'
-    """
-    text = " ".join(str(exc).split())
-    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 def load_graph(path: Path) -> rdflib.Graph:

@@ -48,8 +48,9 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from pyql.echo import one_line
 from pyql.errors import KBError
-from pyql.kb.oxigraph_backend import load_file, one_line, oxigraph_format
+from pyql.kb.oxigraph_backend import load_file, oxigraph_format
 from pyql.kb.progress import human_bytes
 
 __all__ = ["MANIFEST", "StoreLoad", "load_store", "open_store", "store_state"]
@@ -234,8 +235,7 @@ def load_store(
         pyql.errors.KBError: no such RDF file: /nonexistent.nt
     """
     say = log or (lambda text: None)
-    paths = _check_inputs(files)
-    directory = Path(directory)
+    paths, directory = _check_inputs(files), Path(directory)
     _check_directory(directory, fresh)
     started = time.perf_counter()
     store = _open_rw(directory)
@@ -243,33 +243,9 @@ def load_store(
         state = store_state(directory) or {"version": _VERSION, "files": [], "loading": None}
         report = StoreLoad(directory)
         interrupted = state.get("loading")
-        done = {(f["path"], f["size"], f["mtime_ns"]) for f in state["files"]}
         for name, path in zip(files, paths):
-            mark = _fingerprint(path)
-            key = (mark["path"], mark["size"], mark["mtime_ns"])
-            if key in done:
-                report.skipped.append(str(name))
-                say(f"pyql: {name} is already in {directory} (loaded earlier); skipped")
-                continue
-            if interrupted and interrupted.get("path") == mark["path"]:
-                report.resumed = str(name)
-                say(f"pyql: an earlier load of {name} into {directory} was interrupted; loading it again from its start")
-            state["loading"] = {**mark, "started": time.time(), "pid": os.getpid()}
-            _write_state(directory, state)
-            t0 = time.perf_counter()
-            load_file(store, path, progress=progress, what=f"loading into {directory}:").finish()
-            store.flush()
-            state["files"].append({**mark, "seconds": round(time.perf_counter() - t0, 3)})
-            state["loading"] = None
-            _write_state(directory, state)
-            done.add(key)
-            report.loaded.append(str(name))
-            report.bytes += mark["size"]
-        if interrupted and report.resumed is None and not any(
-            f["path"] == interrupted.get("path") for f in state["files"]
-        ):
-            say(f"pyql: note: an earlier load of {interrupted.get('path')} was interrupted and is not among these files; "
-                "its triples may be partly in the store (use --fresh to start over)")
+            _load_one(store, state, report, str(name), path, interrupted=interrupted, progress=progress, say=say)
+        _note_other_interruption(interrupted, report, state, say)
         if optimize and report.loaded:
             store.optimize()
         if count:
@@ -282,6 +258,49 @@ def load_store(
         del store
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _load_one(
+    store: ox.Store,
+    state: dict[str, Any],
+    report: StoreLoad,
+    name: str,
+    path: Path,
+    *,
+    interrupted: dict[str, Any] | None,
+    progress: bool | None,
+    say: Callable[[str], None],
+) -> None:
+    """Load one file into the store (skip it if the manifest has it), the manifest saying so before and after."""
+    directory = report.directory
+    mark = _fingerprint(path)
+    key = (mark["path"], mark["size"], mark["mtime_ns"])
+    if key in {(f["path"], f["size"], f["mtime_ns"]) for f in state["files"]}:
+        report.skipped.append(name)
+        say(f"pyql: {name} is already in {directory} (loaded earlier); skipped")
+        return
+    if interrupted and interrupted.get("path") == mark["path"]:
+        report.resumed = name
+        say(f"pyql: an earlier load of {name} into {directory} was interrupted; loading it again from its start")
+    state["loading"] = {**mark, "started": time.time(), "pid": os.getpid()}
+    _write_state(directory, state)
+    t0 = time.perf_counter()
+    load_file(store, path, progress=progress, what=f"loading into {directory}:").finish()
+    store.flush()
+    state["files"].append({**mark, "seconds": round(time.perf_counter() - t0, 3)})
+    state["loading"] = None
+    _write_state(directory, state)
+    report.loaded.append(name)
+    report.bytes += mark["size"]
+
+
+def _note_other_interruption(
+    interrupted: dict[str, Any] | None, report: StoreLoad, state: dict[str, Any], say: Callable[[str], None]
+) -> None:
+    """Say so when an earlier load was interrupted on a file that is not among the files of this one."""
+    if interrupted and report.resumed is None and not any(f["path"] == interrupted.get("path") for f in state["files"]):
+        say(f"pyql: note: an earlier load of {interrupted.get('path')} was interrupted and is not among these files; "
+            "its triples may be partly in the store (use --fresh to start over)")
 
 
 def open_store(directory: str | Path) -> ox.Store:
