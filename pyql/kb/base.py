@@ -99,8 +99,8 @@ KIND_EDGES = 10_000_000
 class KB(ABC):
     """A knowledge base pyql can run queries on.
 
-    Open one with :meth:`KB.open` (a file, ``oxigraph:PATH``, an
-    ``http(s)://.../sparql`` endpoint or ``demo``), or construct a backend
+    Open one with :meth:`KB.open` (its docstring lists every spec form,
+    generated from the registry :mod:`pyql.kb.registry`), or construct a backend
     directly (:class:`~pyql.kb.rdflib_backend.RdflibKB`,
     :class:`~pyql.kb.oxigraph_backend.OxigraphKB`,
     :class:`~pyql.kb.endpoint_backend.EndpointKB`).
