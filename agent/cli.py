@@ -56,10 +56,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent.evaluation.datasets import load_dataset
+from agent.evaluation.datasets import Dataset, load_dataset
 from agent.evaluation.environments import KB_HINT, kb_options, open_environment
 from agent.evaluation.metrics import load_prices
 from agent.evaluation.runner import (
+    EvalOutcome,
     KBProvider,
     RunSettings,
     RunWriter,
@@ -409,27 +410,12 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     solver(settings.method)
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
-    if not dataset.items:
-        raise UsageError(f"pyql eval: no question to answer in {args.data}")
-    if any(item.get("table") is None for item in dataset) and not args.kb:
-        raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
-    if settings.action_mode == "choose" and any(item.get("table") is not None for item in dataset):
-        if args.action_mode:
-            raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")
-        settings = dataclasses.replace(settings, action_mode="text")
-    run_file = Path(args.out)
-    if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
-        raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
+    settings = _checked_eval(args, settings, dataset)
     provider = None
     if any(item.get("table") is None for item in dataset):
         provider = KBProvider(args.kb, args.profile, **kb_options(args))  # a bad --kb fails before the LLM starts
     stream = progress if progress is not None else sys.stderr
-    if dataset.skipped:
-        print(f"pyql eval: {dataset.skipped} items of {args.data} are not SELECT questions and are skipped", file=stream)
-    if dataset.unlinked:
-        print(f"pyql eval: {dataset.unlinked} items have no entry in {args.linking}: they have no entities", file=stream)
-    for note in dataset.notes:
-        print(f"pyql eval: {note}", file=stream)
+    _print_dataset_notes(args, dataset, stream)
     with _llm_for(args, llm) as the_llm:
         outcome = run_eval(
             dataset.items,
@@ -448,6 +434,42 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         from agent.evaluation.metrics import category_table
 
         print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
+    return _eval_exit(args, outcome, stream)
+
+
+def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Dataset) -> RunSettings:
+    """The settings for the data set (choose mode falls back to text on table questions, unless asked for).
+
+    Raises:
+        UsageError: no question, KB questions without ``--kb``, an explicit
+            choose mode on table questions, or an existing run file without ``--resume``.
+    """
+    if not dataset.items:
+        raise UsageError(f"pyql eval: no question to answer in {args.data}")
+    if any(item.get("table") is None for item in dataset) and not args.kb:
+        raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
+    if settings.action_mode == "choose" and any(item.get("table") is not None for item in dataset):
+        if args.action_mode:
+            raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")
+        settings = dataclasses.replace(settings, action_mode="text")
+    run_file = Path(args.out)
+    if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
+        raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
+    return settings
+
+
+def _print_dataset_notes(args: argparse.Namespace, dataset: Dataset, stream: TextIO) -> None:
+    """Say which items were skipped or have no entities, and the loader's notes."""
+    if dataset.skipped:
+        print(f"pyql eval: {dataset.skipped} items of {args.data} are not SELECT questions and are skipped", file=stream)
+    if dataset.unlinked:
+        print(f"pyql eval: {dataset.unlinked} items have no entry in {args.linking}: they have no entities", file=stream)
+    for note in dataset.notes:
+        print(f"pyql eval: {note}", file=stream)
+
+
+def _eval_exit(args: argparse.Namespace, outcome: EvalOutcome, stream: TextIO) -> int:
+    """Report how the run ended (interrupted, stopped, questions that failed to run, or done) and its exit code."""
     failed_now = f", {outcome.new_failed} failed to run" if outcome.new_failed else ""
     done = f"{outcome.new - outcome.new_failed} answered now{failed_now}, {outcome.skipped} already in {args.out}"
     if outcome.interrupted:

@@ -335,6 +335,190 @@ def _types(env: Any, values: Sequence[Value], limit: int = 20) -> list[str]:
 # the enumeration
 
 
+@dataclass(frozen=True)
+class _Episode:
+    """What the enumeration reads from the environment, read once per call."""
+
+    question: str | None
+    query: Any
+    built: set[str]
+    variables: list[str]
+    taken: set[str]
+    values: dict[str, tuple[Value, ...]]
+    kinds: dict[str, str]
+    entities: list[str]
+    looked: dict[str, Relations]
+    literals: dict[str, Any]
+    in_query: str
+
+
+def _episode(env: Any, today: _dt.date | None) -> _Episode:
+    """The episode's state: variables and their kinds, linked entities, relations seen, the question's literals."""
+    query = env.query
+    memory = env.memory
+    built = set(query.actions())
+    variables = [str(v) for v in query.variables]
+    values = _values(env)
+    text = env.question or ""
+    for mention in memory.entities:  # a year in an entity's name ("2005 Atlantic hurricane season") is not a constraint
+        text = re.sub(re.escape(mention), " ", text, flags=re.IGNORECASE)
+    return _Episode(
+        question=env.question,
+        query=query,
+        built=built,
+        variables=variables,
+        taken=set(variables),
+        values=values,
+        kinds={v: _kind(values.get(v, ())) for v in variables},
+        entities=list(dict.fromkeys(memory.entities.values())),
+        looked=dict(memory.relations),
+        literals=question_literals(text, today),
+        in_query=" ".join(built),
+    )
+
+
+def _looked_facts(ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]:
+    """``add_fact`` with the relations of what was looked at: variables (newest first), then entities."""
+    facts: list[NextStep] = []
+    for key in [*reversed(ep.variables), *ep.entities]:
+        rels = ep.looked.get(key)
+        if rels is None:
+            continue
+        ranked = rank(ep.question, list(rels.all()))[:per_argument]
+        forward = set(rels.forward)
+        for rel in ranked:
+            if rel in forward:
+                facts += _forward_facts(ep, key, rel)
+            elif not any(b.startswith("add_fact(?") and b.endswith(f", {rel}, {key})") for b in ep.built):
+                facts.append(NextStep(f"add_fact({_fresh(_subject_hint(rel), set(ep.taken))}, {rel}, {key})", "fact"))
+    return facts
+
+
+def _forward_facts(ep: _Episode, key: str, rel: str) -> list[NextStep]:
+    """A forward relation of ``key``: to a fresh variable, and from a variable to a linked entity not used yet."""
+    facts: list[NextStep] = []
+    line = f"add_fact({key}, {rel}, {_fresh(_object_hint(rel), set(ep.taken))})"
+    if not any(b.startswith(f"add_fact({key}, {rel}, ?") for b in ep.built):
+        facts.append(NextStep(line, "fact"))
+    if key.startswith("?"):
+        for entity in ep.entities:
+            if entity not in ep.in_query:
+                facts.append(NextStep(f"add_fact({key}, {rel}, {entity})", "fact"))
+    return facts
+
+
+def _vocabulary_facts(env: Any, ep: _Episode, rank: Rank, limit: int, vocabulary: Sequence[str] | None) -> list[NextStep]:
+    """Before anything is built and with no linked entity: ``add_fact(?s, r, ?o)`` with the KB's relations."""
+    if ep.query.steps or ep.entities:
+        return []
+    facts: list[NextStep] = []
+    vocab = list(vocabulary) if vocabulary is not None else relation_vocabulary(env.kb)
+    for rel in rank(ep.question, vocab)[:limit]:
+        local = set(ep.taken)
+        subject = _fresh(_subject_hint(rel), local)
+        facts.append(NextStep(f"add_fact({subject}, {rel}, {_fresh(_object_hint(rel), local)})", "fact"))
+    return facts
+
+
+def _ordered_modifiers(ep: _Episode) -> tuple[list[NextStep], list[NextStep]]:
+    """Constraints and aggregates on numbers and dates: max/min, filters, comparisons, sum/average."""
+    constrain: list[NextStep] = []
+    aggregate: list[NextStep] = []
+    kinds, variables = ep.kinds, ep.variables
+    ordered = [v for v in variables if kinds[v] in ("number", "date")]
+    for var in ordered:
+        kind = kinds[var]
+        constrain += [NextStep(f"add_max({var})", "constrain"), NextStep(f"add_min({var})", "constrain")]
+        if kind == "date":
+            for year in ep.literals["years"]:
+                constrain.append(NextStep(f'add_filter({var}, =, "{year}"^^xsd:gYear)', "constrain"))
+        for number in ep.literals["numbers"] if kind == "number" else []:
+            for op in (">", "<", "="):
+                constrain.append(NextStep(f"add_filter({var}, {op}, {number})", "constrain"))
+        for other in ordered:
+            if other != var and kinds[other] == kind:
+                if kind == "date":
+                    constrain.append(NextStep(f"add_filter({var}, <=, {other})", "constrain"))
+                elif variables.index(var) < variables.index(other):
+                    for op in (">", "<"):
+                        aggregate.append(NextStep(f"add_compare({var}, {op}, {other})", "aggregate"))
+        if kind == "number":
+            aggregate += [
+                NextStep(f"add_sum({var}, {_fresh('total', set(ep.taken))})", "aggregate"),
+                NextStep(f"add_avg({var}, {_fresh('average', set(ep.taken))})", "aggregate"),
+            ]
+    return constrain, aggregate
+
+
+def _variable_modifiers(env: Any, ep: _Episode, rank: Rank) -> tuple[list[NextStep], list[NextStep]]:
+    """Constraints and aggregates on any variable: time spans, types, counts."""
+    constrain: list[NextStep] = []
+    aggregate: list[NextStep] = []
+    kinds, variables = ep.kinds, ep.variables
+    for var in variables:
+        rels = ep.looked.get(var)
+        if rels is not None:
+            for start, end in _spans(rels.forward):
+                dates = list(ep.literals["spans"])
+                for other in variables:
+                    if kinds[other] == "date":
+                        dates += [(str(v.term), str(v.term)) for v in ep.values.get(other, ())[:2]]
+                for before, after in dict.fromkeys(dates):
+                    constrain.append(
+                        NextStep(f"add_time_constrain({var}, {start}, {end}, {before}, {after})", "constrain")
+                    )
+        if kinds[var] == "entity":
+            for type_name in rank(ep.question, _types(env, ep.values.get(var, ())))[:3]:
+                constrain.append(NextStep(f"add_type_constrain({type_name}, {var})", "constrain"))
+        if kinds[var] in ("entity", "unnamed"):
+            aggregate.append(NextStep(f"add_count({var}, {_fresh('number', set(ep.taken))})", "aggregate"))
+    return constrain, aggregate
+
+
+def _modifiers(env: Any, ep: _Episode, rank: Rank) -> tuple[list[NextStep], list[NextStep]]:
+    """The constraints and the aggregates (none on an ASK query)."""
+    if ep.query.is_ask:
+        return [], []
+    ordered_constrain, ordered_aggregate = _ordered_modifiers(ep)
+    other_constrain, other_aggregate = _variable_modifiers(env, ep, rank)
+    return [*ordered_constrain, *other_constrain], [*ordered_aggregate, *other_aggregate]
+
+
+def _ends(ep: _Episode) -> tuple[list[NextStep], list[NextStep], list[NextStep]]:
+    """The answers, ``execute()`` and the looks."""
+    query, kinds, variables = ep.query, ep.kinds, ep.variables
+    answers = [
+        NextStep(f"set_answer({var})", "answer")
+        for var in reversed(variables)
+        if var != str(query.answer) and kinds[var] not in ("unnamed",) and not query.is_ask
+    ]
+    # execute() once the query says what it answers: set_answer, an aggregate or a comparison
+    answered = query.answer is not None or query.is_ask or any(b.startswith(_AGGREGATES) for b in ep.built)
+    finish = [NextStep("execute()", "execute")] if query.steps and answered else []
+    looks = [NextStep(f"get_relation({e})", "look") for e in ep.entities if e not in ep.looked]
+    looks += [
+        NextStep(f"get_relation({v})", "look")
+        for v in reversed(variables)
+        if v not in ep.looked and kinds[v] in ("entity", "unnamed")
+    ]
+    return answers, finish, looks
+
+
+def _kept(env: Any, candidates: list[NextStep], budget: int, before: set[str], preview_chars: int) -> list[NextStep]:
+    """Up to ``budget`` candidates that run without an error, with their preview (looks kept untried)."""
+    out: list[NextStep] = []
+    for candidate in dict.fromkeys(candidates):
+        if len(out) >= budget:
+            break
+        if candidate.kind == "look":
+            out.append(candidate)
+            continue
+        record = trial(env, candidate.action)
+        if record.ok:
+            out.append(NextStep(candidate.action, candidate.kind, _preview(record, before, preview_chars)))
+    return out
+
+
 def next_steps(
     env: Any,
     *,
@@ -378,127 +562,19 @@ def next_steps(
     if env.done:
         return []
     rank = rank or overlap_rank
-    question = env.question
-    query = env.query
-    memory = env.memory
-    built = set(query.actions())
-    variables = [str(v) for v in query.variables]
-    taken = set(variables)
-    values = _values(env)
-    kinds = {v: _kind(values.get(v, ())) for v in variables}
-    entities = list(dict.fromkeys(memory.entities.values()))
-    looked: dict[str, Relations] = dict(memory.relations)
-    text = question or ""
-    for mention in memory.entities:  # a year in an entity's name ("2005 Atlantic hurricane season") is not a constraint
-        text = re.sub(re.escape(mention), " ", text, flags=re.IGNORECASE)
-    literals = question_literals(text, today)
-    in_query = " ".join(built)
-
-    facts: list[NextStep] = []
-    # relations of what was looked at: variables (newest first), then entities
-    for key in [*reversed(variables), *entities]:
-        rels = looked.get(key)
-        if rels is None:
-            continue
-        ranked = rank(question, list(rels.all()))[:per_argument]
-        forward = set(rels.forward)
-        for rel in ranked:
-            if rel in forward:
-                line = f"add_fact({key}, {rel}, {_fresh(_object_hint(rel), set(taken))})"
-                if not any(b.startswith(f"add_fact({key}, {rel}, ?") for b in built):
-                    facts.append(NextStep(line, "fact"))
-                if key.startswith("?"):
-                    for entity in entities:
-                        if entity not in in_query:
-                            facts.append(NextStep(f"add_fact({key}, {rel}, {entity})", "fact"))
-            else:
-                if not any(b.startswith("add_fact(?") and b.endswith(f", {rel}, {key})") for b in built):
-                    facts.append(NextStep(f"add_fact({_fresh(_subject_hint(rel), set(taken))}, {rel}, {key})", "fact"))
-    if not query.steps and not entities:
-        vocab = list(vocabulary) if vocabulary is not None else relation_vocabulary(env.kb)
-        for rel in rank(question, vocab)[:vocabulary_limit]:
-            local = set(taken)
-            subject = _fresh(_subject_hint(rel), local)
-            facts.append(NextStep(f"add_fact({subject}, {rel}, {_fresh(_object_hint(rel), local)})", "fact"))
-
-    constrain: list[NextStep] = []
-    aggregate: list[NextStep] = []
-    ordered = [v for v in variables if kinds[v] in ("number", "date")]
-    if not query.is_ask:
-        for var in ordered:
-            kind = kinds[var]
-            constrain += [NextStep(f"add_max({var})", "constrain"), NextStep(f"add_min({var})", "constrain")]
-            if kind == "date":
-                for year in literals["years"]:
-                    constrain.append(NextStep(f'add_filter({var}, =, "{year}"^^xsd:gYear)', "constrain"))
-            for number in literals["numbers"] if kind == "number" else []:
-                for op in (">", "<", "="):
-                    constrain.append(NextStep(f"add_filter({var}, {op}, {number})", "constrain"))
-            for other in ordered:
-                if other != var and kinds[other] == kind:
-                    if kind == "date":
-                        constrain.append(NextStep(f"add_filter({var}, <=, {other})", "constrain"))
-                    elif variables.index(var) < variables.index(other):
-                        for op in (">", "<"):
-                            aggregate.append(NextStep(f"add_compare({var}, {op}, {other})", "aggregate"))
-            if kind == "number":
-                aggregate += [
-                    NextStep(f"add_sum({var}, {_fresh('total', set(taken))})", "aggregate"),
-                    NextStep(f"add_avg({var}, {_fresh('average', set(taken))})", "aggregate"),
-                ]
-        for var in variables:
-            rels = looked.get(var)
-            if rels is not None:
-                for start, end in _spans(rels.forward):
-                    dates = list(literals["spans"])
-                    for other in variables:
-                        if kinds[other] == "date":
-                            dates += [(str(v.term), str(v.term)) for v in values.get(other, ())[:2]]
-                    for before, after in dict.fromkeys(dates):
-                        constrain.append(
-                            NextStep(f"add_time_constrain({var}, {start}, {end}, {before}, {after})", "constrain")
-                        )
-            if kinds[var] == "entity":
-                for type_name in rank(question, _types(env, values.get(var, ())))[:3]:
-                    constrain.append(NextStep(f"add_type_constrain({type_name}, {var})", "constrain"))
-            if kinds[var] in ("entity", "unnamed"):
-                aggregate.append(NextStep(f"add_count({var}, {_fresh('number', set(taken))})", "aggregate"))
-
-    answers = [
-        NextStep(f"set_answer({var})", "answer")
-        for var in reversed(variables)
-        if var != str(query.answer) and kinds[var] not in ("unnamed",) and not query.is_ask
-    ]
-    # execute() once the query says what it answers: set_answer, an aggregate or a comparison
-    answered = query.answer is not None or query.is_ask or any(b.startswith(_AGGREGATES) for b in built)
-    finish = [NextStep("execute()", "execute")] if query.steps and answered else []
-    looks = [NextStep(f"get_relation({e})", "look") for e in entities if e not in looked]
-    looks += [
-        NextStep(f"get_relation({v})", "look") for v in reversed(variables) if v not in looked and kinds[v] in ("entity", "unnamed")
-    ]
-
+    ep = _episode(env, today)
+    facts = _looked_facts(ep, rank, per_argument) + _vocabulary_facts(env, ep, rank, vocabulary_limit, vocabulary)
+    constrain, aggregate = _modifiers(env, ep, rank)
+    answers, finish, looks = _ends(ep)
     if not verify:
         return list(dict.fromkeys([*facts, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
-
-    def kept(candidates: list[NextStep], budget: int) -> list[NextStep]:
-        out: list[NextStep] = []
-        for candidate in dict.fromkeys(candidates):
-            if len(out) >= budget:
-                break
-            if candidate.kind == "look":
-                out.append(candidate)
-                continue
-            record = trial(env, candidate.action)
-            if record.ok:
-                out.append(NextStep(candidate.action, candidate.kind, _preview(record, set(variables), preview_chars)))
-        return out
-
     # answers, execute() and looks are always listed; constraints and aggregates get a third
     # of what is left (at least 4), facts the rest
-    ends = kept([*answers, *finish, *looks], limit)
+    before = set(ep.variables)
+    ends = _kept(env, [*answers, *finish, *looks], limit, before, preview_chars)
     room = max(limit - len(ends), 0)
-    modifiers = kept([*constrain, *aggregate], min(room, max(room // 3, 4)))
-    found = kept(facts, room - len(modifiers))
+    modifiers = _kept(env, [*constrain, *aggregate], min(room, max(room // 3, 4)), before, preview_chars)
+    found = _kept(env, facts, room - len(modifiers), before, preview_chars)
     return [*found, *modifiers, *ends]
 
 

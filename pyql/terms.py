@@ -378,6 +378,18 @@ def parse_term(value: TermLike, profile: Profile, role: str = "any") -> Term:
         return Variable(text[1:])
     if text.startswith("<") and text.endswith(">"):
         return IRI(text[1:-1])
+    term = _literal_term(text, profile)
+    if term is None:
+        term = _name_term(text, profile, role)
+    if term is not None:
+        return term
+    raise TermError(
+        f"cannot read {text!r} as a term: expected " + _FORMS.format(names=profile.name_examples, prefixes=profile.prefix_list)
+    )
+
+
+def _literal_term(text: str, profile: Profile) -> Literal | None:
+    """A quoted or typed literal, a number, a boolean or a date written as ``text``; None if it is none of them."""
     quoted = _QUOTED_RE.match(text)
     if quoted:
         body = quoted.group("body")
@@ -401,6 +413,15 @@ def parse_term(value: TermLike, profile: Profile, role: str = "any") -> Term:
         return Literal(text, XSD + "date")
     if _DATETIME_RE.match(text):
         return Literal(text, XSD + "dateTime")
+    return None
+
+
+def _name_term(text: str, profile: Profile, role: str) -> IRI | None:
+    """A name of the profile, a full IRI or a CURIE written as ``text``; None if it is none of them.
+
+    Raises:
+        TermError: a CURIE whose prefix is not declared.
+    """
     named = profile.expand_name(text, role)
     if named is not None:
         return IRI(named)
@@ -417,6 +438,4 @@ def parse_term(value: TermLike, profile: Profile, role: str = "any") -> Term:
             f"unknown prefix {prefix!r} in {text!r}; declared prefixes: {profile.prefix_list} "
             "(add one with profile.with_prefixes(...))"
         )
-    raise TermError(
-        f"cannot read {text!r} as a term: expected " + _FORMS.format(names=profile.name_examples, prefixes=profile.prefix_list)
-    )
+    return None

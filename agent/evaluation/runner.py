@@ -57,6 +57,7 @@ Example:
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import inspect
 import json
 import os
@@ -137,7 +138,7 @@ class RunSettings:
     """What the command-line flags say about how to answer questions.
 
     Attributes:
-        kb: the KB spec (``demo``, a Turtle file, ``oxigraph:PATH``, an endpoint URL); None for table data.
+        kb: the KB spec (any form of :meth:`pyql.kb.KB.open`: ``demo``, a file, ``oxigraph:DIR``, an endpoint URL, ...); None for table data.
         profile: the KB profile (freebase, wikidata, generic).
         method: one of :data:`METHODS`.
         feedback: eraser, raw or none (see :class:`agent.methods.query_agent.AgentConfig`).
@@ -791,65 +792,131 @@ def run_eval(
             ``concurrency`` < 1, or KB questions without a KB.
     """
     path = Path(out)
+    max_infra_failures = _checked_limits(concurrency, max_infra_failures, max_llm_failures)
+    items = list(items)
+    solve = solver(settings.method)
+    settings.agent_config()  # bad settings fail before anything runs
+    pending = _pending(items, _previous_records(path, resume, progress))
+    outcome = EvalOutcome(path=path, skipped=len(items) - len(pending))
+    provider = _kb_provider(pending, kb, settings)
+    ranker = relation_ranker(settings.ranker, settings.max_relations)
+    bar = Progress(len(items), progress, done=outcome.skipped)
+    writer = RunWriter(path)
+    finish = _Finisher(writer, bar, outcome, max_infra_failures)
+    one = functools.partial(_answer, settings=settings, provider=provider, solve=solve, ranker=ranker)
+    try:
+        _run_all(pending, llm, one, finish, concurrency, outcome)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        writer.close()
+        bar.close()
+    _summarize(outcome, settings, llm, dataset)
+    return outcome
+
+
+def _checked_limits(concurrency: int, max_infra_failures: int, max_llm_failures: int | None) -> int:
+    """The failures in a row that stop the run (``max_llm_failures`` wins when given), after checking the limits.
+
+    Raises:
+        EvalError: ``concurrency`` < 1 or a negative failure limit.
+    """
     if concurrency < 1:
         raise EvalError(f"--concurrency must be >= 1, got {concurrency}")
     if max_llm_failures is not None:
         max_infra_failures = max_llm_failures
     if max_infra_failures < 0:
         raise EvalError(f"max_infra_failures must be >= 0, got {max_infra_failures}")
-    items = list(items)
-    solve = solver(settings.method)
-    settings.agent_config()  # bad settings fail before anything runs
-    previous: list[dict[str, Any]] = []
-    if path.exists() and path.stat().st_size > 0:
-        if not resume:
-            raise EvalError(f"the run file {path} already exists: give --resume to continue it, or another --out")
-        previous = latest_records(read_run(path, repair=True, warn=progress))
-    finished = {str(r["id"]) for r in previous if not failed_to_run(r)}
-    pending = [item for item in items if str(item["id"]) not in finished]
-    outcome = EvalOutcome(path=path, skipped=len(items) - len(pending))
-    provider: KBProvider | None = None
-    if any(item.get("table") is None for item in pending):
-        source = kb if kb is not None else settings.kb
-        if source is None:
-            raise EvalError(f"the data set has KB questions: give --kb ({KB_HINT})")
-        provider = source if isinstance(source, KBProvider) else KBProvider(source, settings.profile, **kb_options(settings))
-    ranker = relation_ranker(settings.ranker, settings.max_relations)
-    bar = Progress(len(items), progress, done=outcome.skipped)
-    writer = RunWriter(path)
-    failures = 0
+    return max_infra_failures
 
-    def finish(record: dict[str, Any]) -> None:
-        nonlocal failures
-        writer.write(record)
+
+def _run_all(
+    pending: list[Mapping[str, Any]],
+    llm: Any,
+    one: Callable[[Mapping[str, Any], Any], dict[str, Any]],
+    finish: Callable[[dict[str, Any]], None],
+    concurrency: int,
+    outcome: EvalOutcome,
+) -> None:
+    """Answer the pending questions one after the other, or in a thread pool; stop once the run aborts."""
+    if concurrency > 1:
+        _run_pool(pending, llm, one, finish, concurrency, outcome)
+        return
+    for item in pending:
+        finish(one(item, llm))
+        if outcome.aborted:
+            break
+
+
+def _previous_records(path: Path, resume: bool, warn: TextIO | None) -> list[dict[str, Any]]:
+    """The records of an existing run file (the last of each id); none when it is new or empty.
+
+    Raises:
+        EvalError: the run file has records and ``resume`` is False.
+    """
+    if not (path.exists() and path.stat().st_size > 0):
+        return []
+    if not resume:
+        raise EvalError(f"the run file {path} already exists: give --resume to continue it, or another --out")
+    return latest_records(read_run(path, repair=True, warn=warn))
+
+
+def _pending(items: list[Mapping[str, Any]], previous: list[dict[str, Any]]) -> list[Mapping[str, Any]]:
+    """The items still to run: those the run file has not finished (a question that failed to run runs again)."""
+    finished = {str(r["id"]) for r in previous if not failed_to_run(r)}
+    return [item for item in items if str(item["id"]) not in finished]
+
+
+def _answer(
+    item: Mapping[str, Any], model: Any, *, settings: RunSettings, provider: KBProvider | None, solve: Solver, ranker: Any
+) -> dict[str, Any]:
+    """One question's record, on a KB of the provider (KB questions) or on its table."""
+    the_kb = provider.get() if provider is not None and item.get("table") is None else None
+    return run_question(item, model, settings, the_kb, solve=solve, ranker=ranker)
+
+
+def _kb_provider(pending: Sequence[Mapping[str, Any]], kb: Any, settings: RunSettings) -> KBProvider | None:
+    """The KB the pending KB questions use (None when all of them are table questions).
+
+    Raises:
+        EvalError: KB questions without a KB.
+    """
+    if all(item.get("table") is not None for item in pending):
+        return None
+    source = kb if kb is not None else settings.kb
+    if source is None:
+        raise EvalError(f"the data set has KB questions: give --kb ({KB_HINT})")
+    return source if isinstance(source, KBProvider) else KBProvider(source, settings.profile, **kb_options(settings))
+
+
+class _Finisher:
+    """Writes each finished question's record, counts it, and aborts the run after too many failures in a row."""
+
+    def __init__(self, writer: RunWriter, bar: Progress, outcome: EvalOutcome, max_infra_failures: int) -> None:
+        self.writer = writer
+        self.bar = bar
+        self.outcome = outcome
+        self.max_infra_failures = max_infra_failures
+        self.failures = 0
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        outcome = self.outcome
+        self.writer.write(record)
         outcome.new += 1
-        bar.update(record)
+        self.bar.update(record)
         failed = failed_to_run(record)
         outcome.new_failed += failed
-        failures = failures + 1 if failed else 0
-        if max_infra_failures and failures >= max_infra_failures and outcome.aborted is None:
+        self.failures = self.failures + 1 if failed else 0
+        if self.max_infra_failures and self.failures >= self.max_infra_failures and outcome.aborted is None:
             outcome.aborted = (
-                f"{failures} questions in a row failed to run (last: {record.get('id')}: {record.get('error')}); "
+                f"{self.failures} questions in a row failed to run (last: {record.get('id')}: {record.get('error')}); "
                 "fix the service and run the same command with --resume"
             )
 
-    def one(item: Mapping[str, Any], model: Any) -> dict[str, Any]:
-        the_kb = provider.get() if provider is not None and item.get("table") is None else None
-        return run_question(item, model, settings, the_kb, solve=solve, ranker=ranker)
 
-    try:
-        if concurrency == 1:
-            for item in pending:
-                finish(one(item, llm))
-                if outcome.aborted:
-                    break
-        else:
-            _run_pool(pending, llm, one, finish, concurrency, outcome)
-    except KeyboardInterrupt:
-        outcome.interrupted = True
-    finally:
-        writer.close()
-        bar.close()
+def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: str | None) -> None:
+    """Read the run file back into ``outcome`` (records, failures, metrics, summary) and write the summaries."""
+    path = outcome.path
     outcome.records = latest_records(read_run(path)) if path.exists() else []
     outcome.failed = [str(r["id"]) for r in outcome.records if failed_to_run(r)]
     outcome.metrics = aggregate(outcome.records, settings.prices)
@@ -875,7 +942,6 @@ def run_eval(
     write_summary_markdown(
         summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
     )
-    return outcome
 
 
 def _run_pool(

@@ -120,6 +120,30 @@ def _step_view(step: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _answers_view(answers: Sequence[Any], gold: Sequence[Any] | None) -> list[dict[str, Any]]:
+    """Each answer's text, and whether it is among the gold answers (None without gold)."""
+    gold_keys = [answer_keys(g) for g in gold] if gold is not None else None
+    out = []
+    for answer in answers:
+        keys = answer_keys(answer)
+        correct = None if gold_keys is None else any(keys & g for g in gold_keys)
+        out.append({"text": _answer_text(answer), "correct": correct})
+    return out
+
+
+def _state(record: Mapping[str, Any], score: float | None) -> str:
+    """``error``, ``unscored``, ``right``, ``partial`` or ``wrong``: how the question went."""
+    if record.get("error"):
+        return "error"
+    if score is None:
+        return "unscored"
+    if score >= 1.0:
+        return "right"
+    if score > 0:
+        return "partial"
+    return "wrong"
+
+
 def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
     """What the template shows for one run record.
 
@@ -130,24 +154,10 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
     """
     scores = record_scores(record)
     gold = record.get("gold")
-    gold_keys = [answer_keys(g) for g in gold] if gold is not None else None
-    answers = []
-    for answer in record.get("answers") or []:
-        keys = answer_keys(answer)
-        correct = None if gold_keys is None else any(keys & g for g in gold_keys)
-        answers.append({"text": _answer_text(answer), "correct": correct})
+    answers = _answers_view(record.get("answers") or [], gold)
     steps = [_step_view(s) for s in record.get("steps") or []]
     f1 = scores.get("denotation", scores.get("f1")) if record.get("table") else scores.get("f1")
-    if record.get("error"):
-        state = "error"
-    elif f1 is None:
-        state = "unscored"
-    elif f1 >= 1.0:
-        state = "right"
-    elif f1 > 0:
-        state = "partial"
-    else:
-        state = "wrong"
+    state = _state(record, f1)
     return {
         "index": index + 1,
         "id": str(record.get("id")),

@@ -541,16 +541,12 @@ def configured_llm(
         return
     if not allow_local:
         config.resolved()  # raises with the how-to
-    keep = {"temperature": config.temperature, "max_tokens": config.max_tokens, "stop": config.stop,
-            "timeout": config.timeout, "max_retries": config.max_retries, "extra_body": dict(config.extra_body)}
-    keep.update(local_overrides or {})
+    keep = _local_settings(config, local_overrides)
     stream = out if out is not None else sys.stderr
     running = running_server()
     if running is not None:
         print(f"pyql: using the local model served at {running['base_url']} (pyql llm serve, pid {running['pid']}).", file=stream)
-        values = {"base_url": running["base_url"], "model": running["model"], "mode": "completion", "api_key": NO_KEY}
-        values.update({k: v for k, v in keep.items() if v is not None})
-        yield OpenAILLM(LLMConfig(**values), meter=meter)
+        yield OpenAILLM(_served_config(running, keep), meter=meter)
         return
     if not local_available():
         raise LLMConfigError(
@@ -560,6 +556,21 @@ def configured_llm(
     print(f"pyql: no LLM configured; starting the local model on loopback. {LICENSE_NOTICE}", file=stream)
     with LocalServer() as server:
         yield OpenAILLM(server.config(**keep), meter=meter)
+
+
+def _local_settings(config: LLMConfig, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """The sampling and request settings of ``config`` the local model keeps, with ``overrides`` applied."""
+    keep = {"temperature": config.temperature, "max_tokens": config.max_tokens, "stop": config.stop,
+            "timeout": config.timeout, "max_retries": config.max_retries, "extra_body": dict(config.extra_body)}
+    keep.update(overrides or {})
+    return keep
+
+
+def _served_config(running: dict[str, Any], keep: dict[str, Any]) -> LLMConfig:
+    """The configuration for a server ``pyql llm serve`` announced (completion mode), with the settings kept."""
+    values = {"base_url": running["base_url"], "model": running["model"], "mode": "completion", "api_key": NO_KEY}
+    values.update({k: v for k, v in keep.items() if v is not None})
+    return LLMConfig(**values)
 
 
 # ---------------------------------------------------------------------------

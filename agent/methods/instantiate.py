@@ -222,26 +222,8 @@ class Instantiator:
             around = self.kb.relations(current, query if isinstance(current, Variable) else None, sample=self.frontier_limit)
             candidates = self.bind(relation, question)
             result.candidates_per_hop.append(candidates)
-            # Never walk straight back along the relation just followed, unless the path names that
-            # relation twice in a row (MetaQA's "directed_by -> directed_by": the films of the
-            # same director), where walking back is what it asks for.
-            came_by = result.bound[-1] if result.bound else None
-            back = None if came_by is None else (came_by[1:] if came_by.startswith("^") else "^" + came_by)
-            if j and relation.lstrip("^") == path.relations[j - 1].lstrip("^"):
-                back = None
-            chosen = None
-            on = self._has_relation(around, current, query)
-            for candidate in candidates:
-                if relation.startswith("^") and on(candidate, "backward"):
-                    chosen = "^" + candidate
-                elif on(candidate, "forward"):
-                    chosen = candidate
-                elif on(candidate, "backward"):
-                    chosen = "^" + candidate
-                if chosen == back:
-                    chosen = None
-                if chosen:
-                    break
+            back = _way_back(result.bound, path.relations, j)
+            chosen = _choose(relation, candidates, self._has_relation(around, current, query), back)
             if chosen is None:
                 result.error = "relation_not_instantiated"
                 result.stuck_relation = relation
@@ -254,15 +236,19 @@ class Instantiator:
             result.bound = (*result.bound, chosen)
             result.query, result.end, current = query, nxt, nxt
         if result.query is not None and result.query.steps:
-            observation = self.kb.observe(result.query, per_variable=10)
-            end_values = observation.get(result.end) if result.end is not None else None
-            result.values = list(end_values.values) if end_values is not None else []
-            result.instances = self._instances(result)
-            if result.error is None and result.ends_unnamed:
-                result.error = "unnamed_end"
-                around = self.kb.relations(result.end, result.query, sample=self.frontier_limit)
-                result.around = self._ranked(question, list(around.forward))
+            self._observe_end(result, result.query, question)
         return result
+
+    def _observe_end(self, result: PathInstance, query: Query, question: str) -> None:
+        """Read the values the built ``query`` reaches at its end; a path ending on unnamed nodes is an error."""
+        observation = self.kb.observe(query, per_variable=10)
+        end_values = observation.get(result.end) if result.end is not None else None
+        result.values = list(end_values.values) if end_values is not None else []
+        result.instances = self._instances(result)
+        if result.error is None and result.ends_unnamed:
+            result.error = "unnamed_end"
+            around = self.kb.relations(result.end, query, sample=self.frontier_limit)
+            result.around = self._ranked(question, list(around.forward))
 
     def _has_relation(self, around: Relations, current: Any, query: Query) -> Callable[[str, str], bool]:
         """``(relation, direction) -> bool``: in the relation list, or, when the list
@@ -311,6 +297,38 @@ class Instantiator:
                     seen.add(triple)
                     triples.append(triple)
         return triples
+
+
+def _way_back(bound: Sequence[str], relations: Sequence[str], j: int) -> str | None:
+    """The relation that walks straight back along the one just followed, which hop ``j`` may not take.
+
+    None (no restriction) at the first hop, or when the path names the same
+    relation twice in a row (MetaQA's "directed_by -> directed_by": the films
+    of the same director), where walking back is what it asks for.
+    """
+    came_by = bound[-1] if bound else None
+    if came_by is None or (j and relations[j].lstrip("^") == relations[j - 1].lstrip("^")):
+        return None
+    return came_by[1:] if came_by.startswith("^") else "^" + came_by
+
+
+def _choose(relation: str, candidates: Sequence[str], on: Callable[[str, str], bool], back: str | None) -> str | None:
+    """The first candidate found around the current node (``^`` marks a backward one), never ``back``.
+
+    A path relation written backward (``^r``) prefers the candidate's backward
+    direction; otherwise forward is tried first.
+    """
+    for candidate in candidates:
+        chosen = None
+        if relation.startswith("^") and on(candidate, "backward"):
+            chosen = "^" + candidate
+        elif on(candidate, "forward"):
+            chosen = candidate
+        elif on(candidate, "backward"):
+            chosen = "^" + candidate
+        if chosen is not None and chosen != back:
+            return chosen
+    return None
 
 
 def _show(term: Any, row: Mapping[str, Value | None], profile: Any, names: Mapping[Any, str]) -> str:

@@ -970,7 +970,6 @@ def select_relations(
         ...
         agent.errors.RankingError: unknown order 'random'; choose one of: shuffle, score, alpha
     """
-    global _DEFAULT_RANKER
     if order not in ORDERS:
         raise RankingError(f"unknown order {order!r}; choose one of: {', '.join(ORDERS)}")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -978,15 +977,26 @@ def select_relations(
     relations = list(relations)
     if len(relations) <= limit:
         return relations
+    kept = _ranker_of(ranker).rank(question, relations)[:limit]
+    _put_in_order(kept, order, question, seed)
+    return kept
+
+
+def _ranker_of(ranker: Ranker | str | None) -> Ranker:
+    """The ranker itself, the one a name gives, or the shared default :class:`BM25Ranker` for None."""
+    global _DEFAULT_RANKER
     if ranker is None:
         if _DEFAULT_RANKER is None:
             _DEFAULT_RANKER = BM25Ranker()
-        ranker = _DEFAULT_RANKER
-    elif isinstance(ranker, str):
-        ranker = get_ranker(ranker)
-    kept = ranker.rank(question, relations)[:limit]
+        return _DEFAULT_RANKER
+    if isinstance(ranker, str):
+        return get_ranker(ranker)
+    return ranker
+
+
+def _put_in_order(kept: list[str], order: str, question: str, seed: int) -> None:
+    """Order the kept relations in place: ``alpha`` by name, ``shuffle`` by the seed and question, ``score`` as ranked."""
     if order == "alpha":
         kept.sort()
     elif order == "shuffle":
         random.Random(f"{seed}\x00{question}").shuffle(kept)
-    return kept

@@ -197,27 +197,43 @@ def parse_paths(text: str | bytes, topics: Sequence[str] = (), *, beams: int = 1
     text = clean_text(text)
     relation_beams = parse_relation_paths(text)
     if relation_beams:
-        if beams < 1:
-            raise PathSyntaxError(f"beams must be at least 1, not {beams}", text=text)
-        starts = [str(t) for t in topics if str(t).strip()]
-        if not starts:
-            raise PathSyntaxError(
-                "relation-only paths (<PATH> r1 <SEP> r2 </PATH>) start at the topic entity: "
-                "pass the question's topic entities as topics=",
-                text=text,
-            )
-        return tuple(PathSpec(start, beam) for beam in relation_beams[:beams] for start in starts)
-    payload = _payload(text)
-    strings = _json_paths(payload)
-    if strings is not None:
-        paths: list[PathSpec] = []
-        for item in strings:
-            paths.extend(_parse_body(item, text))
-    else:
-        paths = _parse_body(payload, text)
+        return _started_beams(relation_beams, topics, beams, text)
+    paths = _written_paths(text)
     if not paths:
         raise PathSyntaxError(_NO_PATH, text=text)
     return tuple(paths)
+
+
+def _started_beams(
+    relation_beams: tuple[tuple[str, ...], ...], topics: Sequence[str], beams: int, text: str
+) -> tuple[PathSpec, ...]:
+    """The first ``beams`` relation-only beams, each started at every topic entity.
+
+    Raises:
+        PathSyntaxError: ``beams`` < 1, or no topic entity.
+    """
+    if beams < 1:
+        raise PathSyntaxError(f"beams must be at least 1, not {beams}", text=text)
+    starts = [str(t) for t in topics if str(t).strip()]
+    if not starts:
+        raise PathSyntaxError(
+            "relation-only paths (<PATH> r1 <SEP> r2 </PATH>) start at the topic entity: "
+            "pass the question's topic entities as topics=",
+            text=text,
+        )
+    return tuple(PathSpec(start, beam) for beam in relation_beams[:beams] for start in starts)
+
+
+def _written_paths(text: str) -> list[PathSpec]:
+    """The paths written out after the last label: each string of a JSON payload, or the payload's lines."""
+    payload = _payload(text)
+    strings = _json_paths(payload)
+    if strings is None:
+        return _parse_body(payload, text)
+    paths: list[PathSpec] = []
+    for item in strings:
+        paths.extend(_parse_body(item, text))
+    return paths
 
 
 def _json_paths(payload: str) -> list[str] | None:
