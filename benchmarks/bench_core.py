@@ -488,9 +488,10 @@ class StringBuilderPyQL:
 
 #: The chain of ``--compile-ratio``: the films of a director with a budget
 #: over a million, the one with the largest budget (a WebQSP shape: two
-#: facts from an entity, a filter, an argmax, the answer).
+#: facts from an entity, a filter, an argmax, the answer). ``{e}`` is the
+#: director: another entity on every repetition, as questions differ.
 RATIO_CHAIN: tuple[tuple[str, tuple[Any, ...]], ...] = (
-    ("add_fact", ("?film", "film.film.directed_by", "m.06pj8")),
+    ("add_fact", ("?film", "film.film.directed_by", "{e}")),
     ("add_fact", ("?film", "film.film.estimated_budget", "?budget")),
     ("add_filter", ("?budget", ">", 1000000)),
     ("add_max", ("?budget",)),
@@ -498,16 +499,24 @@ RATIO_CHAIN: tuple[tuple[str, tuple[Any, ...]], ...] = (
 )
 
 
-def _pyql_chain() -> None:
+def _ratio_chains(reps: int) -> list[list[tuple[str, tuple[Any, ...]]]]:
+    """:data:`RATIO_CHAIN` once per repetition, each from another entity (``m.0b00000``, ``m.0b00001`` ...)."""
+    return [
+        [(name, tuple(a.replace("{e}", f"m.0b{i:05d}") if isinstance(a, str) else a for a in args)) for name, args in RATIO_CHAIN]
+        for i in range(reps)
+    ]
+
+
+def _pyql_chain(chain: list[tuple[str, tuple[Any, ...]]]) -> None:
     q = Query(FREEBASE)
-    for name, args in RATIO_CHAIN:
+    for name, args in chain:
         q = getattr(q, name)(*args)
         q.sparql()
 
 
-def _string_chain() -> None:
+def _string_chain(chain: list[tuple[str, tuple[Any, ...]]]) -> None:
     b = StringBuilderPyQL()
-    for name, args in RATIO_CHAIN:
+    for name, args in chain:
         getattr(b, name)(*args)
         b.sparql()
 
@@ -516,8 +525,9 @@ def bench_compile_ratio(reps: int) -> dict[str, float]:
     """Per-step medians (µs) of pyql and of the string builder on :data:`RATIO_CHAIN`, and their ratio.
 
     Each repetition times the whole chain (every step followed by
-    ``.sparql()``) once with each builder, alternating, so both see the same
-    machine load; a step's time is the chain's divided by its length.
+    ``.sparql()``) from a new entity once with each builder, alternating, so
+    both see the same machine load; a step's time is the chain's divided by
+    its length.
 
     Example:
         >>> r = bench_compile_ratio(20)
@@ -526,14 +536,15 @@ def bench_compile_ratio(reps: int) -> dict[str, float]:
     """
     clock = time.perf_counter_ns
     timings: dict[str, list[float]] = {"pyql_us": [], "string_us": []}
+    warm, *chains = _ratio_chains(reps + 1)
     for run in (_pyql_chain, _string_chain):
-        run()  # warm
+        run(warm)
     gc.disable()
     try:
-        for _ in range(reps):
+        for chain in chains:
             for key, run in (("pyql_us", _pyql_chain), ("string_us", _string_chain)):
                 t0 = clock()
-                run()
+                run(chain)
                 timings[key].append((clock() - t0) / 1e3 / len(RATIO_CHAIN))
     finally:
         gc.enable()
