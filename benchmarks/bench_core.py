@@ -85,7 +85,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pyql import compiler
+from pyql.kb import probes
 from pyql.action_parser import parse_action
 from pyql.profiles import FREEBASE
 from pyql.query import Query
@@ -355,13 +355,13 @@ def bench_compile(chains: list[Chain], reps: int) -> dict[str, dict[str, list[fl
                 context = q if isinstance(target, Variable) else None
                 for _ in range(reps):
                     t0 = clock()
-                    compiler.relations_query(target, context, FREEBASE)
+                    probes.relations_query(target, context, FREEBASE)
                     out["get_relation"]["build"].append((clock() - t0) / 1e6)
                 continue
             if name == "execute":
                 for _ in range(reps):
                     t0 = clock()
-                    compiler.rows_query(q, 1001)
+                    probes.rows_query(q, 1001)
                     out["execute"]["build"].append((clock() - t0) / 1e6)
                 continue
             method = getattr(q, name)
@@ -373,7 +373,7 @@ def bench_compile(chains: list[Chain], reps: int) -> dict[str, dict[str, list[fl
                     t1 = clock()
                     new.sparql()
                     t2 = clock()
-                    compiler.observation_query(new)
+                    probes.observation_query(new)
                     t3 = clock()
                     out[name]["add"].append((t1 - t0) / 1e6)
                     out[name]["build"].append((t2 - t0) / 1e6)
