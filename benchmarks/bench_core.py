@@ -4,6 +4,7 @@ Run from the repository root::
 
     PYTHONPATH=. python benchmarks/bench_core.py                      # everything (~1.5 min on 2 cores)
     PYTHONPATH=. python benchmarks/bench_core.py --sizes 1e4,1e5 --backends oxigraph
+    PYTHONPATH=. python benchmarks/bench_core.py --compile-ratio          # pyql vs a string builder (~10 s)
 
 What it does:
 
@@ -45,6 +46,13 @@ bulk-loaded into one graph per size, queried through
 rdflib above 10^5 triples is skipped unless ``--rdflib-large`` is given (its
 load is then aborted after ``--rdflib-budget`` seconds).
 
+``--compile-ratio`` measures only compilation, against the cheapest way to
+get query text: :data:`RATIO_CHAIN` (two facts from an entity, a filter, an
+argmax, ``set_answer``), ``.sparql()`` after every step, built with
+:class:`~pyql.query.Query` and with :class:`StringBuilderPyQL` (string
+concatenation in the way of QueryAgent's ``PyQL`` class), alternated
+``--ratio-reps`` times; it prints both per-step medians and their ratio.
+
 Output: markdown tables on stdout (and in ``--markdown FILE``), raw numbers
 in ``--json FILE``.
 """
@@ -60,6 +68,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -76,7 +85,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pyql import compiler
+from pyql.kb import probes
 from pyql.action_parser import parse_action
 from pyql.profiles import FREEBASE
 from pyql.query import Query
@@ -346,13 +355,13 @@ def bench_compile(chains: list[Chain], reps: int) -> dict[str, dict[str, list[fl
                 context = q if isinstance(target, Variable) else None
                 for _ in range(reps):
                     t0 = clock()
-                    compiler.relations_query(target, context, FREEBASE)
+                    probes.relations_query(target, context, FREEBASE)
                     out["get_relation"]["build"].append((clock() - t0) / 1e6)
                 continue
             if name == "execute":
                 for _ in range(reps):
                     t0 = clock()
-                    compiler.rows_query(q, 1001)
+                    probes.rows_query(q, 1001)
                     out["execute"]["build"].append((clock() - t0) / 1e6)
                 continue
             method = getattr(q, name)
@@ -364,7 +373,7 @@ def bench_compile(chains: list[Chain], reps: int) -> dict[str, dict[str, list[fl
                     t1 = clock()
                     new.sparql()
                     t2 = clock()
-                    compiler.observation_query(new)
+                    probes.observation_query(new)
                     t3 = clock()
                     out[name]["add"].append((t1 - t0) / 1e6)
                     out[name]["build"].append((t2 - t0) / 1e6)
@@ -400,6 +409,159 @@ def compile_table(results: dict[str, dict[str, list[float]]]) -> str:
             r = results[action]["build"]
             lines.append(f"| {label} | {len(r)} | | {med(r):.3f} | {pct(r, .95):.3f} | | |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Compile ratio: pyql against a string builder in the way of QueryAgent
+# ---------------------------------------------------------------------------
+
+_NUMBER_TEXT = re.compile(r"^[-+]?\d+(\.\d+)?$")
+
+
+class StringBuilderPyQL:
+    """The baseline of ``--compile-ratio``: SPARQL by string concatenation.
+
+    A minimal builder written for this benchmark in the way QueryAgent's
+    ``PyQL`` class (github.com/cdhx/QueryAgent, ``sparql_generator.py``)
+    builds its text: a mutable object appends one line per step to a list
+    (after normalising the entity and relation text with prefix checks and a
+    number regex), an argmax appends ORDER BY / LIMIT lines, a count or
+    ``set_answer`` replaces the head, and ``sparql()`` joins the lists and
+    tidies blank lines with ``str.replace``. No scope, no validation of
+    variables, no immutability: the cheapest way to get query text.
+
+    Example:
+        >>> b = StringBuilderPyQL()
+        >>> b.add_fact("?film", "film.film.directed_by", "m.06pj8")
+        >>> b.set_answer("?film")
+        >>> b.sparql().splitlines()
+        ['SELECT DISTINCT ?film {', '\\t?film :film.film.directed_by :m.06pj8.', '}']
+    """
+
+    def __init__(self) -> None:
+        self.head = "SELECT *"
+        self.patterns: list[str] = []
+        self.modifiers: list[str] = []
+        self.variables: list[str] = []
+
+    @staticmethod
+    def _entity(text: object) -> str:
+        text = str(text).strip()
+        if text.startswith(("?", ":m.", ":g.")) or _NUMBER_TEXT.match(text) or "^^xsd:" in text:
+            return text
+        if text.startswith(("m.", "g.")):
+            return ":" + text
+        return "?" + "_".join(text.split())
+
+    def _keep(self, *terms: str) -> None:
+        self.variables = list(set(self.variables + [t for t in terms if t.startswith("?")]))
+
+    def add_fact(self, s: str, p: str, o: str) -> None:
+        s, o = self._entity(s), self._entity(o)
+        p = p.strip() if p.strip().startswith(":") else ":" + p.strip()
+        self.patterns += [f"{s} {p} {o}.", "\n"]
+        self._keep(s, o)
+
+    def add_filter(self, left: object, op: str, right: object) -> None:
+        if op.strip() not in (">", ">=", "<", "<=", "=", "!="):
+            raise ValueError(f"compare operator format error: {op}")
+        self.patterns += [f"FILTER({self._entity(left)} {op.strip()} {self._entity(right)}).", "\n"]
+
+    def add_max(self, var: str, offset: int = 0, limit: int = 1) -> None:
+        self.modifiers += [f"ORDER BY DESC({self._entity(var)})", f"LIMIT {limit}"]
+        if offset:
+            self.modifiers.append(f"OFFSET {offset}")
+
+    def add_count(self, var: str, new_var: str) -> None:
+        self.head = f"SELECT (COUNT(DISTINCT {self._entity(var)}) AS {self._entity(new_var)})"
+        self._keep(self._entity(new_var))
+
+    def set_answer(self, var: str) -> None:
+        if "(COUNT(" not in self.head:
+            self.head = "SELECT DISTINCT " + self._entity(var)
+
+    def sparql(self) -> str:
+        body = ("\n" + "\n".join(self.patterns)).replace("\n", "\n\t")
+        text = self.head + " {\n" + body + "\n}\n" + "\n".join(self.modifiers)
+        return text.replace("\n\n", "\n").replace("\n\t\n\t", "\n\t").replace("\n\t\n}", "\n}")
+
+
+#: The chain of ``--compile-ratio``: the films of a director with a budget
+#: over a million, the one with the largest budget (a WebQSP shape: two
+#: facts from an entity, a filter, an argmax, the answer). ``{e}`` is the
+#: director: another entity on every repetition, as questions differ.
+RATIO_CHAIN: tuple[tuple[str, tuple[Any, ...]], ...] = (
+    ("add_fact", ("?film", "film.film.directed_by", "{e}")),
+    ("add_fact", ("?film", "film.film.estimated_budget", "?budget")),
+    ("add_filter", ("?budget", ">", 1000000)),
+    ("add_max", ("?budget",)),
+    ("set_answer", ("?film",)),
+)
+
+
+def _ratio_chains(reps: int) -> list[list[tuple[str, tuple[Any, ...]]]]:
+    """:data:`RATIO_CHAIN` once per repetition, each from another entity (``m.0b00000``, ``m.0b00001`` ...)."""
+    return [
+        [(name, tuple(a.replace("{e}", f"m.0b{i:05d}") if isinstance(a, str) else a for a in args)) for name, args in RATIO_CHAIN]
+        for i in range(reps)
+    ]
+
+
+def _pyql_chain(chain: list[tuple[str, tuple[Any, ...]]]) -> None:
+    q = Query(FREEBASE)
+    for name, args in chain:
+        q = getattr(q, name)(*args)
+        q.sparql()
+
+
+def _string_chain(chain: list[tuple[str, tuple[Any, ...]]]) -> None:
+    b = StringBuilderPyQL()
+    for name, args in chain:
+        getattr(b, name)(*args)
+        b.sparql()
+
+
+def bench_compile_ratio(reps: int) -> dict[str, float]:
+    """Per-step medians (µs) of pyql and of the string builder on :data:`RATIO_CHAIN`, and their ratio.
+
+    Each repetition times the whole chain (every step followed by
+    ``.sparql()``) from a new entity once with each builder, alternating, so
+    both see the same machine load; a step's time is the chain's divided by
+    its length.
+
+    Example:
+        >>> r = bench_compile_ratio(20)
+        >>> sorted(r), r["ratio"] > 1
+        (['pyql_us', 'ratio', 'string_us'], True)
+    """
+    clock = time.perf_counter_ns
+    timings: dict[str, list[float]] = {"pyql_us": [], "string_us": []}
+    warm, *chains = _ratio_chains(reps + 1)
+    for run in (_pyql_chain, _string_chain):
+        run(warm)
+    gc.disable()
+    try:
+        for chain in chains:
+            for key, run in (("pyql_us", _pyql_chain), ("string_us", _string_chain)):
+                t0 = clock()
+                run(chain)
+                timings[key].append((clock() - t0) / 1e3 / len(RATIO_CHAIN))
+    finally:
+        gc.enable()
+    out = {key: statistics.median(values) for key, values in timings.items()}
+    out["ratio"] = out["pyql_us"] / out["string_us"]
+    return out
+
+
+def ratio_report(result: dict[str, float], reps: int) -> str:
+    """The ``--compile-ratio`` lines: the chain, both per-step medians and the ratio."""
+    chain = ", ".join(f"{name}({', '.join(str(a) for a in args)})" for name, args in RATIO_CHAIN)
+    return (
+        f"chain ({len(RATIO_CHAIN)} steps, .sparql() after each, {reps} repetitions): {chain}\n"
+        f"pyql Query:            {result['pyql_us']:.2f} µs per step (median)\n"
+        f"string builder:        {result['string_us']:.2f} µs per step (median)\n"
+        f"ratio pyql / string:   {result['ratio']:.1f}x\n"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -706,7 +868,7 @@ def parse_sizes(text: str) -> list[int]:
     return [int(float(x)) for x in text.split(",") if x.strip()]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/pyql-bench"), help="KB cache (default /tmp/pyql-bench)")
     parser.add_argument("--sizes", type=parse_sizes, default=list(DEFAULT_SIZES), help="e.g. 1e4,1e5,1e6 (default)")
@@ -716,6 +878,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured passes over the chains first (default 1)")
     parser.add_argument("--repeat", type=int, default=1, help="measured passes over the chains (default 1)")
     parser.add_argument("--compile-reps", type=int, default=2000, help="repetitions per step in the compile benchmark")
+    parser.add_argument("--compile-ratio", action="store_true",
+                        help="only time pyql against a string builder on one 5-step chain (no KB) and print the ratio")
+    parser.add_argument("--ratio-reps", type=int, default=5000, help="repetitions of the chain for --compile-ratio (default 5000)")
     parser.add_argument("--rdflib-large", action="store_true", help=f"also run rdflib above {RDFLIB_DEFAULT_MAX} triples")
     parser.add_argument("--rdflib-budget", type=float, default=300, help="abort an rdflib load after this many seconds (with --rdflib-large)")
     parser.add_argument("--oxigraph-store", choices=("memory", "disk"), default="memory")
@@ -724,42 +889,70 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", "-v", action="store_true", help="log every chain's step times")
     parser.add_argument("--json", type=Path, help="write raw results here")
     parser.add_argument("--markdown", type=Path, help="also write the tables here")
-    args = parser.parse_args(argv)
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    unknown = set(backends) - set(BACKENDS)
-    if unknown:
-        parser.error(f"unknown backend(s) {', '.join(sorted(unknown))}; use {', '.join(BACKENDS)}")
-    sizes = sorted(args.sizes)
+    return parser
 
-    def log(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
 
-    started = time.perf_counter()
-    command = "PYTHONPATH=. python benchmarks/bench_core.py" + ("" if argv is None and len(sys.argv) == 1 else " " + " ".join(sys.argv[1:] if argv is None else argv))
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
-    kbs: dict[int, Path] = {}
-    chains_by_size: dict[int, list[Chain]] = {}
-    for size in sizes:
-        path, _meta = ensure_kb(args.workdir, size, args.seed, log)
-        kbs[size] = path
-        chains_by_size[size] = make_chains(start_entities(path), args.entities)
-        log(f"  {len(chains_by_size[size])} chains at {size_label(size)}")
 
-    compile_results = None
-    if not args.no_compile:
-        log(f"compile benchmark ({args.compile_reps} reps per step) ...")
-        compile_results = bench_compile(chains_by_size[sizes[-1]], args.compile_reps)
+def _load(backend: str, args: argparse.Namespace, path: Path, size: int, server: Any) -> Loaded:
+    if backend == "rdflib":
+        return load_rdflib(path, args.rdflib_budget if args.rdflib_large else 0)
+    if backend == "oxigraph":
+        return load_oxigraph(path, args.oxigraph_store, args.workdir)
+    return load_virtuoso(server, path, size)
 
-    cells: list[Cell] = []
-    server = None
-    stack = contextlib.ExitStack()
+
+def _measure_cell(cell: Cell, args: argparse.Namespace, path: Path, chains: list[Chain], server: Any) -> None:
+    """Load one backend at one size and run the chains on it (``cell`` filled in, or marked skipped)."""
+    backend, size = cell.backend, cell.size
+    _log(f"[{size_label(size)} {backend}] loading ...")
+    gc.collect()
+    rss0 = rss_mb()
     try:
+        loaded = _load(backend, args, path, size, server)
+    except LoadBudgetExceeded:
+        cell.skipped = f"rdflib did not load within {args.rdflib_budget:.0f} s"
+        cell.load_note = f"> {args.rdflib_budget:.0f}"
+        gc.collect()
+        _log(f"  {cell.skipped}")
+        return
+    cell.load_s = loaded.seconds
+    cell.load_note = "" if backend != "oxigraph" else loaded.note
+    if backend != "virtuoso":
+        cell.rss_mb = rss_mb() - rss0
+    _log(f"  loaded in {loaded.seconds:.1f} s; running {len(chains)} chains ...")
+    t0 = time.perf_counter()
+    try:
+        cell.trivial_ms = trivial_query_ms(loaded.kb)
+        # rdflib is slow and has no cache worth warming: warm it up on one chain only
+        warm = 1 if backend == "rdflib" else None
+        cell.steps = run_cell(loaded.kb, chains, args.warmup, args.repeat, warm, _log if args.verbose else None)
+    finally:
+        if loaded.cleanup:
+            loaded.cleanup()
+        loaded.kb.close()
+        del loaded
+        gc.collect()
+    cell.run_s = time.perf_counter() - t0
+    steps = cell.times("construct")
+    _log(f"  {len(cell.steps)} steps in {cell.run_s:.1f} s; median step {med(steps):.1f} ms, p95 {pct(steps, .95):.1f} ms")
+
+
+def _run_cells(
+    args: argparse.Namespace, backends: list[str], sizes: list[int], kbs: dict[int, Path], chains_by_size: dict[int, list[Chain]]
+) -> list[Cell]:
+    """Every backend at every size (Virtuoso started once when asked for and installed)."""
+    cells: list[Cell] = []
+    with contextlib.ExitStack() as stack:
+        server = None
         if "virtuoso" in backends:
             vmod = _virtuoso_module()
             if vmod.find_virtuoso() is None:
-                log("Virtuoso is not installed; skipping it. " + vmod.INSTALL_HINT)
+                _log("Virtuoso is not installed; skipping it. " + vmod.INSTALL_HINT)
             else:
-                log("starting Virtuoso ...")
+                _log("starting Virtuoso ...")
                 server = stack.enter_context(
                     vmod.VirtuosoServer(
                         workdir=args.workdir, number_of_buffers=args.virtuoso_buffers,
@@ -767,57 +960,21 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
         for size in sizes:
-            chains = chains_by_size[size]
             for backend in backends:
                 cell = Cell(size, backend)
                 cells.append(cell)
                 if backend == "rdflib" and size > RDFLIB_DEFAULT_MAX and not args.rdflib_large:
                     cell.skipped = f"rdflib above {RDFLIB_DEFAULT_MAX:,} triples only with --rdflib-large (10^6: ~45 s and ~1.3 GB to load)"
-                    continue
-                if backend == "virtuoso" and server is None:
+                elif backend == "virtuoso" and server is None:
                     cell.skipped = "Virtuoso not installed"
-                    continue
-                log(f"[{size_label(size)} {backend}] loading ...")
-                gc.collect()
-                rss0 = rss_mb()
-                try:
-                    if backend == "rdflib":
-                        loaded = load_rdflib(kbs[size], args.rdflib_budget if args.rdflib_large else 0)
-                    elif backend == "oxigraph":
-                        loaded = load_oxigraph(kbs[size], args.oxigraph_store, args.workdir)
-                    else:
-                        loaded = load_virtuoso(server, kbs[size], size)
-                except LoadBudgetExceeded:
-                    cell.skipped = f"rdflib did not load within {args.rdflib_budget:.0f} s"
-                    cell.load_note = f"> {args.rdflib_budget:.0f}"
-                    gc.collect()
-                    log(f"  {cell.skipped}")
-                    continue
-                cell.load_s = loaded.seconds
-                cell.load_note = "" if backend != "oxigraph" else loaded.note
-                if backend != "virtuoso":
-                    cell.rss_mb = rss_mb() - rss0
-                log(f"  loaded in {loaded.seconds:.1f} s; running {len(chains)} chains ...")
-                t0 = time.perf_counter()
-                try:
-                    cell.trivial_ms = trivial_query_ms(loaded.kb)
-                    # rdflib is slow and has no cache worth warming: warm it up on one chain only
-                    warm = 1 if backend == "rdflib" else None
-                    cell.steps = run_cell(loaded.kb, chains, args.warmup, args.repeat, warm, log if args.verbose else None)
-                finally:
-                    if loaded.cleanup:
-                        loaded.cleanup()
-                    loaded.kb.close()
-                    del loaded
-                    gc.collect()
-                cell.run_s = time.perf_counter() - t0
-                steps = cell.times("construct")
-                log(f"  {len(cell.steps)} steps in {cell.run_s:.1f} s; median step {med(steps):.1f} ms, p95 {pct(steps, .95):.1f} ms")
-    finally:
-        stack.close()
+                else:
+                    _measure_cell(cell, args, kbs[size], chains_by_size[size], server)
+    return cells
 
-    total = time.perf_counter() - started
-    info = machine_info()
+
+def _report_text(
+    command: str, total: float, info: dict[str, str], compile_results: Any, cells: list[Cell], chains_by_size: dict[int, list[Chain]]
+) -> str:
     out = io.StringIO()
     out.write(f"Command: `{command}` (total {total / 60:.1f} min)\n\n")
     out.write("Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()) + "\n\n")
@@ -831,31 +988,64 @@ def main(argv: list[str] | None = None) -> int:
     if table:
         size = max(c.size for c in cells if not c.skipped and c.steps)
         out.write(f"### Per chain at {size_label(size)} triples\n\n" + table + "\n")
-    text = out.getvalue()
+    return out.getvalue()
+
+
+def _raw_json(command: str, info: dict[str, str], compile_results: Any, cells: list[Cell], chains_by_size: dict[int, list[Chain]]) -> str:
+    return json.dumps(
+        {
+            "command": command,
+            "machine": info,
+            "compile": {a: {k: v for k, v in r.items()} for a, r in (compile_results or {}).items()},
+            "cells": [
+                {
+                    "size": c.size, "backend": c.backend, "load_s": c.load_s, "load_note": c.load_note,
+                    "skipped": c.skipped, "run_s": c.run_s, "rss_mb": c.rss_mb, "trivial_ms": c.trivial_ms,
+                    "steps": [s.__dict__ for s in c.steps],
+                }
+                for c in cells
+            ],
+            "chains": {str(k): [ch.__dict__ for ch in v] for k, v in chains_by_size.items()},
+        },
+        indent=1,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    command = "PYTHONPATH=. python benchmarks/bench_core.py" + ("" if argv is None and len(sys.argv) == 1 else " " + " ".join(sys.argv[1:] if argv is None else argv))
+    if args.compile_ratio:
+        info = machine_info()
+        print(f"Command: `{command}`\nMachine: " + ", ".join(f"{k} {v}" for k, v in info.items()) + "\n")
+        print(ratio_report(bench_compile_ratio(args.ratio_reps), args.ratio_reps), end="")
+        return 0
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    unknown = set(backends) - set(BACKENDS)
+    if unknown:
+        parser.error(f"unknown backend(s) {', '.join(sorted(unknown))}; use {', '.join(BACKENDS)}")
+    sizes = sorted(args.sizes)
+    started = time.perf_counter()
+    kbs: dict[int, Path] = {}
+    chains_by_size: dict[int, list[Chain]] = {}
+    for size in sizes:
+        path, _meta = ensure_kb(args.workdir, size, args.seed, _log)
+        kbs[size] = path
+        chains_by_size[size] = make_chains(start_entities(path), args.entities)
+        _log(f"  {len(chains_by_size[size])} chains at {size_label(size)}")
+    compile_results = None
+    if not args.no_compile:
+        _log(f"compile benchmark ({args.compile_reps} reps per step) ...")
+        compile_results = bench_compile(chains_by_size[sizes[-1]], args.compile_reps)
+    cells = _run_cells(args, backends, sizes, kbs, chains_by_size)
+    total = time.perf_counter() - started
+    info = machine_info()
+    text = _report_text(command, total, info, compile_results, cells, chains_by_size)
     print(text)
     if args.markdown:
         args.markdown.write_text(text, encoding="utf-8")
     if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "command": command,
-                    "machine": info,
-                    "compile": {a: {k: v for k, v in r.items()} for a, r in (compile_results or {}).items()},
-                    "cells": [
-                        {
-                            "size": c.size, "backend": c.backend, "load_s": c.load_s, "load_note": c.load_note,
-                            "skipped": c.skipped, "run_s": c.run_s, "rss_mb": c.rss_mb, "trivial_ms": c.trivial_ms,
-                            "steps": [s.__dict__ for s in c.steps],
-                        }
-                        for c in cells
-                    ],
-                    "chains": {str(k): [ch.__dict__ for ch in v] for k, v in chains_by_size.items()},
-                },
-                indent=1,
-            ),
-            encoding="utf-8",
-        )
+        args.json.write_text(_raw_json(command, info, compile_results, cells, chains_by_size), encoding="utf-8")
     return 0
 
 

@@ -899,8 +899,11 @@ def _render_arg(a: Arg) -> str:
     return cand
 
 
-def render_action(call_or_name: ActionCall | str, *args: Arg | str | int | float) -> str:
+def render_action(call_or_name: ActionCall | str, *args: Arg | str | int | float, verbatim: tuple[int, ...] = ()) -> str:
     """Canonical text of a call; :func:`parse_action` reads it back to an equal call.
+
+    The one renderer of action lines (:meth:`pyql.query.Query.actions`
+    writes its lines through it too).
 
     Strings are quoted only when needed: ``string``, ``lang_string`` and
     ``typed`` arguments are always quoted (double quotes; backslash, quote,
@@ -913,6 +916,9 @@ def render_action(call_or_name: ActionCall | str, *args: Arg | str | int | float
     Args:
         call_or_name: an :class:`ActionCall` (then no ``args``), or the name.
         *args: :class:`Arg` objects or plain values (see :func:`render_argument`).
+        verbatim: positions of ``str`` arguments written as given, unchecked
+            (``Query.actions`` writes a date literal's lexical form bare, as
+            it always has, even one that would not read back as a date).
 
     Returns:
         ``name(arg1, arg2, ...)``.
@@ -940,7 +946,8 @@ def render_action(call_or_name: ActionCall | str, *args: Arg | str | int | float
         name, items = call_or_name, args
     if not isinstance(name, str) or not _IDENT_RE.fullmatch(name):
         raise TermError(f"action name {name!r} is not an identifier (letters, digits, _; not starting with a digit)")
-    return f"{name}({', '.join(render_argument(a) for a in items)})"
+    texts = (a if i in verbatim and isinstance(a, str) else render_argument(a) for i, a in enumerate(items))
+    return f"{name}({', '.join(texts)})"
 
 
 # ---------------------------------------------------------------------------

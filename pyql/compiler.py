@@ -14,13 +14,30 @@ they apply to. The scope of a :class:`~pyql.query.Query` is folded once and
 cached on the (immutable) query as ``Query.scope``, so reading
 ``variables``, ``answer`` and ``is_ask`` after every step costs no text.
 
-**Render** (:func:`compile_query`, :func:`render_query` and the bounded
-queries below) walks a folded scope and writes the text.
+**Render** (:func:`compile_query`, :func:`render_query`) walks a folded
+scope and writes the text. A block keeps the text of its parts once written
+(per profile and indentation), and a block made by adding parts to another
+one starts from that one's text, so a query built step by step writes each
+part once, however often ``sparql()`` is called along the way.
 
-Besides the query itself this module builds the bounded queries a KB runs
-for observations: values of every variable with labels and counts (one
-query), one-hop relations (one query), labels of given terms, and labelled
-result rows.
+**Step kinds dispatch through two tables**, as sqlglot's generator maps an
+expression type to its SQL: :data:`FOLD_RULES` (step type → the scope after
+the step) and :data:`TEXT_RULES` (part type → its text). To add a step kind:
+
+1. its frozen dataclass in :mod:`pyql.steps` (``action``, ``arguments()``,
+   its checks in ``__post_init__``);
+2. here, a function decorated with ``@fold_rule(Kind)`` that returns the
+   scope after the step and, when the step becomes a part of a block, one
+   decorated with ``@text_rule(Kind)`` that writes the part.
+
+Nothing else dispatches on step types (``Query.actions`` renders any step
+from its ``action`` and ``arguments()``); a :class:`~pyql.query.Query`
+method and an action of :mod:`pyql.sparql_actions` are what make it
+callable.
+
+The bounded queries a KB runs to look at a query (observation, relations,
+labels, rows, value kinds) are built, next to the code that reads their
+rows, in :mod:`pyql.kb.probes`.
 
 This module does not import :mod:`pyql.query` (which imports it): a query is
 anything shaped like :class:`CompilableQuery` (``profile``, ``steps`` and
@@ -37,8 +54,8 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol, Sequence, Union
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence, TypeVar, Union
 
 import pyql.escape as escape
 from pyql.errors import QueryError
@@ -63,46 +80,25 @@ __all__ = [
     "TimeBound",
     "Aggregation",
     "Part",
+    "FOLD_RULES",
+    "TEXT_RULES",
+    "fold_rule",
+    "text_rule",
     "fold",
     "fold_step",
+    "part_text",
     "EMPTY_SCOPE",
     "render_query",
     "compile_query",
-    "observation_query",
-    "observed_variables",
-    "bounded_rows_query",
-    "relations_query",
-    "relation_ask_query",
-    "RELATION_EDGES",
-    "labels_query",
-    "value_kinds_query",
-    "NATIVE_ORDER_KINDS",
-    "sources_of",
-    "rows_query",
+    "prefix_lines",
+    "iri_text",
     "term_sparql",
-    "COUNT_PREFIX",
-    "ROWS_VAR",
-    "observation_rows",
-    "LABEL_PREFIX",
+    "INDENT",
 ]
 
-COUNT_PREFIX = "__count_"
-#: Rows an observation's sample reads per value shown (:func:`observation_query`).
-SAMPLE_ROWS_PER_VALUE = 100
-#: The variable of an observation's row count (:func:`observation_query`).
-ROWS_VAR = "__rows"
-
-
-def observation_rows(count_cap: int, row_cap: int | None = None) -> int:
-    """Rows of the join an observation's counts read (:func:`observation_query`): ``max(row_cap, count_cap + 1)``.
-
-    Example:
-        >>> observation_rows(1000), observation_rows(1000, 5000), observation_rows(1000, 10)
-        (1001, 5000, 1001)
-    """
-    return max(int(row_cap or 0), int(count_cap) + 1)
-LABEL_PREFIX = "__label_"
-_INDENT = "  "
+#: One level of indentation in the text pyql writes.
+INDENT = "  "
+_INDENT = INDENT
 
 
 def term_sparql(term: Term, profile: Profile) -> str:
@@ -114,8 +110,57 @@ def term_sparql(term: Term, profile: Profile) -> str:
         'rdfs:label'
     """
     if isinstance(term, IRI):
-        return profile.sparql_iri(term.value)
+        return iri_text(term.value, profile)
+    if isinstance(term, Variable):
+        return "?" + term.name  # checked when the variable was made (escape.variable)
     return term.sparql()
+
+
+# Profile → its PREFIX lines, and the text of IRIs it wrote; by identity (a
+# profile is immutable, and few exist). Bounded: cleared when too large.
+_PREFIX_LINES: dict[int, tuple[Profile, str]] = {}
+_IRI_TEXTS: dict[int, tuple[Profile, dict[str, str]]] = {}
+_IRI_TEXTS_MAX = 50_000
+
+
+def iri_text(iri: str, profile: Profile) -> str:
+    """``profile.sparql_iri(iri)``, remembered per profile (relations and entities recur from step to step).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> iri_text("http://www.w3.org/2001/XMLSchema#gYear", FREEBASE)
+        'xsd:gYear'
+    """
+    hit = _IRI_TEXTS.get(id(profile))
+    if hit is None or hit[0] is not profile:
+        if len(_IRI_TEXTS) > 64:
+            _IRI_TEXTS.clear()
+        hit = _IRI_TEXTS[id(profile)] = (profile, {})
+    texts = hit[1]
+    text = texts.get(iri)
+    if text is None:
+        if len(texts) >= _IRI_TEXTS_MAX:
+            texts.clear()
+        text = texts[iri] = profile.sparql_iri(iri)
+    return text
+
+
+def prefix_lines(profile: Profile) -> str:
+    """``profile.prefix_lines()``, written once per profile object.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> prefix_lines(FREEBASE) == FREEBASE.prefix_lines() and prefix_lines(FREEBASE) is prefix_lines(FREEBASE)
+        True
+    """
+    hit = _PREFIX_LINES.get(id(profile))
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    if len(_PREFIX_LINES) > 64:  # profiles made on the fly: keep the cache small
+        _PREFIX_LINES.clear()
+    text = profile.prefix_lines()
+    _PREFIX_LINES[id(profile)] = (profile, text)
+    return text
 
 
 # ---------------------------------------------------------------------------
@@ -161,7 +206,9 @@ Part = Union[Fact, TypeConstraint, Filter, TimeBound, "Block", Aggregation]
 class Block:
     """One level of the folded query: a group pattern plus solution modifiers.
 
-    Immutable (a folded scope is cached on a query and shared).
+    Immutable (a folded scope is cached on a query and shared). The text of
+    its parts, once written, is kept on the block (per profile and
+    indentation; not a field, so it plays no part in ``==`` and ``hash``).
 
     Attributes:
         parts: the patterns of the group, in order (see :data:`Part`).
@@ -169,6 +216,8 @@ class Block:
         argmax: the step whose ORDER BY / LIMIT / OFFSET apply to the block.
         computed: aggregate results (literals, never labelled).
         one_row: a COUNT without GROUP BY (while nothing is added to it).
+        base: a block whose parts are the first parts of this one (the block
+            this one was made from); its text, once written, starts this one's.
 
     Example:
         >>> from pyql.query import Query
@@ -185,6 +234,7 @@ class Block:
     argmax: Argmax | None = None
     computed: tuple[Variable, ...] = ()
     one_row: bool = False
+    base: Block | None = field(default=None, compare=False, repr=False)
 
     @property
     def has_modifiers(self) -> bool:
@@ -214,25 +264,21 @@ class Block:
     # -- rendering ---------------------------------------------------------
     def modifiers(self) -> str:
         """The block's ORDER BY / LIMIT / OFFSET lines ("" without an argmax)."""
-        out = ""
-        if self.argmax is not None:
-            out += "ORDER BY " + _order_key(self.argmax) + "\n"
-        if self.limit is not None:
-            out += f"LIMIT {self.limit}\n"
-        if self.offset:
-            out += f"OFFSET {self.offset}\n"
+        argmax = self.argmax
+        if argmax is None:
+            return ""
+        out = "ORDER BY " + _order_key(argmax) + "\n" + f"LIMIT {argmax.limit}\n"
+        if argmax.offset:
+            out += f"OFFSET {argmax.offset}\n"
         return out
 
     def group(self, profile: Profile, indent: str = "") -> str:
         """The block's group pattern ``{ ... }`` (modifiers not included)."""
-        inner = "".join(
-            f"{indent}{_INDENT}{line}\n" for part in self.parts for line in _part_text(part, profile).split("\n")
-        )
-        return "{\n" + inner + indent + "}"
+        return "{\n" + self._inner(profile, indent) + indent + "}"
 
     def pattern(self, profile: Profile, indent: str = "") -> str:
         """A group pattern equal to the block's rows: with modifiers, a sub-SELECT."""
-        if not self.has_modifiers:
+        if self.argmax is None:
             return self.group(profile, indent)
         mods = "".join(f"{indent}{_INDENT}{line}\n" for line in self.modifiers().split("\n") if line)
         return (
@@ -244,6 +290,27 @@ class Block:
             + indent
             + "}"
         )
+
+    def _inner(self, profile: Profile, indent: str) -> str:
+        """The lines of the parts, indented: kept once written, and started from the base's."""
+        key = (id(profile), indent)
+        pending: list[Block] = []
+        block: Block | None = self
+        text = ""
+        while block is not None:  # up the bases to one whose text is known (no recursion: chains may be long)
+            hit = block.__dict__.get("_texts", {}).get(key)
+            if hit is not None and hit[0] is profile:
+                text = hit[1]
+                break
+            pending.append(block)
+            block = block.base
+        done = len(block.parts) if block is not None else 0
+        lead = indent + _INDENT
+        for block in reversed(pending):
+            text += "".join(lead + line + "\n" for part in block.parts[done:] for line in part_text(part, profile).split("\n"))
+            done = len(block.parts)
+            block.__dict__.setdefault("_texts", {})[key] = (profile, text)
+        return text
 
 
 @dataclass(frozen=True)
@@ -278,6 +345,70 @@ class CompilableQuery(Protocol):
     def scope(self) -> Folded: ...
 
 
+EMPTY_SCOPE = Folded(Block(), None, False)
+"""The scope of a query without steps."""
+
+
+# ---------------------------------------------------------------------------
+# The rule tables
+# ---------------------------------------------------------------------------
+
+FoldRule = Callable[[Folded, Any, int], Folded]
+TextRule = Callable[[Any, Profile], str]
+_Rule = TypeVar("_Rule", bound=Callable[..., Any])
+
+#: Step type → its fold rule ``(scope, step, index) -> scope`` (:func:`fold_rule`).
+FOLD_RULES: dict[type, FoldRule] = {}
+#: Part type → its text rule ``(part, profile) -> text`` (:func:`text_rule`).
+TEXT_RULES: dict[type, TextRule] = {}
+
+
+def fold_rule(kind: type) -> Callable[[_Rule], _Rule]:
+    """Register the fold rule of a step type: ``rule(scope, step, index)`` returns the scope after the step.
+
+    Example:
+        >>> FOLD_RULES[Fact].__name__
+        '_fold_fact'
+    """
+
+    def register(rule: _Rule) -> _Rule:
+        FOLD_RULES[kind] = rule
+        return rule
+
+    return register
+
+
+def text_rule(kind: type) -> Callable[[_Rule], _Rule]:
+    """Register the text rule of a part type: ``rule(part, profile)`` returns its text (it may span lines).
+
+    Example:
+        >>> TEXT_RULES[Fact].__name__
+        '_fact_text'
+    """
+
+    def register(rule: _Rule) -> _Rule:
+        TEXT_RULES[kind] = rule
+        return rule
+
+    return register
+
+
+def _rule(table: dict[type, Any], kind: type, what: str) -> Any:
+    """The rule of ``kind``, or of its nearest base class that has one (then kept for ``kind``)."""
+    rule = table.get(kind)
+    if rule is None:
+        rule = next((table[base] for base in kind.__mro__ if base in table), None)
+        if rule is None:
+            raise QueryError(f"unknown {what} {kind.__name__}: no rule for it in pyql.compiler")
+        table[kind] = rule
+    return rule
+
+
+# ---------------------------------------------------------------------------
+# Folding
+# ---------------------------------------------------------------------------
+
+
 def _with_variables(variables: tuple[Variable, ...], new: Sequence[Variable]) -> tuple[Variable, ...]:
     """``variables`` then those of ``new`` not in it yet (order of appearance)."""
     added = [v for v in dict.fromkeys(new) if v not in variables]
@@ -285,7 +416,9 @@ def _with_variables(variables: tuple[Variable, ...], new: Sequence[Variable]) ->
 
 
 def _add_part(block: Block, part: Part, variables: Sequence[Variable] = ()) -> Block:
-    return Block(block.parts + (part,), _with_variables(block.variables, variables), block.argmax, block.computed, block.one_row)
+    return Block(
+        block.parts + (part,), _with_variables(block.variables, variables), block.argmax, block.computed, block.one_row, block
+    )
 
 
 def _nested(block: Block) -> Block:
@@ -293,15 +426,12 @@ def _nested(block: Block) -> Block:
     return Block((block,), block.variables, None, block.computed)
 
 
-EMPTY_SCOPE = Folded(Block(), None, False)
-"""The scope of a query without steps."""
-
-
 def fold_step(scope: Folded, step: Step, index: int) -> Folded:
     """The scope after one more step (``index``: the step's position in the query).
 
     ``fold(steps)`` is ``fold_step`` applied to every step from
     :data:`EMPTY_SCOPE`; a query extends its parent's cached scope this way.
+    The step's rule comes from :data:`FOLD_RULES`.
 
     Example:
         >>> from pyql.query import Query
@@ -309,38 +439,61 @@ def fold_step(scope: Folded, step: Step, index: int) -> Folded:
         >>> fold_step(q.scope, q.add_max("?t").steps[-1], 1) == q.add_max("?t").scope
         True
     """
-    block, answer, ask = scope.block, scope.answer, scope.ask
-    if isinstance(step, Fact):
-        block = _add_part(block, step, step.variables())
-    elif isinstance(step, TypeConstraint):
-        block = _add_part(block, step, (step.var,))
-    elif isinstance(step, Compare):
-        if block.argmax is not None:
-            block = _nested(block)
-        block = _add_part(block, step)
-        ask = True
-    elif isinstance(step, Filter):
-        block = _add_part(block, step)
-    elif isinstance(step, TimeConstraint):
-        block = _add_part(_add_part(block, TimeBound(step, index, False)), TimeBound(step, index, True))
-    elif isinstance(step, Argmax):
-        if block.argmax is not None:
-            block = _nested(block)
-        block = Block(block.parts, block.variables, step, block.computed, block.one_row)
-    elif isinstance(step, Aggregate):
-        block = Block(
-            (Aggregation(step, block),),
-            (*step.group_by, step.new_var),
-            None,
-            (step.new_var,),
-            step.func == "COUNT" and not step.group_by,
-        )
-        answer = None
-    elif isinstance(step, Answer):
-        answer = step.var
-    else:  # pragma: no cover - every Step subclass is handled above
-        raise QueryError(f"unknown step {step!r}")
-    return Folded(block, answer, ask)
+    return _rule(FOLD_RULES, type(step), "step")(scope, step, index)
+
+
+@fold_rule(Fact)
+def _fold_fact(scope: Folded, step: Fact, index: int) -> Folded:
+    return Folded(_add_part(scope.block, step, step.variables()), scope.answer, scope.ask)
+
+
+@fold_rule(TypeConstraint)
+def _fold_type(scope: Folded, step: TypeConstraint, index: int) -> Folded:
+    return Folded(_add_part(scope.block, step, (step.var,)), scope.answer, scope.ask)
+
+
+@fold_rule(Filter)
+def _fold_filter(scope: Folded, step: Filter, index: int) -> Folded:
+    return Folded(_add_part(scope.block, step), scope.answer, scope.ask)
+
+
+@fold_rule(Compare)
+def _fold_compare(scope: Folded, step: Compare, index: int) -> Folded:
+    block = scope.block
+    if block.argmax is not None:
+        block = _nested(block)
+    return Folded(_add_part(block, step), scope.answer, True)
+
+
+@fold_rule(TimeConstraint)
+def _fold_time(scope: Folded, step: TimeConstraint, index: int) -> Folded:
+    block = _add_part(_add_part(scope.block, TimeBound(step, index, False)), TimeBound(step, index, True))
+    return Folded(block, scope.answer, scope.ask)
+
+
+@fold_rule(Argmax)
+def _fold_argmax(scope: Folded, step: Argmax, index: int) -> Folded:
+    block = scope.block
+    if block.argmax is not None:
+        block = _nested(block)
+    return Folded(Block(block.parts, block.variables, step, block.computed, block.one_row, block), scope.answer, scope.ask)
+
+
+@fold_rule(Aggregate)
+def _fold_aggregate(scope: Folded, step: Aggregate, index: int) -> Folded:
+    block = Block(
+        (Aggregation(step, scope.block),),
+        (*step.group_by, step.new_var),
+        None,
+        (step.new_var,),
+        step.func == "COUNT" and not step.group_by,
+    )
+    return Folded(block, None, scope.ask)
+
+
+@fold_rule(Answer)
+def _fold_answer(scope: Folded, step: Answer, index: int) -> Folded:
+    return Folded(scope.block, step.var, scope.ask)
 
 
 def fold(steps: Sequence[Step], profile: Profile | None = None) -> Folded:
@@ -370,6 +523,17 @@ def fold(steps: Sequence[Step], profile: Profile | None = None) -> Folded:
 # ---------------------------------------------------------------------------
 
 
+def part_text(part: Part, profile: Profile) -> str:
+    """The text of one part of a block (it may span lines); the rule comes from :data:`TEXT_RULES`.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> part_text(Filter(Variable("w"), ">", Literal("200", escape.XSD + "integer")), FREEBASE)
+        'FILTER(?w > 200)'
+    """
+    return _rule(TEXT_RULES, type(part), "part")(part, profile)
+
+
 def _comparison(left: Term, op: str, right: Term, profile: Profile, native: bool = False) -> str:
     """A comparison; dates compare as text at the coarser of the two precisions (unless ``native``)."""
     date_side = None if native else next((t for t in (left, right) if isinstance(t, Literal) and t.is_date), None)
@@ -388,11 +552,27 @@ def _order_key(step: Argmax) -> str:
     # Numbers order as numbers; dates of mixed precision (xsd:date, gYear,
     # dateTime) order as their ISO text, which every engine agrees on. A
     # native argmax (values of one kind) orders by the variable itself.
-    v = step.var.sparql()
+    v = "?" + step.var.name
     key = v if step.native else f"IF(isNumeric({v}), {v}, STR({v}))"
     return f"DESC({key})" if step.descending else f"ASC({key})"
 
 
+@text_rule(Fact)
+def _fact_text(part: Fact, profile: Profile) -> str:
+    return f"{term_sparql(part.head, profile)} {term_sparql(part.relation, profile)} {term_sparql(part.tail, profile)} ."
+
+
+@text_rule(TypeConstraint)
+def _type_text(part: TypeConstraint, profile: Profile) -> str:
+    return f"{part.var.sparql()} {profile.sparql_iri(profile.type_predicate)} {term_sparql(part.type, profile)} ."
+
+
+@text_rule(Filter)  # add_filter and add_compare
+def _filter_text(part: Filter, profile: Profile) -> str:
+    return "FILTER" + _comparison(part.left, part.op, part.right, profile, part.native)
+
+
+@text_rule(TimeBound)
 def _time_filter(bound: TimeBound, profile: Profile) -> str:
     """The FILTER of one side of a time constraint: no start (end), or one not after (before) the date."""
     step = bound.step
@@ -411,6 +591,12 @@ def _time_filter(bound: TimeBound, profile: Profile) -> str:
     )
 
 
+@text_rule(Block)
+def _block_text(part: Block, profile: Profile) -> str:
+    return part.pattern(profile)
+
+
+@text_rule(Aggregation)
 def _aggregation_text(part: Aggregation, profile: Profile) -> str:
     step = part.step
     distinct = "DISTINCT " if step.func == "COUNT" else ""
@@ -420,26 +606,6 @@ def _aggregation_text(part: Aggregation, profile: Profile) -> str:
     if group:
         sub += f"\n{_INDENT}GROUP BY {group}"
     return sub + "\n}"
-
-
-def _part_text(part: Part, profile: Profile) -> str:
-    """The text of one part of a block (it may span lines)."""
-    if isinstance(part, Fact):
-        return (
-            f"{term_sparql(part.head, profile)} {term_sparql(part.relation, profile)} "
-            f"{term_sparql(part.tail, profile)} ."
-        )
-    if isinstance(part, TypeConstraint):
-        return f"{part.var.sparql()} {profile.sparql_iri(profile.type_predicate)} {term_sparql(part.type, profile)} ."
-    if isinstance(part, Filter):  # add_filter and add_compare
-        return "FILTER" + _comparison(part.left, part.op, part.right, profile, part.native)
-    if isinstance(part, TimeBound):
-        return _time_filter(part, profile)
-    if isinstance(part, Block):
-        return part.pattern(profile)
-    if isinstance(part, Aggregation):
-        return _aggregation_text(part, profile)
-    raise QueryError(f"unknown part {part!r}")  # pragma: no cover - every Part is handled above
 
 
 def render_query(scope: Folded, profile: Profile) -> str:
@@ -453,16 +619,16 @@ def render_query(scope: Folded, profile: Profile) -> str:
         True
     """
     block = scope.block
-    head = profile.prefix_lines()
+    head = prefix_lines(profile)
     if scope.ask:
         return head + "ASK WHERE " + block.pattern(profile) + "\n"
     if scope.answer is not None and scope.answer in block.variables:
-        projection = "DISTINCT " + scope.answer.sparql()
+        projection = "DISTINCT ?" + scope.answer.name
     elif block.variables:
-        projection = "DISTINCT " + " ".join(v.sparql() for v in block.variables)
+        projection = "DISTINCT " + " ".join(["?" + v.name for v in block.variables])
     else:
         projection = "*"
-    return head + f"SELECT {projection} WHERE " + block.group(profile) + "\n" + block.modifiers()
+    return head + "SELECT " + projection + " WHERE " + block.group(profile) + "\n" + block.modifiers()
 
 
 def compile_query(query: CompilableQuery) -> str:
@@ -479,466 +645,3 @@ def compile_query(query: CompilableQuery) -> str:
         }
     """
     return render_query(query.scope, query.profile)
-
-
-def _label_pattern(var: Variable, label: Variable, profile: Profile) -> str:
-    path = "|".join(profile.sparql_iri(p) for p in profile.label_predicates)
-    lang = escape.literal(profile.label_lang)
-    return (
-        f"OPTIONAL {{ {var.sparql()} {path} {label.sparql()} . "
-        f'FILTER(LANG({label.sparql()}) = "" || LANGMATCHES(LANG({label.sparql()}), {lang})) }}'
-    )
-
-
-def _indent(text: str, indent: str) -> str:
-    return "".join(indent + line + "\n" for line in text.split("\n") if line)
-
-
-def observed_variables(query: CompilableQuery) -> list[Variable]:
-    """The variables an observation shows: the answer once one is set, else every visible one.
-
-    Example:
-        >>> from pyql.query import Query
-        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y")
-        >>> [str(v) for v in observed_variables(q)], [str(v) for v in observed_variables(q.set_answer("?y"))]
-        (['?x', '?y'], ['?y'])
-    """
-    scope = query.scope
-    block = scope.block
-    return [scope.answer] if scope.answer in block.variables else list(block.variables)
-
-
-def observation_query(
-    query: CompilableQuery, per_variable: int = 10, count_cap: int = 1000, row_cap: int | None = None
-) -> tuple[str, list[Variable]]:
-    """One bounded query giving, for every visible variable (only the answer
-    variable once one is set), up to ``per_variable`` distinct values with
-    labels, and its number of distinct values counted up to ``count_cap``.
-
-    The result has one row per count (``?__count_<var>``) and one row per
-    sampled value (``?<var>`` bound, label in ``?__label_<var>``). A count is
-    ``COUNT`` over ``SELECT DISTINCT ?var ... LIMIT count_cap + 1``: the
-    engine stops after ``count_cap + 1`` distinct values instead of
-    evaluating the whole join (on a 10^6-row join, about 3 ms instead of a
-    second), so a count of ``count_cap + 1`` means "more than
-    ``count_cap``". When the query has at most ``per_variable`` rows anyway
-    (after an argmax, or a count without group), the query is instead all
-    those rows with labels (:func:`bounded_rows_query`) and has no count row:
-    every value is in them, so the counts are exact, and the rows (an ORDER
-    BY over everything, an aggregate) are computed once instead of once per
-    variable plus once for the counts.
-
-    Every count and sample reads at most the first ``rows`` rows of the
-    join, ``rows = max(row_cap, count_cap + 1)`` (``row_cap`` None: ``count_cap
-    + 1``): the counts are ``COUNT(DISTINCT ?v)`` of every variable over the
-    first ``rows + 1`` rows, in one branch next to ``COUNT(*)`` of those rows
-    (``?__rows``), which says whether they were the whole join. So a variable with few distinct
-    values over a huge join (``?g`` in ``?p gender ?g``: 2 values, 10^6
-    rows), whose ``DISTINCT ... LIMIT`` would never stop early, costs
-    ``rows`` rows too. Samples read the first ``max(rows, 100 *
-    per_variable)`` rows. When the join is longer and the count is not above
-    ``count_cap``, the count is a lower bound ("at least 2").
-
-    Example:
-        >>> from pyql.query import Query
-        >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
-        >>> text, variables = observation_query(q)
-        >>> [str(v) for v in variables], text.count("UNION"), "LIMIT 1002" in text
-        (['?c'], 1, True)
-        >>> text = observation_query(q.add_fact("?c", "a.b.since", "?t").add_max("?t"))[0]
-        >>> text.count("UNION"), COUNT_PREFIX in text, text.count("OPTIONAL")
-        (0, False, 2)
-        >>> grouped = q.add_fact("?x", "a.b.c", "?y").add_sum("?y", "?total", group_by=["?c"])
-        >>> observation_query(grouped)[0].count("OPTIONAL")  # none for ?total: a number has no label
-        1
-        >>> text = observation_query(q, row_cap=5000)[0]
-        >>> "LIMIT 5000" in text, "LIMIT 5001" in text, f"?{ROWS_VAR}" in text, text.count("UNION")
-        (True, True, True, 1)
-    """
-    if per_variable < 1:
-        raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
-    if count_cap < 1:
-        raise QueryError(f"count_cap must be ≥ 1, got {count_cap}")
-    profile = query.profile
-    block = query.scope.block
-    variables = observed_variables(query)
-    if not variables:
-        raise QueryError("the query has no variable to observe yet; add a fact with a variable such as ?x")
-    bound = block.max_rows
-    if bound is not None and bound <= per_variable:
-        return bounded_rows_query(query)[0], variables
-    core = block.pattern(profile)
-    rows = observation_rows(count_cap, row_cap)
-    # Samples read enough rows to find per_variable values where the join has them.
-    sample_rows = max(rows, SAMPLE_ROWS_PER_VALUE * int(per_variable))
-
-    def first(projected: Sequence[Variable], n: int) -> str:
-        # The first n rows of the join (a sub-SELECT: engines stop reading at n).
-        head = "SELECT " + " ".join(v.sparql() for v in projected) + " WHERE\n"
-        return "{\n" + _indent(head + _indent(core, _INDENT) + f"LIMIT {n}\n", _INDENT) + "}\n"
-
-    # Every count, and the rows, from the same first rows + 1 rows: one window read once.
-    # COUNT(DISTINCT) skips an unbound value (an aggregate's error): it is no value.
-    counts = " ".join(f"(COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name})" for v in variables)
-    counted = f"SELECT {counts} (COUNT(*) AS ?{ROWS_VAR}) WHERE\n" + _indent(first(variables, rows + 1), _INDENT)
-    branches = ["{\n" + _indent(counted, _INDENT) + "}"]
-    for v in variables:
-        raw = Variable("__l")
-        if v in block.computed:
-            # An aggregate's result is a literal (or unbound after an error):
-            # no label to look up, and an OPTIONAL on a possibly unbound
-            # variable would match every label in the KB.
-            sample = f"SELECT DISTINCT {v.sparql()} WHERE\n" + _indent(first([v], sample_rows), _INDENT) + f"LIMIT {int(per_variable)}"
-            branches.append("{\n" + _indent(sample, _INDENT) + "}")
-            continue
-        sample = (
-            f"SELECT {v.sparql()} (SAMPLE({raw.sparql()}) AS ?{LABEL_PREFIX}{v.name}) WHERE {{\n"
-            f"{_INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE\n"
-            + _indent(first([v], sample_rows), _INDENT * 2)
-            + f"{_INDENT}  LIMIT {int(per_variable)} }}\n"
-            f"{_INDENT}{_label_pattern(v, raw, profile)}\n"
-            f"}} GROUP BY {v.sparql()}"
-        )
-        branches.append("{\n" + _indent(sample, _INDENT) + "}")
-    body = "\nUNION\n".join(branches)
-    return profile.prefix_lines() + "SELECT * WHERE {\n" + _indent(body, _INDENT) + "}\n", variables
-
-
-def bounded_rows_query(query: CompilableQuery) -> tuple[str, list[Variable]]:
-    """All rows of a query whose rows are bounded (``Block.max_rows``), over
-    every visible variable, with a label per variable.
-
-    These rows answer any later step that only changes the projection
-    (``set_answer``, ``execute()``) without evaluating the join again
-    (:class:`~pyql.observation.BoundedRows`).
-
-    Raises:
-        QueryError: when the query's rows are not bounded, or it has no variable.
-
-    Example:
-        >>> from pyql.query import Query
-        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").add_max("?y").set_answer("?x")
-        >>> text, variables = bounded_rows_query(q)
-        >>> [str(v) for v in variables], text.count("LIMIT 1")
-        (['?x', '?y'], 2)
-    """
-    block = query.scope.block
-    bound = block.max_rows
-    if bound is None:
-        raise QueryError("the query's rows are not bounded (no argmax, no count without group)")
-    variables = list(block.variables)
-    if not variables:
-        raise QueryError("the query has no variable to return yet; add a fact with a variable such as ?x")
-    return query.profile.prefix_lines() + _labelled_rows(block, variables, bound, query.profile), variables
-
-
-def rows_query(query: CompilableQuery, limit: int) -> tuple[str, list[Variable]]:
-    """The query's projected rows with a label per variable, at most ``limit`` rows.
-
-    Example:
-        >>> from pyql.query import Query
-        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").set_answer("?x")
-        >>> [str(v) for v in rows_query(q, 5)[1]]
-        ['?x']
-    """
-    scope = query.scope
-    block = scope.block
-    if scope.answer is not None and scope.answer in block.variables:
-        projected = [scope.answer]
-    else:
-        projected = list(block.variables)
-    if not projected:
-        raise QueryError("the query has no variable to return yet; add a fact with a variable such as ?x")
-    return query.profile.prefix_lines() + _labelled_rows(block, projected, limit, query.profile), projected
-
-
-def _labelled_rows(block: Block, projected: Sequence[Variable], limit: int, profile: Profile) -> str:
-    """SELECT of the block's distinct ``projected`` rows (at most ``limit``), a label per variable."""
-    names = " ".join(v.sparql() for v in projected)
-    labelled = [v for v in projected if v not in block.computed]  # aggregate results have no label
-    samples = "".join(f" (SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in labelled)
-    labels = "".join(_INDENT + _label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
-    return (
-        f"SELECT {names}{samples} WHERE {{\n"
-        + f"{_INDENT}{{ SELECT DISTINCT {names} WHERE\n"
-        + _indent(block.pattern(profile), _INDENT * 2)
-        + f"{_INDENT}  LIMIT {int(limit)} }}\n"
-        + labels
-        + f"}} GROUP BY {names}\n"
-    )
-
-
-RELATION_EDGES = 10_000
-"""Edges read per direction by one relations query (:func:`relations_query`)."""
-
-HIDDEN_MARK = "hidden"
-"""What a relations query binds ``?__r`` to for an edge whose relation the profile hides."""
-
-
-def _binding_block(target: Variable, query: CompilableQuery | None) -> Block:
-    """The block of ``query`` that binds ``target``, for a look at its relations.
-
-    Raises:
-        QueryError: no query, or ``target`` is not one of its variables (the
-            message lists the existing ones).
-    """
-    if query is None:
-        raise QueryError(f"the relations of {target} need the query that binds it")
-    block = query.scope.block
-    if target not in block.variables:
-        existing = ", ".join(str(v) for v in block.variables) or "none yet"
-        raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
-    return block
-
-
-def relations_query(
-    target: Term,
-    query: CompilableQuery | None,
-    profile: Profile,
-    limit: int = 2000,
-    sample: int = 100,
-    edges: int = RELATION_EDGES,
-    values: Sequence[Term] | None = None,
-) -> str:
-    """One bounded query for the one-hop relations of an entity, a literal or a variable.
-
-    The relations are those of a capped sample of edges: at most
-    ``edges + 1`` per direction for an entity (the first ones the engine's
-    index gives, so a hub with millions of edges costs as much as one with
-    ``edges``), at most ``2 * edges + 1`` in all for a variable, whose
-    relations are gathered from up to ``sample`` of its current values. Rows
-    bind ``?__dir`` ("forward"/"backward"), ``?__r`` and ``?__n``, the
-    number of sampled edges with that relation; an edge whose relation the
-    profile hides counts in a row whose ``?__r`` is the literal
-    ``"hidden"``, so the numbers add up to the edges read: when they exceed
-    ``edges`` (``2 * edges``), there were more and the list may be
-    incomplete. At most ``limit`` rows (hidden relations do not use them
-    up beyond that one row per direction). ``values``, for a variable whose
-    values are already known (the bounded rows of an argmax), replaces the
-    sub-SELECT that samples them, so the argmax is not evaluated again.
-
-    Example:
-        >>> from pyql.profiles import FREEBASE
-        >>> text = relations_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), None, FREEBASE)
-        >>> text.count("UNION"), "STRSTARTS" in text, text.count("LIMIT 10001")
-        (1, True, 2)
-        >>> from pyql.query import Query
-        >>> q = Query("freebase").add_fact("?x", "a.b.c", "m.0crbvqz")
-        >>> "OPTIONAL {" in relations_query(Variable("x"), q, FREEBASE)
-        True
-    """
-    edge_cap = int(edges)
-    if edge_cap < 1:
-        raise QueryError(f"edges must be ≥ 1, got {edges}")
-    if isinstance(target, Variable):
-        block = _binding_block(target, query)
-        subject = target.sparql()
-        forward = f'{{ {subject} ?__p ?__o . BIND("forward" AS ?__dir) }}'
-        backward = f'{{ ?__s ?__p {subject} . BIND("backward" AS ?__dir) }}'
-        if values is not None:
-            known = " ".join(term_sparql(v, profile) for v in list(values)[: int(sample)])
-            source = f"{_INDENT}VALUES {subject} {{ {known} }}\n"
-        else:
-            source = (
-                f"{_INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
-                + _indent(block.pattern(query.profile), _INDENT * 2)
-                + f"{_INDENT}  LIMIT {int(sample)} }}\n"
-            )
-        # rdflib evaluates both sides of a join with a sub-SELECT in full (here:
-        # every triple, twice) but an OPTIONAL once per row, with the sampled
-        # value bound. BOUND drops values without relations: the join's rows.
-        sampled = (
-            "{ SELECT ?__dir ?__p WHERE {\n"
-            + source
-            + f"{_INDENT}OPTIONAL {{\n"
-            + _indent(f"{forward}\nUNION\n{backward}", _INDENT * 2)
-            + f"{_INDENT}}}\n"
-            + f"{_INDENT}FILTER(BOUND(?__p))\n"
-            + f"}} LIMIT {2 * edge_cap + 1} }}"
-        )
-    else:
-        subject = term_sparql(target, profile)
-
-        def side(pattern: str, direction: str) -> str:
-            return (
-                "{\n"
-                + f"{_INDENT}{{ SELECT ?__p WHERE {{ {pattern} }} LIMIT {edge_cap + 1} }}\n"
-                + f'{_INDENT}BIND("{direction}" AS ?__dir)\n'
-                + "}"
-            )
-
-        backward_side = side(f"?__s ?__p {subject} .", "backward")
-        if isinstance(target, Literal):
-            sampled = backward_side
-        else:
-            sampled = side(f"{subject} ?__p ?__o .", "forward") + "\nUNION\n" + backward_side
-    hidden = " || ".join(f"STRSTARTS(STR(?__p), {escape.literal(prefix)})" for prefix in profile.hidden_relation_prefixes)
-    named = f'BIND(IF({hidden}, "{HIDDEN_MARK}", ?__p) AS ?__r)' if hidden else "BIND(?__p AS ?__r)"
-    # Grouped by relation first, so the hidden-relation test runs once per
-    # relation, not once per sampled edge.
-    grouped = (
-        "{ SELECT ?__dir ?__p (COUNT(*) AS ?__k) WHERE {\n"
-        + _indent(sampled, _INDENT)
-        + "} GROUP BY ?__dir ?__p }"
-    )
-    return (
-        profile.prefix_lines()
-        + "SELECT ?__dir ?__r (SUM(?__k) AS ?__n) WHERE {\n"
-        + _indent(grouped + "\n" + named, _INDENT)
-        + f"}}\nGROUP BY ?__dir ?__r\nLIMIT {int(limit)}\n"
-    )
-
-
-def relation_ask_query(
-    target: Term,
-    relation: Term,
-    direction: str | None,
-    query: CompilableQuery | None,
-    profile: Profile,
-    sample: int = 100,
-) -> str:
-    """One bounded ASK: does ``target`` have ``relation`` (in ``direction``)?
-
-    It completes a relation list read from a capped sample
-    (:func:`relations_query`): for an entity or a literal, one index lookup;
-    for a variable, whether one of the same ``sample`` values it reads
-    relations of has the relation. ``direction`` is "forward" (the target
-    is the subject), "backward" (the object) or None (either).
-
-    Example:
-        >>> from pyql.profiles import FREEBASE
-        >>> fb = "http://rdf.freebase.com/ns/"
-        >>> text = relation_ask_query(IRI(fb + "m.0x"), IRI(fb + "a.b.c"), "backward", None, FREEBASE)
-        >>> text.strip().splitlines()[-1]
-        'ASK WHERE { ?__s <http://rdf.freebase.com/ns/a.b.c> <http://rdf.freebase.com/ns/m.0x> . }'
-    """
-    if direction not in ("forward", "backward", None):
-        raise QueryError(f"direction must be 'forward', 'backward' or None, not {direction!r}")
-    if not isinstance(relation, IRI):
-        raise QueryError(f"the relation to look for must be a relation name such as a.b.c, not {relation}")
-    rel = term_sparql(relation, profile)
-    if isinstance(target, Variable):
-        block = _binding_block(target, query)
-        subject = target.sparql()
-    else:
-        subject = term_sparql(target, profile)
-    patterns = []
-    if direction in ("forward", None) and not isinstance(target, Literal):
-        patterns.append(f"{subject} {rel} ?__o .")
-    if direction in ("backward", None):
-        patterns.append(f"?__s {rel} {subject} .")
-    if not patterns:
-        return profile.prefix_lines() + "ASK WHERE { FILTER(false) }\n"  # a literal has no forward edge
-    if isinstance(target, Variable):
-        exists = " || ".join(f"EXISTS {{ {p} }}" for p in patterns)
-        return (
-            profile.prefix_lines()
-            + "ASK WHERE {\n"
-            + f"{_INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
-            + _indent(block.pattern(query.profile), _INDENT * 2)  # type: ignore[union-attr]
-            + f"{_INDENT}  LIMIT {int(sample)} }}\n"
-            + f"{_INDENT}FILTER({exists})\n"
-            + "}\n"
-        )
-    body = " UNION ".join(f"{{ {p} }}" for p in patterns) if len(patterns) > 1 else patterns[0]
-    return profile.prefix_lines() + f"ASK WHERE {{ {body} }}\n"
-
-
-#: The kinds of values an engine orders alike in its own order (a native
-#: argmax, :attr:`pyql.steps.Argmax.native`): numbers of any numeric type, or
-#: one date type (mixing two date types needs the ISO-text key).
-NATIVE_ORDER_KINDS = frozenset(
-    {"numeric"}
-    | {
-        "http://www.w3.org/2001/XMLSchema#" + t
-        for t in ("date", "dateTime", "gYear", "gYearMonth", "time")
-    }
-)
-
-
-def value_kinds_query(relation: IRI, profile: Profile, edges: int, limit: int = 2) -> str:
-    """The distinct kinds of the objects of a relation's first ``edges`` edges (``?__k``, at most ``limit``),
-    and its edges counted up to ``edges + 1`` (``?__n``).
-
-    A kind is ``"numeric"`` for a number of any type, a literal's datatype
-    IRI, or ``"node"`` for an entity; a literal without a datatype the
-    engine will name gives no ``?__k``. With ``limit=2`` the answer says
-    whether the edges read hold values of one kind only, and ``?__n``
-    whether they were all the relation's edges. The engine stops at a
-    second kind; with one kind it reads all ``edges``
-    (:meth:`pyql.kb.KB.value_kind` first reads a few, and caches the answer).
-
-    Example:
-        >>> from pyql.profiles import FREEBASE
-        >>> text = value_kinds_query(IRI("http://rdf.freebase.com/ns/people.person.date_of_birth"), FREEBASE, 20)
-        >>> "LIMIT 20 }" in text, "LIMIT 21 }" in text, text.count("UNION")
-        (True, True, 1)
-    """
-    if not isinstance(relation, IRI):
-        raise QueryError(f"the relation must be a relation name such as a.b.c, not {relation}")
-    numeric, node = escape.literal("numeric"), escape.literal("node")
-    rel = term_sparql(relation, profile)
-
-    def first(n: int) -> str:
-        return f"{{ SELECT ?__o WHERE {{ ?__s {rel} ?__o }} LIMIT {n} }}"
-
-    kind = f"IF(isNumeric(?__o), {numeric}, IF(isLiteral(?__o), STR(DATATYPE(?__o)), {node}))"
-    return (
-        profile.prefix_lines()
-        + "SELECT * WHERE {\n"
-        + f"{_INDENT}{{ SELECT DISTINCT ?__k WHERE {{ {first(int(edges))} BIND({kind} AS ?__k) }} LIMIT {int(limit)} }}\n"
-        + f"{_INDENT}UNION\n"
-        + f"{_INDENT}{{ SELECT (COUNT(*) AS ?__n) WHERE {first(int(edges) + 1)} }}\n"
-        + "}\n"
-    )
-
-
-def sources_of(var: Variable, steps: Sequence[Step]) -> tuple[tuple[IRI, ...], bool]:
-    """Where a variable's values come from: the relations it is the object of, and whether an aggregate made it.
-
-    Every value of ``var`` is an object of each relation returned (facts
-    are joined, never optional), so a relation whose objects are all of one
-    kind makes ``var`` one kind; a COUNT, SUM or AVG result is a number. An
-    aggregation that does not group by ``var`` starts afresh: the facts
-    before it bound another variable of the same name.
-
-    Example:
-        >>> from pyql.query import Query
-        >>> q = Query().add_fact("?p", "people.person.date_of_birth", "?d")
-        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), q.steps)[0]]
-        ['people.person.date_of_birth']
-        >>> counted = q.add_count("?p", "?n")
-        >>> sources_of(Variable("n"), counted.steps), sources_of(Variable("d"), counted.steps)
-        (((), True), ((), False))
-        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), counted.add_fact("?z", "a.b.c", "?d").steps)[0]]
-        ['a.b.c']
-    """
-    relations: list[IRI] = []
-    aggregated = False
-    for s in steps:
-        if isinstance(s, Fact) and s.tail == var and isinstance(s.relation, IRI):
-            relations.append(s.relation)
-        elif isinstance(s, Aggregate) and var not in s.group_by:
-            # The rows so far became a sub-SELECT: a ?var after it is its result, or a new variable.
-            relations = []
-            aggregated = s.new_var == var and s.func.upper() in ("COUNT", "SUM", "AVG")
-    return tuple(relations), aggregated
-
-
-def labels_query(terms: Sequence[Term], profile: Profile) -> str:
-    """One query for the labels of the given IRIs (``?__e`` and ``?__label``).
-
-    Example:
-        >>> from pyql.profiles import FREEBASE
-        >>> "VALUES ?__e" in labels_query([IRI("http://rdf.freebase.com/ns/m.0crbvqz")], FREEBASE)
-        True
-    """
-    values = " ".join(term_sparql(t, profile) for t in terms if isinstance(t, IRI))
-    entity = Variable("__e")
-    return (
-        profile.prefix_lines()
-        + "SELECT ?__e (SAMPLE(?__l) AS ?__label) WHERE {\n"
-        + f"{_INDENT}VALUES ?__e {{ {values} }}\n"
-        + f"{_INDENT}{_label_pattern(entity, Variable('__l'), profile)}\n"
-        + "} GROUP BY ?__e\n"
-    )

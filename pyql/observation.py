@@ -66,6 +66,23 @@ class Value:
             return f"{clip(self.label)!r} ({clip(self.short)})"
         return clip(self.short)
 
+    def sort_key(self) -> tuple[int, object]:
+        """The order values are shown in: numbers by value, then other literals by text, then entities by label.
+
+        Example:
+            >>> from pyql.terms import XSD
+            >>> values = [Value(Literal("b")), Value(Literal("10", XSD + "integer")), Value(Literal("9", XSD + "integer"))]
+            >>> [v.display() for v in sorted(values, key=Value.sort_key)]
+            ['9', '10', 'b']
+        """
+        term = self.term
+        if isinstance(term, Literal):
+            python = term.to_python()
+            if isinstance(python, (int, float)) and not isinstance(python, bool):
+                return (0, float(python))
+            return (1, term.lexical)
+        return (2, (self.label or "") + "\x00" + self.short)
+
     def to_dict(self) -> dict[str, Any]:
         """The shape ``pyql run --json`` prints: ``{"value": ..., "label": ...}``.
 

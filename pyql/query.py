@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Iterable
 
 import pyql.escape as escape
+from pyql.action_parser import render_action
 from pyql.compiler import Folded, compile_query, fold, fold_step
 from pyql.errors import QueryError
 from pyql.profiles import Profile, get_profile
@@ -49,6 +50,35 @@ def _reserved(var: Variable) -> Variable:
     if var.name.startswith("__"):
         raise QueryError(f"variable names starting with '__' are reserved for pyql's own queries; rename {var}")
     return var
+
+
+# Terms read from text, per profile (by identity) and role: a step's
+# variables and relations recur from step to step and question to question,
+# and a term is immutable. Bounded: cleared when too large.
+_TERMS: dict[int, tuple[Profile, dict[tuple[str, str], Term]]] = {}
+_TERMS_MAX = 50_000
+
+
+def _read_term(value: TermLike, profile: Profile, role: str) -> Term:
+    """``parse_term`` of a value (a reserved variable refused), remembered for text values."""
+    if type(value) is not str:
+        term = parse_term(value, profile, role)
+        return _reserved(term) if isinstance(term, Variable) else term
+    hit = _TERMS.get(id(profile))
+    if hit is None or hit[0] is not profile:
+        if len(_TERMS) > 64:
+            _TERMS.clear()
+        hit = _TERMS[id(profile)] = (profile, {})
+    known = hit[1]
+    term = known.get((value, role))
+    if term is None:
+        term = parse_term(value, profile, role)
+        if isinstance(term, Variable):
+            _reserved(term)
+        if len(known) >= _TERMS_MAX:
+            known.clear()
+        known[(value, role)] = term
+    return term
 
 
 @dataclass(frozen=True)
@@ -89,10 +119,7 @@ class Query:
             >>> Query().term("?x")
             Variable(name='x')
         """
-        term = parse_term(value, self.profile, role)
-        if isinstance(term, Variable):
-            _reserved(term)
-        return term
+        return _read_term(value, self.profile, role)
 
     def _var(self, value: TermLike, what: str) -> Variable:
         term = self.term(value)
@@ -139,8 +166,18 @@ class Query:
         return self.scope.ask
 
     def sparql(self) -> str:
-        """The SPARQL 1.1 text of the query, with its own PREFIX lines."""
-        return compile_query(self)
+        """The SPARQL 1.1 text of the query, with its own PREFIX lines (written once, then kept).
+
+        Example:
+            >>> q = Query().add_fact("?c", "a.b.c", "?t")
+            >>> q.sparql() is q.sparql()
+            True
+        """
+        text = self.__dict__.get("_sparql")
+        if text is None:
+            # Kept in the instance __dict__, like the scope: not a field, no part in == and hash.
+            text = self.__dict__["_sparql"] = compile_query(self)
+        return text
 
     def text(self) -> str:
         """The query's text in its query language (here SPARQL): the same as :meth:`sparql`.
@@ -150,7 +187,7 @@ class Query:
             >>> q.text() == q.sparql() == str(q)
             True
         """
-        return compile_query(self)
+        return self.sparql()
 
     def __str__(self) -> str:
         return self.sparql()
@@ -362,24 +399,43 @@ class Query:
 
     # -- conversions -------------------------------------------------------
     def actions(self) -> list[str]:
-        """The PyQL action lines that build this query.
+        """The PyQL action lines that build this query (written by :func:`pyql.action_parser.render_action`).
 
         Example:
             >>> Query().add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c").actions()
             ['add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)']
+            >>> Query().add_fact("?p", "a.b.born", "?d").add_filter("?d", ">=", "1990-01-01").actions()[-1]
+            'add_filter(?d, >=, 1990-01-01)'
         """
         lines = []
         for step in self.steps:
-            args = []
-            for arg in step.arguments():
-                if isinstance(arg, IRI):
-                    args.append(self.profile.shorten(arg.value))
-                elif isinstance(arg, Literal):
-                    args.append(_literal_action_text(arg, self.profile))
-                else:
-                    args.append(str(arg))
-            lines.append(f"{step.action}({', '.join(args)})")
+            arguments = step.arguments()
+            texts = [_action_argument(arg, self.profile) for arg in arguments]
+            bare = tuple(i for i, arg in enumerate(arguments) if _bare_date(arg))
+            lines.append(render_action(step.action, *texts, verbatim=bare))
         return lines
+
+
+def _action_argument(arg: object, profile: Profile) -> str:
+    """One argument of a step as an action writes it (names shortened by the profile)."""
+    if isinstance(arg, IRI):
+        return profile.shorten(arg.value)
+    if isinstance(arg, Literal):
+        return _literal_action_text(arg, profile)
+    return str(arg)
+
+
+def _bare_date(arg: object) -> bool:
+    """Whether an argument is a date literal written as its bare lexical form (kept as it is, even malformed)."""
+    return (
+        isinstance(arg, Literal)
+        and arg.lang is None
+        and arg.datatype is not None
+        and escape.literal(arg.lexical, arg.datatype) != arg.lexical
+        and arg.datatype.endswith(("#date", "#dateTime"))
+        and '"' not in arg.lexical
+        and "," not in arg.lexical
+    )
 
 
 def _literal_action_text(lit: Literal, profile: Profile) -> str:
@@ -387,7 +443,7 @@ def _literal_action_text(lit: Literal, profile: Profile) -> str:
         bare = escape.literal(lit.lexical, lit.datatype)
         if bare == lit.lexical:
             return bare
-        if lit.datatype.endswith(("#date", "#dateTime")) and '"' not in lit.lexical and "," not in lit.lexical:
+        if _bare_date(lit):
             return lit.lexical
         return escape.literal(lit.lexical) + "^^" + profile.shorten(lit.datatype)
     return lit.sparql()

@@ -9,6 +9,11 @@ Each step knows the PyQL function it stands for (``action``) and its
 arguments as written back (``arguments()``), so a query can be rendered as
 the action lines that build it.
 
+A new step kind is a frozen dataclass here and its rules in
+:mod:`pyql.compiler` (``@fold_rule(Kind)``: the scope after the step;
+``@text_rule(Kind)``: its text in a block); nothing else dispatches on the
+type of a step.
+
 Example:
     >>> from pyql.terms import Variable, IRI
     >>> s = Argmax(Variable("time"), descending=True)

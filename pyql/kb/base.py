@@ -4,8 +4,8 @@ A backend only has to run SELECT and ASK text and return rows of
 :mod:`pyql.terms` terms (``_select`` / ``_ask``); everything a step needs
 (observations with labels and counts, one-hop relations, labels, labelled
 result rows) is built here on top, from the bounded queries of
-:mod:`pyql.compiler`, so all backends answer the same way. Every query sent
-is counted in :attr:`KB.stats`.
+:mod:`pyql.kb.probes` (each built and read there), so all backends answer
+the same way. Every query sent is counted in :attr:`KB.stats`.
 
 This module imports no backend and nothing from the :mod:`pyql.kb` package:
 :meth:`KB.open` calls the opener installed with :func:`set_opener`, which is
@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-import pyql.compiler as compiler
+import pyql.kb.probes as probes
 from pyql.errors import EngineError, KBError, QueryError
 from pyql.observation import (
     BoundedRows,
@@ -134,7 +134,7 @@ class KB(ABC):
         per_variable: int = 10,
         relation_limit: int = 2000,
         count_cap: int = 1000,
-        relation_edges: int = compiler.RELATION_EDGES,
+        relation_edges: int = probes.RELATION_EDGES,
         row_cap: int | None = None,
         kind_edges: int = KIND_EDGES,
     ) -> None:
@@ -286,41 +286,14 @@ class KB(ABC):
             return Observation(())
         shown = per_variable or self.per_variable
         cap = count_cap or self.count_cap
-        block = query.scope.block
-        bound = block.max_rows
+        bound = query.scope.block.max_rows
         if bound is not None and bound <= shown:
             before = self.stats.queries
             rows = self.bounded_rows(query, reuse)
-            return self._observation_of_rows(rows, compiler.observed_variables(query), self.stats.queries - before)
-        text, variables = compiler.observation_query(query, shown, cap, self.row_cap)
-        rows_read = compiler.observation_rows(cap, self.row_cap)
-        rows_seen = 0
-        counts: dict[str, int] = {}
-        samples: dict[str, list[Value]] = {v.name: [] for v in variables}
-        seen: dict[str, set[Term]] = {v.name: set() for v in variables}
-        for row in self.select(text):
-            if compiler.ROWS_VAR in row:  # the counts' row
-                rows_seen = int(_number(row[compiler.ROWS_VAR]))
-                for key in row:
-                    if key.startswith(compiler.COUNT_PREFIX):
-                        counts[key[len(compiler.COUNT_PREFIX) :]] = int(_number(row[key]))
-                continue
-            # A sample row binds one variable.
-            for v in variables:
-                term = row.get(v.name)
-                # At most per_variable values, even from an engine that ignores LIMIT.
-                if term is not None and term not in seen[v.name] and len(samples[v.name]) < shown:
-                    seen[v.name].add(term)
-                    samples[v.name].append(self.value(term, row.get(compiler.LABEL_PREFIX + v.name)))
-        out = []
-        for v in variables:
-            values = sorted(samples[v.name], key=_sort_key)
-            total = max(counts.get(v.name, 0), len(values))
-            capped = total > cap  # more than cap distinct values in the rows read
-            # The join had more rows than were read: a count below the cap is what those rows hold.
-            partial = not capped and rows_seen > rows_read
-            out.append(VariableValues(v, tuple(values), cap if capped else total, capped, partial))
-        return Observation(tuple(out), queries=1)
+            return self._observation_of_rows(rows, probes.observed_variables(query), self.stats.queries - before)
+        text, variables = probes.observation_query(query, shown, cap, self.row_cap)
+        values = probes.read_observation(self.select(text), variables, self.value, shown, cap, self.row_cap)
+        return Observation(values, queries=1)
 
     def bounded_rows(self, query: Query, reuse: BoundedRows | None = None) -> BoundedRows:
         """All rows of a query whose rows are bounded, over every visible variable, with labels.
@@ -345,23 +318,15 @@ class KB(ABC):
         block = query.scope.block
         if reuse is not None and reuse.covers(block, block.variables):
             return reuse
-        text, variables = compiler.bounded_rows_query(query)
-        bound = block.max_rows or 0
-        rows = self.select(text)[:bound]  # the LIMIT holds even where the engine ignored it
-        out = tuple(
-            {
-                v.name: (self.value(row[v.name], row.get(compiler.LABEL_PREFIX + v.name)) if row.get(v.name) is not None else None)
-                for v in variables
-            }
-            for row in rows
-        )
-        return BoundedRows(block, tuple(variables), out)
+        text, variables = probes.bounded_rows_query(query)
+        rows = probes.read_rows(self.select(text), variables, self.value, block.max_rows or 0)
+        return BoundedRows(block, tuple(variables), tuple(rows))
 
     def _observation_of_rows(self, rows: BoundedRows, variables: Sequence[Variable], queries: int) -> Observation:
         """The observation of ``variables`` when every row of the query is known (exact counts)."""
         out = []
         for v in variables:
-            values = sorted(rows.column(v), key=_sort_key)
+            values = sorted(rows.column(v), key=Value.sort_key)
             out.append(VariableValues(v, tuple(values), len(values)))
         return Observation(tuple(out), queries=queries, rows=rows)
 
@@ -385,20 +350,13 @@ class KB(ABC):
             return ResultSet((), boolean=self.ask(query.sparql()))
         if not query.variables:
             return ResultSet(())
-        projected = compiler.observed_variables(query)
+        projected = probes.observed_variables(query)
         if reuse is not None and reuse.covers(query.scope.block, projected):
             out = reuse.project(projected)
         else:
-            text, projected = compiler.rows_query(query, limit + 1)
-            rows = self.select(text)[: limit + 1]  # the LIMIT holds even where the engine ignored it
-            out = [
-                {
-                    v.name: (self.value(row[v.name], row.get(compiler.LABEL_PREFIX + v.name)) if row.get(v.name) is not None else None)
-                    for v in projected
-                }
-                for row in rows
-            ]
-        out.sort(key=lambda r: tuple(_sort_key(r[v.name]) if r[v.name] else (9, "") for v in projected))  # type: ignore[arg-type]
+            text, projected = probes.rows_query(query, limit + 1)
+            out = probes.read_rows(self.select(text), projected, self.value, limit + 1)
+        out.sort(key=lambda r: tuple(r[v.name].sort_key() if r[v.name] else (9, "") for v in projected))  # type: ignore[union-attr]
         truncated = len(out) > limit
         return ResultSet(tuple(projected), tuple(out[:limit]), truncated=truncated)
 
@@ -442,29 +400,8 @@ class KB(ABC):
                 values = known
             if not known:
                 return Relations((), ())
-        text = compiler.relations_query(term, query, self.profile, limit=cap, sample=sample, edges=edges, values=values)
-        rows = self.select(text)[:cap]  # the LIMIT holds even where the engine ignored it
-        forward: set[str] = set()
-        backward: set[str] = set()
-        read = {"forward": 0, "backward": 0}
-        for row in rows:
-            relation = row.get("__r")
-            direction = row.get("__dir")
-            if direction is None:
-                continue
-            side = "forward" if str(direction) == "forward" else "backward"
-            number = row.get("__n")
-            read[side] += int(_number(number)) if number is not None else 1
-            if not isinstance(relation, IRI):  # the edges of hidden relations
-                continue
-            (forward if side == "forward" else backward).add(self.profile.shorten(relation.value))
-        # The sample asks for one edge more than the cap: reading it means there were more.
-        if isinstance(term, Variable):
-            sampled_all = read["forward"] + read["backward"] > 2 * edges
-        else:
-            sampled_all = max(read.values()) > edges
-        truncated = len(rows) >= cap or sampled_all
-        return Relations(tuple(sorted(forward)), tuple(sorted(backward)), truncated=truncated)
+        text = probes.relations_query(term, query, self.profile, limit=cap, sample=sample, edges=edges, values=values)
+        return probes.read_relations(self.select(text), term, edges, cap, self.profile.shorten)
 
     def has_relation(
         self,
@@ -503,7 +440,7 @@ class KB(ABC):
             raise QueryError(f"the relations of {term} need the query that binds it; pass query=")
         if query is not None:
             self._check_profile(query)
-        return self.ask(compiler.relation_ask_query(term, rel, direction, query, self.profile, sample))
+        return self.ask(probes.relation_ask_query(term, rel, direction, query, self.profile, sample))
 
     def labels(self, terms: Iterable[TermLike]) -> dict[Term, str | None]:
         """Labels of entities, in one query (None where there is none).
@@ -515,22 +452,16 @@ class KB(ABC):
         """
         wanted = [self.term(t, "entity") for t in terms]
         iris = [t for t in wanted if isinstance(t, IRI)]
-        out: dict[Term, str | None] = {t: None for t in wanted}
         if not iris:
-            return out
-        for row in self.select(compiler.labels_query(iris, self.profile)):
-            entity = row.get("__e")
-            label = row.get("__label")
-            if entity in out and isinstance(label, Literal):
-                out[entity] = label.lexical
-        return out
+            return {t: None for t in wanted}
+        return probes.read_labels(self.select(probes.labels_query(iris, self.profile)), wanted)
 
     def value_kind(self, relation: TermLike) -> str | None:
         """The one kind of value a relation's objects have, when an argmax can use the engine's own order of it.
 
         ``"numeric"`` when every object is a number, a date type's IRI
         (``xsd:date``, ``xsd:dateTime``, ``xsd:gYear`` ...) when every object
-        has that type (:data:`pyql.compiler.NATIVE_ORDER_KINDS`); None when
+        has that type (:data:`pyql.kb.probes.NATIVE_ORDER_KINDS`); None when
         the objects mix kinds, are of another kind (entities, text), or the
         relation has more than :attr:`kind_edges` edges (too many to check).
 
@@ -552,7 +483,7 @@ class KB(ABC):
             kind: str | None = None
             for edges in (_KIND_LOOK, self.kind_edges):
                 kinds, complete = self._kinds_of(rel, edges)
-                kind = kinds[0] if len(kinds) == 1 and kinds[0] in compiler.NATIVE_ORDER_KINDS else None
+                kind = kinds[0] if len(kinds) == 1 and kinds[0] in probes.NATIVE_ORDER_KINDS else None
                 if kind is None or complete:
                     break
             else:
@@ -562,15 +493,7 @@ class KB(ABC):
 
     def _kinds_of(self, relation: IRI, edges: int) -> tuple[list[str | None], bool]:
         """The distinct kinds (at most 2) of a relation's first ``edges`` objects, and whether those were all."""
-        kinds: list[str | None] = []
-        count = 0
-        for row in self.select(compiler.value_kinds_query(relation, self.profile, edges)):
-            if "__n" in row:
-                count = int(_number(row["__n"]))
-            else:
-                k = row.get("__k")
-                kinds.append(k.lexical if isinstance(k, Literal) else None)
-        return kinds, count <= edges
+        return probes.read_value_kinds(self.select(probes.value_kinds_query(relation, self.profile, edges)), edges)
 
     def native_order(self, var: TermLike, query: Query) -> bool:
         """Whether ``add_max``/``add_min`` of ``var`` may use the engine's own order (``native=True``).
@@ -591,10 +514,10 @@ class KB(ABC):
         if not isinstance(v, Variable):
             raise QueryError(f"native_order is about a variable of the query, not {v}")
         self._check_profile(query)
-        relations, aggregated = compiler.sources_of(v, query.steps)
+        relations, aggregated = probes.sources_of(v, query.steps)
         if aggregated:
             return True
-        return any(self.value_kind(r) in compiler.NATIVE_ORDER_KINDS for r in relations)
+        return any(self.value_kind(r) in probes.NATIVE_ORDER_KINDS for r in relations)
 
     def native_compare(self, left: TermLike, right: TermLike, query: Query) -> bool:
         """Whether ``add_filter(left, op, right)`` may use the engine's own comparison (``native=True``).
@@ -617,7 +540,7 @@ class KB(ABC):
         var, lit = (a, b) if isinstance(a, Variable) else (b, a)
         if not (isinstance(var, Variable) and isinstance(lit, Literal) and lit.is_date):
             return False
-        relations, _ = compiler.sources_of(var, query.steps)
+        relations, _ = probes.sources_of(var, query.steps)
         return any(self.value_kind(r) == lit.datatype for r in relations)
 
     def _check_profile(self, query: Query) -> None:
@@ -626,25 +549,6 @@ class KB(ABC):
                 f"the query uses the {query.profile.name!r} profile but this KB was opened with "
                 f"{self.profile.name!r}; build the query with Query(profile=kb.profile)"
             )
-
-
-def _number(term: Term) -> float:
-    if isinstance(term, Literal):
-        try:
-            return float(term.lexical)
-        except ValueError:
-            pass
-    raise EngineError(f"expected a number from the engine, got {term}")
-
-
-def _sort_key(value: Value) -> tuple[int, object]:
-    term = value.term
-    if isinstance(term, Literal):
-        python = term.to_python()
-        if isinstance(python, (int, float)) and not isinstance(python, bool):
-            return (0, float(python))
-        return (1, term.lexical)
-    return (2, (value.label or "") + "\x00" + value.short)
 
 
 def rows_to_terms(rows: Sequence[Mapping[str, Term | None]]) -> list[dict[str, Term]]:

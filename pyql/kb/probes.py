@@ -1,0 +1,749 @@
+"""The KB's probes: each bounded query a KB runs to look at a query, next to the code that reads its rows.
+
+A step needs more than the query's answers: the values of its variables
+with labels and counts (the observation), the one-hop relations of an
+entity or a variable, labels of entities, labelled result rows, whether a
+relation exists, and the kinds of a relation's values. Each is one bounded
+query, built here from the folded scope of a query (:mod:`pyql.compiler`
+writes the query's own text), and read back here into the shapes of
+:mod:`pyql.observation`; :class:`pyql.kb.base.KB` only sends the text and
+hands the rows over, so every backend answers alike.
+
+======================  ==============================  ===========================
+probe                   query                           reader
+======================  ==============================  ===========================
+observation             :func:`observation_query`       :func:`read_observation`
+bounded rows            :func:`bounded_rows_query`      :func:`read_rows`
+result rows             :func:`rows_query`              :func:`read_rows`
+relations               :func:`relations_query`         :func:`read_relations`
+one relation (ASK)      :func:`relation_ask_query`      (the engine's yes/no)
+value kinds             :func:`value_kinds_query`       :func:`read_value_kinds`
+labels                  :func:`labels_query`            :func:`read_labels`
+======================  ==============================  ===========================
+
+The variables a probe binds for itself start with ``__`` (``?__count_x``,
+``?__label_x``, ``?__rows``, ``?__r`` ...), a prefix a query's own
+variables may not use.
+
+Example:
+    >>> from pyql.query import Query
+    >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
+    >>> text, variables = observation_query(q)
+    >>> [str(v) for v in variables], f"?{COUNT_PREFIX}c" in text
+    (['?c'], True)
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping, Sequence
+
+import pyql.escape as escape
+from pyql.compiler import INDENT, Block, CompilableQuery, prefix_lines, term_sparql
+from pyql.errors import EngineError, QueryError
+from pyql.observation import Relations, Value, VariableValues
+from pyql.profiles import Profile
+from pyql.steps import Aggregate, Fact, Step
+from pyql.terms import IRI, Literal, Term, Variable
+
+__all__ = [
+    "COUNT_PREFIX",
+    "ROWS_VAR",
+    "LABEL_PREFIX",
+    "SAMPLE_ROWS_PER_VALUE",
+    "RELATION_EDGES",
+    "HIDDEN_MARK",
+    "NATIVE_ORDER_KINDS",
+    "ValueOf",
+    "engine_number",
+    "observed_variables",
+    "observation_rows",
+    "observation_query",
+    "read_observation",
+    "bounded_rows_query",
+    "rows_query",
+    "read_rows",
+    "relations_query",
+    "read_relations",
+    "relation_ask_query",
+    "value_kinds_query",
+    "read_value_kinds",
+    "sources_of",
+    "labels_query",
+    "read_labels",
+]
+
+Row = Mapping[str, Term]
+ValueOf = Callable[[Term, "Term | None"], Value]
+"""How a KB wraps a result term and its label (:meth:`pyql.kb.base.KB.value`)."""
+
+#: The variable prefix of an observation's counts (``?__count_<var>``).
+COUNT_PREFIX = "__count_"
+#: The variable of an observation's row count.
+ROWS_VAR = "__rows"
+#: The variable prefix of a value's label (``?__label_<var>``) in observations and rows.
+LABEL_PREFIX = "__label_"
+#: Rows an observation's sample reads per value shown.
+SAMPLE_ROWS_PER_VALUE = 100
+RELATION_EDGES = 10_000
+"""Edges read per direction by one relations query (:func:`relations_query`)."""
+HIDDEN_MARK = "hidden"
+"""What a relations query binds ``?__r`` to for an edge whose relation the profile hides."""
+
+
+def engine_number(term: Term | None) -> float:
+    """A number the engine returned (a count).
+
+    Raises:
+        EngineError: when the engine gave something else.
+
+    Example:
+        >>> engine_number(Literal("42", escape.XSD + "integer"))
+        42.0
+    """
+    if isinstance(term, Literal):
+        try:
+            return float(term.lexical)
+        except ValueError:
+            pass
+    raise EngineError(f"expected a number from the engine, got {term}")
+
+
+def _label_pattern(var: Variable, label: Variable, profile: Profile) -> str:
+    path = "|".join(profile.sparql_iri(p) for p in profile.label_predicates)
+    lang = escape.literal(profile.label_lang)
+    return (
+        f"OPTIONAL {{ {var.sparql()} {path} {label.sparql()} . "
+        f'FILTER(LANG({label.sparql()}) = "" || LANGMATCHES(LANG({label.sparql()}), {lang})) }}'
+    )
+
+
+def _indent(text: str, indent: str) -> str:
+    return "".join(indent + line + "\n" for line in text.split("\n") if line)
+
+
+# ---------------------------------------------------------------------------
+# The observation: values, labels and counts of the visible variables
+# ---------------------------------------------------------------------------
+
+
+def observed_variables(query: CompilableQuery) -> list[Variable]:
+    """The variables an observation shows: the answer once one is set, else every visible one.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y")
+        >>> [str(v) for v in observed_variables(q)], [str(v) for v in observed_variables(q.set_answer("?y"))]
+        (['?x', '?y'], ['?y'])
+    """
+    scope = query.scope
+    block = scope.block
+    return [scope.answer] if scope.answer in block.variables else list(block.variables)
+
+
+def observation_rows(count_cap: int, row_cap: int | None = None) -> int:
+    """Rows of the join an observation's counts read (:func:`observation_query`): ``max(row_cap, count_cap + 1)``.
+
+    Example:
+        >>> observation_rows(1000), observation_rows(1000, 5000), observation_rows(1000, 10)
+        (1001, 5000, 1001)
+    """
+    return max(int(row_cap or 0), int(count_cap) + 1)
+
+
+def observation_query(
+    query: CompilableQuery, per_variable: int = 10, count_cap: int = 1000, row_cap: int | None = None
+) -> tuple[str, list[Variable]]:
+    """One bounded query giving, for every visible variable (only the answer
+    variable once one is set), up to ``per_variable`` distinct values with
+    labels, and its number of distinct values counted up to ``count_cap``.
+
+    One row of counts (``?__count_<var>`` of every variable, ``?__rows``),
+    one row per sampled value (``?<var>``, label in ``?__label_<var>``);
+    :func:`read_observation` reads them. A query with at most
+    ``per_variable`` rows anyway (an argmax, a count without group) is
+    instead all its rows with labels (:func:`bounded_rows_query`, no count
+    row): the counts are exact, and the rows are computed once.
+
+    Every count reads at most the first ``rows = max(row_cap, count_cap +
+    1)`` rows of the join (``row_cap`` None: ``count_cap + 1``): the counts
+    are ``COUNT(DISTINCT ?v)`` of every variable over the first ``rows + 1``
+    rows, in one branch next to ``COUNT(*)`` of those rows (``?__rows``),
+    which says whether they were the whole join. So a variable with few
+    distinct values over a huge join (``?g`` in ``?p gender ?g``: 2 values,
+    10^6 rows) costs ``rows`` rows, not the join. Samples read the first
+    ``max(rows, 100 * per_variable)`` rows. When the join is longer and a
+    count is not above ``count_cap``, it is a lower bound ("at least 2").
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
+        >>> text, variables = observation_query(q)
+        >>> [str(v) for v in variables], text.count("UNION"), "LIMIT 1002" in text
+        (['?c'], 1, True)
+        >>> text = observation_query(q.add_fact("?c", "a.b.since", "?t").add_max("?t"))[0]
+        >>> text.count("UNION"), COUNT_PREFIX in text, text.count("OPTIONAL")
+        (0, False, 2)
+        >>> grouped = q.add_fact("?x", "a.b.c", "?y").add_sum("?y", "?total", group_by=["?c"])
+        >>> observation_query(grouped)[0].count("OPTIONAL")  # none for ?total: a number has no label
+        1
+        >>> text = observation_query(q, row_cap=5000)[0]
+        >>> "LIMIT 5000" in text, "LIMIT 5001" in text, f"?{ROWS_VAR}" in text, text.count("UNION")
+        (True, True, True, 1)
+    """
+    if per_variable < 1:
+        raise QueryError(f"per_variable must be ≥ 1, got {per_variable}")
+    if count_cap < 1:
+        raise QueryError(f"count_cap must be ≥ 1, got {count_cap}")
+    profile = query.profile
+    block = query.scope.block
+    variables = observed_variables(query)
+    if not variables:
+        raise QueryError("the query has no variable to observe yet; add a fact with a variable such as ?x")
+    bound = block.max_rows
+    if bound is not None and bound <= per_variable:
+        return bounded_rows_query(query)[0], variables
+    core = block.pattern(profile)
+    rows = observation_rows(count_cap, row_cap)
+    # Samples read enough rows to find per_variable values where the join has them.
+    sample_rows = max(rows, SAMPLE_ROWS_PER_VALUE * int(per_variable))
+    branches = [_counts_branch(core, variables, rows + 1)]
+    branches += [_sample_branch(core, v, v in block.computed, sample_rows, per_variable, profile) for v in variables]
+    body = "\nUNION\n".join(branches)
+    return prefix_lines(profile) + "SELECT * WHERE {\n" + _indent(body, INDENT) + "}\n", variables
+
+
+def _first_rows(core: str, projected: Sequence[Variable], n: int) -> str:
+    """The first ``n`` rows of the join ``core`` (a sub-SELECT: engines stop reading at ``n``)."""
+    head = "SELECT " + " ".join(v.sparql() for v in projected) + " WHERE\n"
+    return "{\n" + _indent(head + _indent(core, INDENT) + f"LIMIT {n}\n", INDENT) + "}\n"
+
+
+def _counts_branch(core: str, variables: Sequence[Variable], window: int) -> str:
+    """Every count, and the rows, from the same first ``window`` rows: one window read once.
+
+    ``COUNT(DISTINCT)`` skips an unbound value (an aggregate's error): it is no value.
+    """
+    counts = " ".join(f"(COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name})" for v in variables)
+    counted = f"SELECT {counts} (COUNT(*) AS ?{ROWS_VAR}) WHERE\n" + _indent(_first_rows(core, variables, window), INDENT)
+    return "{\n" + _indent(counted, INDENT) + "}"
+
+
+def _sample_branch(core: str, v: Variable, computed: bool, sample_rows: int, per_variable: int, profile: Profile) -> str:
+    """Up to ``per_variable`` values of ``v`` from the first ``sample_rows`` rows, with labels unless ``computed``."""
+    if computed:
+        # An aggregate's result is a literal (or unbound after an error):
+        # no label to look up, and an OPTIONAL on a possibly unbound
+        # variable would match every label in the KB.
+        sample = f"SELECT DISTINCT {v.sparql()} WHERE\n" + _indent(_first_rows(core, [v], sample_rows), INDENT) + f"LIMIT {int(per_variable)}"
+        return "{\n" + _indent(sample, INDENT) + "}"
+    raw = Variable("__l")
+    sample = (
+        f"SELECT {v.sparql()} (SAMPLE({raw.sparql()}) AS ?{LABEL_PREFIX}{v.name}) WHERE {{\n"
+        f"{INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE\n"
+        + _indent(_first_rows(core, [v], sample_rows), INDENT * 2)
+        + f"{INDENT}  LIMIT {int(per_variable)} }}\n"
+        f"{INDENT}{_label_pattern(v, raw, profile)}\n"
+        f"}} GROUP BY {v.sparql()}"
+    )
+    return "{\n" + _indent(sample, INDENT) + "}"
+
+
+def read_observation(
+    rows: Iterable[Row],
+    variables: Sequence[Variable],
+    value: ValueOf,
+    per_variable: int,
+    count_cap: int,
+    row_cap: int | None = None,
+) -> tuple[VariableValues, ...]:
+    """The values of every variable from the rows of :func:`observation_query` (same caps).
+
+    At most ``per_variable`` values each (even from an engine that ignores
+    LIMIT), sorted; a count above ``count_cap`` is "more than" the cap, and
+    a count taken over the first rows of a longer join is partial.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> n = lambda k: Literal(str(k), XSD + "integer")
+        >>> rows = [{"__count_c": n(2), "__rows": n(2)}, {"c": n(7)}, {"c": n(5)}]
+        >>> [str(v) for v in read_observation(rows, [Variable("c")], lambda t, l: Value(t), 10, 1000)]
+        ['The value of variable ?c is [5, 7]']
+    """
+    rows_read = observation_rows(count_cap, row_cap)
+    rows_seen = 0
+    counts: dict[str, int] = {}
+    samples: dict[str, list[Value]] = {v.name: [] for v in variables}
+    seen: dict[str, set[Term]] = {v.name: set() for v in variables}
+    for row in rows:
+        if ROWS_VAR in row:  # the counts' row
+            rows_seen = int(engine_number(row[ROWS_VAR]))
+            counts.update((key[len(COUNT_PREFIX) :], int(engine_number(row[key]))) for key in row if key.startswith(COUNT_PREFIX))
+            continue
+        for v in variables:  # a sample row binds one variable
+            term = row.get(v.name)
+            if term is not None and term not in seen[v.name] and len(samples[v.name]) < per_variable:
+                seen[v.name].add(term)
+                samples[v.name].append(value(term, row.get(LABEL_PREFIX + v.name)))
+    out = []
+    for v in variables:
+        values = sorted(samples[v.name], key=Value.sort_key)
+        total = max(counts.get(v.name, 0), len(values))
+        capped = total > count_cap  # more than count_cap distinct values in the rows read
+        # The join had more rows than were read: a count below the cap is what those rows hold.
+        partial = not capped and rows_seen > rows_read
+        out.append(VariableValues(v, tuple(values), count_cap if capped else total, capped, partial))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# Rows with labels: all rows of a bounded query, or the answers
+# ---------------------------------------------------------------------------
+
+
+def bounded_rows_query(query: CompilableQuery) -> tuple[str, list[Variable]]:
+    """All rows of a query whose rows are bounded (``Block.max_rows``), over
+    every visible variable, with a label per variable (:func:`read_rows` reads them).
+
+    These rows answer any later step that only changes the projection
+    (``set_answer``, ``execute()``) without evaluating the join again
+    (:class:`~pyql.observation.BoundedRows`).
+
+    Raises:
+        QueryError: when the query's rows are not bounded, or it has no variable.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").add_max("?y").set_answer("?x")
+        >>> text, variables = bounded_rows_query(q)
+        >>> [str(v) for v in variables], text.count("LIMIT 1")
+        (['?x', '?y'], 2)
+    """
+    block = query.scope.block
+    bound = block.max_rows
+    if bound is None:
+        raise QueryError("the query's rows are not bounded (no argmax, no count without group)")
+    variables = list(block.variables)
+    if not variables:
+        raise QueryError("the query has no variable to return yet; add a fact with a variable such as ?x")
+    return prefix_lines(query.profile) + _labelled_rows(block, variables, bound, query.profile), variables
+
+
+def rows_query(query: CompilableQuery, limit: int) -> tuple[str, list[Variable]]:
+    """The query's projected rows with a label per variable, at most ``limit`` rows (:func:`read_rows` reads them).
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").set_answer("?x")
+        >>> [str(v) for v in rows_query(q, 5)[1]]
+        ['?x']
+    """
+    scope = query.scope
+    block = scope.block
+    if scope.answer is not None and scope.answer in block.variables:
+        projected = [scope.answer]
+    else:
+        projected = list(block.variables)
+    if not projected:
+        raise QueryError("the query has no variable to return yet; add a fact with a variable such as ?x")
+    return prefix_lines(query.profile) + _labelled_rows(block, projected, limit, query.profile), projected
+
+
+def _labelled_rows(block: Block, projected: Sequence[Variable], limit: int, profile: Profile) -> str:
+    """SELECT of the block's distinct ``projected`` rows (at most ``limit``), a label per variable."""
+    names = " ".join(v.sparql() for v in projected)
+    labelled = [v for v in projected if v not in block.computed]  # aggregate results have no label
+    samples = "".join(f" (SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in labelled)
+    labels = "".join(INDENT + _label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
+    return (
+        f"SELECT {names}{samples} WHERE {{\n"
+        + f"{INDENT}{{ SELECT DISTINCT {names} WHERE\n"
+        + _indent(block.pattern(profile), INDENT * 2)
+        + f"{INDENT}  LIMIT {int(limit)} }}\n"
+        + labels
+        + f"}} GROUP BY {names}\n"
+    )
+
+
+def read_rows(rows: Sequence[Row], variables: Sequence[Variable], value: ValueOf, limit: int) -> list[dict[str, Value | None]]:
+    """The first ``limit`` rows of :func:`bounded_rows_query` or :func:`rows_query`, a labelled value per variable.
+
+    The limit holds even where the engine ignored the query's LIMIT.
+
+    Example:
+        >>> rows = [{"x": Literal("a"), "__label_x": Literal("A")}, {}]
+        >>> value = lambda term, label: Value(term, label.lexical if label else None)
+        >>> [{k: v and v.label for k, v in r.items()} for r in read_rows(rows, [Variable("x")], value, 5)]
+        [{'x': 'A'}, {'x': None}]
+    """
+    return [
+        {
+            v.name: (value(row[v.name], row.get(LABEL_PREFIX + v.name)) if row.get(v.name) is not None else None)
+            for v in variables
+        }
+        for row in rows[:limit]
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Relations: the one-hop relations of an entity, a literal or a variable
+# ---------------------------------------------------------------------------
+
+
+def _binding_block(target: Variable, query: CompilableQuery | None) -> Block:
+    """The block of ``query`` that binds ``target``, for a look at its relations.
+
+    Raises:
+        QueryError: no query, or ``target`` is not one of its variables (the
+            message lists the existing ones).
+    """
+    if query is None:
+        raise QueryError(f"the relations of {target} need the query that binds it")
+    block = query.scope.block
+    if target not in block.variables:
+        existing = ", ".join(str(v) for v in block.variables) or "none yet"
+        raise QueryError(f"{target} is not a variable of the query; existing variables: {existing}")
+    return block
+
+
+def relations_query(
+    target: Term,
+    query: CompilableQuery | None,
+    profile: Profile,
+    limit: int = 2000,
+    sample: int = 100,
+    edges: int = RELATION_EDGES,
+    values: Sequence[Term] | None = None,
+) -> str:
+    """One bounded query for the one-hop relations of an entity, a literal or a variable.
+
+    The relations are those of a capped sample of edges: at most
+    ``edges + 1`` per direction for an entity (the first ones the engine's
+    index gives, so a hub with millions of edges costs as much as one with
+    ``edges``), at most ``2 * edges + 1`` in all for a variable, whose
+    relations are gathered from up to ``sample`` of its current values. Rows
+    bind ``?__dir`` ("forward"/"backward"), ``?__r`` and ``?__n``, the
+    number of sampled edges with that relation; an edge whose relation the
+    profile hides counts in a row whose ``?__r`` is the literal
+    ``"hidden"``, so the numbers add up to the edges read
+    (:func:`read_relations` reads the rows). At most ``limit`` rows.
+    ``values``, for a variable whose values are already known (the bounded
+    rows of an argmax), replaces the sub-SELECT that samples them, so the
+    argmax is not evaluated again.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> text = relations_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), None, FREEBASE)
+        >>> text.count("UNION"), "STRSTARTS" in text, text.count("LIMIT 10001")
+        (1, True, 2)
+        >>> from pyql.query import Query
+        >>> q = Query("freebase").add_fact("?x", "a.b.c", "m.0crbvqz")
+        >>> "OPTIONAL {" in relations_query(Variable("x"), q, FREEBASE)
+        True
+    """
+    edge_cap = int(edges)
+    if edge_cap < 1:
+        raise QueryError(f"edges must be ≥ 1, got {edges}")
+    if isinstance(target, Variable):
+        sampled = _variable_edges(target, _binding_block(target, query), query, profile, sample, edge_cap, values)
+    else:
+        sampled = _term_edges(target, profile, edge_cap)
+    hidden = " || ".join(f"STRSTARTS(STR(?__p), {escape.literal(prefix)})" for prefix in profile.hidden_relation_prefixes)
+    named = f'BIND(IF({hidden}, "{HIDDEN_MARK}", ?__p) AS ?__r)' if hidden else "BIND(?__p AS ?__r)"
+    # Grouped by relation first, so the hidden-relation test runs once per
+    # relation, not once per sampled edge.
+    grouped = "{ SELECT ?__dir ?__p (COUNT(*) AS ?__k) WHERE {\n" + _indent(sampled, INDENT) + "} GROUP BY ?__dir ?__p }"
+    return (
+        prefix_lines(profile)
+        + "SELECT ?__dir ?__r (SUM(?__k) AS ?__n) WHERE {\n"
+        + _indent(grouped + "\n" + named, INDENT)
+        + f"}}\nGROUP BY ?__dir ?__r\nLIMIT {int(limit)}\n"
+    )
+
+
+def _variable_edges(
+    target: Variable, block: Block, query: CompilableQuery | None, profile: Profile, sample: int, edge_cap: int,
+    values: Sequence[Term] | None,
+) -> str:
+    """The sampled edges (``?__dir``, ``?__p``) of up to ``sample`` values of a variable, at most ``2 * edge_cap + 1``."""
+    subject = target.sparql()
+    forward = f'{{ {subject} ?__p ?__o . BIND("forward" AS ?__dir) }}'
+    backward = f'{{ ?__s ?__p {subject} . BIND("backward" AS ?__dir) }}'
+    if values is not None:
+        known = " ".join(term_sparql(v, profile) for v in list(values)[: int(sample)])
+        source = f"{INDENT}VALUES {subject} {{ {known} }}\n"
+    else:
+        source = (
+            f"{INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
+            + _indent(block.pattern(query.profile), INDENT * 2)  # type: ignore[union-attr]
+            + f"{INDENT}  LIMIT {int(sample)} }}\n"
+        )
+    # rdflib evaluates both sides of a join with a sub-SELECT in full (here:
+    # every triple, twice) but an OPTIONAL once per row, with the sampled
+    # value bound. BOUND drops values without relations: the join's rows.
+    return (
+        "{ SELECT ?__dir ?__p WHERE {\n"
+        + source
+        + f"{INDENT}OPTIONAL {{\n"
+        + _indent(f"{forward}\nUNION\n{backward}", INDENT * 2)
+        + f"{INDENT}}}\n"
+        + f"{INDENT}FILTER(BOUND(?__p))\n"
+        + f"}} LIMIT {2 * edge_cap + 1} }}"
+    )
+
+
+def _term_edges(target: Term, profile: Profile, edge_cap: int) -> str:
+    """The sampled edges (``?__dir``, ``?__p``) of an entity or a literal: at most ``edge_cap + 1`` per direction."""
+    subject = term_sparql(target, profile)
+
+    def side(pattern: str, direction: str) -> str:
+        return (
+            "{\n"
+            + f"{INDENT}{{ SELECT ?__p WHERE {{ {pattern} }} LIMIT {edge_cap + 1} }}\n"
+            + f'{INDENT}BIND("{direction}" AS ?__dir)\n'
+            + "}"
+        )
+
+    backward_side = side(f"?__s ?__p {subject} .", "backward")
+    if isinstance(target, Literal):
+        return backward_side
+    return side(f"{subject} ?__p ?__o .", "forward") + "\nUNION\n" + backward_side
+
+
+def read_relations(rows: Sequence[Row], target: Term, edges: int, limit: int, shorten: Callable[[str], str]) -> Relations:
+    """The relations of ``target`` from the rows of :func:`relations_query` (same ``edges`` and ``limit``).
+
+    Hidden relations are left out. The list is ``truncated`` (it may be
+    incomplete) when ``limit`` rows came back, or when more edges were read
+    than the cap: the sample asks for one edge more than the cap, so reading
+    it means there were more.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> fb = "http://rdf.freebase.com/ns/"
+        >>> rows = [{"__dir": Literal("forward"), "__r": IRI(fb + "a.b.c"), "__n": Literal("3", XSD + "integer")},
+        ...         {"__dir": Literal("backward"), "__r": Literal("hidden"), "__n": Literal("9", XSD + "integer")}]
+        >>> print(read_relations(rows, IRI(fb + "m.0x"), 10, 2000, lambda iri: iri[len(fb):]))
+        {'forward': ['a.b.c'], 'backward': []}
+        >>> read_relations(rows, IRI(fb + "m.0x"), 5, 2000, str).truncated
+        True
+    """
+    rows = rows[:limit]  # the LIMIT holds even where the engine ignored it
+    found: dict[str, set[str]] = {"forward": set(), "backward": set()}
+    read = {"forward": 0, "backward": 0}
+    for row in rows:
+        relation = row.get("__r")
+        direction = row.get("__dir")
+        if direction is None:
+            continue
+        side = "forward" if str(direction) == "forward" else "backward"
+        number = row.get("__n")
+        read[side] += int(engine_number(number)) if number is not None else 1
+        if isinstance(relation, IRI):  # not the edges of hidden relations
+            found[side].add(shorten(relation.value))
+    if isinstance(target, Variable):
+        sampled_all = read["forward"] + read["backward"] > 2 * edges
+    else:
+        sampled_all = max(read.values()) > edges
+    truncated = len(rows) >= limit or sampled_all
+    return Relations(tuple(sorted(found["forward"])), tuple(sorted(found["backward"])), truncated=truncated)
+
+
+def relation_ask_query(
+    target: Term,
+    relation: Term,
+    direction: str | None,
+    query: CompilableQuery | None,
+    profile: Profile,
+    sample: int = 100,
+) -> str:
+    """One bounded ASK: does ``target`` have ``relation`` (in ``direction``)? The engine's yes/no is the answer.
+
+    It completes a relation list read from a capped sample
+    (:func:`relations_query`): for an entity or a literal, one index lookup;
+    for a variable, whether one of the same ``sample`` values it reads
+    relations of has the relation. ``direction`` is "forward" (the target
+    is the subject), "backward" (the object) or None (either).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> fb = "http://rdf.freebase.com/ns/"
+        >>> text = relation_ask_query(IRI(fb + "m.0x"), IRI(fb + "a.b.c"), "backward", None, FREEBASE)
+        >>> text.strip().splitlines()[-1]
+        'ASK WHERE { ?__s <http://rdf.freebase.com/ns/a.b.c> <http://rdf.freebase.com/ns/m.0x> . }'
+    """
+    if direction not in ("forward", "backward", None):
+        raise QueryError(f"direction must be 'forward', 'backward' or None, not {direction!r}")
+    if not isinstance(relation, IRI):
+        raise QueryError(f"the relation to look for must be a relation name such as a.b.c, not {relation}")
+    rel = term_sparql(relation, profile)
+    if isinstance(target, Variable):
+        block = _binding_block(target, query)
+        subject = target.sparql()
+    else:
+        subject = term_sparql(target, profile)
+    patterns = []
+    if direction in ("forward", None) and not isinstance(target, Literal):
+        patterns.append(f"{subject} {rel} ?__o .")
+    if direction in ("backward", None):
+        patterns.append(f"?__s {rel} {subject} .")
+    if not patterns:
+        return prefix_lines(profile) + "ASK WHERE { FILTER(false) }\n"  # a literal has no forward edge
+    if isinstance(target, Variable):
+        exists = " || ".join(f"EXISTS {{ {p} }}" for p in patterns)
+        return (
+            prefix_lines(profile)
+            + "ASK WHERE {\n"
+            + f"{INDENT}{{ SELECT DISTINCT {subject} WHERE\n"
+            + _indent(block.pattern(query.profile), INDENT * 2)  # type: ignore[union-attr]
+            + f"{INDENT}  LIMIT {int(sample)} }}\n"
+            + f"{INDENT}FILTER({exists})\n"
+            + "}\n"
+        )
+    body = " UNION ".join(f"{{ {p} }}" for p in patterns) if len(patterns) > 1 else patterns[0]
+    return prefix_lines(profile) + f"ASK WHERE {{ {body} }}\n"
+
+
+# ---------------------------------------------------------------------------
+# Value kinds: whether a relation's values are of one kind (a native argmax or filter)
+# ---------------------------------------------------------------------------
+
+#: The kinds of values an engine orders alike in its own order (a native
+#: argmax, :attr:`pyql.steps.Argmax.native`): numbers of any numeric type, or
+#: one date type (mixing two date types needs the ISO-text key).
+NATIVE_ORDER_KINDS = frozenset(
+    {"numeric"}
+    | {
+        "http://www.w3.org/2001/XMLSchema#" + t
+        for t in ("date", "dateTime", "gYear", "gYearMonth", "time")
+    }
+)
+
+
+def value_kinds_query(relation: IRI, profile: Profile, edges: int, limit: int = 2) -> str:
+    """The distinct kinds of the objects of a relation's first ``edges`` edges (``?__k``, at most ``limit``),
+    and its edges counted up to ``edges + 1`` (``?__n``); :func:`read_value_kinds` reads them.
+
+    A kind is ``"numeric"`` for a number of any type, a literal's datatype
+    IRI, or ``"node"`` for an entity; a literal without a datatype the
+    engine will name gives no ``?__k``. With ``limit=2`` the answer says
+    whether the edges read hold values of one kind only, and ``?__n``
+    whether they were all the relation's edges. The engine stops at a
+    second kind; with one kind it reads all ``edges``
+    (:meth:`pyql.kb.KB.value_kind` first reads a few, and caches the answer).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> text = value_kinds_query(IRI("http://rdf.freebase.com/ns/people.person.date_of_birth"), FREEBASE, 20)
+        >>> "LIMIT 20 }" in text, "LIMIT 21 }" in text, text.count("UNION")
+        (True, True, 1)
+    """
+    if not isinstance(relation, IRI):
+        raise QueryError(f"the relation must be a relation name such as a.b.c, not {relation}")
+    numeric, node = escape.literal("numeric"), escape.literal("node")
+    rel = term_sparql(relation, profile)
+
+    def first(n: int) -> str:
+        return f"{{ SELECT ?__o WHERE {{ ?__s {rel} ?__o }} LIMIT {n} }}"
+
+    kind = f"IF(isNumeric(?__o), {numeric}, IF(isLiteral(?__o), STR(DATATYPE(?__o)), {node}))"
+    return (
+        prefix_lines(profile)
+        + "SELECT * WHERE {\n"
+        + f"{INDENT}{{ SELECT DISTINCT ?__k WHERE {{ {first(int(edges))} BIND({kind} AS ?__k) }} LIMIT {int(limit)} }}\n"
+        + f"{INDENT}UNION\n"
+        + f"{INDENT}{{ SELECT (COUNT(*) AS ?__n) WHERE {first(int(edges) + 1)} }}\n"
+        + "}\n"
+    )
+
+
+def read_value_kinds(rows: Iterable[Row], edges: int) -> tuple[list[str | None], bool]:
+    """The kinds (at most 2) from the rows of :func:`value_kinds_query`, and whether its ``edges`` were all the edges.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> read_value_kinds([{"__k": Literal("numeric")}, {"__n": Literal("21", XSD + "integer")}], 20)
+        (['numeric'], False)
+    """
+    kinds: list[str | None] = []
+    count = 0
+    for row in rows:
+        if "__n" in row:
+            count = int(engine_number(row["__n"]))
+        else:
+            k = row.get("__k")
+            kinds.append(k.lexical if isinstance(k, Literal) else None)
+    return kinds, count <= edges
+
+
+def sources_of(var: Variable, steps: Sequence[Step]) -> tuple[tuple[IRI, ...], bool]:
+    """Where a variable's values come from: the relations it is the object of, and whether an aggregate made it.
+
+    Every value of ``var`` is an object of each relation returned (facts
+    are joined, never optional), so a relation whose objects are all of one
+    kind makes ``var`` one kind (:func:`value_kinds_query` asks); a COUNT,
+    SUM or AVG result is a number. An aggregation that does not group by
+    ``var`` starts afresh: the facts before it bound another variable of the
+    same name.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query().add_fact("?p", "people.person.date_of_birth", "?d")
+        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), q.steps)[0]]
+        ['people.person.date_of_birth']
+        >>> counted = q.add_count("?p", "?n")
+        >>> sources_of(Variable("n"), counted.steps), sources_of(Variable("d"), counted.steps)
+        (((), True), ((), False))
+        >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), counted.add_fact("?z", "a.b.c", "?d").steps)[0]]
+        ['a.b.c']
+    """
+    relations: list[IRI] = []
+    aggregated = False
+    for s in steps:
+        if isinstance(s, Fact) and s.tail == var and isinstance(s.relation, IRI):
+            relations.append(s.relation)
+        elif isinstance(s, Aggregate) and var not in s.group_by:
+            # The rows so far became a sub-SELECT: a ?var after it is its result, or a new variable.
+            relations = []
+            aggregated = s.new_var == var and s.func.upper() in ("COUNT", "SUM", "AVG")
+    return tuple(relations), aggregated
+
+
+# ---------------------------------------------------------------------------
+# Labels of entities
+# ---------------------------------------------------------------------------
+
+
+def labels_query(terms: Sequence[Term], profile: Profile) -> str:
+    """One query for the labels of the given IRIs (``?__e`` and ``?__label``; :func:`read_labels` reads them).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> "VALUES ?__e" in labels_query([IRI("http://rdf.freebase.com/ns/m.0crbvqz")], FREEBASE)
+        True
+    """
+    values = " ".join(term_sparql(t, profile) for t in terms if isinstance(t, IRI))
+    entity = Variable("__e")
+    return (
+        prefix_lines(profile)
+        + "SELECT ?__e (SAMPLE(?__l) AS ?__label) WHERE {\n"
+        + f"{INDENT}VALUES ?__e {{ {values} }}\n"
+        + f"{INDENT}{_label_pattern(entity, Variable('__l'), profile)}\n"
+        + "} GROUP BY ?__e\n"
+    )
+
+
+def read_labels(rows: Iterable[Row], wanted: Iterable[Term]) -> dict[Term, str | None]:
+    """The label of every ``wanted`` term from the rows of :func:`labels_query` (None where there is none).
+
+    Example:
+        >>> e = IRI("http://rdf.freebase.com/ns/m.0x")
+        >>> read_labels([{"__e": e, "__label": Literal("X")}], [e, Variable("v")])
+        {IRI('http://rdf.freebase.com/ns/m.0x'): 'X', Variable(name='v'): None}
+    """
+    out: dict[Term, str | None] = {t: None for t in wanted}
+    for row in rows:
+        entity = row.get("__e")
+        label = row.get("__label")
+        if entity in out and isinstance(label, Literal):
+            out[entity] = label.lexical
+    return out
