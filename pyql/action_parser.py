@@ -38,6 +38,26 @@ argument is typed, and a backticked argument may contain commas); the whole
 action may be wrapped in backticks too.  Nothing else may follow the closing
 parenthesis on the action's line (see :func:`extract_action`).
 
+Reading a whole reply (:func:`extract_action`).  Text after the call: the
+call's own line (from the closing parenthesis to the end of that line) may
+hold only spaces, backticks, ``*`` and one ``.`` or ``;``.  Anything else
+(``execute()()``, ``add_condition(Opponent, =, x'); DROP TABLE games; --)``,
+``get_relation(m.1) to list them``) is an :class:`ActionSyntaxError`
+"unexpected text after the call at column N", never the call before it run
+alone: the text may mean that the call closed earlier than its writer meant.
+Later lines are free (an LLM may explain itself under the action).  Labels
+are looked for at line starts; only if there is none are inline labels
+(``... done. Action 3: f(x)``) used.  A reply without any ``Action`` label is
+accepted when exactly one line starts with a call ``name(`` (e.g. a reply
+that is only the action).  A second action is reported when a complete call
+follows the first one (after ``,``, ``;``, ``and`` ...) or starts a later
+line of the same block; to keep this linear, only the first 64 such places
+are tried, each within 4000 characters.  Step numbers: the ``N`` written by
+the LLM is recorded in :attr:`ActionCall.step` and never rejected, even when
+it differs from the expected one (LLMs often renumber after an error
+observation); the expected number is only used in error messages.  Compare
+``call.step`` with your counter if you care.
+
 Equality of :class:`Arg` and :class:`ActionCall` is semantic: source text,
 spans and the written step number are not compared, so
 ``parse_action(render_action(call)) == call`` for every call that can be
@@ -100,6 +120,7 @@ __all__ = [
     "extract_action",
     "render_action",
     "render_argument",
+    "call_from_values",
     "parse_legacy_program",
     "split_args",
 ]
@@ -680,33 +701,14 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
     label, inside code fences or backticks, with ``Thought 3: ...`` (and any
     other labelled lines) before it, and with prose on the lines after the
     action.  The ``Action`` block ends at the next labelled line
-    (``Observation``, ``Thought``, ...).
-
-    Decision on text after the call: the call's own line (from the closing
-    parenthesis to the end of that line) may hold only spaces, backticks,
-    ``*`` and one ``.`` or ``;``.  Anything else (``execute()()``,
-    ``add_condition(Opponent, =, x'); DROP TABLE games; --)``, ``get_relation(m.1)
-    to list them``) is an :class:`ActionSyntaxError` "unexpected text after
-    the call at column N", never the call before it run alone: the text may
-    mean that the call closed earlier than its writer meant.  Later lines
-    are free (an LLM may explain itself under the action).  Labels are looked for at line starts;
-    only if there is none are inline labels (``... done. Action 3: f(x)``) used.
-    A reply without any ``Action`` label is accepted when exactly one line
-    starts with a call ``name(`` (e.g. a reply that is only the action).
-    A second action is reported when a complete call follows the first one
-    (after ``,``, ``;``, ``and`` ...) or starts a later line of the same
-    block; to keep this linear, only the first 64 such places are tried, each
-    within 4000 characters.
-
-    Decision on step numbers: the ``N`` written by the LLM is recorded in
-    :attr:`ActionCall.step` and never rejected, even when it differs from
-    ``step`` (LLMs often renumber after an error observation); ``step`` is only
-    used in error messages.  Compare ``call.step`` with your counter if you
-    care.
+    (``Observation``, ``Thought``, ...).  What may follow the call on its
+    line, when a second action is reported and how written step numbers are
+    treated: see "Reading a whole reply" in the module docstring.
 
     Args:
         reply: the LLM's whole reply.
-        step: the step number the caller expects (advisory, see above).
+        step: the step number the caller expects (advisory: only used in
+            error messages, never checked against the written one).
 
     Returns:
         The call; its spans are offsets into ``reply`` and ``step`` is the
@@ -739,6 +741,16 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
     if not isinstance(reply, str):
         raise TypeError(f"extract_action() needs a str, not {type(reply).__name__}")
     masked = _mask_fences(reply)
+    labels, actions = _action_labels(masked)
+    if len(actions) > 1:
+        raise _multiple(reply, [m.start("label") for m in actions], step)
+    if actions:
+        return _labelled_action(reply, masked, labels, actions[0], step)
+    return _unlabelled_action(reply, masked, step)
+
+
+def _action_labels(masked: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
+    """All labels of the reply and its ``Action`` labels: at line starts, else inline ones."""
     labels = list(_LABEL_LINE_RE.finditer(masked))
     actions = [m for m in labels if m.group("label").lower() == "action"]
     if not actions:
@@ -746,40 +758,50 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
         inline_actions = [m for m in inline if m.group("label").lower() == "action"]
         if inline_actions:
             labels, actions = inline, inline_actions
-    if len(actions) > 1:
-        raise _multiple(reply, [m.start("label") for m in actions], step)
-    if actions:
-        label = actions[0]
-        limit = next((m.start() for m in labels if m.start() > label.start()), len(reply))
-        n = int(label.group("n")) if label.group("n") else None
-        pos = _SKIP_NUMBERED_RE.match(masked, label.end(), limit).end()  # type: ignore[union-attr]
-        if not _HEAD_LOOSE_RE.match(masked, pos, limit):
-            if _IDENT_ONLY_RE.fullmatch(masked, pos, limit):
-                name_end = re.compile(r"[^\W\d]\w*").match(masked, pos).end()  # type: ignore[union-attr]
-                raise ActionSyntaxError(
-                    f"invalid action syntax at character {name_end}: the action name "
-                    f"{masked[pos:name_end]!r} must be followed by '(' and the arguments, "
-                    f"e.g. {masked[pos:name_end]}().",
-                    text=reply,
-                    position=name_end,
-                    expected=["'('"],
-                )
-            what = f"'Action{' ' + str(n) if n is not None else ''}:'"
-            raise NoActionError(
-                f"no action found: {what} is followed by {_snippet(masked[pos:limit].strip(), 0, 40)!r}, "
-                "which is not a call. Write the action as name(arg1, arg2), e.g. get_relation(m.0abc).",
-                text=reply,
-                position=pos,
-                expected=["an action such as name(arg1, arg2)"],
-            )
-        call, end = _parse_call_at(reply, pos, limit, step=n)
-        other = _next_call(reply, masked, end, limit)
-        if other is not None:
-            raise _multiple(reply, [call.span[0], other.span[0]], step)
-        _check_line_tail(reply, masked, end, limit)
-        return call
-    # No Action label: the first line that starts with a call (e.g. a reply that is only the action).
-    first: ActionCall | None = None
+    return labels, actions
+
+
+def _labelled_action(
+    reply: str, masked: str, labels: list[re.Match[str]], label: re.Match[str], step: int | None
+) -> ActionCall:
+    """The one call of the block that ``label`` (an ``Action`` label) opens; it ends at the next label."""
+    limit = next((m.start() for m in labels if m.start() > label.start()), len(reply))
+    n = int(label.group("n")) if label.group("n") else None
+    pos = _SKIP_NUMBERED_RE.match(masked, label.end(), limit).end()  # type: ignore[union-attr]
+    if not _HEAD_LOOSE_RE.match(masked, pos, limit):
+        raise _not_a_call(reply, masked, pos, limit, n)
+    call, end = _parse_call_at(reply, pos, limit, step=n)
+    other = _next_call(reply, masked, end, limit)
+    if other is not None:
+        raise _multiple(reply, [call.span[0], other.span[0]], step)
+    _check_line_tail(reply, masked, end, limit)
+    return call
+
+
+def _not_a_call(reply: str, masked: str, pos: int, limit: int, n: int | None) -> ActionSyntaxError | NoActionError:
+    """The error for an ``Action`` label followed by something that is not a call (a bare name, prose)."""
+    if _IDENT_ONLY_RE.fullmatch(masked, pos, limit):
+        name_end = re.compile(r"[^\W\d]\w*").match(masked, pos).end()  # type: ignore[union-attr]
+        return ActionSyntaxError(
+            f"invalid action syntax at character {name_end}: the action name "
+            f"{masked[pos:name_end]!r} must be followed by '(' and the arguments, "
+            f"e.g. {masked[pos:name_end]}().",
+            text=reply,
+            position=name_end,
+            expected=["'('"],
+        )
+    what = f"'Action{' ' + str(n) if n is not None else ''}:'"
+    return NoActionError(
+        f"no action found: {what} is followed by {_snippet(masked[pos:limit].strip(), 0, 40)!r}, "
+        "which is not a call. Write the action as name(arg1, arg2), e.g. get_relation(m.0abc).",
+        text=reply,
+        position=pos,
+        expected=["an action such as name(arg1, arg2)"],
+    )
+
+
+def _unlabelled_action(reply: str, masked: str, step: int | None) -> ActionCall:
+    """No ``Action`` label: the first line that starts with a call (e.g. a reply that is only the action)."""
     for start in [0] + [m.end() for m in re.finditer(r"\n", masked)]:
         pos = _LINE_SKIP_RE.match(masked, start).end()  # type: ignore[union-attr]
         if _HEAD_TIGHT_RE.match(masked, pos):
@@ -788,17 +810,15 @@ def extract_action(reply: str, step: int | None = None) -> ActionCall:
             if other is not None:
                 raise _multiple(reply, [first.span[0], other.span[0]], step)
             _check_line_tail(reply, masked, first.span[1], len(reply))
-            break
-    if first is None:
-        want = f"'Action {step}: ...'" if step is not None else "'Action N: ...'"
-        raise NoActionError(
-            f"no action found: the reply has no {want} line and no line starting with a call "
-            "name(arg1, arg2).",
-            text=reply,
-            position=None,
-            expected=["Action N: name(arg1, arg2)"],
-        )
-    return first
+            return first
+    want = f"'Action {step}: ...'" if step is not None else "'Action N: ...'"
+    raise NoActionError(
+        f"no action found: the reply has no {want} line and no line starting with a call "
+        "name(arg1, arg2).",
+        text=reply,
+        position=None,
+        expected=["Action N: name(arg1, arg2)"],
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -950,6 +970,50 @@ def render_action(call_or_name: ActionCall | str, *args: Arg | str | int | float
     return f"{name}({', '.join(texts)})"
 
 
+def call_from_values(name: str, *values: str | float) -> ActionCall:
+    """The call that ``render_action(name, *values)`` writes, built from the values (no parsing of the call).
+
+    For structured calls (an LLM's native tool call): each value is typed as
+    :func:`parse_action` would read its rendered text: a number is a
+    ``number``; a string written bare is typed by the argument grammar
+    (``?x`` a variable, ``m.0abc`` a name, ``>`` an operator ...), a string
+    that needs quotes is a ``string``.  ``text`` is the rendered action and
+    the spans are offsets into it, so the call is exactly
+    ``parse_action(render_action(name, *values))``.
+
+    Args:
+        name: the action name (an identifier).
+        *values: plain values (see :func:`render_argument`).
+
+    Returns:
+        The call.
+
+    Raises:
+        TermError: as :func:`render_action` (the name is not an identifier,
+            a value cannot be written).
+
+    Example:
+        >>> c = call_from_values("add_filter", "?length", ">", 10)
+        >>> c.text, [(a.kind, a.value) for a in c.args]
+        ('add_filter(?length, >, 10)', [('variable', 'length'), ('operator', '>'), ('number', '10')])
+        >>> call_from_values("add_condition", "Name", "=", "Smith, John").args[2]
+        Arg(kind='string', value='Smith, John', datatype=None, lang=None, raw='"Smith, John"', span=(23, 36))
+    """
+    text = render_action(name, *values)
+    args: list[Arg] = []
+    pos = len(name) + 1
+    for value in values:
+        piece = render_argument(value)
+        if isinstance(value, str) and piece != value:
+            kind, typed, datatype, lang = "string", value, None, None  # quoted: a string literal
+        else:
+            read = parse_argument(piece)
+            kind, typed, datatype, lang = read.kind, read.value, read.datatype, read.lang
+        args.append(Arg(kind, typed, datatype, lang, piece, (pos, pos + len(piece))))
+        pos += len(piece) + 2
+    return ActionCall(name, tuple(args), text, (0, len(text)), (len(name) + 1, len(text) - 1))
+
+
 # ---------------------------------------------------------------------------
 # split_args
 
@@ -1068,6 +1132,23 @@ def parse_legacy_program(text: str) -> list[ActionCall]:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_legacy_program() needs a str, not {type(text).__name__}")
+    statements = _legacy_statements(text)
+    has_init = any(st.data == "init" for st in statements)
+    objects: set[str] = set()
+    calls: list[ActionCall] = []
+    for st in statements:
+        if st.data == "init":
+            obj, cls = st.children
+            if str(cls) != "PyQL":
+                raise _legacy_error(f"expected {obj}=PyQL(), found {obj}={cls}()", text, cls.start_pos, ["'PyQL'"])
+            objects.add(str(obj))
+            continue
+        calls.append(_legacy_call(text, st, objects if has_init else None))
+    return calls
+
+
+def _legacy_statements(text: str) -> list[lark.Tree]:
+    """The statements of a legacy program ([] for an empty one or ``null``); raises LegacySyntaxError."""
     try:
         tree = _legacy_parser().parse(text)
     except UnexpectedInput as e:
@@ -1080,28 +1161,19 @@ def parse_legacy_program(text: str) -> list[ActionCall]:
         ) from None
     if not tree.children or not isinstance(tree.children[0], lark.Tree):
         return []  # empty program or `null`
-    statements = tree.children[0].children
-    has_init = any(st.data == "init" for st in statements)
-    objects: set[str] = set()
-    calls: list[ActionCall] = []
-    for st in statements:
-        if st.data == "init":
-            obj, cls = st.children
-            if str(cls) != "PyQL":
-                raise _legacy_error(f"expected {obj}=PyQL(), found {obj}={cls}()", text, cls.start_pos, ["'PyQL'"])
-            objects.add(str(obj))
-            continue
-        obj, method, lpar, args_node, rpar = st.children
-        if has_init and str(obj) not in objects:
-            raise _legacy_error(
-                f"{obj!s} is not a PyQL object (declared: {', '.join(sorted(objects)) or 'none yet'})",
-                text,
-                obj.start_pos,
-                sorted(objects),
-            )
-        args = tuple(_legacy_arg(a.children[0]) for a in args_node.children) if args_node is not None else ()
-        start, end = obj.start_pos, rpar.end_pos
-        calls.append(
-            ActionCall(str(method), args, text[start:end], (start, end), (lpar.end_pos, rpar.start_pos))
+    return list(tree.children[0].children)
+
+
+def _legacy_call(text: str, st: lark.Tree, objects: set[str] | None) -> ActionCall:
+    """The call of one ``a.method(...)`` statement; ``objects``: the declared objects (None: no declaration)."""
+    obj, method, lpar, args_node, rpar = st.children
+    if objects is not None and str(obj) not in objects:
+        raise _legacy_error(
+            f"{obj!s} is not a PyQL object (declared: {', '.join(sorted(objects)) or 'none yet'})",
+            text,
+            obj.start_pos,
+            sorted(objects),
         )
-    return calls
+    args = tuple(_legacy_arg(a.children[0]) for a in args_node.children) if args_node is not None else ()
+    start, end = obj.start_pos, rpar.end_pos
+    return ActionCall(str(method), args, text[start:end], (start, end), (lpar.end_pos, rpar.start_pos))

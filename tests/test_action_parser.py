@@ -22,6 +22,7 @@ from pyql.action_parser import (
     LegacySyntaxError,
     MultipleActionsError,
     NoActionError,
+    call_from_values,
     extract_action,
     parse_action,
     parse_argument,
@@ -724,6 +725,26 @@ def test_render_text_args_keep_values(values, name):
     call = parse_action(render_action(name, *[Arg("text", v) for v in values]))
     assert [a.value for a in call.args] == values
     assert {a.kind for a in call.args} <= {"text", "string"}
+
+
+@settings(max_examples=300, database=None)
+@given(st.lists(ANY_TEXT | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False), max_size=5), IDENT)
+def test_call_from_values_is_the_rendered_call_read_back(values, name):
+    """A call built from values (a tool call) is exactly what parse_action reads from its rendering: kinds, raw, spans."""
+    built = call_from_values(name, *values)
+    text = render_action(name, *values)
+    parsed = parse_action(text)
+    assert built == parsed and built.text == text == parsed.text
+    assert (built.span, built.args_span, built.args_text) == (parsed.span, parsed.args_span, parsed.args_text)
+    assert [(a.raw, a.span) for a in built.args] == [(a.raw, a.span) for a in parsed.args]
+    assert kinds(built) == kinds(parsed)
+
+
+def test_call_from_values_rejects_what_render_action_rejects():
+    with pytest.raises(TermError, match="not an identifier"):
+        call_from_values("functions.get_relation", "m.1")
+    with pytest.raises(TermError):
+        call_from_values("f", float("nan"))
 
 
 FRAGMENTS = st.sampled_from(

@@ -28,11 +28,13 @@ from agent.llm.client import (
     complete_action,
     config_from_args,
     is_retryable,
+    reply_action,
     reply_action_text,
     retry_delay,
+    tool_call_action,
     with_retries,
 )
-from pyql.action_parser import extract_action
+from pyql.action_parser import extract_action, parse_action
 from pyql.actions import openai_tools
 from pyql.errors import PyQLError
 from pyql.sparql_actions import SparqlActions
@@ -455,6 +457,29 @@ def test_complete_action_modes() -> None:
     assert '"Action " "3" ": " call' in llm.calls[2].kwargs["grammar"]
     with pytest.raises(LLMConfigError, match="unknown action mode"):
         complete_action(llm, "q", actions, mode="telepathy")
+
+
+def test_a_tool_call_is_a_structured_action() -> None:
+    """Tools mode: one tool call becomes the ActionCall itself; what is no action stays text for the parser."""
+    actions = SparqlActions()
+    call = tool_call_action(ToolCall("add_fact", {"tail": "?x", "relation": "r.s", "head": "m.1"}), actions)
+    assert call == parse_action("add_fact(m.1, r.s, ?x)") and call.text == "add_fact(m.1, r.s, ?x)"
+    assert [(a.kind, a.value) for a in tool_call_action(ToolCall("add_filter", {"ob1": "?n", "op": ">", "ob2": 10}), actions).args] == [
+        ("variable", "n"), ("operator", ">"), ("number", "10")]
+    # a value that needs quotes is a string literal; true/null as the words (as the text path always did)
+    tail = tool_call_action(ToolCall("add_fact", {"head": "m.1", "relation": "r.s", "tail": "Smith, John"}), actions).args[2]
+    assert (tail.kind, tail.value, tail.raw) == ("string", "Smith, John", '"Smith, John"')
+    assert tool_call_action(ToolCall("f", {"a": True, "b": None})).text == "f(true, null)"
+    # bad JSON: no arguments, so the environment reports the arity
+    assert reply_action(LLMReply("", tool_calls=[ToolCall.from_json("add_max", '{"max_var": ')]), actions).text == "add_max()"
+    # several calls, a name that is no identifier, a list value: the text, which the parser rejects as before
+    two = LLMReply("", tool_calls=[ToolCall("execute", {}), ToolCall("execute", {})])
+    assert reply_action(two, actions, step=3) == "Action 3: execute()\nAction 3: execute()"
+    assert reply_action(LLMReply("", tool_calls=[ToolCall("functions.execute", {})]), actions, step=1) == "Action 1: functions.execute()"
+    listed = LLMReply("", tool_calls=[ToolCall("add_max", {"max_var": ["?a", "?b"]})])
+    assert reply_action(listed, actions, step=2) == 'Action 2: add_max(["?a", "?b"])'
+    # a plain reply is its text
+    assert reply_action(LLMReply("Action 1: execute()"), actions, step=1) == "Action 1: execute()"
 
 
 def test_usage_meter_prices() -> None:

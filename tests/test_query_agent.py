@@ -507,3 +507,41 @@ def test_choices_are_ordered_against_the_question() -> None:
     assert counted[0] == "add_count(?c, ?number)"
     with_execute = rank_choices("which cyclone?", [*steps, NextStep("execute()", "execute")], built)
     assert with_execute[0].action == "execute()"
+
+
+# -- tools mode: the structured call goes to the environment ------------------------------------
+
+
+def test_tools_mode_steps_the_tool_call_itself(kb: KB) -> None:
+    """A native tool call reaches Environment.step as an ActionCall (no text round trip); the trace reads as in text mode."""
+    from agent.llm.client import LLMReply, ToolCall
+    from pyql.action_parser import ActionCall
+
+    class Recording(SparqlEnvironment):
+        def step(self, text):  # type: ignore[override]
+            self.given = [*getattr(self, "given", []), text]
+            return super().step(text)
+
+    def tool(name: str, **args: str) -> LLMReply:
+        return LLMReply("", tool_calls=[ToolCall(name, args)])
+
+    replies = [
+        LLMReply("Rachel first.", tool_calls=[ToolCall("get_relation", {"entity_or_variable": "m.0crbvqz"})]),
+        tool("add_fact", tail="?c", relation="meteorology.tropical_cyclone.category", head="m.0crbvqz"),
+        tool("add_fact", head="m.0crbvqz"),  # wrong arity: the same error as a written one
+        LLMReply("", tool_calls=[ToolCall("execute", {}), ToolCall("execute", {})]),  # two calls: parsed as text
+        tool("execute"),
+    ]
+    env = Recording(kb, question=Q01, entities=RACHEL, **feedback_options("raw", agent=True))
+    result = QueryAgent(ScriptedLLM(replies), AgentConfig(action_mode="tools", feedback="raw")).run(env, Q01)
+    assert [type(g).__name__ for g in env.given] == ["ActionCall", "ActionCall", "ActionCall", "str", "ActionCall"]
+    assert isinstance(env.given[0], ActionCall) and env.given[3] == "Action 4: execute()\nAction 4: execute()"
+    assert [(s.action, s.ok, s.error) for s in result.steps] == [
+        ("get_relation(m.0crbvqz)", True, None),
+        ("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)", True, None),
+        ("add_fact(m.0crbvqz)", False, "wrong_arity"),
+        (None, False, "multiple_actions"),
+        ("execute()", True, None),
+    ]
+    assert result.steps[0].reply == "Rachel first.\nAction 1: get_relation(m.0crbvqz)"
+    assert [a["label"] for a in result.answers] == ["Tropical storm (SSHS)"]

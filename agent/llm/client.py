@@ -43,15 +43,18 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import math
 import os
 import random
 import time
 from dataclasses import dataclass, field, fields, replace
 from typing import (
+    TYPE_CHECKING,
     Any,
     Callable,
     Iterable,
     Mapping,
+    NoReturn,
     Protocol,
     Sequence,
     TypeVar,
@@ -61,7 +64,10 @@ from typing import (
 
 from agent.errors import LLMConfigError, LLMError  # noqa: F401 (defined in agent/errors.py)
 from agent.jsonlines import count_unsafe, safe_json, safe_text
-from pyql.errors import PyQLError
+from pyql.errors import PyQLError, TermError
+
+if TYPE_CHECKING:
+    from pyql.action_parser import ActionCall
 
 __all__ = [
     "ACTION_MODES",
@@ -83,8 +89,10 @@ __all__ = [
     "is_loopback",
     "is_retryable",
     "messages_to_text",
+    "reply_action",
     "reply_action_text",
     "retry_delay",
+    "tool_call_action",
     "with_retries",
 ]
 
@@ -661,14 +669,7 @@ def with_retries(
             return fn(), attempt
         except Exception as exc:  # noqa: BLE001 - classified below
             if not is_retryable(exc):
-                if isinstance(exc, LLMError):
-                    exc.attempts = attempt
-                    raise
-                if _is_api_error(exc):
-                    raise LLMError(
-                        f"LLM request failed (not retried): {_describe(exc)}", status=_status_of(exc), attempts=attempt
-                    ) from exc
-                raise
+                _raise_not_retried(exc, attempt)
             if attempt > config.max_retries:
                 raise LLMError(
                     f"LLM request failed after {attempt} attempts ({config.max_retries} retries): {_describe(exc)}",
@@ -680,6 +681,18 @@ def with_retries(
             if on_retry is not None:
                 on_retry(attempt, exc, delay)
             sleep(delay)
+
+
+def _raise_not_retried(exc: Exception, attempt: int) -> NoReturn:
+    """Re-raise an error that is not retried: an API error as an :class:`LLMError` (status kept), a bug as is."""
+    if isinstance(exc, LLMError):
+        exc.attempts = attempt
+        raise exc
+    if _is_api_error(exc):
+        raise LLMError(
+            f"LLM request failed (not retried): {_describe(exc)}", status=_status_of(exc), attempts=attempt
+        ) from exc
+    raise exc
 
 
 def _is_api_error(exc: BaseException) -> bool:
@@ -1018,13 +1031,91 @@ class ScriptedLLM:
 # Getting one action in each mode
 
 
+def tool_call_action(call: ToolCall, actions: Any = None) -> ActionCall:
+    """The action a native tool call stands for, ready for ``Environment.step``.
+
+    The arguments are put in the action's parameter order (when ``actions``
+    knows the name; arguments it does not name follow in their JSON order)
+    and typed from their JSON values (:func:`pyql.action_parser.call_from_values`):
+    a string as the action language reads it when written bare (``?x``,
+    ``m.0abc``, ``>`` ...) or as a string literal when it needs quotes, a
+    number as a number, ``true``/``false``/``null`` as those names; the
+    environment then converts each by its parameter's kind, as for a written
+    action. The call's ``text`` is the action as :func:`pyql.action_parser.render_action`
+    writes it.
+
+    Raises:
+        TermError: the call cannot be written as one action: its name is not
+            an identifier, or an argument is a JSON list or object.
+
+    Example:
+        >>> from pyql.sparql_actions import SparqlActions
+        >>> c = tool_call_action(ToolCall("add_fact", {"tail": "?x", "head": "m.1", "relation": "r.s"}), SparqlActions())
+        >>> c.text, [a.kind for a in c.args]
+        ('add_fact(m.1, r.s, ?x)', ['name', 'name', 'variable'])
+    """
+    from pyql.action_parser import call_from_values
+
+    return call_from_values(call.name, *(_plain_value(v) for v in _ordered_values(call, actions)))
+
+
+def _ordered_values(call: ToolCall, actions: Any) -> list[Any]:
+    """The call's argument values in the action's parameter order, unknown names after (JSON order without a spec)."""
+    values: list[Any] = list(call.arguments.values())
+    if actions is None:
+        return values
+    try:
+        spec = actions.spec(call.name)
+    except PyQLError:
+        return values
+    names = [p.name for p in spec.params]
+    ordered = [call.arguments[n] for n in names if n in call.arguments]
+    return ordered + [v for k, v in call.arguments.items() if k not in names]
+
+
+def _plain_value(value: Any) -> str | int | float:
+    """A JSON value as a value of the action language (``true``, ``null`` and ``nan`` as those words)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, dict)):
+        raise TermError(f"a JSON {type(value).__name__} cannot be written as one action argument")
+    return json.dumps(value)
+
+
+def reply_action(reply: LLMReply, actions: Any = None, step: int | None = None) -> ActionCall | str:
+    """What an agent hands to ``Environment.step`` for a reply.
+
+    One native tool call that can be written as an action becomes that
+    :class:`~pyql.action_parser.ActionCall` (:func:`tool_call_action`); any
+    other reply is the text to parse (:func:`reply_action_text`): the
+    environment then reports no action, several actions or a syntax error
+    as for a written reply.
+
+    Example:
+        >>> reply_action(LLMReply("", tool_calls=[ToolCall("execute", {})])).text
+        'execute()'
+        >>> reply_action(LLMReply("Action 1: execute()"), step=1)
+        'Action 1: execute()'
+    """
+    if len(reply.tool_calls) == 1:
+        try:
+            return tool_call_action(reply.tool_calls[0], actions)
+        except TermError:
+            pass
+    return reply_action_text(reply, actions, step)
+
+
 def reply_action_text(reply: LLMReply, actions: Any = None, step: int | None = None) -> str:
-    """The text an agent parses for the action (``pyql.action_parser.extract_action``).
+    """The text of a reply's action, for the prompt and the trace (and to parse when it is not a tool call).
 
     For a reply with native tool calls, each call is written as an action
-    line (arguments in the action's parameter order when ``actions`` is given,
-    else in the JSON order), after the reply's own text as the thought; a
-    plain reply's text is returned as is.
+    line (:func:`tool_call_action`: arguments in the action's parameter order
+    when ``actions`` is given, else in the JSON order), after the reply's own
+    text as the thought; a plain reply's text is returned as is. A call that
+    cannot be written as an action (a name that is not an identifier, a list
+    or object argument) is written as sent, for the parser to reject.
 
     Example:
         >>> r = LLMReply("", tool_calls=[ToolCall("add_fact", {"head": "m.1", "relation": "r.s", "tail": "?x"})])
@@ -1033,34 +1124,24 @@ def reply_action_text(reply: LLMReply, actions: Any = None, step: int | None = N
     """
     if not reply.tool_calls:
         return reply.text
-    from pyql.action_parser import render_argument
-
     lines = [reply.text.strip()] if reply.text.strip() else []
     label = f"Action {step}:" if step is not None else "Action:"
     for tc in reply.tool_calls:
-        values: list[Any] = list(tc.arguments.values())
-        if actions is not None:
-            try:
-                spec = actions.spec(tc.name)
-            except PyQLError:
-                spec = None
-            if spec is not None:
-                names = [p.name for p in spec.params]
-                values = [tc.arguments[n] for n in names if n in tc.arguments]
-                values += [v for k, v in tc.arguments.items() if k not in names]
-        rendered = []
-        for v in values:
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                rendered.append(str(v))
-            elif isinstance(v, str):
-                try:
-                    rendered.append(render_argument(v))
-                except PyQLError:
-                    rendered.append(json.dumps(v, ensure_ascii=False))
-            else:
-                rendered.append(json.dumps(v, ensure_ascii=False))
-        lines.append(f"{label} {tc.name}({', '.join(rendered)})")
+        try:
+            lines.append(f"{label} {tool_call_action(tc, actions).text}")
+        except TermError:
+            lines.append(f"{label} {tc.name}({', '.join(_as_sent(v) for v in _ordered_values(tc, actions))})")
     return "\n".join(lines)
+
+
+def _as_sent(value: Any) -> str:
+    """One argument of a tool call that is no action, as the model sent it (for the parser's error)."""
+    from pyql.action_parser import render_argument
+
+    try:
+        return render_argument(_plain_value(value))
+    except TermError:
+        return json.dumps(value, ensure_ascii=False)
 
 
 def complete_action(
@@ -1074,12 +1155,13 @@ def complete_action(
     stop: Sequence[str] | None = None,
     state: Any = None,
 ) -> tuple[str, LLMReply]:
-    """Ask for the next action in one of :data:`ACTION_MODES`; returns ``(text to parse, reply)``.
+    """Ask for the next action in one of :data:`ACTION_MODES`; returns ``(action text, reply)``.
 
     * ``text``: the paper's way: the reply is free text with
       ``Thought N:`` / ``Action N:`` lines.
     * ``tools``: the action set's OpenAI tool schemas are sent; a tool call is
-      written back as an ``Action N:`` line (:func:`reply_action_text`).
+      written as an ``Action N:`` line (:func:`reply_action_text`), and
+      :func:`reply_action` gives the structured call to step.
     * ``grammar``: a GBNF grammar generated from the action set
       (:func:`agent.llm.gbnf.action_gbnf`) is sent in llama.cpp's ``grammar``
       field, so the model can only write a well-formed action with a known
@@ -1108,9 +1190,15 @@ def complete_action(
         >>> text.splitlines()[-1], llm.calls[0].kwargs["grammar"].startswith("root ::=")
         ('Action 1: get_relation(m.0crbvqz)', True)
     """
+    reply = llm.complete(prompt, stop=stop, **_mode_request(mode, actions, step=step, resume=resume, state=state))
+    return reply_action_text(reply, actions, step), reply
+
+
+def _mode_request(mode: str, actions: Any, *, step: int | None, resume: str | None, state: Any) -> dict[str, Any]:
+    """The request's ``tools`` or ``grammar`` for an action mode (nothing for ``text``)."""
     if mode == "text":
-        reply = llm.complete(prompt, stop=stop)
-    elif mode == "tools":
+        return {}
+    if mode == "tools":
         from pyql.actions import openai_tools
 
         tools = openai_tools(actions)
@@ -1118,17 +1206,15 @@ def complete_action(
             from agent.llm.gbnf import state_tools
 
             tools = state_tools(tools, actions, state)
-        reply = llm.complete(prompt, stop=stop, tools=tools)
-    elif mode == "grammar":
+        return {"tools": tools}
+    if mode == "grammar":
         from agent.llm.gbnf import action_gbnf, state_gbnf
 
         grammar = (
             state_gbnf(actions, state, step=step, resume=resume) if state is not None
             else action_gbnf(actions, step=step, resume=resume)
         )
-        reply = llm.complete(prompt, stop=stop, grammar=grammar)
-    elif mode == "choose":
+        return {"grammar": grammar}
+    if mode == "choose":
         raise LLMConfigError("the choose mode picks a listed step by number: QueryAgent asks for it (agent.methods.choose), not complete_action")
-    else:
-        raise LLMConfigError(f"unknown action mode {mode!r}; use one of {', '.join(ACTION_MODES)}")
-    return reply_action_text(reply, actions, step), reply
+    raise LLMConfigError(f"unknown action mode {mode!r}; use one of {', '.join(ACTION_MODES)}")

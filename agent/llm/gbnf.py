@@ -163,6 +163,14 @@ def action_gbnf(
     specs = list(actions.specs())
     if not specs:
         raise ValueError("the action set has no action")
+    lines = [*_head_rules(step, thought, resume), "call ::= " + " | ".join(_rule_name(s.name) for s in specs)]
+    lines += [f"{_rule_name(s.name)} ::= {_call_rule(s)}" for s in specs]
+    lines += _common_rules(relations)
+    return "\n".join(_reachable(lines)) + "\n"
+
+
+def _head_rules(step: int | None, thought: str, resume: str | None) -> list[str]:
+    """The rules ``root``, ``thought``, ``thought-text`` and ``action`` (see :func:`action_gbnf`)."""
     number = _literal(str(step)) if step is not None else "[0-9]+"
     if resume == "action":
         root = 'root ::= " "? call'
@@ -170,25 +178,26 @@ def action_gbnf(
         root = "root ::= thought-text \"\\n\" action"
     else:
         root = {"optional": "root ::= thought? action", "required": "root ::= thought action", "none": "root ::= action"}[thought]
-    lines = [
+    return [
         root,
         f'thought ::= "Thought " {number} ":" thought-text "\\n"',
         'thought-text ::= [^\\n]*',
         f'action ::= "Action " {number} ": " call',
-        "call ::= " + " | ".join(_rule_name(s.name) for s in specs),
     ]
-    lines += [f"{_rule_name(s.name)} ::= {_call_rule(s)}" for s in specs]
+
+
+def _common_rules(relations: Iterable[str] | None) -> list[str]:
+    """The building blocks; with ``relations``, a relation is one of them or a variable."""
     common = _COMMON.strip().splitlines()
-    if relations is not None:
-        known = sorted({r.strip() for r in relations if r and r.strip()})
-        if not known:
-            raise ValueError("relations is empty: give at least one relation, or None for any")
-        common = [
-            "relation ::= " + " | ".join(_literal(r) for r in known) + " | variable" if line.startswith("relation ::=") else line
-            for line in common
-        ]
-    lines += common
-    return "\n".join(_reachable(lines)) + "\n"
+    if relations is None:
+        return common
+    known = sorted({r.strip() for r in relations if r and r.strip()})
+    if not known:
+        raise ValueError("relations is empty: give at least one relation, or None for any")
+    return [
+        "relation ::= " + " | ".join(_literal(r) for r in known) + " | variable" if line.startswith("relation ::=") else line
+        for line in common
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -340,29 +349,57 @@ def state_gbnf(
         return action_gbnf(actions, **generic)
     base = action_gbnf(actions, **generic).splitlines()
     head = [line for line in base if line.split(" ::= ", 1)[0] in ("root", "thought", "thought-text", "action")]
-    common = [
+    lines, fact = _state_rules(state)
+    calls: list[str] = []
+    for spec in actions.specs():
+        body = _state_call_body(spec, state, fact)
+        if body is not None:
+            calls.append(_rule_name(spec.name))
+            lines.append(f"{_rule_name(spec.name)} ::= {body}")
+    lines = [*head, "call ::= " + " | ".join(calls), *lines]
+    text = "\n".join(_reachable(lines)) + "\n"
+    if len(text) > max_chars:
+        known = state.known_relations
+        return action_gbnf(actions, **generic, relations=known or None)
+    return text
+
+
+#: What a value may be written as in a state grammar.
+_STATE_VALUE = "number | date | literal"
+
+
+def _state_rules(state: StateVocabulary) -> tuple[list[str], list[str]]:
+    """The rules of what the state names (entities, variables, relations), and the alternatives of a fact."""
+    lines = [
         line for line in _COMMON.strip().splitlines() if line.split(" ::= ", 1)[0] not in ("relation", "node", "text")
     ]
-    lines = list(common)
     if state.entities:
         lines.append("entity ::= " + _alternatives(state.entities))
     if state.variables:
         lines.append("var-old ::= " + _alternatives(state.variables))
-    value = "number | date | literal"
     known_ends = ("entity" if state.entities else "", "var-old" if state.variables else "")
-    lines.append("node ::= " + " | ".join(x for x in (known_ends[0], "variable", value) if x))
-    lines.append("node-old ::= " + " | ".join(x for x in (*known_ends, value) if x))
+    lines.append("node ::= " + " | ".join(x for x in (known_ends[0], "variable", _STATE_VALUE) if x))
+    lines.append("node-old ::= " + " | ".join(x for x in (*known_ends, _STATE_VALUE) if x))
     if any(known_ends):
         lines.append("look ::= " + " | ".join(x for x in known_ends if x))
     lines.append("relation ::= " + (_alternatives(state.known_relations) or "name | iri"))
-    fact: list[str] = []
     lines.append("head ::= " + ("entity | variable" if state.entities else "variable"))
+    fact = _fact_rules(state, lines)
+    if not state.relations:
+        lines.append("vocab ::= " + _alternatives(state.vocabulary))
+        fact.append("head ws-sep vocab ws-sep node")
+    return lines, fact
+
+
+def _fact_rules(state: StateVocabulary, lines: list[str]) -> list[str]:
+    """The alternatives of an ``add_fact`` through each looked-at key's relations (their rules go to ``lines``)."""
+    fact: list[str] = []
     for i, (key, (forward, backward)) in enumerate(state.relations.items()):
         others = [e for e in state.entities if e != key]
         if others:
             lines.append(f"other-{i} ::= " + _alternatives(others))
         # the other end is never the argument itself (no self-loop through its own relation)
-        tail = " | ".join(x for x in (f"other-{i}" if others else "", "variable", value) if x)
+        tail = " | ".join(x for x in (f"other-{i}" if others else "", "variable", _STATE_VALUE) if x)
         ends = f"other-{i} | variable" if others else "variable"
         if forward:
             lines.append(f"fwd-{i} ::= " + _alternatives(forward))
@@ -370,43 +407,29 @@ def state_gbnf(
         if backward:
             lines.append(f"bwd-{i} ::= " + _alternatives(backward))
             fact.append(f"({ends}) ws-sep bwd-{i} ws-sep {_literal(key)}")
-    if not state.relations:
-        lines.append("vocab ::= " + _alternatives(state.vocabulary))
-        fact.append("head ws-sep vocab ws-sep node")
-    calls: list[str] = []
-    for spec in actions.specs():
-        rule = _rule_name(spec.name)
-        if spec.name == "add_fact":
-            body = '"add_fact(" (' + " | ".join(fact) + ') ")"'
+    return fact
+
+
+def _state_call_body(spec: Any, state: StateVocabulary, fact: list[str]) -> str | None:
+    """The body of one action's rule in a state grammar; None leaves the action out (nothing to name yet)."""
+    if spec.name == "add_fact":
+        return '"add_fact(" (' + " | ".join(fact) + ') ")"'
+    parts = []
+    for p in spec.params:
+        if p.kind == "variable":
+            part = "variable" if p.name.startswith("new") else ("var-old" if state.variables else None)
+        elif p.kind == "relation":
+            part = "name" if p.name == "type" else "relation"
+        elif p.kind == "operator":
+            part = "operator"
+        elif spec.name == "get_relation":
+            part = "look" if state.entities or state.variables else None
         else:
-            parts = []
-            for p in spec.params:
-                if p.kind == "variable":
-                    part = "variable" if p.name.startswith("new") else ("var-old" if state.variables else None)
-                elif p.kind == "relation":
-                    part = "name" if p.name == "type" else "relation"
-                elif p.kind == "operator":
-                    part = "operator"
-                elif spec.name == "get_relation":
-                    part = "look" if any(known_ends) else None
-                else:
-                    part = "node-old"
-                if part is None:
-                    break
-                parts.append(part)
-            else:
-                body = _literal(spec.name + "(") + (" " + " ws-sep ".join(parts) if parts else "") + ' ")"'
-                calls.append(rule)
-                lines.append(f"{rule} ::= {body}")
-            continue
-        calls.append(rule)
-        lines.append(f"{rule} ::= {body}")
-    lines = [*head, "call ::= " + " | ".join(calls), *lines]
-    text = "\n".join(_reachable(lines)) + "\n"
-    if len(text) > max_chars:
-        known = state.known_relations
-        return action_gbnf(actions, **generic, relations=known or None)
-    return text
+            part = "node-old"
+        if part is None:
+            return None
+        parts.append(part)
+    return _literal(spec.name + "(") + (" " + " ws-sep ".join(parts) if parts else "") + ' ")"'
 
 
 def state_tools(tools: list[dict[str, Any]], actions: Any, state: StateVocabulary) -> list[dict[str, Any]]:
@@ -667,24 +690,33 @@ def gbnf_to_regex(grammar: str, start: str = "root") -> "re.Pattern[str]":
         >>> bool(r.fullmatch("a12x")), bool(r.fullmatch("a"))
         (True, False)
     """
-    rules = _parse_rules(grammar)
-    cache: dict[str, str] = {}
+    return re.compile(_RegexCompiler(_parse_rules(grammar)).rule(start, ()), re.S)
 
-    def rule(name: str, stack: tuple[str, ...]) -> str:
-        if name in cache:
-            return cache[name]
+
+class _RegexCompiler:
+    """Turns parsed GBNF rules into regex text, rule by rule (each compiled once)."""
+
+    def __init__(self, rules: dict[str, list[tuple[str, str]]]) -> None:
+        self.rules = rules
+        self.cache: dict[str, str] = {}
+
+    def rule(self, name: str, stack: tuple[str, ...]) -> str:
+        """The regex of rule ``name``; ``stack`` holds the rules being compiled (to catch recursion)."""
+        if name in self.cache:
+            return self.cache[name]
         if name in stack:
             raise ValueError(f"rule {name!r} is recursive: {' -> '.join(stack + (name,))}")
-        if name not in rules:
+        if name not in self.rules:
             raise ValueError(f"undefined rule {name!r}")
-        tokens = rules[name]
-        regex, pos = alternatives(tokens, 0, stack + (name,))
+        tokens = self.rules[name]
+        regex, pos = self.alternatives(tokens, 0, stack + (name,))
         if pos != len(tokens):
             raise ValueError(f"unbalanced ')' in rule {name!r}")
-        cache[name] = regex
+        self.cache[name] = regex
         return regex
 
-    def alternatives(tokens: list[tuple[str, str]], pos: int, stack: tuple[str, ...]) -> tuple[str, int]:
+    def alternatives(self, tokens: list[tuple[str, str]], pos: int, stack: tuple[str, ...]) -> tuple[str, int]:
+        """The regex of ``a b | c ...`` from ``pos`` up to a closing ``)`` or the end, and where it stopped."""
         alts: list[str] = []
         seq: list[str] = []
         while pos < len(tokens):
@@ -696,35 +728,38 @@ def gbnf_to_regex(grammar: str, start: str = "root") -> "re.Pattern[str]":
                 seq = []
                 pos += 1
                 continue
-            if kind == "lit":
-                atom = re.escape("".join(_decode(text[1:-1])))
-                atom = f"(?:{atom})"
-                pos += 1
-            elif kind == "cls":
-                atom = _class_to_regex(text)
-                pos += 1
-            elif kind == "name":
-                atom = f"(?:{rule(text, stack)})"
-                pos += 1
-            elif kind == "op" and text == "(":
-                inner, pos = alternatives(tokens, pos + 1, stack)
-                if pos >= len(tokens) or tokens[pos] != ("op", ")"):
-                    raise ValueError(f"missing ')' in rule {stack[-1]!r}")
-                atom = f"(?:{inner})"
-                pos += 1
-            else:
-                raise ValueError(f"unexpected {text!r} in rule {stack[-1]!r}")
-            while pos < len(tokens) and (tokens[pos][0] == "rep" or tokens[pos][1] in ("*", "+", "?")):
-                suffix = tokens[pos][1]
-                if tokens[pos][0] == "rep":
-                    suffix = re.sub(r"\s+", "", suffix)
-                atom = f"(?:{atom}){suffix}"
-                pos += 1
+            atom, pos = self.atom(tokens, pos, stack)
+            atom, pos = _repeated(atom, tokens, pos)
             seq.append(atom)
         alts.append("".join(seq))
         return "|".join(alts) if len(alts) > 1 else alts[0], pos
 
-    return re.compile(rule(start, ()), re.S)
+    def atom(self, tokens: list[tuple[str, str]], pos: int, stack: tuple[str, ...]) -> tuple[str, int]:
+        """The regex of one literal, class, rule reference or group at ``pos``, and the position after it."""
+        kind, text = tokens[pos]
+        if kind == "lit":
+            return f"(?:{re.escape(''.join(_decode(text[1:-1])))})", pos + 1
+        if kind == "cls":
+            return _class_to_regex(text), pos + 1
+        if kind == "name":
+            return f"(?:{self.rule(text, stack)})", pos + 1
+        if kind == "op" and text == "(":
+            inner, pos = self.alternatives(tokens, pos + 1, stack)
+            if pos >= len(tokens) or tokens[pos] != ("op", ")"):
+                raise ValueError(f"missing ')' in rule {stack[-1]!r}")
+            return f"(?:{inner})", pos + 1
+        raise ValueError(f"unexpected {text!r} in rule {stack[-1]!r}")
+
+
+def _repeated(atom: str, tokens: list[tuple[str, str]], pos: int) -> tuple[str, int]:
+    """``atom`` with the repetitions (``* + ? {m,n}``) that follow it at ``pos``, and the position after them."""
+    while pos < len(tokens) and (tokens[pos][0] == "rep" or tokens[pos][1] in ("*", "+", "?")):
+        suffix = tokens[pos][1]
+        if tokens[pos][0] == "rep":
+            suffix = re.sub(r"\s+", "", suffix)
+        atom = f"(?:{atom}){suffix}"
+        pos += 1
+    return atom, pos
 
 
 def check_lines(grammar: str, lines: Iterable[str]) -> list[str]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
@@ -244,117 +245,182 @@ def rank_choices(
         >>> rank_choices("what languages are spoken in jamaica?", steps)[0].action
         'add_fact(m.1, location.country.languages_spoken, ?languages_spoken)'
     """
-    q = (question or "").lower()
-    for mention in mentions:  # a linked entity's name is not a hint about relations or values
-        q = q.replace(mention.lower(), " ")
-    words = _stems(q) - _STOPWORDS
-    names = {m.lower() for m in mentions}
-    kinds = kinds or {}
-    used: set[str] = set()
-    relations_built: set[str] = set()
-    constrained: set[str] = set()
-    literal_built = False
-    for line in built:
-        if line.startswith("add_fact("):
-            relation = _fact_parts(line)[1]
-            used |= _stems(relation)
-            relations_built.add(relation)
-        elif line.startswith("add_time_constrain("):
-            parts = line[len("add_time_constrain(") : -1].split(", ")
-            constrained.add(parts[0])
-            relations_built.update(parts[1:3])
-            literal_built = True
-        elif line.startswith("add_filter(") and re.search(r"\d", line.split(",", 2)[-1]):
-            literal_built = True
-            constrained.add(line[len("add_filter(") :].split(",")[0])
-        elif line.startswith(("add_max(", "add_min(")):
-            constrained.add(line[8:-1])
-        elif line.startswith("add_type_constrain("):
-            used |= _stems(line[len("add_type_constrain(") :].split(",")[0])
-    hopped = {_fact_parts(line)[0] for line in built if line.startswith("add_fact(") and _fact_parts(line)[2].startswith("?")}
-    in_query = " ".join(built)
-    unused = [e for e in entities if e not in in_query]
-    numbers = re.findall(r"\d+(?:\.\d+)?", q)
-    aggregate_cue = any(_cues_in(q, _CUES[n]) for n in ("add_count", "add_sum", "add_avg"))
-    operators = {op for op, cues in _OPERATOR_CUES.items() if _cues_in(q, cues)}
-    temporal = bool(_cues_in(q, _TEMPORAL)) or bool(re.search(r"\b1\d{3}\b|\b20\d\d\b", q))
-    comparison = bool(_cues_in(q, _CUES["add_compare"]))
-    ordered = any(line.startswith(("add_max(", "add_min(")) for line in built)
+    ranking = _Ranking.of(question, built, entities=entities, kinds=kinds or {}, mentions=mentions)
+    ranking.previews = {c.action: c.preview for c in choices}
+    scored = sorted(((ranking.score(index, step), index, step) for index, step in enumerate(choices)), key=lambda t: (-t[0], t[1]))
+    # constraints and aggregates the question gives no cue for are left out (when something else is listed)
+    kept = [step for value, _, step in scored if value >= 0 or step.kind not in ("constrain", "aggregate")]
+    return kept or [step for _, _, step in scored]
 
-    def fact_score(index: int, action: str) -> float:
-        head, relation, tail = _fact_parts(action)
-        prop = _stems(relation.rsplit(".", 1)[-1])
-        rest = _stems(relation) - prop
-        fresh_entity = comparison and (head in unused or tail in unused)
-        seen = set() if fresh_entity else used
-        value = 2.0 * len((prop & words) - seen) + 0.5 * len((rest & words) - seen) - 0.01 * index
-        if relation in relations_built and "same" not in words and not fresh_entity:
-            value -= 1.0
-        if kinds.get(head) == "unnamed" and head not in hopped:  # the first hop out of a CVT node
-            value += 2.5
-        if temporal and prop & {"year", "date", "time"}:
-            value += 1.5
-        if tail in unused and head in kinds:  # ties a linked entity to an existing variable
-            value += 1.5
-        if head in unused and built:  # a second entity of the question: compared, or not joined to the query
-            value += 0.5 if comparison else -1.0
-        preview = step_preview.get(action, "")
-        if tail.startswith("?") and preview.split(" = ", 1)[-1].lower() in names:  # leads back to a linked entity
-            value -= 1.5
-        return value
 
-    step_preview = {c.action: c.preview for c in choices}
+@dataclass
+class _Built:
+    """What the query built so far says to :func:`rank_choices`."""
 
-    def score(item: tuple[int, NextStep]) -> float:
-        index, step = item
+    used: set[str] = field(default_factory=set)  # stems of the relations and types in the query
+    relations: set[str] = field(default_factory=set)
+    constrained: set[str] = field(default_factory=set)  # variables with a time span, a numeric filter or an argmax/argmin
+    literal: bool = False  # a time span or a numeric filter is in the query
+    hopped: set[str] = field(default_factory=set)  # heads of facts that lead on to a variable
+    ordered: bool = False  # an argmax or argmin is in the query
+
+    @classmethod
+    def of(cls, built: Sequence[str]) -> _Built:
+        out = cls()
+        for line in built:
+            if line.startswith("add_fact("):
+                head, relation, tail = _fact_parts(line)
+                out.used |= _stems(relation)
+                out.relations.add(relation)
+                if tail.startswith("?"):
+                    out.hopped.add(head)
+            elif line.startswith("add_time_constrain("):
+                parts = line[len("add_time_constrain(") : -1].split(", ")
+                out.constrained.add(parts[0])
+                out.relations.update(parts[1:3])
+                out.literal = True
+            elif line.startswith("add_filter(") and re.search(r"\d", line.split(",", 2)[-1]):
+                out.literal = True
+                out.constrained.add(line[len("add_filter(") :].split(",")[0])
+            elif line.startswith(("add_max(", "add_min(")):
+                out.constrained.add(line[8:-1])
+                out.ordered = True
+            elif line.startswith("add_type_constrain("):
+                out.used |= _stems(line[len("add_type_constrain(") :].split(",")[0])
+        return out
+
+
+@dataclass
+class _Ranking:
+    """The question and the query, read once, and the score of each listed step (see :func:`rank_choices`)."""
+
+    q: str
+    words: set[str]
+    names: set[str]
+    kinds: dict[str, str]
+    built: _Built
+    any_built: bool
+    unused: list[str]  # linked entities not in the query yet
+    numbers: list[str]
+    aggregate_cue: bool
+    operators: set[str]
+    temporal: bool
+    comparison: bool
+    previews: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, question: str | None, built: Sequence[str], *, entities: Sequence[str], kinds: dict[str, str], mentions: Sequence[str]
+    ) -> _Ranking:
+        q = (question or "").lower()
+        for mention in mentions:  # a linked entity's name is not a hint about relations or values
+            q = q.replace(mention.lower(), " ")
+        in_query = " ".join(built)
+        return cls(
+            q=q,
+            words=_stems(q) - _STOPWORDS,
+            names={m.lower() for m in mentions},
+            kinds=kinds,
+            built=_Built.of(built),
+            any_built=bool(built),
+            unused=[e for e in entities if e not in in_query],
+            numbers=re.findall(r"\d+(?:\.\d+)?", q),
+            aggregate_cue=any(_cues_in(q, _CUES[n]) for n in ("add_count", "add_sum", "add_avg")),
+            operators={op for op, cues in _OPERATOR_CUES.items() if _cues_in(q, cues)},
+            temporal=bool(_cues_in(q, _TEMPORAL)) or bool(re.search(r"\b1\d{3}\b|\b20\d\d\b", q)),
+            comparison=bool(_cues_in(q, _CUES["add_compare"])),
+        )
+
+    def score(self, index: int, step: NextStep) -> float:
+        """How well one step fits (higher first); ``index`` is its place in the list (ties keep it)."""
         name = step.action.split("(", 1)[0]
         args = step.action[len(name) + 1 : -1]
         if step.kind == "execute":
             return 10.0
         if step.kind == "fact":
-            return fact_score(index, step.action)
+            return self.fact(index, step.action)
         if name in ("add_max", "add_min"):
-            cues = _cues_in(q, _CUES[name])
-            if ordered:  # one argmax or argmin per query
-                return -1.0
-            if cues and (aggregate_cue or literal_built) and all(_stems(c) <= used for c in cues):
-                return -1.0
-            if not cues:
-                return -1.0
-            kind = kinds.get(args, "")
-            wants_date = any(c in _TEMPORAL for c in cues)
-            return 3.0 + (0.3 if (kind == "date") == wants_date else -0.5)
+            return self.order(name, args)
         if name in _CUES:
-            if not _cues_in(q, _CUES[name]):
-                return -1.0
-            if name == "add_compare":
-                op = args.split(", ")[1]
-                return 3.0 + (0.2 if op in operators else 0.0)
-            return 3.0
+            return self.cued(name, args)
         if name == "add_type_constrain":
             type_words = _stems(args.split(", ")[0].rsplit(".", 1)[-1])
-            return 3.0 * len((type_words & words) - used) - 0.5
+            return 3.0 * len((type_words & self.words) - self.built.used) - 0.5
         if name == "add_filter":
-            _ob1, op, ob2 = args.split(", ", 2)
-            literal = re.findall(r"\d+(?:\.\d+)?", ob2)
-            if literal and literal[0] in numbers:
-                return 3.5 + (0.2 if op in operators or (op == "=" and not operators) else 0.0)
-            return 0.0 if not literal else -1.0
+            return self.filter(args)
         if name == "add_time_constrain":
-            var = args.split(",")[0]
-            if var in constrained:
-                return -1.0
-            dates = re.findall(r"(\d{4})-\d\d-\d\d", args)
-            from_question = [d for d in dates if d in numbers]
-            return 2.5 + 0.1 * len(set(from_question)) if from_question else (2.5 if "current" in q or "now" in words else 0.5)
+            return self.time_span(args)
         if step.kind == "answer":
-            var = args.lstrip("?").rstrip("0123456789")
-            literal = kinds.get(args) in ("number", "date") if args in kinds else bool(re.search(r"= [-0-9]", step.preview or ""))
-            constrained_var = 0.5 if args in constrained else 0.0  # a constrained variable is rarely the answer
-            return 1.0 + (1.0 if _stems(var) & words else 0.0) - (0.8 if literal else 0.0) - constrained_var
+            return self.answer(args, step.preview)
         return 0.0
 
-    scored = sorted(((score(item), item[0], item[1]) for item in enumerate(choices)), key=lambda t: (-t[0], t[1]))
-    # constraints and aggregates the question gives no cue for are left out (when something else is listed)
-    kept = [step for value, _, step in scored if value >= 0 or step.kind not in ("constrain", "aggregate")]
-    return kept or [step for _, _, step in scored]
+    def fact(self, index: int, action: str) -> float:
+        """A fact: the question's words its relation adds, CVT hops, linked entities (see :func:`rank_choices`)."""
+        head, relation, tail = _fact_parts(action)
+        prop = _stems(relation.rsplit(".", 1)[-1])
+        rest = _stems(relation) - prop
+        fresh_entity = self.comparison and (head in self.unused or tail in self.unused)
+        seen = set() if fresh_entity else self.built.used
+        value = 2.0 * len((prop & self.words) - seen) + 0.5 * len((rest & self.words) - seen) - 0.01 * index
+        if relation in self.built.relations and "same" not in self.words and not fresh_entity:
+            value -= 1.0
+        if self.kinds.get(head) == "unnamed" and head not in self.built.hopped:  # the first hop out of a CVT node
+            value += 2.5
+        if self.temporal and prop & {"year", "date", "time"}:
+            value += 1.5
+        if tail in self.unused and head in self.kinds:  # ties a linked entity to an existing variable
+            value += 1.5
+        if head in self.unused and self.any_built:  # a second entity of the question: compared, or not joined to the query
+            value += 0.5 if self.comparison else -1.0
+        preview = self.previews.get(action, "")
+        if tail.startswith("?") and preview.split(" = ", 1)[-1].lower() in self.names:  # leads back to a linked entity
+            value -= 1.5
+        return value
+
+    def order(self, name: str, args: str) -> float:
+        """An argmax/argmin: by its cue words, one per query, a date for a cue of time."""
+        cues = _cues_in(self.q, _CUES[name])
+        if self.built.ordered:  # one argmax or argmin per query
+            return -1.0
+        if cues and (self.aggregate_cue or self.built.literal) and all(_stems(c) <= self.built.used for c in cues):
+            return -1.0
+        if not cues:
+            return -1.0
+        kind = self.kinds.get(args, "")
+        wants_date = any(c in _TEMPORAL for c in cues)
+        return 3.0 + (0.3 if (kind == "date") == wants_date else -0.5)
+
+    def cued(self, name: str, args: str) -> float:
+        """A count, sum, average or comparison: by its cue words (a comparison also by its operator)."""
+        if not _cues_in(self.q, _CUES[name]):
+            return -1.0
+        if name == "add_compare":
+            op = args.split(", ")[1]
+            return 3.0 + (0.2 if op in self.operators else 0.0)
+        return 3.0
+
+    def filter(self, args: str) -> float:
+        """A filter: by the question's numbers, with the operator its words say."""
+        _ob1, op, ob2 = args.split(", ", 2)
+        literal = re.findall(r"\d+(?:\.\d+)?", ob2)
+        if literal and literal[0] in self.numbers:
+            return 3.5 + (0.2 if op in self.operators or (op == "=" and not self.operators) else 0.0)
+        return 0.0 if not literal else -1.0
+
+    def time_span(self, args: str) -> float:
+        """A time span: one per variable, by the question's years (or "current"/"now")."""
+        var = args.split(",")[0]
+        if var in self.built.constrained:
+            return -1.0
+        dates = re.findall(r"(\d{4})-\d\d-\d\d", args)
+        from_question = [d for d in dates if d in self.numbers]
+        if from_question:
+            return 2.5 + 0.1 * len(set(from_question))
+        return 2.5 if "current" in self.q or "now" in self.words else 0.5
+
+    def answer(self, args: str, preview: str | None) -> float:
+        """``set_answer``: a variable named like a word of the question, not a number or a constrained one."""
+        var = args.lstrip("?").rstrip("0123456789")
+        literal = self.kinds.get(args) in ("number", "date") if args in self.kinds else bool(re.search(r"= [-0-9]", preview or ""))
+        constrained_var = 0.5 if args in self.built.constrained else 0.0  # a constrained variable is rarely the answer
+        return 1.0 + (1.0 if _stems(var) & self.words else 0.0) - (0.8 if literal else 0.0) - constrained_var

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.faults import FAILED_TO_RUN, FINISHED, infra_failure
-from agent.llm.client import DEFAULT_STOP, LLM, LLMError, complete_action
+from agent.llm.client import DEFAULT_STOP, LLM, LLMError, complete_action, reply_action
 from agent.methods.episode import (
     TEMPLATE_VERSION,
     AgentConfigError,
@@ -309,7 +309,9 @@ class QueryAgent:
 
         It ends when the LLM failed (``episode.error``) or when the same failed
         action came back ``max_repeats`` times (``episode.stopped``; the agent
-        then answers with what it has).
+        then answers with what it has). A native tool call goes to the
+        environment as the structured call (:func:`agent.llm.client.reply_action`);
+        its ``Action N:`` line is what the prompt and the trace show.
         """
         if self.config.action_mode == "choose":
             return self._choose_step(env, episode, step)
@@ -329,12 +331,10 @@ class QueryAgent:
         except LLMError as exc:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
-        episode.calls += 1
-        episode.tokens_in += reply.usage_in
-        episode.tokens_out += reply.usage_out
+        _count([reply], episode)
         if style == "text" and not reply.tool_calls:
             text = f"Thought {step}:" + text
-        record = env.step(text)
+        record = env.step(reply_action(reply, env.actions, step) if reply.tool_calls else text)
         observation = self._observation(record)
         action_line = record.call.text if record.call is not None else None
         thought_action = text.strip() if record.call is None else _thought_action(text, step, action_line)
@@ -345,19 +345,11 @@ class QueryAgent:
                 prompt_sha256=prompt_hash(prompt),
                 prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
                 reply=reply.text if not reply.tool_calls else text,
-                action=action_line,
-                ok=record.ok,
-                error=record.error,
-                observation=observation,
-                rule=record.error if record.guideline else None,
                 llm_seconds=round(reply.latency, 4),
-                kb_queries=record.kb_queries,
-                kb_seconds=round(record.seconds, 6),
                 tokens_in=reply.usage_in,
                 tokens_out=reply.usage_out,
                 attempts=reply.attempts,
-                advice=record.advice,
-                escalation=record.escalation,
+                **_record_fields(record, observation),
             )
         )
         if self._infra(env, record, episode):
@@ -372,47 +364,27 @@ class QueryAgent:
         if self.config.action_mode not in ("grammar", "tools") or not self.config.state_constraints or env.side != "sparql":
             return None
         from agent.llm.gbnf import StateVocabulary
+
+        return StateVocabulary.from_env(env, rank=self._rank())
+
+    def _rank(self) -> Any:
+        """The relation ranker of the grammar's vocabulary and of choose mode's list (made once)."""
         from agent.methods.ranking import BM25Ranker
 
         if self._ranker is None:
             self._ranker = BM25Ranker().rank
-        return StateVocabulary.from_env(env, rank=self._ranker)
+        return self._ranker
 
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.methods.choose`)."""
-        from agent.methods.choose import (
-            ask_choice,
-            auto_look,
-            choice_lines,
-            enumerate_choices,
-            fact_relation,
-            model_order,
-        )
-        from agent.methods.ranking import BM25Ranker
+        from agent.methods.choose import ask_choice, choice_lines
 
-        if self.config.auto_look:
-            for record in auto_look(env):
-                episode.traces.append(_env_trace(len(episode.traces) + 1, record))
-        if self._ranker is None:
-            self._ranker = BM25Ranker().rank
-        choices = enumerate_choices(
-            env, rank=self._ranker, limit=self.config.max_choices, per_argument=self.config.choice_relations,
-            order=self.config.choice_order,
-        )
+        choices = self._choices(env, episode)
         if not choices:
             return False
-        scoring_requests, scoring_seconds = 0, 0.0
-        if self.config.first_relation == "model" and not any(a.startswith("add_fact(") for a in env.query.actions()):
-            from agent.llm.likelihood import ScorerError, local_scorer
-
-            pmi = self.scorer if self.scorer is not None else local_scorer()
-            before = (pmi.requests, pmi.seconds)
-            try:
-                choices = model_order(choices, pmi.scores(env.question, [fact_relation(c.action) for c in choices if c.kind == "fact"]))
-            except ScorerError as exc:
-                episode.error = f"llm_error: {exc}"
-                return False
-            scoring_requests, scoring_seconds = pmi.requests - before[0], pmi.seconds - before[1]
+        choices, scoring = self._model_ordered(env, episode, choices)
+        if choices is None:
+            return False
         base = self.prompt(episode.head, episode.turns, step)
         listing = f"Choices {step}:\n{choice_lines(choices, self.config.choice_preview)}\n"
         prompt: Any = f"{base}{listing}Choice {step}:" if isinstance(base, str) else [
@@ -424,21 +396,9 @@ class QueryAgent:
         except LLMError as exc:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
-        episode.calls += len(replies)
-        episode.tokens_in += sum(r.usage_in for r in replies)
-        episode.tokens_out += sum(r.usage_out for r in replies)
+        _count(replies, episode)
+        common = self._choice_fields(episode, prompt, replies, scoring)
         reply = replies[-1]
-        common: dict[str, Any] = {
-            "step": len(episode.traces) + 1,
-            "prompt_sha256": prompt_hash(prompt),
-            "prompt": _full(prompt) if self.config.trace_prompts == "full" else None,
-            "reply": reply.text,
-            "llm_seconds": round(sum(r.latency for r in replies) + scoring_seconds, 4),
-            "tokens_in": sum(r.usage_in for r in replies),
-            "tokens_out": sum(r.usage_out for r in replies),
-            "attempts": sum(r.attempts for r in replies),
-            "scoring_requests": scoring_requests,
-        }
         if picked is None:
             observation = f"Choose one of the numbers 1 to {len(choices)}."
             episode.turns.append(_Turn(step, f"Action {step}: {reply.text.strip()}", observation))
@@ -448,21 +408,56 @@ class QueryAgent:
         record = env.step(action)
         observation = self._observation(record)
         episode.turns.append(_Turn(step, f"Action {step}: {action}", observation))
-        episode.traces.append(
-            StepTrace(
-                action=action,
-                ok=record.ok,
-                error=record.error,
-                observation=observation,
-                rule=record.error if record.guideline else None,
-                kb_queries=record.kb_queries,
-                kb_seconds=round(record.seconds, 6),
-                advice=record.advice,
-                escalation=record.escalation,
-                **common,
-            )
-        )
+        fields = _record_fields(record, observation)
+        fields["action"] = action
+        episode.traces.append(StepTrace(**fields, **common))
         return not self._infra(env, record, episode)
+
+    def _choices(self, env: Any, episode: _Episode) -> list[Any]:
+        """Choose mode: the environment's own looks first (``auto_look``), then the steps to list."""
+        from agent.methods.choose import auto_look, enumerate_choices
+
+        if self.config.auto_look:
+            for record in auto_look(env):
+                episode.traces.append(_env_trace(len(episode.traces) + 1, record))
+        return enumerate_choices(
+            env, rank=self._rank(), limit=self.config.max_choices, per_argument=self.config.choice_relations,
+            order=self.config.choice_order,
+        )
+
+    def _model_ordered(self, env: Any, episode: _Episode, choices: list[Any]) -> tuple[list[Any] | None, tuple[int, float]]:
+        """With ``first_relation="model"``, before the first fact: the facts ordered by the model's PMI.
+
+        Returns the choices (None when the scorer failed: ``episode.error`` says why) and
+        the scorer's (requests, seconds) spent.
+        """
+        if self.config.first_relation != "model" or any(a.startswith("add_fact(") for a in env.query.actions()):
+            return choices, (0, 0.0)
+        from agent.llm.likelihood import ScorerError, local_scorer
+        from agent.methods.choose import fact_relation, model_order
+
+        pmi = self.scorer if self.scorer is not None else local_scorer()
+        before = (pmi.requests, pmi.seconds)
+        try:
+            ordered = model_order(choices, pmi.scores(env.question, [fact_relation(c.action) for c in choices if c.kind == "fact"]))
+        except ScorerError as exc:
+            episode.error = f"llm_error: {exc}"
+            return None, (0, 0.0)
+        return ordered, (pmi.requests - before[0], pmi.seconds - before[1])
+
+    def _choice_fields(self, episode: _Episode, prompt: Any, replies: list[Any], scoring: tuple[int, float]) -> dict[str, Any]:
+        """The trace fields of a choose step that come from its LLM calls (and the scorer's)."""
+        return {
+            "step": len(episode.traces) + 1,
+            "prompt_sha256": prompt_hash(prompt),
+            "prompt": _full(prompt) if self.config.trace_prompts == "full" else None,
+            "reply": replies[-1].text,
+            "llm_seconds": round(sum(r.latency for r in replies) + scoring[1], 4),
+            "tokens_in": sum(r.usage_in for r in replies),
+            "tokens_out": sum(r.usage_out for r in replies),
+            "attempts": sum(r.attempts for r in replies),
+            "scoring_requests": scoring[0],
+        }
 
     def _force_answer(self, env: Any, episode: _Episode, step: int) -> None:
         """At the step limit: ask which variable is the answer, set it and execute.
@@ -500,6 +495,28 @@ class QueryAgent:
         record = env.step("execute()")
         traces.append(_forced_trace(step, "", "execute()", record))
         self._infra(env, record, episode)
+
+
+def _count(replies: list[Any], episode: _Episode) -> None:
+    """Add the LLM calls and tokens of ``replies`` to the episode's totals."""
+    episode.calls += len(replies)
+    episode.tokens_in += sum(r.usage_in for r in replies)
+    episode.tokens_out += sum(r.usage_out for r in replies)
+
+
+def _record_fields(record: Any, observation: str) -> dict[str, Any]:
+    """The trace fields of a step that come from the environment's record."""
+    return {
+        "action": record.call.text if record.call is not None else None,
+        "ok": record.ok,
+        "error": record.error,
+        "observation": observation,
+        "rule": record.error if record.guideline else None,
+        "kb_queries": record.kb_queries,
+        "kb_seconds": round(record.seconds, 6),
+        "advice": record.advice,
+        "escalation": record.escalation,
+    }
 
 
 def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace:
