@@ -50,6 +50,9 @@ def test_wheel_ships_packages_grammars_data_and_types(wheel: Path) -> None:
     ):
         assert required in names, required
     assert not [n for n in names if n.startswith("tests/")]
+    for package in ("pyql", "pyql_sql", "agent", "correction", "grammars"):  # every room, however deep
+        for init in (ROOT / package).rglob("__init__.py"):
+            assert init.relative_to(ROOT).as_posix() in names, init
 
 
 def test_installed_wheel_runs_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
