@@ -6,7 +6,11 @@ this file tests what every format goes through.
 
 from __future__ import annotations
 
+import doctest
 import json
+import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -248,3 +252,37 @@ def test_convert_help_lists_the_registered_formats() -> None:
     assert done.returncode == 0
     for name, fmt in formats().items():
         assert f"  {name} (" in text and fmt.summary in text
+
+
+# -- the page docs/convert.md: its examples run ---------------------------------
+
+DOC = ROOT / "docs" / "convert.md"
+_BLOCK_RE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+_FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def _doc_blocks(kind: str) -> list[str]:
+    return [m.group(2) for m in _BLOCK_RE.finditer(DOC.read_text(encoding="utf-8")) if m.group(1) == kind]
+
+
+def test_the_pages_python_examples_are_doctests() -> None:
+    (body,) = _doc_blocks("pycon")
+    test = doctest.DocTestParser().get_doctest(body, {}, "docs/convert.md", str(DOC), 0)
+    runner = doctest.DocTestRunner(optionflags=_FLAGS)
+    report: list[str] = []
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+
+
+@pytest.mark.parametrize("body", _doc_blocks("console"))
+def test_the_pages_commands_print_what_it_shows(body: str, tmp_path: Path) -> None:
+    command, _, shown = body.partition("\n  | ")
+    pipe, _, shown = shown.partition("\n")
+    script = tmp_path / "pyql"
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m pyql.cli "$@"\n')
+    script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(ROOT)}
+    line = command.removeprefix("$ ").removesuffix(" \\") + " | " + pipe
+    done = subprocess.run(["bash", "-c", "set -o pipefail\n" + line], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False)
+    assert done.returncode == 0 and shown.strip(), done.stderr
+    assert doctest.OutputChecker().check_output(shown, done.stdout, _FLAGS), done.stdout
