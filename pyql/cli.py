@@ -132,7 +132,7 @@ def read_bytes(path: str, what: str, error: type[PyQLError] = UsageError) -> byt
         >>> read_bytes("/nonexistent/a.jsonl", "input")
         Traceback (most recent call last):
         ...
-        pyql.cli.UsageError: input file not found: /nonexistent/a.jsonl
+        pyql.errors.UsageError: input file not found: /nonexistent/a.jsonl
     """
     if path == "-":
         stream = getattr(sys.stdin, "buffer", None)
