@@ -9,6 +9,9 @@ points. The core provides (:func:`add_commands`):
 * ``pyql demo``: step-by-step queries on the bundled demo KB.
 * ``pyql compile FILE``: a legacy PyQL program → SPARQL.
 * ``pyql actions FILE``: a legacy PyQL program → action lines.
+* ``pyql convert --from FORMAT --to FORMAT [FILE|-] [--jsonl]``: a query
+  from one conversion format to another (:mod:`pyql.interchange`; compile
+  and actions are its ``legacy`` → ``sparql`` and ``legacy`` → ``actions``).
 * ``pyql docs``: the action documentation an LLM sees (markdown, prompt,
   openai-tools), for every action set of the group ``pyql.action_sets``.
 * ``pyql kb load FILE... --store DIR``: bulk-load RDF files into an on-disk
@@ -48,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
@@ -66,6 +70,7 @@ __all__ = [
     "action_sets",
     "UsageError",
     "read_text",
+    "read_bytes",
     "decode_utf8",
     "read_entities",
     "COMMAND_GROUP",
@@ -120,6 +125,31 @@ def decode_utf8(data: bytes, where: str, error: type[PyQLError] = UsageError) ->
         ) from None
 
 
+def read_bytes(path: str, what: str, error: type[PyQLError] = UsageError) -> bytes:
+    """Read a file's bytes (``-`` is standard input) or raise ``error`` (UsageError) naming it.
+
+    Example:
+        >>> read_bytes("/nonexistent/a.jsonl", "input")
+        Traceback (most recent call last):
+        ...
+        pyql.errors.UsageError: input file not found: /nonexistent/a.jsonl
+    """
+    if path == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream put in place of stdin (tests)
+            return sys.stdin.read().encode("utf-8", "surrogateescape")
+        try:
+            return bytes(stream.read())
+        except OSError as exc:
+            raise error(f"cannot read {what} from standard input: {exc}") from None
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise error(f"{what} file not found: {path}") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} file {path}: {exc}") from None
+
+
 def read_text(path: str, what: str, error: type[PyQLError] = UsageError) -> str:
     """Read a UTF-8 file (``-`` is standard input, read by the same rule) or raise ``error`` (UsageError) naming it.
 
@@ -133,22 +163,10 @@ def read_text(path: str, what: str, error: type[PyQLError] = UsageError) -> str:
         ...
         pyql.errors.UsageError: actions file not found: /nonexistent/a.txt
     """
-    if path == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:  # a text stream put in place of stdin (tests)
-            return sys.stdin.read()
-        try:
-            data = stream.read()
-        except OSError as exc:
-            raise error(f"cannot read {what} from standard input: {exc}") from None
-        return decode_utf8(data, f"standard input ({what})", error)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise error(f"{what} file not found: {path}") from None
-    except OSError as exc:
-        raise error(f"cannot read {what} file {path}: {exc}") from None
-    return decode_utf8(data, f"{what} file {path}", error)
+    if path == "-" and getattr(sys.stdin, "buffer", None) is None:  # a text stream put in place of stdin (tests)
+        return sys.stdin.read()
+    where = f"standard input ({what})" if path == "-" else f"{what} file {path}"
+    return decode_utf8(read_bytes(path, what, error), where, error)
 
 
 def read_entities(value: str | None) -> dict[str, str]:
@@ -180,18 +198,62 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace, out: TextIO) -> int:
-    from pyql.legacy import program_to_query
+    from pyql.interchange import convert
 
-    print(program_to_query(read_text(args.file, "program"), args.profile).sparql(), end="", file=out)
+    print(convert(read_text(args.file, "program"), "legacy", "sparql", profile=args.profile), end="", file=out)
     return 0
 
 
 def _cmd_actions(args: argparse.Namespace, out: TextIO) -> int:
-    from pyql.legacy import program_to_actions
+    from pyql.interchange import convert
 
-    for line in program_to_actions(read_text(args.file, "program")):
-        print(line, file=out)
+    print(convert(read_text(args.file, "program"), "legacy", "actions"), end="", file=out)
     return 0
+
+
+def _cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql convert``: one item (its output, or one line on stderr and exit 2), or JSON Lines (exit 0 once read)."""
+    from pyql.interchange import convert, convert_jsonl
+
+    if args.jsonl:
+        for line in convert_jsonl(read_bytes(args.file, "input"), args.source, args.target, args.profile):
+            print(line, file=out)
+        return EXIT_OK
+    print(convert(read_text(args.file, "input"), args.source, args.target, profile=args.profile), end="", file=out)
+    return EXIT_OK
+
+
+def _add_convert(sub: Subparsers) -> None:
+    """The ``convert`` subcommand; its formats come from the registry of :mod:`pyql.interchange`."""
+    from pyql.interchange.registry import formats, readers, writers
+
+    listing = "\n".join(
+        f"  {f.name} ({', '.join(r for r, fn in (('read', f.read), ('write', f.write)) if fn)}): {f.summary}"
+        for f in formats().values()
+    )
+    description = (
+        (
+            "Convert a query from one format to another. The whole input is one item: its conversion on stdout, "
+            "or one line on stderr and exit status 2."
+        ),
+        (
+            'With --jsonl every input line is an item {"id": ..., "input": "...", "entities": {...}} (entities '
+            'optional) and gets exactly one output line, in order: {"id": ..., "output": "..."} or {"id": ..., '
+            '"error": {"kind": ..., "message": ...}}; the exit status is 0 once the file was read.'
+        ),
+    )
+    conv = sub.add_parser(
+        "convert", help="convert a query between formats (legacy programs, action lines, SPARQL)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="\n\n".join(textwrap.fill(paragraph, 79) for paragraph in description),
+        epilog=f"formats:\n{listing}",
+    )
+    conv.add_argument("--from", dest="source", required=True, choices=readers(), help="the input's format")
+    conv.add_argument("--to", dest="target", required=True, choices=writers(), help="the output's format")
+    conv.add_argument("file", nargs="?", default="-", help="the input file, or - for stdin (default)")
+    conv.add_argument("--jsonl", action="store_true", help="JSON Lines in and out: one item per line")
+    conv.add_argument("--profile", default="freebase", choices=list(PROFILES), help="the KB profile (default freebase)")
+    conv.set_defaults(func=_cmd_convert)
 
 
 def _cmd_kb_load(args: argparse.Namespace, out: TextIO) -> int:
@@ -242,7 +304,7 @@ def _cmd_docs(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def add_commands(sub: Subparsers) -> None:
-    """Add the core package's subcommands (demo, compile, actions, docs, kb) to the ``pyql`` parser.
+    """Add the core package's subcommands (demo, compile, actions, convert, docs, kb) to the ``pyql`` parser.
 
     Example:
         >>> p = argparse.ArgumentParser(prog="pyql")
@@ -263,6 +325,8 @@ def add_commands(sub: Subparsers) -> None:
     act = sub.add_parser("actions", help="convert a legacy PyQL program to action lines")
     act.add_argument("file", help="the program file, or - for stdin")
     act.set_defaults(func=_cmd_actions)
+
+    _add_convert(sub)
 
     docs = sub.add_parser("docs", help="print the action documentation an LLM sees")
     docs.add_argument("--format", default="markdown", choices=list(DOC_FORMATS))

@@ -343,3 +343,43 @@ class ActionArityError(ActionSyntaxError):
     """
 
     kind = "action_arity"
+
+
+class ConversionError(PyQLError, ValueError):
+    """A text cannot be converted from one format to another (``pyql convert``).
+
+    Raised for what is neither a syntax error of the input nor a query that
+    cannot be built: input nested too deeply, a query the target format
+    cannot express. (A syntax error stays a :class:`ParseError`, a bad step
+    a :class:`QueryError` or :class:`ActionError`.)
+
+    Example:
+        >>> ConversionError("too deep").kind
+        'conversion_error'
+    """
+
+    kind = "conversion_error"
+
+
+class UnknownFormatError(ConversionError):
+    """No conversion format of that name, or it cannot be read (or written).
+
+    Example:
+        >>> UnknownFormatError("no sexp").kind
+        'unknown_format'
+    """
+
+    kind = "unknown_format"
+
+
+class ItemError(ConversionError):
+    """A line of a JSON Lines input is not an item ``{"id": ..., "input": "...", "entities": {...}}``.
+
+    (Not UTF-8, not JSON, not an object, or without a string ``input``.)
+
+    Example:
+        >>> ItemError("line 3: not JSON").kind
+        'bad_item'
+    """
+
+    kind = "bad_item"

@@ -19,6 +19,7 @@ import pytest
 from rdflib.plugins.sparql import prepareQuery
 
 from pyql.errors import ParseError
+from pyql.interchange import convert
 from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.legacy import program_to_actions, program_to_query
 from pyql.profiles import FREEBASE
@@ -133,7 +134,17 @@ def test_a_broken_program_reports_its_line() -> None:
 
 
 def test_eval_and_exec_are_never_used() -> None:
-    source = (Path(__file__).resolve().parents[1] / "pyql" / "legacy.py").read_text()
-    parser = (Path(__file__).resolve().parents[1] / "pyql" / "action_parser.py").read_text()
-    for text in (source, parser):
-        assert not re.search(r"\b(eval|exec)\(", text)
+    root = Path(__file__).resolve().parents[1] / "pyql"
+    for path in (root / "legacy.py", root / "action_parser.py", *sorted((root / "interchange").glob("*.py"))):
+        assert not re.search(r"\b(eval|exec)\(", path.read_text()), path
+
+
+def test_every_program_converts_to_action_lines_that_read_back_to_its_query() -> None:
+    """``pyql actions`` of every program (its own spelling), and the query's own action lines
+    (:meth:`Query.actions`), read back by the ``actions`` format give the program's SPARQL."""
+    for item in _items():
+        sparql = convert(item["PyQL"], "legacy", "sparql")
+        lines = convert(item["PyQL"], "legacy", "actions")
+        assert lines == "".join(f"{line}\n" for line in program_to_actions(item["PyQL"])), item["qid"]
+        assert convert(lines, "actions", "sparql") == sparql, item["qid"]
+        assert convert(convert(lines, "actions", "actions"), "actions", "sparql") == sparql, item["qid"]

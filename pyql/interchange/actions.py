@@ -1,0 +1,129 @@
+"""The ``actions`` format: PyQL action lines, one action per line, as ``pyql run --actions`` reads them.
+
+Reading takes the lines ``pyql run`` would run, by its rules: blank lines
+and lines starting with ``#`` are skipped, a line is one action
+(``add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)``) or an
+LLM's ``Action N: ...`` line, and the arguments are converted as the SPARQL
+action set converts them (:func:`pyql.sparql_actions.convert_argument`),
+without a KB. Steps that ask the KB and add nothing to the query
+(``get_relation``) are skipped; ``execute()`` ends the chain. Writing gives
+:meth:`pyql.query.Query.actions`, one line each.
+
+Example:
+    >>> query = read_actions("get_relation(m.0crbvqz)\\nadd_fact(m.0crbvqz, a.b.c, ?c)\\nexecute()", {}, FREEBASE)
+    >>> print(write_actions(query), end="")
+    add_fact(m.0crbvqz, a.b.c, ?c)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pyql.action_parser import ActionCall, extract_action, parse_action, render_action
+from pyql.actions import ActionSpec
+from pyql.errors import ParseError, PyQLError, QueryError
+from pyql.interchange.registry import reader, writer
+from pyql.lines import split_lines
+from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
+from pyql.query import Query
+from pyql.sparql_actions import SparqlActions, convert_argument
+
+__all__ = ["read_actions", "write_actions", "calls_to_query", "parse_line"]
+
+_ACTIONS = SparqlActions()
+
+
+def _arguments(profile: Profile, call: ActionCall, spec: ActionSpec) -> list[Any]:
+    """The call's arguments converted for its action's parameters (as the action set converts them)."""
+    return [
+        convert_argument(profile, param.kind, arg, call.name, param.name, position)
+        for position, (param, arg) in enumerate(zip(spec.params, call.args))
+    ]
+
+
+def calls_to_query(calls: list[ActionCall], profile: str | Profile = "freebase") -> Query:
+    """Replay parsed calls on a new query (``get_relation`` and ``execute`` are skipped).
+
+    Raises:
+        ActionError, QueryError, TermError: for a call the query cannot take, naming it.
+
+    Example:
+        >>> calls_to_query([parse_action("add_fact(?a, r.s.t, ?b)"), parse_action("execute()")]).actions()
+        ['add_fact(?a, r.s.t, ?b)']
+    """
+    query = Query(profile)
+    for number, call in enumerate(calls, 1):
+        spec = _ACTIONS.check_arity(call.name, len(call.args))
+        if spec.kind != "construct":
+            continue
+        args = _arguments(query.profile, call, spec)
+        try:
+            query = getattr(query, call.name)(*args)
+        except QueryError as exc:
+            raise QueryError(f"call {number} ({render_action(call)}): {exc}") from None
+    return query
+
+
+def parse_line(line: str) -> ActionCall:
+    """One action line as ``pyql run`` reads it: the call alone, else an LLM's ``Action N: ...`` line.
+
+    Raises:
+        ParseError: the line holds no action, or more than one.
+
+    Example:
+        >>> parse_line("Action 2: set_answer(?x)").name
+        'set_answer'
+    """
+    try:
+        return parse_action(line.strip())
+    except ParseError:
+        return extract_action(line)
+
+
+def _at_line(exc: PyQLError, number: int) -> PyQLError:
+    """The same error, its message starting with the line it is about."""
+    exc.args = (f"line {number}: {exc.args[0] if exc.args else exc}", *exc.args[1:])
+    return exc
+
+
+@reader("actions", "PyQL action lines, one a line, as `pyql run --actions` reads them")
+def read_actions(text: str, entities: Mapping[str, str], profile: Profile) -> Query:
+    """The query the action lines build (``get_relation`` skipped; nothing may follow ``execute()``).
+
+    Raises:
+        ParseError, ActionError, QueryError: the first line that does not
+            parse or that the query cannot take; the message starts with
+            its line number.
+
+    Example:
+        >>> read_actions("# a comment\\n\\nadd_fact(?a, r.s.t)", {}, FREEBASE)
+        Traceback (most recent call last):
+        ...
+        pyql.errors.ArityError: line 3: add_fact(head, relation, tail) should have 3 parameters. You have 2 parameters.
+    """
+    query, executed = Query(profile), False
+    for number, line in enumerate(split_lines(text), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            if executed:
+                raise QueryError("execute() was called on an earlier line; nothing may follow it")
+            call = parse_line(line)
+            spec = _ACTIONS.check_arity(call.name, len(call.args))
+            executed = spec.kind == "terminate"
+            if spec.kind == "construct":
+                query = getattr(query, call.name)(*_arguments(query.profile, call, spec))
+        except PyQLError as exc:
+            raise _at_line(exc, number) from None
+    return query
+
+
+@writer("actions", "PyQL action lines, one a line, as `pyql run --actions` reads them")
+def write_actions(query: Query) -> str:
+    """The query's action lines (:meth:`~pyql.query.Query.actions`), each ending with a line break.
+
+    Example:
+        >>> write_actions(Query().add_fact("?a", "r.s.t", "?b").set_answer("?b"))
+        'add_fact(?a, r.s.t, ?b)\\nset_answer(?b)\\n'
+    """
+    return "".join(f"{line}\n" for line in query.actions())
