@@ -227,3 +227,31 @@ def test_other_vocabularies_have_one_source() -> None:
 def test_no_vocabulary_is_written_out_again(pattern: str) -> None:
     copies = [str(f.relative_to(ROOT)) for f in MODULES.values() if re.search(pattern, f.read_text(encoding="utf-8"))]
     assert copies in ([], ["grammars/vocabulary.py"])
+
+
+# ---------------------------------------------------------------------------
+# The map stays true
+
+
+def test_nothing_imports_the_benchmarks() -> None:
+    """benchmarks/ is the floor above the CLI wiring: it may import anything, nothing imports it."""
+    assert sorted(a for a, targets in GRAPH.items() for b in targets if b.split(".")[0] == "benchmarks") == []
+    for file in (ROOT / "benchmarks").glob("*.py"):
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "tests":
+                pytest.fail(f"{file.name} imports tests ({node.module}); a benchmark stands on the packages only")
+
+
+def test_the_map_names_every_module() -> None:
+    """docs/architecture.md names every module of the packages and every benchmark script."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    files = [f for package in PACKAGES for f in (ROOT / package).rglob("*.py") if f.name != "__init__.py"]
+    files += list((ROOT / "benchmarks").glob("*.py"))
+    missing = []
+    for file in files:
+        rel = file.relative_to(ROOT).as_posix()
+        short = rel.split("/", 1)[1] if rel.count("/") > 1 else rel
+        if rel not in text and f"`{short}`" not in text and f"`{file.name}`" not in text:
+            missing.append(rel)
+    assert missing == [], f"docs/architecture.md does not name: {missing}"
