@@ -50,7 +50,6 @@ def _package_files() -> list[Path]:
     return sorted(file for package in PACKAGES for file in (ROOT / package).rglob("*.py"))
 
 
-@pytest.mark.xfail(strict=False, reason="until all helpers' branches are merged")
 def test_no_function_is_longer_than_60_lines_without_a_reason() -> None:
     files = _package_files()
     assert len(files) > 50  # the packages were found
