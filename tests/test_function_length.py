@@ -12,7 +12,6 @@ import ast
 import textwrap
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("grammars", "pyql", "pyql_sql", "correction", "agent")
