@@ -131,13 +131,22 @@ def _same(gold: object, got: object) -> bool:
     return gold == got
 
 
+def _sort_key(answer: object) -> str:
+    """Sort answers as MarkQA does (as text), but numbers by their value to 4 places."""
+    def norm(value: object) -> object:
+        number = _number(value)
+        return f"{number:020.4f}" if number is not None and number.is_finite() else value
+    if isinstance(answer, dict):
+        return json.dumps({k: norm(v) for k, v in answer.items()}, sort_keys=True)
+    return json.dumps(norm(answer))
+
+
 def _answers_match(gold: list, rows: list[dict[str, str]]) -> bool:
     got: list[object] = [
         _short(next(iter(r.values()))) if len(r) == 1 and not isinstance(gold[0], dict) else {k: _short(v) for k, v in r.items()}
         for r in rows
     ]
-    key = lambda x: json.dumps(x, sort_keys=True)  # noqa: E731
-    gold, got = sorted(gold, key=key), sorted(got, key=key)
+    gold, got = sorted(gold, key=_sort_key), sorted(got, key=_sort_key)
     return len(gold) == len(got) and all(_same(a, b) for a, b in zip(gold, got))
 
 
