@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.evaluation.datasets import Dataset, load_dataset
-from agent.evaluation.environments import KB_HINT, kb_options, open_environment
+from agent.evaluation.environments import KB_HINT, kb_options, open_environment, open_kb_for
 from agent.evaluation.metrics import load_prices
 from agent.evaluation.runner import (
     EvalOutcome,
@@ -146,7 +146,9 @@ def _seconds(text: str) -> float:
 def _kb_arguments(group: Any) -> None:
     """``--kb``, ``--profile``, ``--kb-timeout`` and ``--default-graph``."""
     group.add_argument("--kb", help=_KB_HELP)
-    group.add_argument("--profile", default="freebase", choices=list(PROFILES))
+    group.add_argument("--profile", default=None, choices=list(PROFILES),
+                       help="how the KB names things (default: read from the KB's namespaces and the linked "
+                            "entities' ids: Q… Wikidata, m.… Freebase)")
     group.add_argument("--kb-timeout", type=_seconds, metavar="SECONDS",
                        help="a SPARQL endpoint: seconds one query may take in all (default 60; fractions kept, e.g. 0.5)")
     group.add_argument("--default-graph", metavar="IRI",
@@ -227,7 +229,7 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
     local, mode = _uses_local_model(args, llm), _action_mode(args, llm)
     return RunSettings(
         kb=args.kb,
-        profile=args.profile,
+        profile=args.profile or "freebase",  # eval resolves a missing --profile from the KB (_eval_provider)
         method=args.method,
         feedback=args.feedback,
         max_steps=args.max_steps,
@@ -413,7 +415,8 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     settings = _checked_eval(args, settings, dataset)
     provider = None
     if any(item.get("table") is None for item in dataset):
-        provider = KBProvider(args.kb, args.profile, **kb_options(args))  # a bad --kb fails before the LLM starts
+        provider = _eval_provider(args, dataset)  # a bad --kb fails before the LLM starts
+        settings = dataclasses.replace(settings, profile=provider.profile)
     stream = progress if progress is not None else sys.stderr
     _print_dataset_notes(args, dataset, stream)
     with _llm_for(args, llm) as the_llm:
@@ -435,6 +438,21 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
 
         print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
     return _eval_exit(args, outcome, stream)
+
+
+def _eval_provider(args: argparse.Namespace, dataset: Dataset) -> KBProvider:
+    """The KB of ``pyql eval``, with ``--profile`` or the profile the KB and the items' entities tell.
+
+    A KB opened to find its profile is the one the questions share (an
+    endpoint is opened per question, with the profile found).
+    """
+    options = kb_options(args)
+    if args.profile or not args.kb:
+        return KBProvider(args.kb, args.profile or "freebase", **options)
+    ids = [str(i) for item in dataset if item.get("table") is None for i in (item.get("entities") or {}).values()]
+    kb = open_kb_for(args.kb, None, ids, **options)
+    endpoint = isinstance(args.kb, str) and args.kb.startswith(("http://", "https://"))
+    return KBProvider(args.kb if endpoint else kb, kb.profile.name, **options)
 
 
 def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Dataset) -> RunSettings:

@@ -31,11 +31,18 @@ error verdict may name looks too (:attr:`Feedback.looks`): the environment
 makes them and asks again, so the guideline can list what they found
 (the relations an entity really has).
 
-The same failed action again (:func:`normalized_action`) escalates
-(:attr:`StepRecord.escalation`): level 1 says it repeats a failed step,
-level 2 also performs the suggested looks (:meth:`Environment.suggested_looks`)
-and shows their result, level 3 and up say not to write it again. An agent
-stops a line of action on its own cap (``AgentConfig.max_repeats``).
+The same failed action again (:func:`normalized_action`; a reply with no
+readable action repeats when it fails the same way, :func:`repeat_key`)
+escalates (:attr:`StepRecord.escalation`): level 1 says it repeats a failed
+step, level 2 also performs the suggested looks
+(:meth:`Environment.suggested_looks`) and shows their result, level 3 and up
+say not to write it again. Whatever failed counts: a reply that cannot be
+read, a wrong arity, an argument that cannot be read, an analyzer's error, a
+KB error. A step that succeeds but changes nothing (the same look again,
+with the same result, the query as it was) is a repeat too
+(:attr:`StepRecord.repeat_kind` ``"no_change"``). An agent stops a line of
+action on its own cap (``AgentConfig.max_repeats``), reading
+:attr:`StepRecord.repeats` and :attr:`StepRecord.repeat_kind`.
 
 Example:
     >>> from pyql.actions import ActionSet, StepResult, action
@@ -81,11 +88,15 @@ __all__ = [
     "Environment",
     "error_kind",
     "normalized_action",
+    "repeat_key",
     "ESCALATION_LEVELS",
+    "NO_CHANGE",
 ]
 
 #: The escalation levels of a repeated failed action (1: says so, 2: looks, 3: stop).
 ESCALATION_LEVELS: tuple[int, ...] = (1, 2, 3)
+#: The repeat kind of a step that succeeded again without changing anything.
+NO_CHANGE = "no_change"
 
 
 class StepQuery(Protocol):
@@ -137,6 +148,7 @@ class StepRecord:
     looks: list[str] = field(default_factory=list)
     repeats: int = 0
     escalation: int = 0
+    repeat_kind: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The line ``pyql run --json`` prints for this step (``advice``/``escalation`` only when set).
@@ -309,6 +321,7 @@ class Environment:
         self._analyzer = analyzer
         self._undo_empty = undo_empty
         self.history: list[StepRecord] = []
+        self._outcomes: dict[str, list[tuple[int, str]]] = {}  # repeat key → (step, observation) of kept steps
         self.query: Any = self.empty_query()
         self.done = False
         self.final: Any = None
@@ -417,6 +430,7 @@ class Environment:
         self._judge(record, feedback)
         if record.ok:
             self._keep(record)
+            self._count_unchanged(record)
         else:
             self._escalate(record)
         self.history.append(record)
@@ -449,13 +463,14 @@ class Environment:
 
     def _escalate(self, record: StepRecord) -> None:
         """The same failed action again gets a stronger response (see the module docstring)."""
-        key = normalized_action(record)
+        key = repeat_key(record)
         if not key:
             return
-        earlier = [r.index for r in self.history if not r.ok and normalized_action(r) == key]
+        earlier = [r.index for r in self.history if not r.ok and repeat_key(r) == key]
         if not earlier:
             return
         record.repeats = len(earlier)  # counted either way: an agent's cap on repeats reads it
+        record.repeat_kind = record.error
         if not self.escalate:
             return
         record.escalation = level = min(len(earlier), ESCALATION_LEVELS[-1])
@@ -478,6 +493,34 @@ class Environment:
             record.observation = (
                 f"{key} has failed {times} times (steps {steps} and now): do not write it again. "
                 "Choose a different action, or set_answer() and execute() with the query you have."
+            )
+
+    def _count_unchanged(self, record: StepRecord) -> None:
+        """A kept step that gives an earlier step's result again and leaves the query as it was is a repeat.
+
+        It counts like a failed repeat (:attr:`StepRecord.repeats`, kind
+        :data:`NO_CHANGE`) and escalates: it says the step changes nothing,
+        then not to write it again.
+        """
+        key = repeat_key(record)
+        if not key or record.done or _changed(record):
+            return
+        seen = self._outcomes.setdefault(key, [])
+        earlier = [i for i, said in seen if said == record.observation]
+        seen.append((record.index, record.observation))
+        if not earlier:
+            return
+        record.repeats, record.repeat_kind = len(earlier), NO_CHANGE
+        if not self.escalate:
+            return
+        record.escalation = min(len(earlier), ESCALATION_LEVELS[-1])
+        steps = ", ".join(str(i) for i in earlier)
+        if record.escalation == 1:
+            record.observation = f"{key} was already run at step {steps} with this result; it changes nothing. {record.observation}"
+        else:
+            record.observation = (
+                f"{key} has given the same result {len(earlier) + 1} times (steps {steps} and now) and changes "
+                "nothing: do not write it again. Choose a different action, or set_answer() and execute() with the query you have."
             )
 
     def _prepare(self, record: StepRecord, text: str | ActionCall) -> None:
@@ -602,6 +645,34 @@ def normalized_action(record: StepRecord) -> str:
     text = re.sub(r"\s*\(\s*", "(", text)
     text = re.sub(r"\s*\)", ")", text)
     return re.sub(r"\s*,\s*", ", ", text)
+
+
+def repeat_key(record: StepRecord) -> str:
+    """What must be the same for a step to repeat an earlier one.
+
+    A step whose action was read repeats the same action
+    (:func:`normalized_action`); a reply with no readable action repeats
+    one that failed the same way (its text differs: a thought, a step number).
+
+    Example:
+        >>> repeat_key(StepRecord(1, "add_fact( m.0a ,r.s.t,  ?x )"))
+        'add_fact(m.0a, r.s.t, ?x)'
+        >>> repeat_key(StepRecord(3, "Thought 3: I am not sure.", error="no_action"))
+        'a reply without a readable action (no_action)'
+    """
+    if record.call is None and record.error:
+        return f"a reply without a readable action ({record.error})"
+    return normalized_action(record)
+
+
+def _changed(record: StepRecord) -> bool:
+    """Whether a kept step changed the query."""
+    after, before = record.query_after, record.query_before
+    if after is None or after is before:
+        return False
+    if before is None:
+        return True
+    return bool(after.text() != before.text())
 
 
 def _parse(text: str, index: int) -> ActionCall:

@@ -13,19 +13,37 @@ Example:
     'meteorology.tropical_cyclone.category'
     >>> FREEBASE.is_hidden("http://rdf.freebase.com/ns/kg.object_profile.prominent_type")
     True
+
+Which profile a KB needs can be read from it: :func:`profile_of_iris` counts
+the namespaces of a sample of its IRIs (the probe is
+:func:`pyql.kb.probes.profile_sample_query`), :func:`profile_of_id` reads the
+shape of a linked entity's id, and :func:`infer_profile` puts both together
+(a conflict between them is a :class:`~pyql.errors.UsageError`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from pyql import escape
-from pyql.errors import TermError
+from pyql.errors import TermError, UsageError
 
-__all__ = ["Profile", "FREEBASE", "WIKIDATA", "GENERIC", "get_profile", "PROFILES"]
+__all__ = [
+    "Profile",
+    "FREEBASE",
+    "WIKIDATA",
+    "GENERIC",
+    "get_profile",
+    "PROFILES",
+    "profile_of_iris",
+    "profile_of_id",
+    "fitting_profiles",
+    "infer_profile",
+]
 
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
@@ -33,6 +51,10 @@ FB = "http://rdf.freebase.com/ns/"
 _FREEBASE_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)+\Z")
 _WD_ENTITY_RE = re.compile(r"[QL][0-9]+\Z")
 _WD_PROPERTY_RE = re.compile(r"P[0-9]+\Z")
+_FB_ID_RE = re.compile(r"[mg]\.[0-9A-Za-z_]+\Z")
+WD = "http://www.wikidata.org/"
+#: The namespaces that tell a KB's profile (its entities and relations live there).
+PROFILE_NAMESPACES: tuple[tuple[str, str], ...] = ((WD, "wikidata"), (FB, "freebase"))
 
 
 @dataclass(frozen=True)
@@ -242,3 +264,101 @@ def get_profile(profile: str | Profile) -> Profile:
         raise TermError(
             f"unknown KB profile {profile!r}; choose one of {', '.join(PROFILES)}, or pass a Profile"
         ) from None
+
+
+def profile_of_iris(iris: Iterable[str]) -> str:
+    """The profile whose namespaces most of ``iris`` (a sample of a KB's subjects and relations) use.
+
+    ``http://www.wikidata.org/`` (``wd:``, ``wdt:``, ``p:``, ``ps:`` ...) is
+    Wikidata's, ``http://rdf.freebase.com/ns/`` Freebase's; a sample with
+    neither is ``generic``.
+
+    Example:
+        >>> profile_of_iris(["http://www.wikidata.org/prop/direct/P31", "http://www.w3.org/2000/01/rdf-schema#label"])
+        'wikidata'
+        >>> profile_of_iris(["http://rdf.freebase.com/ns/type.object.name"]), profile_of_iris(["http://example.org/p"])
+        ('freebase', 'generic')
+    """
+    counts = Counter(name for iri in iris for namespace, name in PROFILE_NAMESPACES if iri.startswith(namespace))
+    return counts.most_common(1)[0][0] if counts else GENERIC.name
+
+
+def profile_of_id(text: str) -> str | None:
+    """The profile a linked entity's id belongs to by its shape, or None when it does not tell.
+
+    ``Q42``, ``P31``, ``wd:Q42`` and Wikidata IRIs are Wikidata's; ``m.0crbvqz``,
+    ``g.11b6_z1``, ``ns:m.0crbvqz`` and Freebase IRIs are Freebase's.
+
+    Example:
+        >>> profile_of_id("Q64"), profile_of_id("<http://rdf.freebase.com/ns/m.0crbvqz>"), profile_of_id("mq:Tom")
+        ('wikidata', 'freebase', None)
+    """
+    text = text.strip().strip("<>")
+    for namespace, name in PROFILE_NAMESPACES:
+        if text.startswith(namespace):
+            return name
+    prefix, _, local = text.rpartition(":")
+    if prefix in ("wd", "wdt") or (not prefix and (_WD_ENTITY_RE.match(local) or _WD_PROPERTY_RE.match(local))):
+        return WIKIDATA.name
+    if prefix in ("", "ns") and _FB_ID_RE.match(local):
+        return FREEBASE.name
+    return None
+
+
+def fitting_profiles(text: str, profile: Profile) -> list[str]:
+    """The other built-in profiles ``text`` is a name of (a bare name they read, or an id of their shape).
+
+    For error messages: a ``Q…`` id on the Freebase profile says it is Wikidata's.
+
+    Example:
+        >>> fitting_profiles("Q64", FREEBASE), fitting_profiles("m.0crbvqz", WIKIDATA), fitting_profiles("Q64", WIKIDATA)
+        (['wikidata'], ['freebase'], [])
+        >>> fitting_profiles("wd:Q64", FREEBASE), fitting_profiles("Hurricane Katrina", FREEBASE)
+        (['wikidata'], [])
+    """
+    text = text.strip()
+    by_shape = profile_of_id(text)
+    return [
+        p.name for p in PROFILES.values()
+        if p.name != profile.name and (p.expand_name(text) is not None or p.name == by_shape)
+    ]
+
+
+def infer_profile(from_kb: str | None, ids: Iterable[str]) -> str:
+    """The profile of a KB, from what a sample of it says (``from_kb``) and the ids of its linked entities.
+
+    ``from_kb`` is :func:`profile_of_iris` of the KB's sample (None when the
+    KB could not be asked). A Freebase or Wikidata sample decides; a generic
+    one, or none, lets the ids decide (:func:`profile_of_id`); with no id
+    that tells either, a generic sample gives ``generic`` and no sample
+    ``freebase`` (the default of a KB opened without a profile).
+
+    Raises:
+        UsageError: the ids fit two profiles, or the KB's sample and the ids disagree (naming both).
+
+    Example:
+        >>> infer_profile("wikidata", ["Q64"]), infer_profile("generic", ["m.0crbvqz"]), infer_profile(None, [])
+        ('wikidata', 'freebase', 'freebase')
+        >>> infer_profile("freebase", ["Q64"])
+        Traceback (most recent call last):
+        ...
+        pyql.errors.UsageError: the KB's IRIs are freebase's (http://rdf.freebase.com/ns/...) but the linked entities are wikidata ids (Q64): give --profile freebase or --profile wikidata, or link entities of this KB
+    """
+    fits: dict[str, str] = {}
+    for text in ids:
+        name = profile_of_id(str(text))
+        if name is not None:
+            fits.setdefault(name, str(text))
+    if len(fits) > 1:
+        mixed = " and ".join(f"{name} ids ({example})" for name, example in fits.items())
+        raise UsageError(f"the linked entities mix {mixed}: link entities of one KB, or give --profile")
+    from_ids = next(iter(fits), None)
+    if from_kb in (FREEBASE.name, WIKIDATA.name):
+        if from_ids is not None and from_ids != from_kb:
+            namespace = dict((name, ns) for ns, name in PROFILE_NAMESPACES)[from_kb]
+            raise UsageError(
+                f"the KB's IRIs are {from_kb}'s ({namespace}...) but the linked entities are {from_ids} ids "
+                f"({fits[from_ids]}): give --profile {from_kb} or --profile {from_ids}, or link entities of this KB"
+            )
+        return from_kb
+    return from_ids or from_kb or FREEBASE.name

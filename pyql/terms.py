@@ -384,8 +384,20 @@ def parse_term(value: TermLike, profile: Profile, role: str = "any") -> Term:
     if term is not None:
         return term
     raise TermError(
-        f"cannot read {text!r} as a term: expected " + _FORMS.format(names=profile.name_examples, prefixes=profile.prefix_list)
+        f"cannot read {text!r} as a term: {_other_profile(text, profile)}expected "
+        + _FORMS.format(names=profile.name_examples, prefixes=profile.prefix_list)
     )
+
+
+def _other_profile(text: str, profile: Profile) -> str:
+    """The part of the message for a name of another profile: which one reads it, and the flag to pass."""
+    from pyql.profiles import fitting_profiles
+
+    others = fitting_profiles(text, profile)
+    if not others:
+        return ""
+    flags = " or ".join(f"--profile {name}" for name in others)
+    return f"it is a name of the {' or '.join(others)} profile, not of the {profile.name} profile in use (give {flags}); "
 
 
 def _literal_term(text: str, profile: Profile) -> Literal | None:

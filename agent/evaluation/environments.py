@@ -9,7 +9,9 @@ for an evaluation, a data set item into a fresh environment:
   a :class:`~pyql_sql.environment.TableEnvironment`;
 * else a **knowledge base**: the KB object given (an evaluation shares one),
   or ``--kb`` opened with ``--profile``: a
-  :class:`~pyql.sparql_environment.SparqlEnvironment`.
+  :class:`~pyql.sparql_environment.SparqlEnvironment`. Without ``--profile``
+  the profile follows the KB (:func:`open_kb_for`): one bounded probe of its
+  IRIs' namespaces (cached per KB) and the shape of the linked entities' ids.
 
 The correction analyzer is fixed here, when the environment is built
 (:func:`feedback_options`); nothing changes it afterwards.
@@ -27,19 +29,21 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from agent.methods import ranking
 from correction import eraser_for
 from pyql.cli import UsageError, read_entities
 from pyql.environment import Environment
-from pyql.kb import KB, kb_backends
+from pyql.errors import EngineError
+from pyql.kb import KB, kb_backends, probes
+from pyql.profiles import get_profile, infer_profile
 from pyql.sparql_environment import SparqlEnvironment
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
 from pyql_sql.table import Table
 
-__all__ = ["feedback_options", "kb_options", "open_environment", "candidate_ranker", "KB_HINT"]
+__all__ = ["feedback_options", "kb_options", "open_environment", "open_kb_for", "kb_profile", "candidate_ranker", "KB_HINT"]
 
 #: What ``--kb`` accepts, for messages (every spec form of :mod:`pyql.kb.registry`).
 KB_HINT = kb_backends.hint()
@@ -88,6 +92,57 @@ def kb_options(options: Any) -> dict[str, Any]:
             raise UsageError(f"--count-cap must be a whole number ≥ 1, got {cap!r}")
         out["count_cap"] = cap
     return out
+
+
+#: The profile each KB's probe pointed to, by spec and options (None: the KB could not be asked).
+_PROBED: dict[tuple[str, tuple[tuple[str, str], ...]], str | None] = {}
+
+
+def kb_profile(kb: Any, key: Any = None) -> str | None:
+    """The profile a KB's IRIs point to (one bounded probe, :func:`pyql.kb.probes.profile_sample_query`).
+
+    Cached under ``key`` (a KB's spec and options) when one is given. None
+    when the KB could not be asked (an endpoint down: its first step says so).
+
+    Example:
+        >>> kb_profile(KB.open("demo", "generic"))
+        'freebase'
+    """
+    if key is not None and key in _PROBED:
+        return _PROBED[key]
+    try:
+        found: str | None = probes.read_profile_sample(kb.select(probes.profile_sample_query()))
+    except EngineError:
+        found = None
+    if key is not None:
+        _PROBED[key] = found
+    return found
+
+
+def open_kb_for(spec: str, profile: str | None, entity_ids: Iterable[str] = (), **options: Any) -> KB:
+    """Open ``--kb`` with ``--profile``, or, when none is given, with the profile the KB and its entities tell.
+
+    Without a profile the KB is opened with the generic one and asked which
+    profile its IRIs point to (:func:`kb_profile`, once per KB); the ids of
+    the linked entities (``Q…`` Wikidata's, ``m.…`` Freebase's) count too
+    (:func:`pyql.profiles.infer_profile`).
+
+    Raises:
+        UsageError: the KB and the linked entities point to different profiles.
+        pyql.errors.KBError: the KB does not open.
+
+    Example:
+        >>> open_kb_for("demo", None).profile.name, open_kb_for("demo", "generic").profile.name
+        ('freebase', 'generic')
+    """
+    if profile:
+        return KB.open(spec, profile, **options)
+    kb = KB.open(spec, "generic", **options)
+    key = (str(spec), tuple(sorted((k, repr(v)) for k, v in options.items())))
+    name = infer_profile(kb_profile(kb, key), entity_ids)
+    if name != kb.profile.name:
+        kb.profile = get_profile(name)
+    return kb
 
 
 def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
@@ -200,7 +255,7 @@ def open_environment(
         if not spec:
             what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
             raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
-        kb = KB.open(spec, getattr(options, "profile", "freebase"), **kb_options(options))
+        kb = open_kb_for(spec, getattr(options, "profile", None), entities.values(), **kb_options(options))
     return SparqlEnvironment(
         kb,
         question=question,

@@ -65,6 +65,7 @@ __all__ = [
     "answer_keys",
     "benchmark_of",
     "by_category",
+    "ended_by_repeats",
     "category_of",
     "category_table",
     "cost_usd",
@@ -466,6 +467,8 @@ class RunMetrics:
         advice: ERASER advice that did not block a step, rule id → times.
         escalations: repeated failed actions by escalation level ("1", "2", "3") → times.
         stopped: episodes the agent ended early on a repeated mistake.
+        ended_by_repeats: those episodes by the kind of repeat that ended them
+            (``bad_argument``, ``no_action``, an ERASER rule, ``no_change``...) → times.
     """
 
     questions: int = 0
@@ -492,6 +495,7 @@ class RunMetrics:
     advice: dict[str, int] = field(default_factory=dict)
     escalations: dict[str, int] = field(default_factory=dict)
     stopped: int = 0
+    ended_by_repeats: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (floats rounded).
@@ -533,6 +537,8 @@ class RunMetrics:
             ),
             ("stopped on a repeated mistake", str(self.stopped)),
         ]
+        if self.ended_by_repeats:
+            rows.append(("ended by repeats", ", ".join(f"{kind} {n}" for kind, n in self.ended_by_repeats.items())))
         if self.readi is not None:
             r = self.readi
             rows += [
@@ -669,7 +675,21 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         advice=dict(advice.most_common()),
         escalations=dict(sorted(escalations.items())),
         stopped=sum(r.get("stopped") == "repeated_mistake" for r in records),
+        ended_by_repeats=ended_by_repeats(records),
     )
+
+
+def ended_by_repeats(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How often each kind of repeat ended a question (most frequent first).
+
+    Example:
+        >>> ended_by_repeats([{"stopped": "repeated_mistake", "stopped_by": "bad_argument"},
+        ...                   {"stopped": "repeated_mistake", "stopped_by": "bad_argument"},
+        ...                   {"stopped": "repeated_mistake"}, {"stopped": None}])
+        {'bad_argument': 2, 'unknown': 1}
+    """
+    kinds = Counter(str(r.get("stopped_by") or "unknown") for r in records if r.get("stopped") == "repeated_mistake")
+    return dict(kinds.most_common())
 
 
 # ---------------------------------------------------------------------------

@@ -116,7 +116,10 @@ class AgentResult:
     ``rules`` counts the ERASER rules that stopped a step, ``advice`` the
     advice rules a step ran with, ``escalations`` the repeated failed
     actions by escalation level ("1", "2", "3"); ``stopped`` says why the
-    agent ended a line of action early ("repeated_mistake"), if it did.
+    agent ended a line of action early ("repeated_mistake"), if it did, and
+    ``stopped_by`` the kind of the repeat that ended it (the step's error,
+    e.g. ``bad_argument``, ``no_action``, an ERASER rule, or ``no_change``
+    for a step that changed nothing, ``invalid_choice`` in choose mode).
     """
 
     question: str
@@ -137,6 +140,7 @@ class AgentResult:
     advice: dict[str, int] = field(default_factory=dict)
     escalations: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None
+    stopped_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the trace record of the question)."""

@@ -78,7 +78,10 @@ class AgentConfig:
         max_repeats: repeats of the same failed action the agent allows; at
             this many it stops that line of action and answers with what it
             has (so one repeated mistake costs at most ``max_repeats + 1`` LLM
-            calls). The environment escalates each repeat (:mod:`pyql.environment`).
+            calls). Whatever failed counts (a reply that cannot be read, a
+            wrong arity, a bad argument, an ERASER error, a KB error, an
+            invalid choice), and so does a step that changes nothing (the same
+            look again). The environment escalates each repeat (:mod:`pyql.environment`).
         max_choices: choose mode: the most steps listed at once.
         auto_look: choose mode: the environment runs ``get_relation`` itself on
             what it has not looked at (no LLM call spent on looks).
@@ -150,6 +153,15 @@ class _Episode:
     error: str | None = None
     forced: bool = False
     stopped: str | None = None
+    stopped_by: str | None = None
+    invalid_choices: int = 0
+
+    def repeated(self, record: Any, cap: int) -> bool:
+        """Whether ``record`` repeats a mistake (or a step that changed nothing) ``cap`` times: the line stops."""
+        if record.repeats < cap:
+            return False
+        self.stopped, self.stopped_by = "repeated_mistake", record.repeat_kind or record.error
+        return True
 
 
 class QueryAgent:
@@ -294,6 +306,7 @@ class QueryAgent:
             advice=dict(Counter(t.advice for t in episode.traces if t.advice and t.ok)),
             escalations={str(k): v for k, v in sorted(Counter(t.escalation for t in episode.traces if t.escalation).items())},
             stopped=episode.stopped,
+            stopped_by=episode.stopped_by,
         )
 
     def _infra(self, env: Any, record: Any, episode: _Episode) -> bool:
@@ -354,10 +367,7 @@ class QueryAgent:
         )
         if self._infra(env, record, episode):
             return False
-        if record.repeats >= self.config.max_repeats:
-            episode.stopped = "repeated_mistake"
-            return False
-        return True
+        return not episode.repeated(record, self.config.max_repeats)
 
     def _state(self, env: Any) -> Any:
         """The episode's vocabulary for a state-aware grammar or tool enums (None: not used)."""
@@ -380,7 +390,7 @@ class QueryAgent:
         from agent.methods.choose import ask_choice, choice_lines
 
         choices = self._choices(env, episode)
-        if not choices:
+        if episode.stopped or not choices:
             return False
         choices, scoring = self._model_ordered(env, episode, choices)
         if choices is None:
@@ -400,10 +410,7 @@ class QueryAgent:
         common = self._choice_fields(episode, prompt, replies, scoring)
         reply = replies[-1]
         if picked is None:
-            observation = f"Choose one of the numbers 1 to {len(choices)}."
-            episode.turns.append(_Turn(step, f"Action {step}: {reply.text.strip()}", observation))
-            episode.traces.append(StepTrace(action=None, ok=False, error="invalid_choice", observation=observation, **common))
-            return True
+            return self._invalid_choice(episode, step, reply, len(choices), common)
         action = choices[picked - 1].action
         record = env.step(action)
         observation = self._observation(record)
@@ -411,7 +418,18 @@ class QueryAgent:
         fields = _record_fields(record, observation)
         fields["action"] = action
         episode.traces.append(StepTrace(**fields, **common))
-        return not self._infra(env, record, episode)
+        return not self._infra(env, record, episode) and not episode.repeated(record, self.config.max_repeats)
+
+    def _invalid_choice(self, episode: _Episode, step: int, reply: Any, n: int, common: dict[str, Any]) -> bool:
+        """A reply with no number in range: traced, said, and counted as a repeat (False: the line stops)."""
+        observation = f"Choose one of the numbers 1 to {n}."
+        episode.invalid_choices += 1
+        episode.turns.append(_Turn(step, f"Action {step}: {reply.text.strip()}", observation))
+        episode.traces.append(StepTrace(action=None, ok=False, error="invalid_choice", observation=observation, **common))
+        if episode.invalid_choices > self.config.max_repeats:
+            episode.stopped, episode.stopped_by = "repeated_mistake", "invalid_choice"
+            return False
+        return True
 
     def _choices(self, env: Any, episode: _Episode) -> list[Any]:
         """Choose mode: the environment's own looks first (``auto_look``), then the steps to list."""
@@ -420,6 +438,8 @@ class QueryAgent:
         if self.config.auto_look:
             for record in auto_look(env):
                 episode.traces.append(_env_trace(len(episode.traces) + 1, record))
+                if episode.repeated(record, self.config.max_repeats):  # a look that keeps failing ends the line too
+                    return []
         return enumerate_choices(
             env, rank=self._rank(), limit=self.config.max_choices, per_argument=self.config.choice_relations,
             order=self.config.choice_order,
@@ -549,6 +569,7 @@ def _env_trace(step: int, record: Any) -> StepTrace:
         observation=record.observation,
         kb_queries=record.kb_queries,
         kb_seconds=round(record.seconds, 6),
+        escalation=record.escalation,
     )
 
 

@@ -19,6 +19,7 @@ relations               :func:`relations_query`         :func:`read_relations`
 one relation (ASK)      :func:`relation_ask_query`      (the engine's yes/no)
 value kinds             :func:`value_kinds_query`       :func:`read_value_kinds`
 labels                  :func:`labels_query`            :func:`read_labels`
+the KB's profile        :func:`profile_sample_query`    :func:`read_profile_sample`
 ======================  ==============================  ===========================
 
 The variables a probe binds for itself start with ``__`` (``?__count_x``,
@@ -41,7 +42,7 @@ import pyql.escape as escape
 from pyql.compiler import INDENT, Block, CompilableQuery, prefix_lines, term_sparql
 from pyql.errors import EngineError, QueryError
 from pyql.observation import Relations, Value, VariableValues
-from pyql.profiles import Profile
+from pyql.profiles import Profile, profile_of_iris
 from pyql.steps import Aggregate, Fact, Step
 from pyql.terms import IRI, Literal, Term, Variable
 
@@ -70,6 +71,9 @@ __all__ = [
     "sources_of",
     "labels_query",
     "read_labels",
+    "PROFILE_SAMPLE",
+    "profile_sample_query",
+    "read_profile_sample",
 ]
 
 Row = Mapping[str, Term]
@@ -747,3 +751,28 @@ def read_labels(rows: Iterable[Row], wanted: Iterable[Term]) -> dict[Term, str |
         if entity in out and isinstance(label, Literal):
             out[entity] = label.lexical
     return out
+
+
+#: Triples the profile probe reads (their subjects and relations tell the KB's namespaces).
+PROFILE_SAMPLE = 200
+
+
+def profile_sample_query(limit: int = PROFILE_SAMPLE) -> str:
+    """The profile probe: the subjects and relations of the first ``limit`` triples, one cheap bounded query.
+
+    Example:
+        >>> profile_sample_query(5)
+        'SELECT ?__s ?__p WHERE { ?__s ?__p ?__o } LIMIT 5'
+    """
+    return f"SELECT ?__s ?__p WHERE {{ ?__s ?__p ?__o }} LIMIT {int(limit)}"
+
+
+def read_profile_sample(rows: Iterable[Row]) -> str:
+    """The profile the sample's IRIs point to (:func:`pyql.profiles.profile_of_iris`).
+
+    Example:
+        >>> read_profile_sample([{"__s": IRI("http://www.wikidata.org/entity/Q64"),
+        ...                       "__p": IRI("http://www.wikidata.org/prop/direct/P1082")}])
+        'wikidata'
+    """
+    return profile_of_iris(term.value for row in rows for term in row.values() if isinstance(term, IRI))
