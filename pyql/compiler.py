@@ -763,10 +763,11 @@ def _quantity_text(part: Quantity, profile: Profile) -> str:
     """MarkQA's add_quantity: statement, value node, amount, [SI conversion], [point in time]."""
     lines = [_statement_line(part, part.entity, part.prop, profile)] + _amount_lines(part, part.prop, "statement/value/", profile)
     time_var = part.time_var
-    if part.time is not None:
-        when = time_var if time_var is not None else part.time
-        lines.append(f"{part.statement_var.sparql()} {_pid_iri('qualifier/', 'P585', profile)} {term_sparql(when, profile)} .")  # type: ignore[arg-type]
-    if isinstance(part.time, int) and time_var is not None:
+    if time_var is not None:
+        lines.append(f"{part.statement_var.sparql()} {_pid_iri('qualifier/', 'P585', profile)} {time_var.sparql()} .")
+    if isinstance(part.time, Literal):
+        lines.append(f"FILTER({time_var.sparql()} = {term_sparql(part.time, profile)})")  # type: ignore[union-attr]
+    elif isinstance(part.time, int) and time_var is not None:
         lines.append(f"FILTER(YEAR({time_var.sparql()}) = {escape.literal(str(part.time), escape.XSD + 'integer')})")
     return "\n".join(lines)
 

@@ -500,7 +500,7 @@ class Query:
             pyql.errors.QueryError: set_answer takes an existing variable such as ?x, not 'yes'; existing variables: none yet
         """
         try:
-            v = self.term(var)
+            v = self._var(var, "set_answer")
         except Exception:
             v = None
         if not isinstance(v, Variable):

@@ -410,7 +410,8 @@ class Quantity(QuantityBase):
     """A quantity statement of ``entity`` (``add_quantity``), MarkQA's statement model.
 
     ``time`` is None (no time), a year (an int: the ``pq:P585`` point in time
-    of that year), a date literal (the point in time equals it) or a variable
+    of that year), a date literal (the point in time ``?time_<tag>`` equals
+    it, compared as a value so that every engine matches it) or a variable
     (the point in time is bound to it; MarkQA's ``time=True`` is ``?time_<tag>``).
     """
 
@@ -436,7 +437,7 @@ class Quantity(QuantityBase):
         """The variable of the point in time (``?time_<tag>`` for a year), or None."""
         if isinstance(self.time, Variable):
             return self.time
-        return self._named("time_") if isinstance(self.time, int) else None
+        return self._named("time_") if isinstance(self.time, (int, Literal)) else None
 
     def arguments(self) -> tuple[object, ...]:
         args: tuple[object, ...] = (self.entity, self.prop, self.tag)
