@@ -221,3 +221,45 @@ def test_steps_are_immutable() -> None:
 
 def test_freebase_type_constraint_unchanged() -> None:
     assert "type.object.type> <http://rdf.freebase.com/ns/a.b> ." in Query().add_type_constrain("a.b", "?x").sparql()
+
+
+def test_actions_build_the_same_query(stores) -> None:
+    from grammars.vocabulary import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
+    from pyql.kb.oxigraph_backend import OxigraphKB
+    from pyql.sparql_actions import SparqlActions
+    from pyql.sparql_environment import SparqlEnvironment
+
+    assert SparqlActions().names == SPARQL_ACTION_ORDER  # the default set is unchanged
+    env = SparqlEnvironment(OxigraphKB(stores[0], profile="wikidata"), actions=SPARQL_ALL_ACTIONS)
+    for line in (
+        "add_quantity(Q64, P1082, pop_2011, 2011)",
+        "add_quantity(Q64, P1082, pop_2021, 2021)",
+        "add_assignment((Q64, Q90), ?town)",
+        "add_start_time(Q8, start)",
+    ):
+        record = env.step(line)
+        assert record.ok, (line, record)
+    built = (
+        W.add_quantity("Q64", "P1082", "pop_2011", 2011)
+        .add_quantity("Q64", "P1082", "pop_2021", 2021)
+        .add_assignment(["Q64", "Q90"], "town")
+        .add_start_time("Q8", "start")
+    )
+    assert env.query.sparql() == built.sparql()
+    bad = env.step("add_quantity(Q12x, P1082, pop, 2011)")
+    assert not bad.ok and "Q followed by digits" in bad.observation
+
+
+def test_expression_actions_nest_and_are_capped() -> None:
+    expressions = pytest.importorskip("pyql.expressions")
+    from pyql.action_parser import parse_action
+    from pyql.sparql_actions import markqa_argument
+
+    arg = parse_action("add_bind(mul(div(sub(?pop_2021, ?pop_2011), ?pop_2011), 100), ?ans)").args[0]
+    expected = expressions.mul(expressions.div(expressions.sub("pop_2021", "pop_2011"), "pop_2011"), 100)
+    assert markqa_argument("expression", arg).sparql() == expected.sparql()
+    deep = parse_action("f(" + "abs(" * 20 + "?x" + ")" * 20 + ")").args[0]
+    with pytest.raises(QueryError, match="nests deeper"):
+        markqa_argument("expression", deep)
+    with pytest.raises(QueryError, match="unknown expression function"):
+        markqa_argument("expression", parse_action("f(pow(?x, 2))").args[0])
