@@ -30,6 +30,10 @@ __all__ = [
     "AGGREGATIONS",
     "FEEDBACK_MODES",
     "SPARQL_ACTION_ORDER",
+    "MARKQA_ACTION_ORDER",
+    "SPARQL_ALL_ACTIONS",
+    "EXPRESSION_FUNCTIONS",
+    "MAX_EXPRESSION_DEPTH",
     "TABLE_ACTION_ORDER",
     "canonical_operator",
     "operator_pattern",
@@ -72,6 +76,34 @@ SPARQL_ACTION_ORDER: tuple[str, ...] = (
     "set_answer",
     "execute",
 )
+
+#: MarkQA's numeric functions on Wikidata's statement model, in the order they
+#: are documented after the SPARQL actions (``SparqlActions(SPARQL_ALL_ACTIONS)``
+#: offers them; the default action set stays :data:`SPARQL_ACTION_ORDER`).
+MARKQA_ACTION_ORDER: tuple[str, ...] = (
+    "add_quantity",
+    "add_quantity_with_qualifier",
+    "add_quantity_by_qualifier",
+    "add_bind",
+    "add_rank",
+    "add_assignment",
+    "add_start_time",
+    "add_end_time",
+    "add_time",
+    "set_head",
+)
+
+#: Every SPARQL action: the default ones, then MarkQA's, ``execute`` last.
+SPARQL_ALL_ACTIONS: tuple[str, ...] = SPARQL_ACTION_ORDER[:-1] + MARKQA_ACTION_ORDER + SPARQL_ACTION_ORDER[-1:]
+
+#: The expression functions ``add_bind`` takes in the action language (MarkQA's).
+EXPRESSION_FUNCTIONS: tuple[str, ...] = (
+    "add", "sub", "mul", "div", "abs", "ceil_mul", "ceil_div", "floor_mul", "floor_div",
+    "avg", "year", "month", "to_date", "to_decimal",
+)
+
+#: How deep expressions may nest in an action (``mul(div(sub(...)))`` is 3).
+MAX_EXPRESSION_DEPTH = 16
 
 #: The order the SQL actions are documented (and offered) in.
 TABLE_ACTION_ORDER: tuple[str, ...] = ("get_column", "add_condition", "set_answer", "execute")

@@ -64,10 +64,18 @@ from pyql.steps import (
     Aggregate,
     Answer,
     Argmax,
+    Assignment,
+    Bind,
     Compare,
     Fact,
     Filter,
+    Quantity,
+    QuantityBase,
+    QuantityByQualifier,
+    QuantityWithQualifier,
+    Rank,
     Step,
+    SubQuery,
     TimeConstraint,
     TypeConstraint,
 )
@@ -94,6 +102,9 @@ __all__ = [
     "iri_text",
     "term_sparql",
     "INDENT",
+    "Ranking",
+    "SubSelect",
+    "WIKIBASE",
 ]
 
 #: One level of indentation in the text pyql writes.
@@ -267,7 +278,7 @@ class Block:
         argmax = self.argmax
         if argmax is None:
             return ""
-        out = "ORDER BY " + _order_key(argmax) + "\n" + f"LIMIT {argmax.limit}\n"
+        out = "ORDER BY " + _order_key(argmax) + "\n" + (f"LIMIT {argmax.limit}\n" if argmax.limit is not None else "")
         if argmax.offset:
             out += f"OFFSET {argmax.offset}\n"
         return out
@@ -476,7 +487,8 @@ def _fold_argmax(scope: Folded, step: Argmax, index: int) -> Folded:
     block = scope.block
     if block.argmax is not None:
         block = _nested(block)
-    return Folded(Block(block.parts, block.variables, step, block.computed, block.one_row, block), scope.answer, scope.ask)
+    answer = step.answer if step.answer is not None else scope.answer
+    return Folded(Block(block.parts, block.variables, step, block.computed, block.one_row, block), answer, scope.ask)
 
 
 @fold_rule(Aggregate)
@@ -564,7 +576,11 @@ def _fact_text(part: Fact, profile: Profile) -> str:
 
 @text_rule(TypeConstraint)
 def _type_text(part: TypeConstraint, profile: Profile) -> str:
-    return f"{part.var.sparql()} {profile.sparql_iri(profile.type_predicate)} {term_sparql(part.type, profile)} ."
+    """``?x type T .``; on a profile with a subclass relation (Wikidata) ``?x wdt:P31/wdt:P279* T .``"""
+    path = profile.sparql_iri(profile.type_predicate)
+    if profile.subclass_predicate:
+        path += "/" + profile.sparql_iri(profile.subclass_predicate) + "*"
+    return f"{part.var.sparql()} {path} {term_sparql(part.type, profile)} ."
 
 
 @text_rule(Filter)  # add_filter and add_compare
@@ -645,3 +661,156 @@ def compile_query(query: CompilableQuery) -> str:
         }
     """
     return render_query(query.scope, query.profile)
+
+
+# ---------------------------------------------------------------------------
+# MarkQA's functions on Wikidata's statement model (issue 21)
+# ---------------------------------------------------------------------------
+
+#: The namespaces of Wikidata's statement model (written through the profile's prefixes).
+_WD_PROP = "http://www.wikidata.org/prop/"
+WIKIBASE = "http://wikiba.se/ontology#"
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The rank of ``add_rank``: ``(COUNT(DISTINCT ?var_list) + 1)`` over ``block`` (its FILTER included)."""
+
+    step: Rank
+    block: Block
+
+
+@dataclass(frozen=True)
+class SubSelect:
+    """One query of ``add_sub_query`` as a ``{ SELECT ... }`` block: its folded ``scope``."""
+
+    scope: Folded
+
+    @property
+    def projection(self) -> tuple[Variable, ...]:
+        """What it returns: its answer after an argmax (as MarkQA), else all its variables."""
+        block = self.scope.block
+        if block.argmax is not None and self.scope.answer is not None and self.scope.answer in block.variables:
+            return (self.scope.answer,)
+        return block.variables
+
+
+def _answer_scope(scope: Folded, block: Block, answer: Variable | None) -> Folded:
+    return Folded(block, answer, scope.ask)
+
+
+@fold_rule(QuantityBase)  # add_quantity, add_quantity_with_qualifier, add_quantity_by_qualifier
+def _fold_quantity(scope: Folded, step: QuantityBase, index: int) -> Folded:
+    return _answer_scope(scope, _add_part(scope.block, step, step.variables()), step.tag)  # type: ignore[attr-defined]
+
+
+@fold_rule(Bind)
+def _fold_bind(scope: Folded, step: Bind, index: int) -> Folded:
+    return _answer_scope(scope, _add_part(scope.block, step, (step.var,)), step.var)
+
+
+@fold_rule(Assignment)
+def _fold_assignment(scope: Folded, step: Assignment, index: int) -> Folded:
+    return _answer_scope(scope, _add_part(scope.block, step, (step.var,)), scope.answer)
+
+
+@fold_rule(Rank)
+def _fold_rank(scope: Folded, step: Rank, index: int) -> Folded:
+    inner = _add_part(scope.block, Filter(step.rank_var, "<", step.var_list))
+    block = Block((Ranking(step, inner),), (step.new_var,), None, (step.new_var,), True)
+    return Folded(block, None, scope.ask)
+
+
+@fold_rule(SubQuery)
+def _fold_sub_query(scope: Folded, step: SubQuery, index: int) -> Folded:
+    block = scope.block
+    if block.argmax is not None:
+        block = _nested(block)
+    for query in step.queries:
+        part = SubSelect(query.scope)
+        block = _add_part(block, part, part.projection)
+    return Folded(block, scope.answer, scope.ask)
+
+
+def _pid_iri(namespace: str, pid: str, profile: Profile) -> str:
+    return iri_text(_WD_PROP + namespace + pid, profile)
+
+
+def _amount_lines(step: QuantityBase, main_prop: str, value_ns: str, profile: Profile) -> list[str]:
+    """The value node and amount lines of a quantity (and the SI conversion with ``unit``)."""
+    st, node, amount = step.statement_var.sparql(), step.value_node_var.sparql(), step.amount_var.sparql()
+    lines = [f"{st} {_pid_iri(value_ns, main_prop, profile)} {node} .", f"{node} {iri_text(WIKIBASE + 'quantityAmount', profile)} {amount} ."]
+    if step.unit:  # type: ignore[attr-defined]
+        conversion = "/".join(
+            (
+                iri_text(WIKIBASE + "quantityUnit", profile),
+                _pid_iri("", "P2370", profile),
+                _pid_iri("statement/value/", "P2370", profile),
+                iri_text(WIKIBASE + "quantityAmount", profile),
+            )
+        )
+        lines.append(f"{node} {conversion} {step.conversion_var.sparql()} .")
+        lines.append(f"BIND(({amount} * {step.conversion_var.sparql()}) AS {step.tag.sparql()})")  # type: ignore[attr-defined]
+    return lines
+
+
+def _statement_line(step: QuantityBase, entity: Term, prop: str, profile: Profile) -> str:
+    return f"{term_sparql(entity, profile)} {_pid_iri('', prop, profile)} {step.statement_var.sparql()} ."
+
+
+@text_rule(Quantity)
+def _quantity_text(part: Quantity, profile: Profile) -> str:
+    """MarkQA's add_quantity: statement, value node, amount, [SI conversion], [point in time]."""
+    lines = [_statement_line(part, part.entity, part.prop, profile)] + _amount_lines(part, part.prop, "statement/value/", profile)
+    time_var = part.time_var
+    if time_var is not None:
+        lines.append(f"{part.statement_var.sparql()} {_pid_iri('qualifier/', 'P585', profile)} {time_var.sparql()} .")
+    if isinstance(part.time, Literal):
+        lines.append(f"FILTER({time_var.sparql()} = {term_sparql(part.time, profile)})")  # type: ignore[union-attr]
+    elif isinstance(part.time, int) and time_var is not None:
+        lines.append(f"FILTER(YEAR({time_var.sparql()}) = {escape.literal(str(part.time), escape.XSD + 'integer')})")
+    return "\n".join(lines)
+
+
+@text_rule(QuantityWithQualifier)
+def _quantity_with_qualifier_text(part: QuantityWithQualifier, profile: Profile) -> str:
+    """The statement's amount, with the qualifier ``pq:qualifier_prop qualifier_obj``."""
+    amount = _amount_lines(part, part.main_prop, "statement/value/", profile)
+    qualifier = (
+        f"{part.statement_var.sparql()} {_pid_iri('qualifier/', part.qualifier_prop, profile)} "
+        f"{term_sparql(part.qualifier_obj, profile)} ."
+    )
+    return "\n".join([_statement_line(part, part.entity, part.main_prop, profile), *amount[:2], qualifier, *amount[2:]])
+
+
+@text_rule(QuantityByQualifier)
+def _quantity_by_qualifier_text(part: QuantityByQualifier, profile: Profile) -> str:
+    """The amount of the qualifier ``pqv:qualifier_prop`` of the statement ``entity main_prop main_obj``."""
+    main = f"{part.statement_var.sparql()} {_pid_iri('statement/', part.main_prop, profile)} {term_sparql(part.main_obj, profile)} ."
+    amount = _amount_lines(part, part.qualifier_prop, "qualifier/value/", profile)
+    return "\n".join([_statement_line(part, part.entity, part.main_prop, profile), main, *amount])
+
+
+@text_rule(Bind)
+def _bind_text(part: Bind, profile: Profile) -> str:
+    return f"BIND({part.expression.sparql(profile)} AS {part.var.sparql()})"
+
+
+@text_rule(Assignment)
+def _assignment_text(part: Assignment, profile: Profile) -> str:
+    return f"VALUES {part.var.sparql()} {{ " + " ".join(term_sparql(v, profile) for v in part.values) + " }"
+
+
+@text_rule(Ranking)
+def _ranking_text(part: Ranking, profile: Profile) -> str:
+    step = part.step
+    select = f"((COUNT(DISTINCT {step.var_list.sparql()}) + 1) AS {step.new_var.sparql()})"
+    return "{\n" + f"{_INDENT}SELECT {select} WHERE " + part.block.pattern(profile, _INDENT) + "\n}"
+
+
+@text_rule(SubSelect)
+def _sub_select_text(part: SubSelect, profile: Profile) -> str:
+    block = part.scope.block
+    projection = " ".join(v.sparql() for v in part.projection) or "*"
+    mods = "".join(f"{_INDENT}{line}\n" for line in block.modifiers().split("\n") if line)
+    return "{\n" + f"{_INDENT}SELECT DISTINCT {projection} WHERE " + block.group(profile, _INDENT) + "\n" + mods + "}"

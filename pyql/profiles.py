@@ -73,6 +73,8 @@ class Profile:
             when labelled (Wikidata statements).
         unlabelled_is_unnamed: an IRI without label is an unnamed node (Freebase CVTs).
         bare_names: "freebase", "wikidata" or None: which bare names parse.
+        subclass_predicate: IRI of the subclass relation, when types form a
+            hierarchy that add_type_constrain follows (Wikidata: P31/P279*).
 
     Example:
         >>> GENERIC.with_prefixes({"ex": "http://example.org/"}).prefixes["ex"]
@@ -88,6 +90,7 @@ class Profile:
     unnamed_prefixes: tuple[str, ...] = ()
     unlabelled_is_unnamed: bool = False
     bare_names: str | None = None
+    subclass_predicate: str | None = None
     _sorted_namespaces: tuple[tuple[str, str], ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -221,6 +224,9 @@ WIKIDATA = Profile(
         "p": "http://www.wikidata.org/prop/",
         "ps": "http://www.wikidata.org/prop/statement/",
         "pq": "http://www.wikidata.org/prop/qualifier/",
+        "psv": "http://www.wikidata.org/prop/statement/value/",
+        "pqv": "http://www.wikidata.org/prop/qualifier/value/",
+        "wikibase": "http://wikiba.se/ontology#",
         "wds": "http://www.wikidata.org/entity/statement/",
         "schema": "http://schema.org/",
         **_COMMON,
@@ -230,6 +236,7 @@ WIKIDATA = Profile(
     hidden_relation_prefixes=("http://schema.org/", "http://wikiba.se/ontology#"),
     unnamed_prefixes=("http://www.wikidata.org/entity/statement/",),
     bare_names="wikidata",
+    subclass_predicate="http://www.wikidata.org/prop/direct/P279",
 )
 
 GENERIC = Profile(

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
@@ -34,14 +35,26 @@ from pyql.steps import (
     Aggregate,
     Answer,
     Argmax,
+    Assignment,
+    Bind,
     Compare,
+    EndTime,
     Fact,
     Filter,
+    PointInTime,
+    Quantity,
+    QuantityByQualifier,
+    QuantityWithQualifier,
+    Rank,
+    StartTime,
     Step,
+    SubQuery,
     TimeConstraint,
     TypeConstraint,
+    expression_variables,
 )
 from pyql.terms import IRI, Literal, Term, TermLike, Variable, parse_term
+from pyql.errors import TermError
 
 __all__ = ["Query"]
 
@@ -79,6 +92,60 @@ def _read_term(value: TermLike, profile: Profile, role: str) -> Term:
             known.clear()
         known[(value, role)] = term
     return term
+
+
+# -- MarkQA's arguments (Wikidata) -------------------------------------------
+# A bare name MarkQA reads as a variable ("pop 2011" is ?pop_2011), and what
+# looks like an entity or property id but is malformed (Q12x, wd:Qx, P3a).
+_MQ_NAME_RE = re.compile(r"[^\W\d][\w ]*\Z")
+_QID_RE = re.compile(r"(?:wd:)?[Qq]([0-9]+)\Z")
+_QID_LIKE_RE = re.compile(r"wd:.*|[Qq][0-9]+[A-Za-z0-9]*\Z|[Qq]\Z", re.S)
+_PID_RE = re.compile(r"(?:(?:wdt|p|ps|pq|psv|pqv):)?[Pp]?([0-9]+)\Z")
+
+
+def _mq_var(value: object, what: str) -> Variable:
+    """A MarkQA variable: ``?x``, ``x`` or ``pop 2011`` (spaces → ``_``); a QID or a number is refused."""
+    if isinstance(value, Variable):
+        return _reserved(value)
+    text = " ".join(str(value).split()).replace(" ", "_") if isinstance(value, str) else ""
+    name = text[1:] if text.startswith("?") else text
+    if not name or _QID_LIKE_RE.match(name) or not _MQ_NAME_RE.match(name):
+        raise QueryError(f"{what} must be a variable name such as pop_2011 or ?pop_2011, not {value!r}")
+    try:
+        return _reserved(Variable(name))
+    except TermError as exc:
+        raise QueryError(f"{what}: {exc}") from None
+
+
+def _mq_entity(value: object, profile: Profile, what: str) -> Term:
+    """A MarkQA entity: a QID (``Q64``, ``wd:Q64``), a variable, or a bare name (a variable, as MarkQA reads it)."""
+    if isinstance(value, (IRI, Variable)):
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    match = _QID_RE.match(text)
+    if match:
+        return IRI(profile.prefixes["wd"] + "Q" + match.group(1))
+    if _QID_LIKE_RE.match(text):
+        raise TermError(f"{what}: {value!r} is not a Wikidata entity id; write Q followed by digits, e.g. Q64")
+    return _mq_var(value, what)
+
+
+def _mq_pid(value: object, what: str) -> str:
+    """A MarkQA property id: ``P1082``, ``p1082``, ``1082``, ``wdt:P1082``, or its IRI; anything else is refused."""
+    text = value.value.rsplit("/", 1)[-1] if isinstance(value, IRI) else value.strip() if isinstance(value, str) else ""
+    match = _PID_RE.match(text)
+    if not match or match.group(1).startswith("0"):
+        raise TermError(f"{what}: {value!r} is not a Wikidata property id; write P followed by digits, e.g. P1082")
+    return "P" + match.group(1)
+
+
+def _groups(group_by: Iterable[TermLike], group_obj: object) -> tuple[TermLike, ...]:
+    """``group_by`` plus MarkQA's single ``group_obj`` (a list there is taken as ``group_by``)."""
+    if isinstance(group_by, (str, Variable)):
+        group_by = (group_by,)
+    if isinstance(group_obj, (list, tuple)):
+        return (*group_by, *group_obj)
+    return (*group_by, group_obj) if group_obj is not None else tuple(group_by)
 
 
 @dataclass(frozen=True)
@@ -122,6 +189,8 @@ class Query:
         return _read_term(value, self.profile, role)
 
     def _var(self, value: TermLike, what: str) -> Variable:
+        if self.profile.bare_names == "wikidata" and isinstance(value, str) and _MQ_NAME_RE.match(value.strip()):
+            return _mq_var(value, what)  # MarkQA writes variables without "?" (Wikidata only)
         term = self.term(value)
         if not isinstance(term, Variable):
             raise QueryError(f"{what} must be a variable such as ?x, not {value!r}")
@@ -262,18 +331,35 @@ class Query:
         """
         return self._with(Compare(self.term(left), op, self.term(right)))
 
-    def _argmax(self, var: TermLike, descending: bool, limit: int, offset: int, native: bool) -> Query:
+    def _argmax(
+        self, var: TermLike, descending: bool, limit: int | None, offset: int, native: bool, return_obj: TermLike | None
+    ) -> Query:
         action = "add_max" if descending else "add_min"
         v = self._visible(self._var(var, f"the argument of {action}"), action)
-        return self._with(Argmax(v, descending, limit, offset, native))
+        answer = None
+        if return_obj is not None and not (isinstance(return_obj, str) and return_obj.strip() == "*"):
+            answer = self._visible(self._var(return_obj, f"return_obj of {action}"), action)
+        return self._with(Argmax(v, descending, limit, offset, native, answer))
 
-    def add_max(self, var: TermLike, limit: int = 1, offset: int = 0, *, native: bool = False) -> Query:
+    def add_max(
+        self,
+        var: TermLike,
+        return_obj: TermLike | None = None,
+        offset: int = 0,
+        limit: int | None = 1,
+        *,
+        native: bool = False,
+    ) -> Query:
         """Keep the row(s) where ``var`` is largest (ORDER BY DESC ... LIMIT).
+
+        The arguments are MarkQA's, in its order: the third largest is
+        ``add_max(v, offset=2)``, the top three ``add_max(v, limit=3)``.
 
         Args:
             var: an existing variable holding numbers or dates.
-            limit: rows kept.
+            return_obj: the variable the query returns afterwards (None or "*": unchanged).
             offset: rows skipped first.
+            limit: rows kept (None: all after ``offset``).
             native: order by the engine's own order of ``var`` (fast, and
                 right when its values are all numbers or all of one date
                 type; :meth:`pyql.kb.KB.native_order` tells) instead of the
@@ -285,19 +371,32 @@ class Query:
             >>> "ORDER BY DESC(?t)" in Query().add_fact("?c", "a.b.c", "?t").add_max("?t", native=True).sparql()
             True
         """
-        return self._argmax(var, True, limit, offset, native)
+        return self._argmax(var, True, limit, offset, native, return_obj)
 
-    def add_min(self, var: TermLike, limit: int = 1, offset: int = 0, *, native: bool = False) -> Query:
-        """Keep the row(s) where ``var`` is smallest (``native`` as in :meth:`add_max`).
+    def add_min(
+        self,
+        var: TermLike,
+        return_obj: TermLike | None = None,
+        offset: int = 0,
+        limit: int | None = 1,
+        *,
+        native: bool = False,
+    ) -> Query:
+        """Keep the row(s) where ``var`` is smallest (arguments as in :meth:`add_max`).
 
         Example:
             >>> "ASC(" in Query().add_fact("?c", "a.b.c", "?t").add_min("?t").sparql()
             True
+            >>> Query().add_fact("?c", "a.b.c", "?t").add_min("?t", "?c").answer
+            Variable(name='c')
         """
-        return self._argmax(var, False, limit, offset, native)
+        return self._argmax(var, False, limit, offset, native, return_obj)
 
-    def _aggregate(self, func: str, var: TermLike, new_var: TermLike, group_by: Iterable[TermLike]) -> Query:
+    def _aggregate(
+        self, func: str, var: TermLike, new_var: TermLike, group_by: Iterable[TermLike], group_obj: object = None
+    ) -> Query:
         action = "add_" + func.lower()
+        group_by = _groups(group_by, group_obj)
         v = self._visible(self._var(var, f"the first argument of {action}"), action)
         new = self._var(new_var, f"the second argument of {action}")
         if new in self.variables:
@@ -305,32 +404,44 @@ class Query:
         groups = tuple(self._visible(self._var(g, "group_by"), action) for g in group_by)
         return self._with(Aggregate(func, v, new, groups))
 
-    def add_count(self, var: TermLike, new_var: TermLike, group_by: Iterable[TermLike] = ()) -> Query:
+    def add_count(
+        self, var: TermLike, new_var: TermLike, group_obj: TermLike | None = None, group_by: Iterable[TermLike] = ()
+    ) -> Query:
         """Count the distinct values of ``var`` into ``new_var``.
 
+        ``group_obj`` (MarkQA's) counts per value of one variable; ``group_by``
+        takes several.
+
         Example:
+            >>> q = Query().add_fact("?c", "a.b.c", "?s").add_count("?s", "?n", "?c")
+            >>> [str(v) for v in q.variables], "GROUP BY ?c" in q.sparql()
+            (['?c', '?n'], True)
             >>> Query().add_fact("?c", "a.b.c", "?s").add_count("?c", "?n").variables
             (Variable(name='n'),)
         """
-        return self._aggregate("COUNT", var, new_var, group_by)
+        return self._aggregate("COUNT", var, new_var, group_by, group_obj)
 
-    def add_sum(self, var: TermLike, new_var: TermLike, group_by: Iterable[TermLike] = ()) -> Query:
+    def add_sum(
+        self, var: TermLike, new_var: TermLike, group_obj: TermLike | None = None, group_by: Iterable[TermLike] = ()
+    ) -> Query:
         """Sum ``var`` into ``new_var``.
 
         Example:
             >>> "SUM(?f)" in Query().add_fact("?c", "a.b.c", "?f").add_sum("?f", "?total").sparql()
             True
         """
-        return self._aggregate("SUM", var, new_var, group_by)
+        return self._aggregate("SUM", var, new_var, group_by, group_obj)
 
-    def add_avg(self, var: TermLike, new_var: TermLike, group_by: Iterable[TermLike] = ()) -> Query:
+    def add_avg(
+        self, var: TermLike, new_var: TermLike, group_obj: TermLike | None = None, group_by: Iterable[TermLike] = ()
+    ) -> Query:
         """Average ``var`` into ``new_var``.
 
         Example:
             >>> "AVG(?f)" in Query().add_fact("?c", "a.b.c", "?f").add_avg("?f", "?mean").sparql()
             True
         """
-        return self._aggregate("AVG", var, new_var, group_by)
+        return self._aggregate("AVG", var, new_var, group_by, group_obj)
 
     def add_time_constrain(
         self, var: TermLike, start_relation: TermLike, end_relation: TermLike, start_before: TermLike, end_after: TermLike
@@ -389,13 +500,262 @@ class Query:
             pyql.errors.QueryError: set_answer takes an existing variable such as ?x, not 'yes'; existing variables: none yet
         """
         try:
-            v = self.term(var)
+            v = self._var(var, "set_answer")
         except Exception:
             v = None
         if not isinstance(v, Variable):
             existing = ", ".join(str(x) for x in self.variables) or "none yet"
             raise QueryError(f"set_answer takes an existing variable such as ?x, not {var!r}; existing variables: {existing}")
         return self._with(Answer(self._visible(v, "set_answer")))
+
+    # -- MarkQA's functions (Wikidata's statement model) -------------------
+    def _wikidata(self, action: str) -> None:
+        if self.profile.bare_names != "wikidata":
+            raise QueryError(
+                f"{action} is one of MarkQA's Wikidata functions; build the query with Query('wikidata'), "
+                f"not the {self.profile.name} profile"
+            )
+
+    def _new(self, value: object, what: str, action: str) -> Variable:
+        var = _mq_var(value, what)
+        if var in self.variables:
+            raise QueryError(f"{action}: {var} already exists; store the result in a new variable")
+        return var
+
+    def _time(self, time: object, tag: Variable) -> int | Literal | Variable | None:
+        """``time`` of add_quantity: a year, a date, a variable, True (``?time_<tag>``) or None/False."""
+        if time is None or time is False:
+            return None
+        if time is True:
+            return Variable("time_" + tag.name)
+        if isinstance(time, int):
+            return time
+        if isinstance(time, str) and time.strip().isdigit():
+            return int(time.strip())
+        if isinstance(time, (Variable, Literal)):
+            term: object = time
+        elif isinstance(time, str):
+            term = _mq_var(time, "time of add_quantity") if time.strip().startswith("?") else self.term(time)
+        elif isinstance(getattr(time, "lexical", None), str) and isinstance(getattr(time, "datatype", None), str):
+            term = Literal(time.lexical, escape.XSD + time.datatype)  # type: ignore[attr-defined]
+        else:
+            term = None
+        if isinstance(term, Variable) or (isinstance(term, Literal) and term.is_date):
+            return term
+        raise QueryError(
+            f"time of add_quantity must be a year (2011), a date (to_date(2020, 5, 1) or 2020-05-01), "
+            f"a variable (?t) or True, not {time!r}"
+        )
+
+    def add_quantity(self, entity: TermLike, prop: TermLike, tag: TermLike, time: object = False, unit: bool = False) -> Query:
+        """MarkQA's ``add_quantity``: the amount of ``entity``'s ``prop`` statement in ``?tag``.
+
+        Compiles to ``wd:E p:P ?statement_tag . ?statement_tag psv:P ?value_st_tag .
+        ?value_st_tag wikibase:quantityAmount ?tag .``; ``?tag`` becomes the answer.
+
+        Args:
+            entity: a QID (Q64) or a variable.
+            prop: a property id (P1082).
+            tag: the name of the amount's variable (pop_2011 or ?pop_2011).
+            time: a year (``pq:P585 ?time_tag`` of that YEAR), a date (the
+                point in time equals it), a variable (bound to the point in
+                time), True (``?time_tag``) or False (no time).
+            unit: convert to SI units through the unit's P2370 conversion
+                (``?tag`` = ``?non_si_tag * ?si_conversion_tag``).
+
+        Example:
+            >>> q = Query("wikidata").add_quantity("Q64", "P1082", "pop_2011", 2011)
+            >>> print(q.sparql().split("WHERE ")[1], end="")
+            {
+              wd:Q64 p:P1082 ?statement_pop_2011 .
+              ?statement_pop_2011 psv:P1082 ?value_st_pop_2011 .
+              ?value_st_pop_2011 wikibase:quantityAmount ?pop_2011 .
+              ?statement_pop_2011 pq:P585 ?time_pop_2011 .
+              FILTER(YEAR(?time_pop_2011) = 2011)
+            }
+        """
+        self._wikidata("add_quantity")
+        var = _mq_var(tag, "the tag of add_quantity")
+        subject = _mq_entity(entity, self.profile, "the entity of add_quantity")
+        step = Quantity(subject, _mq_pid(prop, "the property of add_quantity"), var, self._time(time, var), unit)
+        return self._with(step)
+
+    def add_quantity_with_qualifier(
+        self, entity: TermLike, main_prop: TermLike, qualifier_prop: TermLike, qualifier_obj: TermLike, tag: TermLike, unit: bool = False
+    ) -> Query:
+        """MarkQA's ``add_quantity_with_qualifier``: the amount of the ``main_prop`` statement whose
+        qualifier ``qualifier_prop`` is ``qualifier_obj`` (``?statement pq:Q obj``).
+
+        Example:
+            >>> q = Query("wikidata").add_quantity_with_qualifier("Q1", "P2069", "P518", "Q2", "perf")
+            >>> "?statement_perf pq:P518 wd:Q2 ." in q.sparql(), q.answer
+            (True, Variable(name='perf'))
+        """
+        self._wikidata("add_quantity_with_qualifier")
+        what = "add_quantity_with_qualifier"
+        step = QuantityWithQualifier(
+            _mq_entity(entity, self.profile, f"the entity of {what}"),
+            _mq_pid(main_prop, f"main_prop of {what}"),
+            _mq_pid(qualifier_prop, f"qualifier_prop of {what}"),
+            _mq_entity(qualifier_obj, self.profile, f"qualifier_obj of {what}"),
+            _mq_var(tag, f"the tag of {what}"),
+            unit,
+        )
+        return self._with(step)
+
+    def add_quantity_by_qualifier(
+        self, entity: TermLike, main_prop: TermLike, main_obj: TermLike, qualifier_prop: TermLike, tag: TermLike, unit: bool = False
+    ) -> Query:
+        """MarkQA's ``add_quantity_by_qualifier``: the amount held by the qualifier ``qualifier_prop``
+        (``pqv:``) of the statement ``entity main_prop main_obj``.
+
+        Example:
+            >>> q = Query("wikidata").add_quantity_by_qualifier("Q1", "P186", "Q2", "P2067", "mass")
+            >>> "?statement_mass pqv:P2067 ?value_st_mass ." in q.sparql()
+            True
+        """
+        self._wikidata("add_quantity_by_qualifier")
+        what = "add_quantity_by_qualifier"
+        step = QuantityByQualifier(
+            _mq_entity(entity, self.profile, f"the entity of {what}"),
+            _mq_pid(main_prop, f"main_prop of {what}"),
+            _mq_entity(main_obj, self.profile, f"main_obj of {what}"),
+            _mq_pid(qualifier_prop, f"qualifier_prop of {what}"),
+            _mq_var(tag, f"the tag of {what}"),
+            unit,
+        )
+        return self._with(step)
+
+    def add_bind(self, expression: object, var: TermLike) -> Query:
+        """``BIND(expression AS ?var)``; ``?var`` (new) becomes the answer.
+
+        ``expression`` is built with MarkQA's functions (:mod:`pyql.expressions`:
+        ``add``, ``sub``, ``mul``, ``div`` ...): anything with ``variables()``
+        and ``sparql(profile)``; its variables must be in the query.
+
+        Example:
+            >>> class Growth:  # what pyql.expressions' sub('b', 'a') gives
+            ...     def variables(self): return ("b", "a")
+            ...     def sparql(self, profile): return "(?b - ?a)"
+            >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64", "P1082", "b", 2021)
+            >>> q.add_bind(Growth(), "ans").sparql().splitlines()[-2].strip()
+            'BIND((?b - ?a) AS ?ans)'
+        """
+        new = self._new(var, "the variable of add_bind", "add_bind")
+        step = Bind(expression, new)
+        missing = [v for v in expression_variables(expression) if v not in self.variables]
+        if missing:
+            existing = ", ".join(str(v) for v in self.variables) or "none yet"
+            raise QueryError(
+                f"add_bind: {', '.join(map(str, missing))} not in the query; add the quantities first "
+                f"(existing variables: {existing})"
+            )
+        return self._with(step)
+
+    def add_rank(self, rank_var: TermLike, var_list: TermLike, new_var: TermLike) -> Query:
+        """MarkQA's rank: ``FILTER(?rank_var < ?var_list)``, then ``COUNT(DISTINCT ?var_list) + 1`` in ``?new_var``.
+
+        ``rank_var`` holds the value ranked, ``var_list`` every value it is
+        ranked among (largest first). Afterwards only ``?new_var`` is visible.
+
+        Example:
+            >>> q = (Query("wikidata").add_quantity("Q64", "P2046", "mine")
+            ...      .add_type_constrain("Q515", "city").add_quantity("city", "P2046", "area"))
+            >>> "(COUNT(DISTINCT ?area) + 1) AS ?rank" in q.add_rank("mine", "area", "rank").sparql()
+            True
+        """
+        rank = self._visible(self._var(rank_var, "rank_var of add_rank"), "add_rank")
+        values = self._visible(self._var(var_list, "var_list of add_rank"), "add_rank")
+        return self._with(Rank(rank, values, self._new(new_var, "new_var of add_rank", "add_rank")))
+
+    def add_sub_query(self, *queries: Query) -> Query:
+        """Join independent queries with this one on their shared variables (``{ SELECT ... }`` blocks).
+
+        Example:
+            >>> a = Query("wikidata").add_quantity("Q64", "P1082", "pop_a")
+            >>> b = Query("wikidata").add_quantity("Q90", "P1082", "pop_b")
+            >>> [str(v) for v in Query("wikidata").add_sub_query(a, b).variables][:3]
+            ['?statement_pop_a', '?value_st_pop_a', '?pop_a']
+        """
+        for query in queries:
+            if not isinstance(query, Query):
+                raise QueryError(f"add_sub_query takes queries built with pyql.Query, not {query!r}")
+            if query.profile != self.profile:
+                raise QueryError(f"add_sub_query: a {query.profile.name} query cannot join a {self.profile.name} query")
+        return self._with(SubQuery(tuple(queries)))
+
+    def add_assignment(self, values: Iterable[TermLike], var: TermLike) -> Query:
+        """``VALUES ?var { ... }``: ``var`` takes each value (QIDs, numbers, dates, literals).
+
+        Example:
+            >>> Query("wikidata").add_assignment(["Q319", "Q2347978"], "car").sparql().splitlines()[-2].strip()
+            'VALUES ?car { wd:Q319 wd:Q2347978 }'
+        """
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise QueryError(f"add_assignment takes a list of values, e.g. ['Q319', 'Q2347978'], not {values!r}")
+        terms = []
+        for value in values:
+            if isinstance(value, str) and self.profile.bare_names == "wikidata" and _QID_LIKE_RE.match(value.strip()):
+                terms.append(_mq_entity(value, self.profile, "a value of add_assignment"))
+            else:
+                terms.append(self.term(value, "entity"))
+        return self._with(Assignment(tuple(terms), self._var(var, "the variable of add_assignment")))
+
+    def _property_fact(self, kind: type, pid: str, entity: TermLike, new_var: TermLike) -> Query:
+        action = kind.action  # type: ignore[attr-defined]
+        self._wikidata(action)
+        subject = _mq_entity(entity, self.profile, f"the entity of {action}")
+        relation = IRI(self.profile.prefixes["wdt"] + pid)
+        return self._with(kind(subject, relation, _mq_var(new_var, f"new_var of {action}")))
+
+    def add_start_time(self, entity: TermLike, new_var: TermLike) -> Query:
+        """``entity wdt:P580 ?new_var`` (start time).
+
+        Example:
+            >>> Query("wikidata").add_start_time("Q8", "start").actions()
+            ['add_start_time(wd:Q8, ?start)']
+        """
+        return self._property_fact(StartTime, "P580", entity, new_var)
+
+    def add_end_time(self, entity: TermLike, new_var: TermLike) -> Query:
+        """``entity wdt:P582 ?new_var`` (end time).
+
+        Example:
+            >>> "wd:Q8 wdt:P582 ?end ." in Query("wikidata").add_end_time("Q8", "end").sparql()
+            True
+        """
+        return self._property_fact(EndTime, "P582", entity, new_var)
+
+    def add_time(self, entity: TermLike, new_var: TermLike) -> Query:
+        """``entity wdt:P585 ?new_var`` (point in time).
+
+        Example:
+            >>> "wd:Q8 wdt:P585 ?when ." in Query("wikidata").add_time("Q8", "when").sparql()
+            True
+        """
+        return self._property_fact(PointInTime, "P585", entity, new_var)
+
+    def set_head(self, head: str) -> Query:
+        """MarkQA's ``set_head``, for the heads its own functions write: ``SELECT [DISTINCT] ?v`` or ``*``.
+
+        Raw SPARQL is not accepted: aggregates are :meth:`add_count`,
+        :meth:`add_sum`, :meth:`add_avg`, :meth:`add_rank`; the answer is :meth:`set_answer`.
+
+        Example:
+            >>> Query("wikidata").add_time("Q8", "t").set_head("SELECT DISTINCT ?t").answer
+            Variable(name='t')
+            >>> Query("wikidata").set_head("SELECT (MAX(?x) AS ?m)")
+            Traceback (most recent call last):
+            ...
+            pyql.errors.QueryError: set_head takes SELECT ?var or SELECT *, not 'SELECT (MAX(?x) AS ?m)'; for aggregates use add_count, add_sum, add_avg, add_max/add_min or add_rank, for the answer set_answer
+        """
+        match = re.fullmatch(r"\s*SELECT\s+(?:DISTINCT\s+)?(\*|\?\w+)\s*", head, re.I) if isinstance(head, str) else None
+        if match is None:
+            raise QueryError(
+                f"set_head takes SELECT ?var or SELECT *, not {head!r}; for aggregates use add_count, add_sum, "
+                "add_avg, add_max/add_min or add_rank, for the answer set_answer"
+            )
+        return self if match.group(1) == "*" else self.set_answer(match.group(1))
 
     # -- conversions -------------------------------------------------------
     def actions(self) -> list[str]:

@@ -14,10 +14,17 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, Protocol
 
-from grammars.vocabulary import COMPARISON_OPERATORS, SPARQL_ACTION_ORDER
-from pyql.action_parser import Arg
+from grammars.vocabulary import (
+    COMPARISON_OPERATORS,
+    EXPRESSION_FUNCTIONS,
+    MAX_EXPRESSION_DEPTH,
+    SPARQL_ACTION_ORDER,
+    SPARQL_ALL_ACTIONS,
+)
+from pyql.action_parser import Arg, parse_action
 from pyql.actions import ActionSet, StepResult, action
 from pyql.errors import ArgumentError, QueryError, TermError
 from pyql.observation import BoundedRows, Relations
@@ -25,10 +32,13 @@ from pyql.query import Query
 from pyql.steps import normalize_operator
 from pyql.terms import IRI, Literal, Term, Variable, parse_term, resolve_datatype
 
-__all__ = ["SparqlActions", "KBContext", "arg_to_term", "convert_argument", "ORDER"]
+__all__ = ["SparqlActions", "KBContext", "arg_to_term", "convert_argument", "markqa_argument", "ORDER", "MARKQA_KINDS"]
 
-#: The order the actions are documented in (the vocabulary's).
-ORDER = list(SPARQL_ACTION_ORDER)
+#: The order the actions are documented in (the vocabulary's): the default ones, MarkQA's, execute.
+ORDER = list(SPARQL_ALL_ACTIONS)
+
+#: Parameter kinds of MarkQA's actions (see :func:`markqa_argument`).
+MARKQA_KINDS = ("markqa", "flag", "time", "expression", "values")
 
 
 class KBContext(Protocol):
@@ -98,6 +108,11 @@ def convert_argument(profile: Any, kind: str, arg: Arg, action_name: str, name: 
     def fail(message: str) -> ArgumentError:
         return ArgumentError(message, action=action_name, parameter=name, position=position, value=arg.raw)
 
+    if kind in MARKQA_KINDS:
+        try:
+            return markqa_argument(kind, arg)
+        except (QueryError, TermError) as exc:
+            raise fail(f"argument {position + 1} ({name}) of {action_name}: {exc}") from None
     if kind == "operator":
         if arg.kind != "operator":
             raise fail(
@@ -120,10 +135,77 @@ def convert_argument(profile: Any, kind: str, arg: Arg, action_name: str, name: 
     return term
 
 
+def _markqa_text(arg: Arg) -> str:
+    """An argument as MarkQA's functions read it: ``?x`` for a variable, a string's text, else as written."""
+    if arg.kind == "variable":
+        return "?" + arg.value
+    return arg.value if arg.kind == "string" else arg.raw
+
+
+def _expression(arg: Arg, depth: int) -> Any:
+    """An expression argument: MarkQA's functions nested as calls, built by :mod:`pyql.expressions`."""
+    if depth > MAX_EXPRESSION_DEPTH:
+        raise QueryError(f"the expression nests deeper than {MAX_EXPRESSION_DEPTH} calls; bind a part to a variable first")
+    if arg.kind != "text":
+        return _markqa_text(arg)
+    try:
+        call = parse_action(arg.raw)
+    except Exception:
+        raise QueryError(f"{arg.raw!r} is not an expression; write e.g. mul(div(sub(?b, ?a), ?a), 100)") from None
+    if call.name not in EXPRESSION_FUNCTIONS:
+        raise QueryError(f"unknown expression function {call.name!r}; use one of {', '.join(EXPRESSION_FUNCTIONS)}")
+    try:
+        functions = importlib.import_module("pyql.expressions")
+    except ImportError:  # pragma: no cover - the module comes with issue 21's expression tree
+        raise QueryError("expressions need pyql.expressions, which this installation lacks") from None
+    operands = [_expression(a, depth + 1) for a in call.args]
+    try:
+        return getattr(functions, call.name)(*operands)
+    except TypeError:
+        raise QueryError(f"{call.name}() does not take {len(operands)} operand(s)") from None
+
+
+def markqa_argument(kind: str, arg: Arg) -> Any:
+    """Convert an argument of one of MarkQA's actions (the query method then reads it as MarkQA does).
+
+    Kinds: "markqa" (an id, a variable, a name: its text), "flag" (true/false),
+    "time" (a year, a date, a variable, true/false), "expression" (nested
+    calls of MarkQA's expression functions), "values" (``(Q1, Q2)``).
+
+    Raises:
+        QueryError: for a value of the wrong shape, an unknown function, an expression nested too deep.
+
+    Example:
+        >>> markqa_argument("values", parse_action("f((Q1, Q2))").args[0])
+        ['Q1', 'Q2']
+        >>> markqa_argument("time", parse_action("f(2011)").args[0])
+        2011
+    """
+    text = _markqa_text(arg)
+    if kind in ("flag", "time") and text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if kind == "flag":
+        raise QueryError(f"{arg.raw!r} is not true or false")
+    if kind == "time" and arg.kind == "number" and text.isdigit():
+        return int(text)
+    if kind == "expression":
+        return _expression(arg, 1)
+    if kind == "values":
+        inner = arg.raw.strip()
+        if not (inner.startswith("(") and inner.endswith(")")):
+            raise QueryError(f"write the values in parentheses, e.g. (Q319, Q2347978), not {arg.raw!r}")
+        return [_markqa_text(a) for a in parse_action("values" + inner).args]
+    return text
+
+
 class SparqlActions(ActionSet):
     """The PyQL functions for knowledge bases (SPARQL version)."""
 
     title = "PyQL actions (SPARQL version)"
+
+    def __init__(self, only: Any = None) -> None:
+        # The default set is QueryAgent's; MarkQA's actions are offered by name (SPARQL_ALL_ACTIONS: all).
+        super().__init__(SPARQL_ACTION_ORDER if only is None else only)
 
     def order(self) -> list[str]:
         return ORDER
@@ -328,6 +410,149 @@ class SparqlActions(ActionSet):
         Example: set_answer(?cyclone)
         """
         return self._observe(env, env.query.set_answer(answer_var))
+
+    # -- MarkQA's functions (Wikidata) -------------------------------------------
+    @action("construct", entity="markqa", prop="markqa", tag="markqa", time="time", unit="flag")
+    def add_quantity(self, env: KBContext, entity: str, prop: str, tag: str, time: Any = False, unit: bool = False) -> StepResult:
+        """Get the amount of a quantity statement of an entity into ?tag (Wikidata's p:/psv:/wikibase:quantityAmount).
+
+        time: a year (the statement's point in time P585 is in that year), a date, a variable to bind the point in time to, or true to get it as ?time_tag. unit: true converts the amount to SI units.
+
+        Args:
+            entity: an entity id such as Q64, or a variable.
+            prop: a quantity property such as P1082.
+            tag: the new variable for the amount, e.g. pop_2011.
+            time: optional: a year, a date, a variable or true.
+            unit: optional: true to convert to SI units.
+
+        Example: add_quantity(Q64, P1082, pop_2011, 2011)
+        """
+        return self._observe(env, env.query.add_quantity(entity, prop, tag, time, unit))
+
+    @action("construct", entity="markqa", main_prop="markqa", qualifier_prop="markqa", qualifier_obj="markqa", tag="markqa", unit="flag")
+    def add_quantity_with_qualifier(
+        self, env: KBContext, entity: str, main_prop: str, qualifier_prop: str, qualifier_obj: str, tag: str, unit: bool = False
+    ) -> StepResult:
+        """Get the amount of a quantity statement whose qualifier qualifier_prop is qualifier_obj.
+
+        Args:
+            entity: an entity id or a variable.
+            main_prop: the quantity property.
+            qualifier_prop: the qualifier property, e.g. P518 (applies to part).
+            qualifier_obj: the qualifier's value.
+            tag: the new variable for the amount.
+            unit: optional: true to convert to SI units.
+
+        Example: add_quantity_with_qualifier(Q1, P2069, P518, Q2, perf)
+        """
+        query = env.query.add_quantity_with_qualifier(entity, main_prop, qualifier_prop, qualifier_obj, tag, unit)
+        return self._observe(env, query)
+
+    @action("construct", entity="markqa", main_prop="markqa", main_obj="markqa", qualifier_prop="markqa", tag="markqa", unit="flag")
+    def add_quantity_by_qualifier(
+        self, env: KBContext, entity: str, main_prop: str, main_obj: str, qualifier_prop: str, tag: str, unit: bool = False
+    ) -> StepResult:
+        """Get the amount held by the qualifier qualifier_prop of the statement (entity, main_prop, main_obj).
+
+        Args:
+            entity: an entity id or a variable.
+            main_prop: the statement's property, e.g. P186 (made from material).
+            main_obj: the statement's value.
+            qualifier_prop: the quantity qualifier, e.g. P2067 (mass).
+            tag: the new variable for the amount.
+            unit: optional: true to convert to SI units.
+
+        Example: add_quantity_by_qualifier(Q1, P186, Q2, P2067, mass)
+        """
+        query = env.query.add_quantity_by_qualifier(entity, main_prop, main_obj, qualifier_prop, tag, unit)
+        return self._observe(env, query)
+
+    @action("construct", expression="expression", var="markqa")
+    def add_bind(self, env: KBContext, expression: Any, var: str) -> StepResult:
+        """Compute an expression over existing variables and numbers into the new variable var.
+
+        Expression functions: add, sub, mul, div, abs, ceil_mul, ceil_div, floor_mul, floor_div, avg, year, month, to_date, to_decimal.
+
+        Args:
+            expression: nested calls such as mul(div(sub(?b, ?a), ?a), 100).
+            var: the new variable.
+
+        Example: add_bind(mul(div(sub(?pop_2021, ?pop_2011), ?pop_2011), 100), ?ans)
+        """
+        return self._observe(env, env.query.add_bind(expression, var))
+
+    @action("construct", rank_var="markqa", var_list="markqa", new_var="markqa")
+    def add_rank(self, env: KBContext, rank_var: str, var_list: str, new_var: str) -> StepResult:
+        """Rank a value among values (largest first): 1 + the number of distinct values of var_list greater than rank_var.
+
+        Args:
+            rank_var: the variable holding the value ranked.
+            var_list: the variable holding every value it is ranked among.
+            new_var: the new variable for the rank.
+
+        Example: add_rank(?berlin_area, ?area, ?rank)
+        """
+        return self._observe(env, env.query.add_rank(rank_var, var_list, new_var))
+
+    @action("construct", values="values", var="markqa")
+    def add_assignment(self, env: KBContext, values: list[str], var: str) -> StepResult:
+        """Let a variable take each of some values (VALUES).
+
+        Args:
+            values: entity ids or values in parentheses.
+            var: the variable.
+
+        Example: add_assignment((Q319, Q2347978), ?car)
+        """
+        return self._observe(env, env.query.add_assignment(values, var))
+
+    @action("construct", entity="markqa", new_var="markqa")
+    def add_start_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
+        """Get the start time (P580) of an entity into new_var.
+
+        Args:
+            entity: an entity id or a variable.
+            new_var: the new variable.
+
+        Example: add_start_time(Q8, ?start)
+        """
+        return self._observe(env, env.query.add_start_time(entity, new_var))
+
+    @action("construct", entity="markqa", new_var="markqa")
+    def add_end_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
+        """Get the end time (P582) of an entity into new_var.
+
+        Args:
+            entity: an entity id or a variable.
+            new_var: the new variable.
+
+        Example: add_end_time(Q8, ?end)
+        """
+        return self._observe(env, env.query.add_end_time(entity, new_var))
+
+    @action("construct", entity="markqa", new_var="markqa")
+    def add_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
+        """Get the point in time (P585) of an entity into new_var.
+
+        Args:
+            entity: an entity id or a variable.
+            new_var: the new variable.
+
+        Example: add_time(Q8, ?when)
+        """
+        return self._observe(env, env.query.add_time(entity, new_var))
+
+    @action("construct", head="markqa")
+    def set_head(self, env: KBContext, head: Any) -> StepResult:
+        """Set what the query returns, as MarkQA's set_head: SELECT ?var (or SELECT *); raw SPARQL is refused.
+
+        Args:
+            head: SELECT ?var or SELECT *.
+
+        Example: set_head(SELECT ?ans)
+        """
+        text = head.raw if isinstance(head, Arg) else str(head)
+        return self._observe(env, env.query.set_head(text))
 
     @action("terminate")
     def execute(self, env: KBContext) -> StepResult:

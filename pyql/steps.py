@@ -23,8 +23,9 @@ Example:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Protocol
 
 from grammars.vocabulary import AGGREGATIONS, COMPARISON_OPERATORS, canonical_operator
 from pyql.errors import QueryError
@@ -40,6 +41,20 @@ __all__ = [
     "TimeConstraint",
     "Compare",
     "Answer",
+    "ExpressionLike",
+    "expression_variables",
+    "QuantityBase",
+    "Quantity",
+    "QuantityWithQualifier",
+    "QuantityByQualifier",
+    "Bind",
+    "Rank",
+    "SubQuery",
+    "Assignment",
+    "PropertyFact",
+    "StartTime",
+    "EndTime",
+    "PointInTime",
     "COMPARISON_OPERATORS",
     "AGGREGATES",
     "normalize_operator",
@@ -171,13 +186,17 @@ class Argmax(Step):
     of 5 s on a 10^6-row join); it is only right when every value of ``v`` is
     a number or every value has the same date type, which
     :meth:`pyql.kb.KB.native_order` checks.
+
+    ``answer`` is MarkQA's ``return_obj``: the variable the query returns
+    afterwards (None: unchanged). ``limit`` None keeps every row after ``offset``.
     """
 
     var: Variable
     descending: bool = True
-    limit: int = 1
+    limit: int | None = 1
     offset: int = 0
     native: bool = False
+    answer: Variable | None = None
 
     @property
     def action(self) -> str:  # type: ignore[override]
@@ -186,15 +205,18 @@ class Argmax(Step):
     def __post_init__(self) -> None:
         if not isinstance(self.var, Variable):
             raise QueryError(f"{self.action} orders by a variable, not {self.var}")
-        if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
-            raise QueryError(f"the limit of {self.action} must be a whole number ≥ 1, got {self.limit!r}")
+        limit = self.limit
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+            raise QueryError(f"the limit of {self.action} must be a whole number ≥ 1 (or None: no limit), got {limit!r}")
+        if self.answer is not None and not isinstance(self.answer, Variable):
+            raise QueryError(f"return_obj of {self.action} must be a variable, not {self.answer}")
         if not isinstance(self.offset, int) or isinstance(self.offset, bool) or self.offset < 0:
             raise QueryError(f"the offset of {self.action} must be a whole number ≥ 0, got {self.offset!r}")
         if not isinstance(self.native, bool):
             raise QueryError(f"native of {self.action} must be True or False, got {self.native!r}")
 
     def arguments(self) -> tuple[object, ...]:
-        return (self.var,)
+        return (self.var,) if self.answer is None else (self.var, self.answer)
 
 
 @dataclass(frozen=True)
@@ -281,3 +303,326 @@ class Answer(Step):
 
     def arguments(self) -> tuple[object, ...]:
         return (self.var,)
+
+
+# ---------------------------------------------------------------------------
+# MarkQA's functions on Wikidata's statement model (issue 21)
+# ---------------------------------------------------------------------------
+
+
+class ExpressionLike(Protocol):
+    """What :class:`Bind` needs of an expression (:mod:`pyql.expressions` builds them).
+
+    ``variables()`` names the variables used (``"x"`` or ``Variable("x")``),
+    ``sparql(profile)`` is its SPARQL text, every term written through
+    :mod:`pyql.escape`.
+    """
+
+    def variables(self) -> tuple[object, ...]: ...
+
+    def sparql(self, profile: Any) -> str: ...
+
+
+def expression_variables(expression: ExpressionLike) -> tuple[Variable, ...]:
+    """The variables of an expression, as :class:`~pyql.terms.Variable` (order of first use).
+
+    Example:
+        >>> class Sum:
+        ...     def variables(self): return ("a", "b")
+        ...     def sparql(self, profile): return "(?a + ?b)"
+        >>> expression_variables(Sum())
+        (Variable(name='a'), Variable(name='b'))
+    """
+    out = []
+    for name in expression.variables():
+        out.append(name if isinstance(name, Variable) else Variable(str(name).lstrip("?")))
+    return tuple(dict.fromkeys(out))
+
+
+def _check_var(value: object, what: str) -> None:
+    if not isinstance(value, Variable):
+        raise QueryError(f"{what} must be a variable, not {value}")
+
+
+def _check_pid(value: object, what: str) -> None:
+    if not isinstance(value, str) or not _PID_RE.match(value):
+        raise QueryError(f"{what} must be a Wikidata property id such as P1082, not {value!r}")
+
+
+def _check_entity(value: object, what: str) -> None:
+    if not isinstance(value, (IRI, Variable)):
+        raise QueryError(f"{what} must be an entity such as Q64 or a variable, not {value}")
+
+
+_PID_RE = re.compile(r"P[1-9][0-9]*\Z")
+
+
+@dataclass(frozen=True)
+class QuantityBase(Step):
+    """What the three quantity steps share: MarkQA's variable names for a statement's amount.
+
+    Without ``unit``: ``?statement_<tag>``, ``?value_st_<tag>`` and the amount
+    ``?<tag>``. With ``unit``: the amount is ``?non_si_<tag>`` (value node
+    ``?non_si_value_st_<tag>``), its unit's ``P2370`` conversion to SI
+    ``?si_conversion_<tag>``, and ``?<tag>`` is bound to their product.
+    """
+
+    def _named(self, prefix: str) -> Variable:
+        return Variable(prefix + self.tag.name)  # type: ignore[attr-defined]
+
+    @property
+    def statement_var(self) -> Variable:
+        """``?statement_<tag>``."""
+        return self._named("statement_")
+
+    @property
+    def value_node_var(self) -> Variable:
+        """The statement's value node: ``?value_st_<tag>`` (``?non_si_value_st_<tag>`` with ``unit``)."""
+        return self._named("non_si_value_st_" if self.unit else "value_st_")  # type: ignore[attr-defined]
+
+    @property
+    def amount_var(self) -> Variable:
+        """The amount as stored: ``?<tag>`` (``?non_si_<tag>`` with ``unit``)."""
+        return self._named("non_si_") if self.unit else self.tag  # type: ignore[attr-defined]
+
+    @property
+    def conversion_var(self) -> Variable:
+        """``?si_conversion_<tag>`` (used with ``unit``)."""
+        return self._named("si_conversion_")
+
+    def _check_quantity(self) -> None:
+        _check_var(self.tag, f"the tag of {self.action}")  # type: ignore[attr-defined]
+        if not isinstance(self.unit, bool):  # type: ignore[attr-defined]
+            raise QueryError(f"unit of {self.action} must be True or False, got {self.unit!r}")  # type: ignore[attr-defined]
+
+    def variables(self) -> tuple[Variable, ...]:
+        """The variables the step mentions or creates, in the order its pattern writes them."""
+        head = [a for a in self.arguments()[:1] if isinstance(a, Variable)]
+        made = [self.statement_var, self.value_node_var, self.amount_var]
+        if self.unit:  # type: ignore[attr-defined]
+            made += [self.conversion_var, self.tag]  # type: ignore[attr-defined]
+        extra = [a for a in self.arguments()[1:] if isinstance(a, Variable)]
+        return tuple(dict.fromkeys(head + made + extra))
+
+
+@dataclass(frozen=True)
+class Quantity(QuantityBase):
+    """A quantity statement of ``entity`` (``add_quantity``), MarkQA's statement model.
+
+    ``time`` is None (no time), a year (an int: the ``pq:P585`` point in time
+    of that year), a date literal (the point in time ``?time_<tag>`` equals
+    it, compared as a value so that every engine matches it) or a variable
+    (the point in time is bound to it; MarkQA's ``time=True`` is ``?time_<tag>``).
+    """
+
+    entity: Term
+    prop: str
+    tag: Variable
+    time: int | Literal | Variable | None = None
+    unit: bool = False
+    action: ClassVar[str] = "add_quantity"
+
+    def __post_init__(self) -> None:
+        _check_entity(self.entity, "the entity of add_quantity")
+        _check_pid(self.prop, "the property of add_quantity")
+        self._check_quantity()
+        time = self.time
+        if isinstance(time, bool) or not (time is None or isinstance(time, (int, Literal, Variable))):
+            raise QueryError(f"time of add_quantity must be a year, a date, a variable or None, not {time!r}")
+        if isinstance(time, Literal) and not time.is_date:
+            raise QueryError(f"time of add_quantity must be a date such as 2020-05-01, not {time.sparql()}")
+
+    @property
+    def time_var(self) -> Variable | None:
+        """The variable of the point in time (``?time_<tag>`` for a year), or None."""
+        if isinstance(self.time, Variable):
+            return self.time
+        return self._named("time_") if isinstance(self.time, (int, Literal)) else None
+
+    def arguments(self) -> tuple[object, ...]:
+        args: tuple[object, ...] = (self.entity, self.prop, self.tag)
+        if self.time is not None or self.unit:
+            args += (self.time if self.time is not None else False,)
+        return args + ((True,) if self.unit else ())
+
+    def variables(self) -> tuple[Variable, ...]:
+        time = (self.time_var,) if self.time_var is not None else ()
+        return tuple(dict.fromkeys(super().variables() + time))
+
+
+@dataclass(frozen=True)
+class QuantityWithQualifier(QuantityBase):
+    """A quantity statement whose qualifier ``qualifier_prop`` is ``qualifier_obj`` (``add_quantity_with_qualifier``)."""
+
+    entity: Term
+    main_prop: str
+    qualifier_prop: str
+    qualifier_obj: Term
+    tag: Variable
+    unit: bool = False
+    action: ClassVar[str] = "add_quantity_with_qualifier"
+
+    def __post_init__(self) -> None:
+        _check_entity(self.entity, f"the entity of {self.action}")
+        _check_pid(self.main_prop, f"main_prop of {self.action}")
+        _check_pid(self.qualifier_prop, f"qualifier_prop of {self.action}")
+        if not isinstance(self.qualifier_obj, (IRI, Variable, Literal)):
+            raise QueryError(f"qualifier_obj of {self.action} must be an entity, a variable or a value")
+        self._check_quantity()
+
+    def arguments(self) -> tuple[object, ...]:
+        args = (self.entity, self.main_prop, self.qualifier_prop, self.qualifier_obj, self.tag)
+        return args + ((True,) if self.unit else ())
+
+
+@dataclass(frozen=True)
+class QuantityByQualifier(QuantityBase):
+    """A quantity held by the qualifier ``qualifier_prop`` of the statement ``entity main_prop main_obj``
+    (``add_quantity_by_qualifier``)."""
+
+    entity: Term
+    main_prop: str
+    main_obj: Term
+    qualifier_prop: str
+    tag: Variable
+    unit: bool = False
+    action: ClassVar[str] = "add_quantity_by_qualifier"
+
+    def __post_init__(self) -> None:
+        _check_entity(self.entity, f"the entity of {self.action}")
+        _check_pid(self.main_prop, f"main_prop of {self.action}")
+        _check_pid(self.qualifier_prop, f"qualifier_prop of {self.action}")
+        if not isinstance(self.main_obj, (IRI, Variable, Literal)):
+            raise QueryError(f"main_obj of {self.action} must be an entity, a variable or a value")
+        self._check_quantity()
+
+    def arguments(self) -> tuple[object, ...]:
+        args = (self.entity, self.main_prop, self.main_obj, self.qualifier_prop, self.tag)
+        return args + ((True,) if self.unit else ())
+
+
+@dataclass(frozen=True)
+class Bind(Step):
+    """``BIND(expression AS ?var)`` (``add_bind``); ``var`` becomes the answer, as in MarkQA."""
+
+    expression: Any
+    var: Variable
+    action: ClassVar[str] = "add_bind"
+
+    def __post_init__(self) -> None:
+        if not (callable(getattr(self.expression, "sparql", None)) and callable(getattr(self.expression, "variables", None))):
+            raise QueryError(
+                f"add_bind takes an expression such as mul(div(sub(?b, ?a), ?a), 100), not {self.expression!r}"
+            )
+        _check_var(self.var, "the variable of add_bind")
+
+    def arguments(self) -> tuple[object, ...]:
+        return (self.expression, self.var)
+
+    def variables(self) -> tuple[Variable, ...]:
+        return tuple(dict.fromkeys(expression_variables(self.expression) + (self.var,)))
+
+
+@dataclass(frozen=True)
+class Rank(Step):
+    """MarkQA's rank (``add_rank``): 1 + the number of distinct ``var_list`` values above ``rank_var``."""
+
+    rank_var: Variable
+    var_list: Variable
+    new_var: Variable
+    action: ClassVar[str] = "add_rank"
+
+    def __post_init__(self) -> None:
+        for what, var in (("rank_var", self.rank_var), ("var_list", self.var_list), ("new_var", self.new_var)):
+            _check_var(var, f"{what} of add_rank")
+        if self.new_var in (self.rank_var, self.var_list):
+            raise QueryError(f"add_rank stores the rank in a new variable; {self.new_var} is one of those ranked")
+
+    def arguments(self) -> tuple[object, ...]:
+        return (self.rank_var, self.var_list, self.new_var)
+
+
+@dataclass(frozen=True)
+class SubQuery(Step):
+    """Independent queries joined with the query on their shared variables (``add_sub_query``).
+
+    Each one becomes a ``{ SELECT ... }`` block: it projects its answer when
+    it has an argmax and an answer (as MarkQA does), else all its variables.
+    """
+
+    queries: tuple[Any, ...]
+    action: ClassVar[str] = "add_sub_query"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "queries", tuple(self.queries))
+        if not self.queries:
+            raise QueryError("add_sub_query takes at least one query")
+        for query in self.queries:
+            if not hasattr(query, "scope") or not hasattr(query, "steps"):
+                raise QueryError(f"add_sub_query takes queries (pyql.Query), not {query!r}")
+            if query.scope.ask:
+                raise QueryError("a yes/no query (after add_compare) cannot be a sub-query; compare in the outer query")
+
+    def arguments(self) -> tuple[object, ...]:
+        return self.queries
+
+    def variables(self) -> tuple[Variable, ...]:
+        return ()
+
+
+@dataclass(frozen=True)
+class Assignment(Step):
+    """``VALUES ?var { ... }`` (``add_assignment``): ``var`` takes each of the values."""
+
+    values: tuple[Term, ...]
+    var: Variable
+    action: ClassVar[str] = "add_assignment"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(self.values))
+        if not self.values:
+            raise QueryError("add_assignment takes at least one value, e.g. add_assignment(['Q319', 'Q2347978'], 'car')")
+        for value in self.values:
+            if not isinstance(value, (IRI, Literal)):
+                raise QueryError(f"the values of add_assignment are entities or literals, not {value}")
+        _check_var(self.var, "the variable of add_assignment")
+
+    def arguments(self) -> tuple[object, ...]:
+        return (self.values, self.var)
+
+    def variables(self) -> tuple[Variable, ...]:
+        return (self.var,)
+
+
+@dataclass(frozen=True)
+class PropertyFact(Fact):
+    """A fact through a fixed Wikidata property: ``add_start_time``, ``add_end_time``, ``add_time``.
+
+    Written back as ``action(entity, new_var)``; compiled as the fact it is.
+    """
+
+    action: ClassVar[str] = ""
+
+    def arguments(self) -> tuple[object, ...]:
+        return (self.head, self.tail)
+
+
+@dataclass(frozen=True)
+class StartTime(PropertyFact):
+    """``entity wdt:P580 ?new_var`` (``add_start_time``)."""
+
+    action: ClassVar[str] = "add_start_time"
+
+
+@dataclass(frozen=True)
+class EndTime(PropertyFact):
+    """``entity wdt:P582 ?new_var`` (``add_end_time``)."""
+
+    action: ClassVar[str] = "add_end_time"
+
+
+@dataclass(frozen=True)
+class PointInTime(PropertyFact):
+    """``entity wdt:P585 ?new_var`` (``add_time``)."""
+
+    action: ClassVar[str] = "add_time"

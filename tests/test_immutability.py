@@ -59,3 +59,42 @@ def test_queries_are_hashable_values() -> None:
     )
     assert again == BASE and hash(again) == hash(BASE)
     assert len({BASE, again, BASE.add_max("?t")}) == 2
+
+
+WD = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64", "P1082", "b", 2021)
+
+
+class _Diff:
+    """A stand-in expression (pyql.expressions builds the real ones)."""
+
+    def variables(self) -> tuple[str, ...]:
+        return ("b", "a")
+
+    def sparql(self, profile: object) -> str:
+        return "(?b - ?a)"
+
+
+MARKQA_STEPS = [
+    ("add_quantity", ("Q90", "P2046", "area"), {"unit": True}),
+    ("add_quantity_with_qualifier", ("Q64", "P2069", "P518", "Q2", "perf"), {}),
+    ("add_quantity_by_qualifier", ("Q64", "P186", "Q2", "P2067", "mass"), {}),
+    ("add_bind", (_Diff(), "g"), {}),
+    ("add_rank", ("a", "b", "r"), {}),
+    ("add_sub_query", (Query("wikidata").add_time("Q8", "t"),), {}),
+    ("add_assignment", (["Q1", "Q2"], "x"), {}),
+    ("add_start_time", ("Q8", "s"), {}),
+    ("add_end_time", ("Q8", "e"), {}),
+    ("add_time", ("Q8", "t"), {}),
+    ("add_type_constrain", ("Q515", "city"), {}),
+    ("add_count", ("?a", "?n"), {"group_obj": "?b"}),
+    ("add_max", ("?a", "?b"), {"offset": 1}),
+    ("set_head", ("SELECT ?a",), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", MARKQA_STEPS, ids=[s[0] for s in MARKQA_STEPS])
+def test_markqa_step_returns_a_new_query_and_keeps_the_old_one(name: str, args: tuple, kwargs: dict) -> None:
+    before_steps, before_sparql = WD.steps, WD.sparql()
+    result = getattr(WD, name)(*args, **kwargs)
+    assert result is not WD and WD.steps is before_steps and WD.sparql() == before_sparql
+    assert result.sparql() != before_sparql or result.answer != WD.answer
