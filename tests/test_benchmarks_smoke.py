@@ -142,6 +142,16 @@ def test_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert (tmp_path / "metaqa-3hop-readi" / "kb.txt").read_text().startswith("Catch Me If You Can|directed_by|smoke director")
 
 
+def test_without_out_the_run_goes_to_the_user_cache_not_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["cwq"]) == 0
+    assert (tmp_path / "cache" / "pyql" / "smoke-runs" / "cwq" / "smoke.jsonl").exists()
+    assert not (tmp_path / "smoke-runs").exists()
+
+
 def test_eval_command_with_linking_by_level_and_summary_md(tmp_path: Path) -> None:
     from agent.cli import eval_command  # registers ask/eval/trace
 
