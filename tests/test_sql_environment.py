@@ -300,6 +300,8 @@ def test_docs_list_exactly_the_accepted_actions() -> None:
     assert result.stdout.startswith("You can only choose actions from these 4 actions:")
     tools = json.loads(pyql("docs", "--side", "sql", "--format", "openai-tools").stdout)
     assert {t["function"]["name"] for t in tools} == marked
+    condition = next(t for t in tools if t["function"]["name"] == "add_condition")
+    assert condition["function"]["parameters"]["properties"]["op"]["enum"] == [">", "<", ">=", "<=", "=", "!="]
     # every documented example parses and runs on a table with those columns
     table = Table.from_rows(["Lyrics theme/style", "Game"], [["Romance", "6"], ["Love", "7"]])
     env = TableEnvironment(table)
