@@ -25,6 +25,7 @@ from agent.evaluation.smoke import (
     readi_replies,
     smoke_run,
 )
+from agent.evaluation.metrics import readi_metrics
 from agent.llm.client import LLMConfig, ScriptedLLM
 from agent.methods.instantiate import Instantiator
 from agent.methods.reasoning_path import parse_paths
@@ -94,6 +95,20 @@ def test_readi_smoke_run_instantiates_every_path(benchmark: str, tmp_path: Path)
             assert {a["value"] if isinstance(a, dict) else a for a in r["gold"]} <= set(r["extra"]["instance_values"])
     if benchmark == "wtq":
         assert outcome.metrics.denotation == 1.0 and [r["id"] for r in outcome.records] == ["nt-64", "nt-112", "nt-153"]
+
+
+@pytest.mark.parametrize("benchmark", ["metaqa-3hop", "wtq"])
+def test_readi_answer_coverage_compares_like_with_like(benchmark: str, tmp_path: Path) -> None:
+    # issue 25: instance values were ids (mq:German) and gold labels (German): coverage 0.000 with Hit@1 1.0
+    outcome = smoke_run(benchmark, tmp_path, method="readi")
+    readi = readi_metrics(outcome.records)
+    assert outcome.metrics.hit1 == 1.0 and readi is not None and readi["coverage"] > 0
+    if benchmark == "metaqa-3hop":  # every answer is among the instantiated entities, by label as by id
+        assert readi["coverage"] == 1.0
+        assert all({a["label"] for a in r["extra"]["instance_answers"]} >= set(r["gold"]) for r in outcome.records)
+    else:  # a table's instance is its selected rows; a count ("how many districts", 22) is in none of their cells
+        covered = {r["id"]: bool(set(r["extra"]["instance_values"]) & {str(g) for g in r["gold"]}) for r in outcome.records}
+        assert covered["nt-64"] is False and sum(covered.values()) == 2
 
 
 def test_readi_walks_back_along_a_relation_only_when_the_path_names_it_twice(tmp_path: Path) -> None:
