@@ -18,16 +18,20 @@ The agent package provides ``run``, ``ask``, ``eval``, ``trace`` and ``llm``
 (:mod:`agent.cli`, the CLI wiring on top of every package).
 
 Exit statuses (:data:`EXIT_OK`, :data:`EXIT_USAGE`, :data:`EXIT_SERVICE`,
-:data:`EXIT_INTERRUPTED`), the same for every command:
+:data:`EXIT_STEPS_FAILED`, :data:`EXIT_INTERRUPTED`), the same for every command:
 
-* 0: done. A ``run`` whose steps failed, or an ``eval`` whose model got
-  questions wrong, still exits 0 (the failures are in the output).
+* 0: done. An ``eval`` whose model got questions wrong still exits 0 (the
+  failures are in the output), and so does a ``run`` whose steps failed
+  when given ``--keep-going``.
 * 2: bad usage or an unreadable input (a missing file, a file or standard
   input that is not UTF-8, a KB that does not open), with a one-line message.
 * 3: a service failed: the KB could not be reached or did not answer, or
   the LLM failed after its retries (``pyql run`` stopped at that step, the
   ``ask`` question failed to run, ``eval`` stopped or left questions that
   failed to run: give ``--resume``). One line on stderr says what and where.
+* 4: ``pyql run`` ran, but steps failed (each was undone): its answers are
+  those of the query without them; one line on stderr says how many and
+  which (``--keep-going``: exit 0).
 * 130: interrupted (Ctrl-C).
 
 (1 is never returned on purpose: it is Python's status for a crash.)
@@ -74,6 +78,7 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_SERVICE",
     "EXIT_INTERRUPTED",
+    "EXIT_STEPS_FAILED",
 ]
 
 #: Exit status: done.
@@ -82,6 +87,8 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 #: Exit status: a service (the KB, the LLM) failed; try again (``eval``: with ``--resume``).
 EXIT_SERVICE = 3
+#: Exit status: ``pyql run`` ran, but steps failed (undone), so its answers are those of the query without them; ``--keep-going``: 0.
+EXIT_STEPS_FAILED = 4
 #: Exit status: interrupted (Ctrl-C).
 EXIT_INTERRUPTED = 130
 

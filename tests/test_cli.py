@@ -41,7 +41,9 @@ def test_run_json_contract(tmp_path: Path, kb: str) -> None:
     actions = tmp_path / "actions.txt"
     actions.write_text(ACTIONS)
     result = pyql("run", "--kb", kb, "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--actions", str(actions), "--json")
-    assert result.returncode == 0, result.stderr
+    # a step failed: the answers are those of the query without it, exit 4 (issue 25)
+    assert result.returncode == 4, result.stderr
+    assert result.stderr.strip() == "pyql run: 1 step failed (action 3) and was undone: these are the answers of the query without it (give --keep-going to exit 0)"
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     steps, final = lines[:-1], lines[-1]
     assert [s["step"] for s in steps] == list(range(1, 9))
@@ -52,6 +54,18 @@ def test_run_json_contract(tmp_path: Path, kb: str) -> None:
     assert all(s["ok"] for i, s in enumerate(steps) if i != 2)
     assert final["answers"] == [{"value": "m.0107j2dw", "label": "Tropical Storm Dolly"}]
     assert "SELECT DISTINCT ?cyclone" in final["sparql"]
+    assert (final["failed_steps"], final["complete"]) == (1, False)
+    going = pyql("run", "--kb", kb, "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--actions", str(actions), "--keep-going")
+    assert going.returncode == 0 and going.stderr == "", going.stderr
+    assert "Answers: m.0107j2dw (Tropical Storm Dolly) [INCOMPLETE: 1 step failed (action 3) and was undone: these are the answers of the query without it]" in going.stdout
+
+
+def test_run_where_every_step_ran_is_complete() -> None:
+    result = pyql("run", "--kb", "demo", "--entities", KATRINA, "--actions", "-", "--json",
+                  stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\nexecute()\n")
+    assert result.returncode == 0, result.stderr
+    final = json.loads(result.stdout.splitlines()[-1])
+    assert (final["failed_steps"], final["complete"]) == (0, True)
 
 
 def test_run_reads_stdin_and_prints_a_transcript() -> None:
@@ -131,7 +145,7 @@ def test_demo_runs_on_the_embedded_default() -> None:
 
 def test_run_says_when_execute_failed_instead_of_not_called() -> None:
     result = pyql("run", "--kb", "demo", "--feedback", "raw", "--actions", "-", stdin="execute()\n")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # the step failed (issue 25)
     assert "execute() was not called" not in result.stdout
     assert "(execute() failed at action 1: bad_query; see its observation)" in result.stdout
     assert "the query is empty" in result.stdout
