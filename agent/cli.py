@@ -102,6 +102,7 @@ from pyql.errors import PyQLError
 from pyql.kb import kb_backends
 from pyql.lines import split_lines
 from pyql.profiles import PROFILES
+from pyql.sparql_environment import SparqlEnvironment
 
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
 
@@ -653,6 +654,8 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
     kb_options(args)  # --kb-timeout/--default-graph without an endpoint: exit 2 before anything runs
     env = open_environment(args)
+    if isinstance(env, SparqlEnvironment):
+        env.entities_from_kb = True  # a script, not an agent: an id that is in the KB is usable unlinked
     outcome = run_episode(env, lines, args.json, out)
     if outcome.failure is not None:
         print(f"pyql run: stopped at action {len(env.history)}: the KB could not be used: {outcome.failure}", file=sys.stderr)
@@ -666,7 +669,9 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
 def _add_run(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run action lines on a KB or a table")
     _kb_arguments(run)
-    run.add_argument("--entities", help="linked entities: a JSON object name → id, or a file holding one")
+    run.add_argument("--entities", help="linked entities: a JSON object name → id, or a file holding one, e.g. "
+                     "'{\"Tropical Storm Rachel\": \"m.0crbvqz\"}'. An id that is in the KB can be used without it; "
+                     "one that is not is refused (unlinked_entity)")
     run.add_argument("--question", help="the question (used by relation ranking and guidelines)")
     run.add_argument("--actions", required=True, help="a UTF-8 file with one action per line, or - for stdin")
     run.add_argument("--json", action="store_true", help="print one JSON object per step, then the answers")

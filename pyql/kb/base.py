@@ -158,6 +158,8 @@ class KB(ABC):
         self.stats = KBStats()
         # relation IRI → the one kind of its objects (numeric or a date type), or None.
         self._value_kinds: dict[str, str | None] = {}
+        # entity IRI → whether it is in the KB (:meth:`has_entity`).
+        self._entities: dict[str, bool] = {}
 
     # -- opening -----------------------------------------------------------
     @staticmethod
@@ -455,6 +457,22 @@ class KB(ABC):
         if not iris:
             return {t: None for t in wanted}
         return probes.read_labels(self.select(probes.labels_query(iris, self.profile)), wanted)
+
+    def has_entity(self, entity: TermLike) -> bool:
+        """Whether an entity id is in the KB (the subject or object of a triple): one ASK, kept for the life of this KB object.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> kb = KB.open("demo")
+            >>> kb.has_entity("m.0crbvqz"), kb.has_entity("m.0nothere")
+            (True, False)
+        """
+        term = self.term(entity, "entity")
+        if not isinstance(term, IRI):
+            return False
+        if term.value not in self._entities:
+            self._entities[term.value] = self.ask(probes.entity_ask_query(term, self.profile))
+        return self._entities[term.value]
 
     def value_kind(self, relation: TermLike) -> str | None:
         """The one kind of value a relation's objects have, when an argmax can use the engine's own order of it.

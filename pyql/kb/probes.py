@@ -19,6 +19,7 @@ relations               :func:`relations_query`         :func:`read_relations`
 one relation (ASK)      :func:`relation_ask_query`      (the engine's yes/no)
 value kinds             :func:`value_kinds_query`       :func:`read_value_kinds`
 labels                  :func:`labels_query`            :func:`read_labels`
+an entity (ASK)         :func:`entity_ask_query`        (the engine's yes/no)
 ======================  ==============================  ===========================
 
 The variables a probe binds for itself start with ``__`` (``?__count_x``,
@@ -70,6 +71,7 @@ __all__ = [
     "sources_of",
     "labels_query",
     "read_labels",
+    "entity_ask_query",
 ]
 
 Row = Mapping[str, Term]
@@ -747,3 +749,15 @@ def read_labels(rows: Iterable[Row], wanted: Iterable[Term]) -> dict[Term, str |
         if entity in out and isinstance(label, Literal):
             out[entity] = label.lexical
     return out
+
+
+def entity_ask_query(entity: IRI, profile: Profile) -> str:
+    """An ASK whether an IRI is in the KB at all: the subject or the object of one triple.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> print(entity_ask_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), FREEBASE).splitlines()[-1])
+        ASK { { <http://rdf.freebase.com/ns/m.0crbvqz> ?__p ?__o } UNION { ?__s ?__p <http://rdf.freebase.com/ns/m.0crbvqz> } }
+    """
+    node = term_sparql(entity, profile)
+    return prefix_lines(profile) + f"ASK {{ {{ {node} ?__p ?__o }} UNION {{ ?__s ?__p {node} }} }}\n"
