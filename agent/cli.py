@@ -315,8 +315,8 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
     if result.query:
         print(f"{final_key.upper()}:\n{result.query.rstrip()}", file=out)
     print(
-        f"[{len(result.steps)} steps, {result.llm_calls} LLM calls, {result.tokens_in} tokens in, "
-        f"{result.tokens_out} out, {result.kb_queries} queries, {result.seconds:.2f} s]",
+        f"[{plural(len(result.steps), 'step')}, {plural(result.llm_calls, 'LLM call')}, {plural(result.tokens_in, 'token')} in, "
+        f"{result.tokens_out} out, {plural(result.kb_queries, 'query', 'queries')}, {result.seconds:.2f} s]",
         file=out,
     )
 
@@ -520,7 +520,7 @@ def trace_command(args: argparse.Namespace, out: TextIO) -> int:
     records = latest_records(read_run(args.run, warn=sys.stderr))
     if args.html:
         path = write_html(records, args.html, title=args.title, source=str(args.run))
-        print(f"wrote {path} ({len(records)} questions)", file=out)
+        print(f"wrote {path} ({plural(len(records), 'question')})", file=out)
         return 0
     print(summary_text(records), file=out)
     if args.by:

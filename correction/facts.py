@@ -464,8 +464,17 @@ class Facts:
             return names
         return self.kb_env.rank_relations(names)
 
+    @cached_property
+    def empty_get_relations(self) -> set[str]:
+        """The targets (short names) whose ``get_relation`` already came back empty in this episode: no use suggesting them again."""
+        return {
+            self.short(r.args.get("entity_or_variable"))
+            for r in self.env.history
+            if r.action == "get_relation" and r.error == "get_relation_empty" and r.args.get("entity_or_variable") is not None
+        }
+
     def get_relation_choices(self, exclude: Iterable[str] = ()) -> list[str]:
-        """``get_relation(X)`` for every variable of the query and every linked entity.
+        """``get_relation(X)`` for every variable of the query and every linked entity (but one whose ``get_relation`` came back empty).
 
         Example:
             >>> from pyql.kb import KB
@@ -475,7 +484,7 @@ class Facts:
             >>> facts(env.step("execute()"), env).get_relation_choices()
             ['get_relation(?category)', 'get_relation(m.0crbvqz)']
         """
-        skip = set(exclude)
+        skip = set(exclude) | self.empty_get_relations
         targets = [v for v in self.visible or self.created if v not in skip]
         targets += [e for e in self.linked if e not in skip]
         return [f"get_relation({t})" for t in dict.fromkeys(targets)]

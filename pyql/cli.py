@@ -50,6 +50,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from importlib.metadata import entry_points
@@ -79,6 +80,7 @@ __all__ = [
     "EXIT_SERVICE",
     "EXIT_INTERRUPTED",
     "EXIT_STEPS_FAILED",
+    "unknown_options",
 ]
 
 #: Exit status: done.
@@ -100,8 +102,54 @@ ACTION_SET_GROUP = "pyql.action_sets"
 Subparsers = Any  # argparse's private _SubParsersAction
 
 
+def unknown_options(given: Sequence[str], known: Sequence[str]) -> list[str]:
+    """The option flags among ``given`` that are none of ``known`` (nor a prefix of exactly one), each with a "did you mean".
+
+    Values are not looked at: only words starting with ``-`` and a letter
+    (``-`` alone is standard input), before a ``--``; ``--flag=value`` is
+    the flag.
+
+    Example:
+        >>> unknown_options(["--kb", "demo", "--actoins", "-", "--json"], ["--kb", "--actions", "--json", "-h"])
+        ['--actoins (did you mean --actions?)']
+        >>> unknown_options(["--act", "x"], ["--actions"])
+        []
+    """
+    out = []
+    for word in given:
+        if word == "--":
+            break
+        flag = word.split("=", 1)[0]
+        if len(flag) < 2 or flag[0] != "-" or not (flag[1].isalpha() or flag[1] == "-" and flag[2:3].isalpha()):
+            continue
+        if flag in known or (flag.startswith("--") and sum(k.startswith(flag) for k in known) == 1):
+            continue
+        close = difflib.get_close_matches(flag, [k for k in known if k.startswith("--")], n=1)
+        out.append(flag + (f" (did you mean {close[0]}?)" if close else ""))
+    return out
+
+
 class _Parser(argparse.ArgumentParser):
+    """The parser of ``pyql`` and its subcommands: errors are :class:`UsageError`, and an unknown flag is named first.
+
+    argparse reports a missing required argument before an unknown one
+    (``--actoins`` gave "the following arguments are required: --actions");
+    here the unknown flag is named, with the closest known one.
+    """
+
+    _given: Sequence[str] = ()
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:  # type: ignore[override]
+        self._given = list(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if unknown_options(extras, list(self._option_string_actions)):
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        unknown = unknown_options(self._given, list(self._option_string_actions))
+        if unknown and (message.startswith("the following arguments are required") or message.startswith("unrecognized arguments")):
+            message = f"unrecognized argument{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"
         raise UsageError(f"{self.prog}: {message}")
 
 
