@@ -36,6 +36,7 @@ from pyql.observation import (
     ResultSet,
     Value,
     VariableValues,
+    joined_rows,
 )
 from pyql.profiles import Profile, get_profile
 from pyql.query import Query
@@ -294,8 +295,9 @@ class KB(ABC):
             rows = self.bounded_rows(query, reuse)
             return self._observation_of_rows(rows, probes.observed_variables(query), self.stats.queries - before)
         text, variables = probes.observation_query(query, shown, cap, self.row_cap)
-        values = probes.read_observation(self.select(text), variables, self.value, shown, cap, self.row_cap)
-        return Observation(values, queries=1)
+        found = self.select(text)
+        values = probes.read_observation(found, variables, self.value, shown, cap, self.row_cap)
+        return Observation(values, queries=1, joined=probes.read_joined_rows(found, variables, self.value, shown, values))
 
     def bounded_rows(self, query: Query, reuse: BoundedRows | None = None) -> BoundedRows:
         """All rows of a query whose rows are bounded, over every visible variable, with labels.
@@ -330,7 +332,9 @@ class KB(ABC):
         for v in variables:
             values = sorted(rows.column(v), key=Value.sort_key)
             out.append(VariableValues(v, tuple(values), len(values)))
-        return Observation(tuple(out), queries=queries, rows=rows)
+        table = [tuple(row.get(v.name) for v in variables) for row in rows.project(variables)]
+        joined = joined_rows(tuple(variables), table, tuple(out), len(table))
+        return Observation(tuple(out), queries=queries, rows=rows, joined=joined)
 
     def execute(self, query: Query, limit: int = 1000, *, reuse: BoundedRows | None = None) -> ResultSet:
         """Run the query; its rows with a label for every value (at most ``limit``).
