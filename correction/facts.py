@@ -91,6 +91,8 @@ class KBRules(KBContext, Protocol):
     (:class:`~pyql.sparql_environment.SparqlEnvironment` offers it)."""
 
     memory: SparqlMemory
+    #: An unlinked entity id that is in the KB may be used (``pyql run``; agents: False).
+    entities_from_kb: bool
 
     def rank_relations(self, relations: Iterable[str], limit: int | None = None) -> list[str]:
         """Relations ordered best first against the question."""
@@ -474,7 +476,7 @@ class Facts:
         }
 
     def get_relation_choices(self, exclude: Iterable[str] = ()) -> list[str]:
-        """``get_relation(X)`` for every variable of the query and every linked entity (but one whose ``get_relation`` came back empty).
+        """``get_relation(X)`` for every variable of the query and every linked entity.
 
         Example:
             >>> from pyql.kb import KB
@@ -484,7 +486,7 @@ class Facts:
             >>> facts(env.step("execute()"), env).get_relation_choices()
             ['get_relation(?category)', 'get_relation(m.0crbvqz)']
         """
-        skip = set(exclude) | self.empty_get_relations
+        skip = set(exclude)
         targets = [v for v in self.visible or self.created if v not in skip]
         targets += [e for e in self.linked if e not in skip]
         return [f"get_relation({t})" for t in dict.fromkeys(targets)]

@@ -78,7 +78,7 @@ def get_relation_empty(record: StepRecord, env: Environment) -> dict[str, Any] |
     return {
         "value": value,
         "is_value": isinstance(term, Literal),
-        "choices": f.get_relation_choices(exclude=(value, f.short(term))),
+        "choices": f.get_relation_choices(exclude=(value, f.short(term), *f.empty_get_relations)),
     }
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from correction.facts import Facts, facts, is_entity_name, looks_unnamed_text, term_kind
+from correction.facts import Facts, facts, is_entity_name, kb_side, looks_unnamed_text, term_kind
 from correction.registry import rule
 from grammars.vocabulary import ORDERING_OPERATORS, SPARQL_ACTION_ORDER
 from pyql.observation import Relations
@@ -131,7 +131,8 @@ def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | No
     profile = f.profile
     if profile is None:
         return None
-    from_kb = bool(getattr(env, "entities_from_kb", False))
+    kb_env = kb_side(env)
+    from_kb = kb_env is not None and kb_env.entities_from_kb
     for param in NODE_PARAMS.get(record.action or "", ()):
         term = f.term(param)
         if not isinstance(term, IRI):
@@ -139,7 +140,7 @@ def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | No
         short = f.short(term)
         if not is_entity_name(short, profile) or short in f.known_ids:
             continue
-        if from_kb and env.kb.has_entity(term):  # type: ignore[attr-defined]
+        if from_kb and kb_env is not None and kb_env.kb.has_entity(term):
             continue
         return {
             "from_kb": from_kb,
