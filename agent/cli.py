@@ -20,9 +20,10 @@ and ``eval``.
 * ``pyql trace RUN.jsonl --html OUT.html``: the run as a page
   (:mod:`agent.evaluation.trace_html`); without ``--html``, the summary table.
 
-Exit statuses (:mod:`pyql.cli`): 0 done (a ``run`` whose steps failed, an
-``eval`` whose model answered wrongly, still exit 0: the failures are in the
-output); 2 bad usage or an unreadable input, with a one-line message; 3 a
+Exit statuses (:mod:`pyql.cli`): 0 done (an ``eval`` whose model answered
+wrongly still exits 0: the failures are in the output); 4 a ``run`` whose
+steps failed (its answers are those of the query without them; 0 with
+``--keep-going``); 2 bad usage or an unreadable input, with a one-line message; 3 a
 service failed (:mod:`agent.faults`): ``run`` stopped at a step whose KB
 could not be reached, the ``ask`` question failed to run (the LLM after its
 retries, the KB), ``eval`` stopped after ``--max-infra-failures`` questions
@@ -90,15 +91,18 @@ from pyql.cli import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_SERVICE,
+    EXIT_STEPS_FAILED,
     UsageError,
     read_entities,
     read_text,
 )
+from pyql.echo import plural
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
 from pyql.lines import split_lines
 from pyql.profiles import PROFILES
+from pyql.sparql_environment import SparqlEnvironment
 
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
 
@@ -313,8 +317,8 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
     if result.query:
         print(f"{final_key.upper()}:\n{result.query.rstrip()}", file=out)
     print(
-        f"[{len(result.steps)} steps, {result.llm_calls} LLM calls, {result.tokens_in} tokens in, "
-        f"{result.tokens_out} out, {result.kb_queries} queries, {result.seconds:.2f} s]",
+        f"[{plural(len(result.steps), 'step')}, {plural(result.llm_calls, 'LLM call')}, {plural(result.tokens_in, 'token')} in, "
+        f"{result.tokens_out} out, {plural(result.kb_queries, 'query', 'queries')}, {result.seconds:.2f} s]",
         file=out,
     )
 
@@ -534,7 +538,7 @@ def trace_command(args: argparse.Namespace, out: TextIO) -> int:
     records = latest_records(read_run(args.run, warn=sys.stderr))
     if args.html:
         path = write_html(records, args.html, title=args.title, source=str(args.run))
-        print(f"wrote {path} ({len(records)} questions)", file=out)
+        print(f"wrote {path} ({plural(len(records), 'question')})", file=out)
         return 0
     print(summary_text(records), file=out)
     if args.by:
@@ -563,15 +567,73 @@ def _print_record(record: Any, out: TextIO) -> None:
     print(f"Observation {record.index} ({mark}): {record.observation}", file=out)
 
 
-def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) -> InfraFailure | None:
+@dataclasses.dataclass
+class EpisodeOutcome:
+    """What :func:`run_episode` ran into: the service failure it stopped at, and the steps that failed.
+
+    Attributes:
+        failure: the KB failure it stopped at (exit status 3), or None.
+        failed: the numbers of the steps that failed (undone: the query goes
+            on without them), in order.
+
+    Example:
+        >>> EpisodeOutcome(None, [3]).complete
+        False
+    """
+
+    failure: InfraFailure | None = None
+    failed: list[int] = dataclasses.field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every step ran: no step failed and no service failure stopped the run."""
+        return self.failure is None and not self.failed
+
+
+def _failed_note(failed: list[int]) -> str:
+    """The mark on the answers of a run where steps failed: they are the answers of the query without them.
+
+    Example:
+        >>> _failed_note([2, 5])
+        '2 steps failed (actions 2, 5) and were undone: these are the answers of the query without them'
+    """
+    where = ("action " if len(failed) == 1 else "actions ") + ", ".join(map(str, failed))
+    undone = "was" if len(failed) == 1 else "were"
+    return f"{plural(len(failed), 'step')} failed ({where}) and {undone} undone: these are the answers of the query without {'it' if len(failed) == 1 else 'them'}"
+
+
+def _print_answers(env: Environment, outcome: EpisodeOutcome, last_execute: Any, out: TextIO) -> None:
+    """The transcript's last lines: the answers (marked when steps failed), the query and the counters."""
+    final = env.final_result()
+    answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
+    if env.done:
+        note = ""
+    elif outcome.failure is not None:
+        note = f" (stopped: {outcome.failure.kind})"
+    elif last_execute is not None:
+        note = f" (execute() failed at action {last_execute.index}: {last_execute.error or 'error'}; see its observation)"
+    else:
+        note = " (execute() was not called)"
+    if outcome.failed and outcome.failure is None:
+        note += f" [INCOMPLETE: {_failed_note(outcome.failed)}]"
+    print(f"\nAnswers: {answers or '(none)'}{note}", file=out)
+    print(f"{final.language.upper()}:\n{final.query}", file=out)
+    c = env.counters
+    print(f"[{plural(c['steps'], 'step')}, {plural(c['kb_queries'], 'query', 'queries')}, {c['kb_seconds']:.3f} s in the engine]", file=out)
+
+
+def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) -> EpisodeOutcome:
     """Run action lines in an environment and print the steps (JSON lines or a transcript), then the answers.
 
     Stops at a step whose engine could not be reached (or did not answer even
     a trivial probe after a time-out, :func:`agent.faults.infra_failure`) and
     returns that failure; the last line then carries it (``--json``: an
-    ``error`` object ``{"kind", "message"}``, else ``null``).
+    ``error`` object ``{"kind", "message"}``, else ``null``). A step that
+    fails otherwise is undone and the run goes on; the answers are then those
+    of the query without it, and the last line says so (``--json``:
+    ``"failed_steps": N, "complete": false``; the transcript: ``INCOMPLETE``).
     """
-    failure: InfraFailure | None = None
+    outcome = EpisodeOutcome()
     last_execute = None
     kb = getattr(env, "kb", None) if env.side == "sparql" else None
     for line in lines:
@@ -580,57 +642,60 @@ def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) 
         record = env.step(line)
         if record.action == "execute":
             last_execute = record
+        if not record.ok:
+            outcome.failed.append(record.index)
         if as_json:
             print(dumps_line(record.to_json()), file=out)
         else:
             _print_record(record, out)
-        failure = infra_failure(record.exception, kb)
-        if env.done or failure is not None:
+        outcome.failure = infra_failure(record.exception, kb)
+        if env.done or outcome.failure is not None:
             break
-    final = env.final_result()
     if as_json:
-        print(dumps_line({**final.to_json(), "counters": env.counters, "error": failure.to_json() if failure else None}), file=out)
-        return failure
-    answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
-    if env.done:
-        note = ""
-    elif failure is not None:
-        note = f" (stopped: {failure.kind})"
-    elif last_execute is not None:
-        note = f" (execute() failed at action {last_execute.index}: {last_execute.error or 'error'}; see its observation)"
+        final = {**env.final_result().to_json(), "counters": env.counters}
+        final.update(failed_steps=len(outcome.failed), complete=outcome.complete)
+        print(dumps_line({**final, "error": outcome.failure.to_json() if outcome.failure else None}), file=out)
     else:
-        note = " (execute() was not called)"
-    print(f"\nAnswers: {answers or '(none)'}{note}", file=out)
-    print(f"{final.language.upper()}:\n{final.query}", file=out)
-    c = env.counters
-    print(f"[{c['steps']} steps, {c['kb_queries']} queries, {c['kb_seconds']:.3f} s in the engine]", file=out)
-    return failure
+        _print_answers(env, outcome, last_execute, out)
+    return outcome
 
 
 def run_command(args: argparse.Namespace, out: TextIO) -> int:
     """``pyql run``: run action lines on a KB or a table and print each step.
 
-    Exits 3 (one line on stderr) when it stopped at a step whose KB could not be reached.
+    Exits 3 (one line on stderr) when it stopped at a step whose KB could not
+    be reached; 4 (one line on stderr) when steps failed, so the answers are
+    those of the query without them, unless ``--keep-going`` (then 0).
     """
     lines = split_lines(read_text(args.actions, "actions"))
     if not (args.kb or args.db or args.table_json):
         raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
     kb_options(args)  # --kb-timeout/--default-graph without an endpoint: exit 2 before anything runs
     env = open_environment(args)
-    failure = run_episode(env, lines, args.json, out)
-    if failure is not None:
-        print(f"pyql run: stopped at action {len(env.history)}: the KB could not be used: {failure}", file=sys.stderr)
+    if isinstance(env, SparqlEnvironment):
+        env.entities_from_kb = True  # a script, not an agent: an id that is in the KB is usable unlinked
+    outcome = run_episode(env, lines, args.json, out)
+    if outcome.failure is not None:
+        print(f"pyql run: stopped at action {len(env.history)}: the KB could not be used: {outcome.failure}", file=sys.stderr)
         return EXIT_SERVICE
+    if outcome.failed and not args.keep_going:
+        print(f"pyql run: {_failed_note(outcome.failed)} (give --keep-going to exit 0)", file=sys.stderr)
+        return EXIT_STEPS_FAILED
     return EXIT_OK
 
 
 def _add_run(subparsers: Any) -> None:
     run = subparsers.add_parser("run", help="run action lines on a KB or a table")
     _kb_arguments(run)
-    run.add_argument("--entities", help="linked entities: a JSON object name → id, or a file holding one")
+    run.add_argument("--entities", help="linked entities: a JSON object name → id, or a file holding one, e.g. "
+                     "'{\"Tropical Storm Rachel\": \"m.0crbvqz\"}'. An id that is in the KB can be used without it; "
+                     "one that is not is refused (unlinked_entity)")
     run.add_argument("--question", help="the question (used by relation ranking and guidelines)")
     run.add_argument("--actions", required=True, help="a UTF-8 file with one action per line, or - for stdin")
     run.add_argument("--json", action="store_true", help="print one JSON object per step, then the answers")
+    run.add_argument("--keep-going", action="store_true",
+                     help="exit 0 even when steps failed (by default a run where a step failed exits 4: "
+                          "its answers are those of the query without the failed steps)")
     run.add_argument("--feedback", default="eraser", choices=list(FEEDBACK_MODES),
                      help="eraser: targeted guidelines (default); raw: the raw error; none: no correction")
     run.add_argument("--db", help="SQL side: a SQLite database file")

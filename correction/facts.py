@@ -91,6 +91,8 @@ class KBRules(KBContext, Protocol):
     (:class:`~pyql.sparql_environment.SparqlEnvironment` offers it)."""
 
     memory: SparqlMemory
+    #: An unlinked entity id that is in the KB may be used (``pyql run``; agents: False).
+    entities_from_kb: bool
 
     def rank_relations(self, relations: Iterable[str], limit: int | None = None) -> list[str]:
         """Relations ordered best first against the question."""
@@ -463,6 +465,15 @@ class Facts:
         if self.kb_env is None:
             return names
         return self.kb_env.rank_relations(names)
+
+    @cached_property
+    def empty_get_relations(self) -> set[str]:
+        """The targets (short names) whose ``get_relation`` already came back empty in this episode: no use suggesting them again."""
+        return {
+            self.short(r.args.get("entity_or_variable"))
+            for r in self.env.history
+            if r.action == "get_relation" and r.error == "get_relation_empty" and r.args.get("entity_or_variable") is not None
+        }
 
     def get_relation_choices(self, exclude: Iterable[str] = ()) -> list[str]:
         """``get_relation(X)`` for every variable of the query and every linked entity.

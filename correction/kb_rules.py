@@ -78,7 +78,7 @@ def get_relation_empty(record: StepRecord, env: Environment) -> dict[str, Any] |
     return {
         "value": value,
         "is_value": isinstance(term, Literal),
-        "choices": f.get_relation_choices(exclude=(value, f.short(term))),
+        "choices": f.get_relation_choices(exclude=(value, f.short(term), *f.empty_get_relations)),
     }
 
 
@@ -117,10 +117,13 @@ def _fact_relations(f: Facts) -> tuple[list[tuple[str, Relations]], bool]:
 
 
 def _queryable_ends(f: Facts) -> list[str]:
+    """The ends of the fact whose ``get_relation`` is worth suggesting: existing ones, not one whose ``get_relation`` already came back empty."""
     out = []
     for param in ("head", "tail"):
         term = f.term(param)
         if isinstance(term, Variable) and not f.is_created(term):
+            continue
+        if f.short(term) in f.empty_get_relations:
             continue
         out.append(f.raw(param))
     return out
@@ -174,10 +177,12 @@ def fact_empty_unknown_relation(record: StepRecord, env: Environment) -> dict[st
     owners, known = _fact_relations(f)
     if known:
         return None
+    ends = _queryable_ends(f)
     return {
         "relation": f.raw("relation"),
         "owners": [{"name": name, "forward": f.ranked(r.forward), "backward": f.ranked(r.backward)} for name, r in owners],
-        "choices": [f"get_relation({e})" for e in _queryable_ends(f)],
+        "choices": [f"get_relation({e})" for e in ends],
+        "dead_ends": [f.raw(p) for p in ("head", "tail") if f.raw(p) and f.raw(p) not in ends and not f.raw(p).startswith("?")],
     }
 
 

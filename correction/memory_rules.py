@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from correction.facts import Facts, facts, is_entity_name, looks_unnamed_text, term_kind
+from correction.facts import Facts, facts, is_entity_name, kb_side, looks_unnamed_text, term_kind
 from correction.registry import rule
 from grammars.vocabulary import ORDERING_OPERATORS, SPARQL_ACTION_ORDER
 from pyql.observation import Relations
@@ -114,14 +114,25 @@ def unnamed_node_argument(record: StepRecord, env: Environment) -> dict[str, Any
     env="memory",
     phase="before",
     actions=tuple(NODE_PARAMS),
-    doc="An entity id that is neither linked for this question nor seen in an earlier result.",
-    suggests="`get_relation` of the linked entities and the existing variables (Table 13).",
+    doc="An entity id that is neither linked for this question nor seen in an earlier result (where the "
+    "environment takes entities from the KB, as `pyql run` does, one that is in the KB passes: one cached ASK).",
+    suggests="`get_relation` of the linked entities and the existing variables (Table 13); in `pyql run`, "
+    "that the id is not in the KB and how to link entities (`--entities`).",
+    kb_queries=2,
 )
 def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    """An id shaped like an entity that is not linked, not seen, and (where the environment allows it) not in the KB.
+
+    ``env.entities_from_kb`` (``pyql run``: a script, not an agent) lets an
+    id that is in the KB pass (:meth:`pyql.kb.KB.has_entity`, cached); agents
+    keep the paper's rule: only linked or seen entities.
+    """
     f = facts(record, env)
     profile = f.profile
     if profile is None:
         return None
+    kb_env = kb_side(env)
+    from_kb = kb_env is not None and kb_env.entities_from_kb
     for param in NODE_PARAMS.get(record.action or "", ()):
         term = f.term(param)
         if not isinstance(term, IRI):
@@ -129,7 +140,10 @@ def unlinked_entity(record: StepRecord, env: Environment) -> dict[str, Any] | No
         short = f.short(term)
         if not is_entity_name(short, profile) or short in f.known_ids:
             continue
+        if from_kb and kb_env is not None and kb_env.kb.has_entity(term):
+            continue
         return {
+            "from_kb": from_kb,
             "value": f.raw(param) or short,
             "param": param,
             "is_get_relation": record.action == "get_relation",

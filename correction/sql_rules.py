@@ -217,6 +217,19 @@ def _columns_holding(env: TableRules, value: str, skip: int) -> list[str]:
     return [c.header for c, n in zip(others, row) if n]
 
 
+def _column_named(env: TableRules, written: str) -> Column | None:
+    """The column of the table a ``set_answer`` argument names, as written or quoted (None when none does)."""
+    name = written.strip()
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
+        name = name[1:-1]
+    return next((c for c in env.table.columns if c.header == name), None)
+
+
+def _holds_no_number(env: TableRules, column: Column) -> bool:
+    """Whether a column holds no number at all (SUM/AVG of it has nothing to add up)."""
+    return not column.is_numeric and not _numbers_in(env, column)
+
+
 def _numbers_in(env: TableRules, column: Column) -> int:
     """How many cells of a column are numbers."""
     if column.num_sql is None:
@@ -342,20 +355,25 @@ def sql_bad_aggregation(record: StepRecord, env: Environment) -> dict[str, Any] 
     if isinstance(exc, BadAggregationError):
         written = str(exc.aggregation)
         key = " ".join(written.strip().lower().split())
+        guess = _AGGREGATION_WORDS.get(key, "")
+        column = _column_named(table_side(env), f.raw("column"))
+        text_column = guess in ("SUM", "AVG") and column is not None and _holds_no_number(table_side(env), column)
         return {
             "reason": "unknown",
             "aggregation": written,
-            "guess": _AGGREGATION_WORDS.get(key, ""),
+            "guess": guess,
             "column": f.raw("column"),
             "allowed": ["None", *AGGREGATIONS],
+            "text_column": text_column,
+            "numeric": [_quote(c.header) for c in table_side(env).table.columns if c.is_numeric] if text_column else [],
         }
     if exc is not None:
         return None
     column, aggregation = record.args.get("column"), record.args.get("aggregation")
-    if not isinstance(column, Column) or aggregation not in ("SUM", "AVG") or column.is_numeric:
+    if not isinstance(column, Column) or aggregation not in ("SUM", "AVG"):
         return None
     table_env = table_side(env)
-    if _numbers_in(table_env, column):
+    if not _holds_no_number(table_env, column):
         return None
     return {
         "reason": "text",

@@ -310,13 +310,28 @@ def _prompt(actions: ActionSet) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+#: The closed set of values of a parameter kind, as a JSON-schema ``enum`` in the tool schemas.
+PARAM_ENUMS: dict[str, tuple[str, ...]] = {"operator": COMPARISON_OPERATORS}
+
+
+def _tool_property(param: Param) -> dict[str, Any]:
+    """One parameter as a JSON-schema property; a kind with a closed set of values (:data:`PARAM_ENUMS`) gets its ``enum``.
+
+    Example:
+        >>> _tool_property(Param("op", "operator", "a comparison"))["enum"]
+        ['>', '<', '>=', '<=', '=', '!=']
+    """
+    prop: dict[str, Any] = {"type": "string", "description": param.description or param.kind}
+    if param.kind in PARAM_ENUMS:
+        prop["enum"] = list(PARAM_ENUMS[param.kind])
+    return prop
+
+
 def _openai_tools(actions: ActionSet) -> list[dict[str, Any]]:
     tools = []
     for spec in actions.specs():
         description = spec.summary + (" " + " ".join(spec.details.split()) if spec.details else "")
-        properties = {
-            p.name: {"type": "string", "description": p.description or p.kind} for p in spec.params
-        }
+        properties = {p.name: _tool_property(p) for p in spec.params}
         tools.append(
             {
                 "type": "function",

@@ -21,16 +21,20 @@ The agent package provides ``run``, ``ask``, ``eval``, ``trace`` and ``llm``
 (:mod:`agent.cli`, the CLI wiring on top of every package).
 
 Exit statuses (:data:`EXIT_OK`, :data:`EXIT_USAGE`, :data:`EXIT_SERVICE`,
-:data:`EXIT_INTERRUPTED`), the same for every command:
+:data:`EXIT_STEPS_FAILED`, :data:`EXIT_INTERRUPTED`), the same for every command:
 
-* 0: done. A ``run`` whose steps failed, or an ``eval`` whose model got
-  questions wrong, still exits 0 (the failures are in the output).
+* 0: done. An ``eval`` whose model got questions wrong still exits 0 (the
+  failures are in the output), and so does a ``run`` whose steps failed
+  when given ``--keep-going``.
 * 2: bad usage or an unreadable input (a missing file, a file or standard
   input that is not UTF-8, a KB that does not open), with a one-line message.
 * 3: a service failed: the KB could not be reached or did not answer, or
   the LLM failed after its retries (``pyql run`` stopped at that step, the
   ``ask`` question failed to run, ``eval`` stopped or left questions that
   failed to run: give ``--resume``). One line on stderr says what and where.
+* 4: ``pyql run`` ran, but steps failed (each was undone): its answers are
+  those of the query without them; one line on stderr says how many and
+  which (``--keep-going``: exit 0).
 * 130: interrupted (Ctrl-C).
 
 (1 is never returned on purpose: it is Python's status for a crash.)
@@ -49,6 +53,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 import textwrap
@@ -79,6 +84,8 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_SERVICE",
     "EXIT_INTERRUPTED",
+    "EXIT_STEPS_FAILED",
+    "unknown_options",
 ]
 
 #: Exit status: done.
@@ -87,6 +94,8 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 #: Exit status: a service (the KB, the LLM) failed; try again (``eval``: with ``--resume``).
 EXIT_SERVICE = 3
+#: Exit status: ``pyql run`` ran, but steps failed (undone), so its answers are those of the query without them; ``--keep-going``: 0.
+EXIT_STEPS_FAILED = 4
 #: Exit status: interrupted (Ctrl-C).
 EXIT_INTERRUPTED = 130
 
@@ -98,8 +107,54 @@ ACTION_SET_GROUP = "pyql.action_sets"
 Subparsers = Any  # argparse's private _SubParsersAction
 
 
+def unknown_options(given: Sequence[str], known: Sequence[str]) -> list[str]:
+    """The option flags among ``given`` that are none of ``known`` (nor a prefix of exactly one), each with a "did you mean".
+
+    Values are not looked at: only words starting with ``-`` and a letter
+    (``-`` alone is standard input), before a ``--``; ``--flag=value`` is
+    the flag.
+
+    Example:
+        >>> unknown_options(["--kb", "demo", "--actoins", "-", "--json"], ["--kb", "--actions", "--json", "-h"])
+        ['--actoins (did you mean --actions?)']
+        >>> unknown_options(["--act", "x"], ["--actions"])
+        []
+    """
+    out = []
+    for word in given:
+        if word == "--":
+            break
+        flag = word.split("=", 1)[0]
+        if len(flag) < 2 or flag[0] != "-" or not (flag[1].isalpha() or flag[1] == "-" and flag[2:3].isalpha()):
+            continue
+        if flag in known or (flag.startswith("--") and sum(k.startswith(flag) for k in known) == 1):
+            continue
+        close = difflib.get_close_matches(flag, [k for k in known if k.startswith("--")], n=1)
+        out.append(flag + (f" (did you mean {close[0]}?)" if close else ""))
+    return out
+
+
 class _Parser(argparse.ArgumentParser):
+    """The parser of ``pyql`` and its subcommands: errors are :class:`UsageError`, and an unknown flag is named first.
+
+    argparse reports a missing required argument before an unknown one
+    (``--actoins`` gave "the following arguments are required: --actions");
+    here the unknown flag is named, with the closest known one.
+    """
+
+    _given: Sequence[str] = ()
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:  # type: ignore[override]
+        self._given = list(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if unknown_options(extras, list(self._option_string_actions)):
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
     def error(self, message: str) -> None:  # type: ignore[override]
+        unknown = unknown_options(self._given, list(self._option_string_actions))
+        if unknown and (message.startswith("the following arguments are required") or message.startswith("unrecognized arguments")):
+            message = f"unrecognized argument{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"
         raise UsageError(f"{self.prog}: {message}")
 
 

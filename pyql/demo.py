@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from pyql.echo import plural
 from pyql.kb import KB
 from pyql.sparql_environment import SparqlEnvironment
 
@@ -113,7 +114,7 @@ def run_demo(
         )
         counters = env.counters
         print(
-            f"\nAnswer: {answers}   [{counters['steps']} steps, {counters['kb_queries']} KB queries, "
+            f"\nAnswer: {answers}   [{plural(counters['steps'], 'step')}, {plural(counters['kb_queries'], 'KB query', 'KB queries')}, "
             f"{counters['kb_seconds']:.3f} s in the KB]\n",
             file=out,
         )

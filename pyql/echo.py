@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["ECHO_LIMIT", "MESSAGE_LIMIT", "clip", "clip_echoes", "one_line"]
+__all__ = ["ECHO_LIMIT", "MESSAGE_LIMIT", "clip", "clip_echoes", "one_line", "plural"]
 
 ECHO_LIMIT = 200
 """Most characters of one value or argument an observation repeats."""
@@ -75,3 +75,13 @@ def one_line(exc: BaseException | str, limit: int = 300) -> str:
     """
     text = " ".join(str(exc).split())
     return text[:limit] + ("..." if len(text) > limit else "")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """A count and its noun, singular for 1: ``1 step``, ``2 steps``; ``many`` for an irregular plural.
+
+    Example:
+        >>> plural(1, "step"), plural(3, "step"), plural(1, "query", "queries"), plural(0, "query", "queries")
+        ('1 step', '3 steps', '1 query', '0 queries')
+    """
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"

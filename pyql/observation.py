@@ -25,6 +25,8 @@ __all__ = [
     "Relations",
     "ResultSet",
     "BoundedRows",
+    "JoinedRows",
+    "joined_rows",
     "UNNAMED",
 ]
 
@@ -170,6 +172,77 @@ class VariableValues:
 
 
 @dataclass(frozen=True)
+class JoinedRows:
+    """The first rows of the join over several variables: which values go together.
+
+    Each variable's list (:class:`VariableValues`) is sorted on its own, so
+    the lists alone do not say which cyclone had which winds; these rows do.
+    At most as many rows as values per variable are shown; ``more`` says the
+    join has more distinct rows.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> k = Value(IRI("http://rdf.freebase.com/ns/m.0dkl7"), "Hurricane Katrina", False, "m.0dkl7")
+        >>> rows = JoinedRows((Variable("cyclone"), Variable("winds")), ((k, Value(Literal("280.0", XSD + "float"))),), True)
+        >>> print(rows)
+        Rows (?cyclone, ?winds): ('Hurricane Katrina', 280.0), ...
+    """
+
+    variables: tuple[Variable, ...]
+    rows: tuple[tuple[Value | None, ...], ...]
+    more: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view: ``{"variables", "rows", "more"}``, a row a list of values (None: unbound)."""
+        return {
+            "variables": [str(v) for v in self.variables],
+            "rows": [[x.to_dict() if x is not None else None for x in row] for row in self.rows],
+            "more": self.more,
+        }
+
+    def __str__(self) -> str:
+        shown = ", ".join("(" + ", ".join(_brief(x) for x in row) + ")" for row in self.rows)
+        return f"Rows ({', '.join(str(v) for v in self.variables)}): {shown}{', ...' if self.more else ''}"
+
+
+def _brief(value: Value | None) -> str:
+    """A value in a row: its label when it has one (the lists above give the ids), else as in a list."""
+    if value is None:
+        return "unbound"
+    if value.label is not None and not value.unnamed and not isinstance(value.term, Literal):
+        return repr(clip(value.label))
+    return value.display()
+
+
+def joined_rows(
+    variables: tuple[Variable, ...], rows: list[tuple[Value | None, ...]], lists: tuple[VariableValues, ...], limit: int, more: bool = False
+) -> JoinedRows | None:
+    """The rows worth showing beside the lists: without the variables that have one value only (the same in every row).
+
+    Rows are made distinct over the columns kept, sorted as values are,
+    and cut at ``limit`` (``more`` is then set); None when fewer than two
+    variables vary (the lists say it all).
+
+    Example:
+        >>> one = lambda t: Value(Literal(t))
+        >>> lists = (VariableValues(Variable("c"), (one("x"),), 1), VariableValues(Variable("a"), (one("1"), one("2")), 2),
+        ...          VariableValues(Variable("b"), (one("p"), one("q")), 2))
+        >>> rows = [(one("x"), one("2"), one("q")), (one("x"), one("1"), one("p"))]
+        >>> print(joined_rows((Variable("c"), Variable("a"), Variable("b")), rows, lists, 10))
+        Rows (?a, ?b): (1, p), (2, q)
+        >>> joined_rows((Variable("c"), Variable("a")), rows, lists, 10) is None
+        True
+    """
+    fixed = {vv.variable for vv in lists if vv.total == 1 and not vv.capped and not vv.partial}
+    keep = [i for i, v in enumerate(variables) if v not in fixed]
+    if len(keep) < 2:
+        return None
+    unique = list(dict.fromkeys(tuple(row[i] for i in keep) for row in rows))
+    shown = sorted(unique[:limit], key=lambda r: [x.sort_key() if x is not None else (9, "") for x in r])
+    return JoinedRows(tuple(variables[i] for i in keep), tuple(shown), more or len(unique) > limit)
+
+
+@dataclass(frozen=True)
 class Observation:
     """The result of running the current query for a step.
 
@@ -177,7 +250,9 @@ class Observation:
     holds each visible variable's values. ``rows`` holds every row of the
     query when its rows are bounded (after an argmax, a count) so that the
     next step, if it only changes the projection, reuses them
-    (:class:`BoundedRows`).
+    (:class:`BoundedRows`). ``joined`` holds the first rows over the
+    variables when there are several (:class:`JoinedRows`), shown after
+    the lists so the reader sees which values go together.
 
     Example:
         >>> Observation((), boolean=True).is_empty, str(Observation((), boolean=False))
@@ -188,6 +263,7 @@ class Observation:
     boolean: bool | None = None
     queries: int = 0
     rows: BoundedRows | None = field(default=None, compare=False, repr=False)
+    joined: JoinedRows | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -217,7 +293,10 @@ class Observation:
             return "The answer is " + ("yes" if self.boolean else "no")
         if self.is_empty:
             return "The query has no result"
-        return ". ".join(str(v) for v in self.variables)
+        parts = [str(v) for v in self.variables]
+        if self.joined is not None and self.joined.rows:
+            parts.append(str(self.joined))
+        return ". ".join(parts)
 
 
 @dataclass(frozen=True)

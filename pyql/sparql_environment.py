@@ -86,6 +86,11 @@ class SparqlEnvironment(Environment):
     language: ClassVar[str] = "sparql"
     memory: SparqlMemory
 
+    #: Whether an entity id that is neither linked nor seen may be used when it is in the KB (one
+    #: cached ASK, :meth:`pyql.kb.KB.has_entity`; ERASER's ``unlinked_entity``): ``pyql run`` sets it,
+    #: agents keep the paper's rule (only the question's linked entities and those seen in results).
+    entities_from_kb: bool = False
+
     def __init__(
         self,
         kb: Any,

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from pyql.cli import read_text
+from pyql.echo import plural
 from pyql.lines import split_lines
 
 from .errors import SQLError, TableInputError
@@ -106,7 +107,7 @@ def _pick(records: list[Any], choice: str | None, path: str) -> Any:
     if choice.isdigit():
         if int(choice) < len(records):
             return records[int(choice)]
-        raise TableInputError(f"--table {choice}: {path} has only {len(records)} objects (0..{len(records) - 1})")
+        raise TableInputError(f"--table {choice}: {path} has only {plural(len(records), 'object')} (0..{len(records) - 1})")
     for rec in records:
         if not isinstance(rec, Mapping):
             continue

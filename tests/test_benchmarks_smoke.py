@@ -25,6 +25,7 @@ from agent.evaluation.smoke import (
     readi_replies,
     smoke_run,
 )
+from agent.evaluation.metrics import readi_metrics
 from agent.llm.client import LLMConfig, ScriptedLLM
 from agent.methods.instantiate import Instantiator
 from agent.methods.reasoning_path import parse_paths
@@ -96,6 +97,20 @@ def test_readi_smoke_run_instantiates_every_path(benchmark: str, tmp_path: Path)
         assert outcome.metrics.denotation == 1.0 and [r["id"] for r in outcome.records] == ["nt-64", "nt-112", "nt-153"]
 
 
+@pytest.mark.parametrize("benchmark", ["metaqa-3hop", "wtq"])
+def test_readi_answer_coverage_compares_like_with_like(benchmark: str, tmp_path: Path) -> None:
+    # issue 25: instance values were ids (mq:German) and gold labels (German): coverage 0.000 with Hit@1 1.0
+    outcome = smoke_run(benchmark, tmp_path, method="readi")
+    readi = readi_metrics(outcome.records)
+    assert outcome.metrics.hit1 == 1.0 and readi is not None and readi["coverage"] > 0
+    if benchmark == "metaqa-3hop":  # every answer is among the instantiated entities, by label as by id
+        assert readi["coverage"] == 1.0
+        assert all({a["label"] for a in r["extra"]["instance_answers"]} >= set(r["gold"]) for r in outcome.records)
+    else:  # a table's instance is its selected rows; a count ("how many districts", 22) is in none of their cells
+        covered = {r["id"]: bool(set(r["extra"]["instance_values"]) & {str(g) for g in r["gold"]}) for r in outcome.records}
+        assert covered["nt-64"] is False and sum(covered.values()) == 2
+
+
 def test_readi_walks_back_along_a_relation_only_when_the_path_names_it_twice(tmp_path: Path) -> None:
     kb_file = tmp_path / "kb.txt"
     item = {"id": "q", "kind": "director_to_movie_to_director", "answers": ["Cary Fukunaga"], "entities": {"Delbert Mann": "mq:Delbert_Mann"}}
@@ -140,6 +155,16 @@ def test_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["wtq", "--out", str(tmp_path), "--data", str(tmp_path)]) == 2
     assert main(["metaqa-3hop", "--out", str(tmp_path), "--method", "readi"]) == 0
     assert (tmp_path / "metaqa-3hop-readi" / "kb.txt").read_text().startswith("Catch Me If You Can|directed_by|smoke director")
+
+
+def test_without_out_the_run_goes_to_the_user_cache_not_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["cwq"]) == 0
+    assert (tmp_path / "cache" / "pyql" / "smoke-runs" / "cwq" / "smoke.jsonl").exists()
+    assert not (tmp_path / "smoke-runs").exists()
 
 
 def test_eval_command_with_linking_by_level_and_summary_md(tmp_path: Path) -> None:

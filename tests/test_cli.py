@@ -41,7 +41,9 @@ def test_run_json_contract(tmp_path: Path, kb: str) -> None:
     actions = tmp_path / "actions.txt"
     actions.write_text(ACTIONS)
     result = pyql("run", "--kb", kb, "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--actions", str(actions), "--json")
-    assert result.returncode == 0, result.stderr
+    # a step failed: the answers are those of the query without it, exit 4 (issue 25)
+    assert result.returncode == 4, result.stderr
+    assert result.stderr.strip() == "pyql run: 1 step failed (action 3) and was undone: these are the answers of the query without it (give --keep-going to exit 0)"
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     steps, final = lines[:-1], lines[-1]
     assert [s["step"] for s in steps] == list(range(1, 9))
@@ -52,6 +54,18 @@ def test_run_json_contract(tmp_path: Path, kb: str) -> None:
     assert all(s["ok"] for i, s in enumerate(steps) if i != 2)
     assert final["answers"] == [{"value": "m.0107j2dw", "label": "Tropical Storm Dolly"}]
     assert "SELECT DISTINCT ?cyclone" in final["sparql"]
+    assert (final["failed_steps"], final["complete"]) == (1, False)
+    going = pyql("run", "--kb", kb, "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--actions", str(actions), "--keep-going")
+    assert going.returncode == 0 and going.stderr == "", going.stderr
+    assert "Answers: m.0107j2dw (Tropical Storm Dolly) [INCOMPLETE: 1 step failed (action 3) and was undone: these are the answers of the query without it]" in going.stdout
+
+
+def test_run_where_every_step_ran_is_complete() -> None:
+    result = pyql("run", "--kb", "demo", "--entities", KATRINA, "--actions", "-", "--json",
+                  stdin="add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\nexecute()\n")
+    assert result.returncode == 0, result.stderr
+    final = json.loads(result.stdout.splitlines()[-1])
+    assert (final["failed_steps"], final["complete"]) == (0, True)
 
 
 def test_run_reads_stdin_and_prints_a_transcript() -> None:
@@ -69,14 +83,14 @@ def test_run_literal_answers_are_lexical_forms(tmp_path: Path) -> None:
 
 
 def test_feedback_modes_change_the_error_field() -> None:
-    line = "add_fact(m.0dkl7, meteorology.tropical_cyclone.highest_winds, ?w)\n"
+    line = "add_fact(m.0notinkb, meteorology.tropical_cyclone.highest_winds, ?w)\n"  # not linked, not in the KB
     eraser = json.loads(pyql("run", "--kb", "demo", "--actions", "-", "--json", stdin=line).stdout.splitlines()[0])
     raw = json.loads(pyql("run", "--kb", "demo", "--actions", "-", "--json", "--feedback", "raw", stdin=line).stdout.splitlines()[0])
     assert (eraser["ok"], eraser["error"]) == (False, "unlinked_entity")
     # pyql run has no LLM and no thoughts: the guideline asks to correct the action instead
     assert eraser["observation"].endswith("Correct this action and run it again.")
     assert "Thought" not in eraser["observation"]
-    assert raw["ok"] is True, "without ERASER the unlinked entity is simply used"
+    assert raw["error"] != "unlinked_entity", "without ERASER the unlinked entity is simply tried (and finds nothing)"
 
 
 @pytest.mark.parametrize(
@@ -131,7 +145,7 @@ def test_demo_runs_on_the_embedded_default() -> None:
 
 def test_run_says_when_execute_failed_instead_of_not_called() -> None:
     result = pyql("run", "--kb", "demo", "--feedback", "raw", "--actions", "-", stdin="execute()\n")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # the step failed (issue 25)
     assert "execute() was not called" not in result.stdout
     assert "(execute() failed at action 1: bad_query; see its observation)" in result.stdout
     assert "the query is empty" in result.stdout
@@ -155,3 +169,28 @@ def test_count_cap_flag_caps_the_counts_of_every_kb() -> None:
     assert "more than" not in exact.stdout
     bad = pyql("run", "--kb", "demo", "--count-cap", "0", "--actions", "-", stdin=fact)
     assert bad.returncode == 2 and "--count-cap" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_run_uses_an_unlinked_id_that_is_in_the_kb_and_says_how_to_link_one_that_is_not() -> None:
+    # issue 25: m.0crbvqz (the demo's own entity) was refused as unlinked_entity without --entities
+    ok = pyql("run", "--kb", "demo", "--actions", "-", "--json",
+              stdin="add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)\nexecute()\n")
+    assert ok.returncode == 0, ok.stderr
+    lines = [json.loads(line) for line in ok.stdout.splitlines()]
+    assert lines[0]["ok"] and lines[-1]["answers"] == [{"value": "m.05f4r3k", "label": "Tropical storm (SSHS)"}]
+    missing = pyql("run", "--kb", "demo", "--actions", "-", "--json", stdin="get_relation(m.0notinkb)\n")
+    step = json.loads(missing.stdout.splitlines()[0])
+    assert step["error"] == "unlinked_entity" and "m.0notinkb is not in the KB" in step["observation"]
+    assert "--entities" in step["observation"] and "choose from: none" not in step["observation"]
+    assert "An id that is in the KB can be used" in " ".join(pyql("run", "--help").stdout.split())
+
+
+def test_agents_keep_the_linking_rule() -> None:
+    from correction import Eraser
+    from pyql.kb import KB
+    from pyql.sparql_environment import SparqlEnvironment
+
+    env = SparqlEnvironment(KB.open("demo"), analyzer=Eraser())  # as an agent's environment: entities_from_kb is False
+    record = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+    assert (record.ok, record.error) == (False, "unlinked_entity")
+    assert "not in the KB" not in record.observation and "--entities" not in record.observation

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from grammars.vocabulary import COMPARISON_OPERATORS
 from pyql.action_parser import parse_action
 from pyql.actions import render_docs
 from pyql.environment import Environment
@@ -162,6 +163,8 @@ def test_every_accepted_action_is_documented_and_nothing_else() -> None:
     }
     assert set(actions.names) == marked
     assert {t["function"]["name"] for t in tools} == marked
+    operators = {t["function"]["name"]: t["function"]["parameters"]["properties"]["op"] for t in tools if "op" in t["function"]["parameters"]["properties"]}
+    assert operators and all(p["enum"] == list(COMPARISON_OPERATORS) for p in operators.values()), operators
     for spec in actions.specs():
         assert f"`{spec.signature}`" in docs and f"`{spec.signature}`" in prompt
         assert spec.summary and spec.example.startswith(spec.name + "(")

@@ -128,10 +128,10 @@ def test_shared_rules_are_generic():
 
 def test_kb_query_budgets_are_declared():
     budgets = {r.id: r.kb_queries for r in registry}
-    assert budgets["unlinked_entity"] == 0
     # Memory rules send nothing, except the bounded ASKs that complete a relation
-    # list capped on a hub before a relation is called misdirected or unknown.
-    asking = {"fact_wrong_direction": 1, "time_constraint_unknown_relation": 2}
+    # list capped on a hub before a relation is called misdirected or unknown,
+    # and, in pyql run only, one ASK per unlinked id whether it is in the KB.
+    asking = {"fact_wrong_direction": 1, "time_constraint_unknown_relation": 2, "unlinked_entity": 2}
     assert {r.id: r.kb_queries for r in registry if r.env != "kb" and r.kb_queries} == asking
     assert budgets["fact_empty_unknown_relation"] == budgets["fact_empty_known_relation"] == 1
     assert all(r.kb_queries <= 1 for r in registry if r.id not in asking)

@@ -236,7 +236,7 @@ def test_pyql_run_json_error_is_the_rule_id(tmp_path):
         ["run", "--kb", "demo", "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--actions", str(actions), "--json"],
         out=out,
     )
-    assert status == 0
+    assert status == 4  # steps failed (issue 25)
     steps = [json.loads(line) for line in out.getvalue().splitlines()][:3]
     assert [s["error"] for s in steps] == ["unbound_variable", None, "fact_relation_variable"]
     # pyql run has no thoughts to re-generate: its guidelines ask to correct the action

@@ -32,7 +32,7 @@ import pytest
 from agent.evaluation.runner import RunSettings, read_run, run_question
 from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
 from agent.llm.client import ScriptedLLM
-from pyql.cli import EXIT_OK, EXIT_SERVICE, EXIT_USAGE, main
+from pyql.cli import EXIT_OK, EXIT_SERVICE, EXIT_STEPS_FAILED, EXIT_USAGE, main
 from pyql.errors import EngineTimeout
 from tests.fault_servers import (
     DemoSparqlEndpoint,
@@ -158,7 +158,7 @@ def test_run_on_a_live_endpoint_that_times_out_once_is_the_query_s_fault() -> No
         result = pyql("run", "--kb", slow.url, "--kb-timeout", "4", "--entities", RACHEL, "--actions", "-", "--json",
                       stdin=RACHEL_ACTIONS.encode())
         assert any(q.strip().startswith("ASK") for q in slow.answered), "the time-out was probed"
-    assert result.returncode == EXIT_OK, stderr_of(result)
+    assert result.returncode == EXIT_STEPS_FAILED, stderr_of(result)  # a step failed, not the service (issue 25)
     steps = json_lines(result.stdout)
     assert steps[0]["ok"] and not steps[1]["ok"]
     assert steps[1]["error"] == "engine_error" and "timed out" in steps[1]["observation"]

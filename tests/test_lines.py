@@ -59,7 +59,7 @@ def test_string_literals_with_separators_survive_render_split_parse(values: list
 def test_pyql_run_keeps_a_u2028_literal_in_one_step() -> None:
     stdin = 'get_relation(m.0crbvqz)\nadd_fact(m.0crbvqz, meteorology.tropical_cyclone.category, "a\u2028b")\n'
     result = subprocess.run(
-        [sys.executable, "-m", "pyql.cli", "run", "--kb", "demo", "--actions", "-", "--json"],
+        [sys.executable, "-m", "pyql.cli", "run", "--kb", "demo", "--actions", "-", "--json", "--keep-going"],
         input=stdin.encode("utf-8"),
         capture_output=True,
         cwd=ROOT,

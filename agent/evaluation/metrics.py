@@ -563,6 +563,24 @@ class RunMetrics:
         return "\n".join(lines)
 
 
+def _covers(extra: Mapping[str, Any], gold: Sequence[Any]) -> float:
+    """1.0 when the instantiated values of a Readi record hold a gold answer, matched as answers are (:func:`answer_keys`).
+
+    Ids and labels are compared alike on both sides: ``instance_answers``
+    (``{"value", "label"}``; older run files: ``instance_values``, values
+    only) against the gold answers' values, labels and aliases, normalized.
+
+    Example:
+        >>> _covers({"instance_answers": [{"value": "mq:German", "label": "German"}]}, ["German"])
+        1.0
+        >>> _covers({"instance_values": ["mq:German"]}, ["German"]), _covers({"instance_values": ["22"]}, ["22.0"])
+        (0.0, 1.0)
+    """
+    values = extra.get("instance_answers") or extra.get("instance_values") or []
+    keys = set().union(*(answer_keys(v) for v in values)) if values else set()
+    return 1.0 if any(keys & g for g in _unique(gold)) else 0.0
+
+
 def readi_metrics(records: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
     """Readi's own measures over the records it produced (Table 8 of the Readi paper).
 
@@ -585,11 +603,7 @@ def readi_metrics(records: Sequence[Mapping[str, Any]]) -> dict[str, float] | No
     def mean(key: str) -> float:
         return _mean([float((r["extra"] or {}).get(key) or 0) for r in mine])
 
-    covered = []
-    for r in mine:
-        values = {str(v).lower() for v in (r["extra"].get("instance_values") or [])}
-        gold = {str(g.get("value") if isinstance(g, Mapping) else g).lower() for g in (r.get("gold") or [])}
-        covered.append(1.0 if values & gold else 0.0)
+    covered = [_covers(r["extra"], r.get("gold") or []) for r in mine]
     return {
         "questions": float(len(mine)),
         "edits": mean("edits"),

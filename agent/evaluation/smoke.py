@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -390,18 +391,32 @@ def _smoke_kb(spec: Mapping[str, Any], items: Sequence[Mapping[str, Any]], root:
     return None
 
 
+def default_out_dir() -> Path:
+    """Where smoke runs go without ``--out``: ``$XDG_CACHE_HOME/pyql/smoke-runs`` (default ``~/.cache/pyql/smoke-runs``).
+
+    A user cache folder, never the current directory, so a run from a
+    checkout leaves the working tree clean.
+
+    Example:
+        >>> default_out_dir().parts[-2:]
+        ('pyql', 'smoke-runs')
+    """
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(cache).expanduser() if cache else Path.home() / ".cache") / "pyql" / "smoke-runs"
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """``python -m agent.evaluation.smoke BENCHMARK [--out DIR] [--data DIR] [--method readi]``: one smoke run, its summary printed."""
     out = out if out is not None else sys.stdout
     parser = argparse.ArgumentParser(prog="python -m agent.evaluation.smoke", description="replay gold actions on a benchmark's fixtures")
     parser.add_argument("benchmark", choices=sorted(SMOKE))
-    parser.add_argument("--out", default="smoke-runs", help="folder for the run file, summaries and the gold KB")
+    parser.add_argument("--out", default=None, help="folder for the run file, summaries and the gold KB (default: the user cache folder $XDG_CACHE_HOME/pyql/smoke-runs, i.e. ~/.cache/pyql/smoke-runs; never the current directory)")
     parser.add_argument("--data", help="the fixtures folder (default: tests/data of the source checkout)")
     parser.add_argument("--method", choices=SMOKE_METHODS, default="queryagent", help="replay QueryAgent's actions or Readi's paths")
     args = parser.parse_args(argv)
     try:
         folder = args.benchmark if args.method == "queryagent" else f"{args.benchmark}-{args.method}"
-        outcome = smoke_run(args.benchmark, Path(args.out) / folder, data_dir=args.data, progress=sys.stderr, method=args.method)
+        outcome = smoke_run(args.benchmark, Path(args.out or default_out_dir()) / folder, data_dir=args.data, progress=sys.stderr, method=args.method)
     except DatasetError as exc:
         print(f"python -m agent.evaluation.smoke: {exc}", file=sys.stderr)
         return 2

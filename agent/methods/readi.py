@@ -30,7 +30,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from agent.faults import FAILED_TO_RUN, FINISHED
 from agent.llm.client import LLM
@@ -329,6 +329,19 @@ class Readi:
         return out
 
 
+def _distinct_answers(answers: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``{"value", "label"}`` answers, one per value, sorted by value.
+
+    Example:
+        >>> _distinct_answers([{"value": "mq:b", "label": "B"}, {"value": "mq:a", "label": "A"}, {"value": "mq:b", "label": "B"}])
+        [{'value': 'mq:a', 'label': 'A'}, {'value': 'mq:b', 'label': 'B'}]
+    """
+    seen: dict[str, dict[str, Any]] = {}
+    for a in answers:
+        seen.setdefault(str(a["value"]), {"value": a["value"], "label": a.get("label")})
+    return [seen[k] for k in sorted(seen)]
+
+
 def _measures(loop: LoopOutcome, results: Sequence[PathInstance], merged: list[dict[str, Any]]) -> dict[str, Any]:
     """Readi's measures of a run on a KB (LPP, LIP, AIP, ISR, CER) and its paths."""
     lengths = [len(r.spec.relations) for r in results] or [0]
@@ -344,6 +357,8 @@ def _measures(loop: LoopOutcome, results: Sequence[PathInstance], merged: list[d
         "isr": bool(results) and all(r.complete for r in results),
         "cer": any(r.ends_unnamed for r in results),
         "instance_values": [v["value"] for v in merged] or sorted({v.to_dict()["value"] for r in results for v in r.values}),
+        # the same values with their labels, so answer coverage compares like with like (ids or labels on both sides)
+        "instance_answers": merged or _distinct_answers(v.to_dict() for r in results for v in r.values),
         "template_version": TEMPLATE_VERSION,
     }
 

@@ -27,7 +27,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from agent.errors import TablePathError  # noqa: F401 (defined in agent/errors.py)
 from agent.faults import FAILED_TO_RUN, FINISHED
@@ -293,6 +293,7 @@ class TableReadi:
                 "aip": (len(inst.headers) / len(path.headers)) if path.headers else 0.0,
                 "selected_rows": len(inst.rows),
                 "rows_constrained": inst.constrained,
+                "instance_values": _cell_values(inst.rows[: self.max_items]),
                 "template_version": TEMPLATE_VERSION,
             },
         )
@@ -315,6 +316,16 @@ class TableReadi:
         answers = _answers(text)
         traces[-1].observation = f"answers: {', '.join(answers)}" if answers else "no Answer: line found in the reply"
         return [{"value": a, "label": None} for a in answers], None
+
+
+def _cell_values(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The distinct cells of the selected rows, as text: what the instantiated path offers the QA step (answer coverage).
+
+    Example:
+        >>> _cell_values([{"District": "1st", "Incumbent": "A"}, {"District": "2nd", "Incumbent": "A"}])
+        ['1st', 'A', '2nd']
+    """
+    return list(dict.fromkeys(str(v) for row in rows for v in row.values() if v is not None and str(v) != ""))
 
 
 def _answers(text: str) -> list[str]:

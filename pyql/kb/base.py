@@ -36,6 +36,7 @@ from pyql.observation import (
     ResultSet,
     Value,
     VariableValues,
+    joined_rows,
 )
 from pyql.profiles import Profile, get_profile
 from pyql.query import Query
@@ -158,6 +159,8 @@ class KB(ABC):
         self.stats = KBStats()
         # relation IRI → the one kind of its objects (numeric or a date type), or None.
         self._value_kinds: dict[str, str | None] = {}
+        # entity IRI → whether it is in the KB (:meth:`has_entity`).
+        self._entities: dict[str, bool] = {}
 
     # -- opening -----------------------------------------------------------
     @staticmethod
@@ -292,8 +295,9 @@ class KB(ABC):
             rows = self.bounded_rows(query, reuse)
             return self._observation_of_rows(rows, probes.observed_variables(query), self.stats.queries - before)
         text, variables = probes.observation_query(query, shown, cap, self.row_cap)
-        values = probes.read_observation(self.select(text), variables, self.value, shown, cap, self.row_cap)
-        return Observation(values, queries=1)
+        found = self.select(text)
+        values = probes.read_observation(found, variables, self.value, shown, cap, self.row_cap)
+        return Observation(values, queries=1, joined=probes.read_joined_rows(found, variables, self.value, shown, values))
 
     def bounded_rows(self, query: Query, reuse: BoundedRows | None = None) -> BoundedRows:
         """All rows of a query whose rows are bounded, over every visible variable, with labels.
@@ -328,7 +332,9 @@ class KB(ABC):
         for v in variables:
             values = sorted(rows.column(v), key=Value.sort_key)
             out.append(VariableValues(v, tuple(values), len(values)))
-        return Observation(tuple(out), queries=queries, rows=rows)
+        table = [tuple(row.get(v.name) for v in variables) for row in rows.project(variables)]
+        joined = joined_rows(tuple(variables), table, tuple(out), len(table))
+        return Observation(tuple(out), queries=queries, rows=rows, joined=joined)
 
     def execute(self, query: Query, limit: int = 1000, *, reuse: BoundedRows | None = None) -> ResultSet:
         """Run the query; its rows with a label for every value (at most ``limit``).
@@ -455,6 +461,22 @@ class KB(ABC):
         if not iris:
             return {t: None for t in wanted}
         return probes.read_labels(self.select(probes.labels_query(iris, self.profile)), wanted)
+
+    def has_entity(self, entity: TermLike) -> bool:
+        """Whether an entity id is in the KB (the subject or object of a triple): one ASK, kept for the life of this KB object.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> kb = KB.open("demo")
+            >>> kb.has_entity("m.0crbvqz"), kb.has_entity("m.0nothere")
+            (True, False)
+        """
+        term = self.term(entity, "entity")
+        if not isinstance(term, IRI):
+            return False
+        if term.value not in self._entities:
+            self._entities[term.value] = self.ask(probes.entity_ask_query(term, self.profile))
+        return self._entities[term.value]
 
     def value_kind(self, relation: TermLike) -> str | None:
         """The one kind of value a relation's objects have, when an argmax can use the engine's own order of it.

@@ -12,7 +12,7 @@ hands the rows over, so every backend answers alike.
 ======================  ==============================  ===========================
 probe                   query                           reader
 ======================  ==============================  ===========================
-observation             :func:`observation_query`       :func:`read_observation`
+observation             :func:`observation_query`       :func:`read_observation`, :func:`read_joined_rows`
 bounded rows            :func:`bounded_rows_query`      :func:`read_rows`
 result rows             :func:`rows_query`              :func:`read_rows`
 relations               :func:`relations_query`         :func:`read_relations`
@@ -20,6 +20,7 @@ one relation (ASK)      :func:`relation_ask_query`      (the engine's yes/no)
 value kinds             :func:`value_kinds_query`       :func:`read_value_kinds`
 labels                  :func:`labels_query`            :func:`read_labels`
 the KB's profile        :func:`profile_sample_query`    :func:`read_profile_sample`
+an entity (ASK)         :func:`entity_ask_query`        (the engine's yes/no)
 ======================  ==============================  ===========================
 
 The variables a probe binds for itself start with ``__`` (``?__count_x``,
@@ -41,7 +42,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import pyql.escape as escape
 from pyql.compiler import INDENT, Block, CompilableQuery, prefix_lines, term_sparql
 from pyql.errors import EngineError, QueryError
-from pyql.observation import Relations, Value, VariableValues
+from pyql.observation import JoinedRows, Relations, Value, VariableValues, joined_rows
 from pyql.profiles import Profile, profile_of_iris
 from pyql.steps import Aggregate, Fact, Step
 from pyql.terms import IRI, Literal, Term, Variable
@@ -60,6 +61,7 @@ __all__ = [
     "observation_rows",
     "observation_query",
     "read_observation",
+    "read_joined_rows",
     "bounded_rows_query",
     "rows_query",
     "read_rows",
@@ -74,6 +76,7 @@ __all__ = [
     "PROFILE_SAMPLE",
     "profile_sample_query",
     "read_profile_sample",
+    "entity_ask_query",
 ]
 
 Row = Mapping[str, Term]
@@ -86,6 +89,8 @@ COUNT_PREFIX = "__count_"
 ROWS_VAR = "__rows"
 #: The variable prefix of a value's label (``?__label_<var>``) in observations and rows.
 LABEL_PREFIX = "__label_"
+#: The variable that marks an observation's joined rows (bound to 1 in the rows branch only).
+ROW_MARK = "__row"
 #: Rows an observation's sample reads per value shown.
 SAMPLE_ROWS_PER_VALUE = 100
 RELATION_EDGES = 10_000
@@ -161,12 +166,11 @@ def observation_query(
     variable once one is set), up to ``per_variable`` distinct values with
     labels, and its number of distinct values counted up to ``count_cap``.
 
-    One row of counts (``?__count_<var>`` of every variable, ``?__rows``),
-    one row per sampled value (``?<var>``, label in ``?__label_<var>``);
-    :func:`read_observation` reads them. A query with at most
-    ``per_variable`` rows anyway (an argmax, a count without group) is
-    instead all its rows with labels (:func:`bounded_rows_query`, no count
-    row): the counts are exact, and the rows are computed once.
+    One row of counts (``?__count_<var>`` of every variable, ``?__rows``), one row per sampled value
+    (``?<var>``, label in ``?__label_<var>``): :func:`read_observation`; with several variables, the first
+    distinct rows over them (``?__row``): :func:`read_joined_rows`. A query with at most ``per_variable``
+    rows anyway (an argmax, a count without group) is instead all its rows with labels
+    (:func:`bounded_rows_query`, no count row): the counts are exact, and the rows are computed once.
 
     Every count reads at most the first ``rows = max(row_cap, count_cap +
     1)`` rows of the join (``row_cap`` None: ``count_cap + 1``): the counts
@@ -212,6 +216,7 @@ def observation_query(
     sample_rows = max(rows, SAMPLE_ROWS_PER_VALUE * int(per_variable))
     branches = [_counts_branch(core, variables, rows + 1)]
     branches += [_sample_branch(core, v, v in block.computed, sample_rows, per_variable, profile) for v in variables]
+    branches += [_rows_branch(core, variables, sample_rows, per_variable + 1)] if len(variables) > 1 else []
     body = "\nUNION\n".join(branches)
     return prefix_lines(profile) + "SELECT * WHERE {\n" + _indent(body, INDENT) + "}\n", variables
 
@@ -230,6 +235,17 @@ def _counts_branch(core: str, variables: Sequence[Variable], window: int) -> str
     counts = " ".join(f"(COUNT(DISTINCT {v.sparql()}) AS ?{COUNT_PREFIX}{v.name})" for v in variables)
     counted = f"SELECT {counts} (COUNT(*) AS ?{ROWS_VAR}) WHERE\n" + _indent(_first_rows(core, variables, window), INDENT)
     return "{\n" + _indent(counted, INDENT) + "}"
+
+
+def _rows_branch(core: str, variables: Sequence[Variable], sample_rows: int, limit: int) -> str:
+    """The first ``limit`` distinct rows over ``variables`` among the first ``sample_rows`` rows, marked by ``?__row``.
+
+    Which values go together (each variable's list is sorted on its own);
+    ``limit`` is one more than shown, to know whether there are more.
+    """
+    projected = " ".join(v.sparql() for v in variables)
+    rows = f"SELECT DISTINCT {projected} (1 AS ?{ROW_MARK}) WHERE\n" + _indent(_first_rows(core, variables, sample_rows), INDENT) + f"LIMIT {int(limit)}"
+    return "{\n" + _indent(rows, INDENT) + "}"
 
 
 def _sample_branch(core: str, v: Variable, computed: bool, sample_rows: int, per_variable: int, profile: Profile) -> str:
@@ -279,6 +295,8 @@ def read_observation(
     samples: dict[str, list[Value]] = {v.name: [] for v in variables}
     seen: dict[str, set[Term]] = {v.name: set() for v in variables}
     for row in rows:
+        if ROW_MARK in row:  # a joined row (read_joined_rows)
+            continue
         if ROWS_VAR in row:  # the counts' row
             rows_seen = int(engine_number(row[ROWS_VAR]))
             counts.update((key[len(COUNT_PREFIX) :], int(engine_number(row[key]))) for key in row if key.startswith(COUNT_PREFIX))
@@ -297,6 +315,32 @@ def read_observation(
         partial = not capped and rows_seen > rows_read
         out.append(VariableValues(v, tuple(values), count_cap if capped else total, capped, partial))
     return tuple(out)
+
+
+def read_joined_rows(
+    rows: Iterable[Row], variables: Sequence[Variable], value: ValueOf, per_variable: int, known: Iterable[VariableValues] = ()
+) -> JoinedRows | None:
+    """The joined rows of an observation (the ``?__row`` rows of :func:`observation_query`), at most ``per_variable``.
+
+    A value keeps the label the variable's sample gave it (``known``: the
+    variables' lists); a variable with one value is left out
+    (:func:`pyql.observation.joined_rows`). None when fewer than two vary.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> n = lambda k: Literal(str(k), XSD + "integer")
+        >>> rows = [{"a": n(2), "b": n(9), ROW_MARK: n(1)}, {"a": n(1), "b": n(7), ROW_MARK: n(1)}, {"a": n(5)}]
+        >>> print(read_joined_rows(rows, [Variable("a"), Variable("b")], lambda t, l: Value(t), 10))
+        Rows (?a, ?b): (1, 7), (2, 9)
+    """
+    known = tuple(known)
+    labelled = {x.term: x for vv in known for x in vv.values}
+    found: list[tuple[Value | None, ...]] = []
+    for row in rows:
+        if ROW_MARK in row:
+            terms = [row.get(v.name) for v in variables]
+            found.append(tuple(None if t is None else labelled.get(t) or value(t, None) for t in terms))
+    return joined_rows(tuple(variables), found, known, per_variable)
 
 
 # ---------------------------------------------------------------------------
@@ -776,3 +820,15 @@ def read_profile_sample(rows: Iterable[Row]) -> str:
         'wikidata'
     """
     return profile_of_iris(term.value for row in rows for term in row.values() if isinstance(term, IRI))
+
+
+def entity_ask_query(entity: IRI, profile: Profile) -> str:
+    """An ASK whether an IRI is in the KB at all: the subject or the object of one triple.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> print(entity_ask_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), FREEBASE).splitlines()[-1])
+        ASK { { <http://rdf.freebase.com/ns/m.0crbvqz> ?__p ?__o } UNION { ?__s ?__p <http://rdf.freebase.com/ns/m.0crbvqz> } }
+    """
+    node = term_sparql(entity, profile)
+    return prefix_lines(profile) + f"ASK {{ {{ {node} ?__p ?__o }} UNION {{ ?__s ?__p {node} }} }}\n"

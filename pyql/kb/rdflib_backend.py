@@ -91,10 +91,29 @@ def load_graph(path: Path) -> rdflib.Graph:
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise KBError(f"cannot read {path} as gzip: {one_line(exc)}") from exc
     except Exception as exc:
-        raise KBError(f"cannot parse {path} as {fmt}: {one_line(exc)}") from exc
+        raise KBError(f"cannot parse {path} as {fmt}: {parse_error_text(exc)}") from exc
     if len(graph) == 0:
         raise KBError(f"{path} holds no triples (only prefixes or comments?); give an RDF file with triples")
     return graph
+
+
+def parse_error_text(exc: BaseException) -> str:
+    """An rdflib parse error on one line, in text: line, reason and the text around the error (never Python byte strings).
+
+    rdflib's Turtle/N3 errors (``BadSyntax``) print the input as ``b'...'``
+    reprs; this reads their parts instead. Other errors are their one-line text.
+
+    Example:
+        >>> from rdflib.plugins.parsers.notation3 import BadSyntax
+        >>> parse_error_text(BadSyntax("", 1, ':a :b "café', 10, "newline found in string literal"))
+        'line 2: newline found in string literal, at ^ in: ":a :b "caf^é"'
+    """
+    raw, at, why, line = (getattr(exc, name, None) for name in ("_str", "_i", "_why", "lines"))
+    if not isinstance(raw, bytes) or not isinstance(at, int) or why is None:
+        return one_line(exc)
+    text = raw.decode("utf-8", "replace")  # rdflib encoded the text it parsed; the position is in that text
+    context = ("..." if at > 60 else "") + text[max(0, at - 60):at] + "^" + text[at:at + 60] + ("..." if len(text) - at > 60 else "")
+    return " ".join(f'line {int(line or 0) + 1}: {why}, at ^ in: "{context}"'.split())
 
 
 def from_rdflib(node: Identifier) -> Term:

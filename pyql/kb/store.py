@@ -285,7 +285,12 @@ def _load_one(
     state["loading"] = {**mark, "started": time.time(), "pid": os.getpid()}
     _write_state(directory, state)
     t0 = time.perf_counter()
-    load_file(store, path, progress=progress, what=f"loading into {directory}:").finish()
+    try:
+        load_file(store, path, progress=progress, what=f"loading into {directory}:").finish()
+    except KBError as exc:  # a parse error: the file must be fixed before the load can finish
+        state["loading"]["failed"] = str(exc)
+        _write_state(directory, state)
+        raise
     store.flush()
     state["files"].append({**mark, "seconds": round(time.perf_counter() - t0, 3)})
     state["loading"] = None
@@ -324,6 +329,12 @@ def open_store(directory: str | Path) -> ox.Store:
         raise KBError(f"{directory} is not a directory; {hint}")
     state = store_state(directory)
     loading = state.get("loading") if state else None
+    if loading and loading.get("failed"):
+        raise KBError(
+            f"the Oxigraph store {directory} is incomplete: loading {loading.get('path')} failed "
+            f"({loading['failed']}); fix the file, then run `pyql kb load ... --store {directory}` again "
+            "(or --fresh to start over)"
+        )
     if loading:
         raise KBError(
             f"the Oxigraph store {directory} is incomplete: loading {loading.get('path')} was interrupted (or is still "
