@@ -40,7 +40,6 @@ from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 from typing import Mapping, Union
 
-from pyql import escape
 from pyql.errors import QueryError
 from pyql.profiles import Profile, get_profile
 from pyql.terms import XSD, Literal, Variable
@@ -467,7 +466,7 @@ def div(dividend: OperandLike, divisor: OperandLike) -> Expression:
     return _splice("/", (operand(dividend), operand(divisor)))
 
 
-def abs(value: OperandLike) -> Expression:  # noqa: A001 - MarkQA's name
+def abs(value: OperandLike) -> Expression:
     """MarkQA's ``abs``: ``ABS(value)``.
 
     Example:

@@ -434,7 +434,7 @@ def _bind(
     sig: Signature, args: tuple[Value, ...], kwargs: tuple[tuple[str, Value], ...], line: int, col: int, source: str
 ) -> dict[str, Union[Value, tuple[Value, ...]]]:
     """Python's rules for matching arguments to ``sig``, with MarkQA's defaults filled in."""
-    fewest, most = sig.arity
+    most = sig.arity[1]
     fixed = [p for p in sig.params if not p.variadic]
     if most is not None and len(args) > most:
         raise _error(f"{sig.name}() {_takes(sig)}, got {len(args)} positional", line, col, source)
@@ -812,7 +812,7 @@ def _syntax_error(e: UnexpectedInput, source: str) -> MarkQAProgramError:
         what = "unterminated string" if char in ("'", '"') else f"unexpected character {char!r}"
         allowed = set(e.allowed or ())
     elif isinstance(e, UnexpectedToken):
-        allowed = set(e.expected or ())
+        allowed = set(e.accepts or e.expected or ())  # accepts: exact, where LALR's table merges
         token = e.token
         if token.type == "$END":
             what = "unexpected end of program"
@@ -1129,6 +1129,7 @@ def render_program(statements: list[Statement] | tuple[Statement, ...], quote: s
 
 
 _CREATE_RE = re.compile(r"[^\W\d]\w*[ \t]*=[ \t]*PyQL[ \t]*\([ \t]*\)")
+_CODE_RE = re.compile(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^'"#])*""")
 _PRINT_RE = re.compile(r"print[ \t]*\([ \t]*[^\W\d]\w*[ \t]*\.[ \t]*sparql[ \t]*\)")
 
 
@@ -1153,7 +1154,7 @@ def is_markqa_program(text: str | bytes) -> bool:
         return False
     segments = []
     for line in text.splitlines():
-        code = line.split("#", 1)[0] if "'" not in line and '"' not in line else line
+        code = _CODE_RE.match(line).group()  # type: ignore[union-attr]  # the line up to its comment
         segments.extend(s.strip() for s in code.split(";") if s.strip())
     if not segments or not _PRINT_RE.fullmatch(segments[-1]):
         return False
