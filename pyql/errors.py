@@ -383,3 +383,41 @@ class ItemError(ConversionError):
     """
 
     kind = "bad_item"
+
+
+class MarkQAProgramError(ParseError):
+    """A MarkQA program (``a = PyQL()`` ... ``print(a.sparql)``) cannot be read.
+
+    Raised for syntax errors and for programs that parse but are not MarkQA:
+    an unknown method or function, a wrong number of arguments, an argument
+    of the wrong kind, a malformed QID or PID, nesting past the limit, an
+    undefined object, a statement of another shape, text that is not UTF-8.
+
+    Attributes:
+        line: 1-based line of the problem.
+        column: 1-based column (in characters) of the problem.
+
+    Example:
+        >>> from pyql.markqa_program import parse_markqa_program
+        >>> try:
+        ...     parse_markqa_program("a = PyQL()\\na.add_max('x', offset='2')\\nprint(a.sparql)\\n")
+        ... except MarkQAProgramError as e:
+        ...     print(e.kind, e.line, e.column)
+        markqa_program 2 23
+    """
+
+    kind = "markqa_program"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str = "",
+        position: int | None = None,
+        expected: list[str] | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        super().__init__(message, text=text, position=position, expected=expected)
+        self.line = line
+        self.column = column
