@@ -40,7 +40,16 @@ from tests.fault_servers import (
     lazy_rows,
     sparql_json,
 )
-from tests.test_faults_cli import RACHEL, RACHEL_ACTIONS, cli_env, demo_items, json_lines, one_line, pyql, stderr_of
+from tests.test_faults_cli import (
+    RACHEL,
+    RACHEL_ACTIONS,
+    cli_env,
+    demo_items,
+    json_lines,
+    one_line,
+    pyql,
+    stderr_of,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 JSON = "application/sparql-results+json"
@@ -121,6 +130,33 @@ def test_a_row_may_leave_variables_unbound_and_keys_may_come_in_any_order() -> N
     assert [sorted(r) for r in rows] == [[], ["s"]] and rows[1]["s"].lexical == "x"
 
 
+def _pieces(data: bytes, size: int) -> Reply:
+    return Reply(200, content_type=JSON, stream=lambda: (data[i : i + size] for i in range(0, len(data), size)))
+
+
+@pytest.mark.parametrize("size", [1, 7, 4096])
+def test_an_answer_split_anywhere_reads_the_same(size: int) -> None:
+    """Pieces cut inside keys, numbers, escapes and multi-byte characters; a long literal spans many pieces."""
+    long = "x" * (200_000 if size > 1 else 2_000)
+    rows = [{"s": {"type": "literal", "value": "é 🌀 \u2028 \"q\" " + long * (i == 1)},
+             "n": {"type": "typed-literal", "datatype": "http://www.w3.org/2001/XMLSchema#integer", "value": "123456789"}}
+            for i in range(3)]
+    results = {"count": 1234567, "bindings": rows, "ordered": 7654321}  # numbers cut by pieces, then skipped
+    data = json.dumps({"head": {"vars": ["s", "n"]}, "results": results}, ensure_ascii=False).encode()
+    with FakeSparqlEndpoint([_pieces(data, size)]) as ep:
+        got = KB.open(ep.url, timeout=60).select("SELECT * WHERE { ?s ?p ?o }")
+    assert [r["s"].lexical for r in got] == [r["s"]["value"] for r in rows]
+    assert [r["n"].lexical for r in got] == ["123456789"] * 3
+
+
+def test_a_byte_that_is_not_utf8_is_placed_in_the_whole_body() -> None:
+    data = b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "literal", "value": "\xc3\xa9\xff"}}]}}'
+    where = data.index(b"\xff")
+    with FakeSparqlEndpoint([_pieces(data, 5)]) as ep:
+        with pytest.raises(EngineUnavailable, match=f"not UTF-8 .*at byte {where},"):
+            KB.open(ep.url, timeout=5).select(SELECT)
+
+
 def test_a_rejected_query_stays_the_query_s_fault() -> None:
     """Not every error became unavailable: a 400 is still the model's step (ERASER advises)."""
     with FakeSparqlEndpoint([Reply(400, b"Virtuoso 37000 Error SP030: syntax error", content_type="text/plain")]) as ep:
@@ -188,6 +224,8 @@ def test_eval_question_with_a_wrong_shape_failed_to_run(tmp_path: Path, shape: s
     assert all(r["error"].startswith("engine_unavailable: the SPARQL endpoint ") for r in records)
     summary = json.loads((tmp_path / "run.summary.json").read_text(encoding="utf-8"))
     assert (summary["answered"], summary["failed_to_run"], summary["metrics"]["questions"]) == (0, 2, 0)
+    assert "2 failed to run" in (tmp_path / "run.summary.md").read_text(encoding="utf-8")
+    assert "| failed to run (not scored; run again with --resume) | 2 |" in result.stdout.decode("utf-8")
     trace = out.read_text(encoding="utf-8")
     assert "the SPARQL endpoint" in trace and not any(word in trace for word in ERASER_WORDS)
 

@@ -153,9 +153,13 @@ def cell_problem(binding: object) -> str | None:
         >>> cell_problem({"type": "literal", "value": 3})
         "a cell whose value is not a string: {'type': 'literal', 'value': 3}"
     """
-    if type(binding) is dict and binding.get("type") in _CELL_TYPES and type(binding.get("value")) is str:
-        if len(binding) == 2 or all(binding[key] is None or type(binding[key]) is str for key in binding):
-            return None  # the usual cell, checked fast
+    if (
+        type(binding) is dict
+        and binding.get("type") in _CELL_TYPES
+        and type(binding.get("value")) is str
+        and (len(binding) == 2 or all(v is None or type(v) is str for v in binding.values()))
+    ):
+        return None  # the usual cell, checked fast
     if not isinstance(binding, Mapping):
         return f'a cell that is not a {{"type", "value"}} object: {_excerpt(repr(binding), 200, quote=False)}'
     kind = binding.get("type")
