@@ -14,6 +14,12 @@ and records every request it got.
   *kill* (``kill=True``: the connection is closed after the headers and part
   of the body, as when a server dies mid-answer).
 * :func:`refused_port` is a port on which nothing listens (connection refused).
+* :data:`WRONG_SHAPES` / :data:`WRONG_ASK_SHAPES`: HTTP 200 JSON answers of the
+  wrong shape (no ``results.bindings``, a boolean to a SELECT, cells that are
+  not ``{"type", "value"}`` objects, unknown cell types, bindings to an ASK ...).
+* A *lazy* :class:`Reply` (``stream=lazy_rows(...)``) sends a body made by a
+  generator, chunked, so a test can serve 10^6 rows without building them;
+  ``sent`` counts the body bytes the server wrote, per reply.
 * :class:`DemoSparqlEndpoint`: a *working* endpoint serving the bundled demo
   KB (rdflib), which can be told to fail on some queries, or to die (the
   answer cut, then the port closed) at a chosen query; a new one can be
@@ -36,7 +42,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import parse_qs
 
 __all__ = [
@@ -48,6 +54,9 @@ __all__ = [
     "chat_body",
     "sparql_json",
     "refused_port",
+    "lazy_rows",
+    "WRONG_SHAPES",
+    "WRONG_ASK_SHAPES",
 ]
 
 #: No trickle runs longer than this, whatever the client does.
@@ -66,6 +75,8 @@ class Reply:
         delay: seconds to wait before answering.
         trickle: if set, send the body one byte at a time, this many seconds apart.
         kill: close the connection after the headers and half of the body.
+        stream: if set, ``stream()`` yields the body in pieces, sent with
+            ``Transfer-Encoding: chunked`` as they come (``body`` is unused).
     """
 
     status: int = 200
@@ -75,6 +86,7 @@ class Reply:
     delay: float = 0.0
     trickle: float | None = None
     kill: bool = False
+    stream: Callable[[], Iterable[bytes]] | None = None
 
     def data(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -101,6 +113,52 @@ def sparql_json(variables: Sequence[str], rows: Sequence[dict[str, dict[str, str
     return {"head": {"vars": list(variables)}, "results": {"bindings": list(rows)}}
 
 
+def lazy_rows(variables: Sequence[str], count: int, cell: Callable[[str, int], dict[str, str]], *,
+              rows_per_piece: int = 500) -> Callable[[], Iterator[bytes]]:
+    """A lazy SPARQL JSON SELECT answer of ``count`` rows (for ``Reply(stream=...)``).
+
+    Row ``i`` binds each variable ``v`` to ``cell(v, i)``; the rows are made
+    as they are sent, ``rows_per_piece`` at a time, so serving 10^6 rows
+    never holds the whole body.
+    """
+
+    def pieces() -> Iterator[bytes]:
+        yield json.dumps({"head": {"vars": list(variables)}})[:-1].encode() + b', "results": {"bindings": ['
+        for start in range(0, count, rows_per_piece):
+            rows = (json.dumps({v: cell(v, i) for v in variables}) for i in range(start, min(start + rows_per_piece, count)))
+            yield ((b"," if start else b"") + ",".join(rows).encode())
+        yield b"]}}"
+
+    return pieces
+
+
+#: HTTP 200 answers to a SELECT that are JSON but not SPARQL JSON results of a SELECT.
+WRONG_SHAPES: dict[str, bytes] = {
+    "results without bindings": b'{"head": {"vars": ["s"]}, "results": {}}',
+    "a boolean": b'{"head": {}, "boolean": true}',
+    "bindings not a list": b'{"head": {"vars": ["s"]}, "results": {"bindings": "x"}}',
+    "results not an object": b'{"head": {"vars": ["s"]}, "results": [1, 2]}',
+    "a row not an object": b'{"head": {"vars": ["s"]}, "results": {"bindings": ["m.0crbvqz"]}}',
+    "plain string cells": b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": "http://rdf.freebase.com/ns/m.0a"}]}}',
+    "a cell of unknown type": (b'{"head": {"vars": ["s"]}, "results": {"bindings": '
+                               b'[{"s": {"type": "entity", "value": "http://rdf.freebase.com/ns/m.0a"}}]}}'),
+    "a cell without a value": b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri"}}]}}',
+    "a cell whose value is a number": b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "literal", "value": 3}}]}}',
+    "a JSON array": b'[{"s": "http://rdf.freebase.com/ns/m.0a"}]',
+    "a JSON string": b'"ok"',
+    "JSON null": b"null",
+    "extra data after the object": b'{"head": {"vars": []}, "results": {"bindings": []}} {"more": 1}',
+}
+
+#: HTTP 200 answers to an ASK that are JSON but not SPARQL JSON results of an ASK.
+WRONG_ASK_SHAPES: dict[str, bytes] = {
+    "bindings": b'{"head": {"vars": ["s"]}, "results": {"bindings": []}}',
+    "a string boolean": b'{"head": {}, "boolean": "false"}',
+    "a number boolean": b'{"head": {}, "boolean": 1}',
+    "a JSON array": b"[true]",
+}
+
+
 def refused_port() -> int:
     """A loopback port with nothing listening on it (bound once, then released)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -121,6 +179,8 @@ class _FaultServer:
         elif plan is not None:
             self.plan = list(plan)
         self.requests: list[dict[str, Any]] = []
+        #: body bytes written, one entry per reply (a lazy reply's grows as it is sent)
+        self.sent: list[int] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         outer = self
@@ -165,6 +225,12 @@ class _FaultServer:
     def _answer(self, handler: BaseHTTPRequestHandler, reply: Reply) -> None:
         if reply.delay:
             self.stopping.wait(reply.delay)
+        with self.lock:
+            self.sent.append(0)
+            slot = len(self.sent) - 1
+        if reply.stream is not None:
+            self._stream(handler, reply, slot)
+            return
         data = reply.data()
         try:
             handler.send_response(reply.status)
@@ -193,8 +259,33 @@ class _FaultServer:
                 handler.close_connection = True
                 return
             handler.wfile.write(data)
+            self.sent[slot] = len(data)
         except (BrokenPipeError, ConnectionResetError, OSError):
             handler.close_connection = True
+
+    def _stream(self, handler: BaseHTTPRequestHandler, reply: Reply, slot: int) -> None:
+        """Send a lazy body chunked, piece by piece, until it ends, the client goes away or the server stops."""
+        assert reply.stream is not None
+        try:
+            handler.send_response(reply.status)
+            handler.send_header("Content-Type", reply.content_type)
+            handler.send_header("Transfer-Encoding", "chunked")
+            handler.send_header("Connection", "close")
+            for k, v in reply.headers.items():
+                handler.send_header(k, v)
+            handler.end_headers()
+            for piece in reply.stream():
+                if self.stopping.is_set():
+                    break
+                if piece:
+                    handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.sent[slot] += len(piece)
+            else:
+                handler.wfile.write(b"0\r\n\r\n")
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        handler.close_connection = True  # a client that stopped reading may reset the connection: no next request
 
     # -- life ----------------------------------------------------------------
     @property

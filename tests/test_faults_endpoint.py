@@ -95,7 +95,7 @@ def test_unknown_host_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
         Reply(200, b"<html>this is not SPARQL JSON</html>", content_type="text/html"),
         Reply(200, b"\xff\xfe\x00garbage", content_type=JSON),
         Reply(200, b'{"unexpected": 1}', content_type=JSON),
-        Reply(200, b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "x"}}', content_type=JSON),
+        Reply(200, b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "http://x.org/y"}}', content_type=JSON),
     ],
     ids=["500-html", "502", "503", "404", "html-200", "not-utf8", "not-results", "truncated-json"],
 )
@@ -114,7 +114,15 @@ def test_killed_mid_answer_is_unavailable() -> None:
     body = sparql_json(["s"], [{"s": {"type": "uri", "value": f"{FB}m.0{i}"}} for i in range(50)])
     with FakeSparqlEndpoint([Reply(200, body, content_type=JSON, kill=True)]) as ep:
         with pytest.raises(EngineUnavailable, match="middle of its answer|closed the connection"):
-            _open(ep).select(SELECT)
+            _open(ep).select("SELECT ?s WHERE { ?s ?p ?o } LIMIT 100")
+
+
+def test_killed_after_the_rows_asked_for_is_not_read() -> None:
+    """The answer is read up to the query's LIMIT + 1 rows: a cut after them is never seen (nor needed)."""
+    body = sparql_json(["s"], [{"s": {"type": "uri", "value": f"{FB}m.0{i}"}} for i in range(50)])
+    with FakeSparqlEndpoint([Reply(200, body, content_type=JSON, kill=True)]) as ep:
+        kb = _open(ep)
+        assert len(kb.select(SELECT)) == 10 and kb.limit_violations == 1
 
 
 def test_server_killed_between_queries_is_unavailable() -> None:

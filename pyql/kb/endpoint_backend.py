@@ -15,7 +15,11 @@ Faults are told apart (see ``docs/reliability.md``):
   there is none at the URL (HTTP 404), it is failing whatever the query
   (HTTP 502/503/504, a 5xx without an engine message, 401/403/429), it
   closed the connection in the middle of its answer, or its answer is not
-  SPARQL JSON results (garbage, not UTF-8). Changing the query does not help.
+  SPARQL JSON results of the query's form (garbage, not UTF-8, no
+  ``results.bindings`` or a boolean to a SELECT, bindings or a non-boolean
+  to an ASK, a row or a cell of the wrong shape or of an unknown type: a
+  malformed answer is the service's fault, never the query's). Changing the
+  query does not help.
 * :class:`~pyql.errors.EngineTimeout`: no complete answer within ``timeout``
   seconds, Virtuoso's "anytime" partial answer (header ``X-SQL-State``), or
   an engine message saying the query timed out or would take too long.
@@ -26,7 +30,10 @@ Faults are told apart (see ``docs/reliability.md``):
 
 Every message names the endpoint's URL. The row count the query asked for
 (its final ``LIMIT``) is enforced on the answer: an endpoint that ignores
-LIMIT cannot make an observation or a relation list unbounded. No
+LIMIT cannot make an observation or a relation list unbounded. The answer is
+parsed as it arrives and reading stops at ``LIMIT + 1`` rows (the connection
+is then closed), so 10^6 rows sent to a bounded query cost what the query
+asked for, not the whole body. No
 ``timeout=`` request parameter is sent (Virtuoso may then answer partially
 with no marker).
 
@@ -38,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import codecs
 import http.client
 import json
 import re
@@ -48,18 +56,21 @@ import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, KBError
 from pyql.kb.base import KB
 from pyql.profiles import Profile
 from pyql.terms import IRI, BlankNode, Literal, Term, canonical_literal
 
-__all__ = ["EndpointKB", "binding_to_term", "declared_limit"]
+__all__ = ["EndpointKB", "binding_to_term", "cell_problem", "declared_limit"]
 
 #: Answers larger than this many bytes are refused (an endpoint that ignores LIMIT).
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 _REDIRECTS = (301, 302, 303, 307, 308)
+_CELL_TYPES = ("uri", "bnode", "literal", "typed-literal")  # compared with ==: a "type" may be any JSON value
+#: Bytes asked of the socket at a time while an answer is read.
+_CHUNK = 65536
 _MAX_REDIRECTS = 3
 _ACCEPT = "application/sparql-results+json, application/json;q=0.9"
 _HEADERS = {"Content-Type": "application/x-www-form-urlencoded", "Accept": _ACCEPT, "User-Agent": "pyql"}
@@ -92,34 +103,90 @@ def declared_limit(sparql: str) -> int | None:
 def binding_to_term(binding: Mapping[str, Any]) -> Term:
     """One cell of SPARQL JSON results as a term.
 
+    Raises:
+        EngineUnavailable: the cell is malformed (not a ``{"type", "value"}``
+            object, or of an unknown type): the service's fault, not the query's.
+
     Example:
         >>> binding_to_term({"type": "literal", "xml:lang": "en", "value": "Rachel"})
         Literal(lexical='Rachel', datatype=None, lang='en')
         >>> binding_to_term({"type": "uri", "value": "nodeID://b10006"})
         BlankNode(id='b10006')
+        >>> binding_to_term({"type": "entity", "value": "m.0crbvqz"})
+        Traceback (most recent call last):
+        ...
+        pyql.errors.EngineUnavailable: SPARQL JSON results with a cell of unknown type 'entity': {'type': 'entity', 'value': 'm.0crbvqz'}
     """
-    if not isinstance(binding, Mapping) or not isinstance(binding.get("value", ""), str):
-        raise EngineError(f"a malformed cell in the endpoint's JSON results: {binding!r:.200}")
-    kind = binding.get("type")
-    value = binding.get("value", "")
+    problem = cell_problem(binding)
+    if problem is not None:
+        raise EngineUnavailable(f"SPARQL JSON results with {problem}")
+    return _term(binding)
+
+
+def _term(binding: Mapping[str, Any]) -> Term:
+    """A well-formed cell (see :func:`cell_problem`) as a term."""
+    kind = binding["type"]
+    value = binding["value"]
     if kind == "uri":
         if value.startswith("nodeID://"):
             return BlankNode(value[len("nodeID://") :])
         return IRI(value)
     if kind == "bnode":
         return BlankNode(value[len("nodeID://") :] if value.startswith("nodeID://") else value)
-    if kind in ("literal", "typed-literal"):
-        lang = binding.get("xml:lang") or binding.get("lang")
-        if lang:
-            return Literal(value, lang=lang)
-        return canonical_literal(value, binding.get("datatype"))
-    raise EngineError(f"unexpected binding type {kind!r} in the endpoint's JSON results: {dict(binding)}")
+    lang = binding.get("xml:lang") or binding.get("lang")
+    if lang:
+        return Literal(value, lang=lang)
+    return canonical_literal(value, binding.get("datatype"))
+
+
+def cell_problem(binding: object) -> str | None:
+    """What is wrong with one cell of SPARQL JSON results, or None when it is well formed.
+
+    A cell is an object with a string ``type`` (``uri``, ``bnode``,
+    ``literal``, or Virtuoso's ``typed-literal``) and a string ``value``;
+    ``datatype`` and ``xml:lang`` (or ``lang``), when present, are strings.
+
+    Example:
+        >>> cell_problem({"type": "typed-literal", "datatype": "http://www.w3.org/2001/XMLSchema#integer", "value": "85"})
+        >>> print(cell_problem("http://rdf.freebase.com/ns/m.0a"))
+        a cell that is not a {"type", "value"} object: 'http://rdf.freebase.com/ns/m.0a'
+        >>> cell_problem({"type": "literal", "value": 3})
+        "a cell whose value is not a string: {'type': 'literal', 'value': 3}"
+    """
+    if (
+        type(binding) is dict
+        and binding.get("type") in _CELL_TYPES
+        and type(binding.get("value")) is str
+        and (len(binding) == 2 or all(v is None or type(v) is str for v in binding.values()))
+    ):
+        return None  # the usual cell, checked fast
+    if not isinstance(binding, Mapping):
+        return f'a cell that is not a {{"type", "value"}} object: {_excerpt(repr(binding), 200, quote=False)}'
+    kind = binding.get("type")
+    problem = None
+    if kind not in _CELL_TYPES:
+        problem = f"a cell of unknown type {kind!r}" if isinstance(kind, str) else "a cell without a type"
+    elif not isinstance(binding.get("value"), str):
+        problem = "a cell whose value is not a string" if "value" in binding else "a cell without a value"
+    else:
+        for key in ("datatype", "xml:lang", "lang"):
+            if binding.get(key) is not None and not isinstance(binding[key], str):
+                problem = f"a cell whose {key} is not a string"
+    if problem is None:
+        return None
+    return f"{problem}: {_excerpt(repr(dict(binding)), 200, quote=False)}"
 
 
 @dataclass
 class _Exchange:
-    """One HTTP exchange between the caller and its worker thread."""
+    """One HTTP exchange between the caller and its worker thread.
 
+    ``form`` (``SELECT`` or ``ASK``) and ``limit`` (rows wanted; None: all)
+    say how much of the answer to read.
+    """
+
+    form: str = "SELECT"
+    limit: int | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
     conn: http.client.HTTPConnection | None = None
@@ -127,6 +194,7 @@ class _Exchange:
     reason: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
+    answer: _Answer | None = None
     url: str = ""
     error: BaseException | None = None
 
@@ -140,6 +208,226 @@ class _Exchange:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+_MISSING: Any = object()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+@dataclass
+class _Answer:
+    """An HTTP 200 answer read as SPARQL JSON results, as far as the query needed it.
+
+    ``rows`` is None when there was no ``results.bindings`` array; ``more``
+    says that reading stopped at the query's ``LIMIT`` with a row beyond it;
+    ``top`` holds the other members of the object (``head``, ``boolean`` ...)
+    and ``results`` what ``results`` was when it is not an object holding
+    a ``bindings`` array (``_MISSING`` when absent).
+    """
+
+    top: dict[str, Any] = field(default_factory=dict)
+    results: Any = _MISSING
+    bindings: Any = _MISSING
+    rows: list[dict[str, Term]] | None = None
+    more: bool = False
+    start: str = ""
+
+
+class _ResultsReader:
+    """Reads SPARQL JSON results from a response as they arrive, converting rows on the way.
+
+    The body is decoded and parsed piece by piece (``json.JSONDecoder.raw_decode``
+    on a buffer that keeps only what is not parsed yet): the top object and
+    ``results`` member by member, ``bindings`` row by row. Reading stops after
+    ``limit + 1`` rows, so an endpoint that sends 10^6 rows to a query asking
+    for 2,000 costs 2,001 rows. Every fault of the answer (not UTF-8, not JSON,
+    a row or cell of the wrong shape, cut short, too big) is raised here.
+    """
+
+    def __init__(self, kb: EndpointKB, response: http.client.HTTPResponse, exchange: _Exchange, sparql: str) -> None:
+        self.kb, self.response, self.exchange, self.sparql, self.limit = kb, response, exchange, sparql, exchange.limit
+        form = exchange.form
+        self.said = f"the SPARQL endpoint {kb.url} answered {'an' if form[0] in 'AEIOU' else 'a'} {form}"
+        self.content_type = response.getheader("Content-Type") or "no content type"
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.json = json.JSONDecoder()
+        self.buf, self.pos, self.size, self.eof = "", 0, 0, False
+        self.answer = _Answer()
+
+    # -- the body, piece by piece -----------------------------------------------------------
+    def _fill(self) -> bool:
+        """Read one more piece of the body into the buffer; False at its end."""
+        if self.eof:
+            return False
+        if self.exchange.cancel.is_set():
+            raise EngineTimeout(f"the endpoint {self.kb.url} did not answer within {self.kb.timeout:g} s", query=self.sparql)
+        chunk = self.response.read1(_CHUNK)
+        if not chunk:
+            self.eof = True
+            if self.response.length:  # the connection closed before Content-Length bytes came
+                raise self._unavailable(
+                    f"the endpoint {self.kb.url} closed the connection in the middle of its answer "
+                    f"({self.size} of {self.size + self.response.length} bytes)"
+                )
+        self.size += len(chunk)
+        if self.size > self.kb.max_bytes:
+            raise EngineError(
+                f"the endpoint {self.kb.url} sent more than {self.kb.max_bytes} bytes; ask for fewer rows (a smaller limit)",
+                query=self.sparql,
+            )
+        before = self.size - len(chunk) - len(self.utf8.getstate()[0])
+        try:
+            text = self.utf8.decode(chunk, final=self.eof)
+        except UnicodeDecodeError as exc:
+            raise self._unavailable(
+                f"the endpoint {self.kb.url} answered with a body that is not UTF-8 "
+                f"({exc.reason} at byte {before + exc.start}, {self.content_type})"
+            ) from None
+        if len(self.answer.start) < 400:
+            self.answer.start += text[: 400 - len(self.answer.start)]
+        if self.pos > _CHUNK:  # drop what was parsed
+            self.buf, self.pos = self.buf[self.pos :], 0
+        self.buf += text
+        return not self.eof
+
+    def _peek(self) -> str:
+        """The next character that is not white space ("" at the end of the body)."""
+        while True:
+            self.pos = _SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._fill():
+                self.pos = _SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+                return self.buf[self.pos] if self.pos < len(self.buf) else ""
+
+    def _value(self) -> Any:
+        """The next JSON value, whole; more of the body is read (doubling what is pending) until it parses."""
+        self._peek()
+        while True:
+            try:
+                value, end = self.json.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.eof:
+                    raise self._not_json(str(exc)) from None
+                want = 2 * (len(self.buf) - self.pos) + 1
+                while len(self.buf) - self.pos < want and self._fill():
+                    pass
+                continue
+            except RecursionError:
+                raise self._not_json("nested too deeply") from None
+            if end == len(self.buf) and isinstance(value, (int, float)) and not isinstance(value, bool) and self._fill():
+                continue  # a number may go on in the next piece
+            self.pos = end
+            return value
+
+    def _step(self, closing: str) -> bool:
+        """After a member or an element: True if another follows (``,``), False at ``closing``."""
+        char = self._peek()
+        self.pos += 1
+        if char == ",":
+            return True
+        if char == closing:
+            return False
+        raise self._not_json(f"expected ',' or {closing!r}, found {char or 'the end of the body'!r} at byte {self.size}")
+
+    def _members(self) -> Iterator[str]:
+        """The keys of the object that starts here; the caller reads each value."""
+        self.pos += 1  # the "{" the caller saw
+        if self._peek() == "}":
+            self.pos += 1
+            return
+        while True:
+            key = self._value()
+            if not isinstance(key, str) or self._peek() != ":":
+                raise self._not_json("an object member that is not \"key\": value")
+            self.pos += 1
+            yield key
+            if not self._step("}"):
+                return
+
+    # -- SPARQL JSON results ------------------------------------------------------------------
+    def read(self) -> _Answer:
+        """The answer: the top object member by member, stopping once ``limit + 1`` rows are in."""
+        answer = self.answer
+        if self._peek() != "{":
+            value = self._value()
+            raise self._unavailable(
+                f"{self.said} with a JSON {_json_type(value)}, not an object of SPARQL JSON results: {_excerpt(answer.start)}"
+            )
+        for key in self._members():
+            if key == "results" and self._peek() == "{":
+                answer.results = {}
+                if self._results():
+                    return answer
+            elif key == "results":
+                answer.results = self._value()
+            else:
+                answer.top[key] = self._value()
+        if self._peek():
+            raise self._unavailable(
+                f"{self.said} and sent more after the JSON results: {_excerpt(self.buf[self.pos :], 100)}"
+            )
+        return answer
+
+    def _results(self) -> bool:
+        """The ``results`` object; True when reading stopped at the limit."""
+        for key in self._members():
+            if key == "bindings" and self._peek() == "[":
+                if self._bindings():
+                    return True
+            elif key == "bindings":
+                self.answer.bindings = self._value()
+            else:
+                self._value()
+        return False
+
+    def _bindings(self) -> bool:
+        """The ``bindings`` array, row by row; True when reading stopped at the limit."""
+        rows: list[dict[str, Term]] = []
+        self.answer.rows = rows
+        self.pos += 1  # "["
+        if self._peek() == "]":
+            self.pos += 1
+            return False
+        while True:
+            binding = self._value()
+            if self.limit is not None and len(rows) >= self.limit:
+                self.answer.more = True  # a row beyond the limit: not converted, the rest not read
+                return True
+            rows.append(self._row(binding))
+            if not self._step("]"):
+                return False
+
+    def _row(self, binding: Any) -> dict[str, Term]:
+        if not isinstance(binding, dict):
+            raise self._unavailable(f"{self.said} with a row that is not an object: {_excerpt(repr(binding))}")
+        row = {}
+        for name, cell in binding.items():
+            problem = cell_problem(cell)
+            if problem is not None:
+                raise self._unavailable(f"{self.said} with {problem}")
+            row[name] = _term(cell)
+        return row
+
+    def _not_json(self, reason: str) -> EngineUnavailable:
+        return self._unavailable(
+            f"the endpoint {self.kb.url} did not answer with SPARQL JSON results ({self.content_type}; {reason}): "
+            f"{_excerpt(self.answer.start)}"
+        )
+
+    def _unavailable(self, message: str) -> EngineUnavailable:
+        return EngineUnavailable(message, query=self.sparql, url=self.kb.url, status=self.response.status)
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a value's type.
+
+    Example:
+        >>> _json_type([1]), _json_type(None), _json_type(True), _json_type("x")
+        ('array', 'null', 'boolean', 'string')
+    """
+    names = ((bool, "boolean"), (dict, "object"), (list, "array"), (str, "string"), ((int, float), "number"))
+    return next((name for kind, name in names if isinstance(value, kind)), "null")
 
 
 class EndpointKB(KB):
@@ -213,7 +501,11 @@ class EndpointKB(KB):
         return urllib.parse.urlencode(fields).encode("utf-8")
 
     def _fetch(self, sparql: str, exchange: _Exchange, deadline: float) -> None:
-        """The worker: POST the query, follow a few redirects, read the answer until done or cancelled."""
+        """The worker: POST the query, follow a few redirects, read the answer until done or cancelled.
+
+        A 200 answer is parsed as it arrives (:class:`_ResultsReader`), up to
+        ``exchange.limit + 1`` rows; any other answer is read whole, for its message.
+        """
         try:
             url = self.url
             body = self._form(sparql)
@@ -229,14 +521,17 @@ class EndpointKB(KB):
                     conn.close()
                     url = urllib.parse.urljoin(url, location)
                     continue
-                answer = self._read(response, exchange, sparql)
-                if answer is None:
-                    return
                 exchange.status, exchange.reason = response.status, response.reason
                 exchange.headers = {k.lower(): v for k, v in response.getheaders()}
-                exchange.body = answer
                 exchange.url = url
-                conn.close()
+                if response.status == 200 and not {"x-sql-state", "x-sparql-maxrows"} & exchange.headers.keys():
+                    exchange.answer = _ResultsReader(self, response, exchange, sparql).read()
+                else:
+                    body = self._read(response, exchange, sparql)
+                    if body is None:
+                        return
+                    exchange.body = body
+                conn.close()  # also when reading stopped at the limit: the rest is never read
                 return
             raise EngineUnavailable(
                 f"the endpoint {self.url} redirected more than {_MAX_REDIRECTS} times (last to {url})", query=sparql, url=self.url
@@ -297,10 +592,10 @@ class EndpointKB(KB):
             )
         return b"".join(chunks)
 
-    def _exchange(self, sparql: str) -> _Exchange:
-        """One query's HTTP exchange, bounded by ``timeout`` in all."""
+    def _exchange(self, sparql: str, form: str, limit: int | None) -> _Exchange:
+        """One query's HTTP exchange, bounded by ``timeout`` in all; at most ``limit + 1`` rows are read."""
         deadline = time.monotonic() + self.timeout
-        exchange = _Exchange()
+        exchange = _Exchange(form=form, limit=limit)
         worker = threading.Thread(target=self._fetch, args=(sparql, exchange, deadline), name="pyql-endpoint", daemon=True)
         worker.start()
         if not exchange.done.wait(max(deadline - time.monotonic(), 0.0)):
@@ -331,12 +626,13 @@ class EndpointKB(KB):
         return EngineUnavailable(f"cannot reach the endpoint {self.url}: {reason}", query=sparql, url=self.url)
 
     # -- answers ---------------------------------------------------------------
-    def _run(self, sparql: str) -> dict[str, Any]:
-        exchange = self._exchange(sparql)
-        status, headers, body = exchange.status, exchange.headers, exchange.body
+    def _run(self, sparql: str, form: str, limit: int | None) -> _Answer:
+        """The answer to one ``form`` query, read up to ``limit + 1`` rows; an HTTP or engine fault is raised."""
+        exchange = self._exchange(sparql, form, limit)
+        status, headers = exchange.status, exchange.headers
         where = self.url
         if status != 200:
-            self._raise_status(status, exchange.reason, body, sparql)
+            self._raise_status(status, exchange.reason, exchange.body, sparql)
         if "x-sql-state" in headers:
             # Virtuoso's "anytime" answer: HTTP 200 with partial rows.
             raise EngineTimeout(
@@ -349,33 +645,8 @@ class EndpointKB(KB):
                 "ask for fewer rows (a smaller limit) or raise ResultSetMaxRows on the server",
                 query=sparql,
             )
-        content_type = headers.get("content-type", "no content type")
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EngineUnavailable(
-                f"the endpoint {where} answered with a body that is not UTF-8 ({exc.reason} at byte {exc.start}, {content_type})",
-                query=sparql,
-                url=where,
-                status=status,
-            ) from None
-        try:
-            result = json.loads(text)
-        except ValueError as exc:
-            raise EngineUnavailable(
-                f"the endpoint {where} did not answer with SPARQL JSON results ({content_type}; {exc}): {_excerpt(text)}",
-                query=sparql,
-                url=where,
-                status=status,
-            ) from None
-        if not isinstance(result, dict) or not ("boolean" in result or isinstance(result.get("results"), dict)):
-            raise EngineUnavailable(
-                f"the endpoint {where} did not answer with SPARQL JSON results (no 'results' or 'boolean'): {_excerpt(text)}",
-                query=sparql,
-                url=where,
-                status=status,
-            )
-        return result
+        assert exchange.answer is not None
+        return exchange.answer
 
     def _raise_status(self, status: int, reason: str, body: bytes, sparql: str) -> None:
         where = self.url
@@ -400,27 +671,45 @@ class EndpointKB(KB):
         raise EngineUnavailable(f"the endpoint {where} is failing ({said}); try again later", query=sparql, url=where, status=status)
 
     def _select(self, sparql: str) -> list[dict[str, Term]]:
-        result = self._run(sparql)
-        bindings = result.get("results", {}).get("bindings", [])
-        if not isinstance(bindings, list):
-            raise EngineUnavailable(f"the endpoint {self.url} sent 'bindings' that are not a list", query=sparql, url=self.url)
         limit = declared_limit(sparql)
-        if limit is not None and len(bindings) > limit:
-            # The endpoint ignored the LIMIT: keep what the query asked for.
+        answer = self._run(sparql, "SELECT", limit)
+        if answer.rows is None:
+            raise self._wrong_shape(answer, "SELECT", sparql, self._select_problem(answer))
+        if answer.more:
+            # The endpoint ignored the LIMIT: keep what the query asked for (the rest was not read).
             self.limit_violations += 1
-            bindings = bindings[:limit]
-        rows = []
-        for binding in bindings:
-            if not isinstance(binding, dict):
-                raise EngineUnavailable(f"the endpoint {self.url} sent a row that is not an object: {_excerpt(str(binding))}", query=sparql, url=self.url)
-            rows.append({name: binding_to_term(cell) for name, cell in binding.items()})
-        return rows
+        return answer.rows
 
     def _ask(self, sparql: str) -> bool:
-        result = self._run(sparql)
-        if "boolean" not in result:
-            raise EngineError(f"the endpoint {self.url} answered an ASK query without a boolean", query=sparql)
-        return bool(result["boolean"])
+        answer = self._run(sparql, "ASK", 0)
+        boolean = answer.top.get("boolean", _MISSING)
+        if answer.rows is not None or answer.results is not _MISSING:
+            raise self._wrong_shape(answer, "ASK", sparql, "with bindings instead of a boolean")
+        if boolean is _MISSING:
+            raise self._wrong_shape(answer, "ASK", sparql, "without a boolean")
+        if not isinstance(boolean, bool):
+            raise self._wrong_shape(answer, "ASK", sparql, f"with a boolean that is not true or false ({json.dumps(boolean):.50})")
+        return boolean
+
+    @staticmethod
+    def _select_problem(answer: _Answer) -> str:
+        """What a SELECT's answer without ``results.bindings`` had instead."""
+        if answer.results is _MISSING:
+            return "with a boolean (an ASK's answer)" if "boolean" in answer.top else "without 'results' or 'boolean'"
+        if answer.bindings is not _MISSING:
+            return f"with results.bindings that is not a list (a JSON {_json_type(answer.bindings)})"
+        if isinstance(answer.results, dict):
+            return "without results.bindings"
+        return f"with 'results' that is not an object (a JSON {_json_type(answer.results)})"
+
+    def _wrong_shape(self, answer: _Answer, form: str, sparql: str, problem: str) -> EngineUnavailable:
+        """The service's fault: an answer that is JSON but not SPARQL JSON results of a ``form`` query."""
+        return EngineUnavailable(
+            f"the SPARQL endpoint {self.url} answered {'an' if form == 'ASK' else 'a'} {form} {problem}: {_excerpt(answer.start)}",
+            query=sparql,
+            url=self.url,
+            status=200,
+        )
 
 
 def _proxy_for(parts: urllib.parse.SplitResult) -> urllib.parse.SplitResult | None:
@@ -434,6 +723,7 @@ def _proxy_for(parts: urllib.parse.SplitResult) -> urllib.parse.SplitResult | No
     return urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
 
 
-def _excerpt(text: str, limit: int = 300) -> str:
+def _excerpt(text: str, limit: int = 300, *, quote: bool = True) -> str:
     flat = " ".join(text.split())
-    return repr(flat[:limit] + ("..." if len(flat) > limit else ""))
+    cut = flat[:limit] + ("..." if len(flat) > limit else "")
+    return repr(cut) if quote else cut
