@@ -634,11 +634,9 @@ class Query:
         and ``sparql(profile)``; its variables must be in the query.
 
         Example:
-            >>> class Growth:  # what pyql.expressions' sub('b', 'a') gives
-            ...     def variables(self): return ("b", "a")
-            ...     def sparql(self, profile): return "(?b - ?a)"
+            >>> from pyql.expressions import sub
             >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64", "P1082", "b", 2021)
-            >>> q.add_bind(Growth(), "ans").sparql().splitlines()[-2].strip()
+            >>> q.add_bind(sub("b", "a"), "ans").sparql().splitlines()[-2].strip()
             'BIND((?b - ?a) AS ?ans)'
         """
         new = self._new(var, "the variable of add_bind", "add_bind")
