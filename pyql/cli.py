@@ -253,9 +253,13 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql compile FILE``: a legacy (WebQSP) program, or a MarkQA program (``print(x.sparql)``), to SPARQL."""
     from pyql.interchange import convert
+    from pyql.markqa_program import is_markqa_program
 
-    print(convert(read_text(args.file, "program"), "legacy", "sparql", profile=args.profile), end="", file=out)
+    text = read_text(args.file, "program")
+    source = "markqa" if is_markqa_program(text) else "legacy"
+    print(convert(text, source, "sparql", profile=args.profile), end="", file=out)
     return 0
 
 
@@ -372,7 +376,7 @@ def add_commands(sub: Subparsers) -> None:
     demo.add_argument("--no-sparql", action="store_true", help="do not print the SPARQL of each step")
     demo.set_defaults(func=_cmd_demo)
 
-    comp = sub.add_parser("compile", help="compile a legacy PyQL program to SPARQL")
+    comp = sub.add_parser("compile", help="compile a legacy PyQL program or a MarkQA program to SPARQL")
     comp.add_argument("file", help="the program file, or - for stdin")
     comp.add_argument("--profile", default="freebase", choices=list(PROFILES))
     comp.set_defaults(func=_cmd_compile)

@@ -21,7 +21,7 @@ its test) and nothing else.
 
 Example:
     >>> readers(), writers()
-    (('actions', 'legacy'), ('actions', 'sparql'))
+    (('actions', 'legacy', 'markqa'), ('actions', 'sparql'))
     >>> get_format("sparql").summary
     'SPARQL 1.1, each query with its own PREFIX lines'
 """
@@ -196,7 +196,7 @@ def formats() -> dict[str, Format]:
 
     Example:
         >>> sorted(formats())
-        ['actions', 'legacy', 'sparql']
+        ['actions', 'legacy', 'markqa', 'sparql']
     """
     _load()
     return dict(sorted(_FORMATS.items()))

@@ -1,0 +1,195 @@
+"""The ``markqa`` format: MarkQA's PyQL programs (``a = PyQL()`` ... ``print(a.sparql)``).
+
+A program is parsed by :mod:`pyql.markqa_program` (a lark grammar; never
+executed) and replayed on :class:`~pyql.query.Query` objects of the Wikidata
+profile: each ``x = PyQL()`` starts a query, each ``x.method(...)`` calls
+the builder method of the same name with MarkQA's arguments, expression
+functions (``sub``, ``div``, ...) become :mod:`pyql.expressions` trees, a
+bare object name (``b.add_sub_query(a)``) is that object's query as it is at
+that line, and the query printed by ``print(x.sparql)`` is the result.
+
+Example:
+    >>> program = '''a = PyQL()
+    ... a.add_quantity('Q64', 'P1082', 'pop_2011', 2011)
+    ... a.add_quantity('Q64', 'P1082', 'pop_2021', 2021)
+    ... a.add_bind(mul(div(sub('pop_2021', 'pop_2011'), 'pop_2011'), 100), 'ans')
+    ... print(a.sparql)'''
+    >>> q = program_to_query(program)
+    >>> q.answer, "BIND((((?pop_2021 - ?pop_2011) / ?pop_2011) * 100) AS ?ans)" in q.sparql()
+    (Variable(name='ans'), True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pyql.errors import MarkQAProgramError, PyQLError
+from pyql.expressions import DateLit
+from pyql.interchange.registry import reader
+from pyql.markqa_program import (
+    Bool,
+    Call,
+    Create,
+    FuncCall,
+    ListValue,
+    NoneValue,
+    Number,
+    Print,
+    Ref,
+    Str,
+    Value,
+    bound_arguments,
+    parse_markqa_program,
+    to_expression,
+)
+from pyql.profiles import WIKIDATA, Profile
+from pyql.query import Query
+
+__all__ = ["entity_or_variable", "program_to_query", "read_markqa"]
+
+#: MarkQA's parameter name → the builder's, per method (the same order; only the names differ).
+_RENAMED: Mapping[str, Mapping[str, str]] = {
+    "set_answer": {"answer": "var"},
+    "add_bind": {"equation": "expression", "var_name": "var"},
+    "add_type_constrain": {"type_id": "type", "new_var": "var"},
+    "add_avg": {"avg_var": "var"},
+    "add_sum": {"sum_var": "var"},
+    "add_count": {"count_obj": "var"},
+    "add_max": {"max_obj": "var"},
+    "add_min": {"min_obj": "var"},
+    "add_filter": {"compare_obj1": "left", "operator": "op", "compare_obj2": "right"},
+    "add_compare": {"obj1": "left", "obj2": "right"},
+    "add_assignment": {"var_list": "values", "new_var": "var"},
+}
+
+
+def _plain(value: Value, objects: Mapping[str, Query]) -> Any:
+    """A parsed argument as the builder takes it."""
+    if isinstance(value, (Str, Number, Bool)):
+        return value.value
+    if isinstance(value, NoneValue):
+        return None
+    if isinstance(value, ListValue):
+        return [_plain(item, objects) for item in value.items]
+    if isinstance(value, FuncCall):
+        return to_expression(value)
+    if isinstance(value, Ref):
+        if value.name not in objects:
+            raise MarkQAProgramError(f"line {value.line}, column {value.col}: {value.name} is not a PyQL object of the program",
+                                     line=value.line, column=value.col)
+        return objects[value.name]
+    raise MarkQAProgramError(f"line {value.line}, column {value.col}: unexpected argument", line=value.line, column=value.col)
+
+
+#: MarkQA's parameters that hold an entity or a variable: a bare name there means a variable
+#: (MarkQA's ``__check_ent_format``: "other situation regard as a variable forget ?").
+_ENTITY_OR_VARIABLE = frozenset({
+    "s", "o", "answer", "new_var", "avg_var", "sum_var", "count_obj", "group_obj", "max_obj", "min_obj",
+    "return_obj", "compare_obj1", "compare_obj2", "obj1", "obj2", "entity", "main_obj", "qualifier_obj",
+    "rank_var", "var_list", "var_name", "type_id",
+})
+_QID = re.compile(r"^(wd:)?[Qq]\d+$")
+_NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?$")
+
+
+def entity_or_variable(text: str) -> str:
+    """MarkQA's reading of a string where an entity or a variable belongs.
+
+    ``*``, a variable, a QID (``wd:`` optional), a number and a typed literal
+    stay; anything else is a variable whose ``?`` was left out (spaces become ``_``).
+
+    Example:
+        >>> [entity_or_variable(s) for s in ("city", "?c", "wd:Q64", "Q64", "12.5", "big city")]
+        ['?city', '?c', 'Q64', 'Q64', '12.5', '?big_city']
+    """
+    text = text.strip()
+    if text == "*" or text.startswith("?") or _NUMBER.match(text) or "^^" in text:
+        return text
+    if _QID.match(text):
+        return "Q" + text.rsplit("Q", 1)[-1].rsplit("q", 1)[-1]
+    return "?" + "_".join(text.split())
+
+
+#: MarkQA's operator words (``__check_op``).
+_OPERATOR_WORDS: Mapping[str, str] = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "e": "=", "ne": "!="}
+
+
+def _normalised(name: str, value: Any) -> Any:
+    """An argument read as MarkQA reads it: operator words, dates, bare variable names."""
+    if name in ("operator", "op") and isinstance(value, str):
+        return _OPERATOR_WORDS.get(value.strip(), value.strip())
+    if isinstance(value, DateLit) and name in ("compare_obj1", "compare_obj2", "obj1", "obj2"):
+        return value.value  # to_date(...) compared or filtered: the day, a date literal of the query
+    if name not in _ENTITY_OR_VARIABLE:
+        return value
+    if isinstance(value, str):
+        return entity_or_variable(value)
+    if isinstance(value, list):
+        return [entity_or_variable(v) if isinstance(v, str) else v for v in value]
+    return value
+
+
+def _fact_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """``add_fact(s, p, o, p_prefix)``: MarkQA's property and its prefix are one relation (``wdt:P31``)."""
+    prop = str(args["p"]).strip()
+    if prop.isdigit():
+        prop = f"P{prop}"
+    return {"head": args["s"], "relation": f"{str(args['p_prefix']).strip()}:{prop}", "tail": args["o"]}
+
+
+def _apply(query: Query, call: Call, objects: Mapping[str, Query]) -> Query:
+    """The query after one MarkQA call (errors name the call's line and column)."""
+    bound = bound_arguments(call)
+    args = {name: _normalised(name, tuple(_plain(v, objects) for v in value) if isinstance(value, tuple) else _plain(value, objects))
+            for name, value in bound.items()}
+    try:
+        if call.method == "add_fact":
+            return query.add_fact(**_fact_arguments(args))
+        if call.method == "add_sub_query":
+            return query.add_sub_query(*args["sub_query"])
+        renamed = _RENAMED.get(call.method, {})
+        return getattr(query, call.method)(**{renamed.get(k, k): v for k, v in args.items()})
+    except MarkQAProgramError:
+        raise
+    except PyQLError as exc:
+        raise MarkQAProgramError(f"line {call.line}, column {call.col}: {call.method}: {exc}", line=call.line, column=call.col) from None
+
+
+def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Query:
+    """The query a MarkQA program prints, built without running the program.
+
+    Raises:
+        MarkQAProgramError: the program does not parse, or a call does not
+            fit the builder (the message names its line and column).
+
+    Example:
+        >>> program_to_query("a = PyQL()\\na.add_time('Q1', 't')\\nprint(a.sparql)").answer is None
+        True
+    """
+    objects: dict[str, Query] = {}
+    printed: Query | None = None
+    for statement in parse_markqa_program(text):
+        if isinstance(statement, Create):
+            objects[statement.var] = Query(profile=profile)
+        elif isinstance(statement, Call):
+            objects[statement.receiver] = _apply(objects[statement.receiver], statement, objects)
+        elif isinstance(statement, Print):
+            printed = objects[statement.receiver]
+    if printed is None:  # the parser requires a print; kept for safety
+        raise MarkQAProgramError("line 1, column 1: the program prints no query (end it with print(x.sparql))", line=1, column=1)
+    return printed
+
+
+@reader("markqa", "MarkQA programs: a = PyQL(), a.add_quantity('Q64', 'P1082', 'pop', 2021), ..., print(a.sparql)")
+def read_markqa(text: str, entities: Mapping[str, str], profile: Profile) -> Query:
+    """The query of a MarkQA program, on the Wikidata profile unless another Wikidata-shaped one is given.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> read_markqa("a = PyQL()\\na.add_time('Q1', 't')\\nprint(a.sparql)", {}, FREEBASE).profile.name
+        'wikidata'
+    """
+    return program_to_query(text, profile if profile.name != "freebase" else WIKIDATA)
+
