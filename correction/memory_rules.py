@@ -7,12 +7,14 @@ and with the current query. They run *before* the action, so a step they
 stop costs no KB query, and they send none themselves, except where the
 memory's relation list was read from a capped sample of a hub's edges and
 may be incomplete: before calling a relation misdirected or unknown, the two
-relation rules ask the KB (one bounded ASK per relation, ``Facts.relation_in_kb``).
+relation rules ask the KB (one bounded ASK per relation, ``Facts.relation_in_kb``),
+and ``unlinked_entity`` asks whether an unlinked id is in the KB when the
+environment accepts such ids (``pyql run``).
 
 Example:
     >>> from correction import registry
     >>> sorted((r.id, r.kb_queries) for r in registry if r.env == "memory" and r.kb_queries)
-    [('fact_wrong_direction', 1), ('time_constraint_unknown_relation', 2)]
+    [('fact_wrong_direction', 1), ('time_constraint_unknown_relation', 2), ('unlinked_entity', 2)]
 """
 
 from __future__ import annotations

@@ -179,6 +179,11 @@ def feedback_type(feedback: Iterable[str]) -> str:
     return "+".join(FEEDBACK[f] for f in ("kb", "python", "memory") if f in wanted)
 
 
+def _origin(trigger: object) -> tuple[str, str]:
+    """Where a rule's function is defined (module and qualified name): the same rule re-registered has the same."""
+    return (getattr(trigger, "__module__", "") or "", getattr(trigger, "__qualname__", "") or repr(trigger))
+
+
 class Registry:
     """An ordered collection of rules, by id.
 
@@ -201,10 +206,15 @@ class Registry:
     def register(self, new: Rule) -> Rule:
         """Add a rule (its id must be new).
 
+        A rule whose module ran a second time (as a doctest collector may
+        do: a new function object of the same module and name) replaces its
+        own entry.
+
         Raises:
-            RuleError: when the id is taken.
+            RuleError: when the id is taken by another function.
         """
-        if new.id in self._rules:
+        old = self._rules.get(new.id)
+        if old is not None and (old.trigger is new.trigger or _origin(old.trigger) != _origin(new.trigger)):
             raise RuleError(f"an ERASER rule with id {new.id!r} is already registered; choose another id")
         self._rules[new.id] = new
         self._cache.clear()

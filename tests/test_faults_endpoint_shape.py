@@ -295,7 +295,9 @@ def test_a_bounded_step_over_a_million_rows_reads_few_of_them() -> None:
     step = figures["step"]
     assert figures["code"] == 0 and step["ok"], figures
     assert figures["traced_peak"] < 200 * 2**20, figures
-    assert figures["maxrss"] < 400 * 2**20, figures
+    # resident size: the whole-body reader it replaces peaked at 1.77 GB; the process's own libraries and
+    # allocator keep 0.1-0.5 GB depending on the machine's load, so only the order of magnitude is asserted
+    assert figures["maxrss"] < 1024 * 2**20, figures
     # every query was cut at its LIMIT: far fewer bytes sent than one whole answer (socket buffers included)
     assert figures["sent"] < whole / 4, (figures["sent"], whole)
     assert figures["seconds"] < 60, figures

@@ -243,7 +243,7 @@ def get_format(name: str) -> Format:
         >>> get_format("sexp")
         Traceback (most recent call last):
         ...
-        pyql.errors.UnknownFormatError: unknown conversion format 'sexp'; the formats are actions, legacy, sparql
+        pyql.errors.UnknownFormatError: unknown conversion format 'sexp'; the formats are actions, legacy, markqa, sparql
     """
     known = formats()
     if name not in known:
@@ -261,7 +261,7 @@ def reader_of(name: str) -> Reader:
         >>> reader_of("sparql")
         Traceback (most recent call last):
         ...
-        pyql.errors.UnknownFormatError: the format 'sparql' can be written but not read; readable formats: actions, legacy
+        pyql.errors.UnknownFormatError: the format 'sparql' can be written but not read; readable formats: actions, legacy, markqa
     """
     read = get_format(name).read
     if read is None:
