@@ -33,19 +33,18 @@ GRAPH = "http://pyql.test/wikidata-demo"
 WD = "http://www.wikidata.org/entity/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
-# What Wikidata's query service predefines (the reference's SPARQL has no PREFIX lines).
-PREFIXES = """\
-PREFIX wd: <http://www.wikidata.org/entity/>
-PREFIX wdt: <http://www.wikidata.org/prop/direct/>
-PREFIX p: <http://www.wikidata.org/prop/>
-PREFIX ps: <http://www.wikidata.org/prop/statement/>
-PREFIX psv: <http://www.wikidata.org/prop/statement/value/>
-PREFIX pq: <http://www.wikidata.org/prop/qualifier/>
-PREFIX pqv: <http://www.wikidata.org/prop/qualifier/value/>
-PREFIX wikibase: <http://wikiba.se/ontology#>
-PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
-PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
-"""
+def _reference_script() -> ModuleType:
+    """benchmarks/markqa_reference.py: the one list of the prefixes Wikidata's query service predefines."""
+    spec = importlib.util.spec_from_file_location("markqa_reference", ROOT / "benchmarks" / "markqa_reference.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# What Wikidata's query service predefines (the reference's SPARQL has no PREFIX lines); the
+# fixture was made with the same lines.
+PREFIXES: str = _reference_script().PREFIXES
 
 # MarkQA's evaluation (baselines/evaluation/eval_topk_prediction_final.py,
 # mrak_evaluate_valid_result): answer sets sorted, same size, numbers equal
