@@ -21,12 +21,11 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pyql.errors import MarkQAProgramError, PyQLError
-from pyql.expressions import DateLit
+from pyql.expressions import DateLit, Entity, Var, operand
 from pyql.interchange.registry import reader
 from pyql.markqa_program import (
     Bool,
@@ -90,26 +89,27 @@ _ENTITY_OR_VARIABLE = frozenset({
     "return_obj", "compare_obj1", "compare_obj2", "obj1", "obj2", "entity", "main_obj", "qualifier_obj",
     "rank_var", "var_list", "var_name", "type_id",
 })
-_QID = re.compile(r"^(wd:)?[Qq]\d+$")
-_NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?$")
-
-
 def entity_or_variable(text: str) -> str:
     """MarkQA's reading of a string where an entity or a variable belongs.
 
-    ``*``, a variable, a QID (``wd:`` optional), a number and a typed literal
-    stay; anything else is a variable whose ``?`` was left out (spaces become ``_``).
+    ``*`` and a typed literal stay; the rest is read as an expression operand
+    (:func:`pyql.expressions.operand`, MarkQA's ``digit_or_var``): a number
+    stays, a QID (``wd:`` optional) is the entity, anything else a variable
+    whose ``?`` was left out (spaces become ``_``).
 
     Example:
         >>> [entity_or_variable(s) for s in ("city", "?c", "wd:Q64", "Q64", "12.5", "big city")]
         ['?city', '?c', 'Q64', 'Q64', '12.5', '?big_city']
     """
     text = text.strip()
-    if text == "*" or text.startswith("?") or _NUMBER.match(text) or "^^" in text:
+    if text == "*" or "^^" in text:
         return text
-    if _QID.match(text):
-        return "Q" + text.rsplit("Q", 1)[-1].rsplit("q", 1)[-1]
-    return "?" + "_".join(text.split())
+    term = operand(text)
+    if isinstance(term, Var):
+        return f"?{term.name}"
+    if isinstance(term, Entity):
+        return term.id
+    return text  # a number, as written
 
 
 #: MarkQA's operator words (``__check_op``).
