@@ -84,6 +84,7 @@ __all__ = [
     "NUMERIC_ROWS",
     "UNIT_ROWS",
     "TIME_POINT_ROWS",
+    "OperandValues",
     "OperandStats",
     "operand_stats_query",
     "read_operand_stats",
@@ -871,19 +872,47 @@ class ExpressionLike(Protocol):
 
 
 @dataclass(frozen=True)
+class OperandValues:
+    """What one variable holds in the rows a probe read: rows where it is ``bound``, a ``number``, a ``date``,
+    a ``node`` (an entity or a blank node), and one ``example`` value (None when it has none).
+
+    Example:
+        >>> OperandValues(3, 3, 0, 0).kinds()
+        {'number'}
+    """
+
+    bound: int
+    number: int = 0
+    date: int = 0
+    node: int = 0
+    example: Term | None = None
+
+    def kinds(self) -> set[str]:
+        """"number", "date", "node", "text" (bound to anything else); {"unbound"} when it has no value.
+
+        Example:
+            >>> sorted(OperandValues(3, 1, 0, 0).kinds()), OperandValues(0).kinds()
+            (['number', 'text'], {'unbound'})
+        """
+        if not self.bound:
+            return {"unbound"}
+        found = {k for k, n in (("number", self.number), ("date", self.date), ("node", self.node)) if n}
+        return found | ({"text"} if self.bound > self.number + self.date + self.node else set())
+
+
+@dataclass(frozen=True)
 class OperandStats:
     """What the first rows of a query hold for some variables, divisors and pairs (:func:`operand_stats_query`).
 
     Attributes:
         rows: rows read (at most :data:`NUMERIC_ROWS`).
-        variables: per variable: rows where it is ``bound``, a ``number``, a ``date``, a ``node``
-            (an entity or a blank node), and one ``example`` value.
+        variables: per variable, what it holds (:class:`OperandValues`).
         divisors: per divisor expression: rows where it is ``zero``, rows where it has ``no value``.
         differ: per pair of variables: rows where the two differ.
     """
 
     rows: int
-    variables: tuple[Mapping[str, object], ...]
+    variables: tuple[OperandValues, ...]
     divisors: tuple[Mapping[str, int], ...]
     differ: tuple[int, ...]
 
@@ -956,18 +985,14 @@ def read_operand_stats(rows: Sequence[Row], variables: int, divisors: int = 0, p
         >>> from pyql.terms import XSD
         >>> n = lambda k: Literal(str(k), XSD + "integer")
         >>> stats = read_operand_stats([{"__rows": n(2), "__bound_0": n(2), "__number_0": n(2), "__zero_0": n(2)}], 1, 1)
-        >>> stats.rows, stats.variables[0]["number"], stats.divisors[0]["zero"]
+        >>> stats.rows, stats.variables[0].number, stats.divisors[0]["zero"]
         (2, 2, 2)
     """
     row: Row = rows[0] if rows else {}
     found = tuple(
-        {
-            "bound": _number(row, f"__bound_{i}"),
-            "number": _number(row, f"__number_{i}"),
-            "date": _number(row, f"__date_{i}"),
-            "node": _number(row, f"__node_{i}"),
-            "example": row.get(f"__example_{i}"),
-        }
+        OperandValues(
+            *(_number(row, f"__{kind}_{i}") for kind in ("bound", "number", "date", "node")), row.get(f"__example_{i}")
+        )
         for i in range(variables)
     )
     divided = tuple({"zero": _number(row, f"__zero_{i}"), "empty": _number(row, f"__empty_{i}")} for i in range(divisors))
