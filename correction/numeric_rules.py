@@ -336,10 +336,10 @@ def _quantity_suggestions(f: Facts, missing: str) -> list[str]:
 @rule(
     "bind_unbound_variable",
     kind="error",
-    env="memory",
+    env="kb",
     phase="before",
     actions=("add_bind",),
-    feedback=("memory", "kb"),
+    feedback=("kb", "memory"),
     kb_queries=1,
     doc="An operand of `add_bind` is a variable no step has created, or one that has no value in any row "
     "of the query (one bounded probe of the first 1,000 rows).",
@@ -376,10 +376,10 @@ def bind_unbound_variable(record: StepRecord, env: Environment) -> dict[str, Any
 @rule(
     "bind_non_numeric",
     kind="error",
-    env="memory",
+    env="kb",
     phase="before",
     actions=("add_bind",),
-    feedback=("memory", "kb"),
+    feedback=("kb", "memory"),
     kb_queries=1,
     doc="An arithmetic operand of `add_bind` (under add, sub, mul, div, abs ...) holds entities, dates or text, "
     "not numbers (the memory's values, else the operand probe).",
@@ -412,10 +412,10 @@ def bind_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any] | N
 @rule(
     "date_function_non_date",
     kind="error",
-    env="memory",
+    env="kb",
     phase="before",
     actions=("add_bind",),
-    feedback=("memory", "kb"),
+    feedback=("kb", "memory"),
     kb_queries=1,
     doc="`year()` or `month()` in `add_bind` is applied to a variable that holds no dates (an amount, an entity, text).",
     suggests="The variable and what it holds; the variables holding dates (a quantity's ?time_<tag>), and how to get "
@@ -678,10 +678,10 @@ def _classes(f: Facts) -> list[str]:
 @rule(
     "rank_empty_list",
     kind="error",
-    env="memory",
+    env="kb",
     phase="before",
     actions=("add_rank",),
-    feedback=("memory", "kb"),
+    feedback=("kb", "memory"),
     kb_queries=1,
     doc="`add_rank` ranks among an empty list: var_list is not in the query, is rank_var itself, has no value, or "
     "holds no value but the ranked one in the rows read (the rank would be 1 whatever the data).",

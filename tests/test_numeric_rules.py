@@ -62,6 +62,7 @@ def _ok(env: SparqlEnvironment, *actions: str) -> None:
 
 
 def test_every_numeric_rule_is_registered_with_a_template() -> None:
+    assert {r.id for r in registry if r.trigger.__module__ == "correction.numeric_rules"} == NUMERIC
     for rule_id in NUMERIC:
         found = registry.get(rule_id)
         assert found.kind == "error" and found.kb_queries >= 1 and found.sides == frozenset({"sparql"})
