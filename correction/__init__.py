@@ -10,6 +10,7 @@ otherwise the observation is the execution result (Algorithm 1).
 * :mod:`correction.registry`: :class:`Rule` and the ordered registry, by id;
 * :mod:`correction.interpreter_rules`, :mod:`correction.memory_rules`,
   :mod:`correction.kb_rules`: the rules, one trigger each;
+  :mod:`correction.numeric_rules`: the rules on MarkQA's numbers (arithmetic, units, time points, rank);
   :mod:`correction.sql_rules`: the SQL twin's rules (``sql_*``, side "sql");
 * ``correction/templates/<id>.j2``: the guidelines, apart from the logic;
 * :mod:`correction.analyzer`: :class:`Eraser` and :func:`eraser_for`;
@@ -26,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from correction import interpreter_rules, kb_rules, memory_rules, sql_rules  # noqa: F401  (registers the rules)
+from correction import interpreter_rules, kb_rules, memory_rules, numeric_rules, sql_rules  # noqa: F401  (registers the rules)
 from correction.analyzer import Eraser, EraserError, RuleBudgetWarning, eraser_for
 from correction.registry import (
     RULES,

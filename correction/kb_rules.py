@@ -12,7 +12,7 @@ from a capped sample of a hub's edges and misses the relation.
 
 Example:
     >>> from correction import registry
-    >>> sorted(r.id for r in registry if r.kb_queries and r.env == "kb")
+    >>> sorted(r.id for r in registry if r.kb_queries and r.env == "kb" and r.trigger.__module__ == __name__)
     ['answer_unnamed_node', 'execute_unnamed_answer', 'fact_empty_known_relation', 'fact_empty_unknown_relation']
 """
 

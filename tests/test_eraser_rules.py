@@ -396,7 +396,8 @@ def run(kb, entities, lines, eraser):
 
 
 def test_every_rule_has_a_case():
-    missing = [r.id for r in registry.ordered("sparql") if r.id not in BY_RULE]
+    # The rules on MarkQA's numbers need the Wikidata demo KB and MarkQA's actions: tests/test_numeric_rules.py.
+    missing = [r.id for r in registry.ordered("sparql") if r.id not in BY_RULE and r.trigger.__module__ != "correction.numeric_rules"]
     assert not missing, f"rules without a test case in CASES: {missing}"
     assert len(CASES) == len(BY_RULE), "one case per rule"
 

@@ -21,6 +21,9 @@ value kinds             :func:`value_kinds_query`       :func:`read_value_kinds`
 labels                  :func:`labels_query`            :func:`read_labels`
 the KB's profile        :func:`profile_sample_query`    :func:`read_profile_sample`
 an entity (ASK)         :func:`entity_ask_query`        (the engine's yes/no)
+operands of arithmetic  :func:`operand_stats_query`     :func:`read_operand_stats`
+units of quantities     :func:`quantity_units_query`    :func:`read_quantity_units`
+time points             :func:`time_points_query`       :func:`read_time_points`
 ======================  ==============================  ===========================
 
 The variables a probe binds for itself start with ``__`` (``?__count_x``,
@@ -37,7 +40,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 import pyql.escape as escape
 from pyql.compiler import INDENT, Block, CompilableQuery, prefix_lines, term_sparql
@@ -45,7 +49,7 @@ from pyql.errors import EngineError, QueryError
 from pyql.observation import JoinedRows, Relations, Value, VariableValues, joined_rows
 from pyql.profiles import Profile, profile_of_iris
 from pyql.steps import Aggregate, Fact, Step
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.terms import DATE_TYPES, IRI, Literal, Term, Variable
 
 __all__ = [
     "COUNT_PREFIX",
@@ -77,6 +81,17 @@ __all__ = [
     "profile_sample_query",
     "read_profile_sample",
     "entity_ask_query",
+    "NUMERIC_ROWS",
+    "UNIT_ROWS",
+    "TIME_POINT_ROWS",
+    "OperandValues",
+    "OperandStats",
+    "operand_stats_query",
+    "read_operand_stats",
+    "quantity_units_query",
+    "read_quantity_units",
+    "time_points_query",
+    "read_time_points",
 ]
 
 Row = Mapping[str, Term]
@@ -832,3 +847,256 @@ def entity_ask_query(entity: IRI, profile: Profile) -> str:
     """
     node = term_sparql(entity, profile)
     return prefix_lines(profile) + f"ASK {{ {{ {node} ?__p ?__o }} UNION {{ ?__s ?__p {node} }} }}\n"
+
+
+# ---------------------------------------------------------------------------
+# Numbers: what the operands of arithmetic, the units and the time points of quantities hold
+# ---------------------------------------------------------------------------
+
+#: Rows of a query the numeric probes read at most (their cost does not grow with the KB).
+NUMERIC_ROWS = 1000
+#: Distinct (quantity, unit) rows a units probe returns at most.
+UNIT_ROWS = 50
+#: Distinct (entity, point in time) rows a time-points probe returns at most.
+TIME_POINT_ROWS = 50
+_WIKIBASE = "http://wikiba.se/ontology#"
+_WD_PROP = "http://www.wikidata.org/prop/"
+
+
+class ExpressionLike(Protocol):
+    """What the numeric probes read of an expression (:class:`pyql.expressions.Expression` is one)."""
+
+    def sparql(self, profile: Profile) -> str: ...
+
+    def variables(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True)
+class OperandValues:
+    """What one variable holds in the rows a probe read: rows where it is ``bound``, a ``number``, a ``date``,
+    a ``node`` (an entity or a blank node), and one ``example`` value (None when it has none).
+
+    Example:
+        >>> OperandValues(3, 3, 0, 0).kinds()
+        {'number'}
+    """
+
+    bound: int
+    number: int = 0
+    date: int = 0
+    node: int = 0
+    example: Term | None = None
+
+    def kinds(self) -> set[str]:
+        """"number", "date", "node", "text" (bound to anything else); {"unbound"} when it has no value.
+
+        Example:
+            >>> sorted(OperandValues(3, 1, 0, 0).kinds()), OperandValues(0).kinds()
+            (['number', 'text'], {'unbound'})
+        """
+        if not self.bound:
+            return {"unbound"}
+        found = {k for k, n in (("number", self.number), ("date", self.date), ("node", self.node)) if n}
+        return found | ({"text"} if self.bound > self.number + self.date + self.node else set())
+
+
+@dataclass(frozen=True)
+class OperandStats:
+    """What the first rows of a query hold for some variables, divisors and pairs (:func:`operand_stats_query`).
+
+    Attributes:
+        rows: rows read (at most :data:`NUMERIC_ROWS`).
+        variables: per variable, what it holds (:class:`OperandValues`).
+        divisors: per divisor expression: rows where it is ``zero``, rows where it has ``no value``.
+        differ: per pair of variables: rows where the two differ.
+    """
+
+    rows: int
+    variables: tuple[OperandValues, ...]
+    divisors: tuple[Mapping[str, int], ...]
+    differ: tuple[int, ...]
+
+
+def _rows_of(query: CompilableQuery, projected: Sequence[Variable], rows: int) -> str:
+    """The first ``rows`` rows of the query's pattern over ``projected`` (a sub-SELECT: the engine stops there)."""
+    block = query.scope.block
+    head = " ".join(v.sparql() for v in projected) or "*"
+    return f"{{ SELECT {head} WHERE\n" + _indent(block.pattern(query.profile), INDENT) + f"  LIMIT {int(rows)} }}"
+
+
+def _count_if(condition: str, name: str) -> str:
+    return f"(SUM(IF(COALESCE({condition}, false), 1, 0)) AS ?{name})"
+
+
+def operand_stats_query(
+    query: CompilableQuery,
+    variables: Sequence[Variable],
+    divisors: Sequence[ExpressionLike] = (),
+    pairs: Sequence[tuple[Variable, Variable]] = (),
+    rows: int = NUMERIC_ROWS,
+) -> str:
+    """One bounded query: over the first ``rows`` rows of ``query``, what ``variables`` hold,
+    where ``divisors`` (expressions with ``sparql(profile)``) are zero or unbound, and where
+    ``pairs`` differ. :func:`read_operand_stats` reads the one row it returns.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> from pyql.expressions import sub
+        >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a").add_quantity("Q64", "P1082", "b")
+        >>> text = operand_stats_query(q, [Variable("a")], [sub("a", "b")], [(Variable("a"), Variable("b"))])
+        >>> "LIMIT 1000 }" in text, "BIND((?a - ?b) AS ?__div_0)" in text, "?__differ_0" in text
+        (True, True, True)
+    """
+    profile = query.profile
+    dates = ", ".join(term_sparql(IRI(t), profile) for t in sorted(DATE_TYPES))
+    columns = ["(COUNT(*) AS ?__rows)"]
+    for i, v in enumerate(variables):
+        x = v.sparql()
+        columns += [
+            f"(SUM(IF(BOUND({x}), 1, 0)) AS ?__bound_{i})",
+            _count_if(f"isNumeric({x})", f"__number_{i}"),
+            _count_if(f"DATATYPE({x}) IN ({dates})", f"__date_{i}"),
+            _count_if(f"isIRI({x}) || isBlank({x})", f"__node_{i}"),
+            f"(SAMPLE({x}) AS ?__example_{i})",
+        ]
+    binds = []
+    for i, divisor in enumerate(divisors):
+        binds.append(f"BIND({divisor.sparql(profile)} AS ?__div_{i})")
+        columns += [_count_if(f"?__div_{i} = 0", f"__zero_{i}"), f"(SUM(IF(BOUND(?__div_{i}), 0, 1)) AS ?__empty_{i})"]
+    columns += [_count_if(f"{a.sparql()} != {b.sparql()}", f"__differ_{i}") for i, (a, b) in enumerate(pairs)]
+    projected = list(dict.fromkeys([*variables, *(v for p in pairs for v in p), *_divisor_variables(divisors)]))
+    body = _rows_of(query, projected, rows) + "\n" + "\n".join(binds)
+    return prefix_lines(profile) + "SELECT " + "\n  ".join(columns) + " WHERE {\n" + _indent(body, INDENT) + "}\n"
+
+
+def _divisor_variables(divisors: Sequence[ExpressionLike]) -> list[Variable]:
+    return [Variable(name) for divisor in divisors for name in divisor.variables()]
+
+
+def _number(row: Row, key: str) -> int:
+    term = row.get(key)
+    return int(engine_number(term)) if term is not None else 0
+
+
+def read_operand_stats(rows: Sequence[Row], variables: int, divisors: int = 0, pairs: int = 0) -> OperandStats:
+    """The :class:`OperandStats` from the row of :func:`operand_stats_query` (with as many variables, divisors, pairs).
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> n = lambda k: Literal(str(k), XSD + "integer")
+        >>> stats = read_operand_stats([{"__rows": n(2), "__bound_0": n(2), "__number_0": n(2), "__zero_0": n(2)}], 1, 1)
+        >>> stats.rows, stats.variables[0].number, stats.divisors[0]["zero"]
+        (2, 2, 2)
+    """
+    row: Row = rows[0] if rows else {}
+    found = tuple(
+        OperandValues(
+            *(_number(row, f"__{kind}_{i}") for kind in ("bound", "number", "date", "node")), row.get(f"__example_{i}")
+        )
+        for i in range(variables)
+    )
+    divided = tuple({"zero": _number(row, f"__zero_{i}"), "empty": _number(row, f"__empty_{i}")} for i in range(divisors))
+    return OperandStats(_number(row, "__rows"), found, divided, tuple(_number(row, f"__differ_{i}") for i in range(pairs)))
+
+
+def quantity_units_query(
+    query: CompilableQuery, value_nodes: Sequence[Variable], rows: int = NUMERIC_ROWS, limit: int = UNIT_ROWS
+) -> str:
+    """One bounded query for the units of quantities: for each value node (``?value_st_<tag>`` of a quantity
+    step), the distinct units (``?__unit``, label ``?__label``) its amounts have in the first ``rows`` rows of
+    ``query``, with the SI unit each converts to through ``P2370`` (``?__si``); ``?__q`` is the value node's
+    position. At most ``limit`` rows; :func:`read_quantity_units` reads them.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("wikidata").add_quantity("Q64", "P2046", "a").add_quantity("Q1794", "P2046", "b")
+        >>> text = quantity_units_query(q, [Variable("value_st_a"), Variable("value_st_b")])
+        >>> text.count("wikibase:quantityUnit ?__unit"), "LIMIT 1000 }" in text, text.rstrip().endswith("LIMIT 50")
+        (2, True, True)
+    """
+    profile = query.profile
+    unit = term_sparql(IRI(_WIKIBASE + "quantityUnit"), profile)
+    branches = [f"{{ {node.sparql()} {unit} ?__unit . BIND({i} AS ?__q) }}" for i, node in enumerate(value_nodes)]
+    conversion = "/".join(
+        (term_sparql(IRI(_WD_PROP + "P2370"), profile), term_sparql(IRI(_WD_PROP + "statement/value/P2370"), profile), unit)
+    )
+    body = (
+        _rows_of(query, list(value_nodes), rows)
+        + "\n"
+        + "\nUNION\n".join(branches)
+        + f"\nOPTIONAL {{ ?__unit {conversion} ?__si . }}\n"
+        + _label_pattern(Variable("__unit"), Variable("__l"), profile)
+    )
+    return (
+        prefix_lines(profile)
+        + "SELECT ?__q ?__unit ?__si (SAMPLE(?__l) AS ?__label) WHERE {\n"
+        + _indent(body, INDENT)
+        + f"}}\nGROUP BY ?__q ?__unit ?__si\nLIMIT {int(limit)}\n"
+    )
+
+
+def read_quantity_units(rows: Iterable[Row], value_nodes: int) -> tuple[tuple[tuple[IRI, str | None, IRI | None], ...], ...]:
+    """Per value node of :func:`quantity_units_query`, its units as (unit, label, SI unit), by label.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> km = IRI("http://www.wikidata.org/entity/Q828224")
+        >>> read_quantity_units([{"__q": Literal("0", XSD + "integer"), "__unit": km, "__label": Literal("kilometre")}], 2)
+        (((IRI('http://www.wikidata.org/entity/Q828224'), 'kilometre', None),), ())
+    """
+    found: list[dict[IRI, tuple[IRI, str | None, IRI | None]]] = [{} for _ in range(value_nodes)]
+    for row in rows:
+        unit, si, label = row.get("__unit"), row.get("__si"), row.get("__label")
+        position = _number(row, "__q")
+        if isinstance(unit, IRI) and 0 <= position < value_nodes:
+            found[position][unit] = (unit, label.lexical if isinstance(label, Literal) else None, si if isinstance(si, IRI) else None)
+    return tuple(tuple(sorted(units.values(), key=lambda u: (u[1] or u[0].value))) for units in found)
+
+
+def time_points_query(
+    query: CompilableQuery, statement: Variable, entity: Term, amount: Variable, rows: int = NUMERIC_ROWS, limit: int = TIME_POINT_ROWS
+) -> str:
+    """One bounded query for the points in time (``pq:P585``) of a quantity's statements: the distinct
+    (``?__e`` entity, ``?__time``, ``?__amount``) of the first ``rows`` rows of ``query``, ordered, at
+    most ``limit``; ``entity`` is the quantity's entity (an IRI or a variable of the query).
+    :func:`read_time_points` reads them.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> q = Query("wikidata").add_quantity("Q64", "P1082", "pop")
+        >>> text = time_points_query(q, Variable("statement_pop"), IRI("http://www.wikidata.org/entity/Q64"), Variable("pop"))
+        >>> "?statement_pop pq:P585 ?__time ." in text, "BIND(wd:Q64 AS ?__e)" in text, text.rstrip().endswith("LIMIT 50")
+        (True, True, True)
+    """
+    profile = query.profile
+    projected = [statement, amount] + ([entity] if isinstance(entity, Variable) else [])
+    point = term_sparql(IRI(_WD_PROP + "qualifier/P585"), profile)
+    body = (
+        _rows_of(query, projected, rows)
+        + f"\n{statement.sparql()} {point} ?__time .\n"
+        + f"BIND({term_sparql(entity, profile)} AS ?__e)\nBIND({amount.sparql()} AS ?__amount)"
+    )
+    return (
+        prefix_lines(profile)
+        + "SELECT DISTINCT ?__e ?__time ?__amount WHERE {\n"
+        + _indent(body, INDENT)
+        + f"}}\nORDER BY ?__e ?__time\nLIMIT {int(limit)}\n"
+    )
+
+
+def read_time_points(rows: Iterable[Row]) -> dict[Term, list[tuple[Literal, Term | None]]]:
+    """The (point in time, amount) pairs of each entity from the rows of :func:`time_points_query`, by time.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> e, t = IRI("http://www.wikidata.org/entity/Q64"), Literal("2011-05-09T00:00:00Z", XSD + "dateTime")
+        >>> read_time_points([{"__e": e, "__time": t, "__amount": Literal("1", XSD + "decimal")}])[e][0][0].lexical
+        '2011-05-09T00:00:00Z'
+    """
+    found: dict[Term, dict[tuple[str, str], tuple[Literal, Term | None]]] = {}
+    for row in rows:
+        entity, time, amount = row.get("__e"), row.get("__time"), row.get("__amount")
+        if entity is None or not isinstance(time, Literal):
+            continue
+        found.setdefault(entity, {})[(time.lexical, str(amount))] = (time, amount)
+    return {e: sorted(points.values(), key=lambda p: (p[0].lexical, str(p[1]))) for e, points in found.items()}
