@@ -4,8 +4,9 @@ Run from the repository root::
 
     PYTHONPATH=. PYQL_SHARED_DATA=../shared/data python benchmarks/bench_convert.py [--forms 2000]
 
-Sources: the 1,639 WebQSP legacy programs (shared data), the GrailQA dev
-records' S-expressions (tests/data/grailqa), the bundled MarkQA-style
+Sources: the 1,639 WebQSP legacy programs and gold SPARQL queries (shared
+data), the CWQ fixtures' gold SPARQL (tests/data/cwq), the GrailQA dev
+records' S-expressions and gold SPARQL (tests/data/grailqa), the bundled MarkQA-style
 programs of the Wikidata demo (pyql/data/wikidata_questions.jsonl), and
 ``--forms`` S-expressions drawn at random (seeded) from the grammar the
 format reads. For each direction: items converted, items refused (counted
@@ -77,8 +78,13 @@ def sources(forms: int) -> dict[str, tuple[str, list[str]]]:
     webqsp = SHARED / "webqsp" / "WebQSP_test_processed.json"
     if webqsp.exists():
         out["WebQSP programs"] = ("legacy", [r["PyQL"] for r in json.loads(webqsp.read_text())])
+    if webqsp.exists():
+        out["WebQSP gold SPARQL"] = ("sparql", [r["sparql_query"] for r in json.loads(webqsp.read_text())])
+    cwq = [json.loads((ROOT / "tests" / "data" / "cwq" / name).read_text()) for name in ("cwq_tog.json", "ComplexWebQuestions_sample.json")]
+    out["CWQ gold SPARQL (fixtures)"] = ("sparql", [r["sparql"] for part in cwq for r in (part if isinstance(part, list) else [part])])
     grail = json.loads((ROOT / "tests" / "data" / "grailqa" / "grailqa_v1.0_dev.json").read_text())
     out["GrailQA dev forms"] = ("sexpr", [r["s_expression"] for r in grail])
+    out["GrailQA dev gold SPARQL"] = ("sparql", [r["sparql_query"] for r in grail])
     demo = ROOT / "pyql" / "data" / "wikidata_questions.jsonl"
     out["Wikidata demo programs"] = ("markqa", [json.loads(line)["markqa"] for line in demo.read_text().splitlines() if line.strip()])
     out[f"random forms ({forms})"] = ("sexpr", random_forms(forms))

@@ -21,7 +21,7 @@ its test) and nothing else.
 
 Example:
     >>> readers(), writers()
-    (('actions', 'legacy', 'markqa', 'sexpr'), ('actions', 'sexpr', 'sparql'))
+    (('actions', 'legacy', 'markqa', 'sexpr', 'sparql'), ('actions', 'sexpr', 'sparql'))
     >>> get_format("sparql").summary
     'SPARQL 1.1, each query with its own PREFIX lines'
 """
@@ -258,10 +258,12 @@ def reader_of(name: str) -> Reader:
         UnknownFormatError: no format of that name, or it is written only.
 
     Example:
-        >>> reader_of("sparql")
+        >>> reader_of("sparql").__name__
+        'read_sparql'
+        >>> reader_of("sparkle")
         Traceback (most recent call last):
         ...
-        pyql.errors.UnknownFormatError: the format 'sparql' can be written but not read; readable formats: actions, legacy, markqa, sexpr
+        pyql.errors.UnknownFormatError: unknown conversion format 'sparkle'; the formats are actions, legacy, markqa, sexpr, sparql
     """
     read = get_format(name).read
     if read is None:
