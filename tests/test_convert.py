@@ -46,10 +46,11 @@ def pyql(*args: str, stdin: str | bytes | None = None) -> subprocess.CompletedPr
 
 
 def test_the_formats_of_today_are_found_in_their_modules() -> None:
-    assert readers() == ("actions", "legacy", "markqa", "sexpr", "sparql")
+    assert readers() == ("actions", "agentbench", "legacy", "markqa", "sexpr", "sparql")
     assert writers() == ("actions", "sexpr", "sparql")
     assert {name: f.module for name, f in formats().items()} == {
         "actions": "pyql.interchange.actions",
+        "agentbench": "pyql.interchange.agentbench",
         "legacy": "pyql.interchange.legacy",
         "markqa": "pyql.interchange.markqa",
         "sexpr": "pyql.interchange.sexpr",
@@ -81,7 +82,7 @@ def test_a_format_registers_with_a_decorator_and_converts_both_ways() -> None:
 
 
 def test_unknown_and_one_way_formats_are_refused_with_the_known_ones() -> None:
-    with pytest.raises(UnknownFormatError, match="unknown conversion format 'kopl'; the formats are actions, legacy, markqa, sexpr, sparql"):
+    with pytest.raises(UnknownFormatError, match="unknown conversion format 'kopl'; the formats are actions, agentbench, legacy, markqa, sexpr, sparql"):
         convert("(JOIN r m.0)", "kopl", "sparql")
     with pytest.raises(UnknownFormatError, match="can be read but not written; writable formats: actions, sexpr, sparql"):
         convert(PROGRAM, "markqa", "markqa")
@@ -225,7 +226,7 @@ def test_convert_one_item_prints_its_output(tmp_path: Path) -> None:
         (["--from", "actions", "--to", "sparql"], "add_fact(?x, r.s.t)\n", "pyql: line 1: add_fact(head, relation, tail) should have 3"),
         (["--from", "legacy", "--to", "sparql"], "a=PyQL()\na.add_fact('m.0', \n", "pyql: legacy PyQL program, line 2"),
         (["--from", "actions", "--to", "sparql"], b"add_max(?x\xff)\n", "is not UTF-8: byte 0xff at line 1, column 11"),
-        (["--from", "sexp", "--to", "actions"], "", "argument --from: invalid choice: 'sexp' (choose from 'actions', 'legacy', 'markqa', 'sexpr', 'sparql')"),
+        (["--from", "sexp", "--to", "actions"], "", "argument --from: invalid choice: 'sexp' (choose from 'actions', 'agentbench', 'legacy', 'markqa', 'sexpr', 'sparql')"),
         (["--from", "actions", "--to", "legacy"], "", "argument --to: invalid choice: 'legacy' (choose from 'actions', 'sexpr', 'sparql')"),
         (["--from", "actions", "--to", "sparql", "/nonexistent/x"], "", "input file not found: /nonexistent/x"),
         (["--from", "actions", "--to", "sparql", "--jsonl", "/nonexistent/x"], "", "input file not found: /nonexistent/x"),

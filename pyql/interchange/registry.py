@@ -21,7 +21,7 @@ its test) and nothing else.
 
 Example:
     >>> readers(), writers()
-    (('actions', 'legacy', 'markqa', 'sexpr', 'sparql'), ('actions', 'sexpr', 'sparql'))
+    (('actions', 'agentbench', 'legacy', 'markqa', 'sexpr', 'sparql'), ('actions', 'sexpr', 'sparql'))
     >>> get_format("sparql").summary
     'SPARQL 1.1, each query with its own PREFIX lines'
 """
@@ -196,7 +196,7 @@ def formats() -> dict[str, Format]:
 
     Example:
         >>> sorted(formats())
-        ['actions', 'legacy', 'markqa', 'sexpr', 'sparql']
+        ['actions', 'agentbench', 'legacy', 'markqa', 'sexpr', 'sparql']
     """
     _load()
     return dict(sorted(_FORMATS.items()))
@@ -243,7 +243,7 @@ def get_format(name: str) -> Format:
         >>> get_format("sexp")
         Traceback (most recent call last):
         ...
-        pyql.errors.UnknownFormatError: unknown conversion format 'sexp'; the formats are actions, legacy, markqa, sexpr, sparql
+        pyql.errors.UnknownFormatError: unknown conversion format 'sexp'; the formats are actions, agentbench, legacy, markqa, sexpr, sparql
     """
     known = formats()
     if name not in known:
@@ -263,7 +263,7 @@ def reader_of(name: str) -> Reader:
         >>> reader_of("sparkle")
         Traceback (most recent call last):
         ...
-        pyql.errors.UnknownFormatError: unknown conversion format 'sparkle'; the formats are actions, legacy, markqa, sexpr, sparql
+        pyql.errors.UnknownFormatError: unknown conversion format 'sparkle'; the formats are actions, agentbench, legacy, markqa, sexpr, sparql
     """
     read = get_format(name).read
     if read is None:
