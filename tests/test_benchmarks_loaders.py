@@ -436,6 +436,7 @@ FIXTURES = {
     "wikisql": lambda tmp: WIKISQL,
     "metaqa": lambda tmp: METAQA3,
     "wtq": lambda tmp: WTQ,
+    "agentbench-kg": lambda tmp: DATA / "agentbench" / "kg_dev.json",
 }
 
 
@@ -473,7 +474,7 @@ def test_the_known_formats_message_names_every_family() -> None:
     message = registry.known()
     families = {f.family for f in formats()}
     assert all(any(f.known and f.known in message for f in formats() if f.family == family) for family in families)
-    assert message.startswith("known formats: pyql JSON Lines") and " and WikiTableQuestions TSV" in message
+    assert message.startswith("known formats: pyql JSON Lines") and " and AgentBench knowledge-graph JSON" in message
 
 
 def test_metric_hooks_come_from_the_formats() -> None:

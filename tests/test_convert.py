@@ -46,12 +46,14 @@ def pyql(*args: str, stdin: str | bytes | None = None) -> subprocess.CompletedPr
 
 
 def test_the_formats_of_today_are_found_in_their_modules() -> None:
-    assert readers() == ("actions", "legacy", "markqa")
-    assert writers() == ("actions", "sparql")
+    assert readers() == ("actions", "agentbench", "legacy", "markqa", "sexpr", "sparql")
+    assert writers() == ("actions", "sexpr", "sparql")
     assert {name: f.module for name, f in formats().items()} == {
         "actions": "pyql.interchange.actions",
+        "agentbench": "pyql.interchange.agentbench",
         "legacy": "pyql.interchange.legacy",
         "markqa": "pyql.interchange.markqa",
+        "sexpr": "pyql.interchange.sexpr",
         "sparql": "pyql.interchange.sparql",
     }
     assert all(f.summary for f in formats().values())
@@ -80,14 +82,14 @@ def test_a_format_registers_with_a_decorator_and_converts_both_ways() -> None:
 
 
 def test_unknown_and_one_way_formats_are_refused_with_the_known_ones() -> None:
-    with pytest.raises(UnknownFormatError, match="unknown conversion format 'sexpr'; the formats are actions, legacy, markqa, sparql"):
-        convert("(JOIN r m.0)", "sexpr", "sparql")
-    with pytest.raises(UnknownFormatError, match="can be written but not read; readable formats: actions, legacy"):
-        convert("SELECT * {}", "sparql", "actions")
-    with pytest.raises(UnknownFormatError, match="can be read but not written; writable formats: actions, sparql"):
+    with pytest.raises(UnknownFormatError, match="unknown conversion format 'kopl'; the formats are actions, agentbench, legacy, markqa, sexpr, sparql"):
+        convert("(JOIN r m.0)", "kopl", "sparql")
+    with pytest.raises(UnknownFormatError, match="can be read but not written; writable formats: actions, sexpr, sparql"):
+        convert(PROGRAM, "markqa", "markqa")
+    with pytest.raises(UnknownFormatError, match="can be read but not written; writable formats: actions, sexpr, sparql"):
         convert(PROGRAM, "legacy", "legacy")
     with pytest.raises(UnknownFormatError):
-        convert_jsonl("", "legacy", "sexpr")  # at once, before any line
+        convert_jsonl("", "legacy", "kopl")  # at once, before any line
     with pytest.raises(PyQLError, match="unknown KB profile"):
         convert(PROGRAM, profile="dbpedia")
 
@@ -224,8 +226,8 @@ def test_convert_one_item_prints_its_output(tmp_path: Path) -> None:
         (["--from", "actions", "--to", "sparql"], "add_fact(?x, r.s.t)\n", "pyql: line 1: add_fact(head, relation, tail) should have 3"),
         (["--from", "legacy", "--to", "sparql"], "a=PyQL()\na.add_fact('m.0', \n", "pyql: legacy PyQL program, line 2"),
         (["--from", "actions", "--to", "sparql"], b"add_max(?x\xff)\n", "is not UTF-8: byte 0xff at line 1, column 11"),
-        (["--from", "sparql", "--to", "actions"], "", "argument --from: invalid choice: 'sparql' (choose from 'actions', 'legacy', 'markqa')"),
-        (["--from", "actions", "--to", "legacy"], "", "argument --to: invalid choice: 'legacy' (choose from 'actions', 'sparql')"),
+        (["--from", "sexp", "--to", "actions"], "", "argument --from: invalid choice: 'sexp' (choose from 'actions', 'agentbench', 'legacy', 'markqa', 'sexpr', 'sparql')"),
+        (["--from", "actions", "--to", "legacy"], "", "argument --to: invalid choice: 'legacy' (choose from 'actions', 'sexpr', 'sparql')"),
         (["--from", "actions", "--to", "sparql", "/nonexistent/x"], "", "input file not found: /nonexistent/x"),
         (["--from", "actions", "--to", "sparql", "--jsonl", "/nonexistent/x"], "", "input file not found: /nonexistent/x"),
     ],
@@ -267,7 +269,7 @@ def _doc_blocks(kind: str) -> list[str]:
 
 
 def test_the_pages_python_examples_are_doctests() -> None:
-    (body,) = _doc_blocks("pycon")
+    body = "\n".join(_doc_blocks("pycon"))  # one session: later blocks use what earlier ones imported
     test = doctest.DocTestParser().get_doctest(body, {}, "docs/convert.md", str(DOC), 0)
     runner = doctest.DocTestRunner(optionflags=_FLAGS)
     report: list[str] = []

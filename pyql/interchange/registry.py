@@ -21,7 +21,7 @@ its test) and nothing else.
 
 Example:
     >>> readers(), writers()
-    (('actions', 'legacy', 'markqa'), ('actions', 'sparql'))
+    (('actions', 'agentbench', 'legacy', 'markqa', 'sexpr', 'sparql'), ('actions', 'sexpr', 'sparql'))
     >>> get_format("sparql").summary
     'SPARQL 1.1, each query with its own PREFIX lines'
 """
@@ -196,7 +196,7 @@ def formats() -> dict[str, Format]:
 
     Example:
         >>> sorted(formats())
-        ['actions', 'legacy', 'markqa', 'sparql']
+        ['actions', 'agentbench', 'legacy', 'markqa', 'sexpr', 'sparql']
     """
     _load()
     return dict(sorted(_FORMATS.items()))
@@ -243,7 +243,7 @@ def get_format(name: str) -> Format:
         >>> get_format("sexp")
         Traceback (most recent call last):
         ...
-        pyql.errors.UnknownFormatError: unknown conversion format 'sexp'; the formats are actions, legacy, markqa, sparql
+        pyql.errors.UnknownFormatError: unknown conversion format 'sexp'; the formats are actions, agentbench, legacy, markqa, sexpr, sparql
     """
     known = formats()
     if name not in known:
@@ -258,10 +258,12 @@ def reader_of(name: str) -> Reader:
         UnknownFormatError: no format of that name, or it is written only.
 
     Example:
-        >>> reader_of("sparql")
+        >>> reader_of("sparql").__name__
+        'read_sparql'
+        >>> reader_of("sparkle")
         Traceback (most recent call last):
         ...
-        pyql.errors.UnknownFormatError: the format 'sparql' can be written but not read; readable formats: actions, legacy, markqa
+        pyql.errors.UnknownFormatError: unknown conversion format 'sparkle'; the formats are actions, agentbench, legacy, markqa, sexpr, sparql
     """
     read = get_format(name).read
     if read is None:

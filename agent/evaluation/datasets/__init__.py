@@ -34,6 +34,8 @@ read the registry. The formats, in the order they are listed:
     MetaQA question text files, with their question types.
 ``wtq`` (:mod:`.wtq`)
     WikiTableQuestions TSV with the tables of ``csv/``; WTQ's own denotation rules.
+``agentbench-kg`` (:mod:`.agentbench_kg`)
+    AgentBench's knowledge-graph JSON: entities by name, AgentBench's gold actions.
 
 Entity-linking files are read by :func:`load_linking` (:mod:`.linking`),
 gold chains of SPARQL queries built by :func:`sparql_actions` (:mod:`.chains`).
@@ -52,7 +54,7 @@ from __future__ import annotations
 # The format modules register their formats when imported, in this order: the order they are
 # listed in (FORMATS, the "known formats" message, the smoke runs). A new format is one more line.
 from agent.evaluation.datasets import pyql_jsonl, webqsp, webqsp_raw, dbbench, grailqa, graphq  # noqa: F401
-from agent.evaluation.datasets import cwq, wikisql, metaqa, wtq  # noqa: F401
+from agent.evaluation.datasets import cwq, wikisql, metaqa, wtq, agentbench_kg  # noqa: F401
 # isort: on
 
 from agent.errors import DatasetError

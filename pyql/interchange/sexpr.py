@@ -1,0 +1,619 @@
+"""The ``sexpr`` format: S-expressions in the GrailQA / GraphQ dialect, read to chains and written back.
+
+An S-expression names a set of entities (or one number, for ``COUNT``):
+
+==========================  =================================================
+form                         the set it names
+==========================  =================================================
+``c``                        the instances of class ``c``
+``(JOIN r X)``               the ``x`` with a triple ``(x, r, y)``, ``y`` in X
+``(JOIN (R r) X)``           the ``x`` with a triple ``(y, r, x)``, ``y`` in X
+``(AND c X)``                X's members of class ``c`` (``c`` a type name)
+``(AND X Y)``                the members of both
+``(lt r v)``                 the ``x`` with ``(x, r, y)`` and ``y < v``
+                             (also ``le``, ``gt``, ``ge``)
+``(TC X r t)``               X's members whose time span (``r`` its start
+                             relation, e.g. ``government.government_position_held.from``;
+                             the end relation is ``r``'s ``.to`` twin) holds at ``t``
+``(ARGMAX X r)``             X's member with the largest ``r`` (``r`` a
+                             relation, or a path ``(JOIN r1 r2)``); ``ARGMIN``
+``(COUNT X)``                how many members X has
+==========================  =================================================
+
+Literals are written as GrailQA writes them, ``2009-08-20^^http://www.w3.org/2001/XMLSchema#date``
+(a bare number or date reads as one too). ``ARGMAX``/``ARGMIN`` and
+``COUNT`` stand at the top of the form (``(COUNT (ARGMAX ...))`` is
+refused): a chain orders and counts the whole query. ``OR`` has no chain
+step: reading it is a :class:`~pyql.errors.ConversionError` naming the
+place. The reader is a loop over the tokens with an explicit stack, so
+10,000 nested parentheses cost no recursion; a form nested deeper than
+:data:`MAX_DEPTH` is refused.
+
+Writing goes the other way: the chain's query graph, rooted at the answer
+variable, must be a tree whose every variable is constrained; each
+variable becomes ``(AND ...)`` of what constrains it. :func:`same_logical_form`
+compares two forms as GrailQA's evaluation compares logical forms: as
+graphs, so ``AND``'s arguments may come in any order.
+
+Example:
+    >>> form = "(AND sports.sports_team (JOIN sports.sports_team.arena_stadium m.0ws7))"
+    >>> print(write_sexpr(read_sexpr(form, {}, FREEBASE)))
+    (AND sports.sports_team (JOIN sports.sports_team.arena_stadium m.0ws7))
+    >>> same_logical_form("(AND (JOIN r.s.t m.0a) c.d)", "(AND c.d (JOIN r.s.t m.0a))")
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Union
+
+from pyql.errors import ConversionError, ParseError, PyQLError
+from pyql.interchange.registry import reader, writer
+from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
+from pyql.query import Query
+from pyql.steps import (
+    Aggregate,
+    Answer,
+    Argmax,
+    Fact,
+    Filter,
+    TimeConstraint,
+    TypeConstraint,
+)
+from pyql.terms import IRI, Literal, Term, Variable, parse_term
+
+__all__ = ["MAX_DEPTH", "Form", "parse_sexpr", "render_sexpr", "read_sexpr", "write_sexpr", "same_logical_form"]
+
+#: The deepest nesting of parentheses read (GrailQA's deepest forms nest 6 deep).
+MAX_DEPTH = 100
+
+#: A parsed form: an atom (its text), or a list ``[head, *arguments]`` with the position of its ``(``.
+Form = Union["Atom", "Node"]
+
+_COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_OPS = {op: name for name, op in _COMPARISONS.items()}
+_HEADS = ("JOIN", "AND", "OR", "R", "COUNT", "ARGMAX", "ARGMIN", "TC", *_COMPARISONS)
+_TOKEN = re.compile(r'\s+|\(|\)|"(?:[^"\\]|\\.)*"(?:\^\^\S+?(?=[\s()]|$)|@[A-Za-z-]+)?|[^\s()"]+|"')
+#: A time span's end relation, from its start relation's last part.
+_END_OF = {"from": "to", "start_date": "end_date", "from_date": "to_date", "start": "end", "begin": "end"}
+
+
+@dataclass(frozen=True)
+class Atom:
+    """A word of a form: a relation, a class, an entity or a literal, and where it stands."""
+
+    text: str
+    position: int
+
+
+@dataclass(frozen=True)
+class Node:
+    """A parenthesised form: its head word, its arguments, and the position of its ``(``."""
+
+    head: str
+    args: tuple[Form, ...]
+    position: int = 0
+
+
+@dataclass
+class _Frame:
+    position: int
+    items: list[Form] = field(default_factory=list)
+
+
+def _error(message: str, text: str, position: int) -> ParseError:
+    return ParseError(f"S-expression, character {position + 1}: {message}", text=text, position=position)
+
+
+def _close(frame: _Frame, text: str) -> Node:
+    if not frame.items:
+        raise _error("empty parentheses '()': a form starts with a head such as JOIN, AND, COUNT", text, frame.position)
+    head = frame.items[0]
+    if not isinstance(head, Atom):
+        raise _error("a form's head must be a word such as JOIN or AND, not another form", text, frame.position)
+    return Node(head.text, tuple(frame.items[1:]), frame.position)
+
+
+def parse_sexpr(text: str) -> Form:
+    """Parse an S-expression into atoms and nodes, without recursion.
+
+    Raises:
+        ParseError: unbalanced parentheses, text after the form, nesting
+            deeper than :data:`MAX_DEPTH`; the message names the character.
+
+    Example:
+        >>> parse_sexpr("(JOIN (R r.s.t) m.0a)").head
+        'JOIN'
+        >>> parse_sexpr("(JOIN r.s.t m.0a")
+        Traceback (most recent call last):
+        ...
+        pyql.errors.ParseError: S-expression, character 1: this '(' is never closed (the text ends first)
+    """
+    stack: list[_Frame] = [_Frame(-1)]
+    for match in _TOKEN.finditer(text):
+        token, position = match.group(), match.start()
+        if token.isspace():
+            continue
+        if token == "(":
+            if len(stack) > MAX_DEPTH:
+                raise _error(f"nested deeper than {MAX_DEPTH} parentheses", text, position)
+            stack.append(_Frame(position))
+        elif token == ")":
+            if len(stack) == 1:
+                raise _error("')' closes nothing", text, position)
+            node = _close(stack.pop(), text)
+            stack[-1].items.append(node)
+        elif token == '"':
+            raise _error("this quote is never closed", text, position)
+        else:
+            stack[-1].items.append(Atom(token, position))
+    if len(stack) > 1:
+        raise _error("this '(' is never closed (the text ends first)", text, stack[-1].position)
+    forms = stack[0].items
+    if not forms:
+        raise _error("no S-expression (the text is empty)", text, 0)
+    if len(forms) > 1:
+        extra = forms[1]
+        raise _error("text after the end of the form", text, extra.position)
+    return forms[0]
+
+
+def render_sexpr(form: Form) -> str:
+    """The text of a parsed form, one space between words.
+
+    Example:
+        >>> render_sexpr(parse_sexpr("(JOIN   (R r.s.t)\\n m.0a)"))
+        '(JOIN (R r.s.t) m.0a)'
+    """
+    out: list[str] = []
+    stack: list[object] = [form]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Atom):
+            out.append(item.text)
+        else:
+            assert isinstance(item, Node)
+            parts: list[object] = ["(" + item.head]
+            for arg in item.args:
+                parts += [" ", arg]
+            parts.append(")")
+            stack.extend(reversed(parts))
+    return "".join(out)
+
+
+# -- reading -----------------------------------------------------------------
+
+
+class _Reader:
+    """Turns a parsed form into a chain, one fresh variable per set."""
+
+    def __init__(self, text: str, profile: Profile) -> None:
+        self.text, self.query, self.count = text, Query(profile), 0
+
+    def fresh(self) -> Variable:
+        var = Variable(f"x{self.count}")
+        self.count += 1
+        return var
+
+    def fail(self, message: str, form: Form) -> ParseError:
+        return _error(message, self.text, form.position)
+
+    def term(self, atom: Atom, role: str) -> Term:
+        text = atom.text
+        if "^^" in text:
+            lexical, _, datatype = text.rpartition("^^")
+            lexical = lexical[1:-1] if len(lexical) >= 2 and lexical[0] == lexical[-1] == '"' else lexical
+            datatype = datatype[1:-1] if datatype.startswith("<") and datatype.endswith(">") else datatype
+            return Literal(lexical, parse_term(datatype, self.query.profile, "relation").value)  # type: ignore[attr-defined]
+        try:
+            return parse_term(text, self.query.profile, role)
+        except PyQLError as exc:
+            raise self.fail(str(exc), atom) from None
+
+    def relation(self, form: Form) -> tuple[IRI, bool]:
+        """A relation argument: the relation and whether it is reversed (``(R r)``)."""
+        if isinstance(form, Node) and form.head == "R" and len(form.args) == 1 and isinstance(form.args[0], Atom):
+            return self.relation_name(form.args[0]), True
+        if isinstance(form, Atom):
+            return self.relation_name(form), False
+        raise self.fail(f"expected a relation or (R relation), found a {form.head} form", form)
+
+    def relation_name(self, atom: Atom) -> IRI:
+        if atom.text in _HEADS:
+            raise self.fail(f"{atom.text} is a head, not a relation", atom)
+        term = self.term(atom, "relation")
+        if not isinstance(term, IRI):
+            raise self.fail(f"expected a relation, found {atom.text!r}", atom)
+        return term
+
+    def is_class(self, form: Form) -> bool:
+        return isinstance(form, Atom) and not self._entity_like(form.text)
+
+    def _entity_like(self, text: str) -> bool:
+        return "^^" in text or bool(re.match(r"^[mg]\.[0-9a-z_]+$|^-?[0-9]", text))
+
+    def into(self, form: Form, var: Variable) -> None:
+        """Add the steps that make ``var`` a member of ``form``'s set."""
+        if isinstance(form, Atom) and self.is_class(form) and form.text not in _HEADS:
+            self.query = self.query.add_type_constrain(self.term(form, "entity"), var)
+            return
+        if isinstance(form, Atom):
+            raise self.fail(
+                f"{form.text!r} stands alone where a set is expected; join it: (JOIN relation {form.text})", form
+            )
+        handler = _SET_FORMS.get(form.head)
+        if handler is None:
+            raise self._unknown(form)
+        handler(self, form, var)
+
+    def _unknown(self, form: Node) -> PyQLError:
+        if form.head in ("COUNT", "ARGMAX", "ARGMIN"):
+            return ConversionError(
+                f"S-expression, character {form.position + 1}: {form.head} must be the outermost form "
+                "(a chain orders and counts the whole query)"
+            )
+        if form.head == "OR":
+            return ConversionError(
+                f"S-expression, character {form.position + 1}: OR has no step in a PyQL chain "
+                "(a chain is one conjunctive query); convert each side on its own"
+            )
+        if "." in form.head:
+            return self.fail(
+                f"a relation used as a function: ({form.head} ...); join it: (JOIN {form.head} X) "
+                f"or (JOIN (R {form.head}) X)",
+                form,
+            )
+        return self.fail(
+            f"unknown head {form.head!r}; the heads are JOIN, R, AND, OR, COUNT, ARGMAX, ARGMIN, TC, lt, le, gt, ge",
+            form,
+        )
+
+    def arity(self, form: Node, count: int) -> None:
+        if len(form.args) != count:
+            raise self.fail(f"{form.head} takes {count} arguments, found {len(form.args)}", form)
+
+    def join(self, form: Node, var: Variable) -> None:
+        self.arity(form, 2)
+        relation, reverse = self.relation(form.args[0])
+        target = form.args[1]
+        if isinstance(target, Atom):
+            other: Term = self.term(target, "entity")
+        else:
+            other = self.fresh()
+            self.into(target, other)
+        self.query = (
+            self.query.add_fact(other, relation, var) if reverse else self.query.add_fact(var, relation, other)
+        )
+
+    def conjunction(self, form: Node, var: Variable) -> None:
+        if len(form.args) < 2:
+            raise self.fail(f"AND takes two or more arguments, found {len(form.args)}", form)
+        for arg in sorted(form.args, key=lambda a: not self.is_class(a)):
+            if self.is_class(arg):
+                assert isinstance(arg, Atom)
+                self.query = self.query.add_type_constrain(self.term(arg, "entity"), var)
+            else:
+                self.into(arg, var)
+
+    def comparison(self, form: Node, var: Variable) -> None:
+        self.arity(form, 2)
+        relation, reverse = self.relation(form.args[0])
+        value = form.args[1]
+        if reverse or not isinstance(value, Atom):
+            raise self.fail(f"({form.head} relation value) compares a relation's value with a literal", form)
+        held = self.fresh()
+        self.query = self.query.add_fact(var, relation, held).add_filter(
+            held, _COMPARISONS[form.head], self.term(value, "entity")
+        )
+
+    def time_constraint(self, form: Node, var: Variable) -> None:
+        self.arity(form, 3)
+        self.into(form.args[0], var)
+        start, reverse = self.relation(form.args[1])
+        when = form.args[2]
+        if reverse or not isinstance(when, Atom):
+            raise self.fail("(TC X start_relation time) takes a relation and a year or date", form)
+        stem, _, last = start.value.rpartition(".")
+        if last not in _END_OF:
+            raise self.fail(
+                f"TC's relation {start.value.rsplit('/', 1)[-1]!r} is not a start relation "
+                f"(its last part should be one of {', '.join(sorted(_END_OF))})",
+                form.args[1],
+            )
+        moment = when.text.split("^^")[0].strip('"')
+        if not re.fullmatch(r"\d{4}(-\d\d(-\d\d)?)?", moment):
+            raise self.fail(f"TC's time should be a year or a date (2009, 2009-08-20), found {when.text!r}", when)
+        first, last_day = (f"{moment}-01-01", f"{moment}-12-31") if len(moment) == 4 else (moment, moment)
+        self.query = self.query.add_time_constrain(var, start, IRI(f"{stem}.{_END_OF[last]}"), last_day, first)
+
+    def top(self, form: Form) -> Query:
+        """The chain of the whole form (COUNT and ARGMAX/ARGMIN allowed here only)."""
+        answer = self.fresh()
+        if isinstance(form, Atom):
+            raise self.fail("a lone word is not a query; an S-expression starts with '('", form)
+        if form.head == "COUNT":
+            self.arity(form, 1)
+            counted = self.fresh()
+            self.into(form.args[0], counted)
+            return self.query.add_count(counted, answer)
+        if form.head in ("ARGMAX", "ARGMIN"):
+            return self.superlative(form, answer)
+        self.into(form, answer)
+        return self.query.set_answer(answer)
+
+    def superlative(self, form: Node, answer: Variable) -> Query:
+        self.arity(form, 2)
+        self.into(form.args[0], answer)
+        path, last = form.args[1], answer
+        hops: list[Form] = list(path.args) if isinstance(path, Node) and path.head == "JOIN" else [path]
+        for hop in hops:
+            relation, reverse = self.relation(hop)
+            value = self.fresh()
+            self.query = (
+                self.query.add_fact(value, relation, last) if reverse else self.query.add_fact(last, relation, value)
+            )
+            last = value
+        step = self.query.add_max if form.head == "ARGMAX" else self.query.add_min
+        return step(last).set_answer(answer)
+
+
+_SET_FORMS = {
+    "JOIN": _Reader.join,
+    "AND": _Reader.conjunction,
+    "TC": _Reader.time_constraint,
+    **{name: _Reader.comparison for name in _COMPARISONS},
+}
+
+
+@reader("sexpr", "an S-expression in the GrailQA/GraphQ dialect: (AND c (JOIN r m.0abc)), COUNT, ARGMAX, lt..ge, TC")
+def read_sexpr(text: str, entities: Mapping[str, str], profile: Profile) -> Query:
+    """The chain an S-expression means (fresh variables ``?x0``, ``?x1``, ..., ``?x0`` the answer).
+
+    Raises:
+        ParseError: the form does not parse or uses a head wrongly, naming the character.
+        ConversionError: ``OR``, or ``COUNT``/``ARGMAX`` inside another form.
+
+    Example:
+        >>> print(read_sexpr("(COUNT (JOIN (R a.b.c) m.0a))", {}, FREEBASE).actions())
+        ['add_fact(m.0a, a.b.c, ?x1)', 'add_count(?x1, ?x0)']
+        >>> read_sexpr("(OR (JOIN r.s.t m.0a) (JOIN r.s.t m.0b))", {}, FREEBASE)
+        Traceback (most recent call last):
+        ...
+        pyql.errors.ConversionError: S-expression, character 1: OR has no step in a PyQL chain (a chain is one conjunctive query); convert each side on its own
+    """
+    return _Reader(text, profile).top(parse_sexpr(text))
+
+
+# -- writing -----------------------------------------------------------------
+
+
+def _literal_text(term: Literal) -> str:
+    if term.lang is not None:
+        return f'"{term.lexical}"@{term.lang}'
+    if term.datatype is None:
+        return f'"{term.lexical}"'
+    return f"{term.lexical}^^{term.datatype}"
+
+
+class _Writer:
+    """Turns a chain's query graph, rooted at its answer, into a form."""
+
+    def __init__(self, query: Query) -> None:
+        self.profile = query.profile
+        self.facts: list[Fact] = []
+        self.types: dict[Variable, list[IRI]] = {}
+        self.filters: dict[Variable, list[Filter]] = {}
+        self.times: dict[Variable, list[TimeConstraint]] = {}
+        self.count: Aggregate | None = None
+        self.argmax: Argmax | None = None
+        self.answer: Variable | None = None
+        self.seen: set[Variable] = set()
+        self.distinct: list[Filter] = []
+        for step in query.steps:
+            self.take(step)
+        for step in self.distinct:
+            # The dialect's own reading: no member is an entity of the form (GrailQA's SPARQL adds the filter).
+            if step.right not in self.entities():
+                raise ConversionError(f"add_filter({step.left}, !=, {step.right}) has no S-expression")
+
+    def take(self, step: object) -> None:
+        if isinstance(step, Fact):
+            if not isinstance(step.relation, IRI):
+                raise ConversionError(f"{step.action} with a variable relation ({step.relation}) has no S-expression")
+            self.facts.append(step)
+        elif isinstance(step, TypeConstraint):
+            self.types.setdefault(step.var, []).append(step.type)
+        elif isinstance(step, Filter) and type(step) is Filter and isinstance(step.left, Variable):
+            if step.op == "!=" and isinstance(step.right, IRI):
+                self.distinct.append(step)
+                return
+            if step.op not in _OPS or not isinstance(step.right, Literal):
+                raise ConversionError(f"add_filter({step.left}, {step.op}, {step.right}) has no S-expression")
+            self.filters.setdefault(step.left, []).append(step)
+        elif isinstance(step, TimeConstraint):
+            self.times.setdefault(step.var, []).append(step)
+        elif isinstance(step, Aggregate) and step.func == "COUNT" and not step.group_by and self.count is None:
+            self.count = step
+        elif isinstance(step, Argmax) and step.limit == 1 and step.offset == 0 and self.argmax is None:
+            self.argmax = step
+        elif isinstance(step, Answer):
+            self.answer = step.var
+        else:
+            raise ConversionError(f"the step {getattr(step, 'action', type(step).__name__)} has no S-expression")
+
+    def entities(self) -> set[Term]:
+        return {t for fact in self.facts for t in (fact.head, fact.tail) if isinstance(t, IRI)}
+
+    def name(self, term: Term) -> str:
+        if isinstance(term, IRI):
+            return self.profile.shorten(term.value)
+        if isinstance(term, Literal):
+            return _literal_text(term)
+        raise ConversionError(f"{term} cannot be written in an S-expression")
+
+    def edges(self, var: Variable, parent: Fact | None) -> list[tuple[Fact, bool, Term]]:
+        """The facts touching ``var`` but ``parent``: (fact, reversed, the other end)."""
+        out = []
+        for fact in self.facts:
+            if fact is parent:
+                continue
+            if fact.head == var:
+                out.append((fact, False, fact.tail))
+            elif fact.tail == var:
+                out.append((fact, True, fact.head))
+        return out
+
+    def relation(self, fact: Fact, reverse: bool) -> str:
+        name = self.name(fact.relation)
+        return f"(R {name})" if reverse else name
+
+    def set_of(self, var: Variable, parent: Fact | None, depth: int = 0) -> str:
+        """``var``'s set: the AND of its classes, joins, comparisons and time spans."""
+        if var in self.seen:
+            raise ConversionError(f"the query graph has a cycle through {var}; an S-expression is a tree")
+        if depth > MAX_DEPTH:
+            raise ConversionError(f"the query graph is deeper than {MAX_DEPTH} hops")
+        self.seen.add(var)
+        parts = [self.name(t) for t in self.types.get(var, [])]
+        for fact, reverse, other in self.edges(var, parent):
+            parts.append(self.join(fact, reverse, other, depth))
+        if not parts:
+            raise ConversionError(f"{var} is not constrained by anything an S-expression can say")
+        form = parts[-1]
+        for part in reversed(parts[:-1]):
+            form = f"(AND {part} {form})"
+        for span in self.times.get(var, []):
+            form = f"(TC {form} {self.name(span.start_relation)} {self.when(span)})"
+        return form
+
+    def join(self, fact: Fact, reverse: bool, other: Term, depth: int) -> str:
+        relation = self.relation(fact, reverse)
+        if not isinstance(other, Variable):
+            return f"(JOIN {relation} {self.name(other)})"
+        tests = self.filters.get(other, [])
+        if tests and not reverse and not self.edges(other, fact) and other not in self.types:
+            self.seen.add(other)
+            forms = [f"({_OPS[t.op]} {relation} {self.name(t.right)})" for t in tests]
+            return forms[0] if len(forms) == 1 else "(AND " + " ".join(forms) + ")"
+        return f"(JOIN {relation} {self.set_of(other, fact, depth + 1)})"
+
+    def when(self, span: TimeConstraint) -> str:
+        late, early = span.start_before.lexical, span.end_after.lexical
+        if late == early:
+            return late
+        if early.endswith("-01-01") and late.endswith("-12-31") and early[:4] == late[:4]:
+            return early[:4]
+        raise ConversionError(f"the time constraint on {span.var} ({early} to {late}) is not one year or one date")
+
+    def path(self, target: Variable, root: Variable) -> list[tuple[Fact, bool]]:
+        """The facts from ``root`` to ``target`` (the superlative's relation path), taken out of the graph."""
+        hops: list[tuple[Fact, bool]] = []
+        current = target
+        while current != root:
+            touching = self.edges(current, hops[-1][0] if hops else None)
+            if len(touching) != 1 or not isinstance(touching[0][2], Variable):
+                raise ConversionError(f"the superlative's variable {target} is not on one path from {root}")
+            fact, reverse, other = touching[0]
+            hops.append((fact, not reverse))
+            current = other
+            if len(hops) > MAX_DEPTH:
+                raise ConversionError(f"the superlative's path is longer than {MAX_DEPTH} hops")
+        for fact, _ in hops:
+            self.facts.remove(fact)
+        return list(reversed(hops))
+
+    def form(self) -> str:
+        if self.count is not None:
+            return f"(COUNT {self.set_of(self.count.var, None)})"
+        root = self.argmax.answer if self.argmax is not None and self.argmax.answer is not None else self.answer
+        if root is None:
+            raise ConversionError("the query has no answer variable (set_answer) to root an S-expression at")
+        if self.argmax is None:
+            return self.set_of(root, None)
+        hops = self.path(self.argmax.var, root)
+        head = "ARGMAX" if self.argmax.descending else "ARGMIN"
+        names = [self.relation(fact, reverse) for fact, reverse in hops]
+        relation = names[0] if len(names) == 1 else "(JOIN " + " ".join(names) + ")"
+        return f"({head} {self.set_of(root, None)} {relation})"
+
+
+@writer("sexpr", "an S-expression in the GrailQA/GraphQ dialect: (AND c (JOIN r m.0abc)), COUNT, ARGMAX, lt..ge, TC")
+def write_sexpr(query: Query) -> str:
+    """The S-expression of a chain whose query graph is a tree rooted at its answer.
+
+    Raises:
+        ConversionError: a step S-expressions cannot say (a quantity, a
+            bind, a filter between two variables, ...), a cycle, an
+            unconstrained variable, no answer.
+
+    Example:
+        >>> q = Query().add_fact("m.0a", "a.b.c", "?x").add_fact("?x", "a.b.year", "?y").add_max("?y", "?x")
+        >>> write_sexpr(q)
+        '(ARGMAX (JOIN (R a.b.c) m.0a) a.b.year)'
+        >>> write_sexpr(Query().add_fact("?x", "a.b.c", "?y").set_answer("?x"))
+        Traceback (most recent call last):
+        ...
+        pyql.errors.ConversionError: ?y is not constrained by anything an S-expression can say
+    """
+    return _Writer(query).form()
+
+
+# -- comparing -----------------------------------------------------------------
+
+
+def _canonical_atom(text: str) -> str:
+    if "^^" in text:
+        lexical, _, datatype = text.rpartition("^^")
+        return f"{lexical.strip(chr(34))}^^{datatype.strip('<>')}"
+    if re.fullmatch(r"-?\d+", text):
+        return f"{text}^^http://www.w3.org/2001/XMLSchema#integer"
+    return text
+
+
+def _canonical(form: Form) -> str:
+    """A text equal for forms that are the same graph.
+
+    ``AND`` is flattened and its arguments sorted; a ``TC`` is one more
+    constraint on its set's node, so ``(AND (TC X r t) Y)`` and ``(TC (AND
+    X Y) r t)`` are the same.
+    """
+    if isinstance(form, Atom):
+        return _canonical_atom(form.text)
+    if form.head not in ("AND", "TC") or (form.head == "TC" and len(form.args) != 3):
+        return "(" + " ".join([form.head, *(_canonical(a) for a in form.args)]) + ")"
+    items: list[str] = []
+    pending: list[Form] = [form]
+    while pending:
+        arg = pending.pop()
+        if isinstance(arg, Node) and arg.head == "AND":
+            pending.extend(arg.args)
+        elif isinstance(arg, Node) and arg.head == "TC" and len(arg.args) == 3:
+            pending.append(arg.args[0])
+            items.append(f"(TC {_canonical(arg.args[1])} {_canonical(arg.args[2])})")
+        else:
+            items.append(_canonical(arg))
+    return "(AND " + " ".join(sorted(items)) + ")"
+
+
+def same_logical_form(predicted: str, gold: str) -> bool:
+    """Whether two S-expressions are the same logical form (GrailQA's exact match).
+
+    They are compared as query graphs: ``AND``'s arguments in any order
+    and nesting, literals by value and datatype. A prediction that does not
+    parse is not the same (False), as in GrailQA's evaluation.
+
+    Example:
+        >>> same_logical_form("(AND c.d (AND (JOIN r.s.t m.0a) (JOIN u.v.w m.0b)))",
+        ...                   "(AND (AND (JOIN u.v.w m.0b) c.d) (JOIN r.s.t m.0a))")
+        True
+        >>> same_logical_form("(JOIN (R r.s.t) m.0a)", "(JOIN r.s.t m.0a)"), same_logical_form("(JOIN", "(JOIN r.s.t m.0a)")
+        (False, False)
+    """
+    try:
+        return _canonical(parse_sexpr(predicted)) == _canonical(parse_sexpr(gold))
+    except ParseError:
+        return False

@@ -1,0 +1,287 @@
+"""The ``sexpr`` format: GrailQA/GraphQ S-expressions to chains and back, logical-form match, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyql.errors import ConversionError, ParseError
+from pyql.interchange import convert, convert_jsonl
+from pyql.interchange.sexpr import (
+    MAX_DEPTH,
+    parse_sexpr,
+    read_sexpr,
+    render_sexpr,
+    same_logical_form,
+    write_sexpr,
+)
+from pyql.kb import KB
+from pyql.profiles import FREEBASE
+from pyql.query import Query
+from pyql.terms import IRI
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAILQA = ROOT / "tests" / "data" / "grailqa" / "grailqa_v1.0_dev.json"
+DATE = "^^http://www.w3.org/2001/XMLSchema#date"
+
+# form → the action lines it reads to (the table of the format, both ways).
+TABLE = [
+    (
+        "(AND music.recording (JOIN music.recording.artist m.01vrncs))",
+        ["add_type_constrain(music.recording, ?x0)", "add_fact(?x0, music.recording.artist, m.01vrncs)", "set_answer(?x0)"],
+    ),
+    (
+        "(JOIN (R film.film.directed_by) m.0bxtg)",
+        ["add_fact(m.0bxtg, film.film.directed_by, ?x0)", "set_answer(?x0)"],
+    ),
+    (
+        "(COUNT (JOIN book.written_work.subjects m.0dn9x))",
+        ["add_fact(?x1, book.written_work.subjects, m.0dn9x)", "add_count(?x1, ?x0)"],
+    ),
+    (
+        "(ARGMAX (JOIN aviation.airport.serves m.0f2v0) aviation.airport.number_of_runways)",
+        [
+            "add_fact(?x0, aviation.airport.serves, m.0f2v0)",
+            "add_fact(?x0, aviation.airport.number_of_runways, ?x1)",
+            "add_max(?x1)",
+            "set_answer(?x0)",
+        ],
+    ),
+    (
+        f"(AND film.film (lt film.film.initial_release_date 2009-08-20{DATE}))",
+        [
+            "add_type_constrain(film.film, ?x0)",
+            "add_fact(?x0, film.film.initial_release_date, ?x1)",
+            'add_filter(?x1, <, 2009-08-20)',
+            "set_answer(?x0)",
+        ],
+    ),
+    (
+        "(JOIN (R a.held.holder) (TC (JOIN a.held.office m.0x) a.held.from 2011))",
+        [
+            "add_fact(?x1, a.held.office, m.0x)",
+            'add_time_constrain(?x1, a.held.from, a.held.to, 2011-12-31, 2011-01-01)',
+            "add_fact(?x1, a.held.holder, ?x0)",
+            "set_answer(?x0)",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("form,actions", TABLE, ids=[f[:40] for f, _ in TABLE])
+def test_a_form_reads_to_its_chain_and_the_chain_writes_the_same_form(form: str, actions: list[str]) -> None:
+    query = read_sexpr(form, {}, FREEBASE)
+    assert query.actions() == actions
+    assert write_sexpr(query) == form
+    # and through the action lines, as the issue asks: form → actions → form
+    assert same_logical_form(convert(convert(form, "sexpr", "actions"), "actions", "sexpr"), form)
+
+
+def test_every_grailqa_record_round_trips() -> None:
+    records = json.loads(GRAILQA.read_text())
+    assert len(records) == 5
+    for record in records:
+        form = record["s_expression"]
+        back = convert(convert(form, "sexpr", "actions"), "actions", "sexpr")
+        assert same_logical_form(back, form), (form, back)
+
+
+# -- a property: generated forms go to actions and back -----------------------
+
+RELATIONS = st.sampled_from(["a.b.c", "a.b.d", "film.film.genre", "people.person.nationality"])
+ENTITIES = st.sampled_from(["m.0a", "m.0b", "g.11b6_z1", f"2009-08-20{DATE}", "7^^http://www.w3.org/2001/XMLSchema#integer"])
+CLASSES = st.sampled_from(["film.film", "people.person", "location.country"])
+
+
+def _sets(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    relation = st.one_of(RELATIONS, RELATIONS.map(lambda r: f"(R {r})"))
+    return st.one_of(
+        st.tuples(relation, st.one_of(ENTITIES.filter(lambda e: "^^" not in e), children)).map(lambda t: f"(JOIN {t[0]} {t[1]})"),
+        st.tuples(CLASSES, children).map(lambda t: f"(AND {t[0]} {t[1]})"),
+        st.tuples(children, children).map(lambda t: f"(AND {t[0]} {t[1]})"),
+        st.tuples(st.sampled_from(["lt", "le", "gt", "ge"]), RELATIONS, ENTITIES.filter(lambda e: "^^" in e)).map(
+            lambda t: f"({t[0]} {t[1]} {t[2]})"
+        ),
+        st.tuples(children, st.sampled_from(["2011", "1999-03-02"])).map(lambda t: f"(TC {t[0]} a.held.from {t[1]})"),
+    )
+
+
+BASE = st.tuples(RELATIONS, st.sampled_from(["m.0a", "m.0b"])).map(lambda t: f"(JOIN {t[0]} {t[1]})")
+SETS = st.recursive(BASE, _sets, max_leaves=8)
+FORMS = st.one_of(
+    SETS,
+    SETS.map(lambda s: f"(COUNT {s})"),
+    st.tuples(st.sampled_from(["ARGMAX", "ARGMIN"]), SETS, RELATIONS).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(FORMS)
+def test_generated_forms_survive_actions_and_back(form: str) -> None:
+    actions = convert(form, "sexpr", "actions")
+    back = convert(actions, "actions", "sexpr")
+    assert same_logical_form(back, form), (form, actions, back)
+    assert render_sexpr(parse_sexpr(back)) == back
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="() JOINRAND.abmx0", max_size=60))
+def test_any_text_gives_a_form_or_one_parse_or_conversion_error(text: str) -> None:
+    try:
+        convert(text, "sexpr", "actions")
+    except (ParseError, ConversionError) as exc:
+        assert str(exc)
+    except Exception as exc:  # pragma: no cover - the failure this test exists for
+        pytest.fail(f"{text!r}: {type(exc).__name__}: {exc}")
+
+
+# -- logical-form exact match ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a,b,same",
+    [
+        ("(AND c.d (AND (JOIN r.s.t m.0a) (JOIN u.v.w m.0b)))", "(AND (AND (JOIN u.v.w m.0b) c.d) (JOIN r.s.t m.0a))", True),
+        ("(JOIN r.s.t m.0a)", "(JOIN (R r.s.t) m.0a)", False),
+        ("(JOIN r.s.t m.0a)", "(JOIN r.s.t m.0b)", False),
+        ("(ARGMAX c.d r.s.t)", "(ARGMIN c.d r.s.t)", False),
+        ("(AND (TC (JOIN a.b.c m.0a) a.held.from 2011) c.d)", "(TC (AND c.d (JOIN a.b.c m.0a)) a.held.from 2011)", True),
+        ("(JOIN a.b.c 7)", "(JOIN a.b.c 7^^http://www.w3.org/2001/XMLSchema#integer)", True),
+        ("(JOIN a.b.c 7)", "(JOIN a.b.c 8)", False),
+        ("(JOIN a.b.c", "(JOIN a.b.c m.0a)", False),
+    ],
+)
+def test_same_logical_form_compares_graphs(a: str, b: str, same: bool) -> None:
+    assert same_logical_form(a, b) is same
+    assert same_logical_form(b, a) is same
+
+
+# -- the chain a form reads to asks the KB what the form means -----------------
+
+KB_TEXT = """
+@prefix ns: <http://rdf.freebase.com/ns/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ns:m.0f1 ns:type.object.type ns:film.film ; ns:film.film.directed_by ns:m.0d ; ns:film.film.release "2001-05-01"^^xsd:date .
+ns:m.0f2 ns:type.object.type ns:film.film ; ns:film.film.directed_by ns:m.0d ; ns:film.film.release "2012-05-01"^^xsd:date .
+ns:m.0f3 ns:type.object.type ns:film.film ; ns:film.film.directed_by ns:m.0e ; ns:film.film.release "1999-05-01"^^xsd:date .
+ns:m.0s1 ns:type.object.type ns:tv.series ; ns:film.film.directed_by ns:m.0d .
+"""
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> KB:
+    path = tmp_path_factory.mktemp("sexpr") / "films.ttl"
+    path.write_text(KB_TEXT)
+    return KB.open(str(path))
+
+
+@pytest.mark.parametrize(
+    "form,answers",
+    [
+        ("(AND film.film (JOIN film.film.directed_by m.0d))", {"m.0f1", "m.0f2"}),
+        (f"(AND film.film (lt film.film.release 2010-01-01{DATE}))", {"m.0f1", "m.0f3"}),
+        ("(ARGMAX (JOIN film.film.directed_by m.0d) film.film.release)", {"m.0f2"}),
+        ("(ARGMIN film.film film.film.release)", {"m.0f3"}),
+        ("(COUNT (JOIN film.film.directed_by m.0d))", {"3"}),
+        ("(JOIN (R film.film.directed_by) m.0f3)", {"m.0e"}),
+    ],
+)
+def test_the_chain_answers_what_the_form_means(kb: KB, form: str, answers: set[str]) -> None:
+    query = read_sexpr(form, {}, FREEBASE)
+    rows = kb.select(query.sparql())
+    assert {FREEBASE.shorten(v.value) if isinstance(v, IRI) else str(v) for row in rows for v in row.values()} == answers
+
+
+# -- bad input ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text,kind,words",
+    [
+        ("(JOIN a.b.c m.0a", ParseError, ["character 1", "never closed"]),
+        ("(JOIN a.b.c m.0a))", ParseError, ["character 18", "closes nothing"]),
+        ("(a.b.c m.0a)", ParseError, ["relation used as a function", "(JOIN a.b.c X)"]),
+        ("(M (JOIN a.b.c m.0a))", ParseError, ["unknown head 'M'", "JOIN"]),
+        ("(EXISTS (JOIN a.b.c m.0a))", ParseError, ["unknown head 'EXISTS'"]),
+        ("(AND (JOIN a.b.c m.0a) (JOIN ", ParseError, ["character 24", "never closed"]),
+        ("(JOIN a.b.c m.0a) (JOIN a.b.c m.0b)", ParseError, ["character 19", "after the end"]),
+        ("(JOIN a.b.c)", ParseError, ["JOIN takes 2 arguments, found 1"]),
+        ("(OR (JOIN a.b.c m.0a) (JOIN a.b.c m.0b))", ConversionError, ["OR has no step"]),
+        ("(JOIN a.b.c (COUNT (JOIN a.b.d m.0a)))", ConversionError, ["COUNT must be the outermost"]),
+        ("(TC (JOIN a.b.c m.0a) a.b.year 2011)", ParseError, ["not a start relation"]),
+        ("", ParseError, ["empty"]),
+        ("()", ParseError, ["empty parentheses"]),
+    ],
+)
+def test_malformed_forms_name_the_place(text: str, kind: type, words: list[str]) -> None:
+    with pytest.raises(kind) as caught:
+        convert(text, "sexpr", "actions")
+    for word in words:
+        assert word in str(caught.value)
+
+
+def test_deep_and_long_input_is_refused_or_read_in_bounded_time() -> None:
+    start = time.perf_counter()
+    with pytest.raises(ParseError, match=f"nested deeper than {MAX_DEPTH}"):
+        convert("(" * 10_000 + ")" * 10_000, "sexpr", "actions")
+    long_literal = '(JOIN a.b.c "' + "y" * 1_000_000 + '")'
+    assert len(convert(long_literal, "sexpr", "actions")) > 1_000_000
+    assert time.perf_counter() - start < 10
+
+
+def test_writing_refuses_what_a_form_cannot_say() -> None:
+    bound = Query().add_fact("?x", "a.b.c", "?y").add_fact("?y", "a.b.d", "?x").set_answer("?x")
+    with pytest.raises(ConversionError, match="cycle"):
+        write_sexpr(bound)
+    with pytest.raises(ConversionError, match="no answer"):
+        write_sexpr(Query().add_fact("?x", "a.b.c", "m.0a"))
+    with pytest.raises(ConversionError, match="add_quantity"):
+        write_sexpr(Query("wikidata").add_quantity("Q64", "P1082", "pop"))
+
+
+def test_the_jsonl_command_gives_one_line_per_item_with_the_error_kind() -> None:
+    items = [
+        {"id": 1, "input": "(JOIN (R a.b.c) m.0a)"},
+        {"id": 2, "input": "(JOIN a.b.c"},
+        {"id": 3, "input": "(OR (JOIN a.b.c m.0a) (JOIN a.b.c m.0b))"},
+    ]
+    text = "".join(json.dumps(item) + "\n" for item in items) + b"\xff(\n".decode("latin-1")
+    done = subprocess.run(
+        [sys.executable, "-m", "pyql.cli", "convert", "--from", "sexpr", "--to", "actions", "--jsonl"],
+        input=text.encode("latin-1"),
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert lines[0] == {"id": 1, "output": "add_fact(m.0a, a.b.c, ?x0)\nset_answer(?x0)\n"}
+    assert lines[1]["error"]["kind"] == "parse_error" and "never closed" in lines[1]["error"]["message"]
+    assert lines[2]["error"]["kind"] == "conversion_error"
+    assert lines[3]["error"]["kind"] == "bad_item" and len(lines) == 4
+    assert b"Traceback" not in done.stderr
+
+
+def test_one_item_command_prints_one_line_and_exits_2() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pyql.cli", "convert", "--from", "sexpr", "--to", "sparql", "-"],
+        input=b"(JOIN a.b.c m.0a))",
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode().count("\n") == 1 and "closes nothing" in done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+
+
+def test_convert_jsonl_in_python_reads_sexpr() -> None:
+    (line,) = list(convert_jsonl('{"id": "g", "input": "(JOIN a.b.c m.0a)"}\n', "sexpr", "sexpr"))
+    assert json.loads(line) == {"id": "g", "output": "(JOIN a.b.c m.0a)"}
