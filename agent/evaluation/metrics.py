@@ -786,7 +786,7 @@ def category_of(record: Mapping[str, Any], by: str) -> str:
 def by_category(
     records: Iterable[Mapping[str, Any]], by: str, prices: Mapping[str, tuple[float, float]] | None = None
 ) -> dict[str, RunMetrics]:
-    """The metrics of each category (GrailQA levels in their usual order, others by size).
+    """The metrics of each category (GrailQA's and MarkQA's levels in their usual order, others by size).
 
     Example:
         >>> recs = [{"kind": "zero-shot", "answers": [], "gold": ["m.1"]}, {"kind": "i.i.d.", "answers": ["m.1"], "gold": ["m.1"]}]
@@ -799,8 +799,10 @@ def by_category(
     for record in records:
         groups.setdefault(category_of(record, by), []).append(record)
 
+    fixed = tuple(dict.fromkeys(name for fmt in formats() if fmt.category == by for name in fmt.category_order))
+
     def order(name: str) -> tuple[int, int, str]:
-        rank = _LEVEL_ORDER.index(name) if name in _LEVEL_ORDER else len(_LEVEL_ORDER)
+        rank = fixed.index(name) if name in fixed else len(fixed)
         return (rank, -len(groups[name]), name)
 
     return {name: aggregate(groups[name], prices) for name in sorted(groups, key=order)}
