@@ -683,11 +683,9 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
     if n == 0:
         return RunMetrics(failed_to_run=failed)
     scores = [record_scores(r) for r in records]
-    tables = [s for s, r in zip(scores, records) if r.get("table")]
-    denoted = [s for s in scores if "denotation" in s]
+    denoted = [s["denotation"] for s in scores if "denotation" in s]  # table questions, and formats with their own rule
     total_cost = sum(_record_cost(r, prices) for r in records)
-    stats = trigger_stats(records)
-    rules = dict(stats.counts.most_common()) if stats is not None else {}
+    rules = dict(stats.counts.most_common()) if (stats := trigger_stats(records)) is not None else {}
     advice, escalations = _tally(records, "advice"), _tally(records, "escalations")
     return RunMetrics(
         readi=readi_metrics(records),
@@ -696,8 +694,8 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),
         em=_mean([s.get("em", 0.0) for s in scores]),
-        denotation=_mean([s["denotation"] for s in denoted]) if denoted else None,
-        table_questions=len(tables),
+        denotation=_mean(denoted) if denoted else None,
+        table_questions=sum(bool(r.get("table")) for r in records),
         denotation_questions=len(denoted),
         success_rate=sum(succeeded(r) for r in records) / n,
         forced=sum(bool(r.get("forced")) for r in records),

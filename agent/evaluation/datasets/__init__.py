@@ -34,11 +34,11 @@ read the registry. The formats, in the order they are listed:
     WikiSQL questions with their tables beside them; gold by executing the logical form.
 ``metaqa`` (:mod:`.metaqa`)
     MetaQA question text files, with their question types.
-``wtq`` (:mod:`.wtq`)
-    WikiTableQuestions TSV with the tables of ``csv/``; WTQ's own denotation rules.
 ``markqa`` (:mod:`.markqa`)
     MarkQA JSON (``ID``, ``question``, ``comp_level``; ``sparql``, ``PyQL``,
     ``answer`` in train/dev), scored by MarkQA's numeric answer rule.
+``wtq`` (:mod:`.wtq`)
+    WikiTableQuestions TSV with the tables of ``csv/``; WTQ's own denotation rules.
 
 Entity-linking files are read by :func:`load_linking` (:mod:`.linking`),
 gold chains of SPARQL queries built by :func:`sparql_actions` (:mod:`.chains`).
@@ -57,7 +57,7 @@ from __future__ import annotations
 # The format modules register their formats when imported, in this order: the order they are
 # listed in (FORMATS, the "known formats" message, the smoke runs). A new format is one more line.
 from agent.evaluation.datasets import pyql_jsonl, webqsp, webqsp_raw, dbbench, grailqa, graphq  # noqa: F401
-from agent.evaluation.datasets import cwq, wikisql, metaqa, wtq, markqa  # noqa: F401
+from agent.evaluation.datasets import cwq, wikisql, metaqa, markqa, wtq  # noqa: F401
 # isort: on
 
 from agent.errors import DatasetError
