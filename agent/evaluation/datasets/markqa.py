@@ -325,7 +325,8 @@ def load_markqa(source: Source) -> Iterator[dict[str, Any]]:
     _note_programs(source, len(items))
     unscored = sum(1 for item in items if item["answers"] is None)
     if unscored:
-        source.note(f"{unscored} of {len(items)} items have no answer (MarkQA's test file publishes none): they run but have no gold to score")
+        source.note(f"{unscored} of {len(items)} items have no answer (MarkQA's test file publishes none): they are answered, not scored; "
+                    "denotation accuracy leaves them out, answer F1 and Hit@1 count them as 0")
     others = Counter(item["kind"] for item in items if item["kind"] not in COMP_LEVELS)
     if others:
         listed = ", ".join(f"{name} ({n})" for name, n in others.most_common())
