@@ -59,7 +59,7 @@ from typing import Any, TextIO
 
 from agent.evaluation.datasets import Dataset, load_dataset
 from agent.evaluation.environments import KB_HINT, kb_options, open_environment, open_kb_for
-from agent.evaluation.metrics import load_prices
+from agent.evaluation.metrics import CATEGORY_KEYS, category_help, load_prices
 from agent.evaluation.runner import (
     EvalOutcome,
     KBProvider,
@@ -514,9 +514,9 @@ def _eval_exit(args: argparse.Namespace, outcome: EvalOutcome, stream: TextIO) -
 
 def _add_eval(subparsers: Any) -> None:
     p = subparsers.add_parser("eval", help="answer a data set with an LLM agent; one JSON trace line per question")
-    p.add_argument("data", help="the data set (format from the content): pyql JSONL, WebQSP, GrailQA, GraphQ, CWQ, MetaQA, WikiSQL, WTQ, dbbench")
+    p.add_argument("data", help="the data set (format from the content): pyql JSONL, WebQSP, GrailQA, GraphQ, CWQ, MetaQA, WikiSQL, WTQ, dbbench, MarkQA")
     p.add_argument("--linking", help="entity-linking results for the items' entities, e.g. grail_pangu_tiara.json")
-    p.add_argument("--by", choices=["level", "type"], help="also print the metrics per GrailQA level / CWQ or MetaQA question type")
+    p.add_argument("--by", choices=CATEGORY_KEYS, help=category_help())
     p.add_argument("--out", required=True, help="the run file (JSON Lines, one line per finished question)")
     p.add_argument("--resume", action="store_true",
                    help="continue --out: skip the questions it already answered, run again those that failed to run")
@@ -553,7 +553,7 @@ def _add_trace(subparsers: Any) -> None:
     p.add_argument("run", help="the run file written by pyql eval (or pyql ask --out)")
     p.add_argument("--html", help="write a self-contained HTML page here")
     p.add_argument("--title", help="the page title (default: the run file's name)")
-    p.add_argument("--by", choices=["level", "type"], help="also print the metrics per GrailQA level / CWQ or MetaQA question type")
+    p.add_argument("--by", choices=CATEGORY_KEYS, help=category_help())
     p.set_defaults(func=trace_command)
 
 

@@ -134,7 +134,7 @@ def test_per_level_table_for_grailqa() -> None:
 
 
 def test_category_errors_and_missing_kinds() -> None:
-    with pytest.raises(MetricsError, match="use one of level, type"):
+    with pytest.raises(MetricsError, match="use one of comp_level, composition, level, type"):
         category_table([], "hop")
     assert list(by_category([{"answers": [], "gold": []}], "type")) == ["(none)"]
 

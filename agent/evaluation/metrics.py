@@ -8,7 +8,11 @@ Per question (:func:`score_question`):
 * **Hit@1**: the first predicted answer matches a gold answer.
 * **Denotation accuracy** (tables): the executed answers equal the gold label
   as a multiset after normalization (:func:`pyql_sql.wikisql.label_match`;
-  dbbench's ``["none"]`` also matches no answer).
+  dbbench's ``["none"]`` also matches no answer). A data set format with its
+  own rule (its ``denotation`` hook) scores every question of it by that rule
+  instead: WTQ's value rules (:func:`wtq_denotation_match`), MarkQA's answer
+  accuracy (:func:`markqa_answer_match`: sets of values, numbers equal
+  within an absolute ``1e-5``).
 
 Matching (:func:`answer_keys`, :func:`normalize_answer`): a predicted answer
 ``{"value": ..., "label": ...}`` matches a gold one when its value (an id
@@ -49,6 +53,8 @@ from typing import Any
 
 from agent.errors import MetricsError  # noqa: F401 (defined in agent/errors.py)
 from agent.evaluation.datasets import formats, get_format
+from agent.evaluation.datasets.markqa import markqa_answer_match  # noqa: F401 (the markqa format's hook)
+from agent.evaluation.datasets.registry import registry
 from agent.evaluation.datasets.wtq import wtq_denotation_match, wtq_normalize, wtq_value  # noqa: F401 (the wtq format's hook)
 from agent.faults import failed_to_run
 
@@ -66,6 +72,7 @@ __all__ = [
     "benchmark_of",
     "by_category",
     "ended_by_repeats",
+    "category_help",
     "category_of",
     "category_table",
     "cost_usd",
@@ -74,6 +81,7 @@ __all__ = [
     "hit_at_1",
     "invalid_action_rate",
     "load_prices",
+    "markqa_answer_match",
     "normalize_answer",
     "paper_table",
     "precision_recall_f1",
@@ -280,21 +288,30 @@ def denotation_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
     return bool(label_match(values, list(gold)))
 
 
-def score_question(predicted: Sequence[Any], gold: Sequence[Any], *, table: bool = False) -> dict[str, float]:
+def score_question(
+    predicted: Sequence[Any], gold: Sequence[Any], *, table: bool = False, source: str | None = None
+) -> dict[str, float]:
     """The per-question scores written to the run trace.
 
     Args:
         predicted: the answers (``{"value", "label"}`` dicts or plain values), in order.
         gold: the gold answers (values, or ``{"value", "label"}`` dicts).
         table: a table question: adds ``denotation`` (1.0 or 0.0).
+        source: the item's data set format: when it has its own denotation
+            rule (WTQ, MarkQA), ``denotation`` is scored by it.
 
     Example:
         >>> score_question([{"value": "1", "label": None}], ["1.0"], table=True)
         {'f1': 1.0, 'precision': 1.0, 'recall': 1.0, 'hit1': 1.0, 'denotation': 1.0}
+        >>> score_question([{"value": "4.41806711", "label": None}], ["4.4180671114970286"], source="markqa")["denotation"]
+        1.0
     """
     precision, recall, f1 = precision_recall_f1(predicted, gold)
     out = {"f1": f1, "precision": precision, "recall": recall, "hit1": hit_at_1(predicted, gold)}
-    if table:
+    fmt = get_format(source)
+    if fmt is not None and fmt.denotation is not None:
+        out["denotation"] = 1.0 if fmt.denotation(predicted, gold) else 0.0
+    elif table:
         out["denotation"] = 1.0 if denotation_match(predicted, gold) else 0.0
     return {k: round(v, 6) for k, v in out.items()}
 
@@ -421,11 +438,8 @@ def record_scores(record: Mapping[str, Any]) -> dict[str, float]:
     if gold is None:
         return dict(record.get("metrics") or {})
     answers = record.get("answers") or []
-    scores = score_question(answers, gold, table=bool(record.get("table")))
+    scores = score_question(answers, gold, table=bool(record.get("table")), source=record.get("source"))
     scores["em"] = exact_match(answers, gold)
-    fmt = get_format(record.get("source"))
-    if fmt is not None and fmt.denotation is not None:
-        scores["denotation"] = 1.0 if fmt.denotation(answers, gold) else 0.0
     return scores
 
 
@@ -449,8 +463,10 @@ class RunMetrics:
         f1: mean answer F1.
         hit1: mean Hit@1.
         em: share of questions whose answer set equals the gold set (:func:`exact_match`).
-        denotation: denotation accuracy over the table questions (None: there are none).
+        denotation: denotation accuracy over the questions scored by denotation: table
+            questions, and every question of a format with its own rule (MarkQA); None: none.
         table_questions: how many questions were table questions.
+        denotation_questions: how many questions were scored by denotation.
         success_rate: share of episodes that executed a query with answers, without error.
         forced: episodes that hit the step limit and were made to answer.
         errors: episodes that ended with an error (e.g. the LLM failed).
@@ -478,6 +494,7 @@ class RunMetrics:
     em: float = 0.0
     denotation: float | None = None
     table_questions: int = 0
+    denotation_questions: int = 0
     success_rate: float = 0.0
     forced: int = 0
     errors: int = 0
@@ -518,7 +535,7 @@ class RunMetrics:
         rows += [("answer F1", f"{self.f1:.3f}"), ("Hit@1", f"{self.hit1:.3f}")]
         rows.append(("answer EM", f"{self.em:.3f}"))
         if self.denotation is not None:
-            rows.append((f"denotation accuracy ({self.table_questions} table questions)", f"{self.denotation:.3f}"))
+            rows.append((f"denotation accuracy ({self._denotation_count()})", f"{self.denotation:.3f}"))
         rows += [
             ("success rate", f"{self.success_rate:.3f}"),
             ("forced answers / errors", f"{self.forced} / {self.errors}"),
@@ -550,6 +567,13 @@ class RunMetrics:
                 ("Readi: answer coverage", f"{r['coverage']:.3f}"),
             ]
         return rows
+
+    def _denotation_count(self) -> str:
+        """How many questions the denotation accuracy is over, and how many of them are table questions."""
+        if self.table_questions == self.denotation_questions:
+            return f"{self.table_questions} table questions"
+        tables = f", {self.table_questions} of them table questions" if self.table_questions else ""
+        return f"{self.denotation_questions} questions{tables}"
 
     def table(self) -> str:
         """The summary as a markdown table.
@@ -659,10 +683,9 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
     if n == 0:
         return RunMetrics(failed_to_run=failed)
     scores = [record_scores(r) for r in records]
-    tables = [s for s, r in zip(scores, records) if r.get("table")]
+    denoted = [s["denotation"] for s in scores if "denotation" in s]  # table questions, and formats with their own rule
     total_cost = sum(_record_cost(r, prices) for r in records)
-    stats = trigger_stats(records)
-    rules = dict(stats.counts.most_common()) if stats is not None else {}
+    rules = dict(stats.counts.most_common()) if (stats := trigger_stats(records)) is not None else {}
     advice, escalations = _tally(records, "advice"), _tally(records, "escalations")
     return RunMetrics(
         readi=readi_metrics(records),
@@ -671,8 +694,9 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),
         em=_mean([s.get("em", 0.0) for s in scores]),
-        denotation=_mean([s.get("denotation", 0.0) for s in tables]) if tables else None,
-        table_questions=len(tables),
+        denotation=_mean(denoted) if denoted else None,
+        table_questions=sum(bool(r.get("table")) for r in records),
+        denotation_questions=len(denoted),
         success_rate=sum(succeeded(r) for r in records) / n,
         forced=sum(bool(r.get("forced")) for r in records),
         errors=sum(bool(r.get("error")) for r in records),
@@ -707,18 +731,36 @@ def ended_by_repeats(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------
-# Per-category tables (GrailQA levels, CWQ compositionality types, MetaQA question types)
+# Per-category tables (GrailQA levels, CWQ compositionality types, MetaQA question types, MarkQA levels)
 
-#: ``--by`` values, the ``category`` keys of the data set formats. Both read a record's
-#: ``kind``: the GrailQA level (i.i.d./compositional/zero-shot), the CWQ compositionality
-#: type, the MetaQA question type (``actor_to_movie``...) or the dbbench query type.
-CATEGORY_KEYS: tuple[str, ...] = tuple(sorted({fmt.category for fmt in formats()}))
-#: Categories listed in a fixed order first (the formats' ``category_order``: GrailQA's levels).
-_LEVEL_ORDER: tuple[str, ...] = tuple(name for fmt in formats() for name in fmt.category_order)
+#: ``--by`` values: the grouping fields the data set formats declare (their ``category``
+#: and ``groups``). A ``category`` key reads a record's ``kind``: the GrailQA level
+#: (i.i.d./compositional/zero-shot), the MarkQA ``comp_level``, the CWQ compositionality
+#: type, the MetaQA question type (``actor_to_movie``...) or the dbbench query type; a
+#: ``groups`` key (MarkQA's ``composition``) reads the record's ``groups`` mapping.
+CATEGORY_KEYS: tuple[str, ...] = tuple(registry.grouping())
+#: The keys a record's ``kind`` answers (the formats' ``category``).
+_KIND_KEYS: frozenset[str] = frozenset(fmt.category for fmt in formats())
+#: Categories listed in a fixed order first (the formats' ``category_order``: GrailQA's and MarkQA's levels).
+_LEVEL_ORDER: tuple[str, ...] = tuple(dict.fromkeys(name for fmt in formats() for name in fmt.category_order))
+
+
+def category_help() -> str:
+    """The ``--by`` help of ``pyql eval`` and ``pyql trace``: each key and the formats that group by it.
+
+    Example:
+        >>> "comp_level (markqa)" in category_help(), "level (grailqa)" in category_help()
+        (True, True)
+    """
+    keys = "; ".join(f"{key} ({', '.join(names)})" for key, names in registry.grouping().items())
+    return f"also print the metrics per category of the data set: {keys}"
 
 
 def category_of(record: Mapping[str, Any], by: str) -> str:
-    """The category of a run record for ``--by level|type``; ``(none)`` when it has none.
+    """The category of a run record for ``--by KEY`` (one of :data:`CATEGORY_KEYS`); ``(none)`` when it has none.
+
+    The record's ``groups`` answer first; a format's ``category`` key
+    (``level``, ``type``, ``comp_level``) is otherwise its ``kind``.
 
     Raises:
         MetricsError: ``by`` is not one of :data:`CATEGORY_KEYS`.
@@ -726,17 +768,23 @@ def category_of(record: Mapping[str, Any], by: str) -> str:
     Example:
         >>> category_of({"kind": "zero-shot"}, "level"), category_of({"kind": None}, "type")
         ('zero-shot', '(none)')
+        >>> category_of({"kind": "iid", "groups": {"comp_level": "iid", "composition": "composition"}}, "composition")
+        'composition'
     """
     if by not in CATEGORY_KEYS:
         raise MetricsError(f"--by {by!r} is not known; use one of {', '.join(CATEGORY_KEYS)}")
-    kind = record.get("kind")
-    return "(none)" if kind in (None, "") else str(kind)
+    groups = record.get("groups")
+    if isinstance(groups, Mapping) and by in groups:
+        value = groups[by]
+    else:
+        value = record.get("kind") if by in _KIND_KEYS else None
+    return "(none)" if value in (None, "") else str(value)
 
 
 def by_category(
     records: Iterable[Mapping[str, Any]], by: str, prices: Mapping[str, tuple[float, float]] | None = None
 ) -> dict[str, RunMetrics]:
-    """The metrics of each category (GrailQA levels in their usual order, others by size).
+    """The metrics of each category (GrailQA's and MarkQA's levels in their usual order, others by size).
 
     Example:
         >>> recs = [{"kind": "zero-shot", "answers": [], "gold": ["m.1"]}, {"kind": "i.i.d.", "answers": ["m.1"], "gold": ["m.1"]}]
@@ -749,8 +797,10 @@ def by_category(
     for record in records:
         groups.setdefault(category_of(record, by), []).append(record)
 
+    fixed = tuple(dict.fromkeys(name for fmt in formats() if fmt.category == by for name in fmt.category_order))
+
     def order(name: str) -> tuple[int, int, str]:
-        rank = _LEVEL_ORDER.index(name) if name in _LEVEL_ORDER else len(_LEVEL_ORDER)
+        rank = fixed.index(name) if name in fixed else len(fixed)
         return (rank, -len(groups[name]), name)
 
     return {name: aggregate(groups[name], prices) for name in sorted(groups, key=order)}
@@ -841,6 +891,7 @@ BENCHMARKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "metaqa": ("MetaQA", ("hit1", "f1")),
     "wikisql": ("WikiSQL (test)", ("denotation",)),
     "wtq": ("WikiTableQuestions (test)", ("denotation",)),
+    "markqa": ("MarkQA", ("denotation",)),
 }
 
 _METRIC_TITLES = {"f1": "F1", "hit1": "Hit@1", "em": "EM", "denotation": "denotation acc."}
@@ -972,10 +1023,10 @@ def summary_markdown(
     parts = [f"# Run summary{f' of {dataset}' if dataset else ''}", count]
     if benchmark is not None:
         parts.append(f"## {BENCHMARKS[benchmark][0]}, as in the papers' tables\n\n" + paper_table(records, benchmark, run_label=label, prices=prices))
-    if any(r.get("kind") not in (None, "") for r in records):
+    if any(r.get("kind") not in (None, "") or r.get("groups") for r in records):
         fmt = get_format(Counter(str(r.get("source")) for r in records).most_common(1)[0][0])
-        by = fmt.category if fmt is not None else "type"
-        parts.append(f"## Per {by}\n\n" + category_table(records, by, prices))
+        for by in dict.fromkeys((fmt.category, *fmt.groups) if fmt is not None else ("type",)):
+            parts.append(f"## Per {by}\n\n" + category_table(records, by, prices))
     parts.append("## All metrics\n\n" + aggregate(records, prices).table())
     return "\n\n".join(parts) + "\n"
 

@@ -401,6 +401,7 @@ def make_record(item: Mapping[str, Any], result: AgentResult, llm: Any, settings
         "gold": list(gold) if gold is not None else None,
         "gold_actions": item.get("actions"),
         "kind": item.get("kind"),
+        **({"groups": dict(item["groups"])} if item.get("groups") else {}),  # more --by keys (MarkQA's composition)
         "source": item.get("source"),
         "table": _table_name(item.get("table")) if is_table else None,
         "method": settings.method,
@@ -409,7 +410,7 @@ def make_record(item: Mapping[str, Any], result: AgentResult, llm: Any, settings
     }
     record.update(data)
     scored = gold is not None and result.status != FAILED_TO_RUN  # a question that did not run is not scored
-    record["metrics"] = score_question(result.answers, gold, table=is_table) if scored else {}
+    record["metrics"] = score_question(result.answers, gold, table=is_table, source=item.get("source")) if scored else {}
     record["cost_usd"] = cost_usd(model, result.tokens_in, result.tokens_out, settings.prices)
     record["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return record

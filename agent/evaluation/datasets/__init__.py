@@ -6,6 +6,8 @@ Every loader yields items (plain dicts)::
      "actions": [gold action lines] or None, "table": table JSON or None,
      "source": format name, "kind": question kind or None}
 
+plus, for formats with more ``--by`` keys than the kind, ``"groups": {key: name}``.
+
 Each format is one module of this package that registers one entry in
 :data:`agent.evaluation.datasets.registry.registry` with
 :func:`~agent.evaluation.datasets.registry.dataset_format`: its name, its
@@ -32,6 +34,9 @@ read the registry. The formats, in the order they are listed:
     WikiSQL questions with their tables beside them; gold by executing the logical form.
 ``metaqa`` (:mod:`.metaqa`)
     MetaQA question text files, with their question types.
+``markqa`` (:mod:`.markqa`)
+    MarkQA JSON (``ID``, ``question``, ``comp_level``; ``sparql``, ``PyQL``,
+    ``answer`` in train/dev), scored by MarkQA's numeric answer rule.
 ``wtq`` (:mod:`.wtq`)
     WikiTableQuestions TSV with the tables of ``csv/``; WTQ's own denotation rules.
 ``agentbench-kg`` (:mod:`.agentbench_kg`)
@@ -54,7 +59,7 @@ from __future__ import annotations
 # The format modules register their formats when imported, in this order: the order they are
 # listed in (FORMATS, the "known formats" message, the smoke runs). A new format is one more line.
 from agent.evaluation.datasets import pyql_jsonl, webqsp, webqsp_raw, dbbench, grailqa, graphq  # noqa: F401
-from agent.evaluation.datasets import cwq, wikisql, metaqa, wtq, agentbench_kg  # noqa: F401
+from agent.evaluation.datasets import cwq, wikisql, metaqa, markqa, wtq, agentbench_kg  # noqa: F401
 # isort: on
 
 from agent.errors import DatasetError

@@ -6,8 +6,8 @@ or on the first line of a text format, tried in the order of an explicit
 ``priority``), its loader (a file's records or text to the one item shape
 of :mod:`agent.evaluation.datasets`, gold answers included), its words in
 the "known formats" message, and its metric hooks (its own denotation
-check, its benchmark, its ``--by`` category key and order) and smoke
-fixtures. :data:`~agent.evaluation.datasets.FORMATS`, the "known formats"
+check, its benchmark, its ``--by`` grouping fields and category order) and
+smoke fixtures. :data:`~agent.evaluation.datasets.FORMATS`, the "known formats"
 message, :func:`detect_format` and ``load_dataset`` all read this registry.
 
 Example:
@@ -128,8 +128,11 @@ class DatasetFormat:
             else table questions are checked with ``label_match``.
         benchmark: the benchmark of a run's records (a key of ``metrics.BENCHMARKS``), when it is
             not the format's name (WebQSP raw → ``webqsp``, MetaQA → ``metaqa-3hop`` by the ids).
-        category: the ``--by`` key its items' ``kind`` answers (``level`` for GrailQA, else ``type``).
+        category: the ``--by`` key its items' ``kind`` answers (``level`` for GrailQA, ``comp_level``
+            for MarkQA, else ``type``).
         category_order: the order its categories are listed in (GrailQA's levels); others by size.
+        groups: more ``--by`` keys, answered by its items' ``groups`` mapping (key → group name):
+            MarkQA's ``composition``. :meth:`Registry.grouping` lists every key.
         misfile: text formats: a message when the first line shows another file of the same data set.
         smoke: benchmark → smoke fixture (``agent.evaluation.smoke``: data, kb, profile, ...).
     """
@@ -146,6 +149,7 @@ class DatasetFormat:
     benchmark: Callable[[Sequence[Mapping[str, Any]]], str | None] | None = None
     category: str = "type"
     category_order: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
     misfile: Callable[[str, Path], str | None] | None = None
     smoke: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -219,6 +223,22 @@ class Registry:
                 raise DatasetError(message)
         return None
 
+    def grouping(self) -> dict[str, tuple[str, ...]]:
+        """The ``--by`` keys (each format's ``category`` and ``groups``) → the formats that group by them, keys sorted.
+
+        Example:
+            >>> reg = Registry()
+            >>> _ = reg.register(DatasetFormat("a", "records", 1, bool, iter, category="level", groups=("size",)))
+            >>> _ = reg.register(DatasetFormat("b", "records", 2, bool, iter))
+            >>> reg.grouping()
+            {'level': ('a',), 'size': ('a',), 'type': ('b',)}
+        """
+        keys: dict[str, list[str]] = {}
+        for fmt in self:
+            for key in dict.fromkeys((fmt.category, *fmt.groups)):
+                keys.setdefault(key, []).append(fmt.name)
+        return {key: tuple(keys[key]) for key in sorted(keys)}
+
     def known(self) -> str:
         """The "known formats" message: each format's words, in registration order."""
         words = [f.known for f in self if f.known]
@@ -244,7 +264,7 @@ def dataset_format(
 
     ``hooks`` are the other fields of :class:`DatasetFormat` (``family``,
     ``gold``, ``denotation``, ``benchmark``, ``category``, ``category_order``,
-    ``misfile``, ``smoke``).
+    ``groups``, ``misfile``, ``smoke``).
 
     Example:
         >>> reg = Registry()
