@@ -264,8 +264,8 @@ def observe_quantities(kb: Any, query: Any, observation: Observation, shown: int
         >>> from pyql.query import Query
         >>> kb = KB.open("wikidata-demo")
         >>> q = Query("wikidata").add_quantity("Q1374", "P2044", "elevation")
-        >>> print(observe_quantities(kb, q, kb.observe(q), 10).quantities)
-        Quantities of ?elevation by entity: 'Matterhorn' (Q1374): 4,478 metre
+        >>> print(kb.observe(q).quantities)  # KB.observe calls it
+        Quantities of ?elevation by entity: 'Matterhorn' (wd:Q1374): 4,478 metre
     """
     if observation.is_empty:
         return observation
