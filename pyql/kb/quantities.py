@@ -16,7 +16,9 @@ Which variables a step is about:
 
 * ``add_quantity``, ``add_quantity_with_qualifier``, ``add_quantity_by_qualifier``: its tag;
 * ``add_bind``: its result and its operands (which amounts gave which result);
-* ``add_rank``: the value ranked and the values it is ranked among (read on the query before the rank, whose rows they are);
+* ``add_rank``: the value ranked and the values it is ranked among, and
+  ``add_compare``: the values compared (both read on the query before the
+  step, whose rows they are);
 * ``add_time``, ``add_start_time``, ``add_end_time``: the date, with its entity;
 * any other step (``add_filter``, ``add_max``, ``add_compare``, ``set_answer``): the quantities and dates it mentions.
 
@@ -44,7 +46,7 @@ from pyql.compiler import INDENT, WIKIBASE, prefix_lines, term_sparql
 from pyql.errors import EngineError
 from pyql.observation import Amount, Observation, QuantityRows, Value
 from pyql.profiles import Profile
-from pyql.steps import Bind, PropertyFact, Quantity, QuantityBase, Rank, Step
+from pyql.steps import Bind, Compare, PropertyFact, QuantityBase, Rank, Step
 from pyql.terms import IRI, Literal, Term, Variable
 
 __all__ = ["Described", "SAMPLE_ROWS", "quantity_focus", "quantity_query", "read_quantity_rows", "observe_quantities"]
@@ -126,7 +128,8 @@ def quantity_focus(query: Any) -> tuple[Any, tuple[Described, ...]] | None:
     if not query.steps:
         return None
     last = query.steps[-1]
-    base = query.undo() if isinstance(last, Rank) else query
+    # A rank, a yes/no comparison: their rows are gone afterwards (or are none when the answer is no).
+    base = query.undo() if isinstance(last, (Rank, Compare)) else query
     if isinstance(last, Rank):
         wanted: tuple[Variable, ...] = (last.rank_var, last.var_list)
     elif isinstance(last, Bind):
