@@ -6,7 +6,7 @@ every entry point of the group ``pyql.commands`` (declared in
 module imports no package above :mod:`pyql`; it only loads those entry
 points. The core provides (:func:`add_commands`):
 
-* ``pyql demo``: step-by-step queries on the bundled demo KB.
+* ``pyql demo``: step-by-step queries on a bundled demo KB (``--kb wikidata-demo``: MarkQA programs on the Wikidata one; ``--list``, ``--question ID``).
 * ``pyql compile FILE``: a legacy PyQL program → SPARQL.
 * ``pyql actions FILE``: a legacy PyQL program → action lines.
 * ``pyql convert --from FORMAT --to FORMAT [FILE|-] [--jsonl]``: a query
