@@ -6,7 +6,7 @@ every entry point of the group ``pyql.commands`` (declared in
 module imports no package above :mod:`pyql`; it only loads those entry
 points. The core provides (:func:`add_commands`):
 
-* ``pyql demo``: step-by-step queries on the bundled demo KB.
+* ``pyql demo``: step-by-step queries on a bundled demo KB (``--kb wikidata-demo``: MarkQA programs on the Wikidata one; ``--list``, ``--question ID``).
 * ``pyql compile FILE``: a legacy PyQL program → SPARQL.
 * ``pyql actions FILE``: a legacy PyQL program → action lines.
 * ``pyql convert --from FORMAT --to FORMAT [FILE|-] [--jsonl]``: a query
@@ -246,10 +246,14 @@ def read_entities(value: str | None) -> dict[str, str]:
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    from pyql.demo import run_demo
+    """``pyql demo``: the demo of the KB (Freebase-style ``demo``, ``wikidata-demo``), or its question list."""
+    from pyql.demo import demo_of, list_questions, run_demo
 
-    run_demo(args.kb, out=out, show_sparql=not args.no_sparql)
-    return 0
+    if args.list:
+        list_questions(demo_of(args.kb)[0], out)
+        return 0
+    failed = run_demo(args.kb, out=out, show_sparql=not args.no_sparql, question=args.question)
+    return 1 if failed else 0
 
 
 def _cmd_compile(args: argparse.Namespace, out: TextIO) -> int:
@@ -371,8 +375,13 @@ def add_commands(sub: Subparsers) -> None:
         >>> p.parse_args(["docs", "--side", "sql"]).format
         'markdown'
     """
-    demo = sub.add_parser("demo", help="run step-by-step queries on the bundled demo KB")
-    demo.add_argument("--kb", default="demo", help="demo (pyoxigraph in memory, default) or rdflib:demo")
+    demo = sub.add_parser("demo", help="run step-by-step queries on a bundled demo KB (Freebase-style or Wikidata-shaped)")
+    demo.add_argument("--kb", default="demo",
+                      help="demo (Freebase-style cyclones, action lines; pyoxigraph in memory, the default), "
+                           "wikidata-demo (Wikidata's statement model, MarkQA's programs), rdflib:demo, "
+                           "rdflib:wikidata-demo, or a KB holding one of them")
+    demo.add_argument("--list", action="store_true", help="list the demo's questions (id, kind, question) and stop")
+    demo.add_argument("--question", metavar="ID", help="run this question of the demo (q02, w04; see --list)")
     demo.add_argument("--no-sparql", action="store_true", help="do not print the SPARQL of each step")
     demo.set_defaults(func=_cmd_demo)
 

@@ -12,7 +12,9 @@ Example:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pyql.echo import clip
@@ -28,6 +30,10 @@ __all__ = [
     "JoinedRows",
     "joined_rows",
     "UNNAMED",
+    "Amount",
+    "QuantityRows",
+    "amount_text",
+    "time_text",
 ]
 
 UNNAMED = "unnamed node"
@@ -80,7 +86,7 @@ class Value:
         term = self.term
         if isinstance(term, Literal):
             python = term.to_python()
-            if isinstance(python, (int, float)) and not isinstance(python, bool):
+            if isinstance(python, (int, float, Decimal)) and not isinstance(python, bool):
                 return (0, float(python))
             return (1, term.lexical)
         return (2, (self.label or "") + "\x00" + self.short)
@@ -264,6 +270,7 @@ class Observation:
     queries: int = 0
     rows: BoundedRows | None = field(default=None, compare=False, repr=False)
     joined: JoinedRows | None = field(default=None, compare=False, repr=False)
+    quantities: QuantityRows | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
@@ -290,13 +297,228 @@ class Observation:
 
     def __str__(self) -> str:
         if self.boolean is not None:
-            return "The answer is " + ("yes" if self.boolean else "no")
-        if self.is_empty:
+            parts = ["The answer is " + ("yes" if self.boolean else "no")]
+        elif self.is_empty:
             return "The query has no result"
-        parts = [str(v) for v in self.variables]
+        else:
+            parts = [str(v) for v in self.variables]
         if self.joined is not None and self.joined.rows:
             parts.append(str(self.joined))
+        if self.quantities is not None and (self.quantities.rows or self.quantities.error):
+            parts.append(str(self.quantities))
         return ". ".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# Quantities: amounts with their units and time qualifiers, by entity
+# ---------------------------------------------------------------------------
+
+_MIDNIGHT_RE = re.compile(r"(-?\d{4,}-\d\d-\d\d)T00:00:00(?:\.0+)?(?:Z|[+-]00:00)?\Z")
+_DIMENSIONLESS = ("http://www.wikidata.org/entity/Q199",)
+"""Wikidata's unit of dimensionless quantities, "1": an amount in it is shown without a unit."""
+
+
+def amount_text(value: Value) -> str:
+    """A number as a reader reads it: thousands separated, no trailing zeros; anything else as it is shown.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> amount_text(Value(Literal("3677472.0", XSD + "decimal"))), amount_text(Value(Literal("891.120", XSD + "decimal")))
+        ('3,677,472', '891.12')
+        >>> amount_text(Value(Literal("-0.5", XSD + "decimal"))), amount_text(Value(Literal("n/a")))
+        ('-0.5', 'n/a')
+    """
+    term = value.term
+    if not isinstance(term, Literal) or not term.is_numeric:
+        return time_text(value)
+    try:
+        number = Decimal(term.lexical.strip())
+    except InvalidOperation:
+        return value.display()
+    if not number.is_finite():
+        return value.display()
+    text = f"{number:,f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def time_text(value: Value) -> str:
+    """A date as a reader reads it: the day alone when the time is midnight (Wikidata's dates).
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> time_text(Value(Literal("2021-12-31T00:00:00Z", XSD + "dateTime")))
+        '2021-12-31'
+        >>> time_text(Value(Literal("2021-12-31T10:30:00Z", XSD + "dateTime")))
+        '2021-12-31T10:30:00Z'
+    """
+    if isinstance(value.term, Literal):
+        match = _MIDNIGHT_RE.match(value.term.lexical.strip())
+        if match:
+            return match.group(1)
+    return value.display()
+
+
+@dataclass(frozen=True)
+class Amount:
+    """One value of a quantity (or a date) as an observation shows it: the value,
+    its unit, the time qualifiers and rank of its statement, and the entity it belongs to.
+
+    ``unit`` is the unit item (shown by its label; none for Wikidata's "1");
+    with MarkQA's ``unit=True`` the value is converted to SI units, ``unit``
+    is the SI unit and ``stored`` / ``stored_unit`` the amount as the KB
+    holds it. ``rank`` is ``preferred`` or ``deprecated`` (a normal rank is
+    not shown).
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> metre = Value(IRI("http://www.wikidata.org/entity/Q11573"), "metre", False, "Q11573")
+        >>> foot = Value(IRI("http://www.wikidata.org/entity/Q3710"), "foot", False, "Q3710")
+        >>> a = Amount(Value(Literal("6190.488", XSD + "decimal")), metre, Value(Literal("20310", XSD + "decimal")), foot,
+        ...            point_in_time=Value(Literal("2015-09-02T00:00:00Z", XSD + "dateTime")), rank="preferred")
+        >>> a.display()
+        '6,190.488 metre (stored as 20,310 foot; 2015-09-02; preferred)'
+    """
+
+    value: Value
+    unit: Value | None = None
+    stored: Value | None = None
+    stored_unit: Value | None = None
+    point_in_time: Value | None = None
+    start: Value | None = None
+    end: Value | None = None
+    rank: str | None = None
+    entity: Value | None = None
+
+    def display(self) -> str:
+        """The value with its unit, then in parentheses the stored amount, the time qualifiers and the rank."""
+        notes = []
+        same_unit = self.stored_unit is not None and self.unit is not None and self.stored_unit.term == self.unit.term
+        if self.stored is not None and not same_unit:
+            notes.append("stored as " + _with_unit(self.stored, self.stored_unit))
+        if self.point_in_time is not None:
+            notes.append(time_text(self.point_in_time))
+        if self.start is not None or self.end is not None:
+            start = time_text(self.start) if self.start is not None else "?"
+            end = time_text(self.end) if self.end is not None else "?"
+            notes.append(f"from {start} to {end}")
+        if self.rank:
+            notes.append(self.rank)
+        return _with_unit(self.value, self.unit) + (f" ({'; '.join(notes)})" if notes else "")
+
+    def sort_key(self) -> tuple[object, ...]:
+        """Values of one entity in time order (point in time, else start), then by value."""
+        when = self.point_in_time or self.start
+        return (0 if when is not None else 1, when.display() if when is not None else "", self.value.sort_key())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view: the value, and each part that is known.
+
+        Example:
+            >>> from pyql.terms import XSD
+            >>> Amount(Value(Literal("5", XSD + "decimal"))).to_dict()
+            {'value': '5'}
+        """
+        out: dict[str, Any] = {"value": self.value.to_dict()["value"]}
+        for name in ("unit", "stored", "stored_unit", "point_in_time", "start", "end", "entity"):
+            part = getattr(self, name)
+            if part is not None:
+                out[name] = part.to_dict() if isinstance(part.term, IRI) else part.to_dict()["value"]
+        if self.rank:
+            out["rank"] = self.rank
+        return out
+
+
+def _with_unit(value: Value, unit: Value | None) -> str:
+    text = amount_text(value)
+    if unit is None or (isinstance(unit.term, IRI) and unit.term.value in _DIMENSIONLESS) or unit.label == "1":
+        return text
+    return f"{text} {clip(unit.label) if unit.label is not None else unit.short}"
+
+
+@dataclass(frozen=True)
+class QuantityRows:
+    """The quantities a step is about, with units, time qualifiers and the entity each belongs to.
+
+    One variable: its values grouped by entity (``'Berlin' (Q64): 3,292,365
+    (2011-05-09); 3,677,472 (2021-12-31)``). Several (an ``add_bind`` and its
+    operands, a comparison, a rank and what it ranks among): the first rows
+    of their join, each cell a value with its unit and entity, so the reader
+    sees which amounts went into which result. ``more`` says the join has
+    more rows than shown; ``error`` that they could not be read.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> berlin = Value(IRI("http://www.wikidata.org/entity/Q64"), "Berlin", False, "Q64")
+        >>> pop = lambda n, t: Amount(Value(Literal(n, XSD + "decimal")), entity=berlin,
+        ...                           point_in_time=Value(Literal(t, XSD + "dateTime")))
+        >>> rows = ((pop("3677472", "2021-12-31T00:00:00Z"),), (pop("3292365", "2011-05-09T00:00:00Z"),))
+        >>> print(QuantityRows((Variable("pop"),), rows))
+        Quantities of ?pop by entity: 'Berlin' (Q64): 3,292,365 (2011-05-09); 3,677,472 (2021-12-31)
+        >>> ratio = Amount(Value(Literal("1.1169", XSD + "decimal")))
+        >>> print(QuantityRows((Variable("r"), Variable("pop")), ((ratio, rows[0][0]),), more=True))
+        Quantities: per row (?r | ?pop): (1.1169 | 3,677,472 (2021-12-31) of 'Berlin' (Q64)); ...
+    """
+
+    variables: tuple[Variable, ...]
+    rows: tuple[tuple[Amount | None, ...], ...]
+    more: bool = False
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view: ``{"variables", "rows", "more"}``, a row a list of amounts (None: unbound)."""
+        out: dict[str, Any] = {
+            "variables": [str(v) for v in self.variables],
+            "rows": [[a.to_dict() if a is not None else None for a in row] for row in self.rows],
+            "more": self.more,
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+    def __str__(self) -> str:
+        if self.error:
+            return f"Units and times of {', '.join(map(str, self.variables))} not read: {self.error}"
+        more = "; ..." if self.more else ""
+        # A column with one value in every row (the value ranked, a constant operand) is said once.
+        fixed = [i for i in range(len(self.variables)) if len(self.rows) > 1 and len({row[i] for row in self.rows}) == 1]
+        if len(fixed) == len(self.variables):
+            fixed = fixed[1:]
+        said = [f"{self.variables[i]} is {_cell(self.rows[0][i])} in every row" for i in fixed]
+        rest = [i for i in range(len(self.variables)) if i not in fixed]
+        if len(rest) == 1:
+            shown = f"{self.variables[rest[0]]} by entity: " + " | ".join(self._groups(rest[0])) + more
+        else:
+            cells = (" | ".join(_cell(row[i]) for i in rest) for row in self.rows)
+            names = " | ".join(str(self.variables[i]) for i in rest)
+            shown = f"per row ({names}): " + "; ".join(f"({c})" for c in cells) + more
+        return ("Quantities: " if said or len(rest) > 1 else "Quantities of ") + "; ".join(said + [shown])
+
+    def _groups(self, column: int = 0) -> list[str]:
+        """One group per entity (in order of label), its values in time order."""
+        groups: dict[Term | None, list[Amount]] = {}
+        entities: dict[Term | None, Value | None] = {}
+        for row in self.rows:
+            amount = row[column]
+            if amount is None:
+                continue
+            key = amount.entity.term if amount.entity is not None else None
+            groups.setdefault(key, []).append(amount)
+            entities.setdefault(key, amount.entity)
+        order = sorted(groups, key=lambda k: entities[k].sort_key() if entities[k] is not None else (9, ""))  # type: ignore[union-attr]
+        out = []
+        for key in order:
+            values = "; ".join(a.display() for a in sorted(groups[key], key=Amount.sort_key))
+            entity = entities[key]
+            out.append(f"{entity.display()}: {values}" if entity is not None else values)
+        return out
+
+
+def _cell(amount: Amount | None) -> str:
+    if amount is None:
+        return "unbound"
+    return amount.display() + (f" of {amount.entity.display()}" if amount.entity is not None else "")
 
 
 @dataclass(frozen=True)

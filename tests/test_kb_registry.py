@@ -41,6 +41,11 @@ def _demo(tmp_path: Path) -> None:
     assert isinstance(kb, OxigraphKB) and len(kb) > 0 and kb.relations(STORM).forward
 
 
+def _wikidata_demo(tmp_path: Path) -> None:
+    kb = KB.open("wikidata-demo")  # the wikidata profile: Q64 is Berlin, not a Freebase name
+    assert isinstance(kb, OxigraphKB) and kb.profile.name == "wikidata" and kb.relations("Q64").forward
+
+
 def _file(tmp_path: Path) -> None:
     plain = tmp_path / "kb.nt"
     plain.write_text(TRIPLE)
@@ -103,6 +108,7 @@ def _store(tmp_path: Path) -> None:
 
 FORM_TESTS: dict[str, Callable[[Path], None]] = {
     "demo": _demo,
+    "wikidata-demo": _wikidata_demo,
     "FILE": _file,
     "oxigraph:DIR": _oxigraph,
     "rdflib:FILE": _rdflib,

@@ -31,7 +31,7 @@ Example:
 from __future__ import annotations
 
 from pyql.kb.base import KB, KBStats
-from pyql.kb.opening import demo_kb_path, open_kb
+from pyql.kb.opening import demo_kb_path, open_kb, wikidata_demo_kb_path
 from pyql.kb.registry import kb_backends
 
-__all__ = ["KB", "KBStats", "open_kb", "demo_kb_path", "kb_backends"]
+__all__ = ["KB", "KBStats", "open_kb", "demo_kb_path", "wikidata_demo_kb_path", "kb_backends"]

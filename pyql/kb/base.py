@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 import pyql.kb.probes as probes
+import pyql.kb.quantities as quantities
 from pyql.errors import EngineError, KBError, QueryError
 from pyql.observation import (
     BoundedRows,
@@ -273,6 +274,10 @@ class KB(ABC):
         ``observe`` or :meth:`execute` and, if that query only changes the
         projection (``set_answer``), no query is sent at all.
 
+        A step about quantities (``add_quantity``, ``add_bind``, ``add_rank``,
+        ``add_time``, ...) also gets their units, time qualifiers and entities,
+        row by row (:mod:`pyql.kb.quantities`, one more bounded query).
+
         Example:
             >>> from pyql.kb import KB
             >>> kb = KB.open("demo")
@@ -282,6 +287,11 @@ class KB(ABC):
             >>> print(kb.observe(Query().add_fact("?x", "type.object.name", "?n"), count_cap=50).get("?n").total_text())
             more than 50
         """
+        observation = self._observe(query, per_variable, count_cap, reuse)
+        return quantities.observe_quantities(self, query, observation, per_variable or self.per_variable)
+
+    def _observe(self, query: Query, per_variable: int | None, count_cap: int | None, reuse: BoundedRows | None) -> Observation:
+        """The observation of :meth:`observe` without the quantities."""
         self._check_profile(query)
         if query.is_ask:
             return Observation((), boolean=self.ask(query.sparql()), queries=1)

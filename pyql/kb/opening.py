@@ -3,17 +3,18 @@
 Each form ``KB.open`` takes is one function below, registered with
 :func:`~pyql.kb.registry.kb_backend` (its form, a one-line description and
 an example); :mod:`pyql.kb.registry` matches a spec to its entry (prefix
-entries first, then ``demo``, then any other string as a file) and
+entries first, then the names ``demo`` and ``wikidata-demo``, then any other
+string as a file) and
 generates every list of the forms from them. A new backend goes here as one
 more decorated function.
 
-The embedded default is pyoxigraph: ``demo`` and a Turtle/N-Triples/...
-file (optionally ``.gz``) are loaded into an in-memory Oxigraph store
+The embedded default is pyoxigraph: ``demo``, ``wikidata-demo`` and a
+Turtle/N-Triples/... file (optionally ``.gz``) are loaded into an in-memory Oxigraph store
 (:class:`~pyql.kb.oxigraph_backend.OxigraphKB`; progress on standard error
 for a large file). ``oxigraph:DIR`` opens an on-disk store made by
 ``pyql kb load FILE... --store DIR`` (:mod:`pyql.kb.store`) read-only;
 ``oxigraph:FILE`` is the same as ``FILE``. rdflib is available by name,
-``rdflib:FILE`` / ``rdflib:demo``, and a :class:`rdflib.Graph` (or a
+``rdflib:FILE`` / ``rdflib:demo`` / ``rdflib:wikidata-demo``, and a :class:`rdflib.Graph` (or a
 :class:`pyoxigraph.Store`) handed to :func:`open_kb` is wrapped as it is.
 
 This module is the one place that knows every backend. It imports them
@@ -24,10 +25,19 @@ opener this module installs with :func:`pyql.kb.base.set_opener` when it is
 imported, which :mod:`pyql.kb` (the package, always initialised before any
 of its modules) does; it also writes the forms into ``KB.open``'s docstring.
 
+The two bundled KBs are named (:data:`BUNDLED`): ``demo``, Freebase-style
+tropical cyclones, and ``wikidata-demo``, Wikidata's statement model with
+quantities, units and time qualifiers (``pyql/data/wikidata_demo.md``);
+``wikidata-demo`` opens with the ``wikidata`` profile unless a profile
+other than the default ``freebase`` is given, since Freebase names mean
+nothing there.
+
 Example:
     >>> from pyql.kb.base import KB
     >>> type(open_kb("demo")).__name__, type(KB.open("rdflib:demo")).__name__
     ('OxigraphKB', 'RdflibKB')
+    >>> KB.open("wikidata-demo").profile.name, KB.open("rdflib:wikidata-demo", "generic").profile.name
+    ('wikidata', 'generic')
 """
 
 from __future__ import annotations
@@ -45,7 +55,13 @@ if TYPE_CHECKING:
     from pyql.kb.oxigraph_backend import OxigraphKB
     from pyql.kb.rdflib_backend import RdflibKB
 
-__all__ = ["open_kb", "demo_kb_path"]
+__all__ = ["BUNDLED", "open_kb", "demo_kb_path", "wikidata_demo_kb_path", "bundled_kb"]
+
+#: The bundled KBs by name: their file in ``pyql/data`` and the profile they are opened with.
+BUNDLED: dict[str, tuple[str, str]] = {
+    "demo": ("cyclones.ttl", "freebase"),
+    "wikidata-demo": ("wikidata_demo.ttl", "wikidata"),
+}
 
 
 def demo_kb_path() -> Path:
@@ -56,6 +72,36 @@ def demo_kb_path() -> Path:
         'cyclones.ttl'
     """
     return Path(str(resources.files("pyql") / "data" / "cyclones.ttl"))
+
+
+def wikidata_demo_kb_path() -> Path:
+    """The bundled Wikidata-shaped demo KB (statements, quantities with units, time qualifiers).
+
+    Example:
+        >>> wikidata_demo_kb_path().name
+        'wikidata_demo.ttl'
+    """
+    return Path(str(resources.files("pyql") / "data" / "wikidata_demo.ttl"))
+
+
+def bundled_kb(name: str, profile: str | Profile = "freebase") -> tuple[Path, str | Profile] | None:
+    """The file and profile of a bundled KB named ``name`` (``demo``, ``wikidata-demo``), or None.
+
+    The default profile (``freebase``) gives way to the KB's own; any other is kept.
+
+    Example:
+        >>> path, profile = bundled_kb("wikidata-demo")
+        >>> path.name, profile
+        ('wikidata_demo.ttl', 'wikidata')
+        >>> bundled_kb("wikidata-demo", "generic")[1], bundled_kb("demo.ttl")
+        ('generic', None)
+    """
+    if name not in BUNDLED:
+        return None
+    file, own = BUNDLED[name]
+    named = profile.name if isinstance(profile, Profile) else profile
+    path = Path(str(resources.files("pyql") / "data" / file))
+    return path, (own if named == "freebase" else profile)
 
 
 def open_kb(spec: object, profile: str | Profile = "freebase", **options: object) -> KB:
@@ -71,7 +117,7 @@ def open_kb(spec: object, profile: str | Profile = "freebase", **options: object
         >>> open_kb("nowhere.ttl")
         Traceback (most recent call last):
         ...
-        pyql.errors.KBError: no such RDF file: nowhere.ttl (give demo, a Turtle/N-Triples file, oxigraph:DIR, rdflib:FILE, metaqa:PATH/kb.txt or an http(s)://…/sparql endpoint)
+        pyql.errors.KBError: no such RDF file: nowhere.ttl (give demo, wikidata-demo, a Turtle/N-Triples file, oxigraph:DIR, rdflib:FILE, metaqa:PATH/kb.txt or an http(s)://…/sparql endpoint)
     """
     return kb_backends.open(spec, profile, **options)
 
@@ -107,6 +153,14 @@ def _open_demo(spec: str, profile: str | Profile, **options: Any) -> KB:
     return _oxigraph(_rdf_file(str(demo_kb_path())), profile, **options)
 
 
+@kb_backend("wikidata-demo", name="wikidata-demo", example="wikidata-demo",
+            description="the bundled Wikidata-shaped demo KB: statements, quantities with units, "
+                        "time qualifiers, MarkQA-style questions; the wikidata profile, in memory")
+def _open_wikidata_demo(spec: str, profile: str | Profile, **options: Any) -> KB:
+    path, own = bundled_kb(spec, profile)  # type: ignore[misc]
+    return _oxigraph(_rdf_file(str(path)), own, **options)
+
+
 @kb_backend("FILE", fallback=True, hint="a Turtle/N-Triples file", example="kb.nt.gz",
             description="a Turtle/N-Triples/N-Quads/TriG/RDF-XML/JSON-LD file, .gz too, "
                         "in an in-memory pyoxigraph store, the embedded default")
@@ -116,12 +170,14 @@ def _open_file(spec: str, profile: str | Profile, **options: Any) -> KB:
 
 @kb_backend("oxigraph:DIR", prefix="oxigraph:", example="oxigraph:/data/fb-store",
             description="an on-disk Oxigraph store made by `pyql kb load`, opened read-only; "
-                        "also oxigraph:FILE, the same as FILE, oxigraph:demo, and oxigraph: alone, an empty store")
+                        "also oxigraph:FILE, the same as FILE, oxigraph:demo, oxigraph:wikidata-demo, "
+                        "and oxigraph: alone, an empty store")
 def _open_oxigraph(rest: str, profile: str | Profile, **options: Any) -> KB:
     if rest in ("", ":memory:"):
         return _oxigraph(None, profile, **options)
-    if rest == "demo":
-        rest = str(demo_kb_path())
+    bundled = bundled_kb(rest, profile)
+    if bundled is not None:
+        rest, profile = str(bundled[0]), bundled[1]
     if Path(rest).is_file():
         return _oxigraph(rest, profile, **options)
     from pyql.kb.store import open_store
@@ -130,9 +186,12 @@ def _open_oxigraph(rest: str, profile: str | Profile, **options: Any) -> KB:
 
 
 @kb_backend("rdflib:FILE", prefix="rdflib:", example="rdflib:demo",
-            description="an RDF file, or rdflib:demo, on rdflib instead of pyoxigraph")
+            description="an RDF file, or rdflib:demo, rdflib:wikidata-demo, on rdflib instead of pyoxigraph")
 def _open_rdflib(rest: str, profile: str | Profile, **options: Any) -> KB:
-    return _rdflib(_rdf_file(str(demo_kb_path()) if rest == "demo" else rest), profile, **options)
+    bundled = bundled_kb(rest, profile)
+    if bundled is not None:
+        return _rdflib(_rdf_file(str(bundled[0])), bundled[1], **options)
+    return _rdflib(_rdf_file(rest), profile, **options)
 
 
 @kb_backend("metaqa:PATH/kb.txt", prefix="metaqa:", example="metaqa:metaqa/kb.txt",

@@ -190,8 +190,8 @@ class KBRegistry:
 
         Example:
             >>> from pyql.kb import kb_backends
-            >>> [e.form for e in kb_backends.entries()][:2]
-            ['demo', 'FILE']
+            >>> [e.form for e in kb_backends.entries()][:3]
+            ['demo', 'wikidata-demo', 'FILE']
         """
         return tuple(self._entries)
 
@@ -245,7 +245,7 @@ class KBRegistry:
 
         Example:
             >>> from pyql.kb import kb_backends
-            >>> kb_backends.hint().startswith("demo, a Turtle/N-Triples file, oxigraph:DIR")
+            >>> kb_backends.hint().startswith("demo, wikidata-demo, a Turtle/N-Triples file, oxigraph:DIR")
             True
         """
         phrases = [e.phrase for e in self.spec_forms()]
