@@ -46,16 +46,24 @@ import dataclasses
 import datetime as _dt
 import re
 import weakref
+from decimal import Decimal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyql.observation import Observation, Relations, Value
+from pyql.steps import Quantity, QuantityBase
 from pyql.terms import IRI, Literal
 
 __all__ = [
     "NextStep",
+    "QuantityFacts",
+    "QUANTITY_PROBE_ROWS",
+    "arithmetic_score",
+    "auxiliary_variables",
     "next_steps",
+    "quantity_facts",
+    "quantity_probe_query",
     "overlap_rank",
     "question_literals",
     "relation_vocabulary",
@@ -71,7 +79,7 @@ _SPANS = (("from", "to"), ("start_date", "end_date"), ("start", "end"), ("date_f
 _CURRENT = re.compile(r"\b(current|currently|now|today|present|incumbent)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 _WORD = re.compile(r"[a-z0-9]+")
-_AGGREGATES = ("add_count(", "add_sum(", "add_avg(")
+_AGGREGATES = ("add_count(", "add_sum(", "add_avg(", "add_bind(", "add_rank(")
 
 
 @dataclass(frozen=True)
@@ -192,6 +200,7 @@ def question_literals(question: str | None, today: _dt.date | None = None) -> di
             years.append(token)
         else:
             numbers.append(token)
+    numbers += _scaled_numbers(text)
     years = list(dict.fromkeys(years))
     spans: list[tuple[str, str]] = [(f"{y}-12-31", f"{y}-01-01") for y in years]
     if len(years) >= 2:
@@ -200,7 +209,38 @@ def question_literals(question: str | None, today: _dt.date | None = None) -> di
     if _CURRENT.search(text):
         day = (today or _dt.date.today()).isoformat()
         spans.append((day, day))
-    return {"years": years, "numbers": list(dict.fromkeys(numbers)), "spans": spans}
+    return {"years": years, "numbers": list(dict.fromkeys(numbers)), "spans": spans, "dates": _dates(text)}
+
+
+def _scaled_numbers(text: str) -> list[str]:
+    """The numbers a question writes with a scale word: "1.4 million" is 1400000, "one million" 1000000.
+
+    Example:
+        >>> _scaled_numbers("more than 1.4 million people, or one thousand")
+        ['1400000', '1000']
+    """
+    out = []
+    for match in _SCALED.finditer(text):
+        count = match.group(1).lower()
+        value = Decimal(_WORD_NUMBERS[count]) if count in _WORD_NUMBERS else Decimal(count)
+        scaled = value * _SCALES[match.group(2).lower()]
+        out.append(str(scaled.quantize(Decimal(1))) if scaled == scaled.to_integral_value() else format(scaled.normalize(), "f"))
+    return out
+
+
+def _dates(text: str) -> list[str]:
+    """The days a question names, as ISO dates ("31 December 2021", "December 31, 2021", "2021-12-31").
+
+    Example:
+        >>> _dates("on 31 December 2021, after January 1, 2015 or on 2020-08-08")
+        ['2021-12-31', '2015-01-01', '2020-08-08']
+    """
+    found: list[tuple[int, str]] = [(m.start(), m.group(0)) for m in _ISO_DATE.finditer(text)]
+    for m in _DAY_MONTH_YEAR.finditer(text):
+        found.append((m.start(), f"{m.group(3)}-{_MONTHS.index(m.group(2).lower()) + 1:02d}-{int(m.group(1)):02d}"))
+    for m in _MONTH_DAY_YEAR.finditer(text):
+        found.append((m.start(), f"{m.group(3)}-{_MONTHS.index(m.group(1).lower()) + 1:02d}-{int(m.group(2)):02d}"))
+    return list(dict.fromkeys(date for _, date in sorted(found)))
 
 
 def overlap_rank(question: str | None, relations: list[str]) -> list[str]:
@@ -280,6 +320,31 @@ def variable_kinds(env: Any) -> dict[str, str]:
     return {str(v): _kind(values.get(str(v), ())) for v in env.query.variables}
 
 
+def auxiliary_variables(query: Any) -> set[str]:
+    """The variables a step makes for its own pattern, never an answer: a quantity's statement and value
+    nodes, its unit conversion, and the point in time of a year or date it was asked for.
+
+    The choose mode offers no step on them (MarkQA names them ``?statement_<tag>``, ``?value_st_<tag>`` ...).
+
+    Example:
+        >>> from pyql.query import Query
+        >>> sorted(auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", 2011)))
+        ['?statement_pop', '?time_pop', '?value_st_pop']
+        >>> auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", True))
+        {'?statement_pop', '?value_st_pop'}
+    """
+    out: set[str] = set()
+    for step in query.steps:
+        if isinstance(step, QuantityBase):
+            made = [step.statement_var, step.value_node_var]
+            if step.unit:
+                made += [step.conversion_var, step.amount_var]
+            if isinstance(step, Quantity) and isinstance(step.time, (int, Literal)) and step.time_var is not None:
+                made.append(step.time_var)
+            out |= {str(v) for v in made}
+    return out
+
+
 def _fresh(hint: str, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_]", "_", hint).strip("_").lower() or "x"
     if base[0].isdigit():
@@ -357,7 +422,9 @@ def _episode(env: Any, today: _dt.date | None) -> _Episode:
     query = env.query
     memory = env.memory
     built = set(query.actions())
-    variables = [str(v) for v in query.variables]
+    taken = [str(v) for v in query.variables]
+    hidden = auxiliary_variables(query)
+    variables = [v for v in taken if v not in hidden]
     values = _values(env)
     text = env.question or ""
     for mention in memory.entities:  # a year in an entity's name ("2005 Atlantic hurricane season") is not a constraint
@@ -367,7 +434,7 @@ def _episode(env: Any, today: _dt.date | None) -> _Episode:
         query=query,
         built=built,
         variables=variables,
-        taken=set(variables),
+        taken=set(taken),
         values=values,
         kinds={v: _kind(values.get(v, ())) for v in variables},
         entities=list(dict.fromkeys(memory.entities.values())),
@@ -547,10 +614,13 @@ def next_steps(
         preview_chars: characters of the observation kept as a preview.
 
     Returns:
-        The steps in this order: facts, constraints, aggregates, answers,
-        ``execute()``, looks; empty once the episode is done. Answers,
-        ``execute()`` and looks are always listed; constraints and aggregates
-        take up to a third of the rest, facts what remains.
+        The steps in this order: quantities, facts, arithmetic, constraints,
+        aggregates, answers, ``execute()``, looks; empty once the episode is
+        done. Answers, ``execute()`` and looks are always listed; arithmetic
+        takes up to a quarter of the rest, constraints and aggregates up to a
+        third of what is left, quantities up to half of the remainder, facts
+        what remains (quantities and arithmetic only on a KB in Wikidata's
+        statement model whose environment offers MarkQA's actions).
 
     Example:
         >>> from pyql.kb import KB
@@ -565,17 +635,24 @@ def next_steps(
     ep = _episode(env, today)
     facts = _looked_facts(ep, rank, per_argument) + _vocabulary_facts(env, ep, rank, vocabulary_limit, vocabulary)
     constrain, aggregate = _modifiers(env, ep, rank)
+    constrain = [*_class_steps(env, ep), *constrain]
+    quantities, arithmetic = _quantity_steps(env, ep, rank, per_argument), _arithmetic_steps(env, ep)
     answers, finish, looks = _ends(ep)
     if not verify:
-        return list(dict.fromkeys([*facts, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
-    # answers, execute() and looks are always listed; constraints and aggregates get a third
-    # of what is left (at least 4), facts the rest
+        return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
+    # answers, execute() and looks are always listed; arithmetic gets a quarter of what is left (at
+    # least 3), constraints and aggregates a third of the rest (at least 4), quantities half of what
+    # then remains (at least 4), facts the rest; a bucket with fewer steps leaves its room to the next
     before = set(ep.variables)
     ends = _kept(env, [*answers, *finish, *looks], limit, before, preview_chars)
     room = max(limit - len(ends), 0)
+    bound = _kept(env, arithmetic, min(room, max(room // 4, 3)) if arithmetic else 0, before, preview_chars)
+    room -= len(bound)
     modifiers = _kept(env, [*constrain, *aggregate], min(room, max(room // 3, 4)), before, preview_chars)
-    found = _kept(env, facts, room - len(modifiers), before, preview_chars)
-    return [*found, *modifiers, *ends]
+    room -= len(modifiers)
+    measured = _kept(env, quantities, min(room, max(room // 2, 4)) if quantities else 0, before, preview_chars)
+    found = _kept(env, facts, room - len(measured), before, preview_chars)
+    return [*measured, *found, *bound, *modifiers, *ends]
 
 
 def _preview(record: Any, before: set[str], limit: int) -> str:
@@ -597,3 +674,299 @@ def _preview(record: Any, before: set[str], limit: int) -> str:
     else:
         text = record.observation
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+# ---------------------------------------------------------------------------
+# quantities and arithmetic (a KB in Wikidata's statement model, MarkQA's actions)
+
+#: Rows one quantity probe reads at most: its cost does not grow with the KB.
+QUANTITY_PROBE_ROWS = 200
+#: Values of a variable one quantity probe asks about (its first values seen).
+PROBE_VALUES = 5
+#: Years of one property offered beyond the question's own (the latest observed first).
+_OTHER_YEARS = 2
+#: Numeric variables the arithmetic is enumerated over (the newest).
+_ARITHMETIC_VARIABLES = 4
+#: Wikidata's unit "1" (a count, no unit to convert).
+_NO_UNIT = "http://www.wikidata.org/entity/Q199"
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD_NUMBERS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))}
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join(_WORD_NUMBERS) + r")\s+(thousand|million|billion)\b", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})\s+(" + "|".join(_MONTHS) + r")\s+(\d{4})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+(\d{4})\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class QuantityFacts:
+    """What a quantity probe saw of one property: its units and points in time (``pq:P585``).
+
+    Attributes:
+        prop: the property id, e.g. ``P1082``.
+        units: the unit IRIs seen.
+        times: the lexical forms of the points in time seen, sorted.
+    """
+
+    prop: str
+    units: tuple[str, ...] = ()
+    times: tuple[str, ...] = ()
+
+    @property
+    def years(self) -> list[str]:
+        """The years of the points in time, latest first."""
+        return sorted({t[:4] for t in self.times if re.match(r"\d{4}", t)}, reverse=True)
+
+    @property
+    def has_unit(self) -> bool:
+        """Whether an amount has a unit to convert (not Wikidata's "1")."""
+        return any(u != _NO_UNIT for u in self.units)
+
+
+def quantity_probe_query(profile: Any, values: Sequence[IRI], limit: int = QUANTITY_PROBE_ROWS) -> str:
+    """The bounded query that reads which quantity properties some entities have, with units and times.
+
+    Example:
+        >>> from pyql.profiles import WIKIDATA
+        >>> q = quantity_probe_query(WIKIDATA, [IRI("http://www.wikidata.org/entity/Q64")])
+        >>> "VALUES ?e { wd:Q64 }" in q, q.rstrip().endswith("LIMIT 200")
+        (True, True)
+    """
+    names = " ".join(profile.sparql_iri(v.value) for v in values)
+    return profile.prefix_lines() + (
+        f"SELECT ?psv ?unit ?time WHERE {{ VALUES ?e {{ {names} }}\n"
+        "  ?e ?claim ?st . ?st ?psv ?node . ?node wikibase:quantityAmount ?amount .\n"
+        "  OPTIONAL { ?node wikibase:quantityUnit ?unit } OPTIONAL { ?st pq:P585 ?time }\n"
+        f"}} LIMIT {int(limit)}\n"
+    )
+
+
+_QUANTITIES: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[QuantityFacts]]] = weakref.WeakKeyDictionary()
+
+
+def quantity_facts(kb: Any, values: Sequence[IRI]) -> list[QuantityFacts]:
+    """The quantity properties of some entities, with units and times: one bounded probe, kept per KB object.
+
+    Empty on a KB whose profile has no statement model (:attr:`pyql.profiles.Profile.statement_model`).
+
+    Example:
+        >>> import pyql
+        >>> from pathlib import Path
+        >>> from pyql.kb import KB
+        >>> kb = KB.open(str(Path(pyql.__file__).parent / "data" / "wikidata_demo.ttl"), profile="wikidata")
+        >>> facts = {f.prop: f for f in quantity_facts(kb, [IRI("http://www.wikidata.org/entity/Q64")])}
+        >>> sorted(facts), facts["P1082"].years
+        (['P1082', 'P2046'], ['2021', '2015', '2011'])
+    """
+    profile = kb.profile
+    if not profile.statement_model or not {"psv", "pq", "wikibase"} <= set(profile.prefixes) or not values:
+        return []
+    key = tuple(sorted(v.value for v in values))
+    cache = _QUANTITIES.setdefault(kb, {})
+    if key not in cache:
+        namespace = profile.prefixes["psv"]
+        seen: dict[str, tuple[set[str], set[str]]] = {}
+        for row in kb.select(quantity_probe_query(profile, values)):
+            psv = row.get("psv")
+            if not isinstance(psv, IRI) or not psv.value.startswith(namespace):
+                continue
+            units, times = seen.setdefault(psv.value[len(namespace):], (set(), set()))
+            if isinstance(row.get("unit"), IRI):
+                units.add(row["unit"].value)
+            if isinstance(row.get("time"), Literal):
+                times.add(row["time"].lexical)
+        cache[key] = [QuantityFacts(p, tuple(sorted(u)), tuple(sorted(t))) for p, (u, t) in seen.items()]
+    return cache[key]
+
+
+_PROPERTY_LABELS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _property_labels(kb: Any, props: Iterable[str]) -> dict[str, str]:
+    """Labels of property ids (one query for those not asked before), kept per KB object."""
+    cache = _PROPERTY_LABELS.setdefault(kb, {})
+    missing = [p for p in dict.fromkeys(props) if p not in cache]
+    if missing:
+        for term, label in kb.labels(missing).items():
+            cache[kb.profile.shorten(term.value).split(":")[-1] if isinstance(term, IRI) else str(term)] = label or ""
+        for prop in missing:
+            cache.setdefault(prop, "")
+    return cache
+
+
+def _quantity_keys(ep: _Episode, mentions: dict[str, str]) -> list[tuple[str, list[IRI], str]]:
+    """What quantities are asked of: linked entities, then entity variables (newest first, their first values)."""
+    keys: list[tuple[str, list[IRI], str]] = []
+    names = {entity: mention for mention, entity in mentions.items()}
+    for entity in ep.entities:
+        keys.append((entity, [], names.get(entity, entity)))
+    for var in reversed(ep.variables):
+        if ep.kinds[var] == "entity":
+            iris = [v.term for v in ep.values.get(var, ()) if isinstance(v.term, IRI)][:PROBE_VALUES]
+            keys.append((var, iris, var.lstrip("?")))
+    return keys
+
+
+def _built_quantities(ep: _Episode) -> set[tuple[str, str, str]]:
+    """(entity, property, time) of the quantities already in the query."""
+    out = set()
+    for line in ep.built:
+        if line.startswith("add_quantity("):
+            parts = line[len("add_quantity("):-1].split(", ")
+            time = parts[3] if len(parts) > 3 and parts[3].lower() != "false" else ""
+            out.add((parts[0].removeprefix("wd:"), parts[1], time))
+    return out
+
+
+def _time_variants(facts: QuantityFacts, literals: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """(priority, time argument, tag suffix) of one property: the question's years and dates first, then the rest.
+
+    Example:
+        >>> f = QuantityFacts("P1082", (), ("2011-12-31T00:00:00Z", "2021-12-31T00:00:00Z", "2022-05-15T00:00:00Z"))
+        >>> _time_variants(f, {"years": ["2021"], "dates": []})
+        [(0, '2021', '_2021'), (1, '', ''), (2, 'true', ''), (3, '2022', '_2022'), (3, '2011', '_2011')]
+    """
+    years = facts.years
+    asked = [y for y in literals.get("years", ()) if y in years]
+    out = [(0, y, f"_{y}") for y in asked]
+    out += [(0, t, f"_{t[:4]}") for t in facts.times if t[:10] in literals.get("dates", ())]
+    out.append((1, "", ""))
+    if len(facts.times) > 1:
+        out.append((2, "true", ""))
+    out += [(3, y, f"_{y}") for y in years if y not in asked][:_OTHER_YEARS]
+    return out
+
+
+def _quantity_steps(env: Any, ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]:
+    """``add_quantity`` for the linked entities and entity variables, with the times and units observed.
+
+    Long because: one probe per entity or variable, then the properties ranked by their labels and each
+    property's time and unit variants; every list is capped (``per_argument`` properties per key).
+    """
+    if "add_quantity" not in env.actions.names or not env.kb.profile.statement_model:
+        return []
+    built = _built_quantities(ep)
+    ranked: list[tuple[int, int, int, NextStep]] = []
+    for key_index, (key, iris, hint) in enumerate(_quantity_keys(ep, dict(env.memory.entities))):
+        values = iris or [env.kb.term(key, "entity")]
+        if not all(isinstance(v, IRI) for v in values):
+            continue
+        facts = {f.prop: f for f in quantity_facts(env.kb, values)}
+        labels = _property_labels(env.kb, facts)
+        by_label = {f"{labels.get(p) or p} {p}": p for p in facts}
+        for prop_index, name in enumerate(rank(ep.question, list(by_label))[:per_argument]):
+            prop = by_label[name]
+            base = f"{hint}_{labels.get(prop) or prop}"
+            for priority, time, suffix in _time_variants(facts[prop], ep.literals):
+                if (key, prop, time) in built:
+                    continue
+                forms = [(priority, time)] + ([(priority + 1, f"{time or 'false'}, true")] if facts[prop].has_unit and priority < 2 else [])
+                for rank_value, args in forms:
+                    tag = _fresh(base + suffix, set(ep.taken))
+                    line = f"add_quantity({key}, {prop}, {tag}{', ' + args if args else ''})"
+                    ranked.append((rank_value, prop_index, key_index, NextStep(line, "quantity")))
+    return [step for *_, step in sorted(ranked, key=lambda t: t[:3])]
+
+
+#: The arithmetic an ``add_bind`` offers over two numeric variables ``{a}``, ``{b}``: name, expression, cue words.
+_PAIR_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("difference", "sub({a}, {b})", ("more", "less", "fewer", "difference", "longer", "shorter", "higher", "lower", "larger", "smaller", "exceed", "bigger", "how much")),
+    ("ratio", "div({a}, {b})", ("times", "ratio", "as many", "as much", "per")),
+    ("percentage", "mul(div({a}, {b}), 100)", ("percentage", "percent", "share", "%")),
+    ("growth", "mul(div(sub({a}, {b}), {b}), 100)", ("grow", "grew", "growth", "increase", "decrease", "change", "rise", "rose", "fell")),
+    ("difference", "abs(sub({a}, {b}))", ("difference", "between")),
+    ("times", "floor_div({a}, {b})", ("whole times", "fit")),
+    ("times", "ceil_div({a}, {b})", ("at least", "reach")),
+)
+#: The arithmetic over one numeric variable and a number of the question ``{n}``.
+_NUMBER_FORMS = (("product", "mul({a}, {n})", ("times", "per", "at")), ("quotient", "div({a}, {n})", ("divided", "per", "each")))
+#: The date functions over one date variable, and over two.
+_DATE_FORMS = (("year", "year({a})", ("year", "when")), ("month", "month({a})", ("month",)))
+_DATE_PAIR_FORMS = (("years", "sub(year({a}), year({b}))", ("years", "how long", "how many years")),)
+_AVERAGE_CUES = ("average", "mean")
+
+
+def _shape(expression: str) -> str:
+    """An expression with its variables as ``?`` and its numbers as ``#``: what a form of arithmetic looks like."""
+    return re.sub(r"(?<![\w?.])\d+(?:\.\d+)?(?![\w.])", "#", re.sub(r"\?\w+", "?", expression))
+
+
+#: The cue words of each shape of arithmetic (see :func:`arithmetic_score`).
+_CUES_BY_SHAPE: dict[str, tuple[str, ...]] = {
+    _shape(form.format(a="?a", b="?b", n="1")): cues
+    for _name, form, cues in (*_PAIR_FORMS, *_NUMBER_FORMS, *_DATE_FORMS, *_DATE_PAIR_FORMS)
+}
+
+
+_GROWTH_SHAPE = _shape("mul(div(sub(?a, ?b), ?b), 100)")
+
+
+def arithmetic_score(question: str | None, action: str) -> float:
+    """How well an ``add_bind`` step fits the question: the cue words of its shape of arithmetic found there.
+
+    Example:
+        >>> q = "By what percentage did the population of Berlin grow between 2011 and 2021?"
+        >>> growth = arithmetic_score(q, "add_bind(mul(div(sub(?p2021, ?p2011), ?p2011), 100), ?growth)")
+        >>> growth, arithmetic_score(q, "add_bind(sub(?p2021, ?p2011), ?difference)")
+        (2.0, 0.0)
+    """
+    text = f" {(question or '').lower()} "
+    expression = action[len("add_bind("):].rsplit(", ", 1)[0]
+    if expression.startswith("avg("):
+        cues: tuple[str, ...] = _AVERAGE_CUES
+    else:
+        cues = _CUES_BY_SHAPE.get(_shape(expression), ())
+    hits = sum(1 for c in cues if re.search(r"(?<![a-z])" + re.escape(c) + r"(?![a-z])", text))
+    # a change in percent: the growth form wins over the plain percentage when both cues are there
+    percent = hits and _shape(expression) == _GROWTH_SHAPE and re.search(r"percent|%", text)
+    return float(hits) + (1.0 if percent else 0.0)
+
+
+def _arithmetic_steps(env: Any, ep: _Episode) -> list[NextStep]:
+    """``add_bind`` over the numeric and date variables bound so far and the question's numbers, best cue first."""
+    if "add_bind" not in env.actions.names or ep.query.is_ask:
+        return []
+    numbers = [v for v in ep.variables if ep.kinds[v] == "number"][-_ARITHMETIC_VARIABLES:]
+    dates = [v for v in ep.variables if ep.kinds[v] == "date"][-_ARITHMETIC_VARIABLES:]
+    lines: list[tuple[str, str]] = []
+    for a in numbers:
+        for b in numbers:
+            if a != b:
+                lines += [(name, form.format(a=a, b=b)) for name, form, _ in _PAIR_FORMS]
+        lines += [(name, form.format(a=a, n=n)) for n in ep.literals["numbers"] for name, form, _ in _NUMBER_FORMS]
+    if len(numbers) >= 3:
+        lines.append(("average", f"avg({', '.join(numbers)})"))
+    for a in dates:
+        lines += [(name, form.format(a=a)) for name, form, _ in _DATE_FORMS]
+        lines += [(name, form.format(a=a, b=b)) for b in dates if b != a for name, form, _ in _DATE_PAIR_FORMS]
+    steps = [NextStep(f"add_bind({expr}, {_fresh(name, set(ep.taken))})", "arithmetic") for name, expr in lines]
+    return sorted(steps, key=lambda s: -arithmetic_score(ep.question, s.action))
+
+
+_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def _class_steps(env: Any, ep: _Episode) -> list[NextStep]:
+    """``add_type_constrain(C, ?new)`` for a linked entity that is a class (something is an instance or subclass of it).
+
+    One bounded ASK per linked entity, kept per KB object; only on a profile with a subclass relation (Wikidata).
+    """
+    profile = env.kb.profile
+    if profile.subclass_predicate is None or "add_type_constrain" not in env.actions.names:
+        return []
+    cache = _CLASSES.setdefault(env.kb, {})
+    names = {entity: mention for mention, entity in env.memory.entities.items()}
+    steps = []
+    for entity in ep.entities:
+        if entity in ep.in_query:
+            continue
+        term = env.kb.term(entity, "entity")
+        if not isinstance(term, IRI):
+            continue
+        if entity not in cache:
+            type_of, subclass_of = profile.sparql_iri(profile.type_predicate), profile.sparql_iri(profile.subclass_predicate)
+            cache[entity] = env.kb.ask(f"{profile.prefix_lines()}ASK {{ ?x {type_of}|{subclass_of} {term.sparql()} }}")
+        if cache[entity]:
+            steps.append(NextStep(f"add_type_constrain({entity}, {_fresh(names.get(entity, 'x'), set(ep.taken))})", "constrain"))
+    return steps

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
-from pyql.next_steps import NextStep, next_steps, variable_kinds
+from pyql.next_steps import NextStep, arithmetic_score, next_steps, variable_kinds
 
 __all__ = [
     "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "fact_relation", "model_order", "parse_choice",
@@ -149,6 +149,8 @@ _OPERATOR_CUES: dict[str, tuple[str, ...]] = {
     "<": ("below", "under", "less", "fewer", "lower", "smaller", "weaker", "before"),
 }
 _WORDS = re.compile(r"[a-z0-9]+")
+#: The steps that say what a query answers (execute() ranks first after one of them).
+_EXPLICIT = ("set_answer(", "add_count(", "add_sum(", "add_avg(", "add_compare(", "add_bind(", "add_rank(", "add_max(", "add_min(", "set_head(")
 #: Cue words of an order in time: they point at a date, not at a number.
 _TEMPORAL = ("latest", "recent", "recently", "last", "earliest", "first")
 _STOPWORDS = frozenset(
@@ -263,10 +265,13 @@ class _Built:
     literal: bool = False  # a time span or a numeric filter is in the query
     hopped: set[str] = field(default_factory=set)  # heads of facts that lead on to a variable
     ordered: bool = False  # an argmax or argmin is in the query
+    explicit: bool = False  # the query was told what it answers: set_answer, an aggregate, a comparison, arithmetic
+    quantities: set[tuple[str, str]] = field(default_factory=set)  # (entity, property) of the quantities built
 
     @classmethod
     def of(cls, built: Sequence[str]) -> _Built:
         out = cls()
+        out.explicit = any(line.startswith(_EXPLICIT) for line in built)
         for line in built:
             if line.startswith("add_fact("):
                 head, relation, tail = _fact_parts(line)
@@ -285,6 +290,9 @@ class _Built:
             elif line.startswith(("add_max(", "add_min(")):
                 out.constrained.add(line[8:-1])
                 out.ordered = True
+            elif line.startswith("add_quantity("):
+                parts = line[len("add_quantity(") : -1].split(", ")
+                out.quantities.add((parts[0].removeprefix("wd:"), parts[1]))
             elif line.startswith("add_type_constrain("):
                 out.used |= _stems(line[len("add_type_constrain(") :].split(",")[0])
         return out
@@ -295,6 +303,7 @@ class _Ranking:
     """The question and the query, read once, and the score of each listed step (see :func:`rank_choices`)."""
 
     q: str
+    question: str  # the question as asked, lower-cased (mentions kept)
     words: set[str]
     names: set[str]
     kinds: dict[str, str]
@@ -318,6 +327,7 @@ class _Ranking:
         in_query = " ".join(built)
         return cls(
             q=q,
+            question=(question or "").lower(),
             words=_stems(q) - _STOPWORDS,
             names={m.lower() for m in mentions},
             kinds=kinds,
@@ -336,9 +346,17 @@ class _Ranking:
         name = step.action.split("(", 1)[0]
         args = step.action[len(name) + 1 : -1]
         if step.kind == "execute":
-            return 10.0
+            # an answer the query was told (set_answer, an aggregate, a comparison, arithmetic) comes first;
+            # the amount a quantity step answers by itself only after a step that fits the question better
+            return 10.0 if self.built.explicit else 2.0
         if step.kind == "fact":
             return self.fact(index, step.action)
+        if step.kind == "quantity":
+            return self.quantity(args)
+        if step.kind == "arithmetic":
+            return 1.0 + 1.5 * arithmetic_score(self.q, step.action)
+        if name == "add_type_constrain" and args.rsplit(", ", 1)[-1] not in self.kinds:
+            return 2.5  # a linked entity that is a class: the question asks about its instances
         if name in ("add_max", "add_min"):
             return self.order(name, args)
         if name in _CUES:
@@ -396,8 +414,25 @@ class _Ranking:
             return -1.0
         if name == "add_compare":
             op = args.split(", ")[1]
-            return 3.0 + (0.2 if op in self.operators else 0.0)
+            # a comparison answers yes or no: a question that asks for something else ranks it low
+            yes_no = re.match(r"\s*(is|are|was|were|did|does|do|has|have|had|can|could|will|would)\b", self.question)
+            return (3.0 if yes_no else 0.5) + (0.2 if op in self.operators else 0.0)
         return 3.0
+
+    def quantity(self, args: str) -> float:
+        """A quantity: the question's words in its tag (the entity and the property's label), its year asked or not."""
+        parts = args.split(", ")
+        tag = parts[2].lstrip("?") if len(parts) > 2 else ""
+        years = re.findall(r"(?<!\d)(\d{4})(?!\d)", tag)
+        value = 1.0 + 1.0 * len(_stems(tag.replace("_", " ")) & self.words)
+        if years:
+            value += 1.0 if years[-1] in self.numbers else -1.0
+        if (parts[0].removeprefix("wd:"), parts[1]) in self.built.quantities and not (years and years[-1] in self.numbers):
+            value -= 1.0  # the same amount again, with no other year the question asks for
+        if len(parts) > 3 and parts[3] == "true":  # the time asked for: a question about when
+            asks_when = _cues_in(self.q, _TEMPORAL) or re.search(r"\b(when|which year|what year)\b", self.question)
+            value += 0.5 if asks_when else -0.5
+        return value
 
     def filter(self, args: str) -> float:
         """A filter: by the question's numbers, with the operator its words say."""
