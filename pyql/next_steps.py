@@ -51,8 +51,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyql.errors import PyQLError
 from pyql.observation import Observation, Relations, Value
-from pyql.steps import Quantity, QuantityBase
+from pyql.steps import PropertyFact, Quantity, QuantityBase
+from pyql.terms import Variable
 from pyql.terms import IRI, Literal
 
 __all__ = [
@@ -330,8 +332,8 @@ def auxiliary_variables(query: Any) -> set[str]:
         >>> from pyql.query import Query
         >>> sorted(auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", 2011)))
         ['?statement_pop', '?time_pop', '?value_st_pop']
-        >>> auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", True))
-        {'?statement_pop', '?value_st_pop'}
+        >>> sorted(auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", True)))
+        ['?statement_pop', '?value_st_pop']
     """
     out: set[str] = set()
     for step in query.steps:
@@ -415,6 +417,8 @@ class _Episode:
     looked: dict[str, Relations]
     literals: dict[str, Any]
     in_query: str
+    relation_names: dict[str, str] = dataclasses.field(default_factory=dict)  # relation -> a fresh variable's name
+    links: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)  # variable -> (relation, linked entity)
 
 
 def _episode(env: Any, today: _dt.date | None) -> _Episode:
@@ -436,12 +440,28 @@ def _episode(env: Any, today: _dt.date | None) -> _Episode:
         variables=variables,
         taken=set(taken),
         values=values,
-        kinds={v: _kind(values.get(v, ())) for v in variables},
+        kinds={v: _kind(values.get(v, ())) for v in variables} | _structural_kinds(query, values),
         entities=list(dict.fromkeys(memory.entities.values())),
-        looked=dict(memory.relations),
+        looked=_looked(env),
         literals=question_literals(text, today),
         in_query=" ".join(built),
     )
+
+
+def _looked(env: Any) -> dict[str, Relations]:
+    """The relations looks returned, by what was looked at; a linked entity also under its id as linked
+    (a look keeps the KB's short name: ``wd:Q64`` for the linked ``Q64``)."""
+    looked = dict(env.memory.relations)
+    for entity in env.memory.entities.values():
+        if entity not in looked:
+            try:
+                term = env.kb.term(entity, "entity")
+            except PyQLError:
+                continue
+            short = env.kb.profile.shorten(term.value) if isinstance(term, IRI) else None
+            if short in looked:
+                looked[entity] = looked[short]
+    return looked
 
 
 def _looked_facts(ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]:
@@ -458,13 +478,14 @@ def _looked_facts(ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]
                 facts += _forward_facts(ep, key, rel)
             elif not any(b.startswith("add_fact(?") and b.endswith(f", {rel}, {key})") for b in ep.built):
                 facts.append(NextStep(f"add_fact({_fresh(_subject_hint(rel), set(ep.taken))}, {rel}, {key})", "fact"))
+        facts += [NextStep(f"add_fact({key}, {rel}, {entity})", "fact") for rel, entity in ep.links.get(key, ())]
     return facts
 
 
 def _forward_facts(ep: _Episode, key: str, rel: str) -> list[NextStep]:
     """A forward relation of ``key``: to a fresh variable, and from a variable to a linked entity not used yet."""
     facts: list[NextStep] = []
-    line = f"add_fact({key}, {rel}, {_fresh(_object_hint(rel), set(ep.taken))})"
+    line = f"add_fact({key}, {rel}, {_fresh(ep.relation_names.get(rel) or _object_hint(rel), set(ep.taken))})"
     if not any(b.startswith(f"add_fact({key}, {rel}, ?") for b in ep.built):
         facts.append(NextStep(line, "fact"))
     if key.startswith("?"):
@@ -617,7 +638,7 @@ def next_steps(
         The steps in this order: quantities, facts, arithmetic, constraints,
         aggregates, answers, ``execute()``, looks; empty once the episode is
         done. Answers, ``execute()`` and looks are always listed; arithmetic
-        takes up to a quarter of the rest, constraints and aggregates up to a
+        takes up to a third of the rest, constraints and aggregates up to a
         third of what is left, quantities up to half of the remainder, facts
         what remains (quantities and arithmetic only on a KB in Wikidata's
         statement model whose environment offers MarkQA's actions).
@@ -631,22 +652,29 @@ def next_steps(
     """
     if env.done:
         return []
-    rank = rank or overlap_rank
+    rank = _labelled(env, rank or overlap_rank)
     ep = _episode(env, today)
+    if env.kb.profile.statement_model:
+        ep = dataclasses.replace(ep, relation_names=_relation_names(env, ep), links=_links(env, ep))
     facts = _looked_facts(ep, rank, per_argument) + _vocabulary_facts(env, ep, rank, vocabulary_limit, vocabulary)
     constrain, aggregate = _modifiers(env, ep, rank)
     constrain = [*_class_steps(env, ep), *constrain]
-    quantities, arithmetic = _quantity_steps(env, ep, rank, per_argument), _arithmetic_steps(env, ep)
+    quantities = [*_quantity_steps(env, ep, rank, per_argument), *_time_steps(env, ep)]
+    arithmetic = [*_arithmetic_steps(env, ep), *_literal_comparisons(env, ep)]
+    if arithmetic:  # MarkQA's numbers: comparisons go with the arithmetic, all ordered by the question's cues
+        arithmetic += [step for step in aggregate if step.action.startswith("add_compare(")]
+        aggregate = [step for step in aggregate if not step.action.startswith("add_compare(")]
+        arithmetic = sorted(dict.fromkeys(arithmetic), key=lambda step: -arithmetic_score(ep.question, step.action))
     answers, finish, looks = _ends(ep)
     if not verify:
         return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
-    # answers, execute() and looks are always listed; arithmetic gets a quarter of what is left (at
-    # least 3), constraints and aggregates a third of the rest (at least 4), quantities half of what
+    # answers, execute() and looks are always listed; arithmetic gets a third of what is left (at
+    # least 4), constraints and aggregates a third of the rest (at least 4), quantities half of what
     # then remains (at least 4), facts the rest; a bucket with fewer steps leaves its room to the next
     before = set(ep.variables)
     ends = _kept(env, [*answers, *finish, *looks], limit, before, preview_chars)
     room = max(limit - len(ends), 0)
-    bound = _kept(env, arithmetic, min(room, max(room // 4, 3)) if arithmetic else 0, before, preview_chars)
+    bound = _kept(env, arithmetic, min(room, max(room // 3, 4)) if arithmetic else 0, before, preview_chars)
     room -= len(bound)
     modifiers = _kept(env, [*constrain, *aggregate], min(room, max(room // 3, 4)), before, preview_chars)
     room -= len(modifiers)
@@ -701,17 +729,21 @@ _MONTH_DAY_YEAR = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+(\
 
 @dataclass(frozen=True)
 class QuantityFacts:
-    """What a quantity probe saw of one property: its units and points in time (``pq:P585``).
+    """What a quantity probe saw of one property: units, points in time (``pq:P585``) and qualifiers.
 
     Attributes:
-        prop: the property id, e.g. ``P1082``.
+        prop: the property id of the amount, e.g. ``P1082`` (a qualifier's, e.g. ``P2067``, when ``held_by``).
         units: the unit IRIs seen.
         times: the lexical forms of the points in time seen, sorted.
+        qualifiers: (qualifier property id, entity IRI) pairs seen on the statements (other than ``P585``).
+        held_by: for an amount held by a qualifier: the (property id, entity IRI) pairs of the statements holding it.
     """
 
     prop: str
     units: tuple[str, ...] = ()
     times: tuple[str, ...] = ()
+    qualifiers: tuple[tuple[str, str], ...] = ()
+    held_by: tuple[tuple[str, str], ...] = ()
 
     @property
     def years(self) -> list[str]:
@@ -725,7 +757,10 @@ class QuantityFacts:
 
 
 def quantity_probe_query(profile: Any, values: Sequence[IRI], limit: int = QUANTITY_PROBE_ROWS) -> str:
-    """The bounded query that reads which quantity properties some entities have, with units and times.
+    """The bounded query that reads the quantities of some entities: units, times, qualifiers.
+
+    An amount is a ``psv:`` value of a statement, or a ``pqv:`` value of a
+    qualifier (then the statement's ``ps:`` entity says what holds it).
 
     Example:
         >>> from pyql.profiles import WIKIDATA
@@ -735,9 +770,11 @@ def quantity_probe_query(profile: Any, values: Sequence[IRI], limit: int = QUANT
     """
     names = " ".join(profile.sparql_iri(v.value) for v in values)
     return profile.prefix_lines() + (
-        f"SELECT ?psv ?unit ?time WHERE {{ VALUES ?e {{ {names} }}\n"
+        f"SELECT ?claim ?psv ?unit ?time ?qualifier ?qobj ?ps ?held WHERE {{ VALUES ?e {{ {names} }}\n"
         "  ?e ?claim ?st . ?st ?psv ?node . ?node wikibase:quantityAmount ?amount .\n"
         "  OPTIONAL { ?node wikibase:quantityUnit ?unit } OPTIONAL { ?st pq:P585 ?time }\n"
+        "  OPTIONAL { ?st ?qualifier ?qobj . FILTER(isIRI(?qobj) && STRSTARTS(STR(?qualifier), STR(pq:)) && ?qualifier != pq:P585) }\n"
+        "  OPTIONAL { FILTER(STRSTARTS(STR(?psv), STR(pqv:))) ?st ?ps ?held . FILTER(isIRI(?held) && STRSTARTS(STR(?ps), STR(ps:))) }\n"
         f"}} LIMIT {int(limit)}\n"
     )
 
@@ -745,8 +782,13 @@ def quantity_probe_query(profile: Any, values: Sequence[IRI], limit: int = QUANT
 _QUANTITIES: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[QuantityFacts]]] = weakref.WeakKeyDictionary()
 
 
+def _local(term: Any, namespace: str) -> str | None:
+    """The local name of an IRI in a namespace, else None."""
+    return term.value[len(namespace):] if isinstance(term, IRI) and term.value.startswith(namespace) else None
+
+
 def quantity_facts(kb: Any, values: Sequence[IRI]) -> list[QuantityFacts]:
-    """The quantity properties of some entities, with units and times: one bounded probe, kept per KB object.
+    """The quantity properties of some entities, with units, times and qualifiers: one bounded probe, kept per KB object.
 
     Empty on a KB whose profile has no statement model (:attr:`pyql.profiles.Profile.statement_model`).
 
@@ -760,32 +802,40 @@ def quantity_facts(kb: Any, values: Sequence[IRI]) -> list[QuantityFacts]:
         (['P1082', 'P2046'], ['2021', '2015', '2011'])
     """
     profile = kb.profile
-    if not profile.statement_model or not {"psv", "pq", "wikibase"} <= set(profile.prefixes) or not values:
+    if not profile.statement_model or not {"p", "ps", "psv", "pq", "pqv", "wikibase"} <= set(profile.prefixes) or not values:
         return []
     key = tuple(sorted(v.value for v in values))
     cache = _QUANTITIES.setdefault(kb, {})
     if key not in cache:
-        namespace = profile.prefixes["psv"]
-        seen: dict[str, tuple[set[str], set[str]]] = {}
+        ns = profile.prefixes
+        seen: dict[str, tuple[set[str], set[str], set[tuple[str, str]], set[tuple[str, str]]]] = {}
         for row in kb.select(quantity_probe_query(profile, values)):
-            psv = row.get("psv")
-            if not isinstance(psv, IRI) or not psv.value.startswith(namespace):
+            main, qualifier = _local(row.get("psv"), ns["psv"]), _local(row.get("psv"), ns["pqv"])
+            if main is None and qualifier is None:
                 continue
-            units, times = seen.setdefault(psv.value[len(namespace):], (set(), set()))
+            units, times, qualifiers, held_by = seen.setdefault(("" if main else "pqv:") + (main or qualifier or ""), (set(), set(), set(), set()))
             if isinstance(row.get("unit"), IRI):
                 units.add(row["unit"].value)
             if isinstance(row.get("time"), Literal):
                 times.add(row["time"].lexical)
-        cache[key] = [QuantityFacts(p, tuple(sorted(u)), tuple(sorted(t))) for p, (u, t) in seen.items()]
+            if main is not None and (name := _local(row.get("qualifier"), ns["pq"])) and isinstance(row.get("qobj"), IRI):
+                qualifiers.add((name, row["qobj"].value))
+            claim, statement = _local(row.get("claim"), ns["p"]), _local(row.get("ps"), ns["ps"])
+            if qualifier is not None and claim and claim == statement and isinstance(row.get("held"), IRI):
+                held_by.add((claim, row["held"].value))
+        cache[key] = [
+            QuantityFacts(p.removeprefix("pqv:"), *(tuple(sorted(x)) for x in sets)) for p, sets in seen.items()
+            if not p.startswith("pqv:") or sets[3]  # an amount held by a qualifier needs the statement holding it
+        ]
     return cache[key]
 
 
-_PROPERTY_LABELS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+_LABELS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
-def _property_labels(kb: Any, props: Iterable[str]) -> dict[str, str]:
-    """Labels of property ids (one query for those not asked before), kept per KB object."""
-    cache = _PROPERTY_LABELS.setdefault(kb, {})
+def _labels(kb: Any, props: Iterable[str]) -> dict[str, str]:
+    """Labels of ids such as ``P1082`` or ``Q6581072`` (one query for those not asked before), kept per KB object."""
+    cache = _LABELS.setdefault(kb, {})
     missing = [p for p in dict.fromkeys(props) if p not in cache]
     if missing:
         for term, label in kb.labels(missing).items():
@@ -832,47 +882,66 @@ def _time_variants(facts: QuantityFacts, literals: dict[str, Any]) -> list[tuple
     out = [(0, y, f"_{y}") for y in asked]
     out += [(0, t, f"_{t[:4]}") for t in facts.times if t[:10] in literals.get("dates", ())]
     out.append((1, "", ""))
+    out += [(1, var, "") for var in literals.get("date_variables", ())]
     if len(facts.times) > 1:
         out.append((2, "true", ""))
     out += [(3, y, f"_{y}") for y in years if y not in asked][:_OTHER_YEARS]
     return out
 
 
-def _quantity_steps(env: Any, ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]:
-    """``add_quantity`` for the linked entities and entity variables, with the times and units observed.
+def _quantity_lines(key: str, base: str, facts: QuantityFacts, labels: dict[str, str], ep: _Episode) -> list[tuple[int, str]]:
+    """(priority, action) of one property of one entity or variable: ``add_quantity`` with its times and
+    units, ``add_quantity_with_qualifier`` with each qualifier seen, or ``add_quantity_by_qualifier``."""
+    prop, out = facts.prop, []
+    taken = set(ep.taken)
+    if facts.held_by:
+        for main, held in facts.held_by:
+            short = held.rsplit("/", 1)[-1]
+            tag = _fresh(f"{base}_{labels.get(short) or short}", set(taken))
+            out.append((1, f"add_quantity_by_qualifier({key}, {main}, {short}, {prop}, {tag})"))
+        return out
+    built = _built_quantities(ep)
+    dated = {**ep.literals, "date_variables": [v for v in ep.variables if ep.kinds[v] == "date"]}
+    for priority, time, suffix in _time_variants(facts, dated):
+        if (key, prop, time) in built:
+            continue
+        unit = [(priority + 1, f"{time or 'false'}, true")] if facts.has_unit and priority < 2 else []
+        for rank_value, args in [(priority, time), *unit]:
+            line = f"add_quantity({key}, {prop}, {_fresh(base + suffix, set(taken))}{', ' + args if args else ''})"
+            out.append((rank_value, line))
+    for qualifier, value in facts.qualifiers:
+        short = value.rsplit("/", 1)[-1]
+        tag = _fresh(f"{base}_{labels.get(short) or short}", set(taken))
+        out.append((1, f"add_quantity_with_qualifier({key}, {prop}, {qualifier}, {short}, {tag})"))
+    return out
 
-    Long because: one probe per entity or variable, then the properties ranked by their labels and each
-    property's time and unit variants; every list is capped (``per_argument`` properties per key).
-    """
+
+def _quantity_steps(env: Any, ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]:
+    """MarkQA's quantity steps for the linked entities and entity variables, with the times, units and
+    qualifiers a bounded probe saw: ``per_argument`` properties per key, ranked by their labels."""
     if "add_quantity" not in env.actions.names or not env.kb.profile.statement_model:
         return []
-    built = _built_quantities(ep)
     ranked: list[tuple[int, int, int, NextStep]] = []
     for key_index, (key, iris, hint) in enumerate(_quantity_keys(ep, dict(env.memory.entities))):
         values = iris or [env.kb.term(key, "entity")]
         if not all(isinstance(v, IRI) for v in values):
             continue
-        facts = {f.prop: f for f in quantity_facts(env.kb, values)}
-        labels = _property_labels(env.kb, facts)
-        by_label = {f"{labels.get(p) or p} {p}": p for p in facts}
+        facts = quantity_facts(env.kb, values)
+        ids = [f.prop for f in facts] + [v.rsplit("/", 1)[-1] for f in facts for _, v in (*f.qualifiers, *f.held_by)]
+        labels = _labels(env.kb, ids)
+        by_label = {f"{labels.get(f.prop) or f.prop} {f.prop}{' qualifier' if f.held_by else ''}": f for f in facts}
         for prop_index, name in enumerate(rank(ep.question, list(by_label))[:per_argument]):
-            prop = by_label[name]
-            base = f"{hint}_{labels.get(prop) or prop}"
-            for priority, time, suffix in _time_variants(facts[prop], ep.literals):
-                if (key, prop, time) in built:
-                    continue
-                forms = [(priority, time)] + ([(priority + 1, f"{time or 'false'}, true")] if facts[prop].has_unit and priority < 2 else [])
-                for rank_value, args in forms:
-                    tag = _fresh(base + suffix, set(ep.taken))
-                    line = f"add_quantity({key}, {prop}, {tag}{', ' + args if args else ''})"
-                    ranked.append((rank_value, prop_index, key_index, NextStep(line, "quantity")))
+            fact = by_label[name]
+            base = f"{hint}_{labels.get(fact.prop) or fact.prop}"
+            for priority, line in _quantity_lines(key, base, fact, labels, ep):
+                ranked.append((priority, prop_index, key_index, NextStep(line, "quantity")))
     return [step for *_, step in sorted(ranked, key=lambda t: t[:3])]
 
 
 #: The arithmetic an ``add_bind`` offers over two numeric variables ``{a}``, ``{b}``: name, expression, cue words.
 _PAIR_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("difference", "sub({a}, {b})", ("more", "less", "fewer", "difference", "longer", "shorter", "higher", "lower", "larger", "smaller", "exceed", "bigger", "how much")),
-    ("ratio", "div({a}, {b})", ("times", "ratio", "as many", "as much", "per")),
+    ("ratio", "div({a}, {b})", ("times", "ratio", "as many", "as much", "per", "factor")),
     ("percentage", "mul(div({a}, {b}), 100)", ("percentage", "percent", "share", "%")),
     ("growth", "mul(div(sub({a}, {b}), {b}), 100)", ("grow", "grew", "growth", "increase", "decrease", "change", "rise", "rose", "fell")),
     ("difference", "abs(sub({a}, {b}))", ("difference", "between")),
@@ -885,11 +954,13 @@ _NUMBER_FORMS = (("product", "mul({a}, {n})", ("times", "per", "at")), ("quotien
 _DATE_FORMS = (("year", "year({a})", ("year", "when")), ("month", "month({a})", ("month",)))
 _DATE_PAIR_FORMS = (("years", "sub(year({a}), year({b}))", ("years", "how long", "how many years")),)
 _AVERAGE_CUES = ("average", "mean")
+_RANK_CUES = ("rank", "place", "position")
 
 
 def _shape(expression: str) -> str:
     """An expression with its variables as ``?`` and its numbers as ``#``: what a form of arithmetic looks like."""
-    return re.sub(r"(?<![\w?.])\d+(?:\.\d+)?(?![\w.])", "#", re.sub(r"\?\w+", "?", expression))
+    plain = re.sub(r"to_decimal\(([\d.]+)\)", r"\1", re.sub(r"\?\w+", "?", expression))
+    return re.sub(r"(?<![\w?.])\d+(?:\.\d+)?(?![\w.])", "#", plain)
 
 
 #: The cue words of each shape of arithmetic (see :func:`arithmetic_score`).
@@ -903,7 +974,8 @@ _GROWTH_SHAPE = _shape("mul(div(sub(?a, ?b), ?b), 100)")
 
 
 def arithmetic_score(question: str | None, action: str) -> float:
-    """How well an ``add_bind`` step fits the question: the cue words of its shape of arithmetic found there.
+    """How well an ``add_bind`` step fits the question: the cue words of its shape of arithmetic found there
+    (an ``add_rank`` by "rank", "place"; an ``add_compare`` by a yes/no question).
 
     Example:
         >>> q = "By what percentage did the population of Berlin grow between 2011 and 2021?"
@@ -913,8 +985,12 @@ def arithmetic_score(question: str | None, action: str) -> float:
     """
     text = f" {(question or '').lower()} "
     expression = action[len("add_bind("):].rsplit(", ", 1)[0]
-    if expression.startswith("avg("):
-        cues: tuple[str, ...] = _AVERAGE_CUES
+    if action.startswith("add_compare("):  # a comparison answers a yes/no question
+        return 2.0 if re.match(r"\s*(is|are|was|were|did|does|do|has|have|had)\b", text) else 0.0
+    if action.startswith("add_rank("):
+        cues: tuple[str, ...] = _RANK_CUES
+    elif expression.startswith("avg("):
+        cues = _AVERAGE_CUES
     else:
         cues = _CUES_BY_SHAPE.get(_shape(expression), ())
     hits = sum(1 for c in cues if re.search(r"(?<![a-z])" + re.escape(c) + r"(?![a-z])", text))
@@ -934,7 +1010,7 @@ def _arithmetic_steps(env: Any, ep: _Episode) -> list[NextStep]:
         for b in numbers:
             if a != b:
                 lines += [(name, form.format(a=a, b=b)) for name, form, _ in _PAIR_FORMS]
-        lines += [(name, form.format(a=a, n=n)) for n in ep.literals["numbers"] for name, form, _ in _NUMBER_FORMS]
+        lines += [(name, form.format(a=a, n=_number_text(n))) for n in ep.literals["numbers"] for name, form, _ in _NUMBER_FORMS]
     if len(numbers) >= 3:
         lines.append(("average", f"avg({', '.join(numbers)})"))
     for a in dates:
@@ -970,3 +1046,117 @@ def _class_steps(env: Any, ep: _Episode) -> list[NextStep]:
         if cache[entity]:
             steps.append(NextStep(f"add_type_constrain({entity}, {_fresh(names.get(entity, 'x'), set(ep.taken))})", "constrain"))
     return steps
+
+
+#: A Wikidata property id at the end of a relation name (``wdt:P17``, ``p:P1082``, ``<.../P31>``).
+_PID = re.compile(r"(?:^|[:/])(P[0-9]+)>?$")
+
+
+def _labelled(env: Any, rank: Rank) -> Rank:
+    """On a KB in Wikidata's statement model, a ranker that reads each relation with its property's label.
+
+    ``wdt:P17`` says nothing to a ranker; ``country wdt:P17`` does. The labels cost one query per
+    KB object and property (kept). Elsewhere the ranker is returned as it is.
+    """
+    if not env.kb.profile.statement_model:
+        return rank
+
+    def ranked(question: str | None, relations: list[str]) -> list[str]:
+        pids = {r: m.group(1) for r in relations if (m := _PID.search(r))}
+        labels = _labels(env.kb, set(pids.values())) if pids else {}
+        keyed = {f"{labels.get(pids.get(r, ''), '')} {r}".strip(): r for r in relations}
+        return [keyed[k] for k in rank(question, list(keyed)) if k in keyed]
+
+    return ranked
+
+
+#: The time steps of MarkQA and the direct property each reads.
+_TIME_STEPS = (("add_start_time", "P580", "start"), ("add_end_time", "P582", "end"), ("add_time", "P585", "time"))
+
+
+def _time_steps(env: Any, ep: _Episode) -> list[NextStep]:
+    """``add_start_time``/``add_end_time``/``add_time`` of what was looked at and has that property (no KB query)."""
+    steps = []
+    names = {entity: mention for mention, entity in env.memory.entities.items()}
+    for key in [*ep.entities, *reversed(ep.variables)]:
+        rels = ep.looked.get(key)
+        if rels is None:
+            continue
+        pids = {m.group(1) for r in rels.forward if (m := _PID.search(r)) and r.startswith("wdt:")}
+        for action, pid, word in _TIME_STEPS:
+            if pid in pids and action in env.actions.names and not any(b.startswith(f"{action}(") and key in b for b in ep.built):
+                hint = f"{names.get(key, key.lstrip('?'))}_{word}"
+                steps.append(NextStep(f"{action}({key}, {_fresh(hint, set(ep.taken))})", "quantity"))
+    return steps
+
+
+def _number_text(number: str) -> str:
+    """A number of the question as an expression operand: a decimal as MarkQA writes it, ``to_decimal(0.3048)``."""
+    return f"to_decimal({number})" if "." in number else number
+
+
+def _literal_comparisons(env: Any, ep: _Episode) -> list[NextStep]:
+    """Comparisons with the question's numbers and days: ``add_compare`` (yes/no) and ``add_filter`` on dates;
+    ``add_rank`` of one numeric variable among another's values; ``add_assignment`` of the linked entities."""
+    steps: list[NextStep] = []
+    if ep.query.is_ask:
+        return steps
+    numbers = [v for v in ep.variables if ep.kinds[v] == "number"]
+    for var in numbers:
+        steps += [NextStep(f"add_compare({var}, {op}, {n})", "aggregate") for n in ep.literals["numbers"] for op in (">", "<")]
+    for var in (v for v in ep.variables if ep.kinds[v] == "date"):
+        for day in ep.literals.get("dates", ()):
+            steps += [NextStep(f"add_filter({var}, {op}, {day})", "constrain") for op in (">", "<")]
+            steps += [NextStep(f"add_compare({var}, {op}, {day})", "aggregate") for op in (">", "<")]
+    if "add_rank" in env.actions.names:
+        recent = numbers[-_ARITHMETIC_VARIABLES:]
+        steps += [NextStep(f"add_rank({a}, {b}, {_fresh('rank', set(ep.taken))})", "arithmetic") for a in recent for b in recent if a != b]
+    if "add_assignment" in env.actions.names and len(ep.entities) >= 2 and not ep.query.steps:
+        steps.append(NextStep(f"add_assignment(({', '.join(ep.entities)}), {_fresh('item', set(ep.taken))})", "constrain"))
+    return steps
+
+
+def _structural_kinds(query: Any, values: dict[str, tuple[Value, ...]]) -> dict[str, str]:
+    """Kinds the steps say when no value of the variable was shown: a quantity's amount is a number, its
+    point in time asked for and a start, end or point in time are dates."""
+    out: dict[str, str] = {}
+    for step in query.steps:
+        if isinstance(step, QuantityBase):
+            out[str(step.tag)] = "number"  # type: ignore[attr-defined]
+            if isinstance(step, Quantity) and isinstance(step.time, Variable):
+                out[str(step.time)] = "date"
+        elif isinstance(step, PropertyFact) and isinstance(step.tail, Variable):
+            out[str(step.tail)] = "date"
+    return {var: kind for var, kind in out.items() if not values.get(var)}
+
+
+def _relation_names(env: Any, ep: _Episode) -> dict[str, str]:
+    """On Wikidata: each looked-at relation's property label as a variable name (``wdt:P17`` -> ``country``)."""
+    relations = {r for rels in ep.looked.values() for r in rels.all()}
+    pids = {r: m.group(1) for r in relations if (m := _PID.search(r))}
+    labels = _labels(env.kb, set(pids.values())) if pids else {}
+    return {r: re.sub(r"\W+", "_", labels[p].lower()).strip("_") for r, p in pids.items() if labels.get(p)}
+
+
+#: Entity variables (newest first) a linking probe asks about, and the relations it reads per pair.
+_LINKED_VARIABLES, _LINK_ROWS = 2, 10
+
+
+def _links(env: Any, ep: _Episode) -> dict[str, list[tuple[str, str]]]:
+    """The relations that join an entity variable to a linked entity not in the query yet: one bounded
+    query per (variable, entity) pair (the query so far plus ``?var ?relation entity``, ``LIMIT``)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    variables = [v for v in reversed(ep.variables) if ep.kinds[v] == "entity"][:_LINKED_VARIABLES]
+    for var in variables:
+        for entity in (e for e in ep.entities if e not in ep.in_query):
+            relation = _fresh("link_relation", set(ep.taken))
+            try:
+                probe = ep.query.add_fact(var, relation, entity).set_answer(relation)
+                rows = env.kb.select(probe.sparql() + f"LIMIT {_LINK_ROWS}\n")
+            except PyQLError:
+                continue
+            for row in rows:
+                term = row.get(relation[1:])
+                if isinstance(term, IRI) and not env.kb.profile.is_hidden(term.value) and term.value != env.kb.profile.type_predicate:
+                    out.setdefault(var, []).append((env.kb.profile.shorten(term.value), entity))
+    return out

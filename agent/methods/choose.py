@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
-from pyql.next_steps import NextStep, arithmetic_score, next_steps, variable_kinds
+from pyql.next_steps import NextStep, arithmetic_score, next_steps, question_literals, variable_kinds
 
 __all__ = [
     "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "fact_relation", "model_order", "parse_choice",
@@ -149,6 +149,8 @@ _OPERATOR_CUES: dict[str, tuple[str, ...]] = {
     "<": ("below", "under", "less", "fewer", "lower", "smaller", "weaker", "before"),
 }
 _WORDS = re.compile(r"[a-z0-9]+")
+#: A relation named by a bare property id (Wikidata's ``wdt:P17``): its words are not in its name.
+_OPAQUE = re.compile(r"(?:^|[:/])P[0-9]+>?$")
 #: The steps that say what a query answers (execute() ranks first after one of them).
 _EXPLICIT = ("set_answer(", "add_count(", "add_sum(", "add_avg(", "add_compare(", "add_bind(", "add_rank(", "add_max(", "add_min(", "set_head(")
 #: Cue words of an order in time: they point at a date, not at a number.
@@ -334,7 +336,7 @@ class _Ranking:
             built=_Built.of(built),
             any_built=bool(built),
             unused=[e for e in entities if e not in in_query],
-            numbers=re.findall(r"\d+(?:\.\d+)?", q),
+            numbers=re.findall(r"\d+(?:\.\d+)?", q) + question_literals(q)["numbers"],
             aggregate_cue=any(_cues_in(q, _CUES[n]) for n in ("add_count", "add_sum", "add_avg")),
             operators={op for op, cues in _OPERATOR_CUES.items() if _cues_in(q, cues)},
             temporal=bool(_cues_in(q, _TEMPORAL)) or bool(re.search(r"\b1\d{3}\b|\b20\d\d\b", q)),
@@ -355,6 +357,8 @@ class _Ranking:
             return self.quantity(args)
         if step.kind == "arithmetic":
             return 1.0 + 1.5 * arithmetic_score(self.q, step.action)
+        if name == "add_assignment":  # the linked entities taken together: a sum, an average, each of them
+            return 2.5 if self.aggregate_cue or _cues_in(self.q, ("each", "together", "combined")) else 0.5
         if name == "add_type_constrain" and args.rsplit(", ", 1)[-1] not in self.kinds:
             return 2.5  # a linked entity that is a class: the question asks about its instances
         if name in ("add_max", "add_min"):
@@ -379,6 +383,9 @@ class _Ranking:
         rest = _stems(relation) - prop
         fresh_entity = self.comparison and (head in self.unused or tail in self.unused)
         seen = set() if fresh_entity else self.built.used
+        if _OPAQUE.search(relation):  # a Wikidata property id says nothing: the new variable is named after its label
+            prop = _stems(" ".join(x.lstrip("?") for x in (head, tail) if x.startswith("?") and x not in self.kinds).replace("_", " "))
+            index += 30 if relation.startswith("p:") else 0  # a full statement (an unnamed node) after the direct value
         value = 2.0 * len((prop & self.words) - seen) + 0.5 * len((rest & self.words) - seen) - 0.01 * index
         if relation in self.built.relations and "same" not in self.words and not fresh_entity:
             value -= 1.0
@@ -410,13 +417,15 @@ class _Ranking:
 
     def cued(self, name: str, args: str) -> float:
         """A count, sum, average or comparison: by its cue words (a comparison also by its operator)."""
+        if name == "add_compare":
+            # a comparison answers yes or no: a yes/no question ranks it high, one that asks for something else low
+            op = args.split(", ")[1]
+            yes_no = re.match(r"\s*(is|are|was|were|did|does|do|has|have|had|can|could|will|would)\b", self.question)
+            if not (yes_no or _cues_in(self.q, _CUES[name])):
+                return -1.0
+            return (3.0 if yes_no else 0.5) + (0.2 if op in self.operators else 0.0)
         if not _cues_in(self.q, _CUES[name]):
             return -1.0
-        if name == "add_compare":
-            op = args.split(", ")[1]
-            # a comparison answers yes or no: a question that asks for something else ranks it low
-            yes_no = re.match(r"\s*(is|are|was|were|did|does|do|has|have|had|can|could|will|would)\b", self.question)
-            return (3.0 if yes_no else 0.5) + (0.2 if op in self.operators else 0.0)
         return 3.0
 
     def quantity(self, args: str) -> float:
@@ -424,7 +433,8 @@ class _Ranking:
         parts = args.split(", ")
         tag = parts[2].lstrip("?") if len(parts) > 2 else ""
         years = re.findall(r"(?<!\d)(\d{4})(?!\d)", tag)
-        value = 1.0 + 1.0 * len(_stems(tag.replace("_", " ")) & self.words)
+        own = _stems(parts[0].lstrip("?").replace("_", " ")) if parts[0].startswith("?") else set()  # a variable's own name
+        value = 1.0 + 1.0 * len((_stems(tag.replace("_", " ")) - own) & self.words)
         if years:
             value += 1.0 if years[-1] in self.numbers else -1.0
         if (parts[0].removeprefix("wd:"), parts[1]) in self.built.quantities and not (years and years[-1] in self.numbers):
