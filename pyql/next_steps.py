@@ -659,24 +659,40 @@ def next_steps(
     facts = _looked_facts(ep, rank, per_argument) + _vocabulary_facts(env, ep, rank, vocabulary_limit, vocabulary)
     constrain, aggregate = _modifiers(env, ep, rank)
     constrain = [*_class_steps(env, ep), *constrain]
-    quantities = [*_quantity_steps(env, ep, rank, per_argument), *_time_steps(env, ep)]
-    arithmetic = [*_arithmetic_steps(env, ep), *_literal_comparisons(env, ep)]
-    if arithmetic:  # MarkQA's numbers: comparisons go with the arithmetic, all ordered by the question's cues
-        arithmetic += [step for step in aggregate if step.action.startswith("add_compare(")]
-        aggregate = [step for step in aggregate if not step.action.startswith("add_compare(")]
-        arithmetic = sorted(dict.fromkeys(arithmetic), key=lambda step: -arithmetic_score(ep.question, step.action))
+    quantities, arithmetic, aggregate = _numeric_steps(env, ep, rank, per_argument, aggregate)
     answers, finish, looks = _ends(ep)
     if not verify:
         return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
+    buckets = (quantities, facts, arithmetic, [*constrain, *aggregate], [*answers, *finish, *looks])
+    return _verified(env, ep, buckets, limit, preview_chars)
+
+
+def _numeric_steps(
+    env: Any, ep: _Episode, rank: Rank, per_argument: int, aggregate: list[NextStep]
+) -> tuple[list[NextStep], list[NextStep], list[NextStep]]:
+    """MarkQA's quantity steps, and its arithmetic with the comparisons taken from ``aggregate`` (ordered by the
+    question's cues); ``aggregate`` without them. Nothing changes where MarkQA's actions are not offered."""
+    quantities = [*_quantity_steps(env, ep, rank, per_argument), *_time_steps(env, ep)]
+    arithmetic = [*_arithmetic_steps(env, ep), *_literal_comparisons(env, ep)]
+    if arithmetic:
+        arithmetic += [step for step in aggregate if step.action.startswith("add_compare(")]
+        aggregate = [step for step in aggregate if not step.action.startswith("add_compare(")]
+        arithmetic = sorted(dict.fromkeys(arithmetic), key=lambda step: -arithmetic_score(ep.question, step.action))
+    return quantities, arithmetic, aggregate
+
+
+def _verified(env: Any, ep: _Episode, buckets: tuple[list[NextStep], ...], limit: int, preview_chars: int) -> list[NextStep]:
+    """The candidates of each bucket that run, within the bucket's share of ``limit`` (see :func:`next_steps`)."""
+    quantities, facts, arithmetic, modifiers_, ends_ = buckets
     # answers, execute() and looks are always listed; arithmetic gets a third of what is left (at
     # least 4), constraints and aggregates a third of the rest (at least 4), quantities half of what
     # then remains (at least 4), facts the rest; a bucket with fewer steps leaves its room to the next
     before = set(ep.variables)
-    ends = _kept(env, [*answers, *finish, *looks], limit, before, preview_chars)
+    ends = _kept(env, ends_, limit, before, preview_chars)
     room = max(limit - len(ends), 0)
     bound = _kept(env, arithmetic, min(room, max(room // 3, 4)) if arithmetic else 0, before, preview_chars)
     room -= len(bound)
-    modifiers = _kept(env, [*constrain, *aggregate], min(room, max(room // 3, 4)), before, preview_chars)
+    modifiers = _kept(env, modifiers_, min(room, max(room // 3, 4)), before, preview_chars)
     room -= len(modifiers)
     measured = _kept(env, quantities, min(room, max(room // 2, 4)) if quantities else 0, before, preview_chars)
     found = _kept(env, facts, room - len(measured), before, preview_chars)

@@ -71,6 +71,7 @@ __all__ = [
     "check_lines",
     "LlamaGrammarChecker",
     "KIND_RULES",
+    "MARKQA_KIND_RULES",
     "EXPRESSION_DEPTH",
     "expression_rules",
 ]
@@ -107,11 +108,13 @@ KIND_RULES: dict[str, str] = {
     "relation": "relation",
     "node": "node",
     "operator": "operator",
-    "flag": "flag",
-    "time": "time",
-    "values": "values",
-    "expression": "expression",
 }
+
+#: The GBNF rule of each parameter kind of MarkQA's actions (:data:`pyql.sparql_actions.MARKQA_KINDS`;
+#: ``markqa``, an id, a variable or a name, uses ``text``).
+MARKQA_KIND_RULES: dict[str, str] = {"flag": "flag", "time": "time", "values": "values", "expression": "expression"}
+
+_KIND_RULE = {**KIND_RULES, **MARKQA_KIND_RULES}
 
 
 def expression_rules(depth: int = EXPRESSION_DEPTH, operand: str = "operand", name: str = "expression") -> list[str]:
@@ -161,21 +164,21 @@ def _call_rule(spec: Any) -> str:
     params = list(spec.params)
     required = [p for p in params if p.required]
     optional = [p for p in params if not p.required]
-    parts = [KIND_RULES.get(p.kind, "text") for p in required]
+    parts = [_KIND_RULE.get(p.kind, "text") for p in required]
     body = " ws-sep ".join(parts)
     tail = ""
     for p in reversed(optional):
-        inner = "ws-sep " + KIND_RULES.get(p.kind, "text") + (" " + tail if tail else "")
+        inner = "ws-sep " + _KIND_RULE.get(p.kind, "text") + (" " + tail if tail else "")
         tail = f"({inner})?"
     if tail:
         if body:
             body = f"{body} {tail}"
         else:
             # only optional parameters: the first one has no leading comma
-            first = KIND_RULES.get(optional[0].kind, "text")
+            first = _KIND_RULE.get(optional[0].kind, "text")
             rest = ""
             for p in reversed(optional[1:]):
-                rest = f"(ws-sep {KIND_RULES.get(p.kind, 'text')}{(' ' + rest) if rest else ''})?"
+                rest = f"(ws-sep {_KIND_RULE.get(p.kind, 'text')}{(' ' + rest) if rest else ''})?"
             body = f"({first}{(' ' + rest) if rest else ''})?"
     inside = f" {body} " if body else " "
     return f'{_literal(spec.name + "(")}{inside}")"'

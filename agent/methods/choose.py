@@ -151,6 +151,8 @@ _OPERATOR_CUES: dict[str, tuple[str, ...]] = {
 _WORDS = re.compile(r"[a-z0-9]+")
 #: A relation named by a bare property id (Wikidata's ``wdt:P17``): its words are not in its name.
 _OPAQUE = re.compile(r"(?:^|[:/])P[0-9]+>?$")
+#: MarkQA's steps that make their new variable the answer by themselves (execute() is not first after them alone).
+_MEASURES = ("add_quantity", "add_start_time(", "add_end_time(", "add_time(")
 #: The steps that say what a query answers (execute() ranks first after one of them).
 _EXPLICIT = ("set_answer(", "add_count(", "add_sum(", "add_avg(", "add_compare(", "add_bind(", "add_rank(", "add_max(", "add_min(", "set_head(")
 #: Cue words of an order in time: they point at a date, not at a number.
@@ -267,13 +269,13 @@ class _Built:
     literal: bool = False  # a time span or a numeric filter is in the query
     hopped: set[str] = field(default_factory=set)  # heads of facts that lead on to a variable
     ordered: bool = False  # an argmax or argmin is in the query
-    explicit: bool = False  # the query was told what it answers: set_answer, an aggregate, a comparison, arithmetic
+    implicit: bool = False  # only a quantity says what the query answers (its amount), no set_answer, aggregate ...
     quantities: set[tuple[str, str]] = field(default_factory=set)  # (entity, property) of the quantities built
 
     @classmethod
     def of(cls, built: Sequence[str]) -> _Built:
         out = cls()
-        out.explicit = any(line.startswith(_EXPLICIT) for line in built)
+        out.implicit = any(line.startswith(_MEASURES) for line in built) and not any(line.startswith(_EXPLICIT) for line in built)
         for line in built:
             if line.startswith("add_fact("):
                 head, relation, tail = _fact_parts(line)
@@ -348,9 +350,9 @@ class _Ranking:
         name = step.action.split("(", 1)[0]
         args = step.action[len(name) + 1 : -1]
         if step.kind == "execute":
-            # an answer the query was told (set_answer, an aggregate, a comparison, arithmetic) comes first;
-            # the amount a quantity step answers by itself only after a step that fits the question better
-            return 10.0 if self.built.explicit else 2.0
+            # execute() comes first once listed, except when only a quantity step made its amount the
+            # answer: then after the steps that fit the question better (arithmetic, a comparison ...)
+            return 2.0 if self.built.implicit else 10.0
         if step.kind == "fact":
             return self.fact(index, step.action)
         if step.kind == "quantity":
