@@ -956,7 +956,7 @@ def _quantity_steps(env: Any, ep: _Episode, rank: Rank, per_argument: int) -> li
 
 #: The arithmetic an ``add_bind`` offers over two numeric variables ``{a}``, ``{b}``: name, expression, cue words.
 _PAIR_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("difference", "sub({a}, {b})", ("more", "less", "fewer", "difference", "longer", "shorter", "higher", "lower", "larger", "smaller", "exceed", "bigger", "how much")),
+    ("difference", "sub({a}, {b})", ("more", "less", "fewer", "difference", "longer", "shorter", "higher", "lower", "larger", "smaller", "exceed", "bigger", "how much", "by how many")),
     ("ratio", "div({a}, {b})", ("times", "ratio", "as many", "as much", "per", "factor")),
     ("percentage", "mul(div({a}, {b}), 100)", ("percentage", "percent", "share", "%")),
     ("growth", "mul(div(sub({a}, {b}), {b}), 100)", ("grow", "grew", "growth", "increase", "decrease", "change", "rise", "rose", "fell")),
@@ -1010,9 +1010,42 @@ def arithmetic_score(question: str | None, action: str) -> float:
     else:
         cues = _CUES_BY_SHAPE.get(_shape(expression), ())
     hits = sum(1 for c in cues if re.search(r"(?<![a-z])" + re.escape(c) + r"(?![a-z])", text))
-    # a change in percent: the growth form wins over the plain percentage when both cues are there
-    percent = hits and _shape(expression) == _GROWTH_SHAPE and re.search(r"percent|%", text)
-    return float(hits) + (1.0 if percent else 0.0)
+    # a change in percent: the growth form wins over the plain percentage when both cues are there,
+    # and without "percent" a growth is a difference ("by how many people did it grow")
+    if _shape(expression) == _GROWTH_SHAPE:
+        return float(hits) + 1.0 if hits and re.search(r"percent|%", text) else 0.5 * hits
+    return float(hits)
+
+
+def _years_of(query: Any) -> dict[str, int]:
+    """The year each quantity's amount was asked for (``add_quantity(..., ?pop, 2021)``: ``{"?pop": 2021}``)."""
+    out = {}
+    for step in query.steps:
+        if isinstance(step, Quantity) and isinstance(step.time, int):
+            out[str(step.tag)] = step.time
+        elif isinstance(step, Quantity) and isinstance(step.time, Literal) and step.time.lexical[:4].isdigit():
+            out[str(step.tag)] = int(step.time.lexical[:4])
+    return out
+
+
+def _pairs(variables: list[str], years: dict[str, int]) -> list[tuple[str, str]]:
+    """Ordered pairs of numeric variables, the likelier order first: the later year first when both have
+    one (a change over time), else the order they were made in (the order the question names them).
+
+    Example:
+        >>> _pairs(["?p2011", "?p2021"], {"?p2011": 2011, "?p2021": 2021})
+        [('?p2021', '?p2011'), ('?p2011', '?p2021')]
+        >>> _pairs(["?hamburg", "?munich"], {})
+        [('?hamburg', '?munich'), ('?munich', '?hamburg')]
+    """
+    def likely(pair: tuple[str, str]) -> bool:
+        a, b = pair
+        if a in years and b in years and years[a] != years[b]:
+            return years[a] > years[b]
+        return variables.index(a) < variables.index(b)
+
+    pairs = [(a, b) for a in variables for b in variables if a != b]
+    return [p for p in pairs if likely(p)] + [p for p in pairs if not likely(p)]
 
 
 def _arithmetic_steps(env: Any, ep: _Episode) -> list[NextStep]:
@@ -1022,10 +1055,9 @@ def _arithmetic_steps(env: Any, ep: _Episode) -> list[NextStep]:
     numbers = [v for v in ep.variables if ep.kinds[v] == "number"][-_ARITHMETIC_VARIABLES:]
     dates = [v for v in ep.variables if ep.kinds[v] == "date"][-_ARITHMETIC_VARIABLES:]
     lines: list[tuple[str, str]] = []
+    for a, b in _pairs(numbers, _years_of(ep.query)):
+        lines += [(name, form.format(a=a, b=b)) for name, form, _ in _PAIR_FORMS]
     for a in numbers:
-        for b in numbers:
-            if a != b:
-                lines += [(name, form.format(a=a, b=b)) for name, form, _ in _PAIR_FORMS]
         lines += [(name, form.format(a=a, n=_number_text(n))) for n in ep.literals["numbers"] for name, form, _ in _NUMBER_FORMS]
     if len(numbers) >= 3:
         lines.append(("average", f"avg({', '.join(numbers)})"))

@@ -23,7 +23,8 @@ expression MarkQA's expression functions nested as calls,
            :data:`EXPRESSION_DEPTH` calls deep; operands are variables,
            names (``pop_2011``), numbers, dates and strings
 values     ``(Q319, Q2347978)``: names, numbers, dates or literals
-other      a node, or free text without ``,()"`` and line breaks
+other      a node, or free text without ``,()"'`` and line breaks (a
+           quote starts a string in the action language: quote such text)
 ========== =========================================================
 
 MarkQA's numeric actions (``add_quantity``, ``add_bind``, ...) get these rules
@@ -89,7 +90,7 @@ literal ::= string ("@" [A-Za-z]+ ("-" [A-Za-z0-9]+)* | "^^" (name | iri))?
 operator ::= @OPERATORS@
 relation ::= name | iri | variable
 node ::= variable | name | iri | date | number | literal
-text ::= node | [^,()"\n` ] ([^,()"\n`]* [^,()"\n` ])?
+text ::= node | [^,()"'\n` ] ([^,()"'\n`]* [^,()"'\n` ])?
 flag ::= "true" | "false" | "True" | "False"
 time ::= flag | date | number | variable
 values ::= "(" value-item (ws-sep value-item)* ")"
