@@ -433,12 +433,14 @@ class _Ranking:
     def quantity(self, args: str) -> float:
         """A quantity: the question's words in its tag (the entity and the property's label), its year asked or not."""
         parts = args.split(", ")
-        tag = parts[2].lstrip("?") if len(parts) > 2 else ""
+        tag = next((p.lstrip("?") for p in parts[1:] if p.startswith("?")), "")
         years = re.findall(r"(?<!\d)(\d{4})(?!\d)", tag)
         own = _stems(parts[0].lstrip("?").replace("_", " ")) if parts[0].startswith("?") else set()  # a variable's own name
         value = 1.0 + 1.0 * len((_stems(tag.replace("_", " ")) - own) & self.words)
         if years:
             value += 1.0 if years[-1] in self.numbers else -1.0
+        if any(p in self.unused for p in parts[1:]):  # a qualifier's value is an entity of the question
+            value += 1.5
         if (parts[0].removeprefix("wd:"), parts[1]) in self.built.quantities and not (years and years[-1] in self.numbers):
             value -= 1.0  # the same amount again, with no other year the question asks for
         if len(parts) > 3 and parts[3] == "true":  # the time asked for: a question about when
