@@ -20,7 +20,16 @@ environment knows, so every entry is an action the KB can run now:
   values, ``add_time_constrain`` with start/end relations of the variable and
   dates of the question (years, "current": today) or of the values seen;
 * ``set_answer`` on an existing variable, and ``execute()`` once the query
-  says what it answers (after ``set_answer``, an aggregate or a comparison).
+  says what it answers (after ``set_answer``, an aggregate or a comparison);
+* on a KB in Wikidata's statement model whose environment offers MarkQA's
+  actions (:attr:`pyql.profiles.Profile.action_names`): ``add_quantity`` of
+  the linked entities and entity variables with the properties, times, units
+  and qualifiers one bounded probe saw (:func:`quantity_facts`), the start,
+  end and point in time, ``add_bind`` arithmetic over the numeric and date
+  variables bound so far and the question's numbers (ordered by the
+  question's cue words, :func:`arithmetic_score`), ``add_rank``,
+  comparisons with the question's numbers and days, and a linked class as
+  ``add_type_constrain(Q515, ?city)`` (``docs/agent.md``).
 
 Every list is bounded (relations ranked and capped per argument, a cap on
 the whole list). With ``verify=True`` each construction step is tried on
@@ -53,7 +62,7 @@ from typing import Any
 
 from pyql.errors import PyQLError
 from pyql.observation import Observation, Relations, Value
-from pyql.steps import PropertyFact, Quantity, QuantityBase
+from pyql.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
 from pyql.terms import Variable
 from pyql.terms import IRI, Literal
 
@@ -861,7 +870,7 @@ def _labels(kb: Any, props: Iterable[str]) -> dict[str, str]:
     return cache
 
 
-def _quantity_keys(ep: _Episode, mentions: dict[str, str]) -> list[tuple[str, list[IRI], str]]:
+def _quantity_keys(kb: Any, ep: _Episode, mentions: dict[str, str]) -> list[tuple[str, list[IRI], str]]:
     """What quantities are asked of: linked entities, then entity variables (newest first, their first values)."""
     keys: list[tuple[str, list[IRI], str]] = []
     names = {entity: mention for mention, entity in mentions.items()}
@@ -870,8 +879,17 @@ def _quantity_keys(ep: _Episode, mentions: dict[str, str]) -> list[tuple[str, li
     for var in reversed(ep.variables):
         if ep.kinds[var] == "entity":
             iris = [v.term for v in ep.values.get(var, ()) if isinstance(v.term, IRI)][:PROBE_VALUES]
-            keys.append((var, iris, var.lstrip("?")))
+            keys.append((var, iris or _sample_values(kb, ep.query, var), var.lstrip("?")))
     return keys
+
+
+def _sample_values(kb: Any, query: Any, var: str) -> list[IRI]:
+    """A variable's first values when no observation showed them: one query, ``LIMIT`` :data:`PROBE_VALUES`."""
+    try:
+        rows = kb.select(query.set_answer(var).sparql() + f"LIMIT {PROBE_VALUES}\n")
+    except PyQLError:
+        return []
+    return [t for t in (row.get(var[1:]) for row in rows) if isinstance(t, IRI)]
 
 
 def _built_quantities(ep: _Episode) -> set[tuple[str, str, str]]:
@@ -938,7 +956,7 @@ def _quantity_steps(env: Any, ep: _Episode, rank: Rank, per_argument: int) -> li
     if "add_quantity" not in env.actions.names or not env.kb.profile.statement_model:
         return []
     ranked: list[tuple[int, int, int, NextStep]] = []
-    for key_index, (key, iris, hint) in enumerate(_quantity_keys(ep, dict(env.memory.entities))):
+    for key_index, (key, iris, hint) in enumerate(_quantity_keys(env.kb, ep, dict(env.memory.entities))):
         values = iris or [env.kb.term(key, "entity")]
         if not all(isinstance(v, IRI) for v in values):
             continue
@@ -1166,7 +1184,7 @@ def _literal_comparisons(env: Any, ep: _Episode) -> list[NextStep]:
 
 def _structural_kinds(query: Any, values: dict[str, tuple[Value, ...]]) -> dict[str, str]:
     """Kinds the steps say when no value of the variable was shown: a quantity's amount is a number, its
-    point in time asked for and a start, end or point in time are dates."""
+    point in time asked for and a start, end or point in time are dates, a type's instances entities."""
     out: dict[str, str] = {}
     for step in query.steps:
         if isinstance(step, QuantityBase):
@@ -1175,6 +1193,8 @@ def _structural_kinds(query: Any, values: dict[str, tuple[Value, ...]]) -> dict[
                 out[str(step.time)] = "date"
         elif isinstance(step, PropertyFact) and isinstance(step.tail, Variable):
             out[str(step.tail)] = "date"
+        elif isinstance(step, TypeConstraint):
+            out[str(step.var)] = "entity"  # instances of a class (an observation may show only the answer)
     return {var: kind for var, kind in out.items() if not values.get(var)}
 
 
