@@ -512,7 +512,7 @@ _MARKQA_PARAMS: dict[str, str | None] = {
 }
 
 
-def _markqa_part(spec: Any, param: Any, state: StateVocabulary) -> str | None:
+def _markqa_part(param: Any, state: StateVocabulary) -> str | None:
     """The state rule of one parameter of MarkQA's kinds; None when nothing may be written yet."""
     if param.kind == "expression":
         return "expression" if state.variables else None
@@ -533,7 +533,7 @@ def _state_call_body(spec: Any, state: StateVocabulary, fact: list[str]) -> str 
     parts: list[tuple[str, bool]] = []
     for p in spec.params:
         if p.kind in _MARKQA_KINDS:
-            part = _markqa_part(spec, p, state)
+            part = _markqa_part(p, state)
         elif p.kind == "variable":
             part = "variable" if p.name.startswith("new") else ("var-old" if state.variables else None)
         elif p.kind == "relation":
