@@ -20,7 +20,16 @@ environment knows, so every entry is an action the KB can run now:
   values, ``add_time_constrain`` with start/end relations of the variable and
   dates of the question (years, "current": today) or of the values seen;
 * ``set_answer`` on an existing variable, and ``execute()`` once the query
-  says what it answers (after ``set_answer``, an aggregate or a comparison).
+  says what it answers (after ``set_answer``, an aggregate or a comparison);
+* on a KB in Wikidata's statement model whose environment offers MarkQA's
+  actions (:attr:`pyql.profiles.Profile.action_names`): ``add_quantity`` of
+  the linked entities and entity variables with the properties, times, units
+  and qualifiers one bounded probe saw (:func:`quantity_facts`), the start,
+  end and point in time, ``add_bind`` arithmetic over the numeric and date
+  variables bound so far and the question's numbers (ordered by the
+  question's cue words, :func:`arithmetic_score`), ``add_rank``,
+  comparisons with the question's numbers and days, and a linked class as
+  ``add_type_constrain(Q515, ?city)`` (``docs/agent.md``).
 
 Every list is bounded (relations ranked and capped per argument, a cap on
 the whole list). With ``verify=True`` each construction step is tried on
@@ -46,16 +55,26 @@ import dataclasses
 import datetime as _dt
 import re
 import weakref
+from decimal import Decimal
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyql.errors import PyQLError
 from pyql.observation import Observation, Relations, Value
+from pyql.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
+from pyql.terms import Variable
 from pyql.terms import IRI, Literal
 
 __all__ = [
     "NextStep",
+    "QuantityFacts",
+    "QUANTITY_PROBE_ROWS",
+    "arithmetic_score",
+    "auxiliary_variables",
     "next_steps",
+    "quantity_facts",
+    "quantity_probe_query",
     "overlap_rank",
     "question_literals",
     "relation_vocabulary",
@@ -71,7 +90,7 @@ _SPANS = (("from", "to"), ("start_date", "end_date"), ("start", "end"), ("date_f
 _CURRENT = re.compile(r"\b(current|currently|now|today|present|incumbent)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 _WORD = re.compile(r"[a-z0-9]+")
-_AGGREGATES = ("add_count(", "add_sum(", "add_avg(")
+_AGGREGATES = ("add_count(", "add_sum(", "add_avg(", "add_bind(", "add_rank(")
 
 
 @dataclass(frozen=True)
@@ -192,6 +211,7 @@ def question_literals(question: str | None, today: _dt.date | None = None) -> di
             years.append(token)
         else:
             numbers.append(token)
+    numbers += _scaled_numbers(text)
     years = list(dict.fromkeys(years))
     spans: list[tuple[str, str]] = [(f"{y}-12-31", f"{y}-01-01") for y in years]
     if len(years) >= 2:
@@ -200,7 +220,38 @@ def question_literals(question: str | None, today: _dt.date | None = None) -> di
     if _CURRENT.search(text):
         day = (today or _dt.date.today()).isoformat()
         spans.append((day, day))
-    return {"years": years, "numbers": list(dict.fromkeys(numbers)), "spans": spans}
+    return {"years": years, "numbers": list(dict.fromkeys(numbers)), "spans": spans, "dates": _dates(text)}
+
+
+def _scaled_numbers(text: str) -> list[str]:
+    """The numbers a question writes with a scale word: "1.4 million" is 1400000, "one million" 1000000.
+
+    Example:
+        >>> _scaled_numbers("more than 1.4 million people, or one thousand")
+        ['1400000', '1000']
+    """
+    out = []
+    for match in _SCALED.finditer(text):
+        count = match.group(1).lower()
+        value = Decimal(_WORD_NUMBERS[count]) if count in _WORD_NUMBERS else Decimal(count)
+        scaled = value * _SCALES[match.group(2).lower()]
+        out.append(str(scaled.quantize(Decimal(1))) if scaled == scaled.to_integral_value() else format(scaled.normalize(), "f"))
+    return out
+
+
+def _dates(text: str) -> list[str]:
+    """The days a question names, as ISO dates ("31 December 2021", "December 31, 2021", "2021-12-31").
+
+    Example:
+        >>> _dates("on 31 December 2021, after January 1, 2015 or on 2020-08-08")
+        ['2021-12-31', '2015-01-01', '2020-08-08']
+    """
+    found: list[tuple[int, str]] = [(m.start(), m.group(0)) for m in _ISO_DATE.finditer(text)]
+    for m in _DAY_MONTH_YEAR.finditer(text):
+        found.append((m.start(), f"{m.group(3)}-{_MONTHS.index(m.group(2).lower()) + 1:02d}-{int(m.group(1)):02d}"))
+    for m in _MONTH_DAY_YEAR.finditer(text):
+        found.append((m.start(), f"{m.group(3)}-{_MONTHS.index(m.group(1).lower()) + 1:02d}-{int(m.group(2)):02d}"))
+    return list(dict.fromkeys(date for _, date in sorted(found)))
 
 
 def overlap_rank(question: str | None, relations: list[str]) -> list[str]:
@@ -280,6 +331,31 @@ def variable_kinds(env: Any) -> dict[str, str]:
     return {str(v): _kind(values.get(str(v), ())) for v in env.query.variables}
 
 
+def auxiliary_variables(query: Any) -> set[str]:
+    """The variables a step makes for its own pattern, never an answer: a quantity's statement and value
+    nodes, its unit conversion, and the point in time of a year or date it was asked for.
+
+    The choose mode offers no step on them (MarkQA names them ``?statement_<tag>``, ``?value_st_<tag>`` ...).
+
+    Example:
+        >>> from pyql.query import Query
+        >>> sorted(auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", 2011)))
+        ['?statement_pop', '?time_pop', '?value_st_pop']
+        >>> sorted(auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", True)))
+        ['?statement_pop', '?value_st_pop']
+    """
+    out: set[str] = set()
+    for step in query.steps:
+        if isinstance(step, QuantityBase):
+            made = [step.statement_var, step.value_node_var]
+            if step.unit:
+                made += [step.conversion_var, step.amount_var]
+            if isinstance(step, Quantity) and isinstance(step.time, (int, Literal)) and step.time_var is not None:
+                made.append(step.time_var)
+            out |= {str(v) for v in made}
+    return out
+
+
 def _fresh(hint: str, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_]", "_", hint).strip("_").lower() or "x"
     if base[0].isdigit():
@@ -350,6 +426,8 @@ class _Episode:
     looked: dict[str, Relations]
     literals: dict[str, Any]
     in_query: str
+    relation_names: dict[str, str] = dataclasses.field(default_factory=dict)  # relation -> a fresh variable's name
+    links: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)  # variable -> (relation, linked entity)
 
 
 def _episode(env: Any, today: _dt.date | None) -> _Episode:
@@ -357,7 +435,9 @@ def _episode(env: Any, today: _dt.date | None) -> _Episode:
     query = env.query
     memory = env.memory
     built = set(query.actions())
-    variables = [str(v) for v in query.variables]
+    taken = [str(v) for v in query.variables]
+    hidden = auxiliary_variables(query)
+    variables = [v for v in taken if v not in hidden]
     values = _values(env)
     text = env.question or ""
     for mention in memory.entities:  # a year in an entity's name ("2005 Atlantic hurricane season") is not a constraint
@@ -367,14 +447,30 @@ def _episode(env: Any, today: _dt.date | None) -> _Episode:
         query=query,
         built=built,
         variables=variables,
-        taken=set(variables),
+        taken=set(taken),
         values=values,
-        kinds={v: _kind(values.get(v, ())) for v in variables},
+        kinds={v: _kind(values.get(v, ())) for v in variables} | _structural_kinds(query, values),
         entities=list(dict.fromkeys(memory.entities.values())),
-        looked=dict(memory.relations),
+        looked=_looked(env),
         literals=question_literals(text, today),
         in_query=" ".join(built),
     )
+
+
+def _looked(env: Any) -> dict[str, Relations]:
+    """The relations looks returned, by what was looked at; a linked entity also under its id as linked
+    (a look keeps the KB's short name: ``wd:Q64`` for the linked ``Q64``)."""
+    looked = dict(env.memory.relations)
+    for entity in env.memory.entities.values():
+        if entity not in looked:
+            try:
+                term = env.kb.term(entity, "entity")
+            except PyQLError:
+                continue
+            short = env.kb.profile.shorten(term.value) if isinstance(term, IRI) else None
+            if short in looked:
+                looked[entity] = looked[short]
+    return looked
 
 
 def _looked_facts(ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]:
@@ -391,13 +487,14 @@ def _looked_facts(ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]
                 facts += _forward_facts(ep, key, rel)
             elif not any(b.startswith("add_fact(?") and b.endswith(f", {rel}, {key})") for b in ep.built):
                 facts.append(NextStep(f"add_fact({_fresh(_subject_hint(rel), set(ep.taken))}, {rel}, {key})", "fact"))
+        facts += [NextStep(f"add_fact({key}, {rel}, {entity})", "fact") for rel, entity in ep.links.get(key, ())]
     return facts
 
 
 def _forward_facts(ep: _Episode, key: str, rel: str) -> list[NextStep]:
     """A forward relation of ``key``: to a fresh variable, and from a variable to a linked entity not used yet."""
     facts: list[NextStep] = []
-    line = f"add_fact({key}, {rel}, {_fresh(_object_hint(rel), set(ep.taken))})"
+    line = f"add_fact({key}, {rel}, {_fresh(ep.relation_names.get(rel) or _object_hint(rel), set(ep.taken))})"
     if not any(b.startswith(f"add_fact({key}, {rel}, ?") for b in ep.built):
         facts.append(NextStep(line, "fact"))
     if key.startswith("?"):
@@ -547,10 +644,13 @@ def next_steps(
         preview_chars: characters of the observation kept as a preview.
 
     Returns:
-        The steps in this order: facts, constraints, aggregates, answers,
-        ``execute()``, looks; empty once the episode is done. Answers,
-        ``execute()`` and looks are always listed; constraints and aggregates
-        take up to a third of the rest, facts what remains.
+        The steps in this order: quantities, facts, arithmetic, constraints,
+        aggregates, answers, ``execute()``, looks; empty once the episode is
+        done. Answers, ``execute()`` and looks are always listed; arithmetic
+        takes up to a third of the rest, constraints and aggregates up to a
+        third of what is left, quantities up to half of the remainder, facts
+        what remains (quantities and arithmetic only on a KB in Wikidata's
+        statement model whose environment offers MarkQA's actions).
 
     Example:
         >>> from pyql.kb import KB
@@ -561,21 +661,51 @@ def next_steps(
     """
     if env.done:
         return []
-    rank = rank or overlap_rank
+    rank = _labelled(env, rank or overlap_rank)
     ep = _episode(env, today)
+    if env.kb.profile.statement_model:
+        ep = dataclasses.replace(ep, relation_names=_relation_names(env, ep), links=_links(env, ep))
     facts = _looked_facts(ep, rank, per_argument) + _vocabulary_facts(env, ep, rank, vocabulary_limit, vocabulary)
     constrain, aggregate = _modifiers(env, ep, rank)
+    constrain = [*_class_steps(env, ep), *constrain]
+    quantities, arithmetic, aggregate = _numeric_steps(env, ep, rank, per_argument, aggregate)
     answers, finish, looks = _ends(ep)
     if not verify:
-        return list(dict.fromkeys([*facts, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
-    # answers, execute() and looks are always listed; constraints and aggregates get a third
-    # of what is left (at least 4), facts the rest
+        return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
+    buckets = (quantities, facts, arithmetic, [*constrain, *aggregate], [*answers, *finish, *looks])
+    return _verified(env, ep, buckets, limit, preview_chars)
+
+
+def _numeric_steps(
+    env: Any, ep: _Episode, rank: Rank, per_argument: int, aggregate: list[NextStep]
+) -> tuple[list[NextStep], list[NextStep], list[NextStep]]:
+    """MarkQA's quantity steps, and its arithmetic with the comparisons taken from ``aggregate`` (ordered by the
+    question's cues); ``aggregate`` without them. Nothing changes where MarkQA's actions are not offered."""
+    quantities = [*_quantity_steps(env, ep, rank, per_argument), *_time_steps(env, ep)]
+    arithmetic = [*_arithmetic_steps(env, ep), *_literal_comparisons(env, ep)]
+    if arithmetic:
+        arithmetic += [step for step in aggregate if step.action.startswith("add_compare(")]
+        aggregate = [step for step in aggregate if not step.action.startswith("add_compare(")]
+        arithmetic = sorted(dict.fromkeys(arithmetic), key=lambda step: -arithmetic_score(ep.question, step.action))
+    return quantities, arithmetic, aggregate
+
+
+def _verified(env: Any, ep: _Episode, buckets: tuple[list[NextStep], ...], limit: int, preview_chars: int) -> list[NextStep]:
+    """The candidates of each bucket that run, within the bucket's share of ``limit`` (see :func:`next_steps`)."""
+    quantities, facts, arithmetic, modifiers_, ends_ = buckets
+    # answers, execute() and looks are always listed; arithmetic gets a third of what is left (at
+    # least 4), constraints and aggregates a third of the rest (at least 4), quantities half of what
+    # then remains (at least 4), facts the rest; a bucket with fewer steps leaves its room to the next
     before = set(ep.variables)
-    ends = _kept(env, [*answers, *finish, *looks], limit, before, preview_chars)
+    ends = _kept(env, ends_, limit, before, preview_chars)
     room = max(limit - len(ends), 0)
-    modifiers = _kept(env, [*constrain, *aggregate], min(room, max(room // 3, 4)), before, preview_chars)
-    found = _kept(env, facts, room - len(modifiers), before, preview_chars)
-    return [*found, *modifiers, *ends]
+    bound = _kept(env, arithmetic, min(room, max(room // 3, 4)) if arithmetic else 0, before, preview_chars)
+    room -= len(bound)
+    modifiers = _kept(env, modifiers_, min(room, max(room // 3, 4)), before, preview_chars)
+    room -= len(modifiers)
+    measured = _kept(env, quantities, min(room, max(room // 2, 4)) if quantities else 0, before, preview_chars)
+    found = _kept(env, facts, room - len(measured), before, preview_chars)
+    return [*measured, *found, *bound, *modifiers, *ends]
 
 
 def _preview(record: Any, before: set[str], limit: int) -> str:
@@ -597,3 +727,504 @@ def _preview(record: Any, before: set[str], limit: int) -> str:
     else:
         text = record.observation
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+# ---------------------------------------------------------------------------
+# quantities and arithmetic (a KB in Wikidata's statement model, MarkQA's actions)
+
+#: Rows one quantity probe reads at most: its cost does not grow with the KB.
+QUANTITY_PROBE_ROWS = 200
+#: Values of a variable one quantity probe asks about (its first values seen).
+PROBE_VALUES = 5
+#: Years of one property offered beyond the question's own (the latest observed first).
+_OTHER_YEARS = 2
+#: Numeric variables the arithmetic is enumerated over (the newest).
+_ARITHMETIC_VARIABLES = 4
+#: Wikidata's unit "1" (a count, no unit to convert).
+_NO_UNIT = "http://www.wikidata.org/entity/Q199"
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
+_WORD_NUMBERS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"))}
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join(_WORD_NUMBERS) + r")\s+(thousand|million|billion)\b", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})\s+(" + "|".join(_MONTHS) + r")\s+(\d{4})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+(\d{4})\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class QuantityFacts:
+    """What a quantity probe saw of one property: units, points in time (``pq:P585``) and qualifiers.
+
+    Attributes:
+        prop: the property id of the amount, e.g. ``P1082`` (a qualifier's, e.g. ``P2067``, when ``held_by``).
+        units: the unit IRIs seen.
+        times: the lexical forms of the points in time seen, sorted.
+        qualifiers: (qualifier property id, entity IRI) pairs seen on the statements (other than ``P585``).
+        held_by: for an amount held by a qualifier: the (property id, entity IRI) pairs of the statements holding it.
+    """
+
+    prop: str
+    units: tuple[str, ...] = ()
+    times: tuple[str, ...] = ()
+    qualifiers: tuple[tuple[str, str], ...] = ()
+    held_by: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def years(self) -> list[str]:
+        """The years of the points in time, latest first."""
+        return sorted({t[:4] for t in self.times if re.match(r"\d{4}", t)}, reverse=True)
+
+    @property
+    def has_unit(self) -> bool:
+        """Whether an amount has a unit to convert (not Wikidata's "1")."""
+        return any(u != _NO_UNIT for u in self.units)
+
+
+def quantity_probe_query(profile: Any, values: Sequence[IRI], limit: int = QUANTITY_PROBE_ROWS) -> str:
+    """The bounded query that reads the quantities of some entities: units, times, qualifiers.
+
+    An amount is a ``psv:`` value of a statement, or a ``pqv:`` value of a
+    qualifier (then the statement's ``ps:`` entity says what holds it).
+
+    Example:
+        >>> from pyql.profiles import WIKIDATA
+        >>> q = quantity_probe_query(WIKIDATA, [IRI("http://www.wikidata.org/entity/Q64")])
+        >>> "VALUES ?e { wd:Q64 }" in q, q.rstrip().endswith("LIMIT 200")
+        (True, True)
+    """
+    names = " ".join(profile.sparql_iri(v.value) for v in values)
+    return profile.prefix_lines() + (
+        f"SELECT ?claim ?psv ?unit ?time ?qualifier ?qobj ?ps ?held WHERE {{ VALUES ?e {{ {names} }}\n"
+        "  ?e ?claim ?st . ?st ?psv ?node . ?node wikibase:quantityAmount ?amount .\n"
+        "  OPTIONAL { ?node wikibase:quantityUnit ?unit } OPTIONAL { ?st pq:P585 ?time }\n"
+        "  OPTIONAL { ?st ?qualifier ?qobj . FILTER(isIRI(?qobj) && STRSTARTS(STR(?qualifier), STR(pq:)) && ?qualifier != pq:P585) }\n"
+        "  OPTIONAL { FILTER(STRSTARTS(STR(?psv), STR(pqv:))) ?st ?ps ?held . FILTER(isIRI(?held) && STRSTARTS(STR(?ps), STR(ps:))) }\n"
+        f"}} LIMIT {int(limit)}\n"
+    )
+
+
+_QUANTITIES: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[QuantityFacts]]] = weakref.WeakKeyDictionary()
+
+
+def _local(term: Any, namespace: str) -> str | None:
+    """The local name of an IRI in a namespace, else None."""
+    return term.value[len(namespace):] if isinstance(term, IRI) and term.value.startswith(namespace) else None
+
+
+def quantity_facts(kb: Any, values: Sequence[IRI]) -> list[QuantityFacts]:
+    """The quantity properties of some entities, with units, times and qualifiers: one bounded probe, kept per KB object.
+
+    Empty on a KB whose profile has no statement model (:attr:`pyql.profiles.Profile.statement_model`).
+
+    Example:
+        >>> import pyql
+        >>> from pathlib import Path
+        >>> from pyql.kb import KB
+        >>> kb = KB.open(str(Path(pyql.__file__).parent / "data" / "wikidata_demo.ttl"), profile="wikidata")
+        >>> facts = {f.prop: f for f in quantity_facts(kb, [IRI("http://www.wikidata.org/entity/Q64")])}
+        >>> sorted(facts), facts["P1082"].years
+        (['P1082', 'P2046'], ['2021', '2015', '2011'])
+    """
+    profile = kb.profile
+    if not profile.statement_model or not {"p", "ps", "psv", "pq", "pqv", "wikibase"} <= set(profile.prefixes) or not values:
+        return []
+    key = tuple(sorted(v.value for v in values))
+    cache = _QUANTITIES.setdefault(kb, {})
+    if key not in cache:
+        ns = profile.prefixes
+        seen: dict[str, tuple[set[str], set[str], set[tuple[str, str]], set[tuple[str, str]]]] = {}
+        for row in kb.select(quantity_probe_query(profile, values)):
+            main, qualifier = _local(row.get("psv"), ns["psv"]), _local(row.get("psv"), ns["pqv"])
+            if main is None and qualifier is None:
+                continue
+            units, times, qualifiers, held_by = seen.setdefault(("" if main else "pqv:") + (main or qualifier or ""), (set(), set(), set(), set()))
+            if isinstance(row.get("unit"), IRI):
+                units.add(row["unit"].value)
+            if isinstance(row.get("time"), Literal):
+                times.add(row["time"].lexical)
+            if main is not None and (name := _local(row.get("qualifier"), ns["pq"])) and isinstance(row.get("qobj"), IRI):
+                qualifiers.add((name, row["qobj"].value))
+            claim, statement = _local(row.get("claim"), ns["p"]), _local(row.get("ps"), ns["ps"])
+            if qualifier is not None and claim and claim == statement and isinstance(row.get("held"), IRI):
+                held_by.add((claim, row["held"].value))
+        cache[key] = [
+            QuantityFacts(p.removeprefix("pqv:"), *(tuple(sorted(x)) for x in sets)) for p, sets in seen.items()
+            if not p.startswith("pqv:") or sets[3]  # an amount held by a qualifier needs the statement holding it
+        ]
+    return cache[key]
+
+
+_LABELS: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _labels(kb: Any, props: Iterable[str]) -> dict[str, str]:
+    """Labels of ids such as ``P1082`` or ``Q6581072`` (one query for those not asked before), kept per KB object."""
+    cache = _LABELS.setdefault(kb, {})
+    missing = [p for p in dict.fromkeys(props) if p not in cache]
+    if missing:
+        for term, label in kb.labels(missing).items():
+            cache[kb.profile.shorten(term.value).split(":")[-1] if isinstance(term, IRI) else str(term)] = label or ""
+        for prop in missing:
+            cache.setdefault(prop, "")
+    return cache
+
+
+def _quantity_keys(kb: Any, ep: _Episode, mentions: dict[str, str]) -> list[tuple[str, list[IRI], str]]:
+    """What quantities are asked of: linked entities, then entity variables (newest first, their first values)."""
+    keys: list[tuple[str, list[IRI], str]] = []
+    names = {entity: mention for mention, entity in mentions.items()}
+    for entity in ep.entities:
+        keys.append((entity, [], names.get(entity, entity)))
+    for var in reversed(ep.variables):
+        if ep.kinds[var] == "entity":
+            iris = [v.term for v in ep.values.get(var, ()) if isinstance(v.term, IRI)][:PROBE_VALUES]
+            keys.append((var, iris or _sample_values(kb, ep.query, var), var.lstrip("?")))
+    return keys
+
+
+def _sample_values(kb: Any, query: Any, var: str) -> list[IRI]:
+    """A variable's first values when no observation showed them: one query, ``LIMIT`` :data:`PROBE_VALUES`."""
+    try:
+        rows = kb.select(query.set_answer(var).sparql() + f"LIMIT {PROBE_VALUES}\n")
+    except PyQLError:
+        return []
+    return [t for t in (row.get(var[1:]) for row in rows) if isinstance(t, IRI)]
+
+
+def _built_quantities(ep: _Episode) -> set[tuple[str, str, str]]:
+    """(entity, property, time) of the quantities already in the query."""
+    out = set()
+    for line in ep.built:
+        if line.startswith("add_quantity("):
+            parts = line[len("add_quantity("):-1].split(", ")
+            time = parts[3] if len(parts) > 3 and parts[3].lower() != "false" else ""
+            out.add((parts[0].removeprefix("wd:"), parts[1], time))
+    return out
+
+
+def _time_variants(facts: QuantityFacts, literals: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """(priority, time argument, tag suffix) of one property: the question's years and dates first, then the rest.
+
+    Example:
+        >>> f = QuantityFacts("P1082", (), ("2011-12-31T00:00:00Z", "2021-12-31T00:00:00Z", "2022-05-15T00:00:00Z"))
+        >>> _time_variants(f, {"years": ["2021"], "dates": []})
+        [(0, '2021', '_2021'), (1, '', ''), (2, 'true', ''), (3, '2022', '_2022'), (3, '2011', '_2011')]
+    """
+    years = facts.years
+    asked = [y for y in literals.get("years", ()) if y in years]
+    out = [(0, y, f"_{y}") for y in asked]
+    out += [(0, t, f"_{t[:4]}") for t in facts.times if t[:10] in literals.get("dates", ())]
+    out.append((1, "", ""))
+    out += [(1, var, "") for var in literals.get("date_variables", ())]
+    if len(facts.times) > 1:
+        out.append((2, "true", ""))
+    out += [(3, y, f"_{y}") for y in years if y not in asked][:_OTHER_YEARS]
+    return out
+
+
+def _quantity_lines(key: str, base: str, facts: QuantityFacts, labels: dict[str, str], ep: _Episode) -> list[tuple[int, str]]:
+    """(priority, action) of one property of one entity or variable: ``add_quantity`` with its times and
+    units, ``add_quantity_with_qualifier`` with each qualifier seen, or ``add_quantity_by_qualifier``."""
+    prop, out = facts.prop, []
+    taken = set(ep.taken)
+    if facts.held_by:
+        for main, held in facts.held_by:
+            short = held.rsplit("/", 1)[-1]
+            tag = _fresh(f"{base}_{labels.get(short) or short}", set(taken))
+            out.append((1, f"add_quantity_by_qualifier({key}, {main}, {short}, {prop}, {tag})"))
+        return out
+    built = _built_quantities(ep)
+    dated = {**ep.literals, "date_variables": [v for v in ep.variables if ep.kinds[v] == "date"]}
+    for priority, time, suffix in _time_variants(facts, dated):
+        if (key, prop, time) in built:
+            continue
+        unit = [(priority + 1, f"{time or 'false'}, true")] if facts.has_unit and priority < 2 else []
+        for rank_value, args in [(priority, time), *unit]:
+            line = f"add_quantity({key}, {prop}, {_fresh(base + suffix, set(taken))}{', ' + args if args else ''})"
+            out.append((rank_value, line))
+    for qualifier, value in facts.qualifiers:
+        short = value.rsplit("/", 1)[-1]
+        tag = _fresh(f"{base}_{labels.get(short) or short}", set(taken))
+        out.append((1, f"add_quantity_with_qualifier({key}, {prop}, {qualifier}, {short}, {tag})"))
+    return out
+
+
+def _quantity_steps(env: Any, ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]:
+    """MarkQA's quantity steps for the linked entities and entity variables, with the times, units and
+    qualifiers a bounded probe saw: ``per_argument`` properties per key, ranked by their labels."""
+    if "add_quantity" not in env.actions.names or not env.kb.profile.statement_model:
+        return []
+    ranked: list[tuple[int, int, int, NextStep]] = []
+    for key_index, (key, iris, hint) in enumerate(_quantity_keys(env.kb, ep, dict(env.memory.entities))):
+        values = iris or [env.kb.term(key, "entity")]
+        if not all(isinstance(v, IRI) for v in values):
+            continue
+        facts = quantity_facts(env.kb, values)
+        ids = [f.prop for f in facts] + [v.rsplit("/", 1)[-1] for f in facts for _, v in (*f.qualifiers, *f.held_by)]
+        labels = _labels(env.kb, ids)
+        by_label = {f"{labels.get(f.prop) or f.prop} {f.prop}{' qualifier' if f.held_by else ''}": f for f in facts}
+        for prop_index, name in enumerate(rank(ep.question, list(by_label))[:per_argument]):
+            fact = by_label[name]
+            base = f"{hint}_{labels.get(fact.prop) or fact.prop}"
+            for priority, line in _quantity_lines(key, base, fact, labels, ep):
+                ranked.append((priority, prop_index, key_index, NextStep(line, "quantity")))
+    return [step for *_, step in sorted(ranked, key=lambda t: t[:3])]
+
+
+#: The arithmetic an ``add_bind`` offers over two numeric variables ``{a}``, ``{b}``: name, expression, cue words.
+_PAIR_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("difference", "sub({a}, {b})", ("more", "less", "fewer", "difference", "longer", "shorter", "higher", "lower", "larger", "smaller", "exceed", "bigger", "how much", "by how many")),
+    ("ratio", "div({a}, {b})", ("times", "ratio", "as many", "as much", "per", "factor")),
+    ("percentage", "mul(div({a}, {b}), 100)", ("percentage", "percent", "share", "%")),
+    ("growth", "mul(div(sub({a}, {b}), {b}), 100)", ("grow", "grew", "growth", "increase", "decrease", "change", "rise", "rose", "fell")),
+    ("difference", "abs(sub({a}, {b}))", ("difference", "between")),
+    ("times", "floor_div({a}, {b})", ("whole times", "fit")),
+    ("times", "ceil_div({a}, {b})", ("at least", "reach")),
+)
+#: The arithmetic over one numeric variable and a number of the question ``{n}``.
+_NUMBER_FORMS = (("product", "mul({a}, {n})", ("times", "per", "at")), ("quotient", "div({a}, {n})", ("divided", "per", "each")))
+#: The date functions over one date variable, and over two.
+_DATE_FORMS = (("year", "year({a})", ("year", "when")), ("month", "month({a})", ("month",)))
+_DATE_PAIR_FORMS = (("years", "sub(year({a}), year({b}))", ("years", "how long", "how many years")),)
+_AVERAGE_CUES = ("average", "mean")
+_RANK_CUES = ("rank", "place", "position")
+
+
+def _shape(expression: str) -> str:
+    """An expression with its variables as ``?`` and its numbers as ``#``: what a form of arithmetic looks like."""
+    plain = re.sub(r"to_decimal\(([\d.]+)\)", r"\1", re.sub(r"\?\w+", "?", expression))
+    return re.sub(r"(?<![\w?.])\d+(?:\.\d+)?(?![\w.])", "#", plain)
+
+
+#: The cue words of each shape of arithmetic (see :func:`arithmetic_score`).
+_CUES_BY_SHAPE: dict[str, tuple[str, ...]] = {
+    _shape(form.format(a="?a", b="?b", n="1")): cues
+    for _name, form, cues in (*_PAIR_FORMS, *_NUMBER_FORMS, *_DATE_FORMS, *_DATE_PAIR_FORMS)
+}
+
+
+_GROWTH_SHAPE = _shape("mul(div(sub(?a, ?b), ?b), 100)")
+
+
+def arithmetic_score(question: str | None, action: str) -> float:
+    """How well an ``add_bind`` step fits the question: the cue words of its shape of arithmetic found there
+    (an ``add_rank`` by "rank", "place"; an ``add_compare`` by a yes/no question).
+
+    Example:
+        >>> q = "By what percentage did the population of Berlin grow between 2011 and 2021?"
+        >>> growth = arithmetic_score(q, "add_bind(mul(div(sub(?p2021, ?p2011), ?p2011), 100), ?growth)")
+        >>> growth, arithmetic_score(q, "add_bind(sub(?p2021, ?p2011), ?difference)")
+        (2.0, 0.0)
+    """
+    text = f" {(question or '').lower()} "
+    expression = action[len("add_bind("):].rsplit(", ", 1)[0]
+    if action.startswith("add_compare("):  # a comparison answers a yes/no question
+        return 2.0 if re.match(r"\s*(is|are|was|were|did|does|do|has|have|had)\b", text) else 0.0
+    if action.startswith("add_rank("):
+        cues: tuple[str, ...] = _RANK_CUES
+    elif expression.startswith("avg("):
+        cues = _AVERAGE_CUES
+    else:
+        cues = _CUES_BY_SHAPE.get(_shape(expression), ())
+    hits = sum(1 for c in cues if re.search(r"(?<![a-z])" + re.escape(c) + r"(?![a-z])", text))
+    # a change in percent: the growth form wins over the plain percentage when both cues are there,
+    # and without "percent" a growth is a difference ("by how many people did it grow")
+    if _shape(expression) == _GROWTH_SHAPE:
+        return float(hits) + 1.0 if hits and re.search(r"percent|%", text) else 0.5 * hits
+    return float(hits)
+
+
+def _years_of(query: Any) -> dict[str, int]:
+    """The year each quantity's amount was asked for (``add_quantity(..., ?pop, 2021)``: ``{"?pop": 2021}``)."""
+    out = {}
+    for step in query.steps:
+        if isinstance(step, Quantity) and isinstance(step.time, int):
+            out[str(step.tag)] = step.time
+        elif isinstance(step, Quantity) and isinstance(step.time, Literal) and step.time.lexical[:4].isdigit():
+            out[str(step.tag)] = int(step.time.lexical[:4])
+    return out
+
+
+def _pairs(variables: list[str], years: dict[str, int]) -> list[tuple[str, str]]:
+    """Ordered pairs of numeric variables, the likelier order first: the later year first when both have
+    one (a change over time), else the order they were made in (the order the question names them).
+
+    Example:
+        >>> _pairs(["?p2011", "?p2021"], {"?p2011": 2011, "?p2021": 2021})
+        [('?p2021', '?p2011'), ('?p2011', '?p2021')]
+        >>> _pairs(["?hamburg", "?munich"], {})
+        [('?hamburg', '?munich'), ('?munich', '?hamburg')]
+    """
+    def likely(pair: tuple[str, str]) -> bool:
+        a, b = pair
+        if a in years and b in years and years[a] != years[b]:
+            return years[a] > years[b]
+        return variables.index(a) < variables.index(b)
+
+    pairs = [(a, b) for a in variables for b in variables if a != b]
+    return [p for p in pairs if likely(p)] + [p for p in pairs if not likely(p)]
+
+
+def _arithmetic_steps(env: Any, ep: _Episode) -> list[NextStep]:
+    """``add_bind`` over the numeric and date variables bound so far and the question's numbers, best cue first."""
+    if "add_bind" not in env.actions.names or ep.query.is_ask:
+        return []
+    numbers = [v for v in ep.variables if ep.kinds[v] == "number"][-_ARITHMETIC_VARIABLES:]
+    dates = [v for v in ep.variables if ep.kinds[v] == "date"][-_ARITHMETIC_VARIABLES:]
+    lines: list[tuple[str, str]] = []
+    for a, b in _pairs(numbers, _years_of(ep.query)):
+        lines += [(name, form.format(a=a, b=b)) for name, form, _ in _PAIR_FORMS]
+    for a in numbers:
+        lines += [(name, form.format(a=a, n=_number_text(n))) for n in ep.literals["numbers"] for name, form, _ in _NUMBER_FORMS]
+    if len(numbers) >= 3:
+        lines.append(("average", f"avg({', '.join(numbers)})"))
+    for a in dates:
+        lines += [(name, form.format(a=a)) for name, form, _ in _DATE_FORMS]
+        lines += [(name, form.format(a=a, b=b)) for b in dates if b != a for name, form, _ in _DATE_PAIR_FORMS]
+    steps = [NextStep(f"add_bind({expr}, {_fresh(name, set(ep.taken))})", "arithmetic") for name, expr in lines]
+    return sorted(steps, key=lambda s: -arithmetic_score(ep.question, s.action))
+
+
+_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def _class_steps(env: Any, ep: _Episode) -> list[NextStep]:
+    """``add_type_constrain(C, ?new)`` for a linked entity that is a class (something is an instance or subclass of it).
+
+    One bounded ASK per linked entity, kept per KB object; only on a profile with a subclass relation (Wikidata).
+    """
+    profile = env.kb.profile
+    if profile.subclass_predicate is None or "add_type_constrain" not in env.actions.names:
+        return []
+    cache = _CLASSES.setdefault(env.kb, {})
+    names = {entity: mention for mention, entity in env.memory.entities.items()}
+    steps = []
+    for entity in ep.entities:
+        if entity in ep.in_query:
+            continue
+        term = env.kb.term(entity, "entity")
+        if not isinstance(term, IRI):
+            continue
+        if entity not in cache:
+            type_of, subclass_of = profile.sparql_iri(profile.type_predicate), profile.sparql_iri(profile.subclass_predicate)
+            cache[entity] = env.kb.ask(f"{profile.prefix_lines()}ASK {{ ?x {type_of}|{subclass_of} {term.sparql()} }}")
+        if cache[entity]:
+            steps.append(NextStep(f"add_type_constrain({entity}, {_fresh(names.get(entity, 'x'), set(ep.taken))})", "constrain"))
+    return steps
+
+
+#: A Wikidata property id at the end of a relation name (``wdt:P17``, ``p:P1082``, ``<.../P31>``).
+_PID = re.compile(r"(?:^|[:/])(P[0-9]+)>?$")
+
+
+def _labelled(env: Any, rank: Rank) -> Rank:
+    """On a KB in Wikidata's statement model, a ranker that reads each relation with its property's label.
+
+    ``wdt:P17`` says nothing to a ranker; ``country wdt:P17`` does. The labels cost one query per
+    KB object and property (kept). Elsewhere the ranker is returned as it is.
+    """
+    if not env.kb.profile.statement_model:
+        return rank
+
+    def ranked(question: str | None, relations: list[str]) -> list[str]:
+        pids = {r: m.group(1) for r in relations if (m := _PID.search(r))}
+        labels = _labels(env.kb, set(pids.values())) if pids else {}
+        keyed = {f"{labels.get(pids.get(r, ''), '')} {r}".strip(): r for r in relations}
+        return [keyed[k] for k in rank(question, list(keyed)) if k in keyed]
+
+    return ranked
+
+
+#: The time steps of MarkQA and the direct property each reads.
+_TIME_STEPS = (("add_start_time", "P580", "start"), ("add_end_time", "P582", "end"), ("add_time", "P585", "time"))
+
+
+def _time_steps(env: Any, ep: _Episode) -> list[NextStep]:
+    """``add_start_time``/``add_end_time``/``add_time`` of what was looked at and has that property (no KB query)."""
+    steps = []
+    names = {entity: mention for mention, entity in env.memory.entities.items()}
+    for key in [*ep.entities, *reversed(ep.variables)]:
+        rels = ep.looked.get(key)
+        if rels is None:
+            continue
+        pids = {m.group(1) for r in rels.forward if (m := _PID.search(r)) and r.startswith("wdt:")}
+        for action, pid, word in _TIME_STEPS:
+            if pid in pids and action in env.actions.names and not any(b.startswith(f"{action}(") and key in b for b in ep.built):
+                hint = f"{names.get(key, key.lstrip('?'))}_{word}"
+                steps.append(NextStep(f"{action}({key}, {_fresh(hint, set(ep.taken))})", "quantity"))
+    return steps
+
+
+def _number_text(number: str) -> str:
+    """A number of the question as an expression operand: a decimal as MarkQA writes it, ``to_decimal(0.3048)``."""
+    return f"to_decimal({number})" if "." in number else number
+
+
+def _literal_comparisons(env: Any, ep: _Episode) -> list[NextStep]:
+    """Comparisons with the question's numbers and days: ``add_compare`` (yes/no) and ``add_filter`` on dates;
+    ``add_rank`` of one numeric variable among another's values; ``add_assignment`` of the linked entities."""
+    steps: list[NextStep] = []
+    if ep.query.is_ask:
+        return steps
+    numbers = [v for v in ep.variables if ep.kinds[v] == "number"]
+    for var in numbers:
+        steps += [NextStep(f"add_compare({var}, {op}, {n})", "aggregate") for n in ep.literals["numbers"] for op in (">", "<")]
+    for var in (v for v in ep.variables if ep.kinds[v] == "date"):
+        for day in ep.literals.get("dates", ()):
+            steps += [NextStep(f"add_filter({var}, {op}, {day})", "constrain") for op in (">", "<")]
+            steps += [NextStep(f"add_compare({var}, {op}, {day})", "aggregate") for op in (">", "<")]
+    if "add_rank" in env.actions.names:
+        recent = numbers[-_ARITHMETIC_VARIABLES:]
+        steps += [NextStep(f"add_rank({a}, {b}, {_fresh('rank', set(ep.taken))})", "arithmetic") for a in recent for b in recent if a != b]
+    if "add_assignment" in env.actions.names and len(ep.entities) >= 2 and not ep.query.steps:
+        steps.append(NextStep(f"add_assignment(({', '.join(ep.entities)}), {_fresh('item', set(ep.taken))})", "constrain"))
+    return steps
+
+
+def _structural_kinds(query: Any, values: dict[str, tuple[Value, ...]]) -> dict[str, str]:
+    """Kinds the steps say when no value of the variable was shown: a quantity's amount is a number, its
+    point in time asked for and a start, end or point in time are dates, a type's instances entities."""
+    out: dict[str, str] = {}
+    for step in query.steps:
+        if isinstance(step, QuantityBase):
+            out[str(step.tag)] = "number"  # type: ignore[attr-defined]
+            if isinstance(step, Quantity) and isinstance(step.time, Variable):
+                out[str(step.time)] = "date"
+        elif isinstance(step, PropertyFact) and isinstance(step.tail, Variable):
+            out[str(step.tail)] = "date"
+        elif isinstance(step, TypeConstraint):
+            out[str(step.var)] = "entity"  # instances of a class (an observation may show only the answer)
+    return {var: kind for var, kind in out.items() if not values.get(var)}
+
+
+def _relation_names(env: Any, ep: _Episode) -> dict[str, str]:
+    """On Wikidata: each looked-at relation's property label as a variable name (``wdt:P17`` -> ``country``)."""
+    relations = {r for rels in ep.looked.values() for r in rels.all()}
+    pids = {r: m.group(1) for r in relations if (m := _PID.search(r))}
+    labels = _labels(env.kb, set(pids.values())) if pids else {}
+    return {r: re.sub(r"\W+", "_", labels[p].lower()).strip("_") for r, p in pids.items() if labels.get(p)}
+
+
+#: Entity variables (newest first) a linking probe asks about, and the relations it reads per pair.
+_LINKED_VARIABLES, _LINK_ROWS = 2, 10
+
+
+def _links(env: Any, ep: _Episode) -> dict[str, list[tuple[str, str]]]:
+    """The relations that join an entity variable to a linked entity not in the query yet: one bounded
+    query per (variable, entity) pair (the query so far plus ``?var ?relation entity``, ``LIMIT``)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    variables = [v for v in reversed(ep.variables) if ep.kinds[v] == "entity"][:_LINKED_VARIABLES]
+    for var in variables:
+        for entity in (e for e in ep.entities if e not in ep.in_query):
+            relation = _fresh("link_relation", set(ep.taken))
+            try:
+                probe = ep.query.add_fact(var, relation, entity).set_answer(relation)
+                rows = env.kb.select(probe.sparql() + f"LIMIT {_LINK_ROWS}\n")
+            except PyQLError:
+                continue
+            for row in rows:
+                term = row.get(relation[1:])
+                if isinstance(term, IRI) and not env.kb.profile.is_hidden(term.value) and term.value != env.kb.profile.type_predicate:
+                    out.setdefault(var, []).append((env.kb.profile.shorten(term.value), entity))
+    return out

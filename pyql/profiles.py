@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
+from grammars.vocabulary import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
 from pyql import escape
 from pyql.errors import TermError, UsageError
 
@@ -75,6 +76,11 @@ class Profile:
         bare_names: "freebase", "wikidata" or None: which bare names parse.
         subclass_predicate: IRI of the subclass relation, when types form a
             hierarchy that add_type_constrain follows (Wikidata: P31/P279*).
+        statement_model: the KB stores Wikidata's full statements
+            (``p:``/``ps:``/``psv:``/``pq:``, quantities with units and time
+            qualifiers), so MarkQA's numeric actions apply: its environments
+            offer them (:attr:`action_names`), and the agent's docs, grammars,
+            tool schemas and choose mode follow.
 
     Example:
         >>> GENERIC.with_prefixes({"ex": "http://example.org/"}).prefixes["ex"]
@@ -91,6 +97,7 @@ class Profile:
     unlabelled_is_unnamed: bool = False
     bare_names: str | None = None
     subclass_predicate: str | None = None
+    statement_model: bool = False
     _sorted_namespaces: tuple[tuple[str, str], ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +120,23 @@ class Profile:
             ()
         """
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def action_names(self) -> tuple[str, ...]:
+        """The SPARQL actions an environment on a KB of this profile offers by default.
+
+        QueryAgent's set (:data:`grammars.vocabulary.SPARQL_ACTION_ORDER`);
+        with :attr:`statement_model`, MarkQA's numeric actions too
+        (:data:`grammars.vocabulary.SPARQL_ALL_ACTIONS`). Derive a profile
+        with ``with_(statement_model=...)`` to choose the other set.
+
+        Example:
+            >>> "add_quantity" in WIKIDATA.action_names, "add_quantity" in FREEBASE.action_names
+            (True, False)
+            >>> "add_bind" in WIKIDATA.with_(statement_model=False).action_names
+            False
+        """
+        return SPARQL_ALL_ACTIONS if self.statement_model else SPARQL_ACTION_ORDER
 
     def with_prefixes(self, prefixes: Mapping[str, str]) -> Profile:
         """A copy with more prefixes declared.
@@ -237,6 +261,7 @@ WIKIDATA = Profile(
     unnamed_prefixes=("http://www.wikidata.org/entity/statement/",),
     bare_names="wikidata",
     subclass_predicate="http://www.wikidata.org/prop/direct/P279",
+    statement_model=True,
 )
 
 GENERIC = Profile(

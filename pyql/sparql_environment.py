@@ -66,7 +66,9 @@ class SparqlEnvironment(Environment):
         question: the question, if any.
         entities: linked entities, name → id (``{"Tropical Storm Rachel": "m.0crbvqz"}``).
         analyzer: a correction analyzer (ERASER), or None.
-        actions: restrict to these action names (default: all).
+        actions: restrict to these action names (default: the KB profile's,
+            :attr:`pyql.profiles.Profile.action_names`: QueryAgent's set, and
+            MarkQA's numeric actions too on a Wikidata-shaped KB).
         relation_ranker: called with (question, relations) when a relation
             list is longer than ``max_relations``; returns the relations to keep.
         max_relations: relations shown per direction before ranking applies (default 40).
@@ -117,7 +119,8 @@ class SparqlEnvironment(Environment):
         self.max_answers = max_answers
         self.count_cap = count_cap
         self._rows: BoundedRows | None = None
-        super().__init__(SparqlActions(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
+        names = actions if actions is not None else getattr(getattr(kb, "profile", None), "action_names", None)
+        super().__init__(SparqlActions(names), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
     @property
     def bounded_rows(self) -> BoundedRows | None:

@@ -16,14 +16,29 @@ relation   ``a.b.c``, ``wdt:P31``, ``<http://...>``, ``?r``
 node       the above, numbers ``10``, dates ``2005-12-31``, strings
            ``"x"``, ``"Rachel"@en``, ``"2011"^^xsd:gYear``
 operator   ``>``, ``<``, ``>=``, ``<=``, ``=``, ``!=``, ``==``, ``<>``
-other      a node, or free text without ``,()"`` and line breaks
+flag       ``true``, ``false`` (also ``True``, ``False``)
+time       a flag, a year ``2011``, a date, a variable
+expression MarkQA's expression functions nested as calls,
+           ``mul(div(sub(?a, ?b), ?b), 100)``, up to
+           :data:`EXPRESSION_DEPTH` calls deep; operands are variables,
+           names (``pop_2011``), numbers, dates and strings
+values     ``(Q319, Q2347978)``: names, numbers, dates or literals
+other      a node, or free text without ``,()"'`` and line breaks (a
+           quote starts a string in the action language: quote such text)
 ========== =========================================================
+
+MarkQA's numeric actions (``add_quantity``, ``add_bind``, ...) get these rules
+from their parameter kinds like every other action, so a grammar of
+``SparqlActions(SPARQL_ALL_ACTIONS)`` (what an environment on a
+Wikidata-shaped KB offers, :attr:`pyql.profiles.Profile.action_names`) lets
+the model write them, and nothing in this module names them.
 
 The grammar is deliberately a little wider than what the environment accepts
 (it knows shapes, not the KB); the environment and ERASER still judge the
-content. Every rule is non-recursive, so :func:`gbnf_to_regex` can turn the
-grammar into an equivalent Python regular expression: the tests use it to
-check the gold action chains against the very GBNF text sent to the server.
+content. Every rule is non-recursive (a nested expression is unrolled to a
+bounded depth), so :func:`gbnf_to_regex` can turn the grammar into an
+equivalent Python regular expression: the tests use it to check the gold
+action chains against the very GBNF text sent to the server.
 
 Example:
     >>> from pyql.sparql_actions import SparqlActions
@@ -43,7 +58,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from grammars.vocabulary import WRITTEN_OPERATORS, operator_pattern
+from grammars.vocabulary import EXPRESSION_FUNCTIONS, MAX_EXPRESSION_DEPTH, WRITTEN_OPERATORS, operator_pattern
 
 __all__ = [
     "action_gbnf",
@@ -57,6 +72,9 @@ __all__ = [
     "check_lines",
     "LlamaGrammarChecker",
     "KIND_RULES",
+    "MARKQA_KIND_RULES",
+    "EXPRESSION_DEPTH",
+    "expression_rules",
 ]
 
 # Building blocks (GBNF). Rule names may only use letters, digits and '-'.
@@ -72,8 +90,18 @@ literal ::= string ("@" [A-Za-z]+ ("-" [A-Za-z0-9]+)* | "^^" (name | iri))?
 operator ::= @OPERATORS@
 relation ::= name | iri | variable
 node ::= variable | name | iri | date | number | literal
-text ::= node | [^,()"\n` ] ([^,()"\n`]* [^,()"\n` ])?
+text ::= node | [^,()"'\n` ] ([^,()"'\n`]* [^,()"'\n` ])?
+flag ::= "true" | "false" | "True" | "False"
+time ::= flag | date | number | variable
+values ::= "(" value-item (ws-sep value-item)* ")"
+value-item ::= name | iri | date | number | literal
+operand ::= variable | date | number | name | string
 '''.replace("@OPERATORS@", " | ".join(f'"{op}"' for op in WRITTEN_OPERATORS))
+
+#: How deep the grammar lets ``add_bind`` expressions nest (``mul(div(sub(?a, ?b), ?b), 100)`` is 3).
+#: The action language reads up to :data:`grammars.vocabulary.MAX_EXPRESSION_DEPTH`; a model that
+#: needs more binds a part to a variable first. Each level is one more GBNF rule.
+EXPRESSION_DEPTH = min(4, MAX_EXPRESSION_DEPTH)
 
 #: The GBNF rule used for each parameter kind (anything else uses ``text``).
 KIND_RULES: dict[str, str] = {
@@ -82,6 +110,45 @@ KIND_RULES: dict[str, str] = {
     "node": "node",
     "operator": "operator",
 }
+
+#: The GBNF rule of each parameter kind of MarkQA's actions (:data:`pyql.sparql_actions.MARKQA_KINDS`;
+#: ``markqa``, an id, a variable or a name, uses ``text``).
+MARKQA_KIND_RULES: dict[str, str] = {"flag": "flag", "time": "time", "values": "values", "expression": "expression"}
+
+_KIND_RULE = {**KIND_RULES, **MARKQA_KIND_RULES}
+
+
+def expression_rules(depth: int = EXPRESSION_DEPTH, operand: str = "operand", name: str = "expression") -> list[str]:
+    """The GBNF rules of an expression: MarkQA's functions nested at most ``depth`` calls deep.
+
+    GBNF allows recursion, but the rules are unrolled level by level
+    (``expr-1`` … ``expr-<depth>``) so that the nesting is bounded and
+    :func:`gbnf_to_regex` can still read the grammar. The function names are
+    :data:`grammars.vocabulary.EXPRESSION_FUNCTIONS`.
+
+    Args:
+        depth: the most calls nested inside each other (1: no call inside a call).
+        operand: the rule of a leaf (a variable, a number ...).
+        name: the name of the start rule.
+
+    Raises:
+        ValueError: ``depth`` is not between 1 and :data:`grammars.vocabulary.MAX_EXPRESSION_DEPTH`.
+
+    Example:
+        >>> rules = expression_rules(2) + ['operand ::= "?" [a-z]+ | [0-9]+', 'ws-sep ::= "," " "?']
+        >>> r = gbnf_to_regex("\\n".join(["root ::= expression", *rules]))
+        >>> bool(r.fullmatch("mul(sub(?b, ?a), 100)")), bool(r.fullmatch("mul(div(sub(?b, ?a), ?a), 100)"))
+        (True, False)
+    """
+    if not 1 <= depth <= MAX_EXPRESSION_DEPTH:
+        raise ValueError(f"expression depth must be 1 to {MAX_EXPRESSION_DEPTH}, not {depth}")
+    lines = ["fn ::= " + " | ".join(_literal(f) for f in sorted(EXPRESSION_FUNCTIONS, key=lambda f: (-len(f), f)))]
+    below = operand
+    for level in range(1, depth + 1):
+        lines.append(f'expr-{level} ::= {operand} | fn "(" {below} (ws-sep {below})* ")"')
+        below = f"expr-{level}"
+    lines.append(f"{name} ::= {below}")
+    return lines
 
 
 def _literal(text: str) -> str:
@@ -98,21 +165,21 @@ def _call_rule(spec: Any) -> str:
     params = list(spec.params)
     required = [p for p in params if p.required]
     optional = [p for p in params if not p.required]
-    parts = [KIND_RULES.get(p.kind, "text") for p in required]
+    parts = [_KIND_RULE.get(p.kind, "text") for p in required]
     body = " ws-sep ".join(parts)
     tail = ""
     for p in reversed(optional):
-        inner = "ws-sep " + KIND_RULES.get(p.kind, "text") + (" " + tail if tail else "")
+        inner = "ws-sep " + _KIND_RULE.get(p.kind, "text") + (" " + tail if tail else "")
         tail = f"({inner})?"
     if tail:
         if body:
             body = f"{body} {tail}"
         else:
             # only optional parameters: the first one has no leading comma
-            first = KIND_RULES.get(optional[0].kind, "text")
+            first = _KIND_RULE.get(optional[0].kind, "text")
             rest = ""
             for p in reversed(optional[1:]):
-                rest = f"(ws-sep {KIND_RULES.get(p.kind, 'text')}{(' ' + rest) if rest else ''})?"
+                rest = f"(ws-sep {_KIND_RULE.get(p.kind, 'text')}{(' ' + rest) if rest else ''})?"
             body = f"({first}{(' ' + rest) if rest else ''})?"
     inside = f" {body} " if body else " "
     return f'{_literal(spec.name + "(")}{inside}")"'
@@ -188,7 +255,7 @@ def _head_rules(step: int | None, thought: str, resume: str | None) -> list[str]
 
 def _common_rules(relations: Iterable[str] | None) -> list[str]:
     """The building blocks; with ``relations``, a relation is one of them or a variable."""
-    common = _COMMON.strip().splitlines()
+    common = _COMMON.strip().splitlines() + expression_rules()
     if relations is None:
         return common
     known = sorted({r.strip() for r in relations if r and r.strip()})
@@ -364,6 +431,9 @@ def state_gbnf(
     return text
 
 
+#: The parameter kinds of MarkQA's actions (their state rules: :func:`_markqa_part`).
+_MARKQA_KINDS = ("markqa", "flag", "time", "expression", "values")
+
 #: What a value may be written as in a state grammar.
 _STATE_VALUE = "number | date | literal"
 
@@ -384,6 +454,7 @@ def _state_rules(state: StateVocabulary) -> tuple[list[str], list[str]]:
         lines.append("look ::= " + " | ".join(x for x in known_ends if x))
     lines.append("relation ::= " + (_alternatives(state.known_relations) or "name | iri"))
     lines.append("head ::= " + ("entity | variable" if state.entities else "variable"))
+    lines += _markqa_state_rules(state)
     fact = _fact_rules(state, lines)
     if not state.relations:
         lines.append("vocab ::= " + _alternatives(state.vocabulary))
@@ -410,13 +481,60 @@ def _fact_rules(state: StateVocabulary, lines: list[str]) -> list[str]:
     return fact
 
 
+#: A Wikidata property id, when no look named one (MarkQA's ``prop`` parameters take bare PIDs).
+_PID = re.compile(r"(?:^|[:/])(P[0-9]+)>?$")
+
+
+def _markqa_state_rules(state: StateVocabulary) -> list[str]:
+    """The state rules of MarkQA's parameters: property ids the looks returned, expressions over existing variables.
+
+    Example:
+        >>> _markqa_state_rules(StateVocabulary(["Q64"], ["?a"], {"Q64": (["p:P1082", "wdt:P17"], [])}))[:2]
+        ['pid ::= "P1082" | "P17"', 'markqa-entity ::= entity | var-old']
+    """
+    pids = list(dict.fromkeys(m.group(1) for r in state.known_relations if (m := _PID.search(r))))
+    lines = ["pid ::= " + (_alternatives(pids) if pids else '"P" [0-9]+')]
+    ends = " | ".join(x for x in ("entity" if state.entities else "", "var-old" if state.variables else "") if x)
+    if ends:
+        lines.append("markqa-entity ::= " + ends)
+    if state.variables:
+        lines.append("state-operand ::= var-old | date | number")
+        lines += expression_rules(operand="state-operand")
+    lines.append('head-select ::= "SELECT " ("*"' + (" | var-old" if state.variables else "") + ")")
+    return lines
+
+
+#: The state rule of each MarkQA parameter, by name (None: only once a variable exists).
+_MARKQA_PARAMS: dict[str, str | None] = {
+    "entity": "markqa-entity", "prop": "pid", "main_prop": "pid", "qualifier_prop": "pid",
+    "main_obj": "node-old", "qualifier_obj": "node-old", "tag": "variable", "new_var": "variable",
+    "var": "variable", "rank_var": None, "var_list": None, "head": "head-select",
+}
+
+
+def _markqa_part(param: Any, state: StateVocabulary) -> str | None:
+    """The state rule of one parameter of MarkQA's kinds; None when nothing may be written yet."""
+    if param.kind == "expression":
+        return "expression" if state.variables else None
+    if param.kind in ("flag", "time", "values"):
+        return param.kind
+    rule = _MARKQA_PARAMS.get(param.name, "node-old")
+    if rule is None:
+        return "var-old" if state.variables else None
+    if rule == "markqa-entity" and not (state.entities or state.variables):
+        return None
+    return rule
+
+
 def _state_call_body(spec: Any, state: StateVocabulary, fact: list[str]) -> str | None:
     """The body of one action's rule in a state grammar; None leaves the action out (nothing to name yet)."""
     if spec.name == "add_fact":
         return '"add_fact(" (' + " | ".join(fact) + ') ")"'
-    parts = []
+    parts: list[tuple[str, bool]] = []
     for p in spec.params:
-        if p.kind == "variable":
+        if p.kind in _MARKQA_KINDS:
+            part = _markqa_part(p, state)
+        elif p.kind == "variable":
             part = "variable" if p.name.startswith("new") else ("var-old" if state.variables else None)
         elif p.kind == "relation":
             part = "name" if p.name == "type" else "relation"
@@ -427,9 +545,31 @@ def _state_call_body(spec: Any, state: StateVocabulary, fact: list[str]) -> str 
         else:
             part = "node-old"
         if part is None:
+            if not p.required:
+                break  # an optional parameter that cannot be written yet, and those after it, are left out
             return None
-        parts.append(part)
-    return _literal(spec.name + "(") + (" " + " ws-sep ".join(parts) if parts else "") + ' ")"'
+        parts.append((part, p.required))
+    return _literal(spec.name + "(") + _arguments(parts) + ' ")"'
+
+
+def _arguments(parts: list[tuple[str, bool]]) -> str:
+    """The arguments of a call rule: the required rules, then each optional one nested in the one before.
+
+    Example:
+        >>> _arguments([("a", True), ("b", False), ("c", False)])
+        ' a (ws-sep b (ws-sep c)?)? '
+        >>> _arguments([("b", False)]), _arguments([])
+        (' (b)? ', ' ')
+    """
+    required = [rule for rule, needed in parts if needed]
+    optional = [rule for rule, needed in parts if not needed]
+    tail = ""
+    for rule in reversed(optional):
+        tail = f"(ws-sep {rule}{' ' + tail if tail else ''})?"
+    if not required and optional:
+        tail = "(" + tail[len("(ws-sep "):]
+    body = " ".join(x for x in (" ws-sep ".join(required), tail) if x)
+    return f" {body} " if body else " "
 
 
 def state_tools(tools: list[dict[str, Any]], actions: Any, state: StateVocabulary) -> list[dict[str, Any]]:
@@ -463,7 +603,9 @@ def state_tools(tools: list[dict[str, Any]], actions: Any, state: StateVocabular
         for p in spec.params:
             if p.kind == "relation" and p.name != "type" and known:
                 props[p.name]["enum"] = list(known)
-            elif p.kind == "variable" and not p.name.startswith("new"):
+            elif (p.kind == "variable" and not p.name.startswith("new")) or (
+                p.kind == "markqa" and _MARKQA_PARAMS.get(p.name, "") is None
+            ):  # an existing variable (MarkQA's rank_var and var_list too)
                 if not state.variables:
                     keep = False
                 else:
@@ -495,6 +637,7 @@ _KIND_PATTERNS = {
     "variable": r"^\?[A-Za-z_][A-Za-z0-9_]*$",
     "relation": r"^(\?[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*([.:-][A-Za-z0-9_]+)*|<[^<> ]+>)$",
     "operator": f"^({operator_pattern()})$",
+    "flag": "^(true|false|True|False)$",
 }
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
-from pyql.next_steps import NextStep, next_steps, variable_kinds
+from pyql.next_steps import NextStep, arithmetic_score, next_steps, question_literals, variable_kinds
 
 __all__ = [
     "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "fact_relation", "model_order", "parse_choice",
@@ -149,6 +149,12 @@ _OPERATOR_CUES: dict[str, tuple[str, ...]] = {
     "<": ("below", "under", "less", "fewer", "lower", "smaller", "weaker", "before"),
 }
 _WORDS = re.compile(r"[a-z0-9]+")
+#: A relation named by a bare property id (Wikidata's ``wdt:P17``): its words are not in its name.
+_OPAQUE = re.compile(r"(?:^|[:/])P[0-9]+>?$")
+#: MarkQA's steps that make their new variable the answer by themselves (execute() is not first after them alone).
+_MEASURES = ("add_quantity", "add_start_time(", "add_end_time(", "add_time(")
+#: The steps that say what a query answers (execute() ranks first after one of them).
+_EXPLICIT = ("set_answer(", "add_count(", "add_sum(", "add_avg(", "add_compare(", "add_bind(", "add_rank(", "add_max(", "add_min(", "set_head(")
 #: Cue words of an order in time: they point at a date, not at a number.
 _TEMPORAL = ("latest", "recent", "recently", "last", "earliest", "first")
 _STOPWORDS = frozenset(
@@ -263,10 +269,13 @@ class _Built:
     literal: bool = False  # a time span or a numeric filter is in the query
     hopped: set[str] = field(default_factory=set)  # heads of facts that lead on to a variable
     ordered: bool = False  # an argmax or argmin is in the query
+    implicit: bool = False  # only a quantity says what the query answers (its amount), no set_answer, aggregate ...
+    quantities: set[tuple[str, str]] = field(default_factory=set)  # (entity, property) of the quantities built
 
     @classmethod
     def of(cls, built: Sequence[str]) -> _Built:
         out = cls()
+        out.implicit = any(line.startswith(_MEASURES) for line in built) and not any(line.startswith(_EXPLICIT) for line in built)
         for line in built:
             if line.startswith("add_fact("):
                 head, relation, tail = _fact_parts(line)
@@ -285,6 +294,9 @@ class _Built:
             elif line.startswith(("add_max(", "add_min(")):
                 out.constrained.add(line[8:-1])
                 out.ordered = True
+            elif line.startswith("add_quantity("):
+                parts = line[len("add_quantity(") : -1].split(", ")
+                out.quantities.add((parts[0].removeprefix("wd:"), parts[1]))
             elif line.startswith("add_type_constrain("):
                 out.used |= _stems(line[len("add_type_constrain(") :].split(",")[0])
         return out
@@ -295,6 +307,7 @@ class _Ranking:
     """The question and the query, read once, and the score of each listed step (see :func:`rank_choices`)."""
 
     q: str
+    question: str  # the question as asked, lower-cased (mentions kept)
     words: set[str]
     names: set[str]
     kinds: dict[str, str]
@@ -318,13 +331,14 @@ class _Ranking:
         in_query = " ".join(built)
         return cls(
             q=q,
+            question=(question or "").lower(),
             words=_stems(q) - _STOPWORDS,
             names={m.lower() for m in mentions},
             kinds=kinds,
             built=_Built.of(built),
             any_built=bool(built),
             unused=[e for e in entities if e not in in_query],
-            numbers=re.findall(r"\d+(?:\.\d+)?", q),
+            numbers=re.findall(r"\d+(?:\.\d+)?", q) + question_literals(q)["numbers"],
             aggregate_cue=any(_cues_in(q, _CUES[n]) for n in ("add_count", "add_sum", "add_avg")),
             operators={op for op, cues in _OPERATOR_CUES.items() if _cues_in(q, cues)},
             temporal=bool(_cues_in(q, _TEMPORAL)) or bool(re.search(r"\b1\d{3}\b|\b20\d\d\b", q)),
@@ -336,9 +350,19 @@ class _Ranking:
         name = step.action.split("(", 1)[0]
         args = step.action[len(name) + 1 : -1]
         if step.kind == "execute":
-            return 10.0
+            # execute() comes first once listed, except when only a quantity step made its amount the
+            # answer: then after the steps that fit the question better (arithmetic, a comparison ...)
+            return 2.0 if self.built.implicit else 10.0
         if step.kind == "fact":
             return self.fact(index, step.action)
+        if step.kind == "quantity":
+            return self.quantity(args)
+        if step.kind == "arithmetic":
+            return 1.0 + 1.5 * arithmetic_score(self.q, step.action)
+        if name == "add_assignment":  # the linked entities taken together: a sum, an average, each of them
+            return 2.5 if self.aggregate_cue or _cues_in(self.q, ("each", "together", "combined")) else 0.5
+        if name == "add_type_constrain" and args.rsplit(", ", 1)[-1] not in self.kinds:
+            return 2.5  # a linked entity that is a class: the question asks about its instances
         if name in ("add_max", "add_min"):
             return self.order(name, args)
         if name in _CUES:
@@ -361,6 +385,9 @@ class _Ranking:
         rest = _stems(relation) - prop
         fresh_entity = self.comparison and (head in self.unused or tail in self.unused)
         seen = set() if fresh_entity else self.built.used
+        if _OPAQUE.search(relation):  # a Wikidata property id says nothing: the new variable is named after its label
+            prop = _stems(" ".join(x.lstrip("?") for x in (head, tail) if x.startswith("?") and x not in self.kinds).replace("_", " "))
+            index += 30 if relation.startswith("p:") else 0  # a full statement (an unnamed node) after the direct value
         value = 2.0 * len((prop & self.words) - seen) + 0.5 * len((rest & self.words) - seen) - 0.01 * index
         if relation in self.built.relations and "same" not in self.words and not fresh_entity:
             value -= 1.0
@@ -392,12 +419,34 @@ class _Ranking:
 
     def cued(self, name: str, args: str) -> float:
         """A count, sum, average or comparison: by its cue words (a comparison also by its operator)."""
+        if name == "add_compare":
+            # a comparison answers yes or no: a yes/no question ranks it high, one that asks for something else low
+            op = args.split(", ")[1]
+            yes_no = re.match(r"\s*(is|are|was|were|did|does|do|has|have|had|can|could|will|would)\b", self.question)
+            if not (yes_no or _cues_in(self.q, _CUES[name])):
+                return -1.0
+            return (3.0 if yes_no else 0.5) + (0.2 if op in self.operators else 0.0)
         if not _cues_in(self.q, _CUES[name]):
             return -1.0
-        if name == "add_compare":
-            op = args.split(", ")[1]
-            return 3.0 + (0.2 if op in self.operators else 0.0)
         return 3.0
+
+    def quantity(self, args: str) -> float:
+        """A quantity: the question's words in its tag (the entity and the property's label), its year asked or not."""
+        parts = args.split(", ")
+        tag = next((p.lstrip("?") for p in parts[1:] if p.startswith("?")), "")
+        years = re.findall(r"(?<!\d)(\d{4})(?!\d)", tag)
+        own = _stems(parts[0].lstrip("?").replace("_", " ")) if parts[0].startswith("?") else set()  # a variable's own name
+        value = 1.0 + 1.0 * len((_stems(tag.replace("_", " ")) - own) & self.words)
+        if years:
+            value += 1.0 if years[-1] in self.numbers else -1.0
+        if any(p in self.unused for p in parts[1:]):  # a qualifier's value is an entity of the question
+            value += 1.5
+        if (parts[0].removeprefix("wd:"), parts[1]) in self.built.quantities and not (years and years[-1] in self.numbers):
+            value -= 1.0  # the same amount again, with no other year the question asks for
+        if len(parts) > 3 and parts[3] == "true":  # the time asked for: a question about when
+            asks_when = _cues_in(self.q, _TEMPORAL) or re.search(r"\b(when|which year|what year)\b", self.question)
+            value += 0.5 if asks_when else -0.5
+        return value
 
     def filter(self, args: str) -> float:
         """A filter: by the question's numbers, with the operator its words say."""

@@ -53,6 +53,14 @@ _NO_FEEDBACK = "The action could not be executed."
 
 #: The prompt template and the default one-shot example of each environment side.
 _PROMPTS = {"sparql": ("queryagent_kb.j2", "freebase"), "sql": ("queryagent_table.j2", "table")}
+#: On a KB in Wikidata's statement model (MarkQA's numeric actions offered): the default examples of
+#: the text and the choose modes, and a relation for the prompt's rules.
+_WIKIDATA_PROMPT = {"example": "wikidata", "choose": "wikidata_choose", "relation_example": "wdt:P1082"}
+
+
+def _statement_model(env: Any) -> bool:
+    """Whether the environment is on a KB in Wikidata's statement model (:attr:`pyql.profiles.Profile.statement_model`)."""
+    return env.side == "sparql" and bool(env.kb.profile.statement_model)
 
 
 @dataclass
@@ -68,7 +76,9 @@ class AgentConfig:
         feedback: "eraser" (guidelines), "raw" (the raw error message) or
             "none" (no error detail: failures say only that the action failed).
         example: the one-shot example: a bundled name or a path; None picks
-            the environment's default ("freebase" or "table").
+            the environment's default ("freebase" or "table"; "wikidata" on a KB
+            in Wikidata's statement model, whose action docs include MarkQA's
+            numeric actions; "freebase_choose"/"wikidata_choose" in choose mode).
         prompt_style: "auto" (follows the LLM's mode: a completion model gets
             one text ending in ``Thought i:``, a chat model messages), "text" or "chat".
         token_budget: estimated tokens (characters / 4) of the history kept in
@@ -194,20 +204,22 @@ class QueryAgent:
         if env.side not in _PROMPTS:
             raise AgentConfigError(f"QueryAgent has no prompt for a {env.side!r} environment; it knows {', '.join(_PROMPTS)}")
         template, default_example = _PROMPTS[env.side]
+        wikidata = _statement_model(env)  # MarkQA's actions are in the docs; the example shows them
         if self.config.action_mode == "choose":
             if env.side != "sparql":
                 raise AgentConfigError("the choose action mode enumerates KB steps; use text, tools or grammar for a table")
-            example = load_example(self.config.example or "freebase_choose")
+            example = load_example(self.config.example or (_WIKIDATA_PROMPT["choose"] if wikidata else "freebase_choose"))
             entities = repr(dict(env.memory.entities))
             return self._jinja.get_template("queryagent_choose.j2").render(example=example, question=question, entities=entities)
-        example = load_example(self.config.example or default_example)
+        example = load_example(self.config.example or (_WIKIDATA_PROMPT["example"] if wikidata else default_example))
         docs = render_docs(env.actions, "prompt")
         if env.side == "sql":
             return self._jinja.get_template(template).render(
                 docs=docs, example=example, question=question, table=env.describe_table()
             )
         entities = repr(dict(env.memory.entities))
-        return self._jinja.get_template(template).render(docs=docs, example=example, question=question, entities=entities)
+        extra = {"relation_example": _WIKIDATA_PROMPT["relation_example"]} if wikidata else {}
+        return self._jinja.get_template(template).render(docs=docs, example=example, question=question, entities=entities, **extra)
 
     def _history(self, turns: list[_Turn]) -> list[_Turn]:
         """Turns with older observations shortened to fit the token budget."""
