@@ -651,6 +651,8 @@ def retry_delay(attempt: int, config: LLMConfig, exc: BaseException | None = Non
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, LLMError):  # ours: the message says what happened and where
+        return str(exc).strip() or type(exc).__name__
     status = _status_of(exc)
     name = type(exc).__name__
     text = str(exc).strip() or name
