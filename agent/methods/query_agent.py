@@ -45,6 +45,7 @@ from agent.methods.episode import (
 )
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.actions import render_docs
+from pyql.errors import PyQLError
 from pyql.lines import split_lines
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
@@ -386,7 +387,7 @@ class QueryAgent:
         try:
             params = ", ".join(f'"{p.name}": ...' for p in env.actions.spec(call.name).params)
             shape = f"{{{params}}}"
-        except Exception:  # noqa: BLE001 - an unknown action: the parser's error is enough
+        except PyQLError:  # an unknown action: the name is in the observation; no parameters to show
             shape = "{...} with the action's parameters"
         shown = raw if len(raw) <= 200 else f"{raw[:200]}... ({len(raw)} characters)"
         observation = (
