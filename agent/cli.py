@@ -52,7 +52,6 @@ import contextlib
 import dataclasses
 import math
 import sys
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -376,18 +375,17 @@ def _llm_url(llm: Any) -> str | None:
 def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
     """One line saying which service failed and what to do (for stderr).
 
+    The hint to start the local model comes with the message, from the
+    client, only when a server on loopback did not answer (:class:`agent.llm.client.OpenAILLM`).
+
     Example:
         >>> _failure_line({"kind": "llm_error", "message": "LLM request failed after 1 attempts: HTTP 429"}, "http://127.0.0.1:8080/v1")
-        'the question failed to run: the LLM at http://127.0.0.1:8080/v1 failed: LLM request failed after 1 attempts: HTTP 429 (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)'
+        'the question failed to run: the LLM at http://127.0.0.1:8080/v1 failed: LLM request failed after 1 attempts: HTTP 429'
     """
     kind, message = error.get("kind", "error"), " ".join(str(error.get("message", "")).split())
     if kind == "llm_error":
         where = llm_url or "OpenAI's API (https://api.openai.com/v1)"
-        text = f"the LLM at {where} failed: {message}"
-        host = urllib.parse.urlsplit(llm_url).hostname if llm_url else None
-        if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
-            text += " (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)"
-        return f"the question failed to run: {text}"
+        return f"the question failed to run: the LLM at {where} failed: {message}"
     return f"the question failed to run: the KB failed ({kind}): {message}"
 
 

@@ -28,6 +28,8 @@ class LLMError(PyQLError):
         attempts: how many requests were made (including retries).
         retryable: whether :func:`with_retries` retries this error (used by
             :class:`ScriptedLLM` scripts to simulate transient failures).
+        answered: whether the server sent an HTTP answer at all (False: it
+            could not be reached or did not answer in time; None: not known).
 
     Example:
         >>> e = LLMError("rate limited", status=429, retryable=True)
@@ -37,11 +39,15 @@ class LLMError(PyQLError):
 
     kind = "llm_error"
 
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0, retryable: bool = False) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, attempts: int = 0, retryable: bool = False,
+        answered: bool | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.attempts = attempts
         self.retryable = retryable
+        self.answered = answered
 
 
 class LLMConfigError(LLMError, ValueError):
