@@ -53,10 +53,11 @@ CACHE_FILE = "kb-cache.sqlite"
 FORMAT = "pyql-recording"
 #: The version of the tables below.
 VERSION = "1"
-#: The modes a store opens in: what each writes and answers.
-MODES = ("record", "replay", "cache")
-_PURPOSE = {"record": "recording", "replay": "recording", "cache": "kb-cache"}
-_FLAG = {"record": "--record", "replay": "--replay", "cache": "--kb-cache"}
+#: The modes a store opens in: what each writes and answers (``inspect``: read-only, a recording or a cache).
+MODES = ("record", "replay", "cache", "inspect")
+_PURPOSE = {"record": "recording", "replay": "recording", "cache": "kb-cache", "inspect": None}
+_FLAG = {"record": "--record", "replay": "--replay", "cache": "--kb-cache", "inspect": "pyql recording info"}
+_READ_ONLY = ("replay", "inspect")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -103,6 +104,8 @@ def store_file(path: str | Path, mode: str) -> Path:
     given = Path(path)
     if given.is_file() or given.suffix in (".sqlite", ".db"):
         return given
+    if mode == "inspect" and not (given / RECORDING_FILE).exists() and (given / CACHE_FILE).exists():
+        return given / CACHE_FILE
     return given / (CACHE_FILE if mode == "cache" else RECORDING_FILE)
 
 
@@ -150,9 +153,9 @@ class RecordingStore:
             raise RecordingError(f"unknown recording mode {mode!r}; use one of {', '.join(MODES)}")
         file = store_file(path, mode)
         flag = _FLAG[mode]
-        if mode == "replay" and not file.is_file():
+        if mode in _READ_ONLY and not file.is_file():
             raise RecordingError(f"{flag} {path}: no recording at {file} (record one with --record DIR)")
-        if mode != "replay":
+        if mode not in _READ_ONLY:
             try:
                 file.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -169,7 +172,7 @@ class RecordingStore:
         """Write the log back into the file (a recording is then one self-contained file) and close."""
         with self._lock:
             try:
-                if self.mode != "replay":
+                if self.mode not in _READ_ONLY:
                     self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error:
                 pass  # another process holds the log; it checkpoints it
@@ -205,8 +208,8 @@ class RecordingStore:
         Raises:
             RecordingError: a replay store (read-only), or the file cannot be written.
         """
-        if self.mode == "replay":
-            raise RecordingError(f"{self.path} is open for --replay and is not written")
+        if self.mode in _READ_ONLY:
+            raise RecordingError(f"{self.path} is open read-only ({_FLAG[self.mode]}) and is not written")
         row = (request_key(kind, request), kind, subject, canonical_json(request), canonical_json(response),
                float(seconds), _now())
         with self._lock:
@@ -224,7 +227,7 @@ class RecordingStore:
             ('{"file": "..."}', None)
         """
         with self._lock:
-            if value is None or self.mode == "replay":
+            if value is None or self.mode in _READ_ONLY:
                 row = self._query("SELECT value FROM names WHERE kind = ? AND name = ?", (kind, name)).fetchone()
                 return None if row is None else str(row[0])
             self._write("INSERT OR REPLACE INTO names VALUES (?, ?, ?)", (kind, name, value))
@@ -287,6 +290,33 @@ class RecordingStore:
             "stats": stats,
         }
 
+    def describe(self) -> dict[str, Any]:
+        """Everything ``pyql recording info`` shows: the meta rows, the fingerprint, the entries per kind,
+        the KB identities and the models with their entry counts, and the names given to them.
+
+        Example:
+            >>> import tempfile
+            >>> s = RecordingStore.open(tempfile.mkdtemp(), "record")
+            >>> _ = s.put("llm", "gpt-x", {"prompt": "Q"}, {"text": "A"})
+            >>> d = s.describe(); (d["entries"], d["models"])
+            ({'llm': 1}, {'gpt-x': 1})
+        """
+        meta = self.meta()
+        return {
+            "file": str(self.path),
+            "purpose": meta.get("purpose"),
+            "id": meta.get("id"),
+            "created": meta.get("created"),
+            "pyql": meta.get("pyql"),
+            "fingerprint": self.fingerprint(),
+            "entries": self.counts(),
+            "kbs": self.subjects("kb"),
+            "kb_specs": self.names("kb-spec"),
+            "models": self.subjects("llm"),
+            "models_asked": self.names("model"),
+            "scorers": self.subjects("score"),
+        }
+
     # -- internals ---------------------------------------------------------------
     def _count(self, kind: str, what: str) -> None:
         self.stats.setdefault(kind, Counter())[what] += 1
@@ -312,12 +342,12 @@ def _now() -> str:
 def _connect(file: Path, mode: str) -> sqlite3.Connection:
     """A connection to the file: read-only for replay; WAL and a busy time-out for writers."""
     try:
-        if mode == "replay":
+        if mode in _READ_ONLY:
             connection = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, timeout=30)
         else:
             connection = sqlite3.connect(str(file), check_same_thread=False, timeout=30)
         connection.execute("PRAGMA busy_timeout = 30000")
-        if mode != "replay":
+        if mode not in _READ_ONLY:
             connection.execute("PRAGMA synchronous = NORMAL")  # with WAL: a killed process loses no committed entry
     except sqlite3.Error as exc:
         raise RecordingError(f"{_FLAG[mode]} {file}: cannot open it: {exc}") from None
@@ -331,7 +361,7 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
         RecordingError: the file is anything else (see :meth:`RecordingStore.open`).
     """
     flag, purpose = _FLAG[mode], _PURPOSE[mode]
-    what = f"{flag} {file} is not a pyql {purpose.replace('kb-cache', 'KB cache')}"
+    what = f"{flag} {file} is not a pyql {(purpose or 'recording').replace('kb-cache', 'KB cache')}"
     try:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         check = db.execute("PRAGMA quick_check").fetchone()
@@ -339,7 +369,7 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
         raise RecordingError(f"{what}: not an SQLite database, or a damaged one ({exc})") from None
     if check is None or check[0] != "ok":
         raise RecordingError(f"{what}: the database is damaged or truncated ({check[0] if check else 'no answer'})")
-    if not tables and mode != "replay":
+    if not tables and purpose is not None and mode not in _READ_ONLY:
         _create(db, purpose, file, flag)
         return
     if "meta" not in tables:
@@ -350,7 +380,7 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
         raise RecordingError(f"{what}: its format is {meta.get('format')!r}, not {FORMAT!r}")
     if meta.get("version") != VERSION:
         raise RecordingError(f"{what} of version {VERSION}: it is of version {meta.get('version')!r}; record it again")
-    if meta.get("purpose") != purpose:
+    if purpose is not None and meta.get("purpose") != purpose:
         other = "--kb-cache" if meta.get("purpose") == "kb-cache" else "--record/--replay"
         raise RecordingError(f"{what}: it is a {meta.get('purpose')} (give it to {other})")
     if not {"entries", "names"} <= tables:

@@ -769,8 +769,7 @@ def run_eval(
     max_infra_failures: int = 3,
     dataset: str | None = None,
     max_llm_failures: int | None = None,
-    stamp: Mapping[str, Any] | None = None,
-    provenance: Callable[[], Mapping[str, Any]] | None = None,
+    stamp: Mapping[str, Any] | None = None, provenance: Callable[[], Mapping[str, Any]] | None = None,
 ) -> EvalOutcome:
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
 
@@ -787,8 +786,7 @@ def run_eval(
             run (:mod:`agent.faults`; 0: never stop).
         dataset: the data set's name, for the summary.
         max_llm_failures: the former name of ``max_infra_failures`` (it wins when given).
-        stamp: fields added to every record (``--record``/``--replay``/``--kb-cache``: which store, its id).
-        provenance: called once at the end; its fields go into the summary (the stores' fingerprints and counters).
+        stamp, provenance: fields added to every record, and a call whose fields go into the summary (``--record``).
 
     Returns:
         An :class:`EvalOutcome`; the summary is also written to :func:`summary_path`.
@@ -817,8 +815,7 @@ def run_eval(
     finally:
         writer.close()
         bar.close()
-    _summarize(outcome, settings, llm, dataset, provenance() if provenance is not None else None)
-    return outcome
+    return _summarize(outcome, settings, llm, dataset, provenance() if provenance is not None else None)
 
 
 def _checked_limits(concurrency: int, max_infra_failures: int, max_llm_failures: int | None) -> int:
@@ -924,8 +921,8 @@ class _Finisher:
 
 
 def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: str | None,
-               provenance: Mapping[str, Any] | None = None) -> None:
-    """Read the run file back into ``outcome`` (records, failures, metrics, summary) and write the summaries."""
+               provenance: Mapping[str, Any] | None = None) -> EvalOutcome:
+    """Read the run file back into ``outcome`` (records, failures, metrics, summary), write the summaries, return it."""
     path = outcome.path
     outcome.records = latest_records(read_run(path)) if path.exists() else []
     outcome.failed = [str(r["id"]) for r in outcome.records if failed_to_run(r)]
@@ -953,6 +950,7 @@ def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: s
     write_summary_markdown(
         summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
     )
+    return outcome
 
 
 def _run_pool(
