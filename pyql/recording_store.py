@@ -347,8 +347,6 @@ def _connect(file: Path, mode: str) -> sqlite3.Connection:
         else:
             connection = sqlite3.connect(str(file), check_same_thread=False, timeout=30)
         connection.execute("PRAGMA busy_timeout = 30000")
-        if mode not in _READ_ONLY:
-            connection.execute("PRAGMA synchronous = NORMAL")  # with WAL: a killed process loses no committed entry
     except sqlite3.Error as exc:
         raise RecordingError(f"{_FLAG[mode]} {file}: cannot open it: {exc}") from None
     return connection
@@ -385,6 +383,8 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
         raise RecordingError(f"{what}: it is a {meta.get('purpose')} (give it to {other})")
     if not {"entries", "names"} <= tables:
         raise RecordingError(f"{what}: its tables are incomplete ({', '.join(sorted(tables))})")
+    if mode not in _READ_ONLY:
+        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a killed process loses no committed entry
 
 
 def _create(db: sqlite3.Connection, purpose: str, file: Path, flag: str) -> None:
@@ -393,6 +393,7 @@ def _create(db: sqlite3.Connection, purpose: str, file: Path, flag: str) -> None
 
     try:
         db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
         with db:
             for statement in _SCHEMA:
                 db.execute(statement)
