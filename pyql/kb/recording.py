@@ -6,7 +6,8 @@ of every backend, :meth:`KB._select <pyql.kb.base.KB._select>` /
 ``_ask``; observations, relations and labels are built on top of them) is
 keyed by its text and the KB's identity (:func:`kb_identity`):
 
-* ``record``: the inner KB answers, and the answer (or its engine error) is kept;
+* ``record``: the inner KB answers, and the answer (or its engine error:
+  a rejected or timed-out query, not an unreachable KB) is kept;
 * ``replay``: the store answers, and there is no inner KB at all (nothing
   is opened, no file read, no connection made); a query it does not hold
   is a :class:`~pyql.errors.ReplayMiss` (the question fails to run);
@@ -52,7 +53,7 @@ from typing import Any
 import pyql.errors as errors
 import pyql.kb.base as base
 from pyql.echo import one_line
-from pyql.errors import EngineError, RecordingError, ReplayMiss
+from pyql.errors import EngineError, EngineUnavailable, RecordingError, ReplayMiss
 from pyql.kb.base import KB, set_opener
 from pyql.kb.opening import demo_kb_path, open_kb
 from pyql.kb.registry import kb_backends
@@ -235,7 +236,7 @@ class RecordedKB(KB):
         try:
             result = run(sparql)
         except EngineError as exc:
-            if mode == "record" and not isinstance(exc, ReplayMiss):
+            if mode == "record" and not isinstance(exc, EngineUnavailable):  # the service's failure, not the query's
                 error = {"class": type(exc).__name__, "message": str(exc)}
                 self.store.put("kb", self.subject, request, {"error": error}, time.perf_counter() - start)
             raise
