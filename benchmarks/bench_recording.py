@@ -25,7 +25,7 @@ the KB seconds per question of each run and the cache's hits and misses.
 Usage::
 
     python benchmarks/bench_recording.py --llm local --out-dir runs/recording
-    python benchmarks/bench_recording.py --llm first --out-dir runs/recording-first
+    python benchmarks/bench_recording.py --llm first --first-relation ranked --out-dir runs/recording-first
     python benchmarks/bench_recording.py --kb-cache http://127.0.0.1:8890/sparql --default-graph http://demo --out-dir runs/cache
 """
 
@@ -102,6 +102,8 @@ def run(name: str, options: argparse.Namespace, extra: list[str]) -> dict[str, A
         stale.unlink(missing_ok=True)
     argv = ["eval", str(DEMO), "--kb", options.kb, "--out", str(out), "--limit", str(options.questions),
             "--max-steps", str(options.max_steps), "--max-tokens", "128", *extra]
+    if options.first_relation:
+        argv += ["--first-relation", options.first_relation]
     args = build_parser().parse_args(argv)
     llm = FirstChoiceLLM() if options.llm == "first" else None
     with StoreClock() as clock:
@@ -164,6 +166,8 @@ def main() -> None:
     p.add_argument("--max-steps", type=int, default=7)
     p.add_argument("--kb", default="demo")
     p.add_argument("--no-plain", action="store_true", help="skip the live run without a recording")
+    p.add_argument("--first-relation", choices=["ranked", "model"],
+                   help="choose mode's first relation (default: the in-process scorer when the local extra is installed)")
     p.add_argument("--kb-cache", metavar="URL", help="measure --kb-cache on this endpoint instead")
     p.add_argument("--default-graph")
     p.add_argument("--out-dir", default="runs/recording")

@@ -78,16 +78,17 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def request_key(kind: str, request: Mapping[str, Any]) -> str:
-    """The content address of a request: sha256 of its kind and canonical JSON.
+def request_key(kind: str, request: Mapping[str, Any] | str) -> str:
+    """The content address of a request: sha256 of its kind, a line break and its canonical JSON.
 
     Example:
-        >>> request_key("kb", {"query": "ASK {}"}) == request_key("kb", {"query": "ASK {}"})
+        >>> request_key("kb", {"query": "ASK {}"}) == request_key("kb", '{"query":"ASK {}"}')
         True
         >>> len(request_key("kb", {"query": "ASK {}"}))
         64
     """
-    return hashlib.sha256(canonical_json({"kind": kind, "request": request}).encode("utf-8")).hexdigest()
+    text = request if isinstance(request, str) else canonical_json(request)
+    return hashlib.sha256(f"{kind}\n{text}".encode("utf-8")).hexdigest()
 
 
 def store_file(path: str | Path, mode: str) -> Path:
@@ -128,6 +129,7 @@ class RecordingStore:
         self._db = connection
         self._lock = threading.Lock()
         self.stats: dict[str, Counter[str]] = {}
+        self._written: set[str] = set()  # keys this process wrote: a duplicate costs no transaction
 
     # -- opening -------------------------------------------------------------
     @classmethod
@@ -210,10 +212,16 @@ class RecordingStore:
         """
         if self.mode in _READ_ONLY:
             raise RecordingError(f"{self.path} is open read-only ({_FLAG[self.mode]}) and is not written")
-        row = (request_key(kind, request), kind, subject, canonical_json(request), canonical_json(response),
-               float(seconds), _now())
+        text = canonical_json(request)
+        key = request_key(kind, text)
+        with self._lock:
+            if key in self._written:
+                self._count(kind, "duplicates")
+                return False
+        row = (key, kind, subject, text, canonical_json(response), float(seconds), _now())
         with self._lock:
             cursor = self._write("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            self._written.add(key)
             self._count(kind, "writes" if cursor.rowcount else "duplicates")
         return bool(cursor.rowcount)
 
