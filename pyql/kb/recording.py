@@ -45,6 +45,7 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,6 +68,8 @@ __all__ = ["RecordedKB", "kb_identity", "recorded_kbs", "encode_rows", "decode_r
 KB_SETTINGS = tuple(p for p in inspect.signature(KB.__init__).parameters if p not in ("self", "profile"))
 
 _HASHED: dict[tuple[str, int, int], str] = {}
+#: The PREFIX lines a miss message leaves out (the query's own text is what tells it apart).
+_PREFIXES = re.compile(r"^\s*(?:PREFIX\s+[\w-]*:\s*<[^>]*>\s*)+", re.IGNORECASE)
 
 
 def file_fingerprint(path: str | Path) -> str:
@@ -227,7 +230,7 @@ class RecordedKB(KB):
             if mode == "replay" or self.inner is None:
                 raise ReplayMiss(
                     f"the {form.upper()} query is not in the recording {self.store.path} "
-                    f"(KB {one_line(self.subject, 120)}): {one_line(sparql, 200)}",
+                    f"(KB {one_line(self.subject, 120)}): {one_line(_PREFIXES.sub('', sparql), 200)}",
                     query=sparql,
                 )
         assert self.inner is not None
