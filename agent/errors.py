@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyql.errors import ParseError, PyQLError
 
 __all__ = [
-    "AgentConfigError", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError",
+    "AgentConfigError", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError", "LLMReplayMiss",
     "MetricsError", "MissingDependencyError", "PathSyntaxError", "RankingError", "ScorerError", "SmokeError",
     "TablePathError",
 ]
@@ -48,6 +48,20 @@ class LLMError(PyQLError):
         self.attempts = attempts
         self.retryable = retryable
         self.answered = answered
+
+
+class LLMReplayMiss(LLMError):
+    """An LLM call (or a relation score) asked during ``--replay`` that the recording does not hold.
+
+    The question fails to run (kind ``replay_miss``); nothing is sent to a server.
+
+    Example:
+        >>> e = LLMReplayMiss("not recorded: prompt 'Q...'")
+        >>> (e.kind, isinstance(e, LLMError))
+        ('replay_miss', True)
+    """
+
+    kind = "replay_miss"
 
 
 class LLMConfigError(LLMError, ValueError):

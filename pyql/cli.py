@@ -66,6 +66,7 @@ from pyql.errors import (
     PyQLError,
     UsageError,  # noqa: F401 (defined in pyql/errors.py)
 )
+from pyql.echo import plural
 from pyql.profiles import PROFILES
 
 __all__ = [
@@ -342,6 +343,50 @@ def _cmd_kb_load(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_recording_info(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql recording info DIR``: what a recording or KB cache holds (``--json``: one object)."""
+    from pyql.recording_store import RecordingStore
+
+    with RecordingStore.open(args.path, "inspect") as store:
+        info = store.describe()
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False), file=out)
+        return 0
+    print(recording_report(info), file=out)
+    return 0
+
+
+def recording_report(info: dict[str, Any]) -> str:
+    """The text of ``pyql recording info``: the file, its id and fingerprint, entries, KB identities and models.
+
+    Example:
+        >>> print(recording_report({"file": "r.sqlite", "purpose": "recording", "id": "ab", "created": "2026",
+        ...     "pyql": "0.1.0", "fingerprint": "f0", "entries": {"kb": 2, "llm": 1}, "kbs": {'{"endpoint":"http://x/sparql"}': 2},
+        ...     "kb_specs": {}, "models": {"m": 1}, "models_asked": {"": "m"}, "scorers": {}}))
+        r.sqlite: a pyql recording (id ab, created 2026 by pyql 0.1.0)
+        fingerprint: f0
+        entries: 2 KB queries, 1 LLM call, 0 relation scores
+        KB {"endpoint":"http://x/sparql"}: 2 queries
+        model m: 1 call
+        model asked as (the server's default): m
+    """
+    counts = info.get("entries") or {}
+    lines = [
+        f"{info['file']}: a pyql {str(info.get('purpose')).replace('kb-cache', 'KB cache')} "
+        f"(id {info.get('id')}, created {info.get('created')} by pyql {info.get('pyql')})",
+        f"fingerprint: {info.get('fingerprint')}",
+        f"entries: {plural(counts.get('kb', 0), 'KB query', 'KB queries')}, {plural(counts.get('llm', 0), 'LLM call')}, "
+        f"{plural(counts.get('score', 0), 'relation score')}",
+    ]
+    lines += [f"KB {kb}: {plural(n, 'query', 'queries')}" for kb, n in (info.get("kbs") or {}).items()]
+    lines += [f"  --kb {spec} was {identity}" for spec, identity in (info.get("kb_specs") or {}).items()]
+    lines += [f"model {model}: {plural(n, 'call')}" for model, n in (info.get("models") or {}).items()]
+    lines += [f"model asked as {asked or '(the server' + chr(39) + 's default)'}: {resolved}"
+              for asked, resolved in (info.get("models_asked") or {}).items()]
+    lines += [f"relation scorer {name}: {plural(n, 'score')}" for name, n in (info.get("scorers") or {}).items()]
+    return "\n".join(lines)
+
+
 def _cmd_kb_help(args: argparse.Namespace, out: TextIO) -> int:
     args.kb_parser.print_help(out)
     return 2
@@ -419,6 +464,14 @@ def add_commands(sub: Subparsers) -> None:
     load.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     load.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     load.set_defaults(func=_cmd_kb_load)
+
+    rec = sub.add_parser("recording", help="look at a recording (--record) or a KB cache (--kb-cache)")
+    rec.set_defaults(func=_cmd_kb_help, kb_parser=rec)
+    rec_sub = rec.add_subparsers(dest="recording_command")
+    info = rec_sub.add_parser("info", help="what a recording or KB cache holds: entries, KB identities, models, fingerprint")
+    info.add_argument("path", metavar="DIR", help="the directory given to --record/--kb-cache, or the .sqlite file")
+    info.add_argument("--json", action="store_true", help="print one JSON object")
+    info.set_defaults(func=_cmd_recording_info)
 
 
 def build_parser() -> argparse.ArgumentParser:
