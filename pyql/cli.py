@@ -411,15 +411,8 @@ def _cmd_docs(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def add_commands(sub: Subparsers) -> None:
-    """Add the core package's subcommands (demo, compile, actions, convert, docs, kb) to the ``pyql`` parser.
-
-    Example:
-        >>> p = argparse.ArgumentParser(prog="pyql")
-        >>> add_commands(p.add_subparsers(dest="command"))
-        >>> p.parse_args(["docs", "--side", "sql"]).format
-        'markdown'
-    """
+def _add_demo(sub: Subparsers) -> None:
+    """``pyql demo``."""
     demo = sub.add_parser("demo", help="run step-by-step queries on a bundled demo KB (Freebase-style or Wikidata-shaped)")
     demo.add_argument("--kb", default="demo",
                       help="demo (Freebase-style cyclones, action lines; pyoxigraph in memory, the default), "
@@ -429,6 +422,38 @@ def add_commands(sub: Subparsers) -> None:
     demo.add_argument("--question", metavar="ID", help="run this question of the demo (q02, w04; see --list)")
     demo.add_argument("--no-sparql", action="store_true", help="do not print the SPARQL of each step")
     demo.set_defaults(func=_cmd_demo)
+
+
+def _add_kb(sub: Subparsers) -> None:
+    """``pyql kb`` and ``pyql kb load``."""
+    kb = sub.add_parser("kb", help="manage KBs: load RDF files into an on-disk Oxigraph store")
+    kb.set_defaults(func=_cmd_kb_help, kb_parser=kb)
+    kb_sub = kb.add_subparsers(dest="kb_command")
+    load = kb_sub.add_parser(
+        "load", help="bulk-load RDF files into an on-disk Oxigraph store (open it with --kb oxigraph:DIR)",
+        description="Bulk-load Turtle/N-Triples files (optionally .gz) into an on-disk Oxigraph store. "
+        "Running it again resumes an interrupted load: files already loaded are skipped.",
+    )
+    load.add_argument("files", nargs="+", metavar="FILE", help="RDF files (.nt, .ttl, .nq, .trig, .rdf; optionally .gz)")
+    load.add_argument("--store", required=True, metavar="DIR", help="the store directory (created if missing)")
+    load.add_argument("--fresh", action="store_true", help="empty the store first instead of resuming or adding")
+    load.add_argument("--count", action="store_true", help="count the store's triples at the end (a full scan)")
+    load.add_argument("--no-optimize", action="store_true", help="skip the compaction at the end")
+    load.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    load.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    load.set_defaults(func=_cmd_kb_load)
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add the core package's subcommands (demo, compile, actions, convert, docs, kb) to the ``pyql`` parser.
+
+    Example:
+        >>> p = argparse.ArgumentParser(prog="pyql")
+        >>> add_commands(p.add_subparsers(dest="command"))
+        >>> p.parse_args(["docs", "--side", "sql"]).format
+        'markdown'
+    """
+    _add_demo(sub)
 
     comp = sub.add_parser("compile", help="compile a legacy PyQL program or a MarkQA program to SPARQL")
     comp.add_argument("file", help="the program file, or - for stdin")
@@ -448,22 +473,7 @@ def add_commands(sub: Subparsers) -> None:
     docs.add_argument("--only", help="comma-separated action names to document")
     docs.set_defaults(func=_cmd_docs)
 
-    kb = sub.add_parser("kb", help="manage KBs: load RDF files into an on-disk Oxigraph store")
-    kb.set_defaults(func=_cmd_kb_help, kb_parser=kb)
-    kb_sub = kb.add_subparsers(dest="kb_command")
-    load = kb_sub.add_parser(
-        "load", help="bulk-load RDF files into an on-disk Oxigraph store (open it with --kb oxigraph:DIR)",
-        description="Bulk-load Turtle/N-Triples files (optionally .gz) into an on-disk Oxigraph store. "
-        "Running it again resumes an interrupted load: files already loaded are skipped.",
-    )
-    load.add_argument("files", nargs="+", metavar="FILE", help="RDF files (.nt, .ttl, .nq, .trig, .rdf; optionally .gz)")
-    load.add_argument("--store", required=True, metavar="DIR", help="the store directory (created if missing)")
-    load.add_argument("--fresh", action="store_true", help="empty the store first instead of resuming or adding")
-    load.add_argument("--count", action="store_true", help="count the store's triples at the end (a full scan)")
-    load.add_argument("--no-optimize", action="store_true", help="skip the compaction at the end")
-    load.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    load.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    load.set_defaults(func=_cmd_kb_load)
+    _add_kb(sub)
 
     rec = sub.add_parser("recording", help="look at a recording (--record) or a KB cache (--kb-cache)")
     rec.set_defaults(func=_cmd_kb_help, kb_parser=rec)
