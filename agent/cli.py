@@ -52,7 +52,6 @@ import contextlib
 import dataclasses
 import math
 import sys
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -79,6 +78,7 @@ from agent.evaluation.trace_html import write_html
 from agent.faults import InfraFailure, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.client import add_llm_arguments, config_from_args
+from agent.llm.recording import RecordedLLM
 from agent.llm.local import (
     INSTALL_HINT,
     LOCAL_MODEL_NAME,
@@ -101,8 +101,10 @@ from pyql.echo import plural
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
+from pyql.kb.recording import recorded_kbs
 from pyql.lines import split_lines
 from pyql.profiles import PROFILES
+from pyql.recording_store import RecordingStore
 from pyql.sparql_environment import SparqlEnvironment
 
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
@@ -203,6 +205,7 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
                    help="trace each prompt's sha256 (default) or the full text")
     g.add_argument("--prices", help='price table JSON {"model": [USD per 1M input tokens, per 1M output]} for the cost')
     _kb_arguments(parser.add_argument_group("knowledge base"))
+    _recording_arguments(parser)
 
 
 def _first_relation(args: argparse.Namespace, local_choose: bool) -> str:
@@ -216,9 +219,10 @@ def _first_relation(args: argparse.Namespace, local_choose: bool) -> str:
     without it is a usage error, as a default it falls back to ``ranked``.
     """
     asked = getattr(args, "first_relation", None)
+    replay = bool(getattr(args, "replay", None))  # the scores come from the recording: no model in process
     if asked is None:
-        return "model" if local_choose and not missing_local_packages() else "ranked"
-    if asked == "model":
+        return "model" if local_choose and (replay or not missing_local_packages()) else "ranked"
+    if asked == "model" and not replay:
         missing = missing_local_packages()
         if missing:
             raise UsageError(f"--first-relation model scores relations with the bundled model in process: {INSTALL_HINT} "
@@ -311,13 +315,103 @@ def _uses_local_model(args: argparse.Namespace, llm: Any = None) -> bool:
 
 
 @contextlib.contextmanager
-def _llm_for(args: argparse.Namespace, llm: Any = None) -> Iterator[Any]:
-    """The given LLM (tests), else the configured one, else the local model."""
-    if llm is not None:
-        yield llm
+def _llm_for(args: argparse.Namespace, llm: Any = None, stores: _Stores | None = None) -> Iterator[Any]:
+    """The given LLM (tests), else the configured one, else the local model; recorded or replayed with ``stores``.
+
+    A replay starts nothing and contacts no server: the LLM is the recording.
+    """
+    recording = stores.recording if stores is not None else None
+    if recording is not None and recording.mode == "replay":
+        yield RecordedLLM(recording, llm if llm is not None else config_from_args(args))
         return
-    with configured_llm(config_from_args(args)) as real:
-        yield real
+    if llm is not None:
+        yield RecordedLLM(recording, llm, inner=llm) if recording is not None else llm
+        return
+    config = config_from_args(args)
+    with configured_llm(config) as real:
+        yield RecordedLLM(recording, config, inner=real) if recording is not None else real
+
+
+# ---------------------------------------------------------------------------
+# --record, --replay, --kb-cache
+
+
+def _recording_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--record DIR``, ``--replay DIR`` and ``--kb-cache DIR`` (``docs/reproduce.md``)."""
+    g = parser.add_argument_group("recording (docs/reproduce.md)")
+    g.add_argument("--record", metavar="DIR",
+                   help="keep every KB query and LLM call with its answer in DIR/recording.sqlite (one file to publish)")
+    g.add_argument("--replay", metavar="DIR",
+                   help="answer every KB query and LLM call from the recording DIR (or the .sqlite file): no KB is "
+                        "opened, no LLM contacted or started; a call it does not hold fails the question (replay_miss)")
+    g.add_argument("--kb-cache", metavar="DIR",
+                   help="keep KB answers in DIR/kb-cache.sqlite and reuse them in later runs (keyed by the query and "
+                        "the KB's identity: endpoint URL and graph, or the file's content)")
+
+
+@dataclasses.dataclass
+class _Stores:
+    """The recording (``--record``/``--replay``) and the KB cache of a command, either may be None."""
+
+    recording: RecordingStore | None = None
+    cache: RecordingStore | None = None
+
+    def stamp(self) -> dict[str, Any]:
+        """The fields every run record carries: which store answered (its file, id and mode)."""
+        out: dict[str, Any] = {}
+        for field_name, store in (("recording", self.recording), ("kb_cache", self.cache)):
+            if store is not None:
+                out[field_name] = {"mode": store.mode, "file": str(store.path), "id": store.meta().get("id")}
+        return out
+
+    def provenance(self) -> dict[str, Any]:
+        """The fields of a run summary: each store's fingerprint, entries and this run's hits, misses and writes."""
+        out: dict[str, Any] = {}
+        for field_name, store in (("recording", self.recording), ("kb_cache", self.cache)):
+            if store is not None:
+                out[field_name] = store.provenance()
+        return out
+
+    def report(self) -> str | None:
+        """One line on what the stores did in this run (None without a store)."""
+        parts = []
+        for store in (self.recording, self.cache):
+            if store is not None:
+                counts = ", ".join(f"{kind}: " + " ".join(f"{n} {what}" for what, n in sorted(c.items()))
+                                   for kind, c in sorted(store.stats.items())) or "no call"
+                parts.append(f"{store.mode} {store.path} ({counts})")
+        return "; ".join(parts) or None
+
+
+@contextlib.contextmanager
+def _stores(args: argparse.Namespace) -> Iterator[_Stores]:
+    """Open ``--record``/``--replay`` and ``--kb-cache`` and send every KB the command opens through them.
+
+    Raises:
+        UsageError: ``--record`` with ``--replay``, or ``--kb-cache`` with ``--replay``.
+        pyql.errors.RecordingError: a file that is not a usable recording or cache (exit 2).
+    """
+    record, replay, cache = (getattr(args, name, None) for name in ("record", "replay", "kb_cache"))
+    if record and replay:
+        raise UsageError("give --record DIR or --replay DIR, not both (a replay writes nothing)")
+    if replay and cache:
+        raise UsageError("--kb-cache is for live runs; a --replay answers every KB query from the recording")
+    stores = _Stores()
+    with contextlib.ExitStack() as stack:
+        if cache:
+            stores.cache = stack.enter_context(RecordingStore.open(cache, "cache"))
+            stack.enter_context(recorded_kbs(stores.cache))
+        if record or replay:
+            stores.recording = stack.enter_context(RecordingStore.open(record or replay, "record" if record else "replay"))
+            stack.enter_context(recorded_kbs(stores.recording))
+        yield stores
+
+
+def _report_stores(stores: _Stores, stream: TextIO | None = None) -> None:
+    """Say on stderr (or ``stream``) what the recording and the KB cache did in this command."""
+    line = stores.report()
+    if line:
+        print(f"pyql: {line}", file=stream if stream is not None else sys.stderr)
 
 
 # ---------------------------------------------------------------------------
@@ -352,7 +446,18 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
 
 
 def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
-    """``pyql ask``: answer one question; ``llm`` replaces the configured LLM (tests)."""
+    """``pyql ask``: answer one question; ``llm`` replaces the configured LLM (tests).
+
+    With ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes through the store.
+    """
+    with _stores(args) as stores:
+        code = _ask(args, out, llm, stores)
+        _report_stores(stores)
+        return code
+
+
+def _ask(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Stores) -> int:
+    """``pyql ask`` within its stores (see :func:`ask_command`)."""
     question = (args.question or "").strip()
     if not question:
         raise UsageError("pyql ask: the question is empty")
@@ -369,9 +474,9 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     if env.side == "sql":
         item["table"] = {"name": env.table.name}
     try:
-        with _llm_for(args, llm) as the_llm:
+        with _llm_for(args, llm, stores) as the_llm:
             result = answer_item(item, the_llm, settings, env=env, solve=solve)
-            record = make_record(item, result, the_llm, settings)
+            record = {**make_record(item, result, the_llm, settings), **stores.stamp()}
             llm_url = _llm_url(the_llm)
     except KeyboardInterrupt:
         print("pyql ask: interrupted", file=sys.stderr)
@@ -404,18 +509,19 @@ def _llm_url(llm: Any) -> str | None:
 def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
     """One line saying which service failed and what to do (for stderr).
 
+    The hint to start the local model comes with the message, from the
+    client, only when a server on loopback did not answer (:class:`agent.llm.client.OpenAILLM`).
+
     Example:
         >>> _failure_line({"kind": "llm_error", "message": "LLM request failed after 1 attempts: HTTP 429"}, "http://127.0.0.1:8080/v1")
-        'the question failed to run: the LLM at http://127.0.0.1:8080/v1 failed: LLM request failed after 1 attempts: HTTP 429 (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)'
+        'the question failed to run: the LLM at http://127.0.0.1:8080/v1 failed: LLM request failed after 1 attempts: HTTP 429'
     """
     kind, message = error.get("kind", "error"), " ".join(str(error.get("message", "")).split())
+    if kind == "replay_miss":
+        return f"the question failed to run: replay_miss: {message} (record it again with --record, without --replay)"
     if kind == "llm_error":
         where = llm_url or "OpenAI's API (https://api.openai.com/v1)"
-        text = f"the LLM at {where} failed: {message}"
-        host = urllib.parse.urlsplit(llm_url).hostname if llm_url else None
-        if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
-            text += " (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)"
-        return f"the question failed to run: {text}"
+        return f"the question failed to run: the LLM at {where} failed: {message}"
     return f"the question failed to run: the KB failed ({kind}): {message}"
 
 
@@ -439,7 +545,18 @@ def _add_ask(subparsers: Any) -> None:
 
 
 def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progress: TextIO | None = None) -> int:
-    """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests)."""
+    """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests).
+
+    With ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes
+    through the store; each record and the summary say which (its fingerprint,
+    hits and misses).
+    """
+    with _stores(args) as stores:
+        return _eval(args, out, llm, progress, stores)
+
+
+def _eval(args: argparse.Namespace, out: TextIO, llm: Any, progress: TextIO | None, stores: _Stores) -> int:
+    """``pyql eval`` within its stores (see :func:`eval_command`)."""
     settings = _settings(args, llm)
     solver(settings.method)
     settings.agent_config()
@@ -451,7 +568,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
         settings = dataclasses.replace(settings, profile=provider.profile)
     stream = progress if progress is not None else sys.stderr
     _print_dataset_notes(args, dataset, stream)
-    with _llm_for(args, llm) as the_llm:
+    with _llm_for(args, llm, stores) as the_llm:
         outcome = run_eval(
             dataset.items,
             args.out,
@@ -463,8 +580,11 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
             progress=stream,
             max_infra_failures=args.max_infra_failures,
             dataset=str(args.data),
+            stamp=stores.stamp(),
+            provenance=stores.provenance,
         )
     print(summary_text(outcome.records, outcome.metrics), file=out)
+    _report_stores(stores, stream)
     if args.by:
         from agent.evaluation.metrics import category_table
 
@@ -564,6 +684,8 @@ def _add_eval(subparsers: Any) -> None:
 def trace_command(args: argparse.Namespace, out: TextIO) -> int:
     """``pyql trace``: a run file as an HTML page, or its summary table."""
     records = latest_records(read_run(args.run, warn=sys.stderr))
+    for line in _store_lines(records):
+        print(line, file=out)
     if args.html:
         path = write_html(records, args.html, title=args.title, source=str(args.run))
         print(f"wrote {path} ({plural(len(records), 'question')})", file=out)
@@ -574,6 +696,25 @@ def trace_command(args: argparse.Namespace, out: TextIO) -> int:
 
         print("\n" + category_table(records, args.by), file=out)
     return 0
+
+
+def _store_lines(records: list[dict[str, Any]]) -> list[str]:
+    """What ``pyql trace`` says of the recordings and KB caches a run's records name (one line each).
+
+    Example:
+        >>> _store_lines([{"recording": {"mode": "replay", "file": "r/recording.sqlite", "id": "ab12"}}, {}])
+        ['recording: replay of r/recording.sqlite (id ab12), 1 of 2 questions']
+    """
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for record in records:
+        for field_name in ("recording", "kb_cache"):
+            store = record.get(field_name)
+            if isinstance(store, dict):
+                key = (field_name, str(store.get("mode")), str(store.get("file")), str(store.get("id")))
+                seen[key] = seen.get(key, 0) + 1
+    verbs = {"record": "recorded into", "replay": "replay of", "cache": "kept in"}
+    return [f"{name.replace('_', ' ')}: {verbs.get(mode, mode)} {file} (id {ident}), {n} of {len(records)} questions"
+            for (name, mode, file, ident), n in seen.items()]
 
 
 def _add_trace(subparsers: Any) -> None:
@@ -701,10 +842,12 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
     if _action_set(args) == "agentbench":  # a pasted trajectory: its thoughts and observations are no actions
         lines = [line for line in lines if not line.lstrip().startswith(NOT_ACTIONS)]
     kb_options(args)  # --kb-timeout/--default-graph without an endpoint: exit 2 before anything runs
-    env = open_environment(args)
-    if isinstance(env, SparqlEnvironment):
-        env.entities_from_kb = True  # a script, not an agent: an id that is in the KB is usable unlinked
-    outcome = run_episode(env, lines, args.json, out)
+    with _stores(args) as stores:
+        env = open_environment(args)
+        if isinstance(env, SparqlEnvironment):
+            env.entities_from_kb = True  # a script, not an agent: an id that is in the KB is usable unlinked
+        outcome = run_episode(env, lines, args.json, out)
+        _report_stores(stores)
     if outcome.failure is not None:
         print(f"pyql run: stopped at action {len(env.history)}: the KB could not be used: {outcome.failure}", file=sys.stderr)
         return EXIT_SERVICE
@@ -731,6 +874,7 @@ def _add_run(subparsers: Any) -> None:
     run.add_argument("--db", help="SQL side: a SQLite database file")
     run.add_argument("--table", help="SQL side: the table name in --db")
     run.add_argument("--table-json", help="SQL side: a JSON file with an inline table (header and rows)")
+    _recording_arguments(run)
     run.set_defaults(func=run_command)
 
 

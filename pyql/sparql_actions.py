@@ -52,6 +52,8 @@ class KBContext(Protocol):
     max_relations: int
     max_answers: int
     count_cap: int | None
+    #: False while a step is only tried (choose mode's check of a candidate): observations skip the quantity look-up.
+    describe_quantities: bool
 
     @property
     def bounded_rows(self) -> BoundedRows | None:
@@ -216,7 +218,9 @@ class SparqlActions(ActionSet):
 
     def _observe(self, env: KBContext, query: Any) -> StepResult:
         # One query, or none when only the projection of bounded rows changes (set_answer after add_max).
-        observation = env.kb.observe(query, count_cap=env.count_cap, reuse=env.bounded_rows)
+        observation = env.kb.observe(
+            query, count_cap=env.count_cap, reuse=env.bounded_rows, describe_quantities=env.describe_quantities
+        )
         return StepResult(query=query, result=observation, observation=str(observation), empty=observation.is_empty)
 
     # -- interacting with the KB ---------------------------------------------

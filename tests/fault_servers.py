@@ -57,6 +57,10 @@ __all__ = [
     "lazy_rows",
     "WRONG_SHAPES",
     "WRONG_ASK_SHAPES",
+    "chat_null_content",
+    "chat_tool_call",
+    "slow_body",
+    "huge_body",
 ]
 
 #: No trickle runs longer than this, whatever the client does.
@@ -477,3 +481,47 @@ class GoldResponder:
                                "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
                                "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}})
         return Reply(200, chat_body(text))
+
+
+# ---------------------------------------------------------------------------
+# Malformed and unbounded LLM replies (issue 26, items 2, 4, 7, 8)
+
+
+def chat_null_content(*, finish_reason: str = "stop") -> dict[str, Any]:
+    """A chat completion whose one choice has ``content: null`` and no tool call (no usable reply)."""
+    body = chat_body()
+    body["choices"][0]["message"]["content"] = None
+    body["choices"][0]["finish_reason"] = finish_reason
+    return body
+
+
+def chat_tool_call(name: str, arguments: str, *, content: str | None = None) -> dict[str, Any]:
+    """A chat completion with one native tool call whose ``arguments`` text is sent as given (JSON or not)."""
+    body = chat_body()
+    body["choices"][0]["message"] = {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}],
+    }
+    body["choices"][0]["finish_reason"] = "tool_calls"
+    return body
+
+
+def slow_body(content: str = "Thought 1: ok.\nAction 1: execute()", *, per_byte: float = 1 / 40) -> Reply:
+    """A well-formed chat completion sent one byte every ``per_byte`` seconds (a body that takes long to come)."""
+    return Reply(200, chat_body(content), trickle=per_byte)
+
+
+def huge_body(size: int, *, thought: str = "x", step: int = 1) -> Reply:
+    """A chat completion whose thought is ``size`` characters, sent lazily (chunked) without building it whole."""
+
+    def pieces() -> Iterator[bytes]:
+        head = json.dumps(chat_body("@@"))
+        before, after = head.split("@@", 1)
+        yield before.encode() + f"Thought {step}: ".encode()
+        chunk = (thought * (65536 // max(1, len(thought)) + 1))[:65536]
+        for start in range(0, size, len(chunk)):
+            yield chunk[: min(len(chunk), size - start)].encode()
+        yield f"\\nAction {step}: execute()".encode() + after.encode()
+
+    return Reply(200, stream=pieces)

@@ -83,6 +83,7 @@ from agent.evaluation.metrics import (
 )
 from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
+from agent.llm.likelihood import RelationPMI
 from agent.methods import ranking
 from agent.methods.episode import AgentResult
 from agent.methods.query_agent import AgentConfig, QueryAgent
@@ -227,7 +228,8 @@ def solver(method: str) -> Solver:
     if method == "queryagent":
 
         def solve_queryagent(llm: Any, env: Any, question: str, config: AgentConfig) -> AgentResult:
-            return QueryAgent(llm, config).run(env, question)
+            scorer = getattr(llm, "relation_scorer", None)  # a recorded or replayed scorer (agent.llm.recording)
+            return QueryAgent(llm, config, scorer=scorer if isinstance(scorer, RelationPMI) else None).run(env, question)
 
         return solve_queryagent
     if method == "readi":
@@ -772,6 +774,7 @@ def run_eval(
     max_infra_failures: int = 3,
     dataset: str | None = None,
     max_llm_failures: int | None = None,
+    stamp: Mapping[str, Any] | None = None, provenance: Callable[[], Mapping[str, Any]] | None = None,
 ) -> EvalOutcome:
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
 
@@ -788,6 +791,7 @@ def run_eval(
             run (:mod:`agent.faults`; 0: never stop).
         dataset: the data set's name, for the summary.
         max_llm_failures: the former name of ``max_infra_failures`` (it wins when given).
+        stamp, provenance: fields added to every record, and a call whose fields go into the summary (``--record``).
 
     Returns:
         An :class:`EvalOutcome`; the summary is also written to :func:`summary_path`.
@@ -807,7 +811,7 @@ def run_eval(
     ranker = relation_ranker(settings.ranker, settings.max_relations)
     bar = Progress(len(items), progress, done=outcome.skipped)
     writer = RunWriter(path)
-    finish = _Finisher(writer, bar, outcome, max_infra_failures)
+    finish = _Finisher(writer, bar, outcome, max_infra_failures, stamp)
     one = functools.partial(_answer, settings=settings, provider=provider, solve=solve, ranker=ranker)
     try:
         _run_all(pending, llm, one, finish, concurrency, outcome)
@@ -816,8 +820,7 @@ def run_eval(
     finally:
         writer.close()
         bar.close()
-    _summarize(outcome, settings, llm, dataset)
-    return outcome
+    return _summarize(outcome, settings, llm, dataset, provenance() if provenance is not None else None)
 
 
 def _checked_limits(concurrency: int, max_infra_failures: int, max_llm_failures: int | None) -> int:
@@ -897,7 +900,9 @@ def _kb_provider(pending: Sequence[Mapping[str, Any]], kb: Any, settings: RunSet
 class _Finisher:
     """Writes each finished question's record, counts it, and aborts the run after too many failures in a row."""
 
-    def __init__(self, writer: RunWriter, bar: Progress, outcome: EvalOutcome, max_infra_failures: int) -> None:
+    def __init__(self, writer: RunWriter, bar: Progress, outcome: EvalOutcome, max_infra_failures: int,
+                 stamp: Mapping[str, Any] | None = None) -> None:
+        self.stamp = dict(stamp or {})
         self.writer = writer
         self.bar = bar
         self.outcome = outcome
@@ -906,6 +911,7 @@ class _Finisher:
 
     def __call__(self, record: dict[str, Any]) -> None:
         outcome = self.outcome
+        record.update(self.stamp)
         self.writer.write(record)
         outcome.new += 1
         self.bar.update(record)
@@ -919,8 +925,9 @@ class _Finisher:
             )
 
 
-def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: str | None) -> None:
-    """Read the run file back into ``outcome`` (records, failures, metrics, summary) and write the summaries."""
+def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: str | None,
+               provenance: Mapping[str, Any] | None = None) -> EvalOutcome:
+    """Read the run file back into ``outcome`` (records, failures, metrics, summary), write the summaries, return it."""
     path = outcome.path
     outcome.records = latest_records(read_run(path)) if path.exists() else []
     outcome.failed = [str(r["id"]) for r in outcome.records if failed_to_run(r)]
@@ -943,10 +950,12 @@ def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: s
         "triggers": stats.to_dict() if stats is not None else None,
         "table": summary_text(outcome.records, outcome.metrics),
     }
+    outcome.summary.update(provenance or {})
     summary_path(path).write_text(json.dumps(outcome.summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     write_summary_markdown(
         summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
     )
+    return outcome
 
 
 def _run_pool(
