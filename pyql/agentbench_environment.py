@@ -47,10 +47,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping
 
-from pyql.action_parser import ActionCall, Arg, parse_action
+from pyql.action_parser import ActionCall, Arg, parse_action  # noqa: F401 (parse_action: the doctests use it)
 from pyql.agentbench_actions import FINAL_ANSWER, OBSERVE_MODES, AgentBenchActions
 from pyql.environment import Analyzer, Environment, FinalResult, StepRecord
-from pyql.errors import ArgumentError, QueryError
+from pyql.errors import ArgumentError, PyQLError, QueryError
 from pyql.kb import probes
 from pyql.observation import ResultSet, Value
 from pyql.query import Query
@@ -235,8 +235,8 @@ class AgentBenchEnvironment(Environment):
         args = list(call.args)
         if call.name not in self.actions.names or len(args) <= 2:
             return args
-        params = len(self.actions.spec(call.name).params)
-        if params != 2:
+        params = self.actions.spec(call.name).params
+        if len(params) != 2 or params[0].kind != "operand":  # only an entity's name may hold commas
             return args
         joined = ", ".join(a.raw for a in args[:-1])
         return [Arg("text", joined, raw=joined), args[-1]]
@@ -258,8 +258,8 @@ class AgentBenchEnvironment(Environment):
         name = text.strip()
         ident = self.memory.entities.get(name, name)
         try:
-            term = self.query.term(ident, "entity")
-        except Exception:
+            term: Term | None = self.query.term(ident, "entity")
+        except PyQLError:
             term = None
         if not isinstance(term, IRI) or " " in ident:
             names = ", ".join(sorted(self.memory.entities)) or "none given"

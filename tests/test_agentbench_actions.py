@@ -9,13 +9,12 @@ from __future__ import annotations
 import io
 import json
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 
-from agent.cli import ask_command
 from pyql.actions import openai_tools, render_docs
 from pyql.agentbench_actions import AgentBenchActions
 from pyql.agentbench_environment import AgentBenchEnvironment
@@ -149,6 +148,7 @@ def test_variables_must_exist_and_be_sets() -> None:
         record = env.step(line)
         assert record.error == "bad_argument" and "#1 is a number" in record.observation, line
     assert env.step("intersection(#0, Tropical Storm Rachel)").error == "bad_argument"
+    assert env.step("intersection(#0, #0, #0)").error == "wrong_arity"
     unknown = env.step("get_relations(Hurricane Nobody)")
     assert unknown.error == "bad_argument" and "Tropical Storm Rachel" in unknown.observation
 
