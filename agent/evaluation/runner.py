@@ -411,6 +411,9 @@ def make_record(item: Mapping[str, Any], result: AgentResult, llm: Any, settings
         "model": model,
     }
     record.update(data)
+    gold_form = (item.get("gold_query") or {}).get("s_expression")
+    if isinstance(gold_form, str) and gold_form.strip():
+        record["gold_form"] = gold_form  # scored by the logical-form exact match (metrics.logical_form_match)
     scored = gold is not None and result.status != FAILED_TO_RUN  # a question that did not run is not scored
     record["metrics"] = score_question(result.answers, gold, table=is_table, source=item.get("source")) if scored else {}
     record["cost_usd"] = cost_usd(model, result.tokens_in, result.tokens_out, settings.prices)
