@@ -69,6 +69,7 @@ from pyql.steps import (
     Compare,
     Fact,
     Filter,
+    Head,
     Quantity,
     QuantityBase,
     QuantityByQualifier,
@@ -506,6 +507,14 @@ def _fold_aggregate(scope: Folded, step: Aggregate, index: int) -> Folded:
 @fold_rule(Answer)
 def _fold_answer(scope: Folded, step: Answer, index: int) -> Folded:
     return Folded(scope.block, step.var, scope.ask)
+
+
+@fold_rule(Head)
+def _fold_head(scope: Folded, step: Head, index: int) -> Folded:
+    """Several answer variables: the block's rows, only those visible (projected in that order)."""
+    block = scope.block
+    narrowed = Block(block.parts, step.variables_, block.argmax, block.computed, block.one_row, block)
+    return Folded(narrowed, None, scope.ask)
 
 
 def fold(steps: Sequence[Step], profile: Profile | None = None) -> Folded:

@@ -41,6 +41,7 @@ from pyql.steps import (
     EndTime,
     Fact,
     Filter,
+    Head,
     PointInTime,
     Quantity,
     QuantityByQualifier,
@@ -734,26 +735,39 @@ class Query:
         return self._property_fact(PointInTime, "P585", entity, new_var)
 
     def set_head(self, head: str) -> Query:
-        """MarkQA's ``set_head``, for the heads its own functions write: ``SELECT [DISTINCT] ?v`` or ``*``.
+        """MarkQA's ``set_head``, for the heads its own functions write: ``SELECT [DISTINCT] ?a [?b ...]`` or ``*``.
 
+        One variable is :meth:`set_answer`; several (``SELECT ?pop_2011 ?pop_2021``)
+        return those columns, in that order, and only they stay visible.
         Raw SPARQL is not accepted: aggregates are :meth:`add_count`,
-        :meth:`add_sum`, :meth:`add_avg`, :meth:`add_rank`; the answer is :meth:`set_answer`.
+        :meth:`add_sum`, :meth:`add_avg`, :meth:`add_rank`.
 
         Example:
             >>> Query("wikidata").add_time("Q8", "t").set_head("SELECT DISTINCT ?t").answer
             Variable(name='t')
+            >>> q = Query("wikidata").add_time("Q8", "t").add_end_time("Q8", "e").set_head("SELECT ?e ?t")
+            >>> q.variables, q.actions()[-1]
+            ((Variable(name='e'), Variable(name='t')), 'set_head(SELECT ?e ?t)')
             >>> Query("wikidata").set_head("SELECT (MAX(?x) AS ?m)")
             Traceback (most recent call last):
             ...
-            pyql.errors.QueryError: set_head takes SELECT ?var or SELECT *, not 'SELECT (MAX(?x) AS ?m)'; for aggregates use add_count, add_sum, add_avg, add_max/add_min or add_rank, for the answer set_answer
+            pyql.errors.QueryError: set_head takes SELECT ?var [?var ...] or SELECT *, not 'SELECT (MAX(?x) AS ?m)'; for aggregates use add_count, add_sum, add_avg, add_max/add_min or add_rank, for the answer set_answer
         """
-        match = re.fullmatch(r"\s*SELECT\s+(?:DISTINCT\s+)?(\*|\?\w+)\s*", head, re.I) if isinstance(head, str) else None
+        match = re.fullmatch(r"\s*SELECT\s+(?:DISTINCT\s+)?(\*|\?\w+(?:\s+\?\w+)*)\s*", head, re.I) if isinstance(head, str) else None
         if match is None:
             raise QueryError(
-                f"set_head takes SELECT ?var or SELECT *, not {head!r}; for aggregates use add_count, add_sum, "
+                f"set_head takes SELECT ?var [?var ...] or SELECT *, not {head!r}; for aggregates use add_count, add_sum, "
                 "add_avg, add_max/add_min or add_rank, for the answer set_answer"
             )
-        return self if match.group(1) == "*" else self.set_answer(match.group(1))
+        names = match.group(1).split()
+        if names == ["*"]:
+            return self
+        if len(names) == 1:
+            return self.set_answer(names[0])
+        variables = tuple(self._visible(self._var(name, "set_head"), "set_head") for name in names)
+        if len(set(variables)) != len(variables):
+            raise QueryError(f"set_head names a variable twice in {head!r}; name each once")
+        return self._with(Head(variables))
 
     # -- conversions -------------------------------------------------------
     def actions(self) -> list[str]:
