@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
 from typing import Iterable
 
 import pyql.escape as escape
 from pyql.action_parser import render_action
+from pyql.expressions import operand
 from pyql.compiler import Folded, compile_query, fold, fold_step
-from pyql.errors import QueryError
+from pyql.errors import PyQLError, QueryError
 from pyql.profiles import Profile, get_profile
 from pyql.steps import (
     Aggregate,
@@ -632,15 +634,26 @@ class Query:
 
         ``expression`` is built with MarkQA's functions (:mod:`pyql.expressions`:
         ``add``, ``sub``, ``mul``, ``div`` ...): anything with ``variables()``
-        and ``sparql(profile)``; its variables must be in the query.
+        and ``sparql(profile)``; its variables must be in the query. A single
+        operand (a variable name, a number) is read as MarkQA's ``digit_or_var`` reads it.
 
         Example:
             >>> from pyql.expressions import sub
             >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64", "P1082", "b", 2021)
             >>> q.add_bind(sub("b", "a"), "ans").sparql().splitlines()[-2].strip()
             'BIND((?b - ?a) AS ?ans)'
+            >>> q.add_bind("?a", "copy").steps[-1].expression
+            Var(name='a')
         """
         new = self._new(var, "the variable of add_bind", "add_bind")
+        if isinstance(expression, (str, int, float, Decimal)) and not isinstance(expression, bool):
+            try:
+                expression = operand(expression)
+            except PyQLError:
+                raise QueryError(
+                    f"add_bind takes an expression such as mul(div(sub(?b, ?a), ?a), 100), a variable or a number, "
+                    f"not {expression!r}"
+                ) from None
         step = Bind(expression, new)
         missing = [v for v in expression_variables(expression) if v not in self.variables]
         if missing:
@@ -783,13 +796,33 @@ class Query:
         for step in self.steps:
             arguments = step.arguments()
             texts = [_action_argument(arg, self.profile) for arg in arguments]
-            bare = tuple(i for i, arg in enumerate(arguments) if _bare_date(arg))
+            bare = tuple(i for i, arg in enumerate(arguments) if _bare_date(arg) or _composite(arg))
             lines.append(render_action(step.action, *texts, verbatim=bare))
         return lines
 
 
+def _composite(arg: object) -> bool:
+    """Whether an argument is written as nested calls or a list (an expression, a sub-query, values), kept as it is."""
+    return isinstance(arg, (Query, tuple, list)) or callable(getattr(arg, "markqa", None))
+
+
 def _action_argument(arg: object, profile: Profile) -> str:
-    """One argument of a step as an action writes it (names shortened by the profile)."""
+    """One argument of a step as an action writes it (names shortened by the profile).
+
+    An expression is MarkQA's calls (``sub(?b, ?a)``), a sub-query
+    ``query(action, ...)`` of its own action lines, values ``(wd:Q1, 5)``,
+    a flag ``true``/``false`` and no limit ``none``.
+    """
+    if isinstance(arg, bool):
+        return "true" if arg else "false"
+    if arg is None:
+        return "none"
+    if isinstance(arg, Query):
+        return "query(" + ", ".join(arg.actions()) + ")"
+    if isinstance(arg, (tuple, list)):
+        return "(" + ", ".join(_action_argument(item, profile) for item in arg) + ")"
+    if callable(getattr(arg, "markqa", None)):
+        return str(arg.markqa())  # type: ignore[attr-defined]
     if isinstance(arg, IRI):
         return profile.shorten(arg.value)
     if isinstance(arg, Literal):
