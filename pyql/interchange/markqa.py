@@ -139,6 +139,14 @@ def _fact_arguments(args: dict[str, Any]) -> dict[str, Any]:
     return {"head": args["s"], "relation": f"{str(args['p_prefix']).strip()}:{prop}", "tail": args["o"]}
 
 
+def _call_error(call: Call, exc: PyQLError) -> MarkQAProgramError:
+    """A builder error as one line naming the program, the call's line and column, and the method once."""
+    message = " ".join(str(exc).split())
+    message = message.removeprefix(f"{call.method}: ")
+    return MarkQAProgramError(f"MarkQA program, line {call.line}, column {call.col}: {call.method}: {message}",
+                              line=call.line, column=call.col)
+
+
 def _apply(query: Query, call: Call, objects: Mapping[str, Query]) -> Query:
     """The query after one MarkQA call (errors name the call's line and column)."""
     bound = bound_arguments(call)
@@ -154,7 +162,7 @@ def _apply(query: Query, call: Call, objects: Mapping[str, Query]) -> Query:
     except MarkQAProgramError:
         raise
     except PyQLError as exc:
-        raise MarkQAProgramError(f"line {call.line}, column {call.col}: {call.method}: {exc}", line=call.line, column=call.col) from None
+        raise _call_error(call, exc) from None
 
 
 class _Object:
@@ -195,7 +203,7 @@ def _call(call: Call, build: Any) -> Query:
     except MarkQAProgramError:
         raise
     except PyQLError as exc:
-        raise MarkQAProgramError(f"line {call.line}, column {call.col}: {call.method}: {exc}", line=call.line, column=call.col) from None
+        raise _call_error(call, exc) from None
 
 
 def _sub_queries(call: Call, program: Mapping[str, _Object], objects: dict[str, Query]) -> tuple[Query, ...]:
