@@ -199,6 +199,18 @@ class Query:
             raise QueryError(f"{what} must be a variable such as ?x, not {value!r}")
         return term
 
+    def _operand(self, value: TermLike) -> Term:
+        """A compared value: a term, or on Wikidata a bare name as MarkQA writes a variable (``pop_2011``)."""
+        if (
+            self.profile.bare_names == "wikidata"
+            and isinstance(value, str)
+            and _MQ_NAME_RE.match(value.strip())
+            and not _QID_LIKE_RE.match(value.strip())
+            and value.strip().lower() not in ("true", "false")
+        ):
+            return _mq_var(value, "a compared variable")
+        return self.term(value)
+
     def _visible(self, var: Variable, action: str) -> Variable:
         if var not in self.variables:
             existing = ", ".join(str(v) for v in self.variables) or "none yet"
@@ -322,7 +334,7 @@ class Query:
             >>> "SUBSTR" in q.add_filter("?d", ">=", "1990-01-01", native=True).sparql()
             False
         """
-        return self._with(Filter(self.term(left), op, self.term(right), native))
+        return self._with(Filter(self._operand(left), op, self._operand(right), native))
 
     def add_compare(self, left: TermLike, op: str, right: TermLike) -> Query:
         """Turn the query into a yes/no question: is there a row where ``left op right``?
@@ -331,8 +343,11 @@ class Query:
             >>> q = Query().add_fact("m.0a", "a.b.c", "?x").add_fact("m.0b", "a.b.c", "?y")
             >>> q.add_compare("?x", ">", "?y").is_ask
             True
+            >>> w = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q90", "P1082", "b", 2011)
+            >>> w.add_compare("a", ">", "b").actions()[-1]
+            'add_compare(?a, >, ?b)'
         """
-        return self._with(Compare(self.term(left), op, self.term(right)))
+        return self._with(Compare(self._operand(left), op, self._operand(right)))
 
     def _argmax(
         self, var: TermLike, descending: bool, limit: int | None, offset: int, native: bool, return_obj: TermLike | None
