@@ -171,11 +171,11 @@ def generated_chains(store: ox.Store) -> list[tuple[str, Query]]:
         ("bounded", w.add_assignment(cities, "city").add_quantity("city", "P1082", "pop", years[0]).add_sum("pop", "total")),
         ("bounded", w.add_start_time(event, "start").add_end_time(event, "end").add_bind(sub(year("end"), year("start")), "years")),
         ("bounded", a.add_filter("pop_a", ">", 1000).add_quantity(cities[0], "P2046", "area", unit=True).add_bind(div("pop_a", "area"), "density")),
-        ("class-wide", w.add_type_constrain("Q515", "city").add_fact("city", "wdt:P17", country)
+        ("class-wide", w.add_type_constrain("Q515", "city").add_fact("?city", "wdt:P17", country)
          .add_quantity("city", "P1082", "pop", years[0]).add_avg("pop", "average")),
         ("class-wide", w.add_quantity(cities[0], "P2046", "mine", unit=True).add_type_constrain("Q515", "city")
-         .add_fact("city", "wdt:P17", country).add_quantity("city", "P2046", "area", unit=True).add_rank("mine", "area", "rank")),
-        ("class-wide", w.add_type_constrain("Q515", "city").add_fact("city", "wdt:P17", "country")
+         .add_fact("?city", "wdt:P17", country).add_quantity("city", "P2046", "area", unit=True).add_rank("mine", "area", "rank")),
+        ("class-wide", w.add_type_constrain("Q515", "city").add_fact("?city", "wdt:P17", "?country")
          .add_quantity("city", "P1082", "pop", years[0]).add_count("city", "n", "country")),
     ]
 
