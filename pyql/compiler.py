@@ -766,11 +766,10 @@ def _amount_lines(step: QuantityBase, main_prop: str, value_ns: str, profile: Pr
                 iri_text(WIKIBASE + "quantityAmount", profile),
             )
         )
-        # OPTIONAL + FILTER(BOUND): the join it is, in a form Virtuoso 7.2 answers in full next to the
-        # subclass closure of a type constraint (as a plain join it keeps one row per unit there).
+        # A plain join: as OPTIONAL + FILTER(BOUND) Virtuoso 7.2 answers w24 in full, but pyoxigraph
+        # then evaluates the conversion for every value node (0.8 s instead of 10 ms at 2*10^5 statements).
         factor = step.conversion_var.sparql()
-        lines.append(f"OPTIONAL {{ {node} {conversion} {factor} . }}")
-        lines.append(f"FILTER(BOUND({factor}))")
+        lines.append(f"{node} {conversion} {factor} .")
         lines.append(f"BIND(({amount} * {factor}) AS {step.tag.sparql()})")  # type: ignore[attr-defined]
     return lines
 

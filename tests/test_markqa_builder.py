@@ -179,8 +179,7 @@ EXPECTED = [
         W.add_quantity_by_qualifier("Q1", "P186", "Q2", "P2067", "m", unit=True),
         """SELECT DISTINCT ?m WHERE { wd:Q1 p:P186 ?statement_m . ?statement_m ps:P186 wd:Q2 .
         ?statement_m pqv:P2067 ?non_si_value_st_m . ?non_si_value_st_m wikibase:quantityAmount ?non_si_m .
-        OPTIONAL { ?non_si_value_st_m wikibase:quantityUnit/p:P2370/psv:P2370/wikibase:quantityAmount ?si_conversion_m . }
-        FILTER(BOUND(?si_conversion_m))
+        ?non_si_value_st_m wikibase:quantityUnit/p:P2370/psv:P2370/wikibase:quantityAmount ?si_conversion_m .
         BIND((?non_si_m * ?si_conversion_m) AS ?m) }""",
     ),
     (

@@ -12,8 +12,8 @@ starts one on loopback)::
 Virtuoso's quirks that MarkQA's reference SPARQL runs into (listed in
 ``tests/test_wikidata_demo.py``, ``KNOWN_ON_VIRTUOSO``: rows lost where
 ``wdt:P31/wdt:P279*`` meets a date FILTER, a sub-query or a unit conversion)
-are handled by the compiler's text (the closure as a UNION of its two halves,
-the conversion as OPTIONAL + FILTER(BOUND)), so no program is excused here.
+are handled by the compiler's text (the closure as a UNION of its two halves)
+but for one: w24, where the closure meets a unit conversion (``KNOWN``).
 Numbers agree within MarkQA's 1e-5. Integer division is Virtuoso's own
 (``7 / 2`` is 3 there, 3.5 in SPARQL 1.1); Wikidata's amounts are decimals,
 so it only bites integers such as counts: the last test pins it and the
@@ -46,6 +46,12 @@ _checks = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_checks)
 
 pytestmark = pytest.mark.virtuoso
+
+#: Programs Virtuoso 7.2 answers otherwise, and why (each checked: it must still differ, so a fix is seen).
+KNOWN = {
+    "w24": "the subclass closure joined with the SI conversion keeps one row per unit on Virtuoso (Hamburg, not "
+    "Berlin); OPTIONAL { conversion } FILTER(BOUND(...)) answers in full there but makes pyoxigraph 80x slower",
+}
 
 
 def _value(term: object) -> str:
@@ -93,6 +99,10 @@ def test_a_demo_program_answers_alike_on_virtuoso(engines: tuple[EndpointKB, Oxi
     sparql = query.sparql()
     on_virtuoso = _rows(remote, sparql, query.is_ask)
     on_oxigraph = _rows(local, sparql, query.is_ask)
+    assert _checks._answers_match(question["answers"], on_oxigraph), on_oxigraph
+    if question["id"] in KNOWN:
+        assert not _same_rows(on_virtuoso, on_oxigraph), f"{question['id']} now agrees: drop it from KNOWN"
+        return
     assert _same_rows(on_virtuoso, on_oxigraph), (on_virtuoso, on_oxigraph)
     assert _checks._answers_match(question["answers"], on_virtuoso), on_virtuoso
 
