@@ -96,7 +96,7 @@ from pyql.cli import (
     read_entities,
     read_text,
 )
-from pyql.echo import plural
+from pyql.echo import inline, plural
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
@@ -296,6 +296,18 @@ def _llm_for(args: argparse.Namespace, llm: Any = None) -> Iterator[Any]:
 # pyql ask
 
 
+def _answer_text(answer: dict[str, Any]) -> str:
+    """An answer on the ``Answers:`` line: its value and label through :func:`pyql.echo.inline` (one line, no
+    control or bidi character, capped), as observations show them.
+
+    Example:
+        >>> _answer_text({"value": "m.0c", "label": "Rachel\\u202e"}), _answer_text({"value": 3, "label": None})
+        ('m.0c (Rachel\\\\u202e)', '3')
+    """
+    label = answer.get("label")
+    return inline(answer.get("value")) + (f" ({inline(label)})" if label else "")
+
+
 def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
     for s in result.steps:
         if s.reply.strip().isdigit():  # the choose mode: the LLM picked a listed step by number
@@ -312,7 +324,7 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
         print(f"Observation {s.step} ({mark}): {s.observation}", file=out)
     if result.error:
         print(f"\nError: {result.error}", file=out)
-    answers = ", ".join(str(a["value"]) + (f" ({a['label']})" if a.get("label") else "") for a in result.answers)
+    answers = ", ".join(_answer_text(a) for a in result.answers)
     print(f"\nAnswers: {answers or '(none)'}" + ("" if result.done else " (no query was executed)"), file=out)
     if result.query:
         print(f"{final_key.upper()}:\n{result.query.rstrip()}", file=out)
@@ -605,7 +617,7 @@ def _failed_note(failed: list[int]) -> str:
 def _print_answers(env: Environment, outcome: EpisodeOutcome, last_execute: Any, out: TextIO) -> None:
     """The transcript's last lines: the answers (marked when steps failed), the query and the counters."""
     final = env.final_result()
-    answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
+    answers = ", ".join(_answer_text(a) for a in final.answers)
     if env.done:
         note = ""
     elif outcome.failure is not None:
