@@ -96,7 +96,7 @@ from pyql.cli import (
     read_entities,
     read_text,
 )
-from pyql.echo import inline, plural
+from pyql.echo import inline, plural, visible
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
@@ -327,7 +327,7 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
     answers = ", ".join(_answer_text(a) for a in result.answers)
     print(f"\nAnswers: {answers or '(none)'}" + ("" if result.done else " (no query was executed)"), file=out)
     if result.query:
-        print(f"{final_key.upper()}:\n{result.query.rstrip()}", file=out)
+        print(f"{final_key.upper()}:\n{visible(result.query.rstrip())}", file=out)
     print(
         f"[{plural(len(result.steps), 'step')}, {plural(result.llm_calls, 'LLM call')}, {plural(result.tokens_in, 'token')} in, "
         f"{result.tokens_out} out, {plural(result.kb_queries, 'query', 'queries')}, {result.seconds:.2f} s]",
@@ -629,7 +629,7 @@ def _print_answers(env: Environment, outcome: EpisodeOutcome, last_execute: Any,
     if outcome.failed and outcome.failure is None:
         note += f" [INCOMPLETE: {_failed_note(outcome.failed)}]"
     print(f"\nAnswers: {answers or '(none)'}{note}", file=out)
-    print(f"{final.language.upper()}:\n{final.query}", file=out)
+    print(f"{final.language.upper()}:\n{visible(final.query)}", file=out)
     c = env.counters
     print(f"[{plural(c['steps'], 'step')}, {plural(c['kb_queries'], 'query', 'queries')}, {c['kb_seconds']:.3f} s in the engine]", file=out)
 
