@@ -448,6 +448,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it (start-up: imports, loading a KB): no traceback
+        print("pyql: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover
