@@ -14,9 +14,11 @@ and ``eval``.
   ``--table-json`` for a table): answer one question with an agent, print
   the transcript and the answers; ``--json`` prints the steps as
   ``pyql run --json`` does, then one summary line.
-* ``pyql eval DATA --kb KB --out RUN.jsonl [--resume] [--concurrency N]``:
+* ``pyql eval DATA --kb KB --out RUN.jsonl [--resume [--allow-mixed]] [--concurrency N]``:
   answer a data set (:mod:`agent.evaluation.datasets`), one trace line per question
   (:mod:`agent.evaluation.runner`), then the summary table (:mod:`agent.evaluation.metrics`).
+  The run file is opened and locked before any work; ``--resume`` with
+  other settings than its records carry is refused unless ``--allow-mixed``.
 * ``pyql trace RUN.jsonl --html OUT.html``: the run as a page
   (:mod:`agent.evaluation.trace_html`); without ``--html``, the summary table.
 

@@ -435,8 +435,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         2
     """
     out = out or sys.stdout
-    parser = build_parser()
     try:
+        parser = build_parser()  # loads the commands of every package: Ctrl-C here is handled too
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help(out)

@@ -335,19 +335,22 @@ def test_ctrl_c_twice_exits_at_once(tmp_path: Path) -> None:
     assert run.returncode == EXIT_INTERRUPTED and "Traceback" not in text, text
 
 
-@pytest.mark.parametrize("when", [0.3, 0.8, 1.5])
-def test_ctrl_c_during_start_up_prints_one_line(tmp_path: Path, when: float) -> None:
-    """Interrupted while importing and loading a KB file: exit 130, one line, no traceback."""
+def test_ctrl_c_during_start_up_prints_one_line(tmp_path: Path) -> None:
+    """Interrupted while loading a KB file (or starting the LLM): exit 130, one line, no traceback.
+
+    The signal is sent once the run file exists: the command has started
+    (it opens the run file before it loads the KB).
+    """
     kb = tmp_path / "big.nt"
     ns = "http://rdf.freebase.com/ns/"
     with kb.open("w", encoding="utf-8") as f:
-        for i in range(200_000):
+        for i in range(300_000):
             f.write(f"<{ns}m.{i}> <{ns}type.object.name> \"entity {i}\"@en .\n")
-    data = _data(tmp_path, _demo_items("q01"))
-    run = subprocess.Popen([sys.executable, "-m", "pyql.cli", "eval", str(data), "--kb", str(kb), "--out",
-                            str(tmp_path / "run.jsonl"), "--base-url", "http://127.0.0.1:9/v1", "--model", "fake"],
+    data, out = _data(tmp_path, _demo_items("q01")), tmp_path / "run.jsonl"
+    run = subprocess.Popen([sys.executable, "-m", "pyql.cli", "eval", str(data), "--kb", str(kb), "--out", str(out),
+                            "--base-url", "http://127.0.0.1:9/v1", "--model", "fake"],
                            cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(when)
+    _wait_for(lambda: out.exists() or run.poll() is not None, 120)
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=60)
     text = stderr.decode("utf-8")

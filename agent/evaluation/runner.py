@@ -1018,6 +1018,8 @@ def run_eval(
 ) -> EvalOutcome:
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
 
+    Long because: it documents each argument, and its body is the run's setup around one try block.
+
     Args:
         items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique.
         out: the run file (JSON Lines, appended to).
@@ -1235,12 +1237,9 @@ def _run_workers(
 ) -> None:
     """Answer the pending questions in ``concurrency`` daemon threads; the caller's thread writes every record.
 
-    The caller's thread hands out one question per record it gets (so no
-    question starts after the run aborts) and otherwise only waits (a short
-    poll), so Ctrl-C reaches it at once: the workers are told to stop (their
-    next LLM call or retry raises :class:`RunStopped`) and nobody waits for
-    them; what they were answering is dropped. After the run aborts (too many
-    failures to run) the workers stop the same way and what still finishes is kept.
+    The caller's thread hands out a question per record (none after an abort; what still finishes is kept) and
+    otherwise waits (a short poll), so Ctrl-C reaches it at once: the workers' next LLM call or retry raises
+    :class:`RunStopped`, nobody waits for them, their questions are dropped.
     """
     stop = threading.Event()
     todo: queue.SimpleQueue[Mapping[str, Any] | None] = queue.SimpleQueue()
