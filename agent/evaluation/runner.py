@@ -41,8 +41,8 @@ the same file is refused (:class:`RunLock`, ``fcntl.flock`` on
 :class:`~agent.errors.EvalError` naming the path and the OS error; a line
 cut by a failed write is taken back. Every record carries the settings it
 was answered with (:func:`run_fingerprint`: model, method, feedback, KB,
-action mode ...); resuming with other settings is refused
-(:func:`settings_differences`) unless ``allow_mixed``.
+action mode ...); ``pyql eval --resume`` with other settings is refused
+(:func:`settings_differences`) unless ``--allow-mixed`` (``run_eval(allow_mixed=False)``).
 
 Concurrency. ``concurrency=N`` answers N questions at a time in daemon
 threads; only the caller's thread writes the file. Every question gets its own
@@ -1014,7 +1014,7 @@ def run_eval(
     dataset: str | None = None,
     max_llm_failures: int | None = None,
     writer: RunWriter | None = None,
-    allow_mixed: bool = False,
+    allow_mixed: bool = True,
 ) -> EvalOutcome:
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
 
@@ -1036,7 +1036,9 @@ def run_eval(
         writer: the run file, already opened and locked (:class:`RunWriter`; the
             caller closes it); None: opened here.
         allow_mixed: resume even when the run file's records were answered
-            with other settings (:func:`settings_differences`).
+            with other settings (:func:`settings_differences`); False refuses
+            it (``pyql eval`` without ``--allow-mixed``). Code that builds a
+            run from parts on purpose keeps the default.
 
     Returns:
         An :class:`EvalOutcome`; the summary is also written to :func:`summary_path`.
