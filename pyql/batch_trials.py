@@ -10,8 +10,8 @@ bounded query for a whole batch:
    builds its query exactly as a trial does, but the KB's ``observe`` only
    keeps the query (it sends nothing);
 2. the queries of the batch go to the KB as one UNION of their own bounded
-   probes (:func:`pyql.kb.probes.candidates_query`: each one's first rows with
-   every observed variable bound, a few distinct rows with labels);
+   probes (:func:`pyql.kb.probes.candidates_query`: each one's first few rows
+   with every observed variable bound, with labels, ``LIMIT`` per branch);
 3. a step whose query gives rows is kept, with its first values as the
    preview; one whose query gives none fails as its trial would (an empty
    result fails a step: ERASER's ``empty_result`` and the rules it falls back
@@ -254,9 +254,8 @@ class StepChecker:
     def _check_batch(self, batch: Sequence[tuple[str, Any]]) -> None:
         """One query for the batch; the candidates it cannot decide are left to their trials."""
         kb = self.env.kb
-        window = probes.observation_rows(self.env.count_cap or kb.count_cap, kb.row_cap) + 1
         try:
-            text, observed = probes.candidates_query([q for _, q in batch], window, max(probes.CANDIDATE_ROWS, kb.per_variable))
+            text, observed = probes.candidates_query([q for _, q in batch])
             found = probes.read_candidates(kb.select(text), observed, kb.value)
         except PyQLError:
             return  # the engine rejected the batch (or timed out): each candidate is tried on its own

@@ -150,11 +150,11 @@ def test_batch_queries_are_bounded_per_candidate() -> None:
     from pyql.query import Query
 
     base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
-    text, observed = probes.candidates_query([base, base.add_max("?w"), base.add_compare("?w", ">", 100)], window=1002, rows=4)
-    assert text.count("LIMIT 1002") == 2 and text.count("LIMIT 4") == 2 and text.count("LIMIT 1\n") >= 1
+    text, observed = probes.candidates_query([base, base.add_max("?w"), base.add_compare("?w", ">", 100)], rows=4)
+    assert text.count("} LIMIT 4") == 2 and text.count("LIMIT 1\n") >= 1
     assert [len(v) for v in observed] == [2, 2, 0]
     with pytest.raises(PyQLError, match="at least one query"):
-        probes.candidates_query([], window=10)
+        probes.candidates_query([])
 
 
 def test_an_engine_that_rejects_the_batch_falls_back_to_trials(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:

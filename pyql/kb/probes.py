@@ -1117,19 +1117,16 @@ CANDIDATE_VAR = "__candidate"
 CANDIDATE_ROWS = 4
 
 
-def candidates_query(
-    queries: Sequence[CompilableQuery], window: int, rows: int = CANDIDATE_ROWS
-) -> tuple[str, list[list[Variable]]]:
+def candidates_query(queries: Sequence[CompilableQuery], rows: int = CANDIDATE_ROWS) -> tuple[str, list[list[Variable]]]:
     """One bounded query telling which of several queries give rows: each query's own probe, in a UNION.
 
-    The branch of query ``i`` reads the first ``window`` rows of its join,
-    keeps those where every variable its observation shows
-    (:func:`observed_variables`) is bound, and returns at most ``rows``
-    distinct of them with a label per value, each row marked ``?__candidate
-    = i``; a yes/no query's branch is one row when its answer is yes. So a
-    query gives rows exactly when its branch does, and the cost of the
-    whole is bounded by ``len(queries) * window`` rows, however large the KB.
-    :func:`read_candidates` reads the rows back.
+    The branch of query ``i`` returns the first ``rows`` rows of its join
+    where every variable its observation shows (:func:`observed_variables`)
+    is bound, with a label per value, each row marked ``?__candidate = i``;
+    a yes/no query's branch is one row when its answer is yes. So a query
+    gives rows exactly when its branch does, and the engine stops reading a
+    branch at its ``LIMIT``: the batch reads ``len(queries) * rows`` rows at
+    most, however large the KB. :func:`read_candidates` reads the rows back.
 
     Raises:
         QueryError: no query, queries of different profiles, or a query without a variable to observe.
@@ -1137,9 +1134,9 @@ def candidates_query(
     Example:
         >>> from pyql.query import Query
         >>> base = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
-        >>> text, variables = candidates_query([base, base.add_fact("?c", "a.b.c", "?d")], window=1002)
-        >>> text.count("UNION"), [[str(v) for v in vs] for vs in variables], "LIMIT 1002" in text
-        (1, [['?c'], ['?c', '?d']], True)
+        >>> text, variables = candidates_query([base, base.add_fact("?c", "a.b.c", "?d")])
+        >>> text.count("UNION"), [[str(v) for v in vs] for vs in variables], text.count(f"LIMIT {CANDIDATE_ROWS}")
+        (1, [['?c'], ['?c', '?d']], 2)
     """
     if not queries:
         raise QueryError("candidates_query needs at least one query")
@@ -1157,23 +1154,27 @@ def candidates_query(
         if not variables:
             raise QueryError(f"candidate {index} has no variable to observe yet; add a fact with a variable such as ?x")
         observed.append(variables)
-        branches.append(_candidate_branch(core, variables, query.scope.block.computed, index, window, rows, profile))
+        branches.append(_candidate_branch(core, variables, query.scope.block.computed, index, rows, profile))
     body = "\nUNION\n".join(branches)
     return prefix_lines(profile) + "SELECT * WHERE {\n" + _indent(body, INDENT) + "}\n", observed
 
 
 def _candidate_branch(
-    core: str, variables: Sequence[Variable], computed: Sequence[Variable], index: int, window: int, rows: int, profile: Profile
+    core: str, variables: Sequence[Variable], computed: Sequence[Variable], index: int, rows: int, profile: Profile
 ) -> str:
-    """One candidate's probe: its first ``rows`` distinct rows with every variable bound, among its first ``window``."""
+    """One candidate's probe: its first ``rows`` rows with every variable bound, a label per value (the engine stops there)."""
     names = " ".join(v.sparql() for v in variables)
     bound = " && ".join(f"BOUND({v.sparql()})" for v in variables)
+    first = (
+        f"SELECT ({int(index)} AS ?{CANDIDATE_VAR}) {names} WHERE {{\n"
+        + _indent(core, INDENT) + f"{INDENT}FILTER({bound})\n}} LIMIT {int(rows)}"
+    )
     labelled = [v for v in variables if v not in computed]
+    if not labelled:
+        return "{\n" + _indent(first, INDENT) + "}"
     samples = "".join(f" (SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in labelled)
     labels = "".join(_label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
-    first = _first_rows(core, variables, int(window))
-    distinct = f"SELECT DISTINCT {names} WHERE {{\n" + _indent(first, INDENT) + f"{INDENT}FILTER({bound})\n}} LIMIT {int(rows)}"
-    inner = "{\n" + _indent(distinct, INDENT) + "}\n" + labels + f"BIND({int(index)} AS ?{CANDIDATE_VAR})\n"
+    inner = "{\n" + _indent(first, INDENT) + "}\n" + labels
     grouped = f"SELECT ?{CANDIDATE_VAR} {names}{samples} WHERE {{\n" + _indent(inner, INDENT) + f"}} GROUP BY ?{CANDIDATE_VAR} {names}"
     return "{\n" + _indent(grouped, INDENT) + "}"
 
@@ -1198,5 +1199,6 @@ def read_candidates(
         if not 0 <= index < len(out):
             raise EngineError(f"the engine returned a row of candidate {index}, but the batch had {len(out)}")
         cells = {v.name: value(row[v.name], row.get(LABEL_PREFIX + v.name)) for v in observed[index] if row.get(v.name) is not None}
-        out[index].append(cells)
+        if cells not in out[index]:
+            out[index].append(cells)
     return out
