@@ -626,8 +626,7 @@ def next_steps(
         today: the date "current" means (default: today).
         vocabulary: the KB's relations (default :func:`relation_vocabulary`).
         preview_chars: characters of the observation kept as a preview.
-        batch: check the steps of one kind in batched KB queries (:class:`pyql.batch_trials.StepChecker`);
-            False: one trial per step (:func:`trial`), as before batches.
+        batch: check the steps in batched KB queries (:class:`~pyql.batch_trials.StepChecker`); False: one trial each.
 
     Returns:
         The steps in this order: quantities, facts, arithmetic, constraints,
