@@ -32,10 +32,16 @@ environment knows, so every entry is an action the KB can run now:
   ``add_type_constrain(Q515, ?city)`` (``docs/agent.md``).
 
 Every list is bounded (relations ranked and capped per argument, a cap on
-the whole list). With ``verify=True`` each construction step is tried on
-the environment and undone (:func:`trial`): only steps that run without an
-error (and without an ERASER guideline) are kept, with the start of their
-observation as a preview. That costs one KB query per candidate.
+the whole list). With ``verify=True`` only steps that run without an error
+(and without an ERASER guideline) are kept, with the start of their result
+as a preview. The steps are checked in batches
+(:class:`pyql.batch_trials.StepChecker`): each is dry-run on the environment
+(ERASER's rules before it, its query built, nothing sent), then one bounded
+query (a UNION of each step's own probe, ``LIMIT`` per step) says which give
+rows, for up to :data:`pyql.batch_trials.BATCH_SIZE` steps at once; the steps
+a batch cannot decide (MarkQA's quantities and arithmetic, ``execute()``)
+are tried one by one and undone (:func:`trial`, one KB query or more each;
+``batch=False`` tries every step so).
 
 Example:
     >>> from pyql.kb import KB
@@ -60,6 +66,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyql.batch_trials import StepChecker, trial
 from pyql.errors import PyQLError
 from pyql.observation import Observation, Relations, Value
 from pyql.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
@@ -106,56 +113,6 @@ class NextStep:
     action: str
     kind: str
     preview: str = ""
-
-
-# ---------------------------------------------------------------------------
-# trying a step without keeping it
-
-
-def _snapshot(env: Any) -> tuple[Any, ...]:
-    memory = env.memory
-    fields = {f.name: _copy(getattr(memory, f.name)) for f in dataclasses.fields(memory)}
-    return (env.query, env.done, env.final, len(env.history), fields)
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, (dict, list, set)):
-        return type(value)(value)
-    return value
-
-
-def _restore(env: Any, saved: tuple[Any, ...]) -> None:
-    query, done, final, history, fields = saved
-    env.query, env.done, env.final = query, done, final
-    del env.history[history:]
-    for name, value in fields.items():
-        setattr(env.memory, name, value)
-
-
-def trial(env: Any, action: str) -> Any:
-    """Run ``action`` on the environment and undo it: the step's record, the episode unchanged.
-
-    The KB queries it sent stay counted in the environment's counters. A
-    tried step's observation skips the look-up of quantities' units and
-    times (``describe_quantities``): only whether the step runs matters.
-
-    Example:
-        >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
-        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
-        >>> trial(env, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok, env.query.steps
-        (True, ())
-    """
-    saved = _snapshot(env)
-    describe = getattr(env, "describe_quantities", None)
-    if describe is not None:
-        env.describe_quantities = False
-    try:
-        return env.step(action)
-    finally:
-        _restore(env, saved)
-        if describe is not None:
-            env.describe_quantities = describe
 
 
 # ---------------------------------------------------------------------------
@@ -399,19 +356,30 @@ def _spans(relations: Iterable[str]) -> list[tuple[str, str]]:
     return out
 
 
+_TYPES: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[str]]] = weakref.WeakKeyDictionary()
+
+
 def _types(env: Any, values: Sequence[Value], limit: int = 20) -> list[str]:
+    """The types of some values: one bounded query, kept per KB object and set of values."""
     iris = [v.term for v in values if isinstance(v.term, IRI)]
     if not iris:
         return []
     kb = env.kb
-    pred = IRI(kb.profile.type_predicate).sparql()
-    rows = kb.select(
-        kb.profile.prefix_lines()
-        + "SELECT DISTINCT ?t WHERE { VALUES ?e { "
-        + " ".join(t.sparql() for t in iris)
-        + f" }} ?e {pred} ?t }} LIMIT {int(limit)}"
-    )
-    return sorted({kb.profile.shorten(t.value) for t in (r.get("t") for r in rows) if isinstance(t, IRI)})
+    key = tuple(sorted({t.value for t in iris}))
+    try:
+        cache = _TYPES.setdefault(kb, {})
+    except TypeError:
+        cache = {}
+    if key not in cache:
+        pred = IRI(kb.profile.type_predicate).sparql()
+        rows = kb.select(
+            kb.profile.prefix_lines()
+            + "SELECT DISTINCT ?t WHERE { VALUES ?e { "
+            + " ".join(t.sparql() for t in iris)
+            + f" }} ?e {pred} ?t }} LIMIT {int(limit)}"
+        )
+        cache[key] = sorted({kb.profile.shorten(t.value) for t in (r.get("t") for r in rows) if isinstance(t, IRI)})
+    return cache[key]
 
 
 # ---------------------------------------------------------------------------
@@ -608,18 +576,26 @@ def _ends(ep: _Episode) -> tuple[list[NextStep], list[NextStep], list[NextStep]]
     return answers, finish, looks
 
 
-def _kept(env: Any, candidates: list[NextStep], budget: int, before: set[str], preview_chars: int) -> list[NextStep]:
-    """Up to ``budget`` candidates that run without an error, with their preview (looks kept untried)."""
+def _kept(checker: StepChecker, candidates: list[NextStep], budget: int) -> list[NextStep]:
+    """Up to ``budget`` candidates that run without an error, with their preview (looks kept untried).
+
+    The candidates are checked in batches (:class:`pyql.batch_trials.StepChecker`), the first ``budget``
+    at once, then the rest at once when too few of them run.
+    """
     out: list[NextStep] = []
-    for candidate in dict.fromkeys(candidates):
+    unique = list(dict.fromkeys(candidates))
+    checker.check(c.action for c in unique[:budget] if c.kind != "look")
+    for index, candidate in enumerate(unique):
         if len(out) >= budget:
             break
         if candidate.kind == "look":
             out.append(candidate)
             continue
-        record = trial(env, candidate.action)
-        if record.ok:
-            out.append(NextStep(candidate.action, candidate.kind, _preview(record, before, preview_chars)))
+        if index == budget:
+            checker.check(c.action for c in unique[budget:] if c.kind != "look")
+        verdict = checker.verdict(candidate.action)
+        if verdict is not None:
+            out.append(NextStep(candidate.action, candidate.kind, verdict.preview))
     return out
 
 
@@ -634,6 +610,7 @@ def next_steps(
     today: _dt.date | None = None,
     vocabulary: Sequence[str] | None = None,
     preview_chars: int = 60,
+    batch: bool = True,
 ) -> list[NextStep]:
     """The valid next steps of a SPARQL environment, bounded (see the module docstring).
 
@@ -649,6 +626,7 @@ def next_steps(
         today: the date "current" means (default: today).
         vocabulary: the KB's relations (default :func:`relation_vocabulary`).
         preview_chars: characters of the observation kept as a preview.
+        batch: check the steps in batched KB queries (:class:`~pyql.batch_trials.StepChecker`); False: one trial each.
 
     Returns:
         The steps in this order: quantities, facts, arithmetic, constraints,
@@ -680,7 +658,7 @@ def next_steps(
     if not verify:
         return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
     buckets = (quantities, facts, arithmetic, [*constrain, *aggregate], [*answers, *finish, *looks])
-    return _verified(env, ep, buckets, limit, preview_chars)
+    return _verified(env, ep, buckets, limit, preview_chars, batch)
 
 
 def _numeric_steps(
@@ -697,43 +675,35 @@ def _numeric_steps(
     return quantities, arithmetic, aggregate
 
 
-def _verified(env: Any, ep: _Episode, buckets: tuple[list[NextStep], ...], limit: int, preview_chars: int) -> list[NextStep]:
-    """The candidates of each bucket that run, within the bucket's share of ``limit`` (see :func:`next_steps`)."""
+def _verified(
+    env: Any, ep: _Episode, buckets: tuple[list[NextStep], ...], limit: int, preview_chars: int, batch: bool = True
+) -> list[NextStep]:
+    """The candidates of each bucket that run, within the bucket's share of ``limit`` (see :func:`next_steps`).
+
+    With ``batch`` the first candidates of every bucket, as many as its share can be, are checked in one
+    batched query (:class:`pyql.batch_trials.StepChecker`) before any bucket is filled.
+    """
     quantities, facts, arithmetic, modifiers_, ends_ = buckets
+    checker = StepChecker(env, ep.variables, preview_chars, batch=batch)
+    third, half = max(limit // 3, 4), max(limit // 2, 4)
+    checker.check(
+        s.action
+        for bucket, most in ((ends_, limit), (arithmetic, third), (modifiers_, third), (quantities, half), (facts, limit))
+        for s in list(dict.fromkeys(bucket))[:most]
+        if s.kind != "look"
+    )
     # answers, execute() and looks are always listed; arithmetic gets a third of what is left (at
     # least 4), constraints and aggregates a third of the rest (at least 4), quantities half of what
     # then remains (at least 4), facts the rest; a bucket with fewer steps leaves its room to the next
-    before = set(ep.variables)
-    ends = _kept(env, ends_, limit, before, preview_chars)
+    ends = _kept(checker, ends_, limit)
     room = max(limit - len(ends), 0)
-    bound = _kept(env, arithmetic, min(room, max(room // 3, 4)) if arithmetic else 0, before, preview_chars)
+    bound = _kept(checker, arithmetic, min(room, max(room // 3, 4)) if arithmetic else 0)
     room -= len(bound)
-    modifiers = _kept(env, modifiers_, min(room, max(room // 3, 4)), before, preview_chars)
+    modifiers = _kept(checker, modifiers_, min(room, max(room // 3, 4)))
     room -= len(modifiers)
-    measured = _kept(env, quantities, min(room, max(room // 2, 4)) if quantities else 0, before, preview_chars)
-    found = _kept(env, facts, room - len(measured), before, preview_chars)
+    measured = _kept(checker, quantities, min(room, max(room // 2, 4)) if quantities else 0)
+    found = _kept(checker, facts, room - len(measured))
     return [*measured, *found, *bound, *modifiers, *ends]
-
-
-def _preview(record: Any, before: set[str], limit: int) -> str:
-    """A short view of a step's result: the new variables' first values (else all), or the answer."""
-    result = record.result
-    if isinstance(result, Observation):
-        if result.boolean is not None:
-            return "yes" if result.boolean else "no"
-        shown = [v for v in result.variables if str(v.variable) not in before] or list(result.variables)
-        parts = []
-        for var in shown:
-            if var.all_unnamed:
-                parts.append(f"{var.variable} = {var.total} unnamed node{'s' if var.total != 1 else ''}")
-                continue
-            names = [x.label if x.label else x.display() for x in var.values[:3]]
-            more = f" +{var.total - len(names)}" if var.total > len(names) else ""
-            parts.append(f"{var.variable} = {', '.join(names)}{more}")
-        text = "; ".join(parts)
-    else:
-        text = record.observation
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 # ---------------------------------------------------------------------------

@@ -92,17 +92,18 @@ def auto_look(env: Any) -> list[Any]:
 
 
 def enumerate_choices(
-    env: Any, *, rank: Any = None, limit: int = 12, per_argument: int = 6, order: str = "ranked"
+    env: Any, *, rank: Any = None, limit: int = 12, per_argument: int = 6, order: str = "ranked", batch: bool = True
 ) -> list[NextStep]:
     """The valid next steps to offer (verified, bounded; looks only when ``auto_look`` is off).
 
     ``order``: ``"ranked"`` (:func:`rank_choices` over up to ``3 * limit`` steps, the best ``limit`` kept)
-    or ``"kind"`` (the enumerator's order and cap).
+    or ``"kind"`` (the enumerator's order and cap). ``batch``: the steps are checked in batched KB
+    queries (:class:`pyql.batch_trials.StepChecker`, a few queries per call); False: one trial per step.
     """
     if order != "ranked":
-        return next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True)
+        return next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True, batch=batch)
     # rank a longer list, then keep the best ``limit``
-    steps = next_steps(env, rank=rank, limit=3 * limit, per_argument=per_argument, verify=True)
+    steps = next_steps(env, rank=rank, limit=3 * limit, per_argument=per_argument, verify=True, batch=batch)
     entities = list(env.memory.entities.values())
     ranked = rank_choices(
         env.question, steps, env.query.actions(), entities=entities, kinds=variable_kinds(env),

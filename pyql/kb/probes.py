@@ -24,6 +24,7 @@ an entity (ASK)         :func:`entity_ask_query`        (the engine's yes/no)
 operands of arithmetic  :func:`operand_stats_query`     :func:`read_operand_stats`
 units of quantities     :func:`quantity_units_query`    :func:`read_quantity_units`
 time points             :func:`time_points_query`       :func:`read_time_points`
+candidates (a batch)    :func:`candidates_query`        :func:`read_candidates`
 ======================  ==============================  ===========================
 
 The variables a probe binds for itself start with ``__`` (``?__count_x``,
@@ -92,6 +93,10 @@ __all__ = [
     "read_quantity_units",
     "time_points_query",
     "read_time_points",
+    "CANDIDATE_VAR",
+    "CANDIDATE_ROWS",
+    "candidates_query",
+    "read_candidates",
 ]
 
 Row = Mapping[str, Term]
@@ -1100,3 +1105,100 @@ def read_time_points(rows: Iterable[Row]) -> dict[Term, list[tuple[Literal, Term
             continue
         found.setdefault(entity, {})[(time.lexical, str(amount))] = (time, amount)
     return {e: sorted(points.values(), key=lambda p: (p[0].lexical, str(p[1]))) for e, points in found.items()}
+
+
+# ---------------------------------------------------------------------------
+# Candidates: which of several steps' queries give rows, in one query
+# ---------------------------------------------------------------------------
+
+#: The variable that says which candidate a row of :func:`candidates_query` belongs to.
+CANDIDATE_VAR = "__candidate"
+#: Distinct rows a candidate's branch reads at most (its first values, for a preview).
+CANDIDATE_ROWS = 4
+
+
+def candidates_query(queries: Sequence[CompilableQuery], rows: int = CANDIDATE_ROWS) -> tuple[str, list[list[Variable]]]:
+    """One bounded query telling which of several queries give rows: each query's own probe, in a UNION.
+
+    The branch of query ``i`` returns the first ``rows`` rows of its join
+    where every variable its observation shows (:func:`observed_variables`)
+    is bound, with a label per value, each row marked ``?__candidate = i``;
+    a yes/no query's branch is one row when its answer is yes. So a query
+    gives rows exactly when its branch does, and the engine stops reading a
+    branch at its ``LIMIT``: the batch reads ``len(queries) * rows`` rows at
+    most, however large the KB. :func:`read_candidates` reads the rows back.
+
+    Raises:
+        QueryError: no query, queries of different profiles, or a query without a variable to observe.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> base = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
+        >>> text, variables = candidates_query([base, base.add_fact("?c", "a.b.c", "?d")])
+        >>> text.count("UNION"), [[str(v) for v in vs] for vs in variables], text.count(f"LIMIT {CANDIDATE_ROWS}")
+        (1, [['?c'], ['?c', '?d']], 2)
+    """
+    if not queries:
+        raise QueryError("candidates_query needs at least one query")
+    profile = queries[0].profile
+    if any(q.profile.name != profile.name for q in queries):
+        raise QueryError("the candidate queries of one batch must share a profile; got " + ", ".join(sorted({q.profile.name for q in queries})))
+    branches, observed = [], []
+    for index, query in enumerate(queries):
+        core = query.scope.block.pattern(profile)
+        if query.scope.ask:
+            observed.append([])
+            branches.append("{\n" + _indent(f"SELECT ({int(index)} AS ?{CANDIDATE_VAR}) WHERE\n" + _indent(core, INDENT) + "LIMIT 1", INDENT) + "}")
+            continue
+        variables = observed_variables(query)
+        if not variables:
+            raise QueryError(f"candidate {index} has no variable to observe yet; add a fact with a variable such as ?x")
+        observed.append(variables)
+        branches.append(_candidate_branch(core, variables, query.scope.block.computed, index, rows, profile))
+    body = "\nUNION\n".join(branches)
+    return prefix_lines(profile) + "SELECT * WHERE {\n" + _indent(body, INDENT) + "}\n", observed
+
+
+def _candidate_branch(
+    core: str, variables: Sequence[Variable], computed: Sequence[Variable], index: int, rows: int, profile: Profile
+) -> str:
+    """One candidate's probe: its first ``rows`` rows with every variable bound, a label per value (the engine stops there)."""
+    names = " ".join(v.sparql() for v in variables)
+    bound = " && ".join(f"BOUND({v.sparql()})" for v in variables)
+    first = (
+        f"SELECT ({int(index)} AS ?{CANDIDATE_VAR}) {names} WHERE {{\n"
+        + _indent(core, INDENT) + f"{INDENT}FILTER({bound})\n}} LIMIT {int(rows)}"
+    )
+    labelled = [v for v in variables if v not in computed]
+    if not labelled:
+        return "{\n" + _indent(first, INDENT) + "}"
+    samples = "".join(f" (SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in labelled)
+    labels = "".join(_label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
+    inner = "{\n" + _indent(first, INDENT) + "}\n" + labels
+    grouped = f"SELECT ?{CANDIDATE_VAR} {names}{samples} WHERE {{\n" + _indent(inner, INDENT) + f"}} GROUP BY ?{CANDIDATE_VAR} {names}"
+    return "{\n" + _indent(grouped, INDENT) + "}"
+
+
+def read_candidates(
+    rows: Iterable[Row], observed: Sequence[Sequence[Variable]], value: ValueOf
+) -> list[list[dict[str, Value]]]:
+    """The rows of each candidate of :func:`candidates_query`, a labelled value per variable (empty: no rows).
+
+    A yes/no candidate's list holds one empty row when its answer is yes.
+
+    Example:
+        >>> from pyql.terms import XSD
+        >>> n = lambda k: Literal(str(k), XSD + "integer")
+        >>> rows = [{CANDIDATE_VAR: n(1), "c": n(7)}, {CANDIDATE_VAR: n(1), "c": n(5)}]
+        >>> [[{k: str(v.term) for k, v in r.items()} for r in c] for c in read_candidates(rows, [[Variable("c")]] * 2, lambda t, l: Value(t))]
+        [[], [{'c': '7'}, {'c': '5'}]]
+    """
+    out: list[list[dict[str, Value]]] = [[] for _ in observed]
+    for row in rows:
+        index = int(engine_number(row.get(CANDIDATE_VAR)))
+        if not 0 <= index < len(out):
+            raise EngineError(f"the engine returned a row of candidate {index}, but the batch had {len(out)}")
+        cells = {v.name: value(row[v.name], row.get(LABEL_PREFIX + v.name)) for v in observed[index] if row.get(v.name) is not None}
+        if cells not in out[index]:
+            out[index].append(cells)
+    return out

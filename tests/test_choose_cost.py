@@ -1,0 +1,193 @@
+"""Choose mode's cost: candidate steps checked in batched KB queries, with the verdicts of one trial each (issue 22, item 5).
+
+The batch (:class:`pyql.batch_trials.StepChecker`) must say of every
+candidate what its trial says (runs or fails), on every state of the gold
+chains of the 37 demo questions and of the Wikidata demo's MarkQA programs,
+on the embedded engine and on a real Virtuoso; a step it keeps must run; and
+an enumeration costs a bounded number of KB queries, not one per candidate.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from agent.methods.choose import auto_look, enumerate_choices
+from correction import Eraser
+from pyql.batch_trials import BATCHED_ACTIONS, StepChecker, dry_run, trial
+from pyql.errors import PyQLError
+from pyql.kb import KB, demo_kb_path, probes
+from pyql.next_steps import next_steps
+from pyql.sparql_environment import SparqlEnvironment
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = [json.loads(line) for line in (ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines() if line.strip()]
+WIKIDATA = [json.loads(line) for line in (ROOT / "pyql" / "data" / "wikidata_questions.jsonl").read_text().splitlines() if line.strip()]
+DEMO_GRAPH = "http://pyql.test/choose-cost"
+
+
+def _markqa() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("markqa_choose", ROOT / "benchmarks" / "markqa_choose.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _mismatches(env: SparqlEnvironment) -> list[tuple[str, bool, bool]]:
+    """Every candidate of this state whose batch verdict differs from its trial's: (action, batch, trial)."""
+    candidates = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind != "look"]
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    checker.check(candidates)
+    out = []
+    for action in candidates:
+        batched = checker.verdict(action) is not None
+        tried = trial(env, action).ok
+        if batched != tried:
+            out.append((action, batched, tried))
+    return out
+
+
+def _walk_demo(kb: Any, question: dict) -> tuple[int, list[tuple[str, bool, bool]]]:
+    """The states of one demo question's gold chain: how many, and the mismatches found on them."""
+    env = SparqlEnvironment(kb, question["question"], entities=question["entities"], analyzer=Eraser())
+    states, wrong = 0, []
+    for line in question["actions"]:
+        if not line.startswith("get_relation"):
+            states += 1
+            wrong += _mismatches(env)
+        record = env.step(line)
+        assert record.ok, (question["id"], line, record.observation)
+    return states, wrong
+
+
+@pytest.fixture(scope="module")
+def demo() -> KB:
+    return KB.open("oxigraph:demo")
+
+
+@pytest.mark.parametrize("question", DEMO, ids=[q["id"] for q in DEMO])
+def test_batch_verdicts_equal_trials_on_demo_gold_chains(demo: KB, question: dict) -> None:
+    states, wrong = _walk_demo(demo, question)
+    assert states >= 1
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("item", WIKIDATA, ids=[q["id"] for q in WIKIDATA])
+def test_batch_verdicts_equal_trials_on_wikidata_programs(item: dict) -> None:
+    """MarkQA's quantity and arithmetic steps stay on their trials; the rest is batched, with the same verdicts."""
+    markqa = _markqa()
+    kb = KB.open(str(ROOT / "pyql" / "data" / "wikidata_demo.ttl"), profile="wikidata")
+    try:
+        gold = markqa.program_to_query(item["markqa"], kb.profile)
+    except PyQLError:
+        pytest.skip("a program the action language cannot read (benchmarks/markqa_choose.py lists them)")
+    env = SparqlEnvironment(kb, item["question"], entities=item.get("entities") or {}, analyzer=Eraser())
+    for step in gold.steps:
+        auto_look(env)
+        assert not _mismatches(env)
+        try:
+            line = markqa.step_action(step, kb.profile)
+        except (ValueError, IndexError):
+            return
+        if not env.step(line).ok:
+            return
+
+
+def test_every_offered_step_runs(demo: KB) -> None:
+    """Along q05's chain (an argmax after two hops), each listed step runs when it is taken."""
+    question = next(q for q in DEMO if q["id"] == "q05")
+    env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
+    offered = 0
+    for line in question["actions"]:
+        auto_look(env)
+        for step in enumerate_choices(env, limit=12):
+            before = len(env.history)
+            record = trial(env, step.action)
+            assert record.ok, (step.action, record.observation)
+            assert len(env.history) == before
+            offered += 1
+        env.step(line)
+        if env.done:
+            break
+    assert offered >= 10
+
+
+def test_one_enumeration_is_a_few_queries_not_one_per_candidate(demo: KB) -> None:
+    question = next(q for q in DEMO if q["id"] == "q05")
+    env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
+    auto_look(env)
+    env.step(next(line for line in question["actions"] if line.startswith("add_fact")))
+    auto_look(env)
+    before = demo.stats.queries
+    batched = [s.action for s in next_steps(env, limit=36)]
+    batch_queries = demo.stats.queries - before
+    before = demo.stats.queries
+    tried = [s.action for s in next_steps(env, limit=36, batch=False)]
+    trial_queries = demo.stats.queries - before
+    assert batched == tried  # the same list, in the same order
+    assert len(batched) >= 10
+    assert batch_queries <= 3 < trial_queries, (batch_queries, trial_queries)
+
+
+def test_dry_run_sends_nothing_and_leaves_the_episode(demo: KB) -> None:
+    env = SparqlEnvironment(demo, "what category is tropical storm rachel?", entities={"Rachel": "m.0crbvqz"}, analyzer=Eraser())
+    env.step("get_relation(m.0crbvqz)")
+    before, history = demo.stats.queries, len(env.history)
+    record, query = dry_run(env, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+    assert record.ok and query is not None and [str(v) for v in query.variables] == ["?c"]
+    assert demo.stats.queries == before and len(env.history) == history and not env.query.steps
+    record, query = dry_run(env, "add_filter(?nope, >, 3)")  # ERASER stops it before it runs: no query to check
+    assert not record.ok and query is None
+
+
+def test_batch_queries_are_bounded_per_candidate() -> None:
+    from pyql.query import Query
+
+    base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
+    text, observed = probes.candidates_query([base, base.add_max("?w"), base.add_compare("?w", ">", 100)], rows=4)
+    assert text.count("} LIMIT 4") == 2 and text.count("LIMIT 1\n") >= 1
+    assert [len(v) for v in observed] == [2, 2, 0]
+    with pytest.raises(PyQLError, match="at least one query"):
+        probes.candidates_query([])
+
+
+def test_an_engine_that_rejects_the_batch_falls_back_to_trials(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyql.errors import EngineError
+
+    env = SparqlEnvironment(demo, "what category is tropical storm rachel?", entities={"Rachel": "m.0crbvqz"}, analyzer=Eraser())
+    env.step("get_relation(m.0crbvqz)")
+    expected = [s.action for s in next_steps(env, limit=12)]
+    real = demo.select
+
+    def picky(sparql: str) -> list:
+        if probes.CANDIDATE_VAR in sparql:
+            raise EngineError("the engine rejected the query: too long")
+        return real(sparql)
+
+    monkeypatch.setattr(demo, "select", picky)
+    assert [s.action for s in next_steps(env, limit=12)] == expected
+
+
+def test_batched_actions_are_known_actions() -> None:
+    from pyql.sparql_actions import SparqlActions
+
+    assert BATCHED_ACTIONS <= set(SparqlActions().names)
+
+
+@pytest.mark.virtuoso
+def test_batch_verdicts_equal_trials_on_virtuoso(virtuoso_server: Any) -> None:
+    """The batched UNION runs on Virtuoso 7 and agrees with the trials there, on every demo gold chain."""
+    from pyql.kb.endpoint_backend import EndpointKB
+
+    virtuoso_server.load_turtle(demo_kb_path(), DEMO_GRAPH)
+    kb = EndpointKB(virtuoso_server.endpoint, default_graph=DEMO_GRAPH, timeout=60)
+    wrong = []
+    for question in DEMO:
+        wrong += [(question["id"], *w) for w in _walk_demo(kb, question)[1]]
+    assert not wrong, wrong
