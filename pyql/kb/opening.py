@@ -202,6 +202,15 @@ def _open_metaqa(rest: str, profile: str | Profile, **options: Any) -> KB:
     return open_metaqa(rest, profile, **options)
 
 
+@kb_backend("subgraphs:FILE", prefix="subgraphs:", example="subgraphs:rog-webqsp-test.jsonl", per_question=True,
+            description="each question's own subgraph, from RoG's or NSM's JSON Lines, in its own in-memory store; "
+                        "subgraphs:FILE#ID is one question's")
+def _open_subgraphs(rest: str, profile: str | Profile, **options: Any) -> KB:
+    from pyql.kb.subgraphs import open_subgraphs
+
+    return open_subgraphs(rest, profile, **options)
+
+
 @kb_backend("http(s)://…/sparql", prefix=("http://", "https://"), keep_prefix=True,
             hint="an http(s)://…/sparql endpoint", example="http://127.0.0.1:8890/sparql",
             options=("timeout", "default_graph"),

@@ -126,6 +126,10 @@ def kb_identity(spec: object, options: dict[str, Any] | None = None) -> dict[str
     engine = {"demo": "FILE", "oxigraph:DIR": "FILE"}.get(entry.form, entry.form)
     if entry.form == "demo" or argument == "demo":
         return {"engine": engine, "sha256": file_fingerprint(demo_kb_path())}
+    if entry.per_question and "#" in argument and not Path(argument).is_file():  # one question's KB (subgraphs:FILE#ID)
+        file, _, question = argument.rpartition("#")
+        if Path(file).is_file():
+            return {"engine": engine, "sha256": file_fingerprint(file), "question": question}
     target = Path(argument)
     if argument in ("", ":memory:"):
         return {"engine": engine, "store": "empty"}
