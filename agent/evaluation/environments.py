@@ -126,7 +126,8 @@ def open_kb_for(spec: str, profile: str | None, entity_ids: Iterable[str] = (), 
     Without a profile the KB is opened with the generic one and asked which
     profile its IRIs point to (:func:`kb_profile`, once per KB); the ids of
     the linked entities (``Q…`` Wikidata's, ``m.…`` Freebase's) count too
-    (:func:`pyql.profiles.infer_profile`).
+    (:func:`pyql.profiles.infer_profile`). A per-question form
+    (``subgraphs:FILE``) is not probed: the linked ids tell, else ``freebase``.
 
     Raises:
         UsageError: the KB and the linked entities point to different profiles.
@@ -138,12 +139,12 @@ def open_kb_for(spec: str, profile: str | None, entity_ids: Iterable[str] = (), 
     """
     if profile:
         return KB.open(spec, profile, **options)
+    if _per_question(spec):  # a subgraph's own IRIs (sg: names) tell nothing: the linked ids do, else freebase
+        return KB.open(spec, infer_profile(None, entity_ids), **options)
     kb = KB.open(spec, "generic", **options)
     key = (str(spec), tuple(sorted((k, repr(v)) for k, v in options.items())))
     name = infer_profile(kb_profile(kb, key), entity_ids)
     if name != kb.profile.name:
-        if _per_question(spec):  # a subgraph's profile adds its own prefixes to the one found: open it with that
-            return KB.open(spec, name, **options)
         kb.profile = get_profile(name)
     return kb
 

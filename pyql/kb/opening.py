@@ -202,7 +202,14 @@ def _open_metaqa(rest: str, profile: str | Profile, **options: Any) -> KB:
     return open_metaqa(rest, profile, **options)
 
 
+def _subgraph_profile(profile: str | Profile) -> Profile:
+    from pyql.kb.subgraphs import subgraph_profile
+
+    return subgraph_profile(profile)
+
+
 @kb_backend("subgraphs:FILE", prefix="subgraphs:", example="subgraphs:rog-webqsp-test.jsonl", per_question=True,
+            profile_of=_subgraph_profile,
             description="each question's own subgraph, from RoG's or NSM's JSON Lines, in its own in-memory store; "
                         "subgraphs:FILE#ID is one question's")
 def _open_subgraphs(rest: str, profile: str | Profile, **options: Any) -> KB:

@@ -287,6 +287,9 @@ def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = 
     if store.mode == "replay":
         recorded = store.name("kb-spec", key) if key is not None else None
         identity = json.loads(recorded) if recorded else kb_identity(spec, options)
+        entry = kb_backends.backend_for(spec)
+        if entry is not None and entry.profile_of is not None:  # the profile the form's KBs have (subgraphs: sg: names)
+            profile = entry.profile_of(profile)
         return RecordedKB(store, identity, None, profile, **options)
     identity = kb_identity(spec, options)
     inner = inner_opener(spec, profile, **options)

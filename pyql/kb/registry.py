@@ -80,6 +80,9 @@ class KBBackend:
         per_question: the spec names one KB per question (``subgraphs:FILE``):
             ``SPEC#ID`` is the KB of the question ``ID``, and an evaluation
             opens each question's own.
+        profile_of: ``profile -> Profile``: the profile a KB of this form has
+            when opened with ``profile``, when the form adds to it (a replay,
+            which opens nothing, gives its KB the same); None: ``profile`` itself.
     """
 
     form: str
@@ -94,6 +97,7 @@ class KBBackend:
     hint: str = ""
     options: tuple[str, ...] = ()
     per_question: bool = False
+    profile_of: Callable[[Any], Any] | None = None
 
     @property
     def phrase(self) -> str:
@@ -330,6 +334,7 @@ def kb_backend(
     hint: str = "",
     options: Sequence[str] = (),
     per_question: bool = False,
+    profile_of: Callable[[Any], Any] | None = None,
     into: KBRegistry | None = None,
 ) -> Callable[[Opener], Opener]:
     """Register the decorated function as the opener of a KB spec form.
@@ -337,7 +342,8 @@ def kb_backend(
     Give exactly one of ``prefix`` (one or several), ``name``, ``accepts``
     (an object test) or ``fallback=True``; that decides the matching pass
     (:data:`MATCH_ORDER`). ``per_question`` marks a form that names one KB
-    per question (:attr:`KBBackend.per_question`).
+    per question (:attr:`KBBackend.per_question`); ``profile_of`` says the
+    profile its KBs have (:attr:`KBBackend.profile_of`).
 
     Raises:
         KBError: not exactly one way of matching, or a clash with an entry
@@ -360,7 +366,7 @@ def kb_backend(
     def register(opener: Opener) -> Opener:
         (into if into is not None else kb_backends).register(
             KBBackend(form, description, example, opener, chosen[0], prefixes, name, accepts, keep_prefix, hint, tuple(options),
-                      per_question)
+                      per_question, profile_of)
         )
         return opener
 

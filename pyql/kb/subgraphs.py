@@ -27,8 +27,10 @@ other text a node ``sg:<local>`` (``sg:Justin_Bieber``; the local name as
 profile's label predicates (``type.object.name`` for Freebase), so that
 observations show names; a relation that is no name of the profile
 ``sgr:<local>``. A tail that reads as a year, a date or a number is a typed
-literal, as Freebase stores it. In the indexed shape no entity has a name,
-so an unlabelled node is not an unnamed one there (it shows by its id).
+literal, as Freebase stores it. In the indexed shape no entity has a name:
+each is labelled with its id (GraftNet's objects with their text), so that
+it is not taken for an unnamed node (a CVT), which the triples shape keeps
+for its ids without a name.
 
 The file is scanned once (:func:`read_subgraphs`; every record is checked,
 then its graph dropped): the index keeps each question's byte range, so a
@@ -145,22 +147,21 @@ def relation_iri(text: str, profile: str | Profile = "freebase") -> str:
     return expanded if expanded is not None else RELATION_NS + entity_local(text)
 
 
-def subgraph_profile(profile: str | Profile = "freebase", *, named: bool = True) -> Profile:
+def subgraph_profile(profile: str | Profile = "freebase") -> Profile:
     """The profile of a subgraph KB: ``profile`` with the ``sg:``/``sgr:`` prefixes, its label predicates out of relation lists.
 
-    ``named=False`` (a subgraph without names, NSM's): an unlabelled node is
-    not taken for an unnamed one (a Freebase CVT).
+    It depends on nothing but ``profile`` (a replay, which reads no file, gives its KB the same).
 
     Example:
-        >>> p = subgraph_profile("freebase", named=False)
-        >>> p.prefixes["sg"], p.unlabelled_is_unnamed, p.is_hidden("http://rdf.freebase.com/ns/type.object.name")
-        ('http://pyql.org/subgraph/entity/', False, True)
+        >>> p = subgraph_profile("freebase")
+        >>> p.prefixes["sg"], p.is_hidden("http://rdf.freebase.com/ns/type.object.name")
+        ('http://pyql.org/subgraph/entity/', True)
     """
     base = get_profile(profile)
+    if base.prefixes.get("sg") == ENTITY_NS and base.prefixes.get("sgr") == RELATION_NS:
+        return base
     hidden = tuple(dict.fromkeys((*base.hidden_relation_prefixes, *base.label_predicates)))
-    return base.with_prefixes({"sg": ENTITY_NS, "sgr": RELATION_NS}).with_(
-        hidden_relation_prefixes=hidden, unlabelled_is_unnamed=base.unlabelled_is_unnamed and named
-    )
+    return base.with_prefixes({"sg": ENTITY_NS, "sgr": RELATION_NS}).with_(hidden_relation_prefixes=hidden)
 
 
 # ---------------------------------------------------------------------------
@@ -272,8 +273,6 @@ def _scan(file: Path) -> SubgraphFile:
         shape = _shape_of(record, where)
         if found is None:
             found = SubgraphFile(file, shape)
-            if shape == "indexed":
-                found.entities, found.relations = _vocabularies(file)
         elif shape != found.shape:
             raise KBError(f"{where}: a {shape} record after {found.shape} ones; a subgraph file holds one shape")
         question = _id_of(record, where)
@@ -365,6 +364,8 @@ def _check_graph(found: SubgraphFile, graph: Any, where: str) -> None:
             if isinstance(value, bool) or not isinstance(value, (str, int, Mapping)):
                 raise KBError(f"{where}, triple {n}: a term is a text, an integer or a {{kb_id, text}} object, got {value!r:.40}")
             if isinstance(value, int):
+                if found.entities is None:  # NSM's integers: its vocabularies, read once
+                    found.entities, found.relations = _vocabularies(found.path)
                 vocab = found.entities if kind == "entity" else found.relations
                 if vocab is None or not 0 <= value < len(vocab):
                     size = "no vocabulary" if vocab is None else f"{len(vocab)} lines"
@@ -393,7 +394,7 @@ def _vocabularies(file: Path) -> tuple[list[str], list[str]]:
 
 
 def subgraph_store(found: SubgraphFile, question: str, profile: str | Profile = "freebase") -> ox.Store:
-    """An in-memory store of one question's subgraph: its triples, a label per entity it names by text.
+    """An in-memory store of one question's subgraph: its triples, a label per entity it names (indexed shape: every entity).
 
     Example:
         >>> from importlib import resources
@@ -410,10 +411,11 @@ def subgraph_store(found: SubgraphFile, question: str, profile: str | Profile = 
         h, h_label = found.term(head, "entity")
         r, _ = found.term(relation, "relation")
         t, t_label = found.term(tail, "entity")
-        subject = _entity_node(h, h_label, chosen, labels, quads, labelled)
-        obj = _literal(t) if not isinstance(tail, Mapping) and found.shape == "triples" else None
+        named = found.shape == "triples"
+        subject = _entity_node(h, h_label if h_label or named else h, chosen, labels, quads, labelled)
+        obj = _literal(t) if not isinstance(tail, Mapping) and named else None
         if obj is None:
-            obj = _entity_node(t, t_label, chosen, labels, quads, labelled)
+            obj = _entity_node(t, t_label if t_label or named else t, chosen, labels, quads, labelled)
         quads.append(ox.Quad(subject, ox.NamedNode(relation_iri(r, chosen)), obj))
     store = ox.Store()
     store.bulk_extend(quads)
@@ -478,10 +480,9 @@ class SubgraphSet(KB):
             KBError: the file has no subgraph for that id.
         """
         store = subgraph_store(self.file, question, self.profile)
-        chosen = subgraph_profile(self.profile, named=self.shape == "triples")
-        return OxigraphKB(store, chosen, **self.options)
+        return OxigraphKB(store, subgraph_profile(self.profile), **self.options)
 
-    def _refuse(self) -> EngineError:
+    def _refuse(self) -> EngineError:  # noqa: D102
         ids = self.ids()
         return EngineError(
             f"subgraphs:{self.file.path} holds one subgraph per question: pyql eval opens each question's own; "
