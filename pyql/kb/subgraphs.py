@@ -111,7 +111,7 @@ def entity_iri(text: str, profile: str | Profile = "freebase") -> str:
         >>> entity_iri("m.0gxnnwq"), entity_iri("Jaxon Bieber")
         ('http://rdf.freebase.com/ns/m.0gxnnwq', 'http://pyql.org/subgraph/entity/Jaxon_Bieber')
         >>> entity_iri("m.0gxnnwq", "generic")
-        'http://pyql.org/subgraph/entity/m.0gxnnwq'
+        'http://pyql.org/subgraph/entity/m-2e-0gxnnwq'
     """
     chosen = get_profile(profile)
     if text.startswith(("http://", "https://")) and " " not in text:
@@ -136,6 +136,8 @@ def entity_id(text: str, profile: str | Profile = "freebase") -> str:
 def relation_iri(text: str, profile: str | Profile = "freebase") -> str:
     """The IRI of a relation: the profile's name for it (``ns:people.person.sibling_s``), else ``sgr:<local>``.
 
+    The local name keeps ASCII letters, digits and ``_``; any other character is ``-<hex code>-``.
+
     Example:
         >>> relation_iri("people.person.sibling_s"), relation_iri("directed_by")
         ('http://rdf.freebase.com/ns/people.person.sibling_s', 'http://pyql.org/subgraph/relation/directed_by')
@@ -144,7 +146,10 @@ def relation_iri(text: str, profile: str | Profile = "freebase") -> str:
     if text.startswith(("http://", "https://")) and " " not in text:
         return text
     expanded = chosen.expand_name(text, "relation")
-    return expanded if expanded is not None else RELATION_NS + entity_local(text)
+    if expanded is not None:
+        return expanded
+    local = "".join(ch if (ch.isascii() and (ch.isalnum() or ch == "_")) else f"-{ord(ch):x}-" for ch in text.strip())
+    return RELATION_NS + ("_" + local if local.startswith("-") else local)
 
 
 def subgraph_profile(profile: str | Profile = "freebase") -> Profile:
