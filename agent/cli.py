@@ -14,9 +14,11 @@ and ``eval``.
   ``--table-json`` for a table): answer one question with an agent, print
   the transcript and the answers; ``--json`` prints the steps as
   ``pyql run --json`` does, then one summary line.
-* ``pyql eval DATA --kb KB --out RUN.jsonl [--resume] [--concurrency N]``:
+* ``pyql eval DATA --kb KB --out RUN.jsonl [--resume [--allow-mixed]] [--concurrency N]``:
   answer a data set (:mod:`agent.evaluation.datasets`), one trace line per question
   (:mod:`agent.evaluation.runner`), then the summary table (:mod:`agent.evaluation.metrics`).
+  The run file is opened and locked before any work; ``--resume`` with
+  other settings than its records carry is refused unless ``--allow-mixed``.
 * ``pyql trace RUN.jsonl --html OUT.html``: the run as a page
   (:mod:`agent.evaluation.trace_html`); without ``--html``, the summary table.
 
@@ -72,11 +74,13 @@ from agent.evaluation.runner import (
     relation_ranker,
     reply_thought,
     run_eval,
+    run_fingerprint,
+    settings_differences,
     solver,
     summary_text,
 )
 from agent.evaluation.trace_html import write_html
-from agent.faults import InfraFailure, infra_failure
+from agent.faults import InfraFailure, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.client import add_llm_arguments, config_from_args
 from agent.llm.recording import RecordedLLM
@@ -97,7 +101,7 @@ from pyql.cli import (
     read_entities,
     read_text,
 )
-from pyql.echo import plural
+from pyql.echo import inline, plural, visible
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
@@ -391,6 +395,18 @@ def _report_stores(stores: _Stores, stream: TextIO | None = None) -> None:
 # pyql ask
 
 
+def _answer_text(answer: dict[str, Any]) -> str:
+    """An answer on the ``Answers:`` line: its value and label through :func:`pyql.echo.inline` (one line, no
+    control or bidi character, capped), as observations show them.
+
+    Example:
+        >>> _answer_text({"value": "m.0c", "label": "Rachel\\u202e"}), _answer_text({"value": 3, "label": None})
+        ('m.0c (Rachel\\\\u202e)', '3')
+    """
+    label = answer.get("label")
+    return inline(answer.get("value")) + (f" ({inline(label)})" if label else "")
+
+
 def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
     for s in result.steps:
         if s.reply.strip().isdigit():  # the choose mode: the LLM picked a listed step by number
@@ -407,10 +423,10 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
         print(f"Observation {s.step} ({mark}): {s.observation}", file=out)
     if result.error:
         print(f"\nError: {result.error}", file=out)
-    answers = ", ".join(str(a["value"]) + (f" ({a['label']})" if a.get("label") else "") for a in result.answers)
+    answers = ", ".join(_answer_text(a) for a in result.answers)
     print(f"\nAnswers: {answers or '(none)'}" + ("" if result.done else " (no query was executed)"), file=out)
     if result.query:
-        print(f"{final_key.upper()}:\n{result.query.rstrip()}", file=out)
+        print(f"{final_key.upper()}:\n{visible(result.query.rstrip())}", file=out)
     print(
         f"[{plural(len(result.steps), 'step')}, {plural(result.llm_calls, 'LLM call')}, {plural(result.tokens_in, 'token')} in, "
         f"{result.tokens_out} out, {plural(result.kb_queries, 'query', 'queries')}, {result.seconds:.2f} s]",
@@ -421,15 +437,18 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
 def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     """``pyql ask``: answer one question; ``llm`` replaces the configured LLM (tests).
 
+    ``--out`` is opened and locked before any work (a file that cannot be
+    written: one line, exit 2); the answers are printed before the record is
+    written, so a write that fails (a full disk) loses nothing on screen.
     With ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes through the store.
     """
     with _stores(args) as stores:
-        code = _ask(args, out, llm, stores)
+        code = _ask_in_stores(args, out, llm, stores)
         _report_stores(stores)
         return code
 
 
-def _ask(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Stores) -> int:
+def _ask_in_stores(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Stores) -> int:
     """``pyql ask`` within its stores (see :func:`ask_command`)."""
     question = (args.question or "").strip()
     if not question:
@@ -440,34 +459,47 @@ def _ask(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Stores) -> in
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
+    with RunWriter(Path(args.out)) if args.out else contextlib.nullcontext() as writer:
+        try:
+            result, record, llm_url, language = _ask(args, item, settings, config, solve, llm, stores)
+        except KeyboardInterrupt:
+            print("pyql ask: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        _print_ask(args, result, language, out)
+        if writer is not None:
+            writer.write(record)
+    if result.failed_to_run:
+        print(f"pyql ask: {_failure_line(result.error_json() or {}, llm_url)}", file=sys.stderr)
+        return EXIT_SERVICE
+    return EXIT_OK
+
+
+def _ask(
+    args: argparse.Namespace, item: dict[str, Any], settings: RunSettings, config: Any, solve: Any, llm: Any, stores: _Stores
+) -> tuple[Any, dict[str, Any], str | None, str]:
+    """Open the environment and the LLM and answer the question: the result, its record, the LLM's URL and the query language."""
     ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
     env = open_environment(args, item, ranker=ranker, agent=True)
     if config.action_mode == "choose" and env.side != "sparql":
         raise UsageError("pyql ask: --action-mode choose enumerates KB steps; use text, tools or grammar for a table")
     if env.side == "sql":
         item["table"] = {"name": env.table.name}
-    try:
-        with _llm_for(args, llm, stores) as the_llm:
-            result = answer_item(item, the_llm, settings, env=env, solve=solve)
-            record = {**make_record(item, result, the_llm, settings), **stores.stamp()}
-            llm_url = _llm_url(the_llm)
-    except KeyboardInterrupt:
-        print("pyql ask: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if args.out:
-        with RunWriter(Path(args.out)) as writer:
-            writer.write(record)
+    with _llm_for(args, llm, stores) as the_llm:
+        result = answer_item(item, the_llm, settings, env=env, solve=solve)
+        record = {**make_record(item, result, the_llm, settings), **stores.stamp()}
+        return result, record, _llm_url(the_llm), env.language
+
+
+def _print_ask(args: argparse.Namespace, result: Any, language: str, out: TextIO) -> None:
+    """The answer of ``pyql ask``: the steps as JSON lines then the summary (``--json``), or the transcript."""
     if args.json:
         for s in result.steps:
             step = {"step": s.step, "action": s.action if s.action else s.reply, "ok": s.ok, "error": s.error, "observation": s.observation}
             print(dumps_line(step), file=out)
         print(dumps_line(result.summary()), file=out)
     else:
-        _print_transcript(result, out, env.language)
-    if result.failed_to_run:
-        print(f"pyql ask: {_failure_line(result.error_json() or {}, llm_url)}", file=sys.stderr)
-        return EXIT_SERVICE
-    return EXIT_OK
+        _print_transcript(result, out, language)
+    out.flush()
 
 
 def _llm_url(llm: Any) -> str | None:
@@ -520,9 +552,13 @@ def _add_ask(subparsers: Any) -> None:
 def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progress: TextIO | None = None) -> int:
     """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests).
 
-    With ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes
-    through the store; each record and the summary say which (its fingerprint,
-    hits and misses).
+    The run file is opened and locked before any work (loading the KB,
+    starting the LLM): a file that cannot be written, or that another run
+    writes, or (``--resume``) was made with other settings, stops it here
+    with one line (exit status 2). Ctrl-C at any point exits 130. With
+    ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes
+    through the store; each record and the summary say which (its
+    fingerprint, hits and misses).
     """
     with _stores(args) as stores:
         return _eval(args, out, llm, progress, stores)
@@ -535,14 +571,35 @@ def _eval(args: argparse.Namespace, out: TextIO, llm: Any, progress: TextIO | No
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
     settings = _checked_eval(args, settings, dataset)
+    stream = progress if progress is not None else sys.stderr
+    with RunWriter(Path(args.out), regular_only=True) as writer:
+        _check_resumed_settings(args, settings)
+        try:
+            outcome = _run_eval_command(args, settings, dataset, writer, llm, stream, stores)
+        except KeyboardInterrupt:
+            print(f"pyql eval: interrupted; what was answered is in {args.out}: run the same command with --resume to continue",
+                  file=sys.stderr)
+            return EXIT_INTERRUPTED
+    print(summary_text(outcome.records, outcome.metrics), file=out)
+    _report_stores(stores, stream)
+    if args.by:
+        from agent.evaluation.metrics import category_table
+
+        print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
+    return _eval_exit(args, outcome, stream)
+
+
+def _run_eval_command(
+    args: argparse.Namespace, settings: RunSettings, dataset: Dataset, writer: RunWriter, llm: Any, stream: TextIO, stores: _Stores
+) -> EvalOutcome:
+    """Open the KB and the LLM, then answer the data set into ``writer``'s run file."""
     provider = None
     if any(item.get("table") is None for item in dataset):
         provider = _eval_provider(args, dataset)  # a bad --kb fails before the LLM starts
         settings = dataclasses.replace(settings, profile=provider.profile)
-    stream = progress if progress is not None else sys.stderr
     _print_dataset_notes(args, dataset, stream)
     with _llm_for(args, llm, stores) as the_llm:
-        outcome = run_eval(
+        return run_eval(
             dataset.items,
             args.out,
             the_llm,
@@ -553,16 +610,32 @@ def _eval(args: argparse.Namespace, out: TextIO, llm: Any, progress: TextIO | No
             progress=stream,
             max_infra_failures=args.max_infra_failures,
             dataset=str(args.data),
+            writer=writer,
+            allow_mixed=args.allow_mixed,
             stamp=stores.stamp(),
             provenance=stores.provenance,
         )
-    print(summary_text(outcome.records, outcome.metrics), file=out)
-    _report_stores(stores, stream)
-    if args.by:
-        from agent.evaluation.metrics import category_table
 
-        print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
-    return _eval_exit(args, outcome, stream)
+
+def _check_resumed_settings(args: argparse.Namespace, settings: RunSettings) -> None:
+    """With ``--resume``: refuse, before any work, settings other than those of the run file's records
+    (the model as given by ``--model``; :func:`agent.evaluation.runner.run_eval` checks it again once the LLM is known).
+
+    Raises:
+        UsageError: the settings differ and ``--allow-mixed`` was not given.
+    """
+    run_file = Path(args.out)
+    if not args.resume or args.allow_mixed or not run_file.exists() or run_file.stat().st_size == 0:
+        return
+    current = run_fingerprint(settings)
+    current["model"] = args.model
+    answered = [r for r in latest_records(read_run(run_file)) if not failed_to_run(r)]  # the others run again
+    differences = settings_differences(answered, current)
+    if differences:
+        raise UsageError(
+            f"pyql eval: --resume with other settings than the run file {run_file} was made with: {'; '.join(differences)}; "
+            "give the same settings to continue it, another --out for a new run, or --allow-mixed to mix them in one run"
+        )
 
 
 def _eval_provider(args: argparse.Namespace, dataset: Dataset) -> KBProvider:
@@ -640,6 +713,9 @@ def _add_eval(subparsers: Any) -> None:
     p.add_argument("--out", required=True, help="the run file (JSON Lines, one line per finished question)")
     p.add_argument("--resume", action="store_true",
                    help="continue --out: skip the questions it already answered, run again those that failed to run")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="with --resume: continue the run file even with other settings (model, method, feedback, KB, "
+                        "action mode ...) than its questions were answered with (refused by default)")
     p.add_argument("--concurrency", type=_positive, default=1, help="questions answered at a time (default 1)")
     p.add_argument("--limit", type=_positive, help="answer only the first N questions")
     p.add_argument("--max-infra-failures", "--max-llm-failures", dest="max_infra_failures", type=_non_negative, default=3,
@@ -746,7 +822,7 @@ def _failed_note(failed: list[int]) -> str:
 def _print_answers(env: Environment, outcome: EpisodeOutcome, last_execute: Any, out: TextIO) -> None:
     """The transcript's last lines: the answers (marked when steps failed), the query and the counters."""
     final = env.final_result()
-    answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
+    answers = ", ".join(_answer_text(a) for a in final.answers)
     if env.done:
         note = ""
     elif outcome.failure is not None:
@@ -758,7 +834,7 @@ def _print_answers(env: Environment, outcome: EpisodeOutcome, last_execute: Any,
     if outcome.failed and outcome.failure is None:
         note += f" [INCOMPLETE: {_failed_note(outcome.failed)}]"
     print(f"\nAnswers: {answers or '(none)'}{note}", file=out)
-    print(f"{final.language.upper()}:\n{final.query}", file=out)
+    print(f"{final.language.upper()}:\n{visible(final.query)}", file=out)
     c = env.counters
     print(f"[{plural(c['steps'], 'step')}, {plural(c['kb_queries'], 'query', 'queries')}, {c['kb_seconds']:.3f} s in the engine]", file=out)
 

@@ -507,8 +507,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         2
     """
     out = out or sys.stdout
-    parser = build_parser()
     try:
+        parser = build_parser()  # loads the commands of every package: Ctrl-C here is handled too
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help(out)
@@ -520,6 +520,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it (start-up: imports, loading a KB): no traceback
+        print("pyql: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

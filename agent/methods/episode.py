@@ -153,6 +153,8 @@ class AgentResult:
     ``stopped_by`` the kind of the repeat that ended it (the step's error,
     e.g. ``bad_argument``, ``no_action``, an ERASER rule, or ``no_change``
     for a step that changed nothing, ``invalid_choice`` in choose mode).
+    ``chain`` is the final query's action lines (the SPARQL side), from
+    which a logical form is written for the logical-form exact match.
     """
 
     question: str
@@ -174,6 +176,7 @@ class AgentResult:
     escalations: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None
     stopped_by: str | None = None
+    chain: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (the trace record of the question); strings are cut at :data:`RECORD_TEXT_LIMIT`."""

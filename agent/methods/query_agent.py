@@ -309,6 +309,7 @@ class QueryAgent:
             done=env.done,
             forced=episode.forced,
             query=final.query,
+            chain=list(env.query.actions()) if env.side == "sparql" else [],
             llm_calls=episode.calls,
             tokens_in=episode.tokens_in,
             tokens_out=episode.tokens_out,
