@@ -723,8 +723,6 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
     if n == 0:
         return RunMetrics(failed_to_run=failed)
     scores = [record_scores(r) for r in records]
-    denoted = [s["denotation"] for s in scores if "denotation" in s]  # table questions, and formats with their own rule
-    forms = [s["lf_em"] for s in scores if "lf_em" in s]  # questions with a gold S-expression
     total_cost = sum(_record_cost(r, prices) for r in records)
     rules = dict(stats.counts.most_common()) if (stats := trigger_stats(records)) is not None else {}
     advice, escalations = _tally(records, "advice"), _tally(records, "escalations")
@@ -735,11 +733,8 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),
         em=_mean([s.get("em", 0.0) for s in scores]),
-        denotation=_mean(denoted) if denoted else None,
         table_questions=sum(bool(r.get("table")) for r in records),
-        denotation_questions=len(denoted),
-        lf_em=_mean(forms) if forms else None,
-        lf_questions=len(forms),
+        **_rule_scores(scores),
         success_rate=sum(succeeded(r) for r in records) / n,
         forced=sum(bool(r.get("forced")) for r in records),
         errors=sum(bool(r.get("error")) for r in records),
@@ -758,6 +753,19 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         stopped=sum(r.get("stopped") == "repeated_mistake" for r in records),
         ended_by_repeats=ended_by_repeats(records),
     )
+
+
+def _rule_scores(scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+    """The means over the questions a rule scored: denotation (table questions, and formats with their
+    own rule) and the logical-form EM (questions with a gold S-expression), with their counts."""
+    denoted = [s["denotation"] for s in scores if "denotation" in s]
+    forms = [s["lf_em"] for s in scores if "lf_em" in s]
+    return {
+        "denotation": _mean(denoted) if denoted else None,
+        "denotation_questions": len(denoted),
+        "lf_em": _mean(forms) if forms else None,
+        "lf_questions": len(forms),
+    }
 
 
 def ended_by_repeats(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
