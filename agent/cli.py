@@ -69,6 +69,7 @@ from agent.evaluation.runner import (
     answer_item,
     latest_records,
     make_record,
+    opens_per_question,
     read_run,
     relation_ranker,
     reply_thought,
@@ -669,15 +670,14 @@ def _eval_provider(args: argparse.Namespace, dataset: Dataset) -> KBProvider:
     """The KB of ``pyql eval``, with ``--profile`` or the profile the KB and the items' entities tell.
 
     A KB opened to find its profile is the one the questions share (an
-    endpoint is opened per question, with the profile found).
+    endpoint, or each question's subgraph, is opened per question, with the profile found).
     """
     options = kb_options(args)
     if args.profile or not args.kb:
         return KBProvider(args.kb, args.profile or "freebase", **options)
     ids = [str(i) for item in dataset if item.get("table") is None for i in (item.get("entities") or {}).values()]
     kb = open_kb_for(args.kb, None, ids, **options)
-    endpoint = isinstance(args.kb, str) and args.kb.startswith(("http://", "https://"))
-    return KBProvider(args.kb if endpoint else kb, kb.profile.name, **options)
+    return KBProvider(args.kb if opens_per_question(args.kb) else kb, kb.profile.name, **options)
 
 
 def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Dataset) -> RunSettings:

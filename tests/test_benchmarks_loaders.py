@@ -433,6 +433,7 @@ FIXTURES = {
     "grailqa": lambda tmp: GRAILQA,
     "graphq": _graphq_fixture,
     "cwq": lambda tmp: CWQ,
+    "rog": lambda tmp: DATA / "subgraphs" / "rog.jsonl",
     "wikisql": lambda tmp: WIKISQL,
     "metaqa": lambda tmp: METAQA3,
     "wtq": lambda tmp: WTQ,

@@ -106,6 +106,13 @@ def _store(tmp_path: Path) -> None:
     assert isinstance(kb, OxigraphKB) and kb.store is store
 
 
+def _subgraphs(tmp_path: Path) -> None:
+    rog = Path(__file__).resolve().parent / "data" / "subgraphs" / "rog.jsonl"
+    kb = KB.open(f"subgraphs:{rog}#WebQTest-100")
+    assert isinstance(kb, OxigraphKB) and kb.has_entity("sg:Grand_Bahama") and not kb.has_entity("sg:Justin_Bieber")
+    assert type(KB.open(f"subgraphs:{rog}")).__name__ == "SubgraphSet"
+
+
 FORM_TESTS: dict[str, Callable[[Path], None]] = {
     "demo": _demo,
     "wikidata-demo": _wikidata_demo,
@@ -113,6 +120,7 @@ FORM_TESTS: dict[str, Callable[[Path], None]] = {
     "oxigraph:DIR": _oxigraph,
     "rdflib:FILE": _rdflib,
     "metaqa:PATH/kb.txt": _metaqa,
+    "subgraphs:FILE": _subgraphs,
     "http(s)://…/sparql": _endpoint,
     "rdflib.Graph": _graph,
     "pyoxigraph.Store": _store,

@@ -8,7 +8,8 @@ for an evaluation, a data set item into a fresh environment:
   name one (``--db FILE [--table NAME]`` or ``--table-json FILE``):
   a :class:`~pyql_sql.environment.TableEnvironment`;
 * else a **knowledge base**: the KB object given (an evaluation shares one),
-  or ``--kb`` opened with ``--profile``: a
+  or ``--kb`` opened with ``--profile`` (a per-question form, ``subgraphs:FILE``,
+  is the item's own ``subgraphs:FILE#ID``; without an item its ``#ID`` is needed): a
   :class:`~pyql.sparql_environment.SparqlEnvironment`. Without ``--profile``
   the profile follows the KB (:func:`open_kb_for`): one bounded probe of its
   IRIs' namespaces (cached per KB) and the shape of the linked entities' ids.
@@ -126,7 +127,8 @@ def open_kb_for(spec: str, profile: str | None, entity_ids: Iterable[str] = (), 
     Without a profile the KB is opened with the generic one and asked which
     profile its IRIs point to (:func:`kb_profile`, once per KB); the ids of
     the linked entities (``Q…`` Wikidata's, ``m.…`` Freebase's) count too
-    (:func:`pyql.profiles.infer_profile`).
+    (:func:`pyql.profiles.infer_profile`). A per-question form
+    (``subgraphs:FILE``) is not probed: the linked ids tell, else ``freebase``.
 
     Raises:
         UsageError: the KB and the linked entities point to different profiles.
@@ -138,12 +140,37 @@ def open_kb_for(spec: str, profile: str | None, entity_ids: Iterable[str] = (), 
     """
     if profile:
         return KB.open(spec, profile, **options)
+    if _per_question(spec):  # a subgraph's own IRIs (sg: names) tell nothing: the linked ids do, else freebase
+        return KB.open(spec, infer_profile(None, entity_ids), **options)
     kb = KB.open(spec, "generic", **options)
     key = (str(spec), tuple(sorted((k, repr(v)) for k, v in options.items())))
     name = infer_profile(kb_profile(kb, key), entity_ids)
     if name != kb.profile.name:
         kb.profile = get_profile(name)
     return kb
+
+
+def _per_question(spec: Any) -> bool:
+    """Whether ``spec`` is of a form that names one KB per question (``subgraphs:FILE``, :attr:`pyql.kb.registry.KBBackend.per_question`)."""
+    entry = kb_backends.backend_for(spec)
+    return entry is not None and entry.per_question
+
+
+def _question_spec(spec: str, item: Mapping[str, Any] | None) -> str:
+    """The KB spec of one question: ``SPEC#ID`` for a per-question form named without its id.
+
+    Raises:
+        UsageError: a per-question form without an id, and no item to take one from (``pyql run``, ``ask``).
+    """
+    entry = kb_backends.backend_for(spec)
+    if entry is None or not entry.per_question or "#" in str(entry.argument(spec)):
+        return spec
+    if item is None:
+        raise UsageError(
+            f"--kb {spec} holds one subgraph per question: pyql eval opens each question's own; "
+            f"for one question give --kb {spec}#ID (ID: the question's id in that file)"
+        )
+    return f"{spec}#{item.get('id')}"
 
 
 def feedback_options(feedback: str, *, agent: bool = False) -> dict[str, Any]:
@@ -258,6 +285,7 @@ def open_environment(
         if not spec:
             what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
             raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
+        spec = _question_spec(spec, item)
         kb = open_kb_for(spec, getattr(options, "profile", None), entities.values(), **kb_options(options))
     if getattr(options, "action_set", None) == "agentbench":  # AgentBench's functions, #k variables
         observe = getattr(options, "observe", None) or "rows"

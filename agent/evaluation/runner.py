@@ -110,7 +110,7 @@ from agent.methods.query_agent import AgentConfig, QueryAgent
 from agent.methods.readi import run_readi
 from pyql.environment import Environment
 from pyql.errors import PyQLError
-from pyql.kb import KB, KBStats
+from pyql.kb import KB, KBStats, kb_backends
 
 __all__ = [
     "METHODS",
@@ -128,6 +128,7 @@ __all__ = [
     "latest_records",
     "make_record",
     "model_name",
+    "opens_per_question",
     "read_run",
     "relation_ranker",
     "reply_thought",
@@ -341,7 +342,11 @@ class LockedKB:
 
 
 class KBProvider:
-    """Hands each question its KB: a :class:`LockedKB` on one shared KB, or a new endpoint KB.
+    """Hands each question its KB: a :class:`LockedKB` on one shared KB, or one opened for the question.
+
+    A SPARQL endpoint is opened per question (its queries run in parallel);
+    a per-question form (``subgraphs:FILE``, :attr:`pyql.kb.registry.KBBackend.per_question`)
+    opens each question's own KB, ``SPEC#ID`` by the item's id.
 
     Args:
         spec: a KB spec for :meth:`pyql.kb.KB.open`, or an open KB object.
@@ -352,6 +357,9 @@ class KBProvider:
         >>> p = KBProvider("demo")
         >>> type(p.get()).__name__, p.get() is p.get()
         ('LockedKB', False)
+        >>> p = KBProvider("subgraphs:tests/data/subgraphs/rog.jsonl")
+        >>> p.get({"id": "WebQTest-12"}).has_entity("sg:Jaxon_Bieber"), p.get({"id": "WebQTest-100"}).has_entity("sg:Jaxon_Bieber")
+        (True, False)
     """
 
     def __init__(self, spec: Any, profile: str = "freebase", **options: Any) -> None:
@@ -359,18 +367,45 @@ class KBProvider:
         self.profile = profile
         self.options = options
         self._lock = threading.RLock()
-        self.per_question = isinstance(spec, str) and spec.startswith(("http://", "https://"))
+        self.per_question = opens_per_question(spec)
+        entry = kb_backends.backend_for(spec) if self.per_question else None
+        self.by_id = entry is not None and entry.per_question
         if self.per_question:
             self._kb = None
-            KB.open(spec, profile, **options)  # bad options fail before the first question
+            KB.open(spec, profile, **options)  # bad options (a bad subgraph file) fail before the first question
         else:
             self._kb = KB.open(spec, profile, **options) if isinstance(spec, (str, Path)) else spec
 
-    def get(self) -> Any:
-        """The KB one question uses."""
+    def get(self, item: Mapping[str, Any] | None = None) -> Any:
+        """The KB one question uses (``item``: the question, for a per-question form).
+
+        Raises:
+            pyql.errors.KBError: the question's own KB does not open (no subgraph for its id).
+        """
+        if self.by_id:
+            if item is None:
+                raise EvalError(f"--kb {self.spec} holds one KB per question: give the question's item")
+            return KB.open(f"{self.spec}#{item['id']}", self.profile, **self.options)
         if self.per_question:
             return KB.open(self.spec, self.profile, **self.options)
         return LockedKB(self._kb, self._lock)
+
+
+def opens_per_question(spec: Any) -> bool:
+    """Whether a KB spec is opened for each question: an endpoint, or a per-question form without its ``#ID``.
+
+    Example:
+        >>> opens_per_question("http://127.0.0.1:8890/sparql"), opens_per_question("subgraphs:rog.jsonl")
+        (True, True)
+        >>> opens_per_question("demo"), opens_per_question("subgraphs:rog.jsonl#WebQTest-12")
+        (False, False)
+    """
+    if not isinstance(spec, str):
+        return False
+    if spec.startswith(("http://", "https://")):
+        return True
+    entry = kb_backends.backend_for(spec)
+    return entry is not None and entry.per_question and "#" not in str(entry.argument(spec))
 
 
 # ---------------------------------------------------------------------------
@@ -547,11 +582,12 @@ def answer_item(
     started = time.perf_counter()
     try:
         config = settings.agent_config()
+        kb = kb() if callable(kb) else kb  # a KB opened for this question: no subgraph for its id ends it here
         if env is None:
             env = environment_for(item, kb, settings, ranker)
         return solve(llm, env, str(item["question"]), config)
     except PyQLError as exc:
-        the_kb = getattr(env, "kb", None) if env is not None and env.side == "sparql" else kb
+        the_kb = getattr(env, "kb", None) if env is not None and env.side == "sparql" else None if callable(kb) else kb
         failure = infra_failure(exc, the_kb)
         return AgentResult(
             question=str(item.get("question")),
@@ -582,7 +618,7 @@ def run_question(
         item: a data set item (:mod:`agent.evaluation.datasets`).
         llm: the LLM.
         settings: the run settings.
-        kb: the KB for a KB question (see :class:`KBProvider`).
+        kb: the KB for a KB question (see :class:`KBProvider`), or a function opening it.
         env: an environment to use instead of building one from the item.
         solve: the method (default: :func:`solver` of ``settings.method``).
         ranker: the relation ranker (:func:`relation_ranker`).
@@ -1165,8 +1201,8 @@ def _pending(items: list[Mapping[str, Any]], previous: list[dict[str, Any]]) -> 
 def _answer(
     item: Mapping[str, Any], model: Any, *, settings: RunSettings, provider: KBProvider | None, solve: Solver, ranker: Any
 ) -> dict[str, Any]:
-    """One question's record, on a KB of the provider (KB questions) or on its table."""
-    the_kb = provider.get() if provider is not None and item.get("table") is None else None
+    """One question's record, on a KB of the provider (KB questions; opened where its errors end the question) or on its table."""
+    the_kb = functools.partial(provider.get, item) if provider is not None and item.get("table") is None else None
     return run_question(item, model, settings, the_kb, solve=solve, ranker=ranker)
 
 

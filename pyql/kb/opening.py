@@ -4,7 +4,8 @@ Each form ``KB.open`` takes is one function below, registered with
 :func:`~pyql.kb.registry.kb_backend` (its form, a one-line description and
 an example); :mod:`pyql.kb.registry` matches a spec to its entry (prefix
 entries first, then the names ``demo`` and ``wikidata-demo``, then any other
-string as a file) and
+string as a file; ``subgraphs:FILE``, :mod:`pyql.kb.subgraphs`, names one KB
+per question) and
 generates every list of the forms from them. A new backend goes here as one
 more decorated function.
 
@@ -117,7 +118,7 @@ def open_kb(spec: object, profile: str | Profile = "freebase", **options: object
         >>> open_kb("nowhere.ttl")
         Traceback (most recent call last):
         ...
-        pyql.errors.KBError: no such RDF file: nowhere.ttl (give demo, wikidata-demo, a Turtle/N-Triples file, oxigraph:DIR, rdflib:FILE, metaqa:PATH/kb.txt or an http(s)://…/sparql endpoint)
+        pyql.errors.KBError: no such RDF file: nowhere.ttl (give demo, wikidata-demo, a Turtle/N-Triples file, oxigraph:DIR, rdflib:FILE, metaqa:PATH/kb.txt, subgraphs:FILE or an http(s)://…/sparql endpoint)
     """
     return kb_backends.open(spec, profile, **options)
 
@@ -200,6 +201,22 @@ def _open_metaqa(rest: str, profile: str | Profile, **options: Any) -> KB:
     from pyql.kb.metaqa import open_metaqa
 
     return open_metaqa(rest, profile, **options)
+
+
+def _subgraph_profile(profile: str | Profile) -> Profile:
+    from pyql.kb.subgraphs import subgraph_profile
+
+    return subgraph_profile(profile)
+
+
+@kb_backend("subgraphs:FILE", prefix="subgraphs:", example="subgraphs:rog-webqsp-test.jsonl", per_question=True,
+            profile_of=_subgraph_profile,
+            description="each question's own subgraph, from RoG's or NSM's JSON Lines, in its own in-memory store; "
+                        "subgraphs:FILE#ID is one question's")
+def _open_subgraphs(rest: str, profile: str | Profile, **options: Any) -> KB:
+    from pyql.kb.subgraphs import open_subgraphs
+
+    return open_subgraphs(rest, profile, **options)
 
 
 @kb_backend("http(s)://…/sparql", prefix=("http://", "https://"), keep_prefix=True,

@@ -126,6 +126,10 @@ def kb_identity(spec: object, options: dict[str, Any] | None = None) -> dict[str
     engine = {"demo": "FILE", "oxigraph:DIR": "FILE"}.get(entry.form, entry.form)
     if entry.form == "demo" or argument == "demo":
         return {"engine": engine, "sha256": file_fingerprint(demo_kb_path())}
+    if entry.per_question and "#" in argument and not Path(argument).is_file():  # one question's KB (subgraphs:FILE#ID)
+        file, _, question = argument.rpartition("#")
+        if Path(file).is_file():
+            return {"engine": engine, "sha256": file_fingerprint(file), "question": question}
     target = Path(argument)
     if argument in ("", ":memory:"):
         return {"engine": engine, "store": "empty"}
@@ -283,6 +287,9 @@ def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = 
     if store.mode == "replay":
         recorded = store.name("kb-spec", key) if key is not None else None
         identity = json.loads(recorded) if recorded else kb_identity(spec, options)
+        entry = kb_backends.backend_for(spec)
+        if entry is not None and entry.profile_of is not None:  # the profile the form's KBs have (subgraphs: sg: names)
+            profile = entry.profile_of(profile)
         return RecordedKB(store, identity, None, profile, **options)
     identity = kb_identity(spec, options)
     inner = inner_opener(spec, profile, **options)

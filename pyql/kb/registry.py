@@ -77,6 +77,12 @@ class KBBackend:
         keep_prefix: the opener is given the whole spec, prefix included (an URL).
         hint: how a message names the form (default: ``form``).
         options: the backend options only this form takes (``timeout``, ...).
+        per_question: the spec names one KB per question (``subgraphs:FILE``):
+            ``SPEC#ID`` is the KB of the question ``ID``, and an evaluation
+            opens each question's own.
+        profile_of: ``profile -> Profile``: the profile a KB of this form has
+            when opened with ``profile``, when the form adds to it (a replay,
+            which opens nothing, gives its KB the same); None: ``profile`` itself.
     """
 
     form: str
@@ -90,6 +96,8 @@ class KBBackend:
     keep_prefix: bool = False
     hint: str = ""
     options: tuple[str, ...] = ()
+    per_question: bool = False
+    profile_of: Callable[[Any], Any] | None = None
 
     @property
     def phrase(self) -> str:
@@ -325,13 +333,17 @@ def kb_backend(
     keep_prefix: bool = False,
     hint: str = "",
     options: Sequence[str] = (),
+    per_question: bool = False,
+    profile_of: Callable[[Any], Any] | None = None,
     into: KBRegistry | None = None,
 ) -> Callable[[Opener], Opener]:
     """Register the decorated function as the opener of a KB spec form.
 
     Give exactly one of ``prefix`` (one or several), ``name``, ``accepts``
     (an object test) or ``fallback=True``; that decides the matching pass
-    (:data:`MATCH_ORDER`).
+    (:data:`MATCH_ORDER`). ``per_question`` marks a form that names one KB
+    per question (:attr:`KBBackend.per_question`); ``profile_of`` says the
+    profile its KBs have (:attr:`KBBackend.profile_of`).
 
     Raises:
         KBError: not exactly one way of matching, or a clash with an entry
@@ -353,7 +365,8 @@ def kb_backend(
 
     def register(opener: Opener) -> Opener:
         (into if into is not None else kb_backends).register(
-            KBBackend(form, description, example, opener, chosen[0], prefixes, name, accepts, keep_prefix, hint, tuple(options))
+            KBBackend(form, description, example, opener, chosen[0], prefixes, name, accepts, keep_prefix, hint, tuple(options),
+                      per_question, profile_of)
         )
         return opener
 

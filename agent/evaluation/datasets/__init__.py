@@ -30,6 +30,8 @@ read the registry. The formats, in the order they are listed:
     GrailQA JSON, and GraphQ in the same layout without ``level``.
 ``cwq`` (:mod:`.cwq`)
     ComplexWebQuestions JSON (answers with aliases).
+``rog`` (:mod:`.rog`)
+    RoG's records, each with its own subgraph (``graph``), for ``--kb subgraphs:FILE``.
 ``wikisql`` (:mod:`.wikisql`)
     WikiSQL questions with their tables beside them; gold by executing the logical form.
 ``metaqa`` (:mod:`.metaqa`)
@@ -59,7 +61,7 @@ from __future__ import annotations
 # The format modules register their formats when imported, in this order: the order they are
 # listed in (FORMATS, the "known formats" message, the smoke runs). A new format is one more line.
 from agent.evaluation.datasets import pyql_jsonl, webqsp, webqsp_raw, dbbench, grailqa, graphq  # noqa: F401
-from agent.evaluation.datasets import cwq, wikisql, metaqa, markqa, wtq, agentbench_kg  # noqa: F401
+from agent.evaluation.datasets import cwq, rog, wikisql, metaqa, markqa, wtq, agentbench_kg  # noqa: F401
 # isort: on
 
 from agent.errors import DatasetError
