@@ -32,13 +32,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence, Union
 
+from agent.errors import ContextOverflow
 from agent.llm.client import LLM, LLMError
+from agent.methods.context_budget import ask_within, budget_for
 from agent.methods.episode import StepTrace, prompt_hash
 from pyql.errors import ParseError
 
-__all__ = ["PathMethod", "LoopOutcome", "ask_llm", "run_loop"]
+__all__ = ["UNANSWERED", "PathMethod", "LoopOutcome", "ask_llm", "run_loop"]
+
+#: The errors of a Readi call that got no reply (not counted as an LLM call).
+UNANSWERED = frozenset({"llm_error", "context_overflow"})
 
 
 class PathMethod(Protocol):
@@ -105,26 +110,51 @@ class LoopOutcome:
 
 
 def ask_llm(
-    llm: LLM, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str], grammar: str | None = None
+    llm: LLM,
+    prompt: Union[str, Callable[[], str]],
+    kind: str,
+    traces: list[StepTrace],
+    stop: Sequence[str],
+    grammar: str | None = None,
 ) -> str | None:
-    """One LLM call of Readi, traced (the call's kind in the trace's ``action``); None when the LLM failed.
+    """One LLM call of Readi, traced (the call's kind in the trace's ``action``); None when it failed.
+
+    The prompt is checked against the LLM's context budget
+    (:mod:`agent.methods.context_budget`); a prompt with a list that may be
+    cut is given as a function that builds it within the budget
+    (:meth:`~agent.methods.context_budget.ContextBudget.fit_items`). A failed
+    call's trace has the error ``llm_error`` (the LLM failed) or
+    ``context_overflow`` (the prompt does not fit the model's context), and
+    the message as its observation.
 
     Example:
-        >>> from agent.llm.client import ScriptedLLM
+        >>> from agent.llm.client import LLMConfig, ScriptedLLM
         >>> traces = []
         >>> ask_llm(ScriptedLLM(["Path: x"]), "p", "generate_path", traces, ["\\nQ:"]), traces[0].action
         ('Path: x', 'generate_path')
+        >>> small = ScriptedLLM([], config=LLMConfig(context_tokens=300, max_tokens=200))
+        >>> ask_llm(small, "p" * 1000, "qa", traces, ["\\nQ:"]), traces[1].error
+        (None, 'context_overflow')
     """
     step = len(traces) + 1
+    budget = budget_for(llm)
+    built: list[str] = []
+
+    def build() -> str:
+        built.append(prompt() if callable(prompt) else budget.check(prompt))
+        return built[-1]
+
     try:
-        reply = llm.complete(prompt, stop=list(stop), grammar=grammar)
-    except LLMError as exc:
-        traces.append(StepTrace(step, prompt_hash(prompt), "", kind, False, "llm_error", str(exc)))
+        prompt_text, reply = ask_within(budget, build, lambda p: llm.complete(p, stop=list(stop), grammar=grammar))
+    except (LLMError, ContextOverflow) as exc:
+        sent = prompt_hash(built[-1]) if built else ""
+        traces.append(StepTrace(step, sent, "", kind, False, exc.kind if isinstance(exc, ContextOverflow) else "llm_error", str(exc)))
         return None
+    budget.observe(prompt_text, reply)
     traces.append(
         StepTrace(
             step,
-            prompt_hash(prompt),
+            prompt_hash(prompt_text),
             reply.text,
             kind,
             True,
@@ -174,7 +204,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     text = ask_llm(llm, method.generate_prompt(question), "generate_path", out.traces, method.stop)
     problem: str | None = None
     if text is None:
-        out.error = "llm_error"
+        out.error = out.traces[-1].error  # llm_error or context_overflow
         out.path = method.empty_path
     else:
         out.path, problem = method.first(text, out.triggers)
@@ -195,7 +225,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
         prompt = method.edit_prompt(question, out.path, out.instance, feedback)
         reply = ask_llm(llm, prompt, "edit_path", out.traces, method.stop, grammar)
         if reply is None:
-            out.error = "llm_error"
+            out.error = out.traces[-1].error
             break
         problem = _edit_problem(method, reply, out)
     return out
