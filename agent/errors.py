@@ -56,7 +56,7 @@ class ContextOverflow(PyQLError):
     :class:`LLMError` (those are service failures).
 
     Attributes:
-        needed: the prompt's tokens (with the reply's reserve), when known.
+        needed: the prompt's tokens (the reply's not included), when known (a server's error may say them).
         limit: the model's context in tokens, when known (a server's error says it).
         source: ``"agent"`` (the budget refused to send it) or ``"server"``.
 

@@ -56,7 +56,7 @@ from agent.evaluation.datasets import formats, get_format
 from agent.evaluation.datasets.markqa import markqa_answer_match  # noqa: F401 (the markqa format's hook)
 from agent.evaluation.datasets.registry import registry
 from agent.evaluation.datasets.wtq import wtq_denotation_match, wtq_normalize, wtq_value  # noqa: F401 (the wtq format's hook)
-from agent.faults import failed_to_run
+from agent.faults import error_kind, failed_to_run
 
 __all__ = [
     "BENCHMARKS",
@@ -470,6 +470,8 @@ class RunMetrics:
         success_rate: share of episodes that executed a query with answers, without error.
         forced: episodes that hit the step limit and were made to answer.
         errors: episodes that ended with an error (e.g. the LLM failed).
+        context_overflow: episodes whose prompt did not fit the model's context even
+            shortened (error ``context_overflow``; scored as failed, among ``errors``).
         steps: mean steps (actions run, forced ones included).
         llm_calls: mean LLM calls.
         tokens_in: mean prompt tokens.
@@ -498,6 +500,7 @@ class RunMetrics:
     success_rate: float = 0.0
     forced: int = 0
     errors: int = 0
+    context_overflow: int = 0
     steps: float = 0.0
     llm_calls: float = 0.0
     tokens_in: float = 0.0
@@ -539,6 +542,8 @@ class RunMetrics:
         rows += [
             ("success rate", f"{self.success_rate:.3f}"),
             ("forced answers / errors", f"{self.forced} / {self.errors}"),
+            *([("context overflow (the prompt did not fit the model's context; scored as failed)", str(self.context_overflow))]
+              if self.context_overflow else []),
             ("steps per question", f"{self.steps:.2f}"),
             ("LLM calls per question", f"{self.llm_calls:.2f}"),
             ("tokens in / out per question", f"{self.tokens_in:.0f} / {self.tokens_out:.0f}"),
@@ -675,6 +680,9 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         >>> m = aggregate(recs)
         >>> (m.questions, m.failed_to_run, m.f1, m.hit1, m.success_rate, m.forced, m.qpq, m.tpq)
         (2, 1, 0.5, 0.5, 0.5, 1, 1.5, 1.5)
+        >>> m = aggregate([{"answers": [], "gold": ["m.4"], "error": "context_overflow: the prompt needs ...", "status": "finished"}])
+        >>> (m.questions, m.failed_to_run, m.f1, m.errors, m.context_overflow)   # scored, as failed
+        (1, 0, 0.0, 1, 1)
     """
     everything = list(records)
     records = [r for r in everything if not failed_to_run(r)]
@@ -700,6 +708,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         success_rate=sum(succeeded(r) for r in records) / n,
         forced=sum(bool(r.get("forced")) for r in records),
         errors=sum(bool(r.get("error")) for r in records),
+        context_overflow=sum(error_kind(r.get("error")) == "context_overflow" for r in records),
         steps=_mean([len(r.get("steps") or []) for r in records]),
         llm_calls=_mean([float(r.get("llm_calls") or 0) for r in records]),
         tokens_in=_mean([float(r.get("tokens_in") or 0) for r in records]),

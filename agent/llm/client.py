@@ -720,6 +720,12 @@ _CONTEXT_LIMIT = re.compile(
     r"(?:maximum context length is|context window of|context size of|context length|exceeds limit of|n_ctx\W+)\s*\(?(\d+)",
     re.IGNORECASE,
 )
+#: Where a server's message gives the prompt's tokens (llama-cpp-python, OpenAI, vLLM).
+_PROMPT_TOKENS = re.compile(
+    r"(\d+) in your prompt|(\d+) in the messages|messages resulted in (\d+) tokens|request has (\d+) input tokens"
+    r"|input prompt \((\d+) tokens\)|prompt \(total length (\d+)\)",
+    re.IGNORECASE,
+)
 #: The error codes and types servers give a context-length refusal.
 _CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "string_above_max_length"})
 
@@ -739,8 +745,8 @@ def context_overflow(exc: BaseException, where: str = "the LLM server") -> Conte
         ...     body = {"message": "This model's maximum context length is 4096 tokens, however you requested "
         ...                        "4453 tokens (4197 in your prompt; 256 for the completion).", "code": "context_length_exceeded"}
         >>> e = context_overflow(Refused("Error code: 400"), "http://127.0.0.1:8000/v1")
-        >>> (e.kind, e.limit, e.source, str(e)[:66])
-        ('context_overflow', 4096, 'server', 'the LLM server at http://127.0.0.1:8000/v1 refused the prompt as l')
+        >>> (e.kind, e.limit, e.needed, e.source, str(e)[:66])
+        ('context_overflow', 4096, 4197, 'server', 'the LLM server at http://127.0.0.1:8000/v1 refused the prompt as l')
         >>> context_overflow(ValueError("maximum context length is 4096")) is None  # not an answer of a server
         True
     """
@@ -756,8 +762,13 @@ def context_overflow(exc: BaseException, where: str = "the LLM server") -> Conte
         return None
     found = _CONTEXT_LIMIT.search(message)
     limit = int(found.group(1)) if found else (int(error["n_ctx"]) if str(error.get("n_ctx", "")).isdigit() else None)
+    said = _PROMPT_TOKENS.search(message)
+    needed = int(next(g for g in said.groups() if g)) if said else None
+    if needed is None and str(error.get("n_prompt_tokens", "")).isdigit():  # llama.cpp's server
+        needed = int(error["n_prompt_tokens"])
     return ContextOverflow(
         f"the LLM server at {where} refused the prompt as longer than the model's context (HTTP {status}): {message}",
+        needed=needed,
         limit=limit,
         source="server",
     )

@@ -110,9 +110,14 @@ class EstimateCounter:
         >>> c.count("x" * 300)
         101
         >>> c.calibrate(1000, 400)   # the server counted 0.4 tokens a character: more than 1/3
+        True
         >>> c.count("x" * 300)
         134
     """
+
+    #: The fewest tokens a character may count for after calibration (no tokenizer packs 5 characters a token
+    #: on average): a server's usage that says less is not believed.
+    FLOOR = 0.2
 
     def __init__(self, chars_per_token: float = CHARS_PER_TOKEN, margin: float = 1.1) -> None:
         self.per_char = 1.0 / chars_per_token
@@ -124,19 +129,22 @@ class EstimateCounter:
         """The estimated tokens of ``text`` (one more for the BOS token)."""
         return math.ceil(len(text) * self.per_char) + 1
 
-    def calibrate(self, chars: int, tokens: int) -> None:
+    def calibrate(self, chars: int, tokens: int) -> bool:
         """Learn from a prompt of ``chars`` characters that the server counted as ``tokens``.
 
         The estimate then uses the highest tokens per character seen (with a
-        10 % margin); a prompt of fewer than 200 characters says too little.
+        10 % margin, and at least :attr:`FLOOR`); a prompt of fewer than 200
+        characters says too little. Returns whether the estimate changed.
         """
         if chars < 200 or tokens <= 0:
-            return
-        ratio = tokens / chars * self.margin
+            return False
+        ratio = max(self.FLOOR, tokens / chars * self.margin)
         with self._lock:
-            if not self.calibrated or ratio > self.per_char:
+            changed = (not self.calibrated and ratio != self.per_char) or ratio > self.per_char
+            if changed:
                 self.per_char = ratio
             self.calibrated = True
+            return changed
 
 
 class LocalTokenizer:
@@ -281,8 +289,12 @@ class ContextBudget:
         contents = "\n".join(str(m.get("content") or "") for m in prompt)
         return self.counter.count(contents) + MESSAGE_TOKENS * len(prompt)
 
-    def learn(self, overflow: ContextOverflow) -> bool:
-        """Take the context size a server's refusal gave; True when it is news (smaller than the known one).
+    def learn(self, overflow: ContextOverflow, prompt: Any = None) -> bool:
+        """Take what a server's refusal of ``prompt`` said; True when it is news.
+
+        News is a context smaller than the known one, or (the estimate's
+        counter) the prompt's tokens as the server counted them, when the
+        estimate counted fewer.
 
         Example:
             >>> b = ContextBudget(None, 256)
@@ -290,13 +302,17 @@ class ContextBudget:
             (True, 4096)
             >>> b.learn(ContextOverflow("refused", limit=4096, source="server"))
             False
+            >>> b.learn(ContextOverflow("refused", needed=4000, limit=4096, source="server"), "x" * 9000)  # 3,001 estimated
+            True
         """
-        size = overflow.limit
+        size, news = overflow.limit, False
         with self._lock:
-            if size is None or size <= self.reserve or (self.context_tokens is not None and size >= self.context_tokens):
-                return False
-            self.context_tokens = size
-            return True
+            if size is not None and size > self.reserve and (self.context_tokens is None or size < self.context_tokens):
+                self.context_tokens, news = size, True
+        calibrate = getattr(self.counter, "calibrate", None)
+        if overflow.needed and prompt is not None and calibrate is not None and self.count(prompt) < overflow.needed:
+            news = calibrate(len(prompt) if isinstance(prompt, str) else _chars(prompt), overflow.needed) or news
+        return news
 
     def observe(self, prompt: Any, reply: Any) -> None:
         """Correct the estimate with the prompt tokens a server reported for ``prompt`` (``reply.usage_in``).
@@ -383,7 +399,7 @@ class ContextBudget:
             f"{how}the one-shot example, the question and the current state do not fit; give a model with a larger "
             "context (--context-tokens N for a server; `pyql llm serve --n-ctx N` for the local model), "
             "a smaller --max-tokens, or a shorter --example",
-            needed=need + self.reserve + SLACK_TOKENS,
+            needed=need,
             limit=self.context_tokens,
             source="agent",
         )
@@ -416,7 +432,7 @@ def ask_within(budget: ContextBudget, build: Callable[[], Any], call: Callable[[
     try:
         return prompt, call(prompt)
     except ContextOverflow as exc:
-        if exc.source != "server" or not budget.learn(exc):
+        if exc.source != "server" or not budget.learn(exc, prompt):
             raise
     prompt = build()
     return prompt, call(prompt)
@@ -450,13 +466,27 @@ def budget_for(llm: Any) -> ContextBudget:
         config = getattr(llm, "config", None)
         context = getattr(config, "context_tokens", None)
         if context is None and getattr(config, "base_url", None):
-            context = server_context(str(config.base_url), getattr(config, "model", None), api_key=getattr(config, "api_key", None))
+            context = _local_context(config) or server_context(
+                str(config.base_url), getattr(config, "model", None), api_key=getattr(config, "api_key", None)
+            )
         budget = ContextBudget(context, int(getattr(config, "max_tokens", 256) or 256), _counter(config))
         try:
             _BUDGETS[llm] = budget
         except TypeError:
             pass
         return budget
+
+
+def _local_context(config: Any) -> int | None:
+    """The bundled model's context when ``config`` points at it: what its ``pyql llm serve`` announced, else its default."""
+    from agent.llm.local import DEFAULT_N_CTX, LOCAL_MODEL_NAME, running_server
+
+    if not getattr(config, "local", False) or getattr(config, "model", None) != LOCAL_MODEL_NAME:
+        return None
+    running = running_server(timeout=1.0)
+    if running is not None and str(running.get("base_url", "")).rstrip("/") == str(config.base_url).rstrip("/"):
+        return int(running.get("n_ctx") or DEFAULT_N_CTX)
+    return DEFAULT_N_CTX
 
 
 def _counter(config: Any) -> TokenCounter:
