@@ -680,9 +680,6 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         >>> m = aggregate(recs)
         >>> (m.questions, m.failed_to_run, m.f1, m.hit1, m.success_rate, m.forced, m.qpq, m.tpq)
         (2, 1, 0.5, 0.5, 0.5, 1, 1.5, 1.5)
-        >>> m = aggregate([{"answers": [], "gold": ["m.4"], "error": "context_overflow: the prompt needs ...", "status": "finished"}])
-        >>> (m.questions, m.failed_to_run, m.f1, m.errors, m.context_overflow)   # scored, as failed
-        (1, 0, 0.0, 1, 1)
     """
     everything = list(records)
     records = [r for r in everything if not failed_to_run(r)]
@@ -707,8 +704,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         denotation_questions=len(denoted),
         success_rate=sum(succeeded(r) for r in records) / n,
         forced=sum(bool(r.get("forced")) for r in records),
-        errors=sum(bool(r.get("error")) for r in records),
-        context_overflow=sum(error_kind(r.get("error")) == "context_overflow" for r in records),
+        errors=sum(bool(r.get("error")) for r in records), context_overflow=context_overflows(records),
         steps=_mean([len(r.get("steps") or []) for r in records]),
         llm_calls=_mean([float(r.get("llm_calls") or 0) for r in records]),
         tokens_in=_mean([float(r.get("tokens_in") or 0) for r in records]),
@@ -724,6 +720,18 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         stopped=sum(r.get("stopped") == "repeated_mistake" for r in records),
         ended_by_repeats=ended_by_repeats(records),
     )
+
+
+def context_overflows(records: Sequence[Mapping[str, Any]]) -> int:
+    """The questions whose prompt did not fit the model's context (error ``context_overflow``: finished, scored as failed).
+
+    Example:
+        >>> recs = [{"answers": [], "gold": ["m.4"], "error": "context_overflow: the prompt needs ...", "status": "finished"}]
+        >>> m = aggregate(recs)
+        >>> (context_overflows(recs), m.questions, m.failed_to_run, m.f1, m.errors, m.context_overflow)   # scored, as failed
+        (1, 1, 0, 0.0, 1, 1)
+    """
+    return sum(error_kind(r.get("error")) == "context_overflow" for r in records)
 
 
 def ended_by_repeats(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:

@@ -167,7 +167,9 @@ class LocalTokenizer:
 
                 from agent.llm.local import model_path
 
-                self._model = Llama(str(self.path or model_path()), vocab_only=True, verbose=False)
+                path = str(self.path or model_path())
+                with _quiet():  # llama.cpp warns on stderr about the context of a vocabulary-only load
+                    self._model = Llama(path, vocab_only=True, verbose=False)
             except Exception:  # noqa: BLE001 - any failure to load means: estimate instead
                 self._fallback = EstimateCounter()
         return self._model
@@ -180,6 +182,18 @@ class LocalTokenizer:
                 assert self._fallback is not None
                 return self._fallback.count(text)
             return len(model.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+
+
+def _quiet() -> Any:
+    """llama-cpp-python's guard that keeps llama.cpp's own output off stdout and stderr (a no-op without it)."""
+    try:
+        from llama_cpp._utils import suppress_stdout_stderr
+
+        return suppress_stdout_stderr(disable=False)
+    except ImportError:
+        import contextlib
+
+        return contextlib.nullcontext()
 
 
 @dataclass(frozen=True)
