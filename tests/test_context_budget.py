@@ -185,6 +185,24 @@ def test_the_agent_token_cap_applies_below_the_context(kb: KB) -> None:
     assert "[shortened: " in llm.prompts[-1]
 
 
+def test_the_tools_modes_schemas_take_context_too(kb: KB) -> None:
+    from agent.llm.client import ToolCall
+    from agent.llm.gbnf import StateVocabulary, state_tools
+    from pyql.actions import openai_tools
+
+    first = [LLMReply("", tool_calls=[ToolCall("get_relation", {"entity_or_variable": "m.0crbvqz"})])]
+    probe = ScriptedLLM(list(first), config=LLMConfig(mode="chat"))
+    QueryAgent(probe, AgentConfig(action_mode="tools", max_steps=1, token_budget=None)).run(env_for(kb), QUESTION)
+    env = env_for(kb)
+    tools = state_tools(openai_tools(env.actions), env.actions, StateVocabulary.from_env(env))
+    schemas = estimate(json.dumps(tools, ensure_ascii=False))
+    need = estimate(probe.prompts[0]) + schemas  # the prompt and the schemas sent with it
+    for room, sent in ((need, True), (need - 2, False)):
+        llm = ScriptedLLM(list(first), config=LLMConfig(mode="chat", context_tokens=context_for(room)))
+        result = QueryAgent(llm, AgentConfig(action_mode="tools", max_steps=1, token_budget=None)).run(env_for(kb), QUESTION)
+        assert bool(llm.prompts) == sent and (result.error is None) == sent
+
+
 # ---------------------------------------------------------------------------
 # The server's refusal
 

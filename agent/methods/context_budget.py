@@ -345,8 +345,10 @@ class ContextBudget:
         """``prompt`` itself when it fits, else :class:`ContextOverflow` (a prompt nothing of which may be cut)."""
         return self.fit([Block.kept(prompt)], cap) if isinstance(prompt, str) else self.fit([Block(prompt)], cap)
 
-    def fit(self, blocks: Sequence[Block], cap: int | None = None) -> Any:
+    def fit(self, blocks: Sequence[Block], cap: int | None = None, overhead: int = 0) -> Any:
         """The prompt of ``blocks``, shortened until it fits (see the module docstring).
+
+        ``overhead``: tokens the request takes besides the prompt (native tool schemas).
 
         Each stage (1: shorten, 2: summarise) goes through the blocks that
         have its version, oldest first, and stops as soon as the prompt fits;
@@ -361,6 +363,7 @@ class ContextBudget:
         limit = self.limit(cap)
         if limit is None:
             return prompt
+        limit -= overhead
         need = self.count(prompt)
         moves = [(i, stage) for stage in (1, 2) for i, b in enumerate(blocks) if len(b.versions) > stage]
         done = 0

@@ -227,7 +227,7 @@ class QueryAgent:
         extra = {"relation_example": _WIKIDATA_PROMPT["relation_example"]} if wikidata else {}
         return self._jinja.get_template(template).render(docs=docs, example=example, question=question, entities=entities, **extra)
 
-    def prompt(self, head: str, turns: list[_Turn], step: int, ending: tuple[str, str] | None = None) -> Any:
+    def prompt(self, head: str, turns: list[_Turn], step: int, ending: tuple[str, str] | None = None, overhead: int = 0) -> Any:
         """The prompt for ``step`` within the context budget: one text (completion style) or chat messages.
 
         ``ending`` is what follows the history, as (text, chat message): the
@@ -235,6 +235,7 @@ class QueryAgent:
         in a text prompt (nothing in choose mode), nothing in chat. Older
         turns are shortened, then summarised, when the prompt is over the
         budget (:func:`agent.methods.context_budget.budget_for`); the last turn and the ending never are.
+        ``overhead``: tokens the request takes besides the prompt (the tools mode's schemas).
 
         Raises:
             ContextOverflow: the prompt does not fit even so.
@@ -251,7 +252,7 @@ class QueryAgent:
             blocks.append(Block.kept({"role": "user", "content": message}))
         elif not chat and text:
             blocks.append(Block.kept(text))
-        return budget_for(self.llm).fit(blocks, cap=self.config.token_budget)
+        return budget_for(self.llm).fit(blocks, cap=self.config.token_budget, overhead=overhead)
 
     def _turn_block(self, turn: _Turn, chat: bool, last: bool) -> Block:
         """A past turn: whole; its observation shortened; summarised (its action and a one-line outcome)."""
@@ -368,8 +369,11 @@ class QueryAgent:
                 resume="thought" if style == "text" else None, stop=list(DEFAULT_STOP), state=state,
             )
 
+        overhead = self._tools_tokens(env, state)
         try:
-            prompt, (text, reply) = ask_within(budget_for(self.llm), lambda: self.prompt(episode.head, episode.turns, step), call)
+            prompt, (text, reply) = ask_within(
+                budget_for(self.llm), lambda: self.prompt(episode.head, episode.turns, step, overhead=overhead), call
+            )
         except LLMError as exc:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
@@ -400,6 +404,19 @@ class QueryAgent:
         if self._infra(env, record, episode):
             return False
         return not episode.repeated(record, self.config.max_repeats)
+
+    def _tools_tokens(self, env: Any, state: Any) -> int:
+        """Tools mode: the tokens of the tool schemas sent with the prompt (they take context too); else 0."""
+        if self.config.action_mode != "tools":
+            return 0
+        import json
+
+        from agent.llm.gbnf import state_tools
+        from pyql.actions import openai_tools
+
+        tools = openai_tools(env.actions)
+        tools = state_tools(tools, env.actions, state) if state is not None else tools
+        return budget_for(self.llm).count(json.dumps(tools, ensure_ascii=False))
 
     def _state(self, env: Any) -> Any:
         """The episode's vocabulary for a state-aware grammar or tool enums (None: not used)."""
