@@ -50,6 +50,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -276,6 +277,8 @@ class ContextBudget:
         context_tokens: the model's context in tokens (None: unknown).
         reserve: tokens kept free for the reply (its ``max_tokens``; :data:`SLACK_TOKENS` is added).
         counter: a :class:`TokenCounter` (default: :class:`EstimateCounter`).
+        usage: correct the estimate with the prompt tokens servers report (:meth:`observe`;
+            off for a recorded run, whose replay must build the same prompts).
 
     Example:
         >>> b = ContextBudget(context_tokens=4096, reserve=256)
@@ -283,10 +286,11 @@ class ContextBudget:
         (3808, 2000, None)
     """
 
-    def __init__(self, context_tokens: int | None, reserve: int, counter: TokenCounter | None = None) -> None:
+    def __init__(self, context_tokens: int | None, reserve: int, counter: TokenCounter | None = None, usage: bool = True) -> None:
         self.context_tokens = context_tokens
         self.reserve = reserve
         self.counter: TokenCounter = counter if counter is not None else EstimateCounter()
+        self.usage = usage
         self._lock = threading.Lock()
 
     def limit(self, cap: int | None = None) -> int | None:
@@ -334,7 +338,7 @@ class ContextBudget:
         Only a real server's count is taken (a reply with its raw response).
         """
         calibrate = getattr(self.counter, "calibrate", None)
-        if calibrate is None or getattr(reply, "raw", None) is None or not getattr(reply, "usage_in", 0):
+        if not self.usage or calibrate is None or getattr(reply, "raw", None) is None or not getattr(reply, "usage_in", 0):
             return
         if isinstance(prompt, str):
             calibrate(len(prompt), int(reply.usage_in))
@@ -480,18 +484,42 @@ def budget_for(llm: Any) -> ContextBudget:
             found = None
         if found is not None:
             return found
-        config = getattr(llm, "config", None)
-        context = getattr(config, "context_tokens", None)
-        if context is None and getattr(config, "base_url", None):
-            context = _local_context(config) or server_context(
-                str(config.base_url), getattr(config, "model", None), api_key=getattr(config, "api_key", None)
-            )
-        budget = ContextBudget(context, int(getattr(config, "max_tokens", 256) or 256), _counter(config))
-        try:
+        store = getattr(llm, "store", None)
+        if store is not None and hasattr(store, "name"):  # --record/--replay (agent.llm.recording)
+            budget = _recorded_budget(llm, store)
+            with contextlib.suppress(TypeError):
+                _BUDGETS[llm] = budget
+            return budget
+        budget = _new_budget(llm)
+        with contextlib.suppress(TypeError):
             _BUDGETS[llm] = budget
-        except TypeError:
-            pass
         return budget
+
+
+def _new_budget(llm: Any) -> ContextBudget:
+    """A budget from an LLM's configuration (and its server's report)."""
+    config = getattr(llm, "config", None)
+    context = getattr(config, "context_tokens", None)
+    if context is None and getattr(config, "base_url", None):
+        context = _local_context(config) or server_context(
+            str(config.base_url), getattr(config, "model", None), api_key=getattr(config, "api_key", None)
+        )
+    return ContextBudget(context, int(getattr(config, "max_tokens", 256) or 256), _counter(config))
+
+
+def _recorded_budget(llm: Any, store: Any) -> ContextBudget:
+    """The budget of a recorded LLM: the live one's context and counter, kept in the recording, which a
+    replay reads back (it asks no server), so both build the same prompts; the usage correction is off."""
+    reserve = int(getattr(getattr(llm, "config", None), "max_tokens", 256) or 256)
+    inner = getattr(llm, "_llm", None)
+    if inner is not None and store.mode != "replay":
+        live = _new_budget(inner)
+        kept = {"context_tokens": live.context_tokens, "local_tokenizer": isinstance(live.counter, LocalTokenizer)}
+        store.name("context-budget", "", json.dumps(kept))
+        return ContextBudget(live.context_tokens, reserve, live.counter, usage=False)
+    kept = json.loads(store.name("context-budget", "") or "{}")
+    counter = _local_tokenizer() if kept.get("local_tokenizer") else EstimateCounter()
+    return ContextBudget(kept.get("context_tokens"), reserve, counter, usage=False)
 
 
 def _local_context(config: Any) -> int | None:

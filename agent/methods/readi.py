@@ -38,7 +38,7 @@ from agent.llm.gbnf import path_gbnf
 from agent.methods.context_budget import budget_for
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
 from agent.methods.instantiate import Instantiator, PathInstance
-from agent.methods.readi_loop import UNANSWERED, LoopOutcome, ask_llm, run_loop
+from agent.methods.readi_loop import UNANSWERED, LoopOutcome, ask_llm, llm_failure, run_loop
 from agent.methods.readi_table import TableReadi
 from agent.methods.reasoning_path import (
     PathSpec,
@@ -274,7 +274,7 @@ class Readi:
             else:
                 got = self._qa(question, results, merged_values, loop.traces)
                 if got is None:
-                    error = loop.traces[-1].error  # llm_error or context_overflow
+                    error = llm_failure(loop.traces)
                 answers = got or []
         traces = loop.traces
         return AgentResult(

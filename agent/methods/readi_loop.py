@@ -35,12 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, Union
 
 from agent.errors import ContextOverflow
+from agent.faults import infra_failure
 from agent.llm.client import LLM, LLMError
 from agent.methods.context_budget import ask_within, budget_for
 from agent.methods.episode import StepTrace, prompt_hash
 from pyql.errors import ParseError
 
-__all__ = ["UNANSWERED", "PathMethod", "LoopOutcome", "ask_llm", "run_loop"]
+__all__ = ["UNANSWERED", "PathMethod", "LoopOutcome", "ask_llm", "llm_failure", "run_loop"]
 
 #: The errors of a Readi call that got no reply (not counted as an LLM call).
 UNANSWERED = frozenset({"llm_error", "context_overflow"})
@@ -148,7 +149,9 @@ def ask_llm(
         prompt_text, reply = ask_within(budget, build, lambda p: llm.complete(p, stop=list(stop), grammar=grammar))
     except (LLMError, ContextOverflow) as exc:
         sent = prompt_hash(built[-1]) if built else ""
-        traces.append(StepTrace(step, sent, "", kind, False, exc.kind if isinstance(exc, ContextOverflow) else "llm_error", str(exc)))
+        failed = exc.kind if isinstance(exc, ContextOverflow) else "llm_error"
+        said = str(exc) if isinstance(exc, ContextOverflow) else _message(exc)
+        traces.append(StepTrace(step, sent, "", kind, False, failed, said))
         return None
     budget.observe(prompt_text, reply)
     traces.append(
@@ -167,6 +170,28 @@ def ask_llm(
         )
     )
     return reply.text
+
+
+def _message(exc: LLMError) -> str:
+    """What a failed LLM call says, on one line (as :func:`agent.faults.infra_failure` writes it)."""
+    failure = infra_failure(exc)
+    return failure.message if failure is not None else str(exc)
+
+
+def llm_failure(traces: Sequence[StepTrace]) -> str:
+    """The error of a Readi run whose LLM call got no reply: its kind (``llm_error``, or
+    ``context_overflow`` when the prompt did not fit the model's context) and the failed call's message.
+
+    Example:
+        >>> llm_failure([StepTrace(1, "", "", "qa", False, "llm_error", "LLM request failed after 2 attempts to URL: ...")])
+        'llm_error: LLM request failed after 2 attempts to URL: ...'
+        >>> llm_failure([StepTrace(1, "", "", "qa", False, "context_overflow", "the prompt needs 900 tokens ...")])
+        'context_overflow: the prompt needs 900 tokens ...'
+    """
+    failed = next((t for t in reversed(traces) if t.error in UNANSWERED), None)
+    kind = failed.error if failed is not None else "llm_error"
+    said = failed.observation if failed is not None and failed.observation else "the LLM failed"
+    return f"{kind}: {said}"
 
 
 def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> LoopOutcome:
@@ -204,7 +229,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     text = ask_llm(llm, method.generate_prompt(question), "generate_path", out.traces, method.stop)
     problem: str | None = None
     if text is None:
-        out.error = out.traces[-1].error  # llm_error or context_overflow
+        out.error = llm_failure(out.traces)
         out.path = method.empty_path
     else:
         out.path, problem = method.first(text, out.triggers)
@@ -225,7 +250,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
         prompt = method.edit_prompt(question, out.path, out.instance, feedback)
         reply = ask_llm(llm, prompt, "edit_path", out.traces, method.stop, grammar)
         if reply is None:
-            out.error = out.traces[-1].error
+            out.error = llm_failure(out.traces)
             break
         problem = _edit_problem(method, reply, out)
     return out

@@ -34,7 +34,7 @@ from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
 from agent.llm.client import LLM
 from agent.methods.context_budget import budget_for
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
-from agent.methods.readi_loop import UNANSWERED, ask_llm, run_loop
+from agent.methods.readi_loop import UNANSWERED, ask_llm, llm_failure, run_loop
 from pyql.errors import ParseError, PyQLError
 from pyql.lines import split_lines
 
@@ -311,7 +311,7 @@ class TableReadi:
 
         text = ask_llm(self.llm, lambda: budget_for(self.llm).fit_items(prompt, len(lines)), "qa", traces, _STOP)
         if text is None:
-            return [], traces[-1].error
+            return [], llm_failure(traces)
         answers = _answers(text)
         traces[-1].observation = f"answers: {', '.join(answers)}" if answers else "no Answer: line found in the reply"
         return [{"value": a, "label": None} for a in answers], None
