@@ -4,12 +4,13 @@ Every method builds its prompts through one :class:`ContextBudget`
 (:func:`budget_for` gives the one of an LLM):
 
 * **The context.** ``--context-tokens N`` (:attr:`agent.llm.client.LLMConfig.context_tokens`;
-  the local model's server sets it to its ``n_ctx``), else what the server
-  reports (llama.cpp's ``/props`` ``n_ctx``, vLLM's ``max_model_len`` in
-  ``/v1/models``), else unknown: then only the agent's own cap
-  (``AgentConfig.token_budget``) applies, until a server refuses a prompt
-  with a context-length error that gives its size, which the budget learns
-  (:meth:`ContextBudget.learn`) and the call is made again, fitted.
+  the local model's server sets it to its ``n_ctx``), else unknown: then
+  only the agent's own cap (``AgentConfig.token_budget``) applies, until the
+  server reports its size the way every OpenAI-compatible server does: by
+  refusing a longer prompt with a context-length error that gives it
+  (OpenAI, llama-cpp-python, vLLM, llama.cpp's ``n_ctx``). The budget learns
+  it (:meth:`ContextBudget.learn`) and the call is made again, fitted. No
+  other request is made to find the size.
 * **The reserve.** The reply's ``max_tokens`` and :data:`SLACK_TOKENS` are
   kept free.
 * **Counting.** With the bundled local model its own tokenizer (in process,
@@ -54,8 +55,6 @@ import contextlib
 import json
 import math
 import threading
-import urllib.error
-import urllib.request
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, TypeVar
@@ -76,7 +75,6 @@ __all__ = [
     "TokenCounter",
     "ask_within",
     "budget_for",
-    "server_context",
     "shortened",
     "summarised",
 ]
@@ -466,8 +464,9 @@ _BUDGETS_LOCK = threading.Lock()
 def budget_for(llm: Any) -> ContextBudget:
     """The budget of an LLM, made once per LLM object (what it learns serves every question of a run).
 
-    The context: the LLM's ``config.context_tokens``, else what its server
-    reports (:func:`server_context`). The reserve: its ``config.max_tokens``.
+    The context: the LLM's ``config.context_tokens``, else the bundled
+    model's when the LLM is it (what its ``pyql llm serve`` announced), else
+    unknown until a refusal says it. The reserve: its ``config.max_tokens``.
     The counter: the local model's tokenizer when the LLM is the bundled
     model on loopback, else the estimate.
 
@@ -501,9 +500,7 @@ def _new_budget(llm: Any) -> ContextBudget:
     config = getattr(llm, "config", None)
     context = getattr(config, "context_tokens", None)
     if context is None and getattr(config, "base_url", None):
-        context = _local_context(config) or server_context(
-            str(config.base_url), getattr(config, "model", None), api_key=getattr(config, "api_key", None)
-        )
+        context = _local_context(config)
     return ContextBudget(context, int(getattr(config, "max_tokens", 256) or 256), _counter(config))
 
 
@@ -553,45 +550,3 @@ def _local_tokenizer() -> LocalTokenizer:
         if not _LOCAL:
             _LOCAL.append(LocalTokenizer())
         return _LOCAL[0]
-
-
-def server_context(base_url: str, model: str | None = None, timeout: float = 3.0, api_key: str | None = None) -> int | None:
-    """The context size an OpenAI-compatible server reports, or None.
-
-    llama.cpp's server: ``GET /props`` → ``default_generation_settings.n_ctx``
-    (or ``n_ctx``); vLLM (and servers like it): ``GET /v1/models`` → the
-    model's ``max_model_len`` (or ``context_length``). A server that says
-    neither, or cannot be asked, gives None (the budget then learns the size
-    from a refusal, if it comes).
-
-    Example:
-        >>> server_context("http://127.0.0.1:9/v1", timeout=0.5) is None   # nothing listens there
-        True
-    """
-    base = base_url.rstrip("/")
-    models = _get_json(base + "/models", timeout, api_key)
-    for entry in (models or {}).get("data") or [] if isinstance(models, dict) else []:
-        if isinstance(entry, dict) and (model is None or entry.get("id") == model):
-            size = entry.get("max_model_len") or entry.get("context_length")
-            if isinstance(size, int) and size > 0:
-                return size
-    root = base[: -len("/v1")] if base.endswith("/v1") else base
-    props = _get_json(root + "/props", timeout, api_key)
-    if isinstance(props, dict):
-        settings = props.get("default_generation_settings")
-        size = (settings.get("n_ctx") if isinstance(settings, dict) else None) or props.get("n_ctx")
-        if isinstance(size, int) and size > 0:
-            return size
-    return None
-
-
-def _get_json(url: str, timeout: float, api_key: str | None = None) -> Any:
-    """The JSON a GET of ``url`` answers (at most 1 MB), or None."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as resp:  # noqa: S310 - the configured LLM server
-            if resp.status != 200:
-                return None
-            return json.loads(resp.read(1 << 20) or b"null")
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
