@@ -91,6 +91,7 @@ from agent.llm.local import (
     register_cli,
 )
 from grammars.vocabulary import FEEDBACK_MODES
+from pyql.agentbench_environment import NOT_ACTIONS
 from pyql.cli import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -113,6 +114,8 @@ from pyql.sparql_environment import SparqlEnvironment
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
+#: The action sets a KB can be driven with (``--action-set``).
+_KB_ACTION_SETS = ("sparql", "agentbench")
 
 #: The help of ``--kb``: every spec :meth:`pyql.kb.KB.open` takes (from the registry of KB backends).
 _KB_HELP = f"the knowledge base: {kb_backends.help()}"
@@ -166,6 +169,13 @@ def _kb_arguments(group: Any) -> None:
     group.add_argument("--count-cap", type=_positive, metavar="N",
                        help="distinct values an observation counts exactly per variable; beyond it the count says "
                             "'more than N' and the step does not read the whole join (default 1000)")
+    group.add_argument("--action-set", default="sparql", choices=list(_KB_ACTION_SETS),
+                       help="the actions on the KB: sparql (pyql's add_fact, ..., execute(); the default) or "
+                            "agentbench (AgentBench's get_relations, get_neighbors, intersection, ... with #k "
+                            "variables, answered by 'Final Answer: #k')")
+    group.add_argument("--observe", choices=["rows", "type"], default=None,
+                       help="--action-set agentbench: what a new variable shows: its values (rows, the default) or "
+                            "its type only, as AgentBench shows it (type)")
 
 
 def _agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -264,7 +274,25 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         kb_timeout=getattr(args, "kb_timeout", None),
         default_graph=getattr(args, "default_graph", None),
         count_cap=getattr(args, "count_cap", None),
+        action_set=_action_set(args),
+        observe=getattr(args, "observe", None) or "rows",
     )
+
+
+def _action_set(args: argparse.Namespace) -> str:
+    """``--action-set``, checked against the other flags (``--observe`` needs agentbench; no table with it).
+
+    Raises:
+        UsageError: ``--observe`` without ``--action-set agentbench``, or agentbench with a table.
+    """
+    name = str(getattr(args, "action_set", None) or "sparql")
+    if getattr(args, "observe", None) and name != "agentbench":
+        raise UsageError("--observe applies to --action-set agentbench (AgentBench's #k variables)")
+    if name == "agentbench" and (getattr(args, "db", None) or getattr(args, "table_json", None)):
+        raise UsageError("--action-set agentbench drives a KB (--kb), not a table")
+    if name == "agentbench" and getattr(args, "action_mode", None) in ("choose", "grammar"):
+        raise UsageError(f"--action-set agentbench runs in the text or tools action mode, not {args.action_mode}")
+    return name
 
 
 def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
@@ -278,7 +306,7 @@ def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
     """
     if getattr(args, "action_mode", None):
         return str(args.action_mode)
-    if getattr(args, "db", None) or getattr(args, "table_json", None):
+    if getattr(args, "db", None) or getattr(args, "table_json", None) or getattr(args, "action_set", None) == "agentbench":
         return "text"
     return "choose" if _uses_local_model(args, llm) else "text"
 
@@ -892,6 +920,8 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
     lines = split_lines(read_text(args.actions, "actions"))
     if not (args.kb or args.db or args.table_json):
         raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
+    if _action_set(args) == "agentbench":  # a pasted trajectory: its thoughts and observations are no actions
+        lines = [line for line in lines if not line.lstrip().startswith(NOT_ACTIONS)]
     kb_options(args)  # --kb-timeout/--default-graph without an endpoint: exit 2 before anything runs
     with _stores(args) as stores:
         env = open_environment(args)

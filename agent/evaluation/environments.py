@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from agent.methods import ranking
 from correction import eraser_for
+from pyql.agentbench_environment import AgentBenchEnvironment
 from pyql.cli import UsageError, read_entities
 from pyql.environment import Environment
 from pyql.errors import EngineError
@@ -229,7 +230,9 @@ def open_environment(
             far as they apply, ``kb``, ``profile``, ``max_relations``, ``db``,
             ``table``, ``table_json``, ``question``, ``entities`` (JSON text),
             ``kb_timeout``, ``default_graph`` (:func:`kb_options`), ``run_advice``,
-            ``escalate`` (the ablation switches of :class:`pyql.environment.Environment`).
+            ``escalate`` (the ablation switches of :class:`pyql.environment.Environment`),
+            ``action_set`` (``agentbench``: an :class:`~pyql.agentbench_environment.AgentBenchEnvironment`
+            on the KB, observing by ``observe``, rows or type).
         item: a data set item (``question``, ``entities``, optional ``table``);
             it overrides the question and entities of ``options``.
         kb: an open KB to use instead of opening ``options.kb``.
@@ -256,6 +259,9 @@ def open_environment(
             what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
             raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
         kb = open_kb_for(spec, getattr(options, "profile", None), entities.values(), **kb_options(options))
+    if getattr(options, "action_set", None) == "agentbench":  # AgentBench's functions, #k variables
+        observe = getattr(options, "observe", None) or "rows"
+        return AgentBenchEnvironment(kb, question=question, entities=entities, observe=observe, **settings)
     return SparqlEnvironment(
         kb,
         question=question,

@@ -181,6 +181,8 @@ class RunSettings:
         kb_timeout: seconds one query to a SPARQL endpoint may take in all (None: the backend's 60 s).
         default_graph: the graph IRI an endpoint is queried on (None: the endpoint's default).
         count_cap: distinct values an observation counts exactly per variable (None: the KB's 1,000).
+        action_set: the KB's action set: ``sparql`` (pyql's) or ``agentbench`` (AgentBench's functions).
+        observe: with ``agentbench``: a new variable's values (``rows``) or its type only (``type``).
 
     Example:
         >>> RunSettings(feedback="raw", max_steps=5).agent_config().max_steps
@@ -206,6 +208,8 @@ class RunSettings:
     kb_timeout: float | None = None
     default_graph: str | None = None
     count_cap: int | None = None
+    action_set: str = "sparql"
+    observe: str = "rows"
 
     def agent_config(self) -> AgentConfig:
         """The :class:`AgentConfig` of these settings (raises AgentConfigError for bad values)."""

@@ -56,7 +56,11 @@ __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "Step
 _NO_FEEDBACK = "The action could not be executed."
 
 #: The prompt template and the default one-shot example of each environment side.
-_PROMPTS = {"sparql": ("queryagent_kb.j2", "freebase"), "sql": ("queryagent_table.j2", "table")}
+_PROMPTS = {
+    "sparql": ("queryagent_kb.j2", "freebase"),
+    "sql": ("queryagent_table.j2", "table"),
+    "agentbench": ("agentbench_kg.j2", "agentbench"),  # AgentBench's functions and #k variables
+}
 #: On a KB in Wikidata's statement model (MarkQA's numeric actions offered): the default examples of
 #: the text and the choose modes, and a relation for the prompt's rules.
 _WIKIDATA_PROMPT = {"example": "wikidata", "choose": "wikidata_choose", "relation_example": "wdt:P1082"}
@@ -576,6 +580,9 @@ class QueryAgent:
         A service failure on the way (the LLM after its retries, the KB) ends
         the episode as failed to run instead of forcing a guess.
         """
+        if env.side == "agentbench":
+            self._force_final_answer(env, episode, step)
+            return
         variables = [str(v) for v in getattr(env.query, "variables", ())]
         head, turns, traces = episode.head, episode.turns, episode.traces
         if variables and hasattr(env.query, "set_answer"):
@@ -606,6 +613,14 @@ class QueryAgent:
             step += 1
         record = env.step("execute()")
         traces.append(_forced_trace(step, "", "execute()", record))
+        self._infra(env, record, episode)
+
+    def _force_final_answer(self, env: Any, episode: _Episode, step: int) -> None:
+        """At the step limit with AgentBench's functions: answer with the last variable made (none: no answer)."""
+        if not env.variables:
+            return
+        record = env.step(f"Final Answer: #{env.variables[-1].index}")
+        episode.traces.append(_forced_trace(step, "", record.call.text if record.call is not None else record.text, record))
         self._infra(env, record, episode)
 
 
