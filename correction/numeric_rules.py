@@ -37,7 +37,7 @@ from pyql.expressions import DateLit, Expression, Func, Num, Op, Var, operand
 from pyql.kb import probes
 from pyql.observation import Observation, Value
 from pyql.steps import Quantity, QuantityBase, TypeConstraint
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord

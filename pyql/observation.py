@@ -437,7 +437,7 @@ def _with_unit(value: Value, unit: Value | None) -> str:
     text = amount_text(value)
     if unit is None or (isinstance(unit.term, IRI) and unit.term.value in _DIMENSIONLESS) or unit.label == "1":
         return text
-    return f"{text} {clip(unit.label) if unit.label is not None else unit.short}"
+    return f"{text} {inline(unit.label) if unit.label is not None else unit.short}"
 
 
 @dataclass(frozen=True)

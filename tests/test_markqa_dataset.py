@@ -85,8 +85,10 @@ def test_the_sample_loads() -> None:
     assert by_id["w16"]["actions"] == [
         "add_type_constrain(wd:Q1549591, ?city)", "add_fact(?city, wdt:P17, wd:Q183)",
         "add_count(?city, ?number_of_cities)", "execute()"]
-    assert sum(item["actions"] is None for item in ds) == 8
-    assert any("8 of 9 PyQL programs import, but no action lines build the same query" in n for n in ds.notes)
+    # every program's action lines now read back to the same query (quantities, binds, sub-queries included)
+    assert sum(item["actions"] is None for item in ds) == 0
+    assert all(item["actions"][-1] == "execute()" for item in ds)
+    assert not any("no action lines build the same query" in n for n in ds.notes)
 
 
 def test_test_file_shape_without_answers(tmp_path: Path) -> None:

@@ -201,8 +201,8 @@ def markqa_gold_actions(program: str) -> tuple[list[str] | None, str | None]:
         (['add_fact(wd:Q64, wdt:P17, ?country)', 'execute()'], None)
         >>> markqa_gold_actions("a = PyQL()\\na.add_fact('Q64', 'P17')")[1]
         'MarkQA program, line 2, column 1: add_fact() takes 4 arguments (the method add_fact(s, p, o, p_prefix)), got 2: o, p_prefix missing'
-        >>> markqa_gold_actions("a = PyQL()\\na.add_quantity('Q64', 'P1082', 'pop', 2021)")[1]
-        'no action lines build the same query'
+        >>> markqa_gold_actions("a = PyQL()\\na.add_quantity('Q64', 'P1082', 'pop', 2021)")[0]
+        ['add_quantity(wd:Q64, P1082, ?pop, 2021)', 'execute()']
     """
     try:
         query = program_to_query(_program(program), WIKIDATA)
