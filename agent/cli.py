@@ -203,6 +203,11 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
                    help="choose mode: show each listed step's result preview (default: no with the bundled local "
                         "model, which does not use them and pays for their tokens; yes otherwise)")
     g.add_argument("--example", help="one-shot example: a bundled name (freebase, table) or a text file")
+    g.add_argument("--context-tokens", type=_positive, metavar="N",
+                   help="the model's context in tokens: no prompt is longer (with --max-tokens kept for the reply); "
+                        "older observations are shortened, then older steps summarised, and a question whose prompt "
+                        "still does not fit ends with context_overflow, scored as failed (default: the local model's "
+                        "n_ctx, else learned from the server's first context-length error)")
     g.add_argument("--ranker", default="bm25", choices=list(_RANKERS),
                    help="relation ranking when an entity has more than --max-relations relations (default bm25)")
     g.add_argument("--max-relations", type=_positive, default=40, help="relations shown per direction (default 40)")

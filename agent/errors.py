@@ -14,7 +14,8 @@ from __future__ import annotations
 from pyql.errors import ParseError, PyQLError
 
 __all__ = [
-    "AgentConfigError", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError", "LLMReplayMiss",
+    "AgentConfigError", "ContextOverflow", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError",
+    "LLMReplayMiss",
     "MetricsError", "MissingDependencyError", "PathSyntaxError", "RankingError", "ScorerError", "SmokeError",
     "TablePathError",
 ]
@@ -62,6 +63,37 @@ class LLMReplayMiss(LLMError):
     """
 
     kind = "replay_miss"
+
+
+class ContextOverflow(PyQLError):
+    """A prompt does not fit the model's context, even shortened: the agent's own failure, not the LLM's.
+
+    Raised by :mod:`agent.methods.context_budget` before the prompt is sent,
+    and by the LLM client when a server answers with a context-length error
+    (OpenAI's ``context_length_exceeded``, llama.cpp's and vLLM's "maximum
+    context length"). The question it happens in is *finished* with this error
+    (scored as failed), never *failed to run*: the same prompt would overflow
+    again, so ``--resume`` does not run it again. Deliberately not an
+    :class:`LLMError` (those are service failures).
+
+    Attributes:
+        needed: the prompt's tokens (the reply's not included), when known (a server's error may say them).
+        limit: the model's context in tokens, when known (a server's error says it).
+        source: ``"agent"`` (the budget refused to send it) or ``"server"``.
+
+    Example:
+        >>> e = ContextOverflow("too long", needed=4453, limit=4096, source="server")
+        >>> (e.kind, e.needed, e.limit, e.source, isinstance(e, LLMError))
+        ('context_overflow', 4453, 4096, 'server', False)
+    """
+
+    kind = "context_overflow"
+
+    def __init__(self, message: str, *, needed: int | None = None, limit: int | None = None, source: str = "agent") -> None:
+        super().__init__(message)
+        self.needed = needed
+        self.limit = limit
+        self.source = source
 
 
 class LLMConfigError(LLMError, ValueError):

@@ -146,10 +146,13 @@ def test_chat_style_uses_messages(kb: KB) -> None:
 
 
 def test_history_is_trimmed_to_the_budget_but_not_the_current_step(kb: KB) -> None:
+    whole = ScriptedLLM(CORRECT, config=COMPLETION)
+    QueryAgent(whole, AgentConfig()).run(env_for(kb), QUESTION)
+    cap = len(whole.prompts[-1]) // 3 - 60  # the last prompt's estimated tokens (3 characters a token), less a little
     llm = ScriptedLLM(CORRECT, config=COMPLETION)
-    QueryAgent(llm, AgentConfig(token_budget=200, keep_observation=40)).run(env_for(kb), QUESTION)
+    QueryAgent(llm, AgentConfig(token_budget=cap, keep_observation=40)).run(env_for(kb), QUESTION)
     last = llm.prompts[-1]
-    assert "... (shortened)" in last
+    assert "chars]" in last and "[shortened: " in last
     # the most recent observation is whole
     assert "Observation 8: The value of variable ?cyclone is ['Tropical Storm Dolly' (m.0107j2dw)]" in last
 

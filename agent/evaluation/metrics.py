@@ -56,7 +56,7 @@ from agent.evaluation.datasets import formats, get_format
 from agent.evaluation.datasets.markqa import markqa_answer_match  # noqa: F401 (the markqa format's hook)
 from agent.evaluation.datasets.registry import registry
 from agent.evaluation.datasets.wtq import wtq_denotation_match, wtq_normalize, wtq_value  # noqa: F401 (the wtq format's hook)
-from agent.faults import failed_to_run
+from agent.faults import error_kind, failed_to_run
 from pyql.errors import PyQLError
 from pyql.interchange import convert
 from pyql.interchange.sexpr import same_logical_form
@@ -506,6 +506,8 @@ class RunMetrics:
         success_rate: share of episodes that executed a query with answers, without error.
         forced: episodes that hit the step limit and were made to answer.
         errors: episodes that ended with an error (e.g. the LLM failed).
+        context_overflow: episodes whose prompt did not fit the model's context even
+            shortened (error ``context_overflow``; scored as failed, among ``errors``).
         steps: mean steps (actions run, forced ones included).
         llm_calls: mean LLM calls.
         tokens_in: mean prompt tokens.
@@ -536,6 +538,7 @@ class RunMetrics:
     success_rate: float = 0.0
     forced: int = 0
     errors: int = 0
+    context_overflow: int = 0
     steps: float = 0.0
     llm_calls: float = 0.0
     tokens_in: float = 0.0
@@ -579,6 +582,8 @@ class RunMetrics:
         rows += [
             ("success rate", f"{self.success_rate:.3f}"),
             ("forced answers / errors", f"{self.forced} / {self.errors}"),
+            *([("context overflow (the prompt did not fit the model's context; scored as failed)", str(self.context_overflow))]
+              if self.context_overflow else []),
             ("steps per question", f"{self.steps:.2f}"),
             ("LLM calls per question", f"{self.llm_calls:.2f}"),
             ("tokens in / out per question", f"{self.tokens_in:.0f} / {self.tokens_out:.0f}"),
@@ -737,7 +742,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         **_rule_scores(scores),
         success_rate=sum(succeeded(r) for r in records) / n,
         forced=sum(bool(r.get("forced")) for r in records),
-        errors=sum(bool(r.get("error")) for r in records),
+        errors=sum(bool(r.get("error")) for r in records), context_overflow=context_overflows(records),
         steps=_mean([len(r.get("steps") or []) for r in records]),
         llm_calls=_mean([float(r.get("llm_calls") or 0) for r in records]),
         tokens_in=_mean([float(r.get("tokens_in") or 0) for r in records]),
@@ -766,6 +771,18 @@ def _rule_scores(scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
         "lf_em": _mean(forms) if forms else None,
         "lf_questions": len(forms),
     }
+
+
+def context_overflows(records: Sequence[Mapping[str, Any]]) -> int:
+    """The questions whose prompt did not fit the model's context (error ``context_overflow``: finished, scored as failed).
+
+    Example:
+        >>> recs = [{"answers": [], "gold": ["m.4"], "error": "context_overflow: the prompt needs ...", "status": "finished"}]
+        >>> m = aggregate(recs)
+        >>> (context_overflows(recs), m.questions, m.failed_to_run, m.f1, m.errors, m.context_overflow)   # scored, as failed
+        (1, 1, 0, 0.0, 1, 1)
+    """
+    return sum(error_kind(r.get("error")) == "context_overflow" for r in records)
 
 
 def ended_by_repeats(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:

@@ -46,6 +46,7 @@ import json
 import math
 import os
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass, field, fields, replace
@@ -64,7 +65,7 @@ from typing import (
     runtime_checkable,
 )
 
-from agent.errors import LLMConfigError, LLMError  # noqa: F401 (defined in agent/errors.py)
+from agent.errors import ContextOverflow, LLMConfigError, LLMError  # noqa: F401 (defined in agent/errors.py)
 from agent.jsonlines import count_unsafe, safe_json, safe_text
 from pyql.errors import PyQLError, TermError
 
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTION_MODES",
+    "ContextOverflow",
     "DEFAULT_STOP",
     "LLM",
     "LLMConfig",
@@ -89,6 +91,7 @@ __all__ = [
     "cap_reply",
     "complete_action",
     "config_from_args",
+    "context_overflow",
     "is_loopback",
     "is_retryable",
     "messages_to_text",
@@ -166,6 +169,8 @@ class LLMConfig:
         backoff_max: no single wait is longer than this.
         extra_body: extra JSON fields sent with every request (e.g. llama.cpp
             sampling options such as ``{"top_k": 1}``).
+        context_tokens: the model's context size in tokens (``--context-tokens``);
+            None: what the server reports, or unknown (:mod:`agent.methods.context_budget`).
         max_reply_chars: a reply's text (and each tool call's arguments) is
             cut to this many characters before it is used (:attr:`LLMReply.cut`
             says how long it was); the HTTP body is read, in chunks, up to
@@ -189,6 +194,7 @@ class LLMConfig:
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    context_tokens: int | None = None
     max_reply_chars: int = 65536
 
     def __post_init__(self) -> None:
@@ -204,6 +210,11 @@ class LLMConfig:
             raise LLMConfigError(f"max_tokens must be positive, not {self.max_tokens}")
         if self.timeout <= 0:
             raise LLMConfigError(f"timeout must be positive, not {self.timeout}")
+        if self.context_tokens is not None and self.context_tokens <= self.max_tokens:
+            raise LLMConfigError(
+                f"the context ({self.context_tokens} tokens) must be larger than the reply's max_tokens ({self.max_tokens}): "
+                "give a larger --context-tokens or a smaller --max-tokens"
+            )
         if self.backoff_base < 0 or self.backoff_max < 0:
             raise LLMConfigError("backoff_base and backoff_max must be >= 0")
         if self.max_reply_chars <= 0:
@@ -370,6 +381,7 @@ def config_from_args(args: argparse.Namespace, **overrides: Any) -> LLMConfig:
         "max_tokens": getattr(args, "max_tokens", None),
         "timeout": getattr(args, "llm_timeout", None),
         "max_retries": getattr(args, "max_retries", None),
+        "context_tokens": getattr(args, "context_tokens", None),
         "max_reply_chars": getattr(args, "max_reply_chars", None),
     }
     values.update(overrides)
@@ -737,6 +749,73 @@ def _raise_not_retried(exc: Exception, attempt: int) -> NoReturn:
     raise exc
 
 
+#: How servers say that a prompt is longer than the model's context (OpenAI, llama-cpp-python and vLLM:
+#: "maximum context length is N tokens"; llama.cpp: "exceeds the available context size"; vLLM's v1
+#: engine and others: "... is too long and exceeds limit of N", "context window of N").
+_CONTEXT_MESSAGES = re.compile(
+    r"maximum context length|context[_ ]length[_ ]exceeded|exceeds? the available context size"
+    r"|exceeds? (?:the )?context (?:window|size|length)|too long and exceeds limit|prompt is too long",
+    re.IGNORECASE,
+)
+#: Where a server's message gives the context size.
+_CONTEXT_LIMIT = re.compile(
+    r"(?:maximum context length is|context window of|context size of|context length|exceeds limit of|n_ctx\W+)\s*\(?(\d+)",
+    re.IGNORECASE,
+)
+#: Where a server's message gives the prompt's tokens (llama-cpp-python, OpenAI, vLLM).
+_PROMPT_TOKENS = re.compile(
+    r"(\d+) in your prompt|(\d+) in the messages|messages resulted in (\d+) tokens|request has (\d+) input tokens"
+    r"|input prompt \((\d+) tokens\)|prompt \(total length (\d+)\)",
+    re.IGNORECASE,
+)
+#: The error codes and types servers give a context-length refusal.
+_CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "string_above_max_length"})
+
+
+def context_overflow(exc: BaseException, where: str = "the LLM server") -> ContextOverflow | None:
+    """The :class:`ContextOverflow` a server's refusal means, or None when it is another error.
+
+    A 4xx answer (400, 413) whose error ``code``/``type`` is a context-length
+    one, or whose message says so (see ``_CONTEXT_MESSAGES``), is the prompt
+    being longer than the model's context: not a service failure (the same
+    prompt fails again), so it is not an :class:`LLMError`. The context size,
+    when the message gives it, is kept as ``limit`` (the agent's budget learns it).
+
+    Example:
+        >>> class Refused(Exception):  # what the openai client raises, reduced to its fields
+        ...     status_code = 400
+        ...     body = {"message": "This model's maximum context length is 4096 tokens, however you requested "
+        ...                        "4453 tokens (4197 in your prompt; 256 for the completion).", "code": "context_length_exceeded"}
+        >>> e = context_overflow(Refused("Error code: 400"), "http://127.0.0.1:8000/v1")
+        >>> (e.kind, e.limit, e.needed, e.source, str(e)[:66])
+        ('context_overflow', 4096, 4197, 'server', 'the LLM server at http://127.0.0.1:8000/v1 refused the prompt as l')
+        >>> context_overflow(ValueError("maximum context length is 4096")) is None  # not an answer of a server
+        True
+    """
+    status = _status_of(exc)
+    if status is None or not 400 <= status < 500 or status == 429:
+        return None
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, Mapping) else None
+    error = error if isinstance(error, Mapping) else {}
+    message = " ".join(str(error.get("message") or body or exc).split())
+    codes = {str(error.get("code") or ""), str(error.get("type") or "")}
+    if not (codes & _CONTEXT_CODES or _CONTEXT_MESSAGES.search(message)):
+        return None
+    found = _CONTEXT_LIMIT.search(message)
+    limit = int(found.group(1)) if found else (int(error["n_ctx"]) if str(error.get("n_ctx", "")).isdigit() else None)
+    said = _PROMPT_TOKENS.search(message)
+    needed = int(next(g for g in said.groups() if g)) if said else None
+    if needed is None and str(error.get("n_prompt_tokens", "")).isdigit():  # llama.cpp's server
+        needed = int(error["n_prompt_tokens"])
+    return ContextOverflow(
+        f"the LLM server at {where} refused the prompt as longer than the model's context (HTTP {status}): {message}",
+        needed=needed,
+        limit=limit,
+        source="server",
+    )
+
+
 def _is_api_error(exc: BaseException) -> bool:
     try:
         import openai
@@ -916,7 +995,9 @@ class OpenAILLM:
         raises :class:`json.JSONDecodeError` or :class:`UnicodeDecodeError`
         for an HTTP 200 whose JSON body does not decode, and returns the text
         itself when the body is not declared as JSON; both are a server (or
-        proxy) fault, not a reply.
+        proxy) fault, not a reply. A refusal of a prompt longer than the
+        model's context is :class:`ContextOverflow` (:func:`context_overflow`):
+        the agent's failure, not the server's.
         """
         where = self.where
         try:
@@ -934,6 +1015,11 @@ class OpenAILLM:
                 status=200,
                 retryable=True,
             ) from exc
+        except Exception as exc:  # noqa: BLE001 - a context-length error is told apart; the rest is re-raised as is
+            overflow = context_overflow(exc, where)
+            if overflow is None:
+                raise
+            raise overflow from exc
         if isinstance(response, (str, bytes, bytearray)):
             raise LLMError(
                 f"the LLM server at {where} answered with a body that is not a JSON completion: {_excerpt(response)}",

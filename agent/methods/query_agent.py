@@ -32,8 +32,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.faults import FAILED_TO_RUN, FINISHED, infra_failure
+from agent.errors import ContextOverflow
+from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind, infra_failure
 from agent.llm.client import DEFAULT_STOP, LLM, LLMError, complete_action, reply_action
+from agent.methods.context_budget import Block, ask_within, budget_for, shortened, summarised
 from agent.methods.episode import (
     TEMPLATE_VERSION,
     AgentConfigError,
@@ -45,6 +47,7 @@ from agent.methods.episode import (
 )
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.actions import render_docs
+from pyql.echo import one_line
 from pyql.errors import PyQLError
 from pyql.lines import split_lines
 
@@ -86,9 +89,12 @@ class AgentConfig:
             numeric actions; "freebase_choose"/"wikidata_choose" in choose mode).
         prompt_style: "auto" (follows the LLM's mode: a completion model gets
             one text ending in ``Thought i:``, a chat model messages), "text" or "chat".
-        token_budget: estimated tokens (characters / 4) of the history kept in
-            the prompt; older observations are shortened first, never the current step.
-        keep_observation: characters an older observation is cut to when trimming.
+        token_budget: the most tokens a prompt may take (None: no cap); the
+            model's context less the reply's ``max_tokens`` wins when smaller
+            (:mod:`agent.methods.context_budget`). Over it, older observations
+            are shortened first, then older steps summarised; the task, the
+            one-shot example, the question and the current state stay whole.
+        keep_observation: characters of an older observation's first line kept when it is shortened.
         trace_prompts: "hash" (sha256 of each prompt) or "full" (the text too).
         max_repeats: repeats of the same failed action the agent allows; at
             this many it stops that line of action and answers with what it
@@ -121,7 +127,7 @@ class AgentConfig:
     feedback: str = "eraser"
     example: str | None = None
     prompt_style: str = "auto"
-    token_budget: int = 6000
+    token_budget: int | None = 8000
     keep_observation: int = 160
     trace_prompts: str = "hash"
     max_repeats: int = 3
@@ -227,37 +233,47 @@ class QueryAgent:
         extra = {"relation_example": _WIKIDATA_PROMPT["relation_example"]} if wikidata else {}
         return self._jinja.get_template(template).render(docs=docs, example=example, question=question, entities=entities, **extra)
 
-    def _history(self, turns: list[_Turn]) -> list[_Turn]:
-        """Turns with older observations shortened to fit the token budget."""
-        budget = self.config.token_budget * 4
-        out = list(turns)
-        size = sum(len(t.thought_action) + len(t.observation) for t in out)
-        for i, turn in enumerate(out[:-1]):
-            if size <= budget:
-                break
-            if len(turn.observation) > self.config.keep_observation:
-                short = turn.observation[: self.config.keep_observation].rstrip() + " ... (shortened)"
-                size -= len(turn.observation) - len(short)
-                out[i] = _Turn(turn.step, turn.thought_action, short)
-        return out
+    def prompt(self, head: str, turns: list[_Turn], step: int, ending: tuple[str, str] | None = None, overhead: int = 0) -> Any:
+        """The prompt for ``step`` within the context budget: one text (completion style) or chat messages.
 
-    def prompt(self, head: str, turns: list[_Turn], step: int) -> Any:
-        """The prompt for ``step``: one text (completion style) or chat messages."""
-        history = self._history(turns)
-        if self._style() == "text":
-            body = "".join(f"{t.thought_action}\nObservation {t.step}: {t.observation}\n" for t in history)
-            if self.config.action_mode == "choose":
-                return f"{head.rstrip()}\n{body}"
-            return f"{head.rstrip()}\n{body}Thought {step}:"
-        system, _, question = head.rpartition("\nQuestion:")
-        messages: list[dict[str, str]] = [
-            {"role": "system", "content": system.strip()},
-            {"role": "user", "content": ("Question:" + question).strip()},
-        ]
-        for t in history:
-            messages.append({"role": "assistant", "content": t.thought_action})
-            messages.append({"role": "user", "content": f"Observation {t.step}: {t.observation}"})
-        return messages
+        ``ending`` is what follows the history, as (text, chat message): the
+        choose mode's list, the forced answer's question; None: ``Thought N:``
+        in a text prompt (nothing in choose mode), nothing in chat. Older
+        turns are shortened, then summarised, when the prompt is over the
+        budget (:func:`agent.methods.context_budget.budget_for`); the last turn and the ending never are.
+        ``overhead``: tokens the request takes besides the prompt (the tools mode's schemas).
+
+        Raises:
+            ContextOverflow: the prompt does not fit even so.
+        """
+        chat = self._style() == "chat"
+        if chat:
+            system, _, question = head.rpartition("\nQuestion:")
+            blocks = [Block.kept({"role": "system", "content": system.strip()}, {"role": "user", "content": ("Question:" + question).strip()})]
+        else:
+            blocks = [Block.kept(f"{head.rstrip()}\n")]
+        blocks += [self._turn_block(t, chat, last=i == len(turns) - 1) for i, t in enumerate(turns)]
+        text, message = ending if ending is not None else ("" if self.config.action_mode == "choose" else f"Thought {step}:", "")
+        if chat and message:
+            blocks.append(Block.kept({"role": "user", "content": message}))
+        elif not chat and text:
+            blocks.append(Block.kept(text))
+        return budget_for(self.llm).fit(blocks, cap=self.config.token_budget, overhead=overhead)
+
+    def _turn_block(self, turn: _Turn, chat: bool, last: bool) -> Block:
+        """A past turn: whole; its observation shortened; summarised (its action and a one-line outcome)."""
+        seen = f"Observation {turn.step}: "
+
+        def pieces(said: str, observation: str) -> tuple[Any, ...]:
+            if chat:
+                return ({"role": "assistant", "content": said}, {"role": "user", "content": seen + observation})
+            return (f"{said}\n{seen}{observation}\n",)
+
+        whole = pieces(turn.thought_action, turn.observation)
+        if last:
+            return Block(whole)
+        short = pieces(turn.thought_action, shortened(turn.observation, self.config.keep_observation))
+        return Block(whole, short, pieces(_action_line(turn), summarised(turn.observation)))
 
     # -- the loop --------------------------------------------------------------
     def _observation(self, record: Any) -> str:
@@ -289,6 +305,10 @@ class QueryAgent:
         that survive the retries, a KB that cannot be reached or does not
         answer) ends the episode at once, without forcing an answer:
         ``result.status`` is ``failed_to_run`` and ``result.error`` says why.
+        A prompt that does not fit the model's context, even shortened
+        (:mod:`agent.methods.context_budget`), ends it too, as the agent's own
+        failure: ``finished`` with the error ``context_overflow: ...`` (scored
+        as failed, not run again on resume).
         It does not raise: an evaluation goes on with the next question.
 
         Raises:
@@ -321,7 +341,7 @@ class QueryAgent:
             seconds=time.perf_counter() - started,
             rules=dict(Counter(t.rule for t in episode.traces if t.rule)),
             error=episode.error,
-            status=FAILED_TO_RUN if episode.error else FINISHED,
+            status=FAILED_TO_RUN if error_kind(episode.error) in INFRA_KINDS else FINISHED,
             advice=dict(Counter(t.advice for t in episode.traces if t.advice and t.ok)),
             escalations={str(k): v for k, v in sorted(Counter(t.escalation for t in episode.traces if t.escalation).items())},
             stopped=episode.stopped,
@@ -348,21 +368,25 @@ class QueryAgent:
         if self.config.action_mode == "choose":
             return self._choose_step(env, episode, step)
         style = self._style()
-        prompt = self.prompt(episode.head, episode.turns, step)
+        state = self._state(env)
+
+        def call(prompt: Any) -> tuple[str, Any]:
+            return complete_action(
+                self.llm, prompt, env.actions, mode=self.config.action_mode, step=step,
+                resume="thought" if style == "text" else None, stop=list(DEFAULT_STOP), state=state,
+            )
+
+        overhead = self._tools_tokens(env, state)
         try:
-            text, reply = complete_action(
-                self.llm,
-                prompt,
-                env.actions,
-                mode=self.config.action_mode,
-                step=step,
-                resume="thought" if style == "text" else None,
-                stop=list(DEFAULT_STOP),
-                state=self._state(env),
+            prompt, (text, reply) = ask_within(
+                budget_for(self.llm), lambda: self.prompt(episode.head, episode.turns, step, overhead=overhead), call
             )
         except LLMError as exc:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
+        except ContextOverflow as exc:
+            return _overflowed(episode, exc)
+        budget_for(self.llm).observe(prompt, reply)
         _count([reply], episode)
         if style == "text" and not reply.tool_calls:
             text = f"Thought {step}:" + text
@@ -391,6 +415,19 @@ class QueryAgent:
         if self._infra(env, record, episode):
             return False
         return not episode.repeated(record, self.config.max_repeats)
+
+    def _tools_tokens(self, env: Any, state: Any) -> int:
+        """Tools mode: the tokens of the tool schemas sent with the prompt (they take context too); else 0."""
+        if self.config.action_mode != "tools":
+            return 0
+        import json
+
+        from agent.llm.gbnf import state_tools
+        from pyql.actions import openai_tools
+
+        tools = openai_tools(env.actions)
+        tools = state_tools(tools, env.actions, state) if state is not None else tools
+        return budget_for(self.llm).count(json.dumps(tools, ensure_ascii=False))
 
     def _bad_arguments(self, env: Any, episode: _Episode, step: int, prompt: Any, reply: Any, text: str, call: Any) -> bool:
         """A native tool call whose arguments are not JSON: not run; said, kept as sent, counted as a repeat.
@@ -450,17 +487,20 @@ class QueryAgent:
         choices, scoring = self._model_ordered(env, episode, choices)
         if choices is None:
             return False
-        base = self.prompt(episode.head, episode.turns, step)
         listing = f"Choices {step}:\n{choice_lines(choices, self.config.choice_preview)}\n"
-        prompt: Any = f"{base}{listing}Choice {step}:" if isinstance(base, str) else [
-            *base, {"role": "user", "content": f"{listing}Answer with the number of the step to take."}
-        ]
+        ending = (f"{listing}Choice {step}:", f"{listing}Answer with the number of the step to take.")
         grammar = getattr(getattr(self.llm, "config", None), "local", True)
         try:
-            picked, replies = ask_choice(self.llm, prompt, len(choices), grammar=grammar)
+            prompt, (picked, replies) = ask_within(
+                budget_for(self.llm), lambda: self.prompt(episode.head, episode.turns, step, ending),
+                lambda p: ask_choice(self.llm, p, len(choices), grammar=grammar),
+            )
         except LLMError as exc:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
+        except ContextOverflow as exc:
+            return _overflowed(episode, exc)
+        budget_for(self.llm).observe(prompt, replies[0])
         _count(replies, episode)
         common = self._choice_fields(episode, prompt, replies, scoring)
         reply = replies[-1]
@@ -547,18 +587,19 @@ class QueryAgent:
         head, turns, traces = episode.head, episode.turns, episode.traces
         if variables and hasattr(env.query, "set_answer"):
             ask = self._jinja.get_template("force_answer.j2").render(variables=variables, step=step)
-            base = self.prompt(head, turns, step)
-            prefix = base.rpartition(f"Thought {step}:")[0] if isinstance(base, str) and base.endswith(f"Thought {step}:") else base
-            prompt: Any = (prefix + ask) if isinstance(base, str) else [
-                *base,
-                {"role": "user", "content": ask},
-            ]
             chosen = variables[-1]
             try:
-                reply = self.llm.complete(prompt, stop=[")", "\n"])
+                prompt, reply = ask_within(
+                    budget_for(self.llm), lambda: self.prompt(head, turns, step, (ask, ask)),
+                    lambda p: self.llm.complete(p, stop=[")", "\n"]),
+                )
             except LLMError as exc:
                 episode.error = str(infra_failure(exc))
                 return
+            except ContextOverflow as exc:
+                _overflowed(episode, exc)
+                return
+            budget_for(self.llm).observe(prompt, reply)
             episode.calls += 1
             episode.tokens_in += reply.usage_in
             episode.tokens_out += reply.usage_out
@@ -574,7 +615,6 @@ class QueryAgent:
         traces.append(_forced_trace(step, "", "execute()", record))
         self._infra(env, record, episode)
 
-
     def _force_final_answer(self, env: Any, episode: _Episode, step: int) -> None:
         """At the step limit with AgentBench's functions: answer with the last variable made (none: no answer)."""
         if not env.variables:
@@ -582,6 +622,12 @@ class QueryAgent:
         record = env.step(f"Final Answer: #{env.variables[-1].index}")
         episode.traces.append(_forced_trace(step, "", record.call.text if record.call is not None else record.text, record))
         self._infra(env, record, episode)
+
+
+def _overflowed(episode: _Episode, exc: ContextOverflow) -> bool:
+    """The prompt did not fit the model's context: the episode ends with ``context_overflow`` (scored as failed; False)."""
+    episode.error = f"{exc.kind}: {one_line(str(exc), limit=len(str(exc)))}"
+    return False
 
 
 def _count(replies: list[Any], episode: _Episode) -> None:
@@ -652,6 +698,13 @@ def _thought_action(text: str, step: int, action_line: str | None) -> str:
         first = split_lines(text.strip())[0] if text.strip() else ""
         thought = "" if first.lower().startswith("action") else first
     return f"Thought {step}: {thought}\nAction {step}: {action_line}"
+
+
+def _action_line(turn: _Turn) -> str:
+    """A turn as its summary shows it: its ``Action N:`` line (the thought dropped), else its reply's first line, cut."""
+    lines = split_lines(turn.thought_action.strip())
+    found = next((line for line in lines if line.strip().lower().startswith("action")), None)
+    return found.strip() if found is not None else f"Action {turn.step}: " + one_line(lines[0] if lines else "", limit=80)
 
 
 def _full(prompt: Any) -> str:

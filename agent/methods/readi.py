@@ -32,12 +32,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from agent.faults import FAILED_TO_RUN, FINISHED
+from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
 from agent.llm.client import LLM
 from agent.llm.gbnf import path_gbnf
+from agent.methods.context_budget import budget_for
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
 from agent.methods.instantiate import Instantiator, PathInstance
-from agent.methods.readi_loop import LoopOutcome, ask_llm, llm_failure, run_loop
+from agent.methods.readi_loop import UNANSWERED, LoopOutcome, ask_llm, llm_failure, run_loop
 from agent.methods.readi_table import TableReadi
 from agent.methods.reasoning_path import (
     PathSpec,
@@ -283,7 +284,7 @@ class Readi:
             done=error is None,
             forced=False,
             query=query_text,
-            llm_calls=sum(1 for t in traces if t.error != "llm_error"),
+            llm_calls=sum(1 for t in traces if t.error not in UNANSWERED),
             tokens_in=sum(t.tokens_in for t in traces),
             tokens_out=sum(t.tokens_out for t in traces),
             kb_queries=kb.stats.queries - queries0,
@@ -291,7 +292,7 @@ class Readi:
             rules=dict(loop.triggers),
             error=error,
             extra=_measures(loop, results, merged_values),
-            status=FAILED_TO_RUN if error else FINISHED,
+            status=FAILED_TO_RUN if error_kind(error) in INFRA_KINDS else FINISHED,
         )
 
     def _qa(
@@ -304,10 +305,14 @@ class Readi:
                 if str(t) not in triplets:
                     triplets.append(str(t))
         # The merged answers, as triplets of their own so the QA call sees them by name.
-        prompt = self._templates.get_template("readi_qa.j2").render(
-            question=question, triplets=", ".join(triplets[: self.config.max_triplets]) or "(none)"
-        )
-        text = ask_llm(self.llm, prompt, "qa", traces, ["\nQ:"])
+        triplets = triplets[: self.config.max_triplets]
+        template = self._templates.get_template("readi_qa.j2")
+
+        def prompt(k: int) -> str:
+            more = f" (and {len(triplets) - k} more, left out: the model's context is full)" if k < len(triplets) else ""
+            return template.render(question=question, triplets=(", ".join(triplets[:k]) or "(none)") + more)
+
+        text = ask_llm(self.llm, lambda: budget_for(self.llm).fit_items(prompt, len(triplets)), "qa", traces, ["\nQ:"])
         if text is None:
             return None
         names = parse_answers(text)

@@ -32,14 +32,19 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence, Union
 
+from agent.errors import ContextOverflow
 from agent.faults import infra_failure
 from agent.llm.client import LLM, LLMError
+from agent.methods.context_budget import ask_within, budget_for
 from agent.methods.episode import StepTrace, prompt_hash
 from pyql.errors import ParseError
 
-__all__ = ["PathMethod", "LoopOutcome", "ask_llm", "llm_failure", "run_loop"]
+__all__ = ["UNANSWERED", "PathMethod", "LoopOutcome", "ask_llm", "llm_failure", "run_loop"]
+
+#: The errors of a Readi call that got no reply (not counted as an LLM call).
+UNANSWERED = frozenset({"llm_error", "context_overflow"})
 
 
 class PathMethod(Protocol):
@@ -106,26 +111,53 @@ class LoopOutcome:
 
 
 def ask_llm(
-    llm: LLM, prompt: str, kind: str, traces: list[StepTrace], stop: Sequence[str], grammar: str | None = None
+    llm: LLM,
+    prompt: Union[str, Callable[[], str]],
+    kind: str,
+    traces: list[StepTrace],
+    stop: Sequence[str],
+    grammar: str | None = None,
 ) -> str | None:
-    """One LLM call of Readi, traced (the call's kind in the trace's ``action``); None when the LLM failed.
+    """One LLM call of Readi, traced (the call's kind in the trace's ``action``); None when it failed.
+
+    The prompt is checked against the LLM's context budget
+    (:mod:`agent.methods.context_budget`); a prompt with a list that may be
+    cut is given as a function that builds it within the budget
+    (:meth:`~agent.methods.context_budget.ContextBudget.fit_items`). A failed
+    call's trace has the error ``llm_error`` (the LLM failed) or
+    ``context_overflow`` (the prompt does not fit the model's context), and
+    the message as its observation.
 
     Example:
-        >>> from agent.llm.client import ScriptedLLM
+        >>> from agent.llm.client import LLMConfig, ScriptedLLM
         >>> traces = []
         >>> ask_llm(ScriptedLLM(["Path: x"]), "p", "generate_path", traces, ["\\nQ:"]), traces[0].action
         ('Path: x', 'generate_path')
+        >>> small = ScriptedLLM([], config=LLMConfig(context_tokens=300, max_tokens=200))
+        >>> ask_llm(small, "p" * 1000, "qa", traces, ["\\nQ:"]), traces[1].error
+        (None, 'context_overflow')
     """
     step = len(traces) + 1
+    budget = budget_for(llm)
+    built: list[str] = []
+
+    def build() -> str:
+        built.append(prompt() if callable(prompt) else budget.check(prompt))
+        return built[-1]
+
     try:
-        reply = llm.complete(prompt, stop=list(stop), grammar=grammar)
-    except LLMError as exc:
-        traces.append(StepTrace(step, prompt_hash(prompt), "", kind, False, "llm_error", _message(exc)))
+        prompt_text, reply = ask_within(budget, build, lambda p: llm.complete(p, stop=list(stop), grammar=grammar))
+    except (LLMError, ContextOverflow) as exc:
+        sent = prompt_hash(built[-1]) if built else ""
+        failed = exc.kind if isinstance(exc, ContextOverflow) else "llm_error"
+        said = str(exc) if isinstance(exc, ContextOverflow) else _message(exc)
+        traces.append(StepTrace(step, sent, "", kind, False, failed, said))
         return None
+    budget.observe(prompt_text, reply)
     traces.append(
         StepTrace(
             step,
-            prompt_hash(prompt),
+            prompt_hash(prompt_text),
             reply.text,
             kind,
             True,
@@ -147,14 +179,19 @@ def _message(exc: LLMError) -> str:
 
 
 def llm_failure(traces: Sequence[StepTrace]) -> str:
-    """The error of a Readi run whose LLM call failed: ``llm_error: `` and the failed call's message.
+    """The error of a Readi run whose LLM call got no reply: its kind (``llm_error``, or
+    ``context_overflow`` when the prompt did not fit the model's context) and the failed call's message.
 
     Example:
         >>> llm_failure([StepTrace(1, "", "", "qa", False, "llm_error", "LLM request failed after 2 attempts to URL: ...")])
         'llm_error: LLM request failed after 2 attempts to URL: ...'
+        >>> llm_failure([StepTrace(1, "", "", "qa", False, "context_overflow", "the prompt needs 900 tokens ...")])
+        'context_overflow: the prompt needs 900 tokens ...'
     """
-    said = next((t.observation for t in reversed(traces) if t.error == "llm_error" and t.observation), "")
-    return f"llm_error: {said}" if said else "llm_error: the LLM failed"
+    failed = next((t for t in reversed(traces) if t.error in UNANSWERED), None)
+    kind = failed.error if failed is not None else "llm_error"
+    said = failed.observation if failed is not None and failed.observation else "the LLM failed"
+    return f"{kind}: {said}"
 
 
 def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> LoopOutcome:

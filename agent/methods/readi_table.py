@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from agent.errors import TablePathError  # noqa: F401 (defined in agent/errors.py)
-from agent.faults import FAILED_TO_RUN, FINISHED
+from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
 from agent.llm.client import LLM
+from agent.methods.context_budget import budget_for
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
-from agent.methods.readi_loop import ask_llm, llm_failure, run_loop
+from agent.methods.readi_loop import UNANSWERED, ask_llm, llm_failure, run_loop
 from pyql.errors import ParseError, PyQLError
 from pyql.lines import split_lines
 
@@ -276,14 +277,14 @@ class TableReadi:
             done=error is None,
             forced=False,
             query="",
-            llm_calls=sum(1 for t in traces if t.error != "llm_error"),
+            llm_calls=sum(1 for t in traces if t.error not in UNANSWERED),
             tokens_in=sum(t.tokens_in for t in traces),
             tokens_out=sum(t.tokens_out for t in traces),
             kb_queries=method.queries,
             seconds=time.perf_counter() - started,
             rules=dict(loop.triggers),
             error=error,
-            status=FAILED_TO_RUN if error else FINISHED,
+            status=FAILED_TO_RUN if error_kind(error) in INFRA_KINDS else FINISHED,
             extra={
                 "method": "readi",
                 "initial_paths": loop.initial.render() if loop.initial.headers else "",
@@ -301,16 +302,14 @@ class TableReadi:
     def _qa(self, question: str, table: Any, inst: _Instance, traces: list[StepTrace]) -> tuple[list[dict[str, Any]], str | None]:
         """The QA call over the selected items: the answers, or the error."""
         headers = list(inst.rows[0]) if inst.rows else list(table.headers)
-        items = "\n".join(
-            f"item {i}: " + "; ".join(f"({h}, {row[h]})" for h in headers) for i, row in enumerate(inst.rows[: self.max_items], 1)
-        )
-        text = ask_llm(
-            self.llm,
-            self._templates.get_template("readi_table_qa.j2").render(question=question, headers=", ".join(headers), items=items or "(no rows)"),
-            "qa",
-            traces,
-            _STOP,
-        )
+        lines = [f"item {i}: " + "; ".join(f"({h}, {row[h]})" for h in headers) for i, row in enumerate(inst.rows[: self.max_items], 1)]
+        template = self._templates.get_template("readi_table_qa.j2")
+
+        def prompt(k: int) -> str:
+            more = f"\n(and {len(lines) - k} more items, left out: the model's context is full)" if k < len(lines) else ""
+            return template.render(question=question, headers=", ".join(headers), items=("\n".join(lines[:k]) or "(no rows)") + more)
+
+        text = ask_llm(self.llm, lambda: budget_for(self.llm).fit_items(prompt, len(lines)), "qa", traces, _STOP)
         if text is None:
             return [], llm_failure(traces)
         answers = _answers(text)
