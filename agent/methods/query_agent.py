@@ -72,7 +72,7 @@ class AgentConfig:
         action_mode: "text" (the paper's Thought/Action text), "tools" (native
             tool calls), "grammar" (grammar-constrained decoding, llama.cpp) or
             "choose" (pick one of the enumerated valid next steps by number,
-            :mod:`agent.methods.choose`; KB side only).
+            :mod:`agent.methods.choose`; KB and table sides).
         feedback: "eraser" (guidelines), "raw" (the raw error message) or
             "none" (no error detail: failures say only that the action failed).
         example: the one-shot example: a bundled name or a path; None picks
@@ -205,9 +205,10 @@ class QueryAgent:
             raise AgentConfigError(f"QueryAgent has no prompt for a {env.side!r} environment; it knows {', '.join(_PROMPTS)}")
         template, default_example = _PROMPTS[env.side]
         wikidata = _statement_model(env)  # MarkQA's actions are in the docs; the example shows them
+        if self.config.action_mode == "choose" and env.side == "sql":
+            example = load_example(self.config.example or "table_choose")
+            return self._jinja.get_template("queryagent_table_choose.j2").render(example=example, question=question, table=env.describe_table())
         if self.config.action_mode == "choose":
-            if env.side != "sparql":
-                raise AgentConfigError("the choose action mode enumerates KB steps; use text, tools or grammar for a table")
             example = load_example(self.config.example or (_WIKIDATA_PROMPT["choose"] if wikidata else "freebase_choose"))
             entities = repr(dict(env.memory.entities))
             return self._jinja.get_template("queryagent_choose.j2").render(example=example, question=question, entities=entities)
@@ -445,8 +446,10 @@ class QueryAgent:
 
     def _choices(self, env: Any, episode: _Episode) -> list[Any]:
         """Choose mode: the environment's own looks first (``auto_look``), then the steps to list."""
-        from agent.methods.choose import auto_look, enumerate_choices
+        from agent.methods.choose import auto_look, enumerate_choices, enumerate_table_choices
 
+        if env.side == "sql":
+            return enumerate_table_choices(env, limit=min(self.config.max_choices, 8))
         if self.config.auto_look:
             for record in auto_look(env):
                 episode.traces.append(_env_trace(len(episode.traces) + 1, record))
@@ -463,7 +466,7 @@ class QueryAgent:
         Returns the choices (None when the scorer failed: ``episode.error`` says why) and
         the scorer's (requests, seconds) spent.
         """
-        if self.config.first_relation != "model" or any(a.startswith("add_fact(") for a in env.query.actions()):
+        if self.config.first_relation != "model" or env.side != "sparql" or any(a.startswith("add_fact(") for a in env.query.actions()):
             return choices, (0, 0.0)
         from agent.llm.likelihood import ScorerError, local_scorer
         from agent.methods.choose import fact_relation, model_order
