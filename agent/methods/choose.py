@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
-from pyql.next_steps import NextStep, arithmetic_score, next_steps, question_literals, variable_kinds
+from pyql.next_steps import NextStep, arithmetic_score, next_steps, question_literals, trial, variable_kinds
 from pyql_sql.next_steps import table_next_steps
 
 __all__ = [
@@ -113,11 +113,13 @@ def enumerate_choices(
     return ranked[:limit]
 
 
-def enumerate_table_choices(env: Any, *, scores: dict[str, float] | None = None, limit: int = 8) -> list[NextStep]:
+def enumerate_table_choices(
+    env: Any, *, scores: dict[str, float] | None = None, limit: int = 8, preview: bool = True
+) -> list[NextStep]:
     """The valid next steps of a table episode (:func:`pyql_sql.next_steps.table_next_steps`), each with its preview.
 
-    A step's preview is the start of its observation, tried and undone
-    (:func:`pyql.next_steps.trial`: one SQL query per step, no LLM call).
+    With ``preview``, a step's preview is the start of its observation, tried
+    and undone (:func:`pyql.next_steps.trial`: one SQL query per step, no LLM call).
 
     Example:
         >>> from pyql_sql import Table
@@ -128,15 +130,13 @@ def enumerate_table_choices(env: Any, *, scores: dict[str, float] | None = None,
         1. add_condition(Opponent, =, Athlone Town) → 1 row matches the conditions: {'Game': '6', 'Opponent': 'Athlone Town'}
         2. set_answer(Game, COUNT) → COUNT(Game) = 2
     """
-    from pyql.next_steps import trial
-
     out = []
     for step in table_next_steps(env, scores=scores, limit=limit):
-        preview = ""
-        if step.kind != "execute":
+        shown = ""
+        if preview and step.kind != "execute":
             record = trial(env, step.action)
-            preview = _clip(record.observation if record.ok else f"error: {record.error}")
-        out.append(NextStep(step.action, step.kind, preview))
+            shown = _clip(record.observation if record.ok else f"error: {record.error}")
+        out.append(NextStep(step.action, step.kind, shown))
     return out
 
 

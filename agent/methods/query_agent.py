@@ -449,7 +449,7 @@ class QueryAgent:
         from agent.methods.choose import auto_look, enumerate_choices, enumerate_table_choices
 
         if env.side == "sql":
-            return enumerate_table_choices(env, limit=min(self.config.max_choices, 8))
+            return enumerate_table_choices(env, limit=min(self.config.max_choices, 8), preview=self.config.choice_preview)
         if self.config.auto_look:
             for record in auto_look(env):
                 episode.traces.append(_env_trace(len(episode.traces) + 1, record))
