@@ -144,3 +144,19 @@ def test_table_readi_edits_with_the_same_candidates() -> None:
     edit = llm.prompts[1]
     assert "You can only choose headers from ['Crowd', 'Opponent', 'Venue']" in edit  # ranked: the answer, then the condition
     assert 'The question names these cells: "Opponent": ["Athlone Town"]' in edit
+
+
+def test_the_agent_keeps_table_observations_short_in_choose_mode() -> None:
+    from agent.evaluation.environments import feedback_options
+    from agent.llm.client import ScriptedLLM
+    from agent.methods.query_agent import AgentConfig, QueryAgent
+
+    t = Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"], ["7", "Shamrock Rovers"]])
+    question = "how many games with athlone town as the opponent?"
+    env = TableEnvironment(t, question=question, **feedback_options("eraser", agent=True))
+    llm = ScriptedLLM(["1", "1", "1"])
+    result = QueryAgent(llm, AgentConfig(action_mode="choose", choice_preview=False)).run(env, question)
+    assert [a["value"] for a in result.answers] == ["1"]
+    later = str(llm.prompts[1])
+    assert "Observation 1: 1 row matches the conditions" in later and "'Game': '6'" not in later
+    assert "{'Game': '6', 'Opponent': 'Athlone Town'}" in result.steps[0].observation  # the trace keeps it whole

@@ -37,7 +37,7 @@ from pyql_sql.next_steps import table_next_steps
 
 __all__ = [
     "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "enumerate_table_choices", "fact_relation",
-    "model_order", "parse_choice",
+    "model_order", "parse_choice", "table_observation",
 ]
 
 
@@ -138,6 +138,22 @@ def enumerate_table_choices(
             shown = _clip(record.observation if record.ok else f"error: {record.error}")
         out.append(NextStep(step.action, step.kind, shown))
     return out
+
+
+def table_observation(text: str, size: int = 120) -> str:
+    """A table observation as the choose prompt keeps it: the rows a condition keeps are counted, not shown.
+
+    The model picks a number; the rows' cells cost tokens at every later
+    call (the trace keeps the whole observation).
+
+    Example:
+        >>> table_observation("2 rows match the conditions: {'Game': '6'}; {'Game': '7'}")
+        '2 rows match the conditions'
+        >>> table_observation("COUNT(Game) = 1")
+        'COUNT(Game) = 1'
+    """
+    head = text.split(": {", 1)[0] if ": {" in text else text
+    return _clip(head, size)
 
 
 def _clip(text: str, size: int = 120) -> str:

@@ -400,7 +400,7 @@ class QueryAgent:
 
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.methods.choose`)."""
-        from agent.methods.choose import ask_choice, choice_lines
+        from agent.methods.choose import ask_choice, choice_lines, table_observation
 
         choices = self._choices(env, episode)
         if episode.stopped or not choices:
@@ -427,7 +427,8 @@ class QueryAgent:
         action = choices[picked - 1].action
         record = env.step(action)
         observation = self._observation(record)
-        episode.turns.append(_Turn(step, f"Action {step}: {action}", observation))
+        kept = table_observation(observation) if env.side == "sql" else observation
+        episode.turns.append(_Turn(step, f"Action {step}: {action}", kept))
         fields = _record_fields(record, observation)
         fields["action"] = action
         episode.traces.append(StepTrace(**fields, **common))
