@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pyql.errors import PyQLError
 from pyql.grounding import Grounding, ground, parse_date
 from pyql.next_steps import NextStep
 
@@ -50,11 +51,10 @@ from .table import Column, Table
 __all__ = ["ConditionCandidate", "answer_candidates", "condition_candidates", "header_mentions", "table_next_steps"]
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset("a an the of in on at to for from by with and or is are was were be been has have had what which who "
-                  "whom whose when where how that this it its as name tell me".split())
+_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "has", "have", "had", "what", "which", "who", "whom", "whose", "when", "where", "how", "that", "this", "it", "its", "as", "name", "tell", "me"])
 #: Words between a header and its value ("Goal of 17", "Nation is Iran", "listed as August 15, 2000").
-_LINK = frozenset("of is was are were as listed at has have had with for equal equals to being named called a an the".split())
-_COMPARING = frozenset("than smaller larger less more greater fewer bigger lower higher over under least most at".split())
+_LINK = frozenset(["of", "is", "was", "are", "were", "as", "listed", "at", "has", "have", "had", "with", "for", "equal", "equals", "to", "being", "named", "called", "a", "an", "the"])
+_COMPARING = frozenset(["than", "smaller", "larger", "less", "more", "greater", "fewer", "bigger", "lower", "higher", "over", "under", "least", "most", "at"])
 _AGGREGATE_OF = {"COUNT": "COUNT", "SUM": "SUM", "AVG": "AVG", "max": "MAX", "min": "MIN"}
 
 
@@ -150,14 +150,17 @@ def _near(question: str, mention: tuple[int, int, float] | None, start: int, end
     return 1.0  # a few other words between ("Takashi Kogure got the fastest lap")
 
 
+#: The most distinct cells of one column matched against a question.
+MAX_CELLS = 5000
+
+
 def _cells(table: Table) -> list[tuple[Column, list[str]]]:
-    rows = table.connection.execute(
-        "SELECT " + ", ".join(f'"{c.text_sql}"' for c in table.columns) + f' FROM "{table.sql_name}"'
-    ).fetchall() if table.columns else []
+    """Each column with its distinct non-empty cells (read through the table's read-only executor)."""
+    executor = table.executor()
     out = []
     for col in table.columns:
-        seen = dict.fromkeys(str(r[col.index]) for r in rows if r[col.index] is not None and str(r[col.index]).strip())
-        out.append((col, list(seen)))
+        values = executor.get_column(col.index, limit=MAX_CELLS).values
+        out.append((col, [str(v) for v in values if v is not None and str(v).strip()]))
     return out
 
 
@@ -315,7 +318,7 @@ def _checked(env: Any, candidates: list[ConditionCandidate]) -> list[ConditionCa
         try:
             if env.executor.count(env.query.add_condition(c.column, c.op, c.value)) > 0:
                 out.append(c)
-        except Exception:  # noqa: BLE001 - a condition the table refuses (a bad number) is not offered
+        except PyQLError:  # a condition the table refuses (a bad number) is not offered
             continue
     return out
 

@@ -13,7 +13,12 @@ import pytest
 
 from agent.methods.choose import choice_lines, enumerate_table_choices
 from pyql_sql.environment import TableEnvironment
-from pyql_sql.next_steps import answer_candidates, condition_candidates, header_mentions, table_next_steps
+from pyql_sql.next_steps import (
+    answer_candidates,
+    condition_candidates,
+    header_mentions,
+    table_next_steps,
+)
 from pyql_sql.table import Table
 from tests.shared_data import needs_shared, shared_path
 

@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
-from pyql.next_steps import NextStep, arithmetic_score, next_steps, question_literals, trial, variable_kinds
+from pyql.next_steps import (
+    NextStep,
+    arithmetic_score,
+    next_steps,
+    question_literals,
+    trial,
+    variable_kinds,
+)
 from pyql_sql.next_steps import table_next_steps
 
 __all__ = [
