@@ -14,9 +14,11 @@ and ``eval``.
   ``--table-json`` for a table): answer one question with an agent, print
   the transcript and the answers; ``--json`` prints the steps as
   ``pyql run --json`` does, then one summary line.
-* ``pyql eval DATA --kb KB --out RUN.jsonl [--resume] [--concurrency N]``:
+* ``pyql eval DATA --kb KB --out RUN.jsonl [--resume [--allow-mixed]] [--concurrency N]``:
   answer a data set (:mod:`agent.evaluation.datasets`), one trace line per question
   (:mod:`agent.evaluation.runner`), then the summary table (:mod:`agent.evaluation.metrics`).
+  The run file is opened and locked before any work; ``--resume`` with
+  other settings than its records carry is refused unless ``--allow-mixed``.
 * ``pyql trace RUN.jsonl --html OUT.html``: the run as a page
   (:mod:`agent.evaluation.trace_html`); without ``--html``, the summary table.
 
@@ -52,7 +54,6 @@ import contextlib
 import dataclasses
 import math
 import sys
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -72,13 +73,16 @@ from agent.evaluation.runner import (
     relation_ranker,
     reply_thought,
     run_eval,
+    run_fingerprint,
+    settings_differences,
     solver,
     summary_text,
 )
 from agent.evaluation.trace_html import write_html
-from agent.faults import InfraFailure, infra_failure
+from agent.faults import InfraFailure, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.client import add_llm_arguments, config_from_args
+from agent.llm.recording import RecordedLLM
 from agent.llm.local import (
     INSTALL_HINT,
     LOCAL_MODEL_NAME,
@@ -96,12 +100,14 @@ from pyql.cli import (
     read_entities,
     read_text,
 )
-from pyql.echo import plural
+from pyql.echo import inline, plural, visible
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
+from pyql.kb.recording import recorded_kbs
 from pyql.lines import split_lines
 from pyql.profiles import PROFILES
+from pyql.recording_store import RecordingStore
 from pyql.sparql_environment import SparqlEnvironment
 
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
@@ -193,6 +199,7 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
                    help="trace each prompt's sha256 (default) or the full text")
     g.add_argument("--prices", help='price table JSON {"model": [USD per 1M input tokens, per 1M output]} for the cost')
     _kb_arguments(parser.add_argument_group("knowledge base"))
+    _recording_arguments(parser)
 
 
 def _first_relation(args: argparse.Namespace, local_choose: bool) -> str:
@@ -206,9 +213,10 @@ def _first_relation(args: argparse.Namespace, local_choose: bool) -> str:
     without it is a usage error, as a default it falls back to ``ranked``.
     """
     asked = getattr(args, "first_relation", None)
+    replay = bool(getattr(args, "replay", None))  # the scores come from the recording: no model in process
     if asked is None:
-        return "model" if local_choose and not missing_local_packages() else "ranked"
-    if asked == "model":
+        return "model" if local_choose and (replay or not missing_local_packages()) else "ranked"
+    if asked == "model" and not replay:
         missing = missing_local_packages()
         if missing:
             raise UsageError(f"--first-relation model scores relations with the bundled model in process: {INSTALL_HINT} "
@@ -281,17 +289,119 @@ def _uses_local_model(args: argparse.Namespace, llm: Any = None) -> bool:
 
 
 @contextlib.contextmanager
-def _llm_for(args: argparse.Namespace, llm: Any = None) -> Iterator[Any]:
-    """The given LLM (tests), else the configured one, else the local model."""
-    if llm is not None:
-        yield llm
+def _llm_for(args: argparse.Namespace, llm: Any = None, stores: _Stores | None = None) -> Iterator[Any]:
+    """The given LLM (tests), else the configured one, else the local model; recorded or replayed with ``stores``.
+
+    A replay starts nothing and contacts no server: the LLM is the recording.
+    """
+    recording = stores.recording if stores is not None else None
+    if recording is not None and recording.mode == "replay":
+        yield RecordedLLM(recording, llm if llm is not None else config_from_args(args))
         return
-    with configured_llm(config_from_args(args)) as real:
-        yield real
+    if llm is not None:
+        yield RecordedLLM(recording, llm, inner=llm) if recording is not None else llm
+        return
+    config = config_from_args(args)
+    with configured_llm(config) as real:
+        yield RecordedLLM(recording, config, inner=real) if recording is not None else real
+
+
+# ---------------------------------------------------------------------------
+# --record, --replay, --kb-cache
+
+
+def _recording_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--record DIR``, ``--replay DIR`` and ``--kb-cache DIR`` (``docs/reproduce.md``)."""
+    g = parser.add_argument_group("recording (docs/reproduce.md)")
+    g.add_argument("--record", metavar="DIR",
+                   help="keep every KB query and LLM call with its answer in DIR/recording.sqlite (one file to publish)")
+    g.add_argument("--replay", metavar="DIR",
+                   help="answer every KB query and LLM call from the recording DIR (or the .sqlite file): no KB is "
+                        "opened, no LLM contacted or started; a call it does not hold fails the question (replay_miss)")
+    g.add_argument("--kb-cache", metavar="DIR",
+                   help="keep KB answers in DIR/kb-cache.sqlite and reuse them in later runs (keyed by the query and "
+                        "the KB's identity: endpoint URL and graph, or the file's content)")
+
+
+@dataclasses.dataclass
+class _Stores:
+    """The recording (``--record``/``--replay``) and the KB cache of a command, either may be None."""
+
+    recording: RecordingStore | None = None
+    cache: RecordingStore | None = None
+
+    def stamp(self) -> dict[str, Any]:
+        """The fields every run record carries: which store answered (its file, id and mode)."""
+        out: dict[str, Any] = {}
+        for field_name, store in (("recording", self.recording), ("kb_cache", self.cache)):
+            if store is not None:
+                out[field_name] = {"mode": store.mode, "file": str(store.path), "id": store.meta().get("id")}
+        return out
+
+    def provenance(self) -> dict[str, Any]:
+        """The fields of a run summary: each store's fingerprint, entries and this run's hits, misses and writes."""
+        out: dict[str, Any] = {}
+        for field_name, store in (("recording", self.recording), ("kb_cache", self.cache)):
+            if store is not None:
+                out[field_name] = store.provenance()
+        return out
+
+    def report(self) -> str | None:
+        """One line on what the stores did in this run (None without a store)."""
+        parts = []
+        for store in (self.recording, self.cache):
+            if store is not None:
+                counts = ", ".join(f"{kind}: " + " ".join(f"{n} {what}" for what, n in sorted(c.items()))
+                                   for kind, c in sorted(store.stats.items())) or "no call"
+                parts.append(f"{store.mode} {store.path} ({counts})")
+        return "; ".join(parts) or None
+
+
+@contextlib.contextmanager
+def _stores(args: argparse.Namespace) -> Iterator[_Stores]:
+    """Open ``--record``/``--replay`` and ``--kb-cache`` and send every KB the command opens through them.
+
+    Raises:
+        UsageError: ``--record`` with ``--replay``, or ``--kb-cache`` with ``--replay``.
+        pyql.errors.RecordingError: a file that is not a usable recording or cache (exit 2).
+    """
+    record, replay, cache = (getattr(args, name, None) for name in ("record", "replay", "kb_cache"))
+    if record and replay:
+        raise UsageError("give --record DIR or --replay DIR, not both (a replay writes nothing)")
+    if replay and cache:
+        raise UsageError("--kb-cache is for live runs; a --replay answers every KB query from the recording")
+    stores = _Stores()
+    with contextlib.ExitStack() as stack:
+        if cache:
+            stores.cache = stack.enter_context(RecordingStore.open(cache, "cache"))
+            stack.enter_context(recorded_kbs(stores.cache))
+        if record or replay:
+            stores.recording = stack.enter_context(RecordingStore.open(record or replay, "record" if record else "replay"))
+            stack.enter_context(recorded_kbs(stores.recording))
+        yield stores
+
+
+def _report_stores(stores: _Stores, stream: TextIO | None = None) -> None:
+    """Say on stderr (or ``stream``) what the recording and the KB cache did in this command."""
+    line = stores.report()
+    if line:
+        print(f"pyql: {line}", file=stream if stream is not None else sys.stderr)
 
 
 # ---------------------------------------------------------------------------
 # pyql ask
+
+
+def _answer_text(answer: dict[str, Any]) -> str:
+    """An answer on the ``Answers:`` line: its value and label through :func:`pyql.echo.inline` (one line, no
+    control or bidi character, capped), as observations show them.
+
+    Example:
+        >>> _answer_text({"value": "m.0c", "label": "Rachel\\u202e"}), _answer_text({"value": 3, "label": None})
+        ('m.0c (Rachel\\\\u202e)', '3')
+    """
+    label = answer.get("label")
+    return inline(answer.get("value")) + (f" ({inline(label)})" if label else "")
 
 
 def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
@@ -310,10 +420,10 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
         print(f"Observation {s.step} ({mark}): {s.observation}", file=out)
     if result.error:
         print(f"\nError: {result.error}", file=out)
-    answers = ", ".join(str(a["value"]) + (f" ({a['label']})" if a.get("label") else "") for a in result.answers)
+    answers = ", ".join(_answer_text(a) for a in result.answers)
     print(f"\nAnswers: {answers or '(none)'}" + ("" if result.done else " (no query was executed)"), file=out)
     if result.query:
-        print(f"{final_key.upper()}:\n{result.query.rstrip()}", file=out)
+        print(f"{final_key.upper()}:\n{visible(result.query.rstrip())}", file=out)
     print(
         f"[{plural(len(result.steps), 'step')}, {plural(result.llm_calls, 'LLM call')}, {plural(result.tokens_in, 'token')} in, "
         f"{result.tokens_out} out, {plural(result.kb_queries, 'query', 'queries')}, {result.seconds:.2f} s]",
@@ -322,7 +432,21 @@ def _print_transcript(result: Any, out: TextIO, final_key: str) -> None:
 
 
 def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
-    """``pyql ask``: answer one question; ``llm`` replaces the configured LLM (tests)."""
+    """``pyql ask``: answer one question; ``llm`` replaces the configured LLM (tests).
+
+    ``--out`` is opened and locked before any work (a file that cannot be
+    written: one line, exit 2); the answers are printed before the record is
+    written, so a write that fails (a full disk) loses nothing on screen.
+    With ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes through the store.
+    """
+    with _stores(args) as stores:
+        code = _ask_in_stores(args, out, llm, stores)
+        _report_stores(stores)
+        return code
+
+
+def _ask_in_stores(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Stores) -> int:
+    """``pyql ask`` within its stores (see :func:`ask_command`)."""
     question = (args.question or "").strip()
     if not question:
         raise UsageError("pyql ask: the question is empty")
@@ -332,32 +456,45 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
+    with RunWriter(Path(args.out)) if args.out else contextlib.nullcontext() as writer:
+        try:
+            result, record, llm_url, language = _ask(args, item, settings, config, solve, llm, stores)
+        except KeyboardInterrupt:
+            print("pyql ask: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        _print_ask(args, result, language, out)
+        if writer is not None:
+            writer.write(record)
+    if result.failed_to_run:
+        print(f"pyql ask: {_failure_line(result.error_json() or {}, llm_url)}", file=sys.stderr)
+        return EXIT_SERVICE
+    return EXIT_OK
+
+
+def _ask(
+    args: argparse.Namespace, item: dict[str, Any], settings: RunSettings, config: Any, solve: Any, llm: Any, stores: _Stores
+) -> tuple[Any, dict[str, Any], str | None, str]:
+    """Open the environment and the LLM and answer the question: the result, its record, the LLM's URL and the query language."""
     ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
     env = open_environment(args, item, ranker=ranker, agent=True)
     if env.side == "sql":
         item["table"] = {"name": env.table.name}
-    try:
-        with _llm_for(args, llm) as the_llm:
-            result = answer_item(item, the_llm, settings, env=env, solve=solve)
-            record = make_record(item, result, the_llm, settings)
-            llm_url = _llm_url(the_llm)
-    except KeyboardInterrupt:
-        print("pyql ask: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if args.out:
-        with RunWriter(Path(args.out)) as writer:
-            writer.write(record)
+    with _llm_for(args, llm, stores) as the_llm:
+        result = answer_item(item, the_llm, settings, env=env, solve=solve)
+        record = {**make_record(item, result, the_llm, settings), **stores.stamp()}
+        return result, record, _llm_url(the_llm), env.language
+
+
+def _print_ask(args: argparse.Namespace, result: Any, language: str, out: TextIO) -> None:
+    """The answer of ``pyql ask``: the steps as JSON lines then the summary (``--json``), or the transcript."""
     if args.json:
         for s in result.steps:
             step = {"step": s.step, "action": s.action if s.action else s.reply, "ok": s.ok, "error": s.error, "observation": s.observation}
             print(dumps_line(step), file=out)
         print(dumps_line(result.summary()), file=out)
     else:
-        _print_transcript(result, out, env.language)
-    if result.failed_to_run:
-        print(f"pyql ask: {_failure_line(result.error_json() or {}, llm_url)}", file=sys.stderr)
-        return EXIT_SERVICE
-    return EXIT_OK
+        _print_transcript(result, out, language)
+    out.flush()
 
 
 def _llm_url(llm: Any) -> str | None:
@@ -372,18 +509,19 @@ def _llm_url(llm: Any) -> str | None:
 def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
     """One line saying which service failed and what to do (for stderr).
 
+    The hint to start the local model comes with the message, from the
+    client, only when a server on loopback did not answer (:class:`agent.llm.client.OpenAILLM`).
+
     Example:
         >>> _failure_line({"kind": "llm_error", "message": "LLM request failed after 1 attempts: HTTP 429"}, "http://127.0.0.1:8080/v1")
-        'the question failed to run: the LLM at http://127.0.0.1:8080/v1 failed: LLM request failed after 1 attempts: HTTP 429 (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)'
+        'the question failed to run: the LLM at http://127.0.0.1:8080/v1 failed: LLM request failed after 1 attempts: HTTP 429'
     """
     kind, message = error.get("kind", "error"), " ".join(str(error.get("message", "")).split())
+    if kind == "replay_miss":
+        return f"the question failed to run: replay_miss: {message} (record it again with --record, without --replay)"
     if kind == "llm_error":
         where = llm_url or "OpenAI's API (https://api.openai.com/v1)"
-        text = f"the LLM at {where} failed: {message}"
-        host = urllib.parse.urlsplit(llm_url).hostname if llm_url else None
-        if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
-            text += " (a local server: is it running? start the local model with `pyql llm serve` and give the base URL it prints)"
-        return f"the question failed to run: {text}"
+        return f"the question failed to run: the LLM at {where} failed: {message}"
     return f"the question failed to run: the KB failed ({kind}): {message}"
 
 
@@ -407,20 +545,56 @@ def _add_ask(subparsers: Any) -> None:
 
 
 def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progress: TextIO | None = None) -> int:
-    """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests)."""
+    """``pyql eval``: answer a data set; ``llm`` replaces the configured LLM (tests).
+
+    The run file is opened and locked before any work (loading the KB,
+    starting the LLM): a file that cannot be written, or that another run
+    writes, or (``--resume``) was made with other settings, stops it here
+    with one line (exit status 2). Ctrl-C at any point exits 130. With
+    ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes
+    through the store; each record and the summary say which (its
+    fingerprint, hits and misses).
+    """
+    with _stores(args) as stores:
+        return _eval(args, out, llm, progress, stores)
+
+
+def _eval(args: argparse.Namespace, out: TextIO, llm: Any, progress: TextIO | None, stores: _Stores) -> int:
+    """``pyql eval`` within its stores (see :func:`eval_command`)."""
     settings = _settings(args, llm)
     solver(settings.method)
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
     settings = _checked_eval(args, settings, dataset)
+    stream = progress if progress is not None else sys.stderr
+    with RunWriter(Path(args.out), regular_only=True) as writer:
+        _check_resumed_settings(args, settings)
+        try:
+            outcome = _run_eval_command(args, settings, dataset, writer, llm, stream, stores)
+        except KeyboardInterrupt:
+            print(f"pyql eval: interrupted; what was answered is in {args.out}: run the same command with --resume to continue",
+                  file=sys.stderr)
+            return EXIT_INTERRUPTED
+    print(summary_text(outcome.records, outcome.metrics), file=out)
+    _report_stores(stores, stream)
+    if args.by:
+        from agent.evaluation.metrics import category_table
+
+        print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
+    return _eval_exit(args, outcome, stream)
+
+
+def _run_eval_command(
+    args: argparse.Namespace, settings: RunSettings, dataset: Dataset, writer: RunWriter, llm: Any, stream: TextIO, stores: _Stores
+) -> EvalOutcome:
+    """Open the KB and the LLM, then answer the data set into ``writer``'s run file."""
     provider = None
     if any(item.get("table") is None for item in dataset):
         provider = _eval_provider(args, dataset)  # a bad --kb fails before the LLM starts
         settings = dataclasses.replace(settings, profile=provider.profile)
-    stream = progress if progress is not None else sys.stderr
     _print_dataset_notes(args, dataset, stream)
-    with _llm_for(args, llm) as the_llm:
-        outcome = run_eval(
+    with _llm_for(args, llm, stores) as the_llm:
+        return run_eval(
             dataset.items,
             args.out,
             the_llm,
@@ -431,13 +605,32 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
             progress=stream,
             max_infra_failures=args.max_infra_failures,
             dataset=str(args.data),
+            writer=writer,
+            allow_mixed=args.allow_mixed,
+            stamp=stores.stamp(),
+            provenance=stores.provenance,
         )
-    print(summary_text(outcome.records, outcome.metrics), file=out)
-    if args.by:
-        from agent.evaluation.metrics import category_table
 
-        print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
-    return _eval_exit(args, outcome, stream)
+
+def _check_resumed_settings(args: argparse.Namespace, settings: RunSettings) -> None:
+    """With ``--resume``: refuse, before any work, settings other than those of the run file's records
+    (the model as given by ``--model``; :func:`agent.evaluation.runner.run_eval` checks it again once the LLM is known).
+
+    Raises:
+        UsageError: the settings differ and ``--allow-mixed`` was not given.
+    """
+    run_file = Path(args.out)
+    if not args.resume or args.allow_mixed or not run_file.exists() or run_file.stat().st_size == 0:
+        return
+    current = run_fingerprint(settings)
+    current["model"] = args.model
+    answered = [r for r in latest_records(read_run(run_file)) if not failed_to_run(r)]  # the others run again
+    differences = settings_differences(answered, current)
+    if differences:
+        raise UsageError(
+            f"pyql eval: --resume with other settings than the run file {run_file} was made with: {'; '.join(differences)}; "
+            "give the same settings to continue it, another --out for a new run, or --allow-mixed to mix them in one run"
+        )
 
 
 def _eval_provider(args: argparse.Namespace, dataset: Dataset) -> KBProvider:
@@ -511,6 +704,9 @@ def _add_eval(subparsers: Any) -> None:
     p.add_argument("--out", required=True, help="the run file (JSON Lines, one line per finished question)")
     p.add_argument("--resume", action="store_true",
                    help="continue --out: skip the questions it already answered, run again those that failed to run")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="with --resume: continue the run file even with other settings (model, method, feedback, KB, "
+                        "action mode ...) than its questions were answered with (refused by default)")
     p.add_argument("--concurrency", type=_positive, default=1, help="questions answered at a time (default 1)")
     p.add_argument("--limit", type=_positive, help="answer only the first N questions")
     p.add_argument("--max-infra-failures", "--max-llm-failures", dest="max_infra_failures", type=_non_negative, default=3,
@@ -527,6 +723,8 @@ def _add_eval(subparsers: Any) -> None:
 def trace_command(args: argparse.Namespace, out: TextIO) -> int:
     """``pyql trace``: a run file as an HTML page, or its summary table."""
     records = latest_records(read_run(args.run, warn=sys.stderr))
+    for line in _store_lines(records):
+        print(line, file=out)
     if args.html:
         path = write_html(records, args.html, title=args.title, source=str(args.run))
         print(f"wrote {path} ({plural(len(records), 'question')})", file=out)
@@ -537,6 +735,25 @@ def trace_command(args: argparse.Namespace, out: TextIO) -> int:
 
         print("\n" + category_table(records, args.by), file=out)
     return 0
+
+
+def _store_lines(records: list[dict[str, Any]]) -> list[str]:
+    """What ``pyql trace`` says of the recordings and KB caches a run's records name (one line each).
+
+    Example:
+        >>> _store_lines([{"recording": {"mode": "replay", "file": "r/recording.sqlite", "id": "ab12"}}, {}])
+        ['recording: replay of r/recording.sqlite (id ab12), 1 of 2 questions']
+    """
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for record in records:
+        for field_name in ("recording", "kb_cache"):
+            store = record.get(field_name)
+            if isinstance(store, dict):
+                key = (field_name, str(store.get("mode")), str(store.get("file")), str(store.get("id")))
+                seen[key] = seen.get(key, 0) + 1
+    verbs = {"record": "recorded into", "replay": "replay of", "cache": "kept in"}
+    return [f"{name.replace('_', ' ')}: {verbs.get(mode, mode)} {file} (id {ident}), {n} of {len(records)} questions"
+            for (name, mode, file, ident), n in seen.items()]
 
 
 def _add_trace(subparsers: Any) -> None:
@@ -596,7 +813,7 @@ def _failed_note(failed: list[int]) -> str:
 def _print_answers(env: Environment, outcome: EpisodeOutcome, last_execute: Any, out: TextIO) -> None:
     """The transcript's last lines: the answers (marked when steps failed), the query and the counters."""
     final = env.final_result()
-    answers = ", ".join(a["value"] + (f" ({a['label']})" if a.get("label") else "") for a in final.answers)
+    answers = ", ".join(_answer_text(a) for a in final.answers)
     if env.done:
         note = ""
     elif outcome.failure is not None:
@@ -608,7 +825,7 @@ def _print_answers(env: Environment, outcome: EpisodeOutcome, last_execute: Any,
     if outcome.failed and outcome.failure is None:
         note += f" [INCOMPLETE: {_failed_note(outcome.failed)}]"
     print(f"\nAnswers: {answers or '(none)'}{note}", file=out)
-    print(f"{final.language.upper()}:\n{final.query}", file=out)
+    print(f"{final.language.upper()}:\n{visible(final.query)}", file=out)
     c = env.counters
     print(f"[{plural(c['steps'], 'step')}, {plural(c['kb_queries'], 'query', 'queries')}, {c['kb_seconds']:.3f} s in the engine]", file=out)
 
@@ -662,10 +879,12 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
     if not (args.kb or args.db or args.table_json):
         raise UsageError(f"pyql run: give --kb KB ({KB_HINT}) or --db/--table-json")
     kb_options(args)  # --kb-timeout/--default-graph without an endpoint: exit 2 before anything runs
-    env = open_environment(args)
-    if isinstance(env, SparqlEnvironment):
-        env.entities_from_kb = True  # a script, not an agent: an id that is in the KB is usable unlinked
-    outcome = run_episode(env, lines, args.json, out)
+    with _stores(args) as stores:
+        env = open_environment(args)
+        if isinstance(env, SparqlEnvironment):
+            env.entities_from_kb = True  # a script, not an agent: an id that is in the KB is usable unlinked
+        outcome = run_episode(env, lines, args.json, out)
+        _report_stores(stores)
     if outcome.failure is not None:
         print(f"pyql run: stopped at action {len(env.history)}: the KB could not be used: {outcome.failure}", file=sys.stderr)
         return EXIT_SERVICE
@@ -692,6 +911,7 @@ def _add_run(subparsers: Any) -> None:
     run.add_argument("--db", help="SQL side: a SQLite database file")
     run.add_argument("--table", help="SQL side: the table name in --db")
     run.add_argument("--table-json", help="SQL side: a JSON file with an inline table (header and rows)")
+    _recording_arguments(run)
     run.set_defaults(func=run_command)
 
 

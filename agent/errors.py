@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyql.errors import ParseError, PyQLError
 
 __all__ = [
-    "AgentConfigError", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError",
+    "AgentConfigError", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError", "LLMReplayMiss",
     "MetricsError", "MissingDependencyError", "PathSyntaxError", "RankingError", "ScorerError", "SmokeError",
     "TablePathError",
 ]
@@ -28,6 +28,8 @@ class LLMError(PyQLError):
         attempts: how many requests were made (including retries).
         retryable: whether :func:`with_retries` retries this error (used by
             :class:`ScriptedLLM` scripts to simulate transient failures).
+        answered: whether the server sent an HTTP answer at all (False: it
+            could not be reached or did not answer in time; None: not known).
 
     Example:
         >>> e = LLMError("rate limited", status=429, retryable=True)
@@ -37,11 +39,29 @@ class LLMError(PyQLError):
 
     kind = "llm_error"
 
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0, retryable: bool = False) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, attempts: int = 0, retryable: bool = False,
+        answered: bool | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.attempts = attempts
         self.retryable = retryable
+        self.answered = answered
+
+
+class LLMReplayMiss(LLMError):
+    """An LLM call (or a relation score) asked during ``--replay`` that the recording does not hold.
+
+    The question fails to run (kind ``replay_miss``); nothing is sent to a server.
+
+    Example:
+        >>> e = LLMReplayMiss("not recorded: prompt 'Q...'")
+        >>> (e.kind, isinstance(e, LLMError))
+        ('replay_miss', True)
+    """
+
+    kind = "replay_miss"
 
 
 class LLMConfigError(LLMError, ValueError):

@@ -11,6 +11,9 @@ stops after ``--max-infra-failures`` of them in a row. The faults
   (:class:`~agent.errors.LLMError`, kind ``llm_error``);
 * the KB could not be reached or is failing whatever the query
   (:class:`~pyql.errors.EngineUnavailable`, kind ``engine_unavailable``);
+* under ``--replay``, a KB query or LLM call the recording does not hold
+  (:class:`~pyql.errors.ReplayMiss`, :class:`~agent.errors.LLMReplayMiss`,
+  kind ``replay_miss``);
 * the KB timed out (:class:`~pyql.errors.EngineTimeout`, kind
   ``engine_timeout``) *and* did not answer a trivial probe query (``ASK {}``)
   either: the service is not answering. When the probe is answered (or
@@ -56,7 +59,7 @@ FINISHED = "finished"
 #: The status of a question a service failure kept from running (not scored, run again on resume).
 FAILED_TO_RUN = "failed_to_run"
 #: The error kinds of a question that failed to run.
-INFRA_KINDS: frozenset[str] = frozenset({"llm_error", "engine_unavailable", "engine_timeout"})
+INFRA_KINDS: frozenset[str] = frozenset({"llm_error", "engine_unavailable", "engine_timeout", "replay_miss"})
 #: The query that tells a slow query from a KB that does not answer.
 PROBE_QUERY = "ASK {}"
 
@@ -99,6 +102,8 @@ def infra_failure(exc: BaseException | None, kb: Any = None) -> InfraFailure | N
     """
     if exc is None:
         return None
+    if getattr(exc, "kind", None) == "replay_miss":  # --replay: a call the recording does not hold
+        return InfraFailure("replay_miss", _said(exc))
     if isinstance(exc, LLMError):
         return InfraFailure("llm_error", _said(exc))
     if isinstance(exc, EngineUnavailable):

@@ -86,6 +86,7 @@ MARKQA_ACTION_ORDER: tuple[str, ...] = (
     "add_quantity_by_qualifier",
     "add_bind",
     "add_rank",
+    "add_sub_query",
     "add_assignment",
     "add_start_time",
     "add_end_time",

@@ -66,6 +66,7 @@ from pyql.errors import (
     PyQLError,
     UsageError,  # noqa: F401 (defined in pyql/errors.py)
 )
+from pyql.echo import plural
 from pyql.profiles import PROFILES
 
 __all__ = [
@@ -342,6 +343,50 @@ def _cmd_kb_load(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_recording_info(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql recording info DIR``: what a recording or KB cache holds (``--json``: one object)."""
+    from pyql.recording_store import RecordingStore
+
+    with RecordingStore.open(args.path, "inspect") as store:
+        info = store.describe()
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False), file=out)
+        return 0
+    print(recording_report(info), file=out)
+    return 0
+
+
+def recording_report(info: dict[str, Any]) -> str:
+    """The text of ``pyql recording info``: the file, its id and fingerprint, entries, KB identities and models.
+
+    Example:
+        >>> print(recording_report({"file": "r.sqlite", "purpose": "recording", "id": "ab", "created": "2026",
+        ...     "pyql": "0.1.0", "fingerprint": "f0", "entries": {"kb": 2, "llm": 1}, "kbs": {'{"endpoint":"http://x/sparql"}': 2},
+        ...     "kb_specs": {}, "models": {"m": 1}, "models_asked": {"": "m"}, "scorers": {}}))
+        r.sqlite: a pyql recording (id ab, created 2026 by pyql 0.1.0)
+        fingerprint: f0
+        entries: 2 KB queries, 1 LLM call, 0 relation scores
+        KB {"endpoint":"http://x/sparql"}: 2 queries
+        model m: 1 call
+        model asked as (the server's default): m
+    """
+    counts = info.get("entries") or {}
+    lines = [
+        f"{info['file']}: a pyql {str(info.get('purpose')).replace('kb-cache', 'KB cache')} "
+        f"(id {info.get('id')}, created {info.get('created')} by pyql {info.get('pyql')})",
+        f"fingerprint: {info.get('fingerprint')}",
+        f"entries: {plural(counts.get('kb', 0), 'KB query', 'KB queries')}, {plural(counts.get('llm', 0), 'LLM call')}, "
+        f"{plural(counts.get('score', 0), 'relation score')}",
+    ]
+    lines += [f"KB {kb}: {plural(n, 'query', 'queries')}" for kb, n in (info.get("kbs") or {}).items()]
+    lines += [f"  --kb {spec} was {identity}" for spec, identity in (info.get("kb_specs") or {}).items()]
+    lines += [f"model {model}: {plural(n, 'call')}" for model, n in (info.get("models") or {}).items()]
+    lines += [f"model asked as {asked or '(the server' + chr(39) + 's default)'}: {resolved}"
+              for asked, resolved in (info.get("models_asked") or {}).items()]
+    lines += [f"relation scorer {name}: {plural(n, 'score')}" for name, n in (info.get("scorers") or {}).items()]
+    return "\n".join(lines)
+
+
 def _cmd_kb_help(args: argparse.Namespace, out: TextIO) -> int:
     args.kb_parser.print_help(out)
     return 2
@@ -366,15 +411,8 @@ def _cmd_docs(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def add_commands(sub: Subparsers) -> None:
-    """Add the core package's subcommands (demo, compile, actions, convert, docs, kb) to the ``pyql`` parser.
-
-    Example:
-        >>> p = argparse.ArgumentParser(prog="pyql")
-        >>> add_commands(p.add_subparsers(dest="command"))
-        >>> p.parse_args(["docs", "--side", "sql"]).format
-        'markdown'
-    """
+def _add_demo(sub: Subparsers) -> None:
+    """``pyql demo``."""
     demo = sub.add_parser("demo", help="run step-by-step queries on a bundled demo KB (Freebase-style or Wikidata-shaped)")
     demo.add_argument("--kb", default="demo",
                       help="demo (Freebase-style cyclones, action lines; pyoxigraph in memory, the default), "
@@ -384,6 +422,38 @@ def add_commands(sub: Subparsers) -> None:
     demo.add_argument("--question", metavar="ID", help="run this question of the demo (q02, w04; see --list)")
     demo.add_argument("--no-sparql", action="store_true", help="do not print the SPARQL of each step")
     demo.set_defaults(func=_cmd_demo)
+
+
+def _add_kb(sub: Subparsers) -> None:
+    """``pyql kb`` and ``pyql kb load``."""
+    kb = sub.add_parser("kb", help="manage KBs: load RDF files into an on-disk Oxigraph store")
+    kb.set_defaults(func=_cmd_kb_help, kb_parser=kb)
+    kb_sub = kb.add_subparsers(dest="kb_command")
+    load = kb_sub.add_parser(
+        "load", help="bulk-load RDF files into an on-disk Oxigraph store (open it with --kb oxigraph:DIR)",
+        description="Bulk-load Turtle/N-Triples files (optionally .gz) into an on-disk Oxigraph store. "
+        "Running it again resumes an interrupted load: files already loaded are skipped.",
+    )
+    load.add_argument("files", nargs="+", metavar="FILE", help="RDF files (.nt, .ttl, .nq, .trig, .rdf; optionally .gz)")
+    load.add_argument("--store", required=True, metavar="DIR", help="the store directory (created if missing)")
+    load.add_argument("--fresh", action="store_true", help="empty the store first instead of resuming or adding")
+    load.add_argument("--count", action="store_true", help="count the store's triples at the end (a full scan)")
+    load.add_argument("--no-optimize", action="store_true", help="skip the compaction at the end")
+    load.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    load.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    load.set_defaults(func=_cmd_kb_load)
+
+
+def add_commands(sub: Subparsers) -> None:
+    """Add the core package's subcommands (demo, compile, actions, convert, docs, kb) to the ``pyql`` parser.
+
+    Example:
+        >>> p = argparse.ArgumentParser(prog="pyql")
+        >>> add_commands(p.add_subparsers(dest="command"))
+        >>> p.parse_args(["docs", "--side", "sql"]).format
+        'markdown'
+    """
+    _add_demo(sub)
 
     comp = sub.add_parser("compile", help="compile a legacy PyQL program or a MarkQA program to SPARQL")
     comp.add_argument("file", help="the program file, or - for stdin")
@@ -403,22 +473,15 @@ def add_commands(sub: Subparsers) -> None:
     docs.add_argument("--only", help="comma-separated action names to document")
     docs.set_defaults(func=_cmd_docs)
 
-    kb = sub.add_parser("kb", help="manage KBs: load RDF files into an on-disk Oxigraph store")
-    kb.set_defaults(func=_cmd_kb_help, kb_parser=kb)
-    kb_sub = kb.add_subparsers(dest="kb_command")
-    load = kb_sub.add_parser(
-        "load", help="bulk-load RDF files into an on-disk Oxigraph store (open it with --kb oxigraph:DIR)",
-        description="Bulk-load Turtle/N-Triples files (optionally .gz) into an on-disk Oxigraph store. "
-        "Running it again resumes an interrupted load: files already loaded are skipped.",
-    )
-    load.add_argument("files", nargs="+", metavar="FILE", help="RDF files (.nt, .ttl, .nq, .trig, .rdf; optionally .gz)")
-    load.add_argument("--store", required=True, metavar="DIR", help="the store directory (created if missing)")
-    load.add_argument("--fresh", action="store_true", help="empty the store first instead of resuming or adding")
-    load.add_argument("--count", action="store_true", help="count the store's triples at the end (a full scan)")
-    load.add_argument("--no-optimize", action="store_true", help="skip the compaction at the end")
-    load.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    load.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    load.set_defaults(func=_cmd_kb_load)
+    _add_kb(sub)
+
+    rec = sub.add_parser("recording", help="look at a recording (--record) or a KB cache (--kb-cache)")
+    rec.set_defaults(func=_cmd_kb_help, kb_parser=rec)
+    rec_sub = rec.add_subparsers(dest="recording_command")
+    info = rec_sub.add_parser("info", help="what a recording or KB cache holds: entries, KB identities, models, fingerprint")
+    info.add_argument("path", metavar="DIR", help="the directory given to --record/--kb-cache, or the .sqlite file")
+    info.add_argument("--json", action="store_true", help="print one JSON object")
+    info.set_defaults(func=_cmd_recording_info)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -444,8 +507,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         2
     """
     out = out or sys.stdout
-    parser = build_parser()
     try:
+        parser = build_parser()  # loads the commands of every package: Ctrl-C here is handled too
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help(out)
@@ -457,6 +520,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it (start-up: imports, loading a KB): no traceback
+        print("pyql: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

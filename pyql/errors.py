@@ -233,6 +233,36 @@ class UsageError(PyQLError):
     kind = "usage"
 
 
+class RecordingError(PyQLError):
+    """A recording or a KB cache (``--record``, ``--replay``, ``--kb-cache``) cannot be used.
+
+    The file is not an SQLite database, is truncated or corrupt, is another
+    program's database, or holds the other kind of store (a KB cache given
+    as a recording); the CLI exits 2 with the message.
+
+    Example:
+        >>> RecordingError("not a recording").kind
+        'recording_error'
+    """
+
+    kind = "recording_error"
+
+
+class ReplayMiss(EngineUnavailable):
+    """A KB query asked during ``--replay`` that the recording does not hold.
+
+    A replay never falls back to the KB: the question fails to run
+    (``failed_to_run``, kind ``replay_miss``) and the message names the query.
+
+    Example:
+        >>> e = ReplayMiss("not recorded: SELECT ...")
+        >>> (e.kind, isinstance(e, EngineUnavailable))
+        ('replay_miss', True)
+    """
+
+    kind = "replay_miss"
+
+
 class DocFormatError(PyQLError, ValueError):
     """An unknown documentation format was asked for."""
 

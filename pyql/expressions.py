@@ -134,6 +134,22 @@ class Expression:
             stack.extend(reversed(node.children()))
         return tuple(seen)
 
+    def markqa(self) -> str:
+        """The expression as the MarkQA function calls that build it (the action language's form).
+
+        Reading the text back (``add_bind``'s expression argument of an
+        action line, or MarkQA's functions on the parts) gives an equal tree
+        for every tree MarkQA's functions build.
+
+        Example:
+            >>> e = mul(div(sub('pop_2021', 'pop_2011'), 'pop_2011'), 100)
+            >>> e.markqa()
+            'mul(div(sub(?pop_2021, ?pop_2011), ?pop_2011), 100)'
+            >>> ceil_div('n', 3).markqa(), avg('a', 'b').markqa(), year(to_date(2020, 5, 1)).markqa()
+            ('ceil_mul(div(?n, 3))', 'div(add(?a, ?b), 2)', 'year(to_date(2020, 5, 1))')
+        """
+        return _markqa_text(self)
+
     def sparql(self, profile: Profile | str = "wikidata") -> str:
         """The expression as SPARQL text (operators fully parenthesised).
 
@@ -335,6 +351,36 @@ class Func(Expression):
 
 
 OperandLike = Union[Expression, str, int, float, Decimal]
+
+#: A one-argument function node → the MarkQA function that makes it from its argument's text.
+_FUNCTION_NAMES: Mapping[str, str] = MappingProxyType(
+    {"ABS": "abs", "CEIL": "ceil_mul", "FLOOR": "floor_mul", "YEAR": "year", "MONTH": "month", "xsd:decimal": "to_decimal"}
+)
+
+
+def _markqa_text(expr: Expression) -> str:
+    """MarkQA calls that build ``expr`` (see :meth:`Expression.markqa`)."""
+    if isinstance(expr, Var):
+        return "?" + expr.name
+    if isinstance(expr, Num):
+        return format(expr.value, "f")
+    if isinstance(expr, Entity):
+        return expr.id
+    if isinstance(expr, DateLit):
+        day = expr.value
+        return f"to_date({day.year}, {day.month}, {day.day})"
+    if isinstance(expr, Func):
+        return f"{_FUNCTION_NAMES[expr.name]}({_markqa_text(expr.args[0])})"
+    if isinstance(expr, Op):
+        items = [_markqa_text(item) for item in expr.operands]
+        if expr.op in ("+", "*"):
+            return ("add(" if expr.op == "+" else "mul(") + ", ".join(items) + ")"
+        name = "sub" if expr.op == "-" else "div"  # read left to right: ((a - b) - c)
+        text = items[0]
+        for item in items[1:]:
+            text = f"{name}({text}, {item})"
+        return text
+    raise QueryError(f"cannot write a {type(expr).__name__} as MarkQA functions")
 
 
 def qid_problem(text: str) -> str | None:

@@ -574,8 +574,14 @@ def _k_time(value: Value) -> None:
         return
     if isinstance(value, FuncCall) and value.name == "to_date":
         to_expression(value)
-    elif not re.fullmatch(r"[0-9]+", _text(value)):
-        _variable_name(_text(value))
+        return
+    text = _text(value)
+    if re.fullmatch(r"[0-9]+", text) or "^^" in text:
+        return
+    if not text.startswith("?"):
+        # MarkQA reads any other string as True (get ?time_<tag>); a word where a year belongs is a mistake.
+        raise _Bad()
+    _variable_name(text)
 
 
 def _k_object(value: Value) -> None:
@@ -625,7 +631,7 @@ _KINDS: Mapping[str, tuple[str, Callable[[Value], None]]] = MappingProxyType({
     "operator": ("a comparison operator: " + ", ".join(repr(o) for o in _OPERATORS), _k_choice(_OPERATORS)),
     "prefix": ("a statement-model prefix: " + ", ".join(repr(p) for p in _PREFIXES), _k_choice(_PREFIXES)),
     "entity_list": ("a non-empty list of entities (QIDs) and variable names", _k_entity_list),
-    "time": ("a year (2011), to_date(...), a variable name or True", _k_time),
+    "time": ("a year (2011), to_date(...), a variable such as '?t', or True for ?time_<tag>", _k_time),
     "object": ("an entity, a variable name, a number, to_date(...) or to_decimal(...)", _k_object),
     "operand": (_OPERAND, _k_operand),
     "expression": (_OPERAND, _k_operand),

@@ -135,7 +135,9 @@ def _restore(env: Any, saved: tuple[Any, ...]) -> None:
 def trial(env: Any, action: str) -> Any:
     """Run ``action`` on the environment and undo it: the step's record, the episode unchanged.
 
-    The KB queries it sent stay counted in the environment's counters.
+    The KB queries it sent stay counted in the environment's counters. A
+    tried step's observation skips the look-up of quantities' units and
+    times (``describe_quantities``): only whether the step runs matters.
 
     Example:
         >>> from pyql.kb import KB
@@ -145,10 +147,15 @@ def trial(env: Any, action: str) -> Any:
         (True, ())
     """
     saved = _snapshot(env)
+    describe = getattr(env, "describe_quantities", None)
+    if describe is not None:
+        env.describe_quantities = False
     try:
         return env.step(action)
     finally:
         _restore(env, saved)
+        if describe is not None:
+            env.describe_quantities = describe
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from pyql.echo import clip
+from pyql.echo import inline
 from pyql.terms import IRI, BlankNode, Literal, Term, Variable
 
 __all__ = [
@@ -60,19 +60,22 @@ class Value:
             object.__setattr__(self, "short", str(self.term))
 
     def display(self) -> str:
-        """How the value appears in an observation (a long text cut, see :func:`clip`).
+        """How the value appears in an observation: through :func:`pyql.echo.inline` (on one
+        line, control and bidi characters escaped, a long text cut).
 
         Example:
             >>> Value(Literal("y" * 5000)).display().endswith("… (5,000 characters)")
             True
+            >>> Value(Literal("a\\nAction 4: execute()")).display()
+            'a\\\\nAction 4: execute()'
         """
         if isinstance(self.term, Literal):
-            return clip(self.term.lexical)
+            return inline(self.term.lexical)
         if self.unnamed:
-            return f"{clip(self.short)} ({UNNAMED})"
+            return f"{inline(self.short)} ({UNNAMED})"
         if self.label is not None:
-            return f"{clip(self.label)!r} ({clip(self.short)})"
-        return clip(self.short)
+            return f"{inline(self.label, quotes=True)} ({inline(self.short)})"
+        return inline(self.short)
 
     def sort_key(self) -> tuple[int, object]:
         """The order values are shown in: numbers by value, then other literals by text, then entities by label.
@@ -216,7 +219,7 @@ def _brief(value: Value | None) -> str:
     if value is None:
         return "unbound"
     if value.label is not None and not value.unnamed and not isinstance(value.term, Literal):
-        return repr(clip(value.label))
+        return inline(value.label, quotes=True)
     return value.display()
 
 

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
 from typing import Iterable
 
 import pyql.escape as escape
 from pyql.action_parser import render_action
+from pyql.expressions import operand
 from pyql.compiler import Folded, compile_query, fold, fold_step
-from pyql.errors import QueryError
+from pyql.errors import PyQLError, QueryError
 from pyql.profiles import Profile, get_profile
 from pyql.steps import (
     Aggregate,
@@ -41,6 +43,7 @@ from pyql.steps import (
     EndTime,
     Fact,
     Filter,
+    Head,
     PointInTime,
     Quantity,
     QuantityByQualifier,
@@ -196,6 +199,18 @@ class Query:
             raise QueryError(f"{what} must be a variable such as ?x, not {value!r}")
         return term
 
+    def _operand(self, value: TermLike) -> Term:
+        """A compared value: a term, or on Wikidata a bare name as MarkQA writes a variable (``pop_2011``)."""
+        if (
+            self.profile.bare_names == "wikidata"
+            and isinstance(value, str)
+            and _MQ_NAME_RE.match(value.strip())
+            and not _QID_LIKE_RE.match(value.strip())
+            and value.strip().lower() not in ("true", "false")
+        ):
+            return _mq_var(value, "a compared variable")
+        return self.term(value)
+
     def _visible(self, var: Variable, action: str) -> Variable:
         if var not in self.variables:
             existing = ", ".join(str(v) for v in self.variables) or "none yet"
@@ -319,7 +334,7 @@ class Query:
             >>> "SUBSTR" in q.add_filter("?d", ">=", "1990-01-01", native=True).sparql()
             False
         """
-        return self._with(Filter(self.term(left), op, self.term(right), native))
+        return self._with(Filter(self._operand(left), op, self._operand(right), native))
 
     def add_compare(self, left: TermLike, op: str, right: TermLike) -> Query:
         """Turn the query into a yes/no question: is there a row where ``left op right``?
@@ -328,8 +343,11 @@ class Query:
             >>> q = Query().add_fact("m.0a", "a.b.c", "?x").add_fact("m.0b", "a.b.c", "?y")
             >>> q.add_compare("?x", ">", "?y").is_ask
             True
+            >>> w = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q90", "P1082", "b", 2011)
+            >>> w.add_compare("a", ">", "b").actions()[-1]
+            'add_compare(?a, >, ?b)'
         """
-        return self._with(Compare(self.term(left), op, self.term(right)))
+        return self._with(Compare(self._operand(left), op, self._operand(right)))
 
     def _argmax(
         self, var: TermLike, descending: bool, limit: int | None, offset: int, native: bool, return_obj: TermLike | None
@@ -631,15 +649,26 @@ class Query:
 
         ``expression`` is built with MarkQA's functions (:mod:`pyql.expressions`:
         ``add``, ``sub``, ``mul``, ``div`` ...): anything with ``variables()``
-        and ``sparql(profile)``; its variables must be in the query.
+        and ``sparql(profile)``; its variables must be in the query. A single
+        operand (a variable name, a number) is read as MarkQA's ``digit_or_var`` reads it.
 
         Example:
             >>> from pyql.expressions import sub
             >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64", "P1082", "b", 2021)
             >>> q.add_bind(sub("b", "a"), "ans").sparql().splitlines()[-2].strip()
             'BIND((?b - ?a) AS ?ans)'
+            >>> q.add_bind("?a", "copy").steps[-1].expression
+            Var(name='a')
         """
         new = self._new(var, "the variable of add_bind", "add_bind")
+        if isinstance(expression, (str, int, float, Decimal)) and not isinstance(expression, bool):
+            try:
+                expression = operand(expression)
+            except PyQLError:
+                raise QueryError(
+                    f"add_bind takes an expression such as mul(div(sub(?b, ?a), ?a), 100), a variable or a number, "
+                    f"not {expression!r}"
+                ) from None
         step = Bind(expression, new)
         missing = [v for v in expression_variables(expression) if v not in self.variables]
         if missing:
@@ -734,26 +763,39 @@ class Query:
         return self._property_fact(PointInTime, "P585", entity, new_var)
 
     def set_head(self, head: str) -> Query:
-        """MarkQA's ``set_head``, for the heads its own functions write: ``SELECT [DISTINCT] ?v`` or ``*``.
+        """MarkQA's ``set_head``, for the heads its own functions write: ``SELECT [DISTINCT] ?a [?b ...]`` or ``*``.
 
+        One variable is :meth:`set_answer`; several (``SELECT ?pop_2011 ?pop_2021``)
+        return those columns, in that order, and only they stay visible.
         Raw SPARQL is not accepted: aggregates are :meth:`add_count`,
-        :meth:`add_sum`, :meth:`add_avg`, :meth:`add_rank`; the answer is :meth:`set_answer`.
+        :meth:`add_sum`, :meth:`add_avg`, :meth:`add_rank`.
 
         Example:
             >>> Query("wikidata").add_time("Q8", "t").set_head("SELECT DISTINCT ?t").answer
             Variable(name='t')
+            >>> q = Query("wikidata").add_time("Q8", "t").add_end_time("Q8", "e").set_head("SELECT ?e ?t")
+            >>> q.variables, q.actions()[-1]
+            ((Variable(name='e'), Variable(name='t')), 'set_head(SELECT ?e ?t)')
             >>> Query("wikidata").set_head("SELECT (MAX(?x) AS ?m)")
             Traceback (most recent call last):
             ...
-            pyql.errors.QueryError: set_head takes SELECT ?var or SELECT *, not 'SELECT (MAX(?x) AS ?m)'; for aggregates use add_count, add_sum, add_avg, add_max/add_min or add_rank, for the answer set_answer
+            pyql.errors.QueryError: set_head takes SELECT ?var [?var ...] or SELECT *, not 'SELECT (MAX(?x) AS ?m)'; for aggregates use add_count, add_sum, add_avg, add_max/add_min or add_rank, for the answer set_answer
         """
-        match = re.fullmatch(r"\s*SELECT\s+(?:DISTINCT\s+)?(\*|\?\w+)\s*", head, re.I) if isinstance(head, str) else None
+        match = re.fullmatch(r"\s*SELECT\s+(?:DISTINCT\s+)?(\*|\?\w+(?:\s+\?\w+)*)\s*", head, re.I) if isinstance(head, str) else None
         if match is None:
             raise QueryError(
-                f"set_head takes SELECT ?var or SELECT *, not {head!r}; for aggregates use add_count, add_sum, "
+                f"set_head takes SELECT ?var [?var ...] or SELECT *, not {head!r}; for aggregates use add_count, add_sum, "
                 "add_avg, add_max/add_min or add_rank, for the answer set_answer"
             )
-        return self if match.group(1) == "*" else self.set_answer(match.group(1))
+        names = match.group(1).split()
+        if names == ["*"]:
+            return self
+        if len(names) == 1:
+            return self.set_answer(names[0])
+        variables = tuple(self._visible(self._var(name, "set_head"), "set_head") for name in names)
+        if len(set(variables)) != len(variables):
+            raise QueryError(f"set_head names a variable twice in {head!r}; name each once")
+        return self._with(Head(variables))
 
     # -- conversions -------------------------------------------------------
     def actions(self) -> list[str]:
@@ -769,13 +811,33 @@ class Query:
         for step in self.steps:
             arguments = step.arguments()
             texts = [_action_argument(arg, self.profile) for arg in arguments]
-            bare = tuple(i for i, arg in enumerate(arguments) if _bare_date(arg))
+            bare = tuple(i for i, arg in enumerate(arguments) if _bare_date(arg) or _composite(arg))
             lines.append(render_action(step.action, *texts, verbatim=bare))
         return lines
 
 
+def _composite(arg: object) -> bool:
+    """Whether an argument is written as nested calls or a list (an expression, a sub-query, values), kept as it is."""
+    return isinstance(arg, (Query, tuple, list)) or callable(getattr(arg, "markqa", None))
+
+
 def _action_argument(arg: object, profile: Profile) -> str:
-    """One argument of a step as an action writes it (names shortened by the profile)."""
+    """One argument of a step as an action writes it (names shortened by the profile).
+
+    An expression is MarkQA's calls (``sub(?b, ?a)``), a sub-query
+    ``query(action, ...)`` of its own action lines, values ``(wd:Q1, 5)``,
+    a flag ``true``/``false`` and no limit ``none``.
+    """
+    if isinstance(arg, bool):
+        return "true" if arg else "false"
+    if arg is None:
+        return "none"
+    if isinstance(arg, Query):
+        return "query(" + ", ".join(arg.actions()) + ")"
+    if isinstance(arg, (tuple, list)):
+        return "(" + ", ".join(_action_argument(item, profile) for item in arg) + ")"
+    if callable(getattr(arg, "markqa", None)):
+        return str(arg.markqa())  # type: ignore[attr-defined]
     if isinstance(arg, IRI):
         return profile.shorten(arg.value)
     if isinstance(arg, Literal):

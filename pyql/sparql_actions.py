@@ -14,19 +14,22 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from contextvars import ContextVar
 from typing import Any, Callable, Protocol
 
 from grammars.vocabulary import (
     COMPARISON_OPERATORS,
     EXPRESSION_FUNCTIONS,
+    MARKQA_ACTION_ORDER,
     MAX_EXPRESSION_DEPTH,
     SPARQL_ACTION_ORDER,
     SPARQL_ALL_ACTIONS,
 )
 from pyql.action_parser import Arg, parse_action
-from pyql.actions import ActionSet, StepResult, action
-from pyql.errors import ArgumentError, QueryError, TermError
+from pyql.actions import ActionSet, ActionSpec, StepResult, action
+from pyql.errors import ArgumentError, PyQLError, QueryError, TermError
 from pyql.observation import BoundedRows, Relations
 from pyql.query import Query
 from pyql.steps import normalize_operator
@@ -38,7 +41,10 @@ __all__ = ["SparqlActions", "KBContext", "arg_to_term", "convert_argument", "mar
 ORDER = list(SPARQL_ALL_ACTIONS)
 
 #: Parameter kinds of MarkQA's actions (see :func:`markqa_argument`).
-MARKQA_KINDS = ("markqa", "flag", "time", "expression", "values")
+MARKQA_KINDS = ("markqa", "flag", "time", "expression", "values", "whole")
+#: How deep ``query(...)`` arguments may nest (a sub-query of a sub-query ...).
+MAX_SUB_QUERY_DEPTH = 8
+_SUB_QUERY_DEPTH: ContextVar[int] = ContextVar("pyql_sub_query_depth", default=0)
 
 
 class KBContext(Protocol):
@@ -52,6 +58,8 @@ class KBContext(Protocol):
     max_relations: int
     max_answers: int
     count_cap: int | None
+    #: False while a step is only tried (choose mode's check of a candidate): observations skip the quantity look-up.
+    describe_quantities: bool
 
     @property
     def bounded_rows(self) -> BoundedRows | None:
@@ -108,6 +116,11 @@ def convert_argument(profile: Any, kind: str, arg: Arg, action_name: str, name: 
     def fail(message: str) -> ArgumentError:
         return ArgumentError(message, action=action_name, parameter=name, position=position, value=arg.raw)
 
+    if kind == "query":
+        try:
+            return sub_query_argument(profile, arg)
+        except (QueryError, TermError) as exc:
+            raise fail(f"argument {position + 1} ({name}) of {action_name}: {exc}") from None
     if kind in MARKQA_KINDS:
         try:
             return markqa_argument(kind, arg)
@@ -190,12 +203,86 @@ def markqa_argument(kind: str, arg: Arg) -> Any:
         return int(text)
     if kind == "expression":
         return _expression(arg, 1)
+    if kind == "whole":
+        if text.lower() == "none":
+            return None
+        if arg.kind != "number" or not text.isdigit():
+            raise QueryError(f"{arg.raw!r} is not a whole number such as 0, 1 or 3")
+        return int(text)
     if kind == "values":
         inner = arg.raw.strip()
         if not (inner.startswith("(") and inner.endswith(")")):
             raise QueryError(f"write the values in parentheses, e.g. (Q319, Q2347978), not {arg.raw!r}")
         return [_markqa_text(a) for a in parse_action("values" + inner).args]
     return text
+
+
+def sub_query_argument(profile: Any, arg: Arg) -> Query:
+    """A sub-query written as ``query(action, action, ...)``: its action lines replayed on a new query.
+
+    Only actions that build the query are allowed inside; sub-queries may
+    nest up to :data:`MAX_SUB_QUERY_DEPTH` levels.
+
+    Raises:
+        QueryError: not a ``query(...)``, an action that does not build the
+            query, or one the query cannot take (naming it).
+
+    Example:
+        >>> from pyql.profiles import WIKIDATA
+        >>> arg = parse_action("add_sub_query(query(add_quantity(Q64, P1082, ?pop), add_max(?pop)))").args[0]
+        >>> sub_query_argument(WIKIDATA, arg).actions()
+        ['add_quantity(wd:Q64, P1082, ?pop)', 'add_max(?pop)']
+    """
+    try:
+        call = parse_action(arg.raw) if arg.kind == "text" else None
+    except Exception:
+        call = None
+    if call is None or call.name != "query" or not call.args:
+        raise QueryError(f"write a sub-query as query(action, action, ...), e.g. query(add_quantity(Q64, P1082, ?pop)), not {arg.raw!r}")
+    depth = _SUB_QUERY_DEPTH.get() + 1
+    if depth > MAX_SUB_QUERY_DEPTH:
+        raise QueryError(f"sub-queries nest deeper than {MAX_SUB_QUERY_DEPTH} levels; join fewer levels")
+    token = _SUB_QUERY_DEPTH.set(depth)
+    try:
+        return _replay(profile, call.args)
+    finally:
+        _SUB_QUERY_DEPTH.reset(token)
+
+
+def _replay(profile: Any, lines: tuple[Arg, ...]) -> Query:
+    """The query the actions of a ``query(...)`` build, each converted as its action converts it."""
+    actions = _all_actions()
+    query = Query(profile)
+    for number, line in enumerate(lines, 1):
+        try:
+            inner = parse_action(line.raw)
+        except Exception:
+            raise QueryError(f"action {number} of the sub-query, {line.raw!r}, is not an action call") from None
+        try:
+            spec = actions.check_arity(inner.name, len(inner.args))
+            if spec.kind != "construct":
+                raise QueryError(f"a sub-query holds actions that build a query; {inner.name} does not")
+            params = zip(spec.params, inner.args)
+            query = getattr(query, inner.name)(*[convert_argument(profile, p.kind, a, inner.name, p.name, i) for i, (p, a) in enumerate(params)])
+        except PyQLError as exc:
+            raise QueryError(f"action {number} of the sub-query ({line.raw}): {exc}") from None
+    return query
+
+
+_ALL: list[Any] = []
+
+
+def _all_actions() -> Any:
+    """Every SPARQL action (MarkQA's included), made once."""
+    if not _ALL:
+        _ALL.append(SparqlActions(SPARQL_ALL_ACTIONS))
+    return _ALL[0]
+
+
+def _without_markqa_extras(spec: ActionSpec) -> ActionSpec:
+    """The spec without its optional parameters of MarkQA's kinds (those QueryAgent's action has not)."""
+    params = tuple(p for p in spec.params if p.required or p.kind not in MARKQA_KINDS)
+    return spec if params == spec.params else dataclasses.replace(spec, params=params)
 
 
 class SparqlActions(ActionSet):
@@ -206,6 +293,10 @@ class SparqlActions(ActionSet):
     def __init__(self, only: Any = None) -> None:
         # The default set is QueryAgent's; MarkQA's actions are offered by name (SPARQL_ALL_ACTIONS: all).
         super().__init__(SPARQL_ACTION_ORDER if only is None else only)
+        if not any(name in MARKQA_ACTION_ORDER for name in self.names):
+            # Without MarkQA's actions, QueryAgent's add_max(max_var), add_count(count_var, new_var) ...
+            # keep their own signatures: MarkQA's optional extras (return_obj, offset, limit, group_obj) go.
+            self._specs = {name: _without_markqa_extras(spec) for name, spec in self._specs.items()}
 
     def order(self) -> list[str]:
         return ORDER
@@ -216,7 +307,9 @@ class SparqlActions(ActionSet):
 
     def _observe(self, env: KBContext, query: Any) -> StepResult:
         # One query, or none when only the projection of bounded rows changes (set_answer after add_max).
-        observation = env.kb.observe(query, count_cap=env.count_cap, reuse=env.bounded_rows)
+        observation = env.kb.observe(
+            query, count_cap=env.count_cap, reuse=env.bounded_rows, describe_quantities=env.describe_quantities
+        )
         return StepResult(query=query, result=observation, observation=str(observation), empty=observation.is_empty)
 
     # -- interacting with the KB ---------------------------------------------
@@ -275,64 +368,75 @@ class SparqlActions(ActionSet):
         """
         return self._observe(env, env.query.add_type_constrain(type, var))
 
-    @action("construct", max_var="variable")
-    def add_max(self, env: KBContext, max_var: Variable) -> StepResult:
+    @action("construct", max_var="variable", return_obj="markqa", offset="whole", limit="whole")
+    def add_max(self, env: KBContext, max_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1) -> StepResult:
         """Constrain the query to return only the result where max_var is the biggest.
 
         Args:
             max_var: an existing variable holding numbers or dates.
+            return_obj: optional (MarkQA's): the variable returned afterwards.
+            offset: optional: rows skipped first (the third largest: 2).
+            limit: optional: rows kept (default 1; none keeps all).
 
         Example: add_max(?time)
         """
         # The engine's own order when the KB knows the values are of one kind (an index can answer it).
-        return self._observe(env, env.query.add_max(max_var, native=env.kb.native_order(max_var, env.query)))
+        native = env.kb.native_order(max_var, env.query)
+        return self._observe(env, env.query.add_max(max_var, return_obj, offset, limit, native=native))
 
-    @action("construct", min_var="variable")
-    def add_min(self, env: KBContext, min_var: Variable) -> StepResult:
+    @action("construct", min_var="variable", return_obj="markqa", offset="whole", limit="whole")
+    def add_min(self, env: KBContext, min_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1) -> StepResult:
         """Constrain the query to return only the result where min_var is the smallest.
 
         Args:
             min_var: an existing variable holding numbers or dates.
+            return_obj: optional (MarkQA's): the variable returned afterwards.
+            offset: optional: rows skipped first.
+            limit: optional: rows kept (default 1; none keeps all).
 
         Example: add_min(?time)
         """
-        return self._observe(env, env.query.add_min(min_var, native=env.kb.native_order(min_var, env.query)))
+        native = env.kb.native_order(min_var, env.query)
+        return self._observe(env, env.query.add_min(min_var, return_obj, offset, limit, native=native))
 
-    @action("construct", count_var="variable", new_var="variable")
-    def add_count(self, env: KBContext, count_var: Variable, new_var: Variable) -> StepResult:
+    @action("construct", count_var="variable", new_var="variable", group_obj="markqa")
+    def add_count(self, env: KBContext, count_var: Variable, new_var: Variable, group_obj: Any = None) -> StepResult:
         """Count the distinct values of count_var and store the number in the new variable new_var.
 
         Args:
             count_var: an existing variable.
             new_var: a new variable for the count.
+            group_obj: optional (MarkQA's): count per value of this variable.
 
         Example: add_count(?cyclone, ?number)
         """
-        return self._observe(env, env.query.add_count(count_var, new_var))
+        return self._observe(env, env.query.add_count(count_var, new_var, group_obj))
 
-    @action("construct", sum_var="variable", new_var="variable")
-    def add_sum(self, env: KBContext, sum_var: Variable, new_var: Variable) -> StepResult:
+    @action("construct", sum_var="variable", new_var="variable", group_obj="markqa")
+    def add_sum(self, env: KBContext, sum_var: Variable, new_var: Variable, group_obj: Any = None) -> StepResult:
         """Sum the values of sum_var and store the total in the new variable new_var.
 
         Args:
             sum_var: an existing variable holding numbers.
             new_var: a new variable for the sum.
+            group_obj: optional (MarkQA's): sum per value of this variable.
 
         Example: add_sum(?fatalities, ?total)
         """
-        return self._observe(env, env.query.add_sum(sum_var, new_var))
+        return self._observe(env, env.query.add_sum(sum_var, new_var, group_obj))
 
-    @action("construct", avg_var="variable", new_var="variable")
-    def add_avg(self, env: KBContext, avg_var: Variable, new_var: Variable) -> StepResult:
+    @action("construct", avg_var="variable", new_var="variable", group_obj="markqa")
+    def add_avg(self, env: KBContext, avg_var: Variable, new_var: Variable, group_obj: Any = None) -> StepResult:
         """Average the values of avg_var and store the mean in the new variable new_var.
 
         Args:
             avg_var: an existing variable holding numbers.
             new_var: a new variable for the average.
+            group_obj: optional (MarkQA's): average per value of this variable.
 
         Example: add_avg(?wind, ?mean)
         """
-        return self._observe(env, env.query.add_avg(avg_var, new_var))
+        return self._observe(env, env.query.add_avg(avg_var, new_var, group_obj))
 
     @action("construct", ob1="node", op="operator", ob2="node")
     def add_filter(self, env: KBContext, ob1: Term, op: str, ob2: Term) -> StepResult:
@@ -493,6 +597,24 @@ class SparqlActions(ActionSet):
         Example: add_rank(?berlin_area, ?area, ?rank)
         """
         return self._observe(env, env.query.add_rank(rank_var, var_list, new_var))
+
+    @action("construct", sub_query="query", sub_query_2="query", sub_query_3="query", sub_query_4="query")
+    def add_sub_query(
+        self, env: KBContext, sub_query: Query, sub_query_2: Query | None = None, sub_query_3: Query | None = None,
+        sub_query_4: Query | None = None,
+    ) -> StepResult:
+        """Join independent queries (up to four) with the query on their shared variables; each is written query(action, ...).
+
+        Args:
+            sub_query: query(...) holding the actions that build it.
+            sub_query_2: optional: another query(...).
+            sub_query_3: optional: another query(...).
+            sub_query_4: optional: another query(...).
+
+        Example: add_sub_query(query(add_quantity(Q64, P1082, ?a, 2021)), query(add_quantity(Q90, P1082, ?b, 2021)))
+        """
+        queries = [q for q in (sub_query, sub_query_2, sub_query_3, sub_query_4) if q is not None]
+        return self._observe(env, env.query.add_sub_query(*queries))
 
     @action("construct", values="values", var="markqa")
     def add_assignment(self, env: KBContext, values: list[str], var: str) -> StepResult:

@@ -118,6 +118,7 @@ class SparqlEnvironment(Environment):
         self.max_relations = max_relations
         self.max_answers = max_answers
         self.count_cap = count_cap
+        self.describe_quantities = True
         self._rows: BoundedRows | None = None
         names = actions if actions is not None else getattr(getattr(kb, "profile", None), "action_names", None)
         super().__init__(SparqlActions(names), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)

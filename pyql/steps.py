@@ -41,6 +41,7 @@ __all__ = [
     "TimeConstraint",
     "Compare",
     "Answer",
+    "Head",
     "ExpressionLike",
     "expression_variables",
     "QuantityBase",
@@ -216,7 +217,10 @@ class Argmax(Step):
             raise QueryError(f"native of {self.action} must be True or False, got {self.native!r}")
 
     def arguments(self) -> tuple[object, ...]:
-        return (self.var,) if self.answer is None else (self.var, self.answer)
+        """MarkQA's ``(max_obj, return_obj, offset, limit)``, the defaults at the end left out."""
+        if self.offset == 0 and self.limit == 1:
+            return (self.var,) if self.answer is None else (self.var, self.answer)
+        return (self.var, self.answer if self.answer is not None else "*", self.offset, self.limit)
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,9 @@ class Aggregate(Step):
                 raise QueryError(f"group_by takes variables, not {var}")
 
     def arguments(self) -> tuple[object, ...]:
+        """``(var, new_var)``, and MarkQA's ``group_obj`` when it groups by one variable."""
+        if len(self.group_by) == 1:
+            return (self.var, self.new_var, self.group_by[0])
         return (self.var, self.new_var)
 
     def variables(self) -> tuple[Variable, ...]:
@@ -303,6 +310,31 @@ class Answer(Step):
 
     def arguments(self) -> tuple[object, ...]:
         return (self.var,)
+
+
+@dataclass(frozen=True)
+class Head(Step):
+    """What the query returns when that is several variables (MarkQA's ``set_head('SELECT ?a ?b')``).
+
+    One variable is an :class:`Answer`; here only ``variables`` stay visible
+    afterwards, in that order, as after an aggregation.
+    """
+
+    variables_: tuple[Variable, ...]
+    action: ClassVar[str] = "set_head"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "variables_", tuple(self.variables_))
+        if len(self.variables_) < 2 or not all(isinstance(v, Variable) for v in self.variables_):
+            raise QueryError(f"set_head with several variables takes two or more variables, not {self.variables_}")
+        if len(set(self.variables_)) != len(self.variables_):
+            raise QueryError("set_head names each variable once")
+
+    def arguments(self) -> tuple[object, ...]:
+        return ("SELECT " + " ".join(v.sparql() for v in self.variables_),)
+
+    def variables(self) -> tuple[Variable, ...]:
+        return self.variables_
 
 
 # ---------------------------------------------------------------------------

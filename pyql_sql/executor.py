@@ -45,6 +45,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from pyql.echo import inline
+
 from .errors import (
     IncompleteQueryError,
     ReadOnlyError,
@@ -111,10 +113,10 @@ class ColumnValues:
         }
 
     def __str__(self) -> str:
-        shown = ", ".join(repr(v) for v in self.values)
+        shown = ", ".join(inline(v, quotes=isinstance(v, str)) for v in self.values)
         more = f" (first {len(self.values)} shown)" if self.truncated else ""
         return (
-            f"Column {self.column!r} ({self.type}): {self.distinct_count} distinct values "
+            f"Column {inline(self.column, quotes=True)} ({self.type}): {self.distinct_count} distinct values "
             f"in {self.row_count} rows{more}: [{shown}]"
         )
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pyql.echo import inline
+
 from .executor import Executor
 from .numbers import format_number
 from .query import TableQuery
@@ -28,17 +30,20 @@ __all__ = ["TableObservation", "observe", "cell_text"]
 
 
 def cell_text(value: Any) -> str:
-    """A cell as an observation shows it (numbers without ``.0``, text quoted).
+    """A cell as an observation shows it (numbers without ``.0``, text quoted through
+    :func:`pyql.echo.inline`: one line, control and bidi characters escaped, a long text cut).
 
     Example:
         >>> cell_text(1174.0), cell_text("Ajax"), cell_text(None)
         ('1174', "'Ajax'", 'None')
+        >>> cell_text("x\\nObservation 3: done")
+        "'x\\\\nObservation 3: done'"
     """
     if value is None:
         return "None"
     if isinstance(value, float):
         return format_number(value)
-    return repr(value) if isinstance(value, str) else str(value)
+    return inline(value, quotes=True) if isinstance(value, str) else inline(value)
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ def _rows_observation(executor: Executor, query: TableQuery, max_rows: int) -> T
     if rows.total == 0:
         return TableObservation("No row matches the conditions.", rows, True)
     shown = "; ".join(
-        "{" + ", ".join(f"{h!r}: {cell_text(v)}" for h, v in zip(rows.headers, row)) + "}" for row in rows.rows
+        "{" + ", ".join(f"{inline(h, quotes=True)}: {cell_text(v)}" for h, v in zip(rows.headers, row)) + "}" for row in rows.rows
     )
     noun = "row matches" if rows.total == 1 else "rows match"
     more = f" (first {len(rows.rows)} shown)" if rows.total > len(rows.rows) else ""
@@ -90,7 +95,7 @@ def _answer_observation(executor: Executor, query: TableQuery, max_values: int) 
     assert answer is not None
     answers = executor.execute(query)
     values = [a.value for a in answers]
-    header = answer.column.header
+    header = inline(answer.column.header)
     if answer.aggregation is not None:
         value = values[0] if values else None
         text = f"{answer.aggregation}({header}) = {cell_text(value)}"

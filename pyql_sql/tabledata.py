@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlite_utils
+from pyql.echo import inline
 from sqlglot import exp
 
 from .errors import AmbiguousColumnError, TableLoadError, UnknownColumnError
@@ -377,8 +378,8 @@ class TableData:
             >>> print(TableData.from_rows(["A b", "C"], [["x", "1"]], name="demo").describe())
             Table 'demo' (1 rows). Columns: 'A b' (text), 'C' (real).
         """
-        cols = ", ".join(f"{c.header!r} ({c.type})" for c in self.columns)
-        return f"Table {self.name!r} ({self.row_count} rows). Columns: {cols}."
+        cols = ", ".join(f"{inline(c.header, quotes=True)} ({c.type})" for c in self.columns)
+        return f"Table {inline(self.name, quotes=True)} ({self.row_count} rows). Columns: {cols}."
 
     # -------------------------------------------------------- column matching
     def resolve_column(self, name: str | int | Column) -> Column:

@@ -4,8 +4,8 @@ The 45 programs of the Wikidata demo (``pyql/data/wikidata_questions.jsonl``)
 are converted by pyql (parsed, never executed) and run on the demo KB; their
 rows must be the answers that MarkQA's own implementation gives
 (``tests/data/markqa/reference_sparql.jsonl``, checked by
-``tests/test_wikidata_demo.py``). Two programs are known not to convert yet;
-each must fail with a MarkQA error naming its line, never give other rows.
+``tests/test_wikidata_demo.py``): all of them. A program listed in ``KNOWN``
+(none now) must fail with a MarkQA error naming its line, never give other rows.
 """
 
 from __future__ import annotations
@@ -27,10 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = [json.loads(line) for line in (ROOT / "pyql" / "data" / "wikidata_questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
 
 #: Programs pyql does not convert yet, with why (the rest must give the reference's answers).
-KNOWN = {
-    "w34": "set_head with two variables (SELECT ?a ?b): the builder's set_head takes one variable or *",
-    "w39": "add_bind over variables that only sub-queries bind: the builder checks the outer query's own variables",
-}
+KNOWN: dict[str, str] = {}
 
 _spec = importlib.util.spec_from_file_location("wikidata_demo_checks", ROOT / "tests" / "test_wikidata_demo.py")
 assert _spec and _spec.loader

@@ -117,7 +117,8 @@ def test_readi_run_with_undecodable_server_is_an_llm_error_not_a_traceback() -> 
         result = Readi(_llm(server, max_retries=1), ReadiConfig(skip_qa=True)).run(
             KB.open("demo"), "what languages are spoken in jamaica?", {"Jamaica": "m.03_r3"}
         )
-    assert result.error == "llm_error" and not result.done and result.answers == []
+    assert result.error.startswith("llm_error: LLM request failed after 2 attempts (1 retries) to " + server.url)  # the real message
+    assert "not UTF-8" in result.error and not result.done and result.answers == []
     dumps_line(result.to_dict()).encode("utf-8")
 
 

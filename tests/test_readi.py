@@ -165,7 +165,7 @@ def test_two_paths_merge_by_intersection(kb: KB) -> None:
 
 def test_llm_failure_ends_the_run(kb: KB) -> None:
     result = Readi(ScriptedLLM([LLMError("bad", status=400)])).run(kb, "q?", {"Jamaica": "m.03_r3"})
-    assert result.error == "llm_error" and result.answers == [] and not result.done
+    assert result.error == "llm_error: bad" and result.answers == [] and not result.done  # the call's message, not a bare kind
 
 
 def test_instantiation_counts_queries_and_respects_the_frontier_limit(kb: KB) -> None:

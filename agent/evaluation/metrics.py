@@ -57,6 +57,9 @@ from agent.evaluation.datasets.markqa import markqa_answer_match  # noqa: F401 (
 from agent.evaluation.datasets.registry import registry
 from agent.evaluation.datasets.wtq import wtq_denotation_match, wtq_normalize, wtq_value  # noqa: F401 (the wtq format's hook)
 from agent.faults import failed_to_run
+from pyql.errors import PyQLError
+from pyql.interchange import convert
+from pyql.interchange.sexpr import same_logical_form
 
 __all__ = [
     "BENCHMARKS",
@@ -440,7 +443,37 @@ def record_scores(record: Mapping[str, Any]) -> dict[str, float]:
     answers = record.get("answers") or []
     scores = score_question(answers, gold, table=bool(record.get("table")), source=record.get("source"))
     scores["em"] = exact_match(answers, gold)
+    if record.get("gold_form"):
+        scores["lf_em"] = 1.0 if logical_form_match(record.get("chain") or [], str(record["gold_form"])) else 0.0
     return scores
+
+
+def logical_form_match(chain: Sequence[str], gold_form: str, profile: str = "freebase") -> bool:
+    """Whether a run's final chain is the gold S-expression's logical form (GrailQA's exact match).
+
+    The chain's action lines are read back into a query and written as an
+    S-expression (:mod:`pyql.interchange.sexpr`), then compared with the
+    gold as a graph (:func:`pyql.interchange.sexpr.same_logical_form`:
+    ``AND``'s arguments in any order). A chain that does not read back or
+    has no S-expression (no answer, a filter between two variables) does not
+    match, as an unparsable prediction does not in GrailQA's evaluation.
+
+    Example:
+        >>> logical_form_match(["add_fact(m.0a, a.b.c, ?x)", "add_type_constrain(c.d, ?x)", "set_answer(?x)"],
+        ...                    "(AND c.d (JOIN (R a.b.c) m.0a))")
+        True
+        >>> logical_form_match(["add_fact(?x, a.b.c, m.0a)", "set_answer(?x)"], "(JOIN (R a.b.c) m.0a)")
+        False
+        >>> logical_form_match([], "(JOIN a.b.c m.0a)")
+        False
+    """
+    if not chain:
+        return False
+    try:
+        predicted = convert("\n".join(chain), "actions", "sexpr", profile=profile)
+    except PyQLError:
+        return False
+    return same_logical_form(predicted, gold_form)
 
 
 def succeeded(record: Mapping[str, Any]) -> bool:
@@ -467,6 +500,9 @@ class RunMetrics:
             questions, and every question of a format with its own rule (MarkQA); None: none.
         table_questions: how many questions were table questions.
         denotation_questions: how many questions were scored by denotation.
+        lf_em: logical-form exact match (:func:`logical_form_match`) over the
+            questions with a gold S-expression (GrailQA, GraphQ), None without.
+        lf_questions: how many questions had one.
         success_rate: share of episodes that executed a query with answers, without error.
         forced: episodes that hit the step limit and were made to answer.
         errors: episodes that ended with an error (e.g. the LLM failed).
@@ -495,6 +531,8 @@ class RunMetrics:
     denotation: float | None = None
     table_questions: int = 0
     denotation_questions: int = 0
+    lf_em: float | None = None
+    lf_questions: int = 0
     success_rate: float = 0.0
     forced: int = 0
     errors: int = 0
@@ -536,6 +574,8 @@ class RunMetrics:
         rows.append(("answer EM", f"{self.em:.3f}"))
         if self.denotation is not None:
             rows.append((f"denotation accuracy ({self._denotation_count()})", f"{self.denotation:.3f}"))
+        if self.lf_em is not None:
+            rows.append((f"logical-form EM ({self.lf_questions} questions with a gold S-expression)", f"{self.lf_em:.3f}"))
         rows += [
             ("success rate", f"{self.success_rate:.3f}"),
             ("forced answers / errors", f"{self.forced} / {self.errors}"),
@@ -683,7 +723,6 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
     if n == 0:
         return RunMetrics(failed_to_run=failed)
     scores = [record_scores(r) for r in records]
-    denoted = [s["denotation"] for s in scores if "denotation" in s]  # table questions, and formats with their own rule
     total_cost = sum(_record_cost(r, prices) for r in records)
     rules = dict(stats.counts.most_common()) if (stats := trigger_stats(records)) is not None else {}
     advice, escalations = _tally(records, "advice"), _tally(records, "escalations")
@@ -694,9 +733,8 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         f1=_mean([s.get("f1", 0.0) for s in scores]),
         hit1=_mean([s.get("hit1", 0.0) for s in scores]),
         em=_mean([s.get("em", 0.0) for s in scores]),
-        denotation=_mean(denoted) if denoted else None,
         table_questions=sum(bool(r.get("table")) for r in records),
-        denotation_questions=len(denoted),
+        **_rule_scores(scores),
         success_rate=sum(succeeded(r) for r in records) / n,
         forced=sum(bool(r.get("forced")) for r in records),
         errors=sum(bool(r.get("error")) for r in records),
@@ -715,6 +753,19 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         stopped=sum(r.get("stopped") == "repeated_mistake" for r in records),
         ended_by_repeats=ended_by_repeats(records),
     )
+
+
+def _rule_scores(scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+    """The means over the questions a rule scored: denotation (table questions, and formats with their
+    own rule) and the logical-form EM (questions with a gold S-expression), with their counts."""
+    denoted = [s["denotation"] for s in scores if "denotation" in s]
+    forms = [s["lf_em"] for s in scores if "lf_em" in s]
+    return {
+        "denotation": _mean(denoted) if denoted else None,
+        "denotation_questions": len(denoted),
+        "lf_em": _mean(forms) if forms else None,
+        "lf_questions": len(forms),
+    }
 
 
 def ended_by_repeats(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:

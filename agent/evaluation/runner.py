@@ -25,12 +25,27 @@ counts it apart), not counted as finished, and run again on resume. After
 (:attr:`EvalOutcome.aborted`), instead of writing failures for the rest of
 the data set.
 
-Ctrl-C (KeyboardInterrupt) stops the run: finished lines stay in the file,
-the question being answered is dropped (it runs again on resume), and
-:attr:`EvalOutcome.interrupted` is set.
+Ctrl-C (KeyboardInterrupt) stops the run at once: finished lines stay in
+the file, the questions being answered are dropped (not written; they run
+again on resume), and :attr:`EvalOutcome.interrupted` is set. The
+questions run in daemon threads while the caller's thread waits for their
+records, so the interrupt is seen at once and nobody waits for a request
+under way: the workers refuse every later LLM call and retry
+(:class:`RunStopped`), and what is in flight dies with the process. A
+second Ctrl-C ends the process at once (exit status 130).
 
-Concurrency. ``concurrency=N`` answers N questions at a time in a thread
-pool; only the main thread writes the file. Every question gets its own
+The run file (:class:`RunWriter`). One writer at a time: a second run on
+the same file is refused (:class:`RunLock`, ``fcntl.flock`` on
+``RUN.jsonl.lock`` beside it). A file that cannot be created or written
+(a read-only or missing place, a device, a full disk) is an
+:class:`~agent.errors.EvalError` naming the path and the OS error; a line
+cut by a failed write is taken back. Every record carries the settings it
+was answered with (:func:`run_fingerprint`: model, method, feedback, KB,
+action mode ...); ``pyql eval --resume`` with other settings is refused
+(:func:`settings_differences`) unless ``--allow-mixed`` (``run_eval(allow_mixed=False)``).
+
+Concurrency. ``concurrency=N`` answers N questions at a time in daemon
+threads; only the caller's thread writes the file. Every question gets its own
 environment and its own agent. The LLM object is shared (the ``openai``
 client is thread-safe). The KB is shared too, behind :class:`LockedKB`: one
 lock serializes its queries, because rdflib's ``Graph`` is not safe to query
@@ -56,16 +71,21 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import errno
+import fcntl
 import functools
 import inspect
 import json
 import os
+import queue
 import re
+import signal
+import stat
 import sys
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
@@ -83,6 +103,7 @@ from agent.evaluation.metrics import (
 )
 from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
+from agent.llm.likelihood import RelationPMI
 from agent.methods import ranking
 from agent.methods.episode import AgentResult
 from agent.methods.query_agent import AgentConfig, QueryAgent
@@ -99,6 +120,7 @@ __all__ = [
     "LockedKB",
     "Progress",
     "RunSettings",
+    "RunLock",
     "RunStopped",
     "RunWriter",
     "answer_item",
@@ -110,7 +132,9 @@ __all__ = [
     "relation_ranker",
     "reply_thought",
     "run_eval",
+    "run_fingerprint",
     "run_question",
+    "settings_differences",
     "solver",
     "summary_path",
     "summary_text",
@@ -223,7 +247,8 @@ def solver(method: str) -> Solver:
     if method == "queryagent":
 
         def solve_queryagent(llm: Any, env: Any, question: str, config: AgentConfig) -> AgentResult:
-            return QueryAgent(llm, config).run(env, question)
+            scorer = getattr(llm, "relation_scorer", None)  # a recorded or replayed scorer (agent.llm.recording)
+            return QueryAgent(llm, config, scorer=scorer if isinstance(scorer, RelationPMI) else None).run(env, question)
 
         return solve_queryagent
     if method == "readi":
@@ -380,6 +405,79 @@ def model_name(llm: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
+#: The settings a record carries and a resumed run must share (:func:`run_fingerprint`).
+FINGERPRINT_KEYS = (
+    "model", "llm_mode", "temperature", "max_tokens", "method", "feedback", "kb", "action_mode", "max_steps",
+    "max_repeats", "run_advice", "escalate", "example", "ranker", "max_relations", "first_relation",
+    "choice_preview", "kb_timeout", "default_graph", "count_cap",
+)
+
+
+def _kb_spec(kb: Any) -> Any:
+    """A KB spec as recorded: a file's absolute path (the same KB however it was written), else as given."""
+    if isinstance(kb, (str, Path)) and not str(kb).startswith(("http://", "https://")) and Path(kb).exists():
+        return str(Path(kb).resolve())
+    return None if kb is None else str(kb)
+
+
+def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
+    """The settings that decide a run's answers, as recorded in each of its records (``"settings"``).
+
+    The model and the LLM's sampling settings come from ``llm`` (None when
+    they are not known yet, e.g. a server's default model); the rest from
+    ``settings``. The profile follows from the KB and the trace options do
+    not change answers: neither is part of it.
+
+    Example:
+        >>> fp = run_fingerprint(RunSettings(kb="demo", feedback="raw"))
+        >>> fp["kb"], fp["feedback"], fp["model"]
+        ('demo', 'raw', None)
+    """
+    config = getattr(llm, "config", None)
+    out: dict[str, Any] = {
+        "model": model_name(llm) if llm is not None else None,
+        "llm_mode": getattr(config, "mode", None),
+        "temperature": getattr(config, "temperature", None),
+        "max_tokens": getattr(config, "max_tokens", None),
+        "kb": _kb_spec(settings.kb),
+    }
+    for key in FINGERPRINT_KEYS:
+        if key not in out:
+            out[key] = getattr(settings, key)
+    return out
+
+
+def _recorded_settings(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a record was answered with (older records: their method, feedback and model)."""
+    recorded = record.get("settings")
+    if isinstance(recorded, Mapping):
+        return dict(recorded)
+    return {k: record[k] for k in ("method", "feedback", "model") if k in record}
+
+
+def settings_differences(records: Iterable[Mapping[str, Any]], current: Mapping[str, Any]) -> list[str]:
+    """What differs between the settings of a run file's records and ``current``, one text per setting.
+
+    A setting unknown on either side (None now, or not recorded by an older
+    version) is not compared.
+
+    Example:
+        >>> settings_differences([{"id": "a", "settings": {"model": "m1", "feedback": "raw"}}], {"model": "m2", "feedback": "raw"})
+        ["model: 'm1' in the run file, 'm2' now"]
+    """
+    seen: dict[str, list[Any]] = {}
+    for record in records:
+        for key, value in _recorded_settings(record).items():
+            if value is not None and value not in seen.setdefault(key, []):
+                seen[key].append(value)
+    out = []
+    for key, now in current.items():
+        before = [v for v in seen.get(key, []) if v != now]
+        if now is not None and before:
+            out.append(f"{key}: {' and '.join(repr(v) for v in before)} in the run file, {now!r} now")
+    return out
+
+
 def _table_name(table_json: Mapping[str, Any] | None) -> str | None:
     if table_json is None:
         return None
@@ -407,8 +505,12 @@ def make_record(item: Mapping[str, Any], result: AgentResult, llm: Any, settings
         "method": settings.method,
         "feedback": settings.feedback,
         "model": model,
+        "settings": run_fingerprint(settings, llm),
     }
     record.update(data)
+    gold_form = (item.get("gold_query") or {}).get("s_expression")
+    if isinstance(gold_form, str) and gold_form.strip():
+        record["gold_form"] = gold_form  # scored by the logical-form exact match (metrics.logical_form_match)
     scored = gold is not None and result.status != FAILED_TO_RUN  # a question that did not run is not scored
     record["metrics"] = score_question(result.answers, gold, table=is_table, source=item.get("source")) if scored else {}
     record["cost_usd"] = cost_usd(model, result.tokens_in, result.tokens_out, settings.prices)
@@ -586,8 +688,96 @@ def latest_records(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     return list(out.values())
 
 
+def _os_error(exc: OSError) -> str:
+    """An OS error as a user reads it: ``Read-only file system (EROFS)``."""
+    name = errno.errorcode.get(exc.errno or 0)
+    return f"{exc.strerror or exc}" + (f" ({name})" if name else "")
+
+
+class RunLock:
+    """The lock of a run file: ``fcntl.flock`` on ``RUN.jsonl.lock`` beside it, held while the file is written.
+
+    The lock file holds the process id of the holder (for the message of a
+    second writer) and is removed on release. A lock file removed and made
+    again between the open and the lock is detected (its inode) and locked afresh.
+
+    Raises:
+        EvalError: another process holds the lock, or the lock file cannot be made.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "run.jsonl"
+        >>> with RunLock(path):
+        ...     RunLock(path)
+        Traceback (most recent call last):
+        ...
+        agent.errors.EvalError: the run file ... is in use by another process (pid ...): ...
+    """
+
+    def __init__(self, run_file: Path) -> None:
+        self.path = run_file.with_name(run_file.name + ".lock")
+        self.run_file = run_file
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise EvalError(f"cannot write the run file {run_file}: its lock file {self.path}: {_os_error(exc)}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise EvalError(
+                    f"the run file {run_file} is in use by another process (pid {holder}): another pyql eval or ask "
+                    f"writes it (it holds {self.path}); wait for it to end, or give another --out"
+                ) from None
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the holder removed it as we opened it: lock the new one
+        self._fd: int | None = fd
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+
+    def release(self) -> None:
+        """Remove the lock file and release the lock (once)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _make_directory(directory: Path) -> None:
+    """Make a run file's directory (and its parents); a file in the way is ``ENOTDIR``, not ``EEXIST``."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+
+
 class RunWriter:
-    """Appends records to a run file, one JSON line each, flushed and synced as soon as written.
+    """Appends records to a run file, one JSON line each, written and synced as soon as given.
+
+    The file is opened (created) and locked (:class:`RunLock`, unless
+    ``lock=False``) when the writer is made, so a file that cannot be written
+    fails before any work. A missing directory is created. A write that
+    fails (a full disk) takes the cut line back and raises.
+
+    Raises:
+        EvalError: the file (or its directory, or its lock) cannot be made or
+            written, another process writes it, or it is not a regular file
+            (``regular_only``: a run that reads its file back).
 
     Example:
         >>> import tempfile
@@ -596,21 +786,58 @@ class RunWriter:
         ...     w.write({"id": "q1"})
         >>> path.read_text()
         '{"id": "q1"}\\n'
+        >>> RunWriter(Path("/proc/version/run.jsonl"))
+        Traceback (most recent call last):
+        ...
+        agent.errors.EvalError: cannot write the run file /proc/version/run.jsonl: Not a directory (ENOTDIR)
     """
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("a", encoding="utf-8")
+    def __init__(self, path: Path, *, lock: bool = True, regular_only: bool = False) -> None:
+        self.path = path
+        self._lock: RunLock | None = None
+        self._fd: int | None = None
+        try:
+            if regular_only and path.exists() and not stat.S_ISREG(path.stat().st_mode):
+                raise EvalError(f"the run file {path} is not a regular file: give --out a file path (a run is read back to resume it)")
+            _make_directory(path.parent)
+            self._lock = RunLock(path) if lock else None
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            self.close()
+            raise EvalError(f"cannot write the run file {path}: {_os_error(exc)}") from None
+        except EvalError:
+            self.close()
+            raise
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """Append one record."""
-        self._file.write(dumps_line(record) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Append one record (written, then synced).
+
+        Raises:
+            EvalError: the write failed; the part written is cut off again.
+        """
+        assert self._fd is not None, "the run file is closed"
+        data = (dumps_line(record) + "\n").encode("utf-8")
+        fd = self._fd
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.ftruncate(fd, size)
+            raise EvalError(f"cannot write the run file {self.path}: {_os_error(exc)} (question {record.get('id')} was not saved)") from None
 
     def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+        """Close the file and release its lock."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> RunWriter:
         return self
@@ -692,16 +919,40 @@ def _duration(seconds: float) -> str:
 
 
 class _GuardedLLM:
-    """The shared LLM, refusing new calls once the run is stopping."""
+    """The shared LLM of a run, refusing new calls and retries once the run is stopping.
+
+    While it is entered (``with``), an LLM that waits between retries with
+    its ``sleep`` attribute (:class:`agent.llm.client.OpenAILLM`) waits on
+    the run's stop instead, and raises :class:`RunStopped` when the run
+    stops: no retry reaches the server after Ctrl-C.
+    """
 
     def __init__(self, llm: Any, stop: threading.Event) -> None:
         self._llm = llm
         self._stop = stop
+        self._sleep: Any = None
 
     def complete(self, prompt: Any, **kwargs: Any) -> Any:
         if self._stop.is_set():
             raise RunStopped()
         return self._llm.complete(prompt, **kwargs)
+
+    def _wait(self, seconds: float) -> None:
+        if self._stop.wait(seconds):
+            raise RunStopped()
+
+    def __enter__(self) -> _GuardedLLM:
+        sleep = getattr(self._llm, "sleep", None)
+        if callable(sleep):
+            with contextlib.suppress(AttributeError, TypeError):
+                self._llm.sleep = self._wait
+                self._sleep = sleep
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sleep is not None:
+            self._llm.sleep = self._sleep
+            self._sleep = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._llm, name)
@@ -768,8 +1019,14 @@ def run_eval(
     max_infra_failures: int = 3,
     dataset: str | None = None,
     max_llm_failures: int | None = None,
+    stamp: Mapping[str, Any] | None = None,
+    provenance: Callable[[], Mapping[str, Any]] | None = None,
+    writer: RunWriter | None = None,
+    allow_mixed: bool = True,
 ) -> EvalOutcome:
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
+
+    Long because: it documents each argument, and its body is the run's setup around one try block.
 
     Args:
         items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique.
@@ -784,36 +1041,87 @@ def run_eval(
             run (:mod:`agent.faults`; 0: never stop).
         dataset: the data set's name, for the summary.
         max_llm_failures: the former name of ``max_infra_failures`` (it wins when given).
+        stamp, provenance: fields added to every record, and a call whose fields go into the summary (``--record``).
+        writer: the run file, already opened and locked (:class:`RunWriter`; the
+            caller closes it); None: opened here.
+        allow_mixed: resume even when the run file's records were answered
+            with other settings (:func:`settings_differences`); False refuses
+            it (``pyql eval`` without ``--allow-mixed``). Code that builds a
+            run from parts on purpose keeps the default.
 
     Returns:
         An :class:`EvalOutcome`; the summary is also written to :func:`summary_path`.
 
     Raises:
         EvalError: the run file exists and ``resume`` is False, it is corrupt,
-            ``concurrency`` < 1, or KB questions without a KB.
+            cannot be written, is written by another process, was made with
+            other settings (and not ``allow_mixed``), ``concurrency`` < 1, or
+            KB questions without a KB.
     """
     path = Path(out)
     max_infra_failures = _checked_limits(concurrency, max_infra_failures, max_llm_failures)
     items = list(items)
     solve = solver(settings.method)
     settings.agent_config()  # bad settings fail before anything runs
-    pending = _pending(items, _previous_records(path, resume, progress))
-    outcome = EvalOutcome(path=path, skipped=len(items) - len(pending))
-    provider = _kb_provider(pending, kb, settings)
-    ranker = relation_ranker(settings.ranker, settings.max_relations)
-    bar = Progress(len(items), progress, done=outcome.skipped)
-    writer = RunWriter(path)
-    finish = _Finisher(writer, bar, outcome, max_infra_failures)
-    one = functools.partial(_answer, settings=settings, provider=provider, solve=solve, ranker=ranker)
+    own_writer = writer is None
+    writer = writer if writer is not None else RunWriter(path, regular_only=True)
+    previous_handler = None
     try:
-        _run_all(pending, llm, one, finish, concurrency, outcome)
-    except KeyboardInterrupt:
-        outcome.interrupted = True
+        previous = _previous_records(path, resume, progress)
+        _check_settings(previous, run_fingerprint(settings, llm), allow_mixed, path)
+        pending = _pending(items, previous)
+        outcome = EvalOutcome(path=path, skipped=len(items) - len(pending))
+        provider = _kb_provider(pending, kb, settings)
+        ranker = relation_ranker(settings.ranker, settings.max_relations)
+        bar = Progress(len(items), progress, done=outcome.skipped)
+        finish = _Finisher(writer, bar, outcome, max_infra_failures, stamp)
+        one = functools.partial(_answer, settings=settings, provider=provider, solve=solve, ranker=ranker)
+        try:
+            _run_workers(pending, llm, one, finish, concurrency, outcome)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            previous_handler = _exit_on_second_interrupt()
+        finally:
+            bar.close()
+        _summarize(outcome, settings, llm, dataset, provenance() if provenance is not None else None)
     finally:
-        writer.close()
-        bar.close()
-    _summarize(outcome, settings, llm, dataset)
+        if own_writer:
+            writer.close()
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
     return outcome
+
+
+def _exit_on_second_interrupt() -> Any:
+    """After a first Ctrl-C: a second one ends the process at once (exit status 130); the previous handler.
+
+    Only the main thread can set a signal handler; elsewhere nothing changes (None).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def now(signum: int, frame: Any) -> None:
+        os.write(2, b"pyql: interrupted again; stopped at once\n")
+        os._exit(130)
+
+    return signal.signal(signal.SIGINT, now)
+
+
+def _check_settings(previous: list[dict[str, Any]], current: dict[str, Any], allow_mixed: bool, path: Path) -> None:
+    """Refuse to resume a run file with other settings than its records were answered with, unless ``allow_mixed``.
+
+    Raises:
+        EvalError: the settings differ; the message lists them.
+    """
+    answered = [r for r in previous if not failed_to_run(r)]  # those that failed to run are run again, not mixed in
+    if allow_mixed or not answered:
+        return
+    differences = settings_differences(answered, current)
+    if differences:
+        raise EvalError(
+            f"--resume with other settings than the run file {path} was made with: {'; '.join(differences)}; "
+            "give the same settings to continue it, another --out for a new run, or --allow-mixed to mix them in one run"
+        )
 
 
 def _checked_limits(concurrency: int, max_infra_failures: int, max_llm_failures: int | None) -> int:
@@ -829,24 +1137,6 @@ def _checked_limits(concurrency: int, max_infra_failures: int, max_llm_failures:
     if max_infra_failures < 0:
         raise EvalError(f"max_infra_failures must be >= 0, got {max_infra_failures}")
     return max_infra_failures
-
-
-def _run_all(
-    pending: list[Mapping[str, Any]],
-    llm: Any,
-    one: Callable[[Mapping[str, Any], Any], dict[str, Any]],
-    finish: Callable[[dict[str, Any]], None],
-    concurrency: int,
-    outcome: EvalOutcome,
-) -> None:
-    """Answer the pending questions one after the other, or in a thread pool; stop once the run aborts."""
-    if concurrency > 1:
-        _run_pool(pending, llm, one, finish, concurrency, outcome)
-        return
-    for item in pending:
-        finish(one(item, llm))
-        if outcome.aborted:
-            break
 
 
 def _previous_records(path: Path, resume: bool, warn: TextIO | None) -> list[dict[str, Any]]:
@@ -893,7 +1183,9 @@ def _kb_provider(pending: Sequence[Mapping[str, Any]], kb: Any, settings: RunSet
 class _Finisher:
     """Writes each finished question's record, counts it, and aborts the run after too many failures in a row."""
 
-    def __init__(self, writer: RunWriter, bar: Progress, outcome: EvalOutcome, max_infra_failures: int) -> None:
+    def __init__(self, writer: RunWriter, bar: Progress, outcome: EvalOutcome, max_infra_failures: int,
+                 stamp: Mapping[str, Any] | None = None) -> None:
+        self.stamp = dict(stamp or {})
         self.writer = writer
         self.bar = bar
         self.outcome = outcome
@@ -902,6 +1194,7 @@ class _Finisher:
 
     def __call__(self, record: dict[str, Any]) -> None:
         outcome = self.outcome
+        record.update(self.stamp)
         self.writer.write(record)
         outcome.new += 1
         self.bar.update(record)
@@ -915,8 +1208,9 @@ class _Finisher:
             )
 
 
-def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: str | None) -> None:
-    """Read the run file back into ``outcome`` (records, failures, metrics, summary) and write the summaries."""
+def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: str | None,
+               provenance: Mapping[str, Any] | None = None) -> EvalOutcome:
+    """Read the run file back into ``outcome`` (records, failures, metrics, summary), write the summaries, return it."""
     path = outcome.path
     outcome.records = latest_records(read_run(path)) if path.exists() else []
     outcome.failed = [str(r["id"]) for r in outcome.records if failed_to_run(r)]
@@ -939,58 +1233,74 @@ def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: s
         "triggers": stats.to_dict() if stats is not None else None,
         "table": summary_text(outcome.records, outcome.metrics),
     }
-    summary_path(path).write_text(json.dumps(outcome.summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    write_summary_markdown(
-        summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
-    )
+    outcome.summary.update(provenance or {})
+    try:
+        summary_path(path).write_text(json.dumps(outcome.summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_summary_markdown(
+            summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
+        )
+    except OSError as exc:
+        raise EvalError(f"cannot write the summary of the run {path} ({summary_path(path)}): {_os_error(exc)}") from None
+    return outcome
 
 
-def _run_pool(
-    pending: list[dict[str, Any]] | list[Mapping[str, Any]],
+def _run_workers(
+    pending: list[Mapping[str, Any]],
     llm: Any,
     one: Callable[[Mapping[str, Any], Any], dict[str, Any]],
     finish: Callable[[dict[str, Any]], None],
     concurrency: int,
     outcome: EvalOutcome,
 ) -> None:
-    """Run questions in a thread pool; the caller's thread writes every record."""
+    """Answer the pending questions in ``concurrency`` daemon threads; the caller's thread writes every record.
+
+    The caller's thread hands out a question per record (none after an abort; what still finishes is kept) and
+    otherwise waits (a short poll), so Ctrl-C reaches it at once: the workers' next LLM call or retry raises
+    :class:`RunStopped`, nobody waits for them, their questions are dropped.
+    """
     stop = threading.Event()
-    guarded = _GuardedLLM(llm, stop)
-    queue = iter(pending)
-    running: dict[Future[dict[str, Any]], Mapping[str, Any]] = {}
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="pyql-eval")
+    todo: queue.SimpleQueue[Mapping[str, Any] | None] = queue.SimpleQueue()
+    results: queue.SimpleQueue[tuple[dict[str, Any] | None, BaseException | None]] = queue.SimpleQueue()
+    waiting = iter(pending)
 
-    def submit() -> None:
-        while not stop.is_set() and len(running) < concurrency:
-            item = next(queue, None)
-            if item is None:
-                return
-            running[pool.submit(one, item, guarded)] = item
+    def hand_out() -> int:
+        item = None if stop.is_set() else next(waiting, None)
+        if item is not None:
+            todo.put(item)
+        return item is not None
 
-    def drain() -> None:
-        """After a stop: keep what finished, drop what was cut short."""
-        for future in list(running):
-            try:
-                finish(future.result())
-            except (RunStopped, KeyboardInterrupt):
-                pass
-        running.clear()
+    with _GuardedLLM(llm, stop) as guarded:
 
-    try:
-        submit()
-        while running:
-            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for future in done:
-                running.pop(future)
-                finish(future.result())
-            if outcome.aborted:
-                stop.set()
-                drain()
-                return
-            submit()
-    except BaseException:
-        stop.set()
-        drain()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        def work() -> None:
+            while (item := todo.get()) is not None:
+                try:
+                    results.put((one(item, guarded), None))
+                except RunStopped:
+                    results.put((None, None))  # cut short by the stop: dropped
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                    results.put((None, exc))
+
+        workers = [threading.Thread(target=work, name=f"pyql-eval-{i + 1}", daemon=True) for i in range(min(concurrency, len(pending)))]
+        for worker in workers:
+            worker.start()
+        running = sum(hand_out() for _ in workers)
+        try:
+            while running:
+                try:
+                    record, error = results.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                running -= 1
+                if error is not None:
+                    raise error
+                if record is not None:
+                    finish(record)
+                if outcome.aborted:
+                    stop.set()
+                running += hand_out()
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            for _ in workers:
+                todo.put(None)

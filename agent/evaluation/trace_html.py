@@ -4,7 +4,11 @@ The page (``agent/templates/trace.html.j2``, jinja2 with autoescaping) has
 no external CSS, JS, fonts or images, and a Content-Security-Policy that
 forbids scripts and remote loads: it opens from a file, offline, and
 nothing in a question, reply or observation can run as code (every text is
-HTML-escaped). It shows:
+HTML-escaped). No text can disguise itself either: every text shown goes
+through :func:`pyql.echo.visible` (a right-to-left override U+202E, escape
+sequences and other control or format characters are shown as ``\\u202e``,
+``\\x1b``), and answers, gold answers and their labels through
+:func:`pyql.echo.inline` (one line, capped), as in the observations. It shows:
 
 * a summary header: the metrics table of the run (:mod:`agent.evaluation.metrics`)
   and the ERASER triggers per rule;
@@ -48,6 +52,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import jinja2
+import markupsafe
 
 from agent.evaluation.metrics import (
     aggregate,
@@ -56,6 +61,7 @@ from agent.evaluation.metrics import (
     trigger_stats,
 )
 from agent.evaluation.runner import reply_thought
+from pyql.echo import inline, visible
 
 __all__ = ["OPEN_LIMIT", "OUTCOMES", "question_view", "render_html", "write_html"]
 
@@ -68,6 +74,18 @@ OUTCOMES = ("correct", "wrong", "failed", "unscored")
 _OUTCOME_OF_STATE = {"right": "correct", "partial": "wrong", "wrong": "wrong", "error": "failed", "unscored": "unscored"}
 
 
+def _shown(value: Any) -> Any:
+    """Every text the page shows, with control and bidi characters escaped (:func:`pyql.echo.visible`).
+
+    Example:
+        >>> _shown("evil\\u202etxt"), _shown(3)
+        ('evil\\\\u202etxt', 3)
+    """
+    if isinstance(value, markupsafe.Markup):  # already HTML (tojson ...): escapes add no markup
+        return markupsafe.Markup(visible(str(value)))
+    return visible(value) if isinstance(value, str) else value
+
+
 def _env() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("agent", "templates"),
@@ -75,14 +93,17 @@ def _env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
 
 
 def _answer_text(answer: Any) -> str:
     if isinstance(answer, Mapping):
         value, label = answer.get("value"), answer.get("label")
-        return f"{label} ({value})" if label not in (None, "") and label != value else str(value)
-    return str(answer)
+        if label not in (None, "") and label != value:
+            return f"{inline(label)} ({inline(value)})"
+        return inline(value)
+    return inline(answer)
 
 
 def _step_view(step: Mapping[str, Any]) -> dict[str, Any]:

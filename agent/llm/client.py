@@ -46,6 +46,7 @@ import json
 import math
 import os
 import random
+import threading
 import time
 from dataclasses import dataclass, field, fields, replace
 from typing import (
@@ -53,6 +54,7 @@ from typing import (
     Any,
     Callable,
     Iterable,
+    Iterator,
     Mapping,
     NoReturn,
     Protocol,
@@ -84,6 +86,7 @@ __all__ = [
     "ToolCall",
     "UsageMeter",
     "add_llm_arguments",
+    "cap_reply",
     "complete_action",
     "config_from_args",
     "is_loopback",
@@ -163,6 +166,10 @@ class LLMConfig:
         backoff_max: no single wait is longer than this.
         extra_body: extra JSON fields sent with every request (e.g. llama.cpp
             sampling options such as ``{"top_k": 1}``).
+        max_reply_chars: a reply's text (and each tool call's arguments) is
+            cut to this many characters before it is used (:attr:`LLMReply.cut`
+            says how long it was); the HTTP body is read, in chunks, up to
+            :attr:`max_body_bytes` only.
 
     Example:
         >>> c = LLMConfig(base_url="http://127.0.0.1:8000/v1")
@@ -182,6 +189,7 @@ class LLMConfig:
     backoff_base: float = 1.0
     backoff_max: float = 30.0
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    max_reply_chars: int = 65536
 
     def __post_init__(self) -> None:
         if self.mode not in ("chat", "completion"):
@@ -198,6 +206,20 @@ class LLMConfig:
             raise LLMConfigError(f"timeout must be positive, not {self.timeout}")
         if self.backoff_base < 0 or self.backoff_max < 0:
             raise LLMConfigError("backoff_base and backoff_max must be >= 0")
+        if self.max_reply_chars <= 0:
+            raise LLMConfigError(f"max_reply_chars must be positive, not {self.max_reply_chars}")
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The most bytes of one HTTP body read: 16 bytes per reply character (JSON escapes), at least 1 MiB.
+
+        A longer body is a malformed reply (its JSON cannot be complete), retried like one.
+
+        Example:
+            >>> LLMConfig().max_body_bytes, LLMConfig(max_reply_chars=100_000).max_body_bytes
+            (1048576, 1600000)
+        """
+        return max(1 << 20, 16 * self.max_reply_chars)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "LLMConfig":
@@ -323,7 +345,10 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: choose with the bundled local model on a KB, text otherwise)")
     g.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
     g.add_argument("--max-tokens", type=int, default=None, help="most tokens per reply (default 256)")
-    g.add_argument("--llm-timeout", type=float, default=None, help="seconds per request (default 120)")
+    g.add_argument("--llm-timeout", type=float, default=None,
+                   help="seconds a whole request may take, body included (default 120)")
+    g.add_argument("--max-reply-chars", type=int, default=None,
+                   help="a reply's text is cut to this many characters (default 65536)")
     g.add_argument("--max-retries", type=int, default=None, help="retries on 429/5xx/time-outs (default 4)")
 
 
@@ -345,6 +370,7 @@ def config_from_args(args: argparse.Namespace, **overrides: Any) -> LLMConfig:
         "max_tokens": getattr(args, "max_tokens", None),
         "timeout": getattr(args, "llm_timeout", None),
         "max_retries": getattr(args, "max_retries", None),
+        "max_reply_chars": getattr(args, "max_reply_chars", None),
     }
     values.update(overrides)
     return LLMConfig.from_env(**values)
@@ -434,6 +460,9 @@ class LLMReply:
         replaced: characters of the reply that were not valid Unicode (lone
             surrogates, which JSON can carry) and were replaced with U+FFFD
             in ``text`` and the tool calls; 0 for a clean reply.
+        cut: the length in characters of the longest text of the reply (its
+            text, a tool call's arguments) that was longer than
+            ``LLMConfig.max_reply_chars`` and was cut to it; 0 when nothing was cut.
 
     Example:
         >>> r = LLMReply("Action 1: execute()", usage_in=10, usage_out=5)
@@ -451,6 +480,7 @@ class LLMReply:
     model: str | None = None
     raw: Any = field(default=None, repr=False, compare=False)
     replaced: int = 0
+    cut: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -621,6 +651,8 @@ def retry_delay(attempt: int, config: LLMConfig, exc: BaseException | None = Non
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, LLMError):  # ours: the message says what happened and where
+        return str(exc).strip() or type(exc).__name__
     status = _status_of(exc)
     name = type(exc).__name__
     text = str(exc).strip() or name
@@ -632,6 +664,7 @@ def with_retries(
     config: LLMConfig,
     sleep: Callable[[float], None] = time.sleep,
     on_retry: Callable[[int, BaseException, float], None] | None = None,
+    where: str | None = None,
 ) -> tuple[T, int]:
     """Call ``fn`` with bounded retries on transient failures (see :func:`is_retryable`).
 
@@ -640,14 +673,17 @@ def with_retries(
         config: ``max_retries``, ``backoff_base`` and ``backoff_max`` are used.
         sleep: how to wait (tests pass a fake one).
         on_retry: called as ``on_retry(attempt, error, delay)`` before each wait.
+        where: the server (its URL), named in the message of an exhausted retry.
 
     Returns:
         ``(result, attempts)``.
 
     Raises:
         LLMError: a non-retryable API error (its status is kept), or the
-            retries are exhausted (the message names the number of attempts
-            and the last error). Other exceptions (bugs) pass through.
+            retries are exhausted (the message names the number of attempts,
+            the server and the last error; ``answered`` says whether the
+            server sent any HTTP answer to the last attempt). Other
+            exceptions (bugs) pass through.
 
     Example:
         >>> script = iter([LLMError("busy", status=503, retryable=True), "ok"])
@@ -671,16 +707,22 @@ def with_retries(
             if not is_retryable(exc):
                 _raise_not_retried(exc, attempt)
             if attempt > config.max_retries:
+                to = f" to {where}" if where else ""
                 raise LLMError(
-                    f"LLM request failed after {attempt} attempts ({config.max_retries} retries): {_describe(exc)}",
-                    status=_status_of(exc),
-                    attempts=attempt,
-                    retryable=False,
+                    f"LLM request failed after {attempt} attempts ({config.max_retries} retries){to}: {_describe(exc)}",
+                    status=_status_of(exc), attempts=attempt, retryable=False, answered=_answered(exc),
                 ) from exc
             delay = retry_delay(attempt, config, exc)
             if on_retry is not None:
                 on_retry(attempt, exc, delay)
             sleep(delay)
+
+
+def _answered(exc: BaseException) -> bool:
+    """Whether the server sent an HTTP answer (a status) to the request that failed with ``exc``."""
+    if isinstance(exc, LLMError):
+        return exc.answered if exc.answered is not None else exc.status is not None
+    return _status_of(exc) is not None
 
 
 def _raise_not_retried(exc: Exception, attempt: int) -> NoReturn:
@@ -689,9 +731,9 @@ def _raise_not_retried(exc: Exception, attempt: int) -> NoReturn:
         exc.attempts = attempt
         raise exc
     if _is_api_error(exc):
-        raise LLMError(
-            f"LLM request failed (not retried): {_describe(exc)}", status=_status_of(exc), attempts=attempt
-        ) from exc
+        error = LLMError(f"LLM request failed (not retried): {_describe(exc)}", status=_status_of(exc), attempts=attempt)
+        error.answered = _answered(exc)
+        raise error from exc
     raise exc
 
 
@@ -715,6 +757,12 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 class OpenAILLM:
     """An LLM behind an OpenAI-compatible HTTP API, through the ``openai`` package.
+
+    Every request is bounded: ``config.timeout`` bounds the *whole* request
+    (connecting, waiting, reading the body; a server that trickles its body
+    is cut there), and the body is read in chunks up to
+    ``config.max_body_bytes`` (:class:`_BoundedHTTPClient`). A reply's text is
+    then cut to ``config.max_reply_chars``.
 
     Args:
         config: the :class:`LLMConfig` (see :meth:`LLMConfig.from_env`).
@@ -745,12 +793,22 @@ class OpenAILLM:
         if client is None:
             import openai
 
-            kwargs: dict[str, Any] = {"api_key": self.config.api_key, "max_retries": 0, "timeout": self.config.timeout}
+            kwargs: dict[str, Any] = {
+                "api_key": self.config.api_key,
+                "max_retries": 0,
+                "timeout": self.config.timeout,
+                "http_client": _bounded_http_client(self.config, self.where),
+            }
             if self.config.base_url:
                 kwargs["base_url"] = self.config.base_url
             client = openai.OpenAI(**kwargs)
         self.client = client
         self._model = self.config.model
+
+    @property
+    def where(self) -> str:
+        """The server, as messages name it: its base URL (or OpenAI's API)."""
+        return self.config.base_url or "OpenAI's API (https://api.openai.com/v1)"
 
     @property
     def model(self) -> str:
@@ -763,7 +821,7 @@ class OpenAILLM:
             def ask() -> Any:
                 return self._checked(self.client.models.list)
 
-            page, _ = with_retries(ask, self.config, sleep=self.sleep)
+            page, _ = self._retried(ask)
             data = list(_get(page, "data", None) or [])
             if not data:
                 raise LLMConfigError(f"the server at {self.config.base_url} lists no model; give --model NAME or set PYQL_MODEL")
@@ -786,9 +844,29 @@ class OpenAILLM:
         keeps the evaluated prompt prefix between calls.
 
         Raises:
-            LLMError: a non-retryable error, retries exhausted, or a response
-                without a choice.
+            LLMError: a non-retryable error, or retries exhausted; a reply
+                without a choice, or whose choice has neither text nor a tool
+                call (``content: null``), is a malformed reply, retried like
+                a body that is not JSON.
         """
+        request = self._request(prompt, stop, tools, grammar)
+        use_chat = "messages" in request
+        create = self.client.chat.completions.create if use_chat else self.client.completions.create
+
+        def call() -> LLMReply:
+            return self._parse(self._checked(lambda: create(**request)), chat=use_chat)
+
+        start = time.monotonic()
+        reply, attempts = self._retried(call)
+        reply.latency = time.monotonic() - start
+        reply.attempts = attempts
+        self.meter.record(reply)
+        return reply
+
+    def _request(
+        self, prompt: Prompt, stop: Sequence[str] | None, tools: Sequence[Mapping[str, Any]] | None, grammar: str | None
+    ) -> dict[str, Any]:
+        """The keyword arguments of one completion request (chat: with ``messages``, else with ``prompt``)."""
         cfg = self.config
         stop_list = list(cfg.stop if stop is None else stop)
         extra: dict[str, Any] = dict(cfg.extra_body)
@@ -796,50 +874,53 @@ class OpenAILLM:
             extra.setdefault("cache_prompt", True)
         if grammar is not None:
             extra["grammar"] = grammar
-        common: dict[str, Any] = {
+        request: dict[str, Any] = {
             "model": self.model,
             "temperature": cfg.temperature,
             "max_tokens": cfg.max_tokens,
             "timeout": cfg.timeout,
         }
         if stop_list:
-            common["stop"] = stop_list
+            request["stop"] = stop_list
         if extra:
-            common["extra_body"] = extra
-        use_chat = cfg.mode == "chat" or bool(tools)
-        if use_chat:
-            request: dict[str, Any] = dict(common, messages=_as_messages(prompt))
+            request["extra_body"] = extra
+        if cfg.mode == "chat" or tools:
+            request["messages"] = _as_messages(prompt)
             if tools:
                 request["tools"] = [dict(t) for t in tools]
-
-            def call() -> Any:
-                return self._checked(lambda: self.client.chat.completions.create(**request))
-
         else:
-            request = dict(common, prompt=messages_to_text(prompt))
+            request["prompt"] = messages_to_text(prompt)
+        return request
 
-            def call() -> Any:
-                return self._checked(lambda: self.client.completions.create(**request))
-
-        start = time.monotonic()
-        response, attempts = with_retries(call, cfg, sleep=self.sleep)
-        reply = self._parse(response, chat=use_chat)
-        reply.latency = time.monotonic() - start
-        reply.attempts = attempts
-        self.meter.record(reply)
-        return reply
+    def _retried(self, call: Callable[[], T]) -> tuple[T, int]:
+        """``with_retries`` naming the server; a server on loopback that did not answer gets the hint to start one."""
+        try:
+            return with_retries(call, self.config, sleep=self.sleep, where=self.where)
+        except LLMError as exc:
+            if self.config.local and exc.answered is False and "pyql llm serve" not in str(exc):
+                hint = LLMError(
+                    f"{exc} (a local server: is it running? start the local model with `pyql llm serve` "
+                    "and give the base URL it prints)",
+                    status=exc.status, attempts=exc.attempts, answered=False,
+                )
+                raise hint from exc
+            raise
 
     def _checked(self, request: Callable[[], Any]) -> Any:
-        """Run one request; a body that is not JSON or not UTF-8 becomes a retryable :class:`LLMError`.
+        """Run one request within ``config.timeout`` in all; a body that is not JSON or not UTF-8 is a retryable :class:`LLMError`.
 
-        The ``openai`` client raises :class:`json.JSONDecodeError` or
-        :class:`UnicodeDecodeError` for an HTTP 200 whose JSON body does not
-        decode, and returns the text itself when the body is not declared as
-        JSON; both are a server (or proxy) fault, not a reply.
+        The request runs in a worker thread and the caller waits at most
+        ``config.timeout`` for it: a server that trickles its body, or
+        answers its headers and then stalls, is cut there (the worker stops
+        at its next chunk, :class:`_BoundedStream`). The ``openai`` client
+        raises :class:`json.JSONDecodeError` or :class:`UnicodeDecodeError`
+        for an HTTP 200 whose JSON body does not decode, and returns the text
+        itself when the body is not declared as JSON; both are a server (or
+        proxy) fault, not a reply.
         """
-        where = self.config.base_url or "OpenAI's API"
+        where = self.where
         try:
-            response = request()
+            response = _within(request, self.config.timeout, where)
         except UnicodeDecodeError as exc:
             raise LLMError(
                 f"the LLM server at {where} answered with a body that is not UTF-8 ({exc.reason} at byte {exc.start})",
@@ -862,22 +943,26 @@ class OpenAILLM:
         return response
 
     def _parse(self, response: Any, *, chat: bool) -> LLMReply:
+        """The reply of a completion; a completion with no choice, or no text and no tool call, is malformed (retried)."""
         choices = _get(response, "choices", None) or []
         if not choices:
-            raise LLMError(f"the LLM server returned no choice: {_excerpt(str(response))}")
+            raise self._malformed("no choice", response)
         choice = choices[0]
         tool_calls: list[ToolCall] = []
         if chat:
             message = _get(choice, "message", None) or {}
-            text = _get(message, "content", None) or ""
+            text = _get(message, "content", None)
             for tc in _get(message, "tool_calls", None) or []:
                 fn = _get(tc, "function", None) or {}
                 tool_calls.append(ToolCall.from_json(str(_get(fn, "name", "")), _get(fn, "arguments", None), id=str(_get(tc, "id", "") or "")))
         else:
-            text = _get(choice, "text", None) or ""
+            text = _get(choice, "text", None)
+        if not isinstance(text, str) and not tool_calls:
+            field_name = "message.content" if chat else "text"
+            raise self._malformed(f"a choice whose {field_name} is {_json_name(text)} and that has no tool call", response)
         usage = _get(response, "usage", None)
-        text, tool_calls, replaced = _repaired(str(text), tool_calls)
-        return LLMReply(
+        text, tool_calls, replaced = _repaired(str(text or ""), tool_calls)
+        reply = LLMReply(
             text=text,
             tool_calls=tool_calls,
             replaced=replaced,
@@ -887,6 +972,153 @@ class OpenAILLM:
             model=_get(response, "model", None) or self._model,
             raw=response,
         )
+        return cap_reply(reply, self.config.max_reply_chars)
+
+    def _malformed(self, what: str, response: Any) -> LLMError:
+        """A retryable :class:`LLMError` for an HTTP 200 completion without a usable reply."""
+        return LLMError(
+            f"the LLM server at {self.where} answered with {what} (a malformed reply): {_excerpt(_json_text(response))}",
+            status=200,
+            retryable=True,
+        )
+
+
+def _json_name(value: Any) -> str:
+    """How JSON writes a value's type, for messages (``null``, ``a number`` ...)."""
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), "not a string")
+
+
+def _json_text(response: Any) -> str:
+    """A response as JSON text (never a Python repr), for messages."""
+    if hasattr(response, "model_dump"):
+        try:
+            response = response.model_dump(mode="json", exclude_unset=True)
+        except Exception:  # noqa: BLE001 - a model that cannot be dumped: its fields as they are
+            response = getattr(response, "__dict__", str(response))
+    try:
+        return json.dumps(response, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(response)
+
+
+def cap_reply(reply: LLMReply, limit: int) -> LLMReply:
+    """The reply with its text and each tool call's arguments cut to ``limit`` characters (:attr:`LLMReply.cut`).
+
+    A cut text ends with a note saying how long it was; cut tool-call
+    arguments are no longer JSON, so the call carries an ``error`` saying so.
+
+    Example:
+        >>> r = cap_reply(LLMReply("x" * 50), 20)
+        >>> r.text, r.cut
+        ('xxxxxxxxxxxxxxxxxxxx [cut: the reply had 50 characters]', 50)
+        >>> cap_reply(LLMReply("", tool_calls=[ToolCall("f", {"a": "y" * 40})]), 20).tool_calls[0].error
+        'arguments are cut: they had 49 characters (more than 20)'
+    """
+    longest = 0
+    if len(reply.text) > limit:
+        longest = len(reply.text)
+        reply.text = reply.text[:limit] + f" [cut: the reply had {len(reply.text)} characters]"
+    calls: list[ToolCall] = []
+    for tc in reply.tool_calls:
+        if len(tc.raw_arguments) > limit:
+            size = len(tc.raw_arguments)
+            longest = max(longest, size)
+            tc = ToolCall(tc.name, {}, id=tc.id, raw_arguments=tc.raw_arguments[:limit],
+                          error=f"arguments are cut: they had {size} characters (more than {limit})")
+        calls.append(tc)
+    reply.tool_calls = calls
+    reply.cut = max(reply.cut, longest)
+    return reply
+
+
+def _within(request: Callable[[], T], seconds: float, where: str) -> T:
+    """``request()`` in a worker thread; a retryable :class:`LLMError` when it takes longer than ``seconds`` in all."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["value"] = request()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="pyql-llm", daemon=True).start()
+    if not done.wait(seconds):
+        raise LLMError(
+            f"the LLM server at {where} timed out: no complete reply within {seconds:g} s (--llm-timeout {seconds:g})",
+            retryable=True,
+            answered=False,
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _bounded_http_client(config: LLMConfig, where: str) -> Any:
+    """An ``httpx`` client for the ``openai`` package whose every body is read in bounded chunks (:class:`_BoundedStream`)."""
+    import openai
+
+    try:
+        from httpx2 import SyncByteStream
+    except ImportError:  # pragma: no cover - openai releases built on httpx
+        from httpx import SyncByteStream
+
+    class _Stream(_BoundedStream, SyncByteStream):  # type: ignore[misc, valid-type]
+        pass
+
+    class _BoundedHTTPClient(openai.DefaultHttpxClient):  # type: ignore[misc, valid-type]
+        """Sends each request streaming, wraps the body (size cap, deadline), then reads it as asked."""
+
+        def send(self, request: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+            deadline = time.monotonic() + config.timeout
+            response = super().send(request, stream=True, **kwargs)
+            response.stream = _Stream(response.stream, config, where, deadline)
+            if not stream:
+                try:
+                    response.read()
+                except BaseException:
+                    response.close()
+                    raise
+            return response
+
+    return _BoundedHTTPClient(timeout=config.timeout)
+
+
+class _BoundedStream:
+    """A response body read chunk by chunk: at most ``config.max_body_bytes``, and not after the deadline.
+
+    Past the size, a retryable :class:`LLMError` (the JSON of a cut body
+    cannot be complete: a malformed reply); past the deadline, the same as a
+    time-out (the caller has already given up: this stops the worker).
+    """
+
+    def __init__(self, inner: Any, config: LLMConfig, where: str, deadline: float) -> None:
+        self.inner, self.config, self.where, self.deadline = inner, config, where, deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        size, limit = 0, self.config.max_body_bytes
+        for chunk in self.inner:
+            size += len(chunk)
+            if size > limit:
+                raise LLMError(
+                    f"the LLM server at {self.where} sent a body of more than {limit} bytes (a malformed reply; "
+                    f"replies are cut at --max-reply-chars {self.config.max_reply_chars} characters)",
+                    status=200, retryable=True,
+                )
+            if time.monotonic() > self.deadline:
+                raise LLMError(
+                    f"the LLM server at {self.where} timed out: no complete reply within {self.config.timeout:g} s "
+                    f"(--llm-timeout {self.config.timeout:g})",
+                    retryable=True, answered=False,
+                )
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def _excerpt(body: Any, limit: int = 200) -> str:
@@ -1019,6 +1251,7 @@ class ScriptedLLM:
         text, tool_calls, replaced = _repaired(reply.text, reply.tool_calls)
         if replaced:
             reply.text, reply.tool_calls, reply.replaced = text, tool_calls, reply.replaced + replaced
+        reply = cap_reply(reply, self.config.max_reply_chars)
         reply.attempts = attempts
         reply.latency = reply.latency or (time.monotonic() - start)
         if reply.model is None:
@@ -1099,7 +1332,7 @@ def reply_action(reply: LLMReply, actions: Any = None, step: int | None = None) 
         >>> reply_action(LLMReply("Action 1: execute()"), step=1)
         'Action 1: execute()'
     """
-    if len(reply.tool_calls) == 1:
+    if len(reply.tool_calls) == 1 and reply.tool_calls[0].error is None:
         try:
             return tool_call_action(reply.tool_calls[0], actions)
         except TermError:
@@ -1115,7 +1348,9 @@ def reply_action_text(reply: LLMReply, actions: Any = None, step: int | None = N
     when ``actions`` is given, else in the JSON order), after the reply's own
     text as the thought; a plain reply's text is returned as is. A call that
     cannot be written as an action (a name that is not an identifier, a list
-    or object argument) is written as sent, for the parser to reject.
+    or object argument) is written as sent, for the parser to reject; a call
+    whose arguments are not JSON (:attr:`ToolCall.error`) is written with
+    its arguments' raw text, as sent.
 
     Example:
         >>> r = LLMReply("", tool_calls=[ToolCall("add_fact", {"head": "m.1", "relation": "r.s", "tail": "?x"})])
@@ -1127,6 +1362,9 @@ def reply_action_text(reply: LLMReply, actions: Any = None, step: int | None = N
     lines = [reply.text.strip()] if reply.text.strip() else []
     label = f"Action {step}:" if step is not None else "Action:"
     for tc in reply.tool_calls:
+        if tc.error is not None:  # arguments that are not JSON: kept as sent
+            lines.append(f"{label} {tc.name}({tc.raw_arguments})")
+            continue
         try:
             lines.append(f"{label} {tool_call_action(tc, actions).text}")
         except TermError:

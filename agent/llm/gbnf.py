@@ -113,7 +113,13 @@ KIND_RULES: dict[str, str] = {
 
 #: The GBNF rule of each parameter kind of MarkQA's actions (:data:`pyql.sparql_actions.MARKQA_KINDS`;
 #: ``markqa``, an id, a variable or a name, uses ``text``).
-MARKQA_KIND_RULES: dict[str, str] = {"flag": "flag", "time": "time", "values": "values", "expression": "expression"}
+MARKQA_KIND_RULES: dict[str, str] = {
+    "flag": "flag",
+    "time": "time",
+    "values": "values",
+    "expression": "expression",
+    "query": "sub-query",
+}
 
 _KIND_RULE = {**KIND_RULES, **MARKQA_KIND_RULES}
 
@@ -232,8 +238,25 @@ def action_gbnf(
         raise ValueError("the action set has no action")
     lines = [*_head_rules(step, thought, resume), "call ::= " + " | ".join(_rule_name(s.name) for s in specs)]
     lines += [f"{_rule_name(s.name)} ::= {_call_rule(s)}" for s in specs]
+    lines += _sub_query_rules(specs)
     lines += _common_rules(relations)
     return "\n".join(_reachable(lines)) + "\n"
+
+
+def _sub_query_rules(specs: list[Any]) -> list[str]:
+    """``sub-query``: MarkQA's ``query(step, step, ...)`` argument of ``add_sub_query``.
+
+    Its steps are the set's query-building actions that take no sub-query
+    themselves, so the grammar stays non-recursive (one level of
+    sub-queries; the action language reads deeper ones).
+    """
+    inner = [s for s in specs if s.kind == "construct" and not any(p.kind == "query" for p in s.params)]
+    if not inner or len(inner) == len([s for s in specs if s.kind == "construct"]):
+        return []
+    return [
+        'sub-query ::= "query(" sub-step (ws-sep sub-step)* ")"',
+        "sub-step ::= " + " | ".join(_rule_name(s.name) for s in inner),
+    ]
 
 
 def _head_rules(step: int | None, thought: str, resume: str | None) -> list[str]:

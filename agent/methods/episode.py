@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -29,7 +30,9 @@ from agent.errors import AgentConfigError  # noqa: F401 (defined in agent/errors
 from agent.faults import FAILED_TO_RUN, FINISHED, error_kind
 
 __all__ = [
+    "RECORD_TEXT_LIMIT",
     "TEMPLATE_VERSION",
+    "cap_strings",
     "AgentConfigError",
     "StepTrace",
     "AgentResult",
@@ -41,6 +44,36 @@ __all__ = [
 
 #: The version of QueryAgent's prompt templates, written into every trace record.
 TEMPLATE_VERSION = "queryagent-1"
+
+#: The most characters of one string in a trace record (a run-file line, ``pyql ask --json``): an answer, a reply, an observation.
+RECORD_TEXT_LIMIT = 65536
+
+_CUT_NOTE = re.compile(r"(?:\.\.\.)? \[cut: [^\]\n]{1,80}\]\Z")
+
+
+def cap_strings(value: Any, limit: int = RECORD_TEXT_LIMIT) -> Any:
+    """``value`` with every string longer than ``limit`` cut, with a note saying how long it was (dicts and lists walked).
+
+    Scoring uses the agent's answers as they are; only what is written is cut.
+    A string that already ends with a cut note (a reply the LLM client cut,
+    :func:`agent.llm.client.cap_reply`) keeps that note, which has the first length.
+
+    Example:
+        >>> cap_strings({"answers": [{"value": "x" * 30, "label": None}]}, 10)
+        {'answers': [{'value': 'xxxxxxxxxx... [cut: 30 characters in all]', 'label': None}]}
+        >>> cap_strings("y" * 20 + " [cut: the reply had 900 characters]", 10)
+        'yyyyyyyyyy [cut: the reply had 900 characters]'
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        noted = _CUT_NOTE.search(value)
+        return value[:limit] + (noted.group(0) if noted else f"... [cut: {len(value)} characters in all]")
+    if isinstance(value, dict):
+        return {k: cap_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cap_strings(v, limit) for v in value]
+    return value
 
 
 def prompt_templates() -> jinja2.Environment:
@@ -120,6 +153,8 @@ class AgentResult:
     ``stopped_by`` the kind of the repeat that ended it (the step's error,
     e.g. ``bad_argument``, ``no_action``, an ERASER rule, or ``no_change``
     for a step that changed nothing, ``invalid_choice`` in choose mode).
+    ``chain`` is the final query's action lines (the SPARQL side), from
+    which a logical form is written for the logical-form exact match.
     """
 
     question: str
@@ -141,10 +176,11 @@ class AgentResult:
     escalations: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None
     stopped_by: str | None = None
+    chain: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (the trace record of the question)."""
-        out = asdict(self)
+        """A JSON-ready view (the trace record of the question); strings are cut at :data:`RECORD_TEXT_LIMIT`."""
+        out = cap_strings(asdict(self))
         out["template_version"] = TEMPLATE_VERSION
         return out
 
@@ -171,7 +207,7 @@ class AgentResult:
     def summary(self) -> dict[str, Any]:
         """The last line of ``pyql ask --json``: the answers, counters, the status and the error (or None)."""
         return {
-            "answers": self.answers,
+            "answers": cap_strings(self.answers),
             "steps": len(self.steps),
             "llm_calls": self.llm_calls,
             "tokens_in": self.tokens_in,

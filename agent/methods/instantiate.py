@@ -32,6 +32,7 @@ from typing import Any, Callable
 from agent.errors import InstantiationError  # noqa: F401 (defined in agent/errors.py)
 from agent.methods.reasoning_path import ANSWER, PathSpec
 from pyql.candidates import rank_relations
+from pyql.echo import inline
 from pyql.errors import PyQLError
 from pyql.observation import Relations, Value
 from pyql.query import Query
@@ -338,7 +339,7 @@ def _show(term: Any, row: Mapping[str, Value | None], profile: Any, names: Mappi
             return str(term)
         if value.unnamed:
             return UNNAMED_NODE
-        return value.label or value.short
+        return inline(value.label or value.short)
     if isinstance(term, IRI):
-        return names.get(term) or profile.shorten(term.value)
+        return inline(names.get(term) or profile.shorten(term.value))
     return str(term)

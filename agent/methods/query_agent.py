@@ -45,6 +45,7 @@ from agent.methods.episode import (
 )
 from grammars.vocabulary import FEEDBACK_MODES
 from pyql.actions import render_docs
+from pyql.errors import PyQLError
 from pyql.lines import split_lines
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
@@ -165,6 +166,7 @@ class _Episode:
     stopped: str | None = None
     stopped_by: str | None = None
     invalid_choices: int = 0
+    bad_arguments: Counter = field(default_factory=Counter)
 
     def repeated(self, record: Any, cap: int) -> bool:
         """Whether ``record`` repeats a mistake (or a step that changed nothing) ``cap`` times: the line stops."""
@@ -308,6 +310,7 @@ class QueryAgent:
             done=env.done,
             forced=episode.forced,
             query=final.query,
+            chain=list(env.query.actions()) if env.side == "sparql" else [],
             llm_calls=episode.calls,
             tokens_in=episode.tokens_in,
             tokens_out=episode.tokens_out,
@@ -360,7 +363,11 @@ class QueryAgent:
         _count([reply], episode)
         if style == "text" and not reply.tool_calls:
             text = f"Thought {step}:" + text
-        record = env.step(reply_action(reply, env.actions, step) if reply.tool_calls else text)
+        tools = self.config.action_mode == "tools" and bool(reply.tool_calls)  # other modes: tool calls are text
+        bad = next((tc for tc in reply.tool_calls if tc.error is not None), None) if tools else None
+        if bad is not None:
+            return self._bad_arguments(env, episode, step, prompt, reply, text, bad)
+        record = env.step(reply_action(reply, env.actions, step) if tools else text)
         observation = self._observation(record)
         action_line = record.call.text if record.call is not None else None
         thought_action = text.strip() if record.call is None else _thought_action(text, step, action_line)
@@ -381,6 +388,38 @@ class QueryAgent:
         if self._infra(env, record, episode):
             return False
         return not episode.repeated(record, self.config.max_repeats)
+
+    def _bad_arguments(self, env: Any, episode: _Episode, step: int, prompt: Any, reply: Any, text: str, call: Any) -> bool:
+        """A native tool call whose arguments are not JSON: not run; said, kept as sent, counted as a repeat.
+
+        The observation says the arguments were not JSON (with the parser's
+        message) and which parameters the action takes; the trace keeps the
+        raw arguments (``reply`` and ``action``). The same call sent
+        ``max_repeats`` more times stops the line, as a repeated failed action does.
+        """
+        raw = call.raw_arguments
+        try:
+            params = ", ".join(f'"{p.name}": ...' for p in env.actions.spec(call.name).params)
+            shape = f"{{{params}}}"
+        except PyQLError:  # an unknown action: the name is in the observation; no parameters to show
+            shape = "{...} with the action's parameters"
+        shown = raw if len(raw) <= 200 else f"{raw[:200]}... ({len(raw)} characters)"
+        observation = (
+            f"The arguments of your tool call {call.name} were not JSON ({call.error}): {shown!r}. "
+            f"Nothing was run. Send the arguments as one JSON object: {shape}."
+        )
+        key = (call.name, raw)
+        episode.bad_arguments[key] += 1
+        episode.turns.append(_Turn(step, text.strip(), observation))
+        episode.traces.append(StepTrace(
+            step=step, prompt_sha256=prompt_hash(prompt), prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
+            reply=text, action=f"{call.name}({raw})", ok=False, error="tool_arguments_not_json", observation=observation,
+            llm_seconds=round(reply.latency, 4), tokens_in=reply.usage_in, tokens_out=reply.usage_out, attempts=reply.attempts,
+        ))
+        if episode.bad_arguments[key] - 1 >= self.config.max_repeats:
+            episode.stopped, episode.stopped_by = "repeated_mistake", "tool_arguments_not_json"
+            return False
+        return True
 
     def _state(self, env: Any) -> Any:
         """The episode's vocabulary for a state-aware grammar or tool enums (None: not used)."""

@@ -37,7 +37,7 @@ from agent.llm.client import LLM
 from agent.llm.gbnf import path_gbnf
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
 from agent.methods.instantiate import Instantiator, PathInstance
-from agent.methods.readi_loop import LoopOutcome, ask_llm, run_loop
+from agent.methods.readi_loop import LoopOutcome, ask_llm, llm_failure, run_loop
 from agent.methods.readi_table import TableReadi
 from agent.methods.reasoning_path import (
     PathSpec,
@@ -273,7 +273,7 @@ class Readi:
             else:
                 got = self._qa(question, results, merged_values, loop.traces)
                 if got is None:
-                    error = "llm_error"
+                    error = llm_failure(loop.traces)
                 answers = got or []
         traces = loop.traces
         return AgentResult(

@@ -34,11 +34,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
+from agent.faults import infra_failure
 from agent.llm.client import LLM, LLMError
 from agent.methods.episode import StepTrace, prompt_hash
 from pyql.errors import ParseError
 
-__all__ = ["PathMethod", "LoopOutcome", "ask_llm", "run_loop"]
+__all__ = ["PathMethod", "LoopOutcome", "ask_llm", "llm_failure", "run_loop"]
 
 
 class PathMethod(Protocol):
@@ -119,7 +120,7 @@ def ask_llm(
     try:
         reply = llm.complete(prompt, stop=list(stop), grammar=grammar)
     except LLMError as exc:
-        traces.append(StepTrace(step, prompt_hash(prompt), "", kind, False, "llm_error", str(exc)))
+        traces.append(StepTrace(step, prompt_hash(prompt), "", kind, False, "llm_error", _message(exc)))
         return None
     traces.append(
         StepTrace(
@@ -137,6 +138,23 @@ def ask_llm(
         )
     )
     return reply.text
+
+
+def _message(exc: LLMError) -> str:
+    """What a failed LLM call says, on one line (as :func:`agent.faults.infra_failure` writes it)."""
+    failure = infra_failure(exc)
+    return failure.message if failure is not None else str(exc)
+
+
+def llm_failure(traces: Sequence[StepTrace]) -> str:
+    """The error of a Readi run whose LLM call failed: ``llm_error: `` and the failed call's message.
+
+    Example:
+        >>> llm_failure([StepTrace(1, "", "", "qa", False, "llm_error", "LLM request failed after 2 attempts to URL: ...")])
+        'llm_error: LLM request failed after 2 attempts to URL: ...'
+    """
+    said = next((t.observation for t in reversed(traces) if t.error == "llm_error" and t.observation), "")
+    return f"llm_error: {said}" if said else "llm_error: the LLM failed"
 
 
 def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> LoopOutcome:
@@ -174,7 +192,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     text = ask_llm(llm, method.generate_prompt(question), "generate_path", out.traces, method.stop)
     problem: str | None = None
     if text is None:
-        out.error = "llm_error"
+        out.error = llm_failure(out.traces)
         out.path = method.empty_path
     else:
         out.path, problem = method.first(text, out.triggers)
@@ -195,7 +213,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
         prompt = method.edit_prompt(question, out.path, out.instance, feedback)
         reply = ask_llm(llm, prompt, "edit_path", out.traces, method.stop, grammar)
         if reply is None:
-            out.error = "llm_error"
+            out.error = llm_failure(out.traces)
             break
         problem = _edit_problem(method, reply, out)
     return out

@@ -33,7 +33,7 @@ from agent.errors import TablePathError  # noqa: F401 (defined in agent/errors.p
 from agent.faults import FAILED_TO_RUN, FINISHED
 from agent.llm.client import LLM
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
-from agent.methods.readi_loop import ask_llm, run_loop
+from agent.methods.readi_loop import ask_llm, llm_failure, run_loop
 from pyql.errors import ParseError, PyQLError
 from pyql.lines import split_lines
 from pyql_sql.next_steps import answer_candidates, condition_candidates
@@ -344,7 +344,7 @@ class TableReadi:
             _STOP,
         )
         if text is None:
-            return [], "llm_error"
+            return [], llm_failure(traces)
         answers = _answers(text)
         traces[-1].observation = f"answers: {', '.join(answers)}" if answers else "no Answer: line found in the reply"
         return [{"value": a, "label": None} for a in answers], None

@@ -26,11 +26,12 @@ from pyql.interchange.registry import reader, writer
 from pyql.lines import split_lines
 from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
 from pyql.query import Query
+from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from pyql.sparql_actions import SparqlActions, convert_argument
 
 __all__ = ["read_actions", "write_actions", "calls_to_query", "parse_line"]
 
-_ACTIONS = SparqlActions()
+_ACTIONS = SparqlActions(SPARQL_ALL_ACTIONS)
 
 
 def _arguments(profile: Profile, call: ActionCall, spec: ActionSpec) -> list[Any]:

@@ -139,6 +139,14 @@ def _fact_arguments(args: dict[str, Any]) -> dict[str, Any]:
     return {"head": args["s"], "relation": f"{str(args['p_prefix']).strip()}:{prop}", "tail": args["o"]}
 
 
+def _call_error(call: Call, exc: PyQLError) -> MarkQAProgramError:
+    """A builder error as one line naming the program, the call's line and column, and the method once."""
+    message = " ".join(str(exc).split())
+    message = message.removeprefix(f"{call.method}: ")
+    return MarkQAProgramError(f"MarkQA program, line {call.line}, column {call.col}: {call.method}: {message}",
+                              line=call.line, column=call.col)
+
+
 def _apply(query: Query, call: Call, objects: Mapping[str, Query]) -> Query:
     """The query after one MarkQA call (errors name the call's line and column)."""
     bound = bound_arguments(call)
@@ -154,11 +162,68 @@ def _apply(query: Query, call: Call, objects: Mapping[str, Query]) -> Query:
     except MarkQAProgramError:
         raise
     except PyQLError as exc:
-        raise MarkQAProgramError(f"line {call.line}, column {call.col}: {call.method}: {exc}", line=call.line, column=call.col) from None
+        raise _call_error(call, exc) from None
+
+
+class _Object:
+    """One ``x = PyQL()`` of a program: its sub-queries (as they were when added) and its other calls.
+
+    MarkQA writes an object's sub-queries first in its WHERE clause, before
+    every triple pattern and BIND, whenever ``add_sub_query`` was called
+    (``sub_query_text + triple_pattern_text``), so an ``add_bind`` may use
+    the variables of a sub-query added after it. The object's query is
+    therefore its sub-queries, then its other calls in program order; it is
+    built call by call once no sub-query is still to come, else when it is
+    needed (printed, passed to ``add_sub_query``, or at the end).
+    """
+
+    def __init__(self, profile: str | Profile, last_sub_query: int) -> None:
+        self.profile = profile
+        self.last_sub_query = last_sub_query  # the index of its last add_sub_query statement (-1: none)
+        self.sub_queries: list[tuple[Call, tuple[Query, ...]]] = []
+        self.calls: list[Call] = []
+        self.query: Query | None = Query(profile=profile)
+
+    def built(self, objects: Mapping[str, Query]) -> Query:
+        """The object's query now (errors name the line of the call that does not fit)."""
+        if self.query is None:
+            query = Query(profile=self.profile)
+            for call, queries in self.sub_queries:
+                query = _call(call, lambda q=query, qs=queries: q.add_sub_query(*qs))
+            for call in self.calls:
+                query = _apply(query, call, objects)
+            self.query = query
+        return self.query
+
+
+def _call(call: Call, build: Any) -> Query:
+    """``build()``, a builder error reported at ``call``'s line and column."""
+    try:
+        return build()
+    except MarkQAProgramError:
+        raise
+    except PyQLError as exc:
+        raise _call_error(call, exc) from None
+
+
+def _sub_queries(call: Call, program: Mapping[str, _Object], objects: dict[str, Query]) -> tuple[Query, ...]:
+    """The queries an ``add_sub_query`` call joins, each as its object is at that line."""
+    queries = []
+    for value in bound_arguments(call).get("sub_query", ()):
+        if not isinstance(value, Ref) or value.name not in program:
+            line, col = getattr(value, "line", call.line), getattr(value, "col", call.col)
+            raise MarkQAProgramError(f"line {line}, column {col}: add_sub_query takes PyQL objects of the program, such as a",
+                                     line=line, column=col)
+        objects[value.name] = program[value.name].built(objects)
+        queries.append(objects[value.name])
+    return tuple(queries)
 
 
 def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Query:
     """The query a MarkQA program prints, built without running the program.
+
+    Sub-queries come first in their object's query, as MarkQA writes them
+    (see :class:`_Object`).
 
     Raises:
         MarkQAProgramError: the program does not parse, or a call does not
@@ -167,16 +232,35 @@ def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Qu
     Example:
         >>> program_to_query("a = PyQL()\\na.add_time('Q1', 't')\\nprint(a.sparql)").answer is None
         True
+        >>> later = "a = PyQL()\\na.add_time('Q1', 't')\\nb = PyQL()\\nb.add_bind(year('t'), 'y')\\nb.add_sub_query(a)\\nprint(b.sparql)"
+        >>> program_to_query(later).actions()[-1]
+        'add_bind(year(?t), ?y)'
     """
+    statements = parse_markqa_program(text)
+    last = {st.receiver: i for i, st in enumerate(statements) if isinstance(st, Call) and st.method == "add_sub_query"}
+    program: dict[str, _Object] = {}
     objects: dict[str, Query] = {}
     printed: Query | None = None
-    for statement in parse_markqa_program(text):
+    for index, statement in enumerate(statements):
         if isinstance(statement, Create):
-            objects[statement.var] = Query(profile=profile)
+            program[statement.var] = _Object(profile, last.get(statement.var, -1))
         elif isinstance(statement, Call):
-            objects[statement.receiver] = _apply(objects[statement.receiver], statement, objects)
+            target = program[statement.receiver]
+            if statement.method == "add_sub_query":
+                target.sub_queries.append((statement, _sub_queries(statement, program, objects)))
+                target.query = None
+            else:
+                target.calls.append(statement)
+                if target.query is not None and index > target.last_sub_query:
+                    target.query = _apply(target.query, statement, objects)
+                else:
+                    target.query = None  # a sub-query is still to come: built when it is known
+            if index >= target.last_sub_query:
+                objects[statement.receiver] = target.built(objects)
         elif isinstance(statement, Print):
-            printed = objects[statement.receiver]
+            printed = objects[statement.receiver] = program[statement.receiver].built(objects)
+    for name, target in program.items():  # every call checked, as running the program would
+        objects[name] = target.built(objects)
     if printed is None:  # the parser requires a print; kept for safety
         raise MarkQAProgramError("line 1, column 1: the program prints no query (end it with print(x.sparql))", line=1, column=1)
     return printed

@@ -261,6 +261,7 @@ class KB(ABC):
         *,
         count_cap: int | None = None,
         reuse: BoundedRows | None = None,
+        describe_quantities: bool = True,
     ) -> Observation:
         """Run the current query and describe it: up to ``per_variable`` values
         (with labels) of every visible variable and each one's number of
@@ -276,7 +277,9 @@ class KB(ABC):
 
         A step about quantities (``add_quantity``, ``add_bind``, ``add_rank``,
         ``add_time``, ...) also gets their units, time qualifiers and entities,
-        row by row (:mod:`pyql.kb.quantities`, one more bounded query).
+        row by row (:mod:`pyql.kb.quantities`, one more bounded query),
+        unless ``describe_quantities`` is False (a step only tried, as choose mode
+        tries the steps it lists, needs no description of them).
 
         Example:
             >>> from pyql.kb import KB
@@ -288,6 +291,8 @@ class KB(ABC):
             more than 50
         """
         observation = self._observe(query, per_variable, count_cap, reuse)
+        if not describe_quantities:
+            return observation
         return quantities.observe_quantities(self, query, observation, per_variable or self.per_variable)
 
     def _observe(self, query: Query, per_variable: int | None, count_cap: int | None, reuse: BoundedRows | None) -> Observation:

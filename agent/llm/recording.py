@@ -1,0 +1,245 @@
+"""Recording and replaying LLM calls (``--record DIR``, ``--replay DIR``).
+
+:class:`RecordedLLM` is an :class:`~agent.llm.client.LLM` in front of the
+one a command would use: every :meth:`~RecordedLLM.complete` call is keyed
+by what decides the reply (the model asked for, the endpoint mode, the
+sampling settings, the stop sequences, the prompt or messages, the tools
+and the grammar) and kept in a :class:`~pyql.recording_store.RecordingStore`
+with the reply, its token usage and the model that answered. In a replay
+there is no LLM behind it at all: no server is contacted and no local model
+is started; a call the recording does not hold raises
+:class:`~agent.errors.LLMReplayMiss` (the question fails to run, kind
+``replay_miss``), never a request.
+
+The relation scorer of the choose mode (the bundled model run in process,
+:mod:`agent.llm.likelihood`) is recorded the same way:
+:attr:`RecordedLLM.relation_scorer` scores through a :class:`RecordedScorer`.
+
+The key holds the model *asked for* (``--model``, None for the server's
+default or the local model), not the URL, so a replay may name a server that
+no longer exists; the model that answered is in each entry, and
+:attr:`RecordedLLM.model` gives it back in a replay so that costs are those
+of the recorded run. Replies are content-addressed: the same call twice is
+one entry, and a replay answers it with the first reply.
+
+Example:
+    >>> import tempfile
+    >>> from agent.llm.client import ScriptedLLM
+    >>> from pyql.recording_store import RecordingStore
+    >>> directory = tempfile.mkdtemp()
+    >>> live = ScriptedLLM(["Action 1: execute()"], model="m")
+    >>> with RecordingStore.open(directory, "record") as store:
+    ...     RecordedLLM(store, live, inner=live).complete("Q?").text
+    'Action 1: execute()'
+    >>> with RecordingStore.open(directory, "replay") as store:
+    ...     llm = RecordedLLM(store, ScriptedLLM([], model="m"))
+    ...     (llm.complete("Q?").text, llm.model, llm.meter.calls)
+    ('Action 1: execute()', 'm', 1)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agent.errors import LLMError, LLMReplayMiss
+from agent.llm.client import LLMConfig, LLMReply, Prompt, ToolCall, UsageMeter
+from agent.llm.likelihood import RelationPMI
+from pyql.echo import one_line
+from pyql.recording_store import RecordingStore
+
+__all__ = ["RecordedLLM", "RecordedScorer", "reply_to_json", "reply_from_json"]
+
+#: The name the bundled model's relation scorer is recorded under.
+LOCAL_SCORER = "bundled-gemma-3-270m"
+
+
+def reply_to_json(reply: LLMReply) -> dict[str, Any]:
+    """What a recording keeps of a reply (everything but the raw response object).
+
+    Example:
+        >>> reply_to_json(LLMReply("hi", usage_in=3, usage_out=1, model="m"))["usage_in"]
+        3
+    """
+    calls = [{"name": c.name, "arguments": c.arguments, "id": c.id, "raw_arguments": c.raw_arguments, "error": c.error}
+             for c in reply.tool_calls]
+    return {"text": reply.text, "tool_calls": calls, "usage_in": reply.usage_in, "usage_out": reply.usage_out,
+            "attempts": reply.attempts, "finish_reason": reply.finish_reason, "model": reply.model,
+            "replaced": reply.replaced, "latency": round(reply.latency, 6)}
+
+
+def reply_from_json(data: Mapping[str, Any]) -> LLMReply:
+    """The reply :func:`reply_to_json` kept (its latency is the replay's, ~0; the recorded one is ``raw["latency"]``).
+
+    Raises:
+        pyql.errors.RecordingError: the entry is not a reply (a damaged or foreign file).
+
+    Example:
+        >>> r = reply_from_json(reply_to_json(LLMReply("", [ToolCall("execute", {})], usage_in=2, model="m")))
+        >>> (r.tool_calls[0].name, r.usage_in, r.model)
+        ('execute', 2, 'm')
+    """
+    from pyql.errors import RecordingError
+
+    try:
+        calls = [ToolCall(str(c["name"]), c.get("arguments") or {}, id=str(c.get("id") or ""),
+                          raw_arguments=c.get("raw_arguments"), error=c.get("error")) for c in data.get("tool_calls") or []]
+        return LLMReply(text=str(data["text"]), tool_calls=calls, usage_in=int(data.get("usage_in") or 0),
+                        usage_out=int(data.get("usage_out") or 0), attempts=int(data.get("attempts") or 1),
+                        finish_reason=data.get("finish_reason"), model=data.get("model"),
+                        replaced=int(data.get("replaced") or 0), raw=dict(data))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RecordingError(f"a recorded LLM reply is not in pyql's form ({type(exc).__name__}: {exc}); the file is damaged") from None
+
+
+def _prompt_json(prompt: Prompt) -> Any:
+    return prompt if isinstance(prompt, str) else [dict(m) for m in prompt]
+
+
+class RecordedLLM:
+    """An LLM whose calls are recorded (``inner`` given, store in ``record`` mode) or replayed (no ``inner``).
+
+    Args:
+        store: the recording.
+        like: the LLM (or :class:`LLMConfig`) the command would use: its
+            configuration and model name make the keys, so the recording and
+            the replay of one command agree; it is never called.
+        inner: the LLM that answers when recording (None: replay).
+        meter: the usage meter of a replay (a recording uses ``inner``'s).
+    """
+
+    def __init__(self, store: RecordingStore, like: Any, *, inner: Any = None, meter: UsageMeter | None = None) -> None:
+        if inner is None and store.mode != "replay":
+            raise LLMError(f"recording LLM calls into {store.path} needs the LLM that answers them")
+        self.store = store
+        self.config: LLMConfig = like if isinstance(like, LLMConfig) else (getattr(like, "config", None) or LLMConfig())
+        asked = self.config.model if isinstance(like, LLMConfig) else _static_model(like)
+        self.requested: str | None = asked or self.config.model
+        if inner is not None:
+            self._llm = inner  # agent.evaluation.runner.model_name and the CLI look through it
+            self.meter = getattr(inner, "meter", None) or meter or UsageMeter()
+        else:
+            self.meter = meter if meter is not None else UsageMeter()
+            self.model = store.name("model", self.requested or "") or self.requested or "recorded"
+        self._named = False
+        self._lock = threading.Lock()
+        self.relation_scorer = RelationPMI(RecordedScorer(store, None if inner is None else _local_scorer_inner()))
+
+    def complete(self, prompt: Prompt, *, stop: Sequence[str] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None, grammar: str | None = None) -> LLMReply:
+        """Ask the inner LLM and keep its reply (record), or answer from the recording (replay).
+
+        Raises:
+            LLMReplayMiss: a replay, and the call is not in the recording.
+            LLMError: the inner LLM's errors (a failed call is not recorded).
+        """
+        cfg = self.config
+        request = {
+            "model": self.requested, "mode": cfg.mode, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
+            "extra_body": dict(cfg.extra_body), "stop": list(cfg.stop if stop is None else stop),
+            "prompt": _prompt_json(prompt), "tools": [dict(t) for t in tools] if tools else None, "grammar": grammar,
+        }
+        if self.store.mode == "replay":
+            return self._replayed(request, prompt)
+        reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar)
+        self.store.put("llm", str(reply.model or self.requested or ""), request, reply_to_json(reply), reply.latency)
+        self._name_model(reply)
+        return reply
+
+    def _replayed(self, request: dict[str, Any], prompt: Prompt) -> LLMReply:
+        start = time.monotonic()
+        found = self.store.get("llm", request)
+        if found is None:
+            text = prompt if isinstance(prompt, str) else " | ".join(str(m.get("content") or "") for m in prompt)
+            raise LLMReplayMiss(
+                f"the LLM call is not in the recording {self.store.path} (model {self.requested or '(default)'}, "
+                f"prompt of {len(text)} characters ending {one_line(text[-160:], 160)!r})"
+            )
+        reply = reply_from_json(found)
+        reply.latency = time.monotonic() - start
+        self.meter.record(reply)
+        return reply
+
+    def _name_model(self, reply: LLMReply) -> None:
+        """Keep, once, the model name the run reports for the model asked for (a replay gives it back, for costs)."""
+        if self._named:
+            return
+        with self._lock:
+            if not self._named:
+                resolved = _static_model(self._llm) or reply.model or self.requested
+                if resolved:
+                    self.store.name("model", self.requested or "", str(resolved))
+                self._named = True
+
+
+class RecordedScorer:
+    """A :class:`~agent.llm.likelihood.ContinuationScorer` whose log-probabilities are recorded or replayed.
+
+    Args:
+        store: the recording.
+        inner: the scorer that computes (None: replay; nothing is loaded).
+        name: the scorer's model, part of each key.
+
+    Example:
+        >>> import tempfile
+        >>> from pyql.recording_store import RecordingStore
+        >>> class Toy:
+        ...     def logprob(self, prefix, continuation):
+        ...         return -float(len(continuation))
+        >>> directory = tempfile.mkdtemp()
+        >>> with RecordingStore.open(directory, "record") as store:
+        ...     RecordedScorer(store, Toy()).logprob("Q", " words")
+        -6.0
+        >>> with RecordingStore.open(directory, "replay") as store:
+        ...     RecordedScorer(store, None).logprob("Q", " words")
+        -6.0
+    """
+
+    def __init__(self, store: RecordingStore, inner: Any, name: str = LOCAL_SCORER) -> None:
+        self.store = store
+        self.inner = inner
+        self.name = name
+
+    def logprob(self, prefix: str, continuation: str) -> float:
+        """The recorded (replay) or computed and recorded log-probability.
+
+        Raises:
+            LLMReplayMiss: a replay, and the score is not in the recording.
+        """
+        request = {"scorer": self.name, "prefix": prefix, "continuation": continuation}
+        if self.store.mode == "replay" or self.inner is None:
+            found = self.store.get("score", request)
+            if found is None:
+                raise LLMReplayMiss(f"the relation score of {continuation.strip()!r} after {one_line(prefix, 120)!r} "
+                                    f"is not in the recording {self.store.path}")
+            return float(found)
+        start = time.monotonic()
+        value = float(self.inner.logprob(prefix, continuation))
+        self.store.put("score", self.name, request, value, time.monotonic() - start)
+        return value
+
+
+def _local_scorer_inner() -> Any:
+    """The process's bundled-model scorer (loaded on its first use, as without a recording)."""
+    from agent.llm.likelihood import local_scorer
+
+    return local_scorer().scorer
+
+
+def _static_model(llm: Any) -> str | None:
+    """The model name an LLM object reports without asking a server (as the run records do)."""
+    if llm is None:
+        return None
+    inner = getattr(llm, "_llm", None)
+    if inner is not None and inner is not llm:
+        return _static_model(inner)
+    for value in (getattr(type(llm), "model", None), getattr(llm, "_model", None)):
+        if isinstance(value, str):
+            return value
+    value = llm.__dict__.get("model") if hasattr(llm, "__dict__") else None
+    if isinstance(value, str):
+        return value
+    model = getattr(getattr(llm, "config", None), "model", None)
+    return model if isinstance(model, str) else None

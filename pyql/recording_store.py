@@ -1,0 +1,412 @@
+"""A recording of KB queries and LLM calls: one SQLite file, content-addressed.
+
+``--record DIR`` writes every KB query (with the KB's identity) and every
+LLM call (model, prompt, sampling settings) with its answer into
+``DIR/recording.sqlite``; ``--replay DIR`` answers them from it, and
+``--kb-cache DIR`` keeps KB answers in ``DIR/kb-cache.sqlite`` for the next
+live run. Both are a :class:`RecordingStore`; :mod:`pyql.kb.recording`
+(the KB side) and :mod:`agent.llm.recording` (the LLM side) build the
+requests and read the answers.
+
+An entry's key is the sha256 of its request as canonical JSON
+(:func:`request_key`: sorted keys, no spaces), so the same call made twice,
+by two threads or two processes, is one entry (the first answer stays).
+Every entry is written in its own transaction on a connection in WAL mode
+with a busy time-out: a process killed at any moment leaves every entry
+whose call returned, and no half entry. Opening a file checks that it is an
+SQLite database, intact (``PRAGMA quick_check``), a pyql store of this
+version and of the kind asked for; anything else is a
+:class:`~pyql.errors.RecordingError` (the CLI exits 2).
+
+Example:
+    >>> import tempfile
+    >>> store = RecordingStore.open(tempfile.mkdtemp(), "record")
+    >>> store.put("kb", "demo", {"query": "ASK {}"}, {"boolean": True})
+    True
+    >>> store.get("kb", {"query": "ASK {}"}), store.get("kb", {"query": "ASK { ?s ?p ?o }"})
+    ({'boolean': True}, None)
+    >>> store.counts()
+    {'kb': 1}
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import sqlite3
+import threading
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any, Mapping
+
+from pyql.errors import RecordingError
+
+__all__ = ["RECORDING_FILE", "CACHE_FILE", "RecordingStore", "canonical_json", "request_key", "store_file"]
+
+#: The file name of a recording in its directory.
+RECORDING_FILE = "recording.sqlite"
+#: The file name of a KB cache in its directory.
+CACHE_FILE = "kb-cache.sqlite"
+#: What the ``format`` meta row of every pyql store says.
+FORMAT = "pyql-recording"
+#: The version of the tables below.
+VERSION = "1"
+#: The modes a store opens in: what each writes and answers (``inspect``: read-only, a recording or a cache).
+MODES = ("record", "replay", "cache", "inspect")
+_PURPOSE = {"record": "recording", "replay": "recording", "cache": "kb-cache", "inspect": None}
+_FLAG = {"record": "--record", "replay": "--replay", "cache": "--kb-cache", "inspect": "pyql recording info"}
+_READ_ONLY = ("replay", "inspect")
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, kind TEXT NOT NULL, subject TEXT NOT NULL, "
+    "request TEXT NOT NULL, response TEXT NOT NULL, seconds REAL NOT NULL DEFAULT 0, created TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS names (kind TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, "
+    "PRIMARY KEY (kind, name))",
+)
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON text of a value: sorted keys, no spaces, Unicode kept.
+
+    Example:
+        >>> canonical_json({"b": [1, 2], "a": "é"})
+        '{"a":"é","b":[1,2]}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def request_key(kind: str, request: Mapping[str, Any] | str) -> str:
+    """The content address of a request: sha256 of its kind, a line break and its canonical JSON.
+
+    Example:
+        >>> request_key("kb", {"query": "ASK {}"}) == request_key("kb", '{"query":"ASK {}"}')
+        True
+        >>> len(request_key("kb", {"query": "ASK {}"}))
+        64
+    """
+    text = request if isinstance(request, str) else canonical_json(request)
+    return hashlib.sha256(f"{kind}\n{text}".encode("utf-8")).hexdigest()
+
+
+def store_file(path: str | Path, mode: str) -> Path:
+    """The SQLite file a ``--record``/``--replay``/``--kb-cache`` argument names.
+
+    A directory holds ``recording.sqlite`` (``kb-cache.sqlite`` for a cache);
+    a path that is a file (or ends in ``.sqlite``) is the file itself, so a
+    published recording can be given as it is.
+
+    Example:
+        >>> store_file("runs/rec", "record").as_posix(), store_file("rec.sqlite", "replay").as_posix()
+        ('runs/rec/recording.sqlite', 'rec.sqlite')
+    """
+    given = Path(path)
+    if given.is_file() or given.suffix in (".sqlite", ".db"):
+        return given
+    if mode == "inspect" and not (given / RECORDING_FILE).exists() and (given / CACHE_FILE).exists():
+        return given / CACHE_FILE
+    return given / (CACHE_FILE if mode == "cache" else RECORDING_FILE)
+
+
+class RecordingStore:
+    """One recording or KB cache file, shared by every thread of the process.
+
+    Open it with :meth:`open`. :meth:`get` and :meth:`put` are safe from
+    several threads (one connection, a lock) and several processes (WAL, a
+    busy time-out); :attr:`stats` counts hits, misses and writes per kind.
+
+    Attributes:
+        path: the SQLite file.
+        mode: ``record``, ``replay`` or ``cache``.
+        stats: ``{kind: Counter(hits=, misses=, writes=)}``.
+    """
+
+    def __init__(self, path: Path, mode: str, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self.mode = mode
+        self._db = connection
+        self._lock = threading.Lock()
+        self.stats: dict[str, Counter[str]] = {}
+        self._written: set[str] = set()  # keys this process wrote: a duplicate costs no transaction
+
+    # -- opening -------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path, mode: str) -> RecordingStore:
+        """Open (``replay``) or open-or-create (``record``, ``cache``) the store ``path`` names.
+
+        Raises:
+            RecordingError: an unknown mode; for replay, no such file; a file
+                that is not an SQLite database, is corrupt or truncated, is
+                not a pyql store of this version, or is the other kind
+                (a KB cache given as a recording, or the reverse).
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> bad = pathlib.Path(tempfile.mkdtemp()) / "recording.sqlite"
+            >>> _ = bad.write_text("hello")
+            >>> RecordingStore.open(bad.parent, "replay")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            pyql.errors.RecordingError: --replay .../recording.sqlite is not a pyql recording: not an SQLite database...
+        """
+        if mode not in MODES:
+            raise RecordingError(f"unknown recording mode {mode!r}; use one of {', '.join(MODES)}")
+        file = store_file(path, mode)
+        flag = _FLAG[mode]
+        if mode in _READ_ONLY and not file.is_file():
+            raise RecordingError(f"{flag} {path}: no recording at {file} (record one with --record DIR)")
+        if mode not in _READ_ONLY:
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise RecordingError(f"{flag} {path}: cannot create the directory {file.parent}: {exc.strerror or exc}") from None
+        connection = _connect(file, mode)
+        try:
+            _check_or_create(connection, file, mode)
+        except BaseException:
+            connection.close()
+            raise
+        return cls(file, mode, connection)
+
+    def close(self) -> None:
+        """Write the log back into the file (a recording is then one self-contained file) and close."""
+        with self._lock:
+            try:
+                if self.mode not in _READ_ONLY:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass  # another process holds the log; it checkpoints it
+            self._db.close()
+
+    def __enter__(self) -> RecordingStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- entries -------------------------------------------------------------
+    def get(self, kind: str, request: Mapping[str, Any]) -> Any | None:
+        """The recorded answer to a request (None when there is none), counted as a hit or a miss.
+
+        Raises:
+            RecordingError: the file became unreadable.
+        """
+        key = request_key(kind, request)
+        with self._lock:
+            row = self._query("SELECT response FROM entries WHERE key = ?", (key,)).fetchone()
+            self._count(kind, "hits" if row is not None else "misses")
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except json.JSONDecodeError as exc:
+            raise RecordingError(f"{self.path}: the entry {key[:12]} is not JSON ({exc.msg}); the file is damaged") from None
+
+    def put(self, kind: str, subject: str, request: Mapping[str, Any], response: Any, seconds: float = 0.0) -> bool:
+        """Keep one answer, in its own transaction; False when the request was already there (the first answer stays).
+
+        Raises:
+            RecordingError: a replay store (read-only), or the file cannot be written.
+        """
+        if self.mode in _READ_ONLY:
+            raise RecordingError(f"{self.path} is open read-only ({_FLAG[self.mode]}) and is not written")
+        text = canonical_json(request)
+        key = request_key(kind, text)
+        with self._lock:
+            if key in self._written:
+                self._count(kind, "duplicates")
+                return False
+        row = (key, kind, subject, text, canonical_json(response), float(seconds), _now())
+        with self._lock:
+            cursor = self._write("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+            self._written.add(key)
+            self._count(kind, "writes" if cursor.rowcount else "duplicates")
+        return bool(cursor.rowcount)
+
+    def name(self, kind: str, name: str, value: str | None = None) -> str | None:
+        """Read (``value`` None) or set a named value: a KB spec's identity, a model's resolved name.
+
+        Example:
+            >>> import tempfile
+            >>> s = RecordingStore.open(tempfile.mkdtemp(), "record")
+            >>> s.name("kb-spec", "demo", '{"file": "..."}'); s.name("kb-spec", "demo"), s.name("kb-spec", "x")
+            ('{"file": "..."}', None)
+        """
+        with self._lock:
+            if value is None or self.mode in _READ_ONLY:
+                row = self._query("SELECT value FROM names WHERE kind = ? AND name = ?", (kind, name)).fetchone()
+                return None if row is None else str(row[0])
+            self._write("INSERT OR REPLACE INTO names VALUES (?, ?, ?)", (kind, name, value))
+        return None
+
+    # -- inspecting ------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        """The meta rows: ``format``, ``version``, ``purpose``, ``id``, ``created``, ``pyql``."""
+        with self._lock:
+            return {str(k): str(v) for k, v in self._query("SELECT name, value FROM meta", ()).fetchall()}
+
+    def counts(self) -> dict[str, int]:
+        """Entries per kind (``kb``, ``llm``, ``score``)."""
+        with self._lock:
+            rows = self._query("SELECT kind, COUNT(*) FROM entries GROUP BY kind ORDER BY kind", ()).fetchall()
+        return {str(kind): int(n) for kind, n in rows}
+
+    def subjects(self, kind: str) -> dict[str, int]:
+        """Entries per subject of one kind: per KB identity (``kb``), per model (``llm``, ``score``)."""
+        with self._lock:
+            rows = self._query(
+                "SELECT subject, COUNT(*) FROM entries WHERE kind = ? GROUP BY subject ORDER BY subject", (kind,)
+            ).fetchall()
+        return {str(subject): int(n) for subject, n in rows}
+
+    def names(self, kind: str) -> dict[str, str]:
+        """Every named value of one kind (``kb-spec``: spec → identity; ``model``: requested → resolved)."""
+        with self._lock:
+            rows = self._query("SELECT name, value FROM names WHERE kind = ? ORDER BY name", (kind,)).fetchall()
+        return {str(n): str(v) for n, v in rows}
+
+    def fingerprint(self) -> str:
+        """The content fingerprint: sha256 over every entry's key and answer, in key order.
+
+        Two stores with the same entries have the same fingerprint, whatever
+        the order they were written in.
+        """
+        digest = hashlib.sha256()
+        with self._lock:
+            for key, response in self._query("SELECT key, response FROM entries ORDER BY key", ()):
+                digest.update(f"{key}\t{response}\n".encode("utf-8"))
+        return digest.hexdigest()
+
+    def provenance(self) -> dict[str, Any]:
+        """What a run file and its summary say about this store: mode, file, id, entries, this run's counters.
+
+        Example:
+            >>> import tempfile
+            >>> sorted(RecordingStore.open(tempfile.mkdtemp(), "cache").provenance())
+            ['entries', 'file', 'fingerprint', 'id', 'mode', 'stats']
+        """
+        with self._lock:
+            stats = {kind: dict(sorted(c.items())) for kind, c in sorted(self.stats.items())}
+        return {
+            "mode": self.mode,
+            "file": str(self.path),
+            "id": self.meta().get("id"),
+            "fingerprint": self.fingerprint(),
+            "entries": self.counts(),
+            "stats": stats,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """Everything ``pyql recording info`` shows: the meta rows, the fingerprint, the entries per kind,
+        the KB identities and the models with their entry counts, and the names given to them.
+
+        Example:
+            >>> import tempfile
+            >>> s = RecordingStore.open(tempfile.mkdtemp(), "record")
+            >>> _ = s.put("llm", "gpt-x", {"prompt": "Q"}, {"text": "A"})
+            >>> d = s.describe(); (d["entries"], d["models"])
+            ({'llm': 1}, {'gpt-x': 1})
+        """
+        meta = self.meta()
+        return {
+            "file": str(self.path),
+            "purpose": meta.get("purpose"),
+            "id": meta.get("id"),
+            "created": meta.get("created"),
+            "pyql": meta.get("pyql"),
+            "fingerprint": self.fingerprint(),
+            "entries": self.counts(),
+            "kbs": self.subjects("kb"),
+            "kb_specs": self.names("kb-spec"),
+            "models": self.subjects("llm"),
+            "models_asked": self.names("model"),
+            "scorers": self.subjects("score"),
+        }
+
+    # -- internals ---------------------------------------------------------------
+    def _count(self, kind: str, what: str) -> None:
+        self.stats.setdefault(kind, Counter())[what] += 1
+
+    def _query(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot read it: {exc}") from None
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        try:
+            with self._db:  # one transaction: committed, or rolled back whole
+                return self._db.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _connect(file: Path, mode: str) -> sqlite3.Connection:
+    """A connection to the file: read-only for replay; WAL and a busy time-out for writers."""
+    try:
+        if mode in _READ_ONLY:
+            connection = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+        else:
+            connection = sqlite3.connect(str(file), check_same_thread=False, timeout=30)
+        connection.execute("PRAGMA busy_timeout = 30000")
+    except sqlite3.Error as exc:
+        raise RecordingError(f"{_FLAG[mode]} {file}: cannot open it: {exc}") from None
+    return connection
+
+
+def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
+    """Check an existing store (SQLite, intact, pyql's, this version and kind); create the tables of a new one.
+
+    Raises:
+        RecordingError: the file is anything else (see :meth:`RecordingStore.open`).
+    """
+    flag, purpose = _FLAG[mode], _PURPOSE[mode]
+    what = f"{flag} {file} is not a pyql {(purpose or 'recording').replace('kb-cache', 'KB cache')}"
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        check = db.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise RecordingError(f"{what}: not an SQLite database, or a damaged one ({exc})") from None
+    if check is None or check[0] != "ok":
+        raise RecordingError(f"{what}: the database is damaged or truncated ({check[0] if check else 'no answer'})")
+    if not tables and purpose is not None and mode not in _READ_ONLY:
+        _create(db, purpose, file, flag)
+        return
+    if "meta" not in tables:
+        found = ", ".join(sorted(tables)) or "no table"
+        raise RecordingError(f"{what}: an SQLite database of another program (tables: {found})")
+    meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+    if meta.get("format") != FORMAT:
+        raise RecordingError(f"{what}: its format is {meta.get('format')!r}, not {FORMAT!r}")
+    if meta.get("version") != VERSION:
+        raise RecordingError(f"{what} of version {VERSION}: it is of version {meta.get('version')!r}; record it again")
+    if purpose is not None and meta.get("purpose") != purpose:
+        other = "--kb-cache" if meta.get("purpose") == "kb-cache" else "--record/--replay"
+        raise RecordingError(f"{what}: it is a {meta.get('purpose')} (give it to {other})")
+    if not {"entries", "names"} <= tables:
+        raise RecordingError(f"{what}: its tables are incomplete ({', '.join(sorted(tables))})")
+    if mode not in _READ_ONLY:
+        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a killed process loses no committed entry
+
+
+def _create(db: sqlite3.Connection, purpose: str, file: Path, flag: str) -> None:
+    """The tables and meta rows of a new store, in WAL mode, in one transaction."""
+    from pyql import __version__
+
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        with db:
+            for statement in _SCHEMA:
+                db.execute(statement)
+            rows = {"format": FORMAT, "version": VERSION, "purpose": purpose, "id": uuid.uuid4().hex,
+                    "created": _now(), "pyql": str(__version__)}
+            db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", sorted(rows.items()))
+    except sqlite3.Error as exc:
+        raise RecordingError(f"{flag} {file}: cannot create it: {exc}") from None
