@@ -452,7 +452,7 @@ def _ask_in_stores(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Sto
         raise UsageError("pyql ask: the question is empty")
     settings = _settings(args, llm)
     solve = solver(settings.method)
-    settings.agent_config()  # bad settings fail before the LLM starts
+    config = settings.agent_config()  # bad settings fail before the LLM starts
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
