@@ -297,17 +297,17 @@ def _action_set(args: argparse.Namespace) -> str:
 
 
 def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
-    """``--action-mode``, else the default: ``choose`` for the bundled local model on a KB, ``text`` otherwise.
+    """``--action-mode``, else the default: ``choose`` for the bundled local model (KB or table), ``text`` otherwise.
 
     The local model is used when no LLM is configured (started, or a running
     ``pyql llm serve``) or when the configured model is its name; on the demo
     questions it answers far more by choosing than by writing actions
-    (``docs/benchmarks.md``). Table questions have no enumerator yet: ``text``.
+    (``docs/benchmarks.md``), on tables too (:mod:`pyql_sql.next_steps`).
     An LLM given in code (tests) counts as local when its model has that name.
     """
     if getattr(args, "action_mode", None):
         return str(args.action_mode)
-    if getattr(args, "db", None) or getattr(args, "table_json", None) or getattr(args, "action_set", None) == "agentbench":
+    if getattr(args, "action_set", None) == "agentbench":
         return "text"
     return "choose" if _uses_local_model(args, llm) else "text"
 
@@ -513,8 +513,6 @@ def _ask(
     """Open the environment and the LLM and answer the question: the result, its record, the LLM's URL and the query language."""
     ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
     env = open_environment(args, item, ranker=ranker, agent=True)
-    if config.action_mode == "choose" and env.side != "sparql":
-        raise UsageError("pyql ask: --action-mode choose enumerates KB steps; use text, tools or grammar for a table")
     if env.side == "sql":
         item["table"] = {"name": env.table.name}
     with _llm_for(args, llm, stores) as the_llm:
@@ -686,20 +684,15 @@ def _eval_provider(args: argparse.Namespace, dataset: Dataset) -> KBProvider:
 
 
 def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Dataset) -> RunSettings:
-    """The settings for the data set (choose mode falls back to text on table questions, unless asked for).
+    """The settings for the data set.
 
     Raises:
-        UsageError: no question, KB questions without ``--kb``, an explicit
-            choose mode on table questions, or an existing run file without ``--resume``.
+        UsageError: no question, KB questions without ``--kb``, or an existing run file without ``--resume``.
     """
     if not dataset.items:
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
-    if settings.action_mode == "choose" and any(item.get("table") is not None for item in dataset):
-        if args.action_mode:
-            raise UsageError("pyql eval: --action-mode choose enumerates KB steps; the data set has table questions: use text, tools or grammar")
-        settings = dataclasses.replace(settings, action_mode="text")
     run_file = Path(args.out)
     if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")

@@ -704,8 +704,9 @@ def test_ask_and_eval_with_the_choose_action_mode(tmp_path: Path) -> None:
     table = tmp_path / "t.jsonl"
     table.write_text(json.dumps({"question": "how many?", "table": {"header": ["a"], "rows": [["1"]]}, "answers": ["1"]}) + "\n")
     args = build_parser().parse_args(["eval", str(table), "--out", str(tmp_path / "r.jsonl"), "--action-mode", "choose"])
-    with pytest.raises(UsageError, match="choose"):
-        eval_command(args, io.StringIO(), llm=_PickByText([]))
+    assert eval_command(args, io.StringIO(), llm=_PickByText(["set_answer(a, COUNT)", "execute()"])) == 0  # tables too
+    row = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[-1])
+    assert [a["value"] for a in row["answers"]] == ["1"] and row["llm_calls"] == 2
 
 
 def test_first_relation_model_needs_the_local_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -750,5 +751,7 @@ def test_default_action_mode_is_choose_for_the_local_model(monkeypatch: pytest.M
     assert mode("--base-url", "http://127.0.0.1:8000/v1", "--model", "gemma-3-270m") == "choose"
     assert mode("--base-url", "https://api.example.com/v1", "--model", "gpt-4o-mini") == "text"
     assert mode("--action-mode", "grammar") == "grammar"
-    assert _action_mode(build_parser().parse_args(["ask", "q?", "--table-json", "t.json"])) == "text"
+    assert _action_mode(build_parser().parse_args(["ask", "q?", "--table-json", "t.json"])) == "choose"  # tables too
+    assert _action_mode(build_parser().parse_args(["ask", "q?", "--table-json", "t.json", "--base-url",
+                                                   "https://api.example.com/v1", "--model", "gpt-4o-mini"])) == "text"
     assert mode(llm=ScriptedLLM([])) == "text"

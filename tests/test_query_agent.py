@@ -480,13 +480,18 @@ def test_choose_retries_once_then_records_an_invalid_choice(kb: KB) -> None:
     assert result.llm_calls == 5  # 2 + 2 + the forced answer
 
 
-def test_choose_is_refused_for_a_table() -> None:
+def test_choose_runs_on_a_table() -> None:
     from pyql_sql.environment import TableEnvironment
     from pyql_sql.table import Table
 
-    env = TableEnvironment(Table.from_rows(["a"], [["1"]]), **feedback_options("eraser", agent=True))
-    with pytest.raises(AgentConfigError, match="choose"):
-        QueryAgent(ScriptedLLM([]), AgentConfig(action_mode="choose")).run(env, "q?")
+    table = Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"], ["7", "Shamrock Rovers"]])
+    question = "how many games with athlone town as the opponent?"
+    env = TableEnvironment(table, question=question, **feedback_options("eraser", agent=True))
+    llm = ScriptedLLM(["1", "1", "1"])
+    result = QueryAgent(llm, AgentConfig(action_mode="choose")).run(env, question)
+    assert [s.action for s in result.steps] == ["add_condition(Opponent, =, Athlone Town)", "set_answer(Game, COUNT)", "execute()"]
+    assert [a["value"] for a in result.answers] == ["1"] and result.llm_calls == 3
+    assert "1. add_condition(Opponent, =, Athlone Town) → 1 row matches" in str(llm.prompts[0])
 
 
 def test_choices_are_ordered_against_the_question() -> None:

@@ -32,10 +32,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
-from pyql.next_steps import NextStep, arithmetic_score, next_steps, question_literals, variable_kinds
+from pyql.next_steps import (
+    NextStep,
+    arithmetic_score,
+    next_steps,
+    question_literals,
+    trial,
+    variable_kinds,
+)
+from pyql_sql.next_steps import table_next_steps
 
 __all__ = [
-    "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "fact_relation", "model_order", "parse_choice",
+    "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "enumerate_table_choices", "fact_relation",
+    "model_order", "parse_choice", "table_observation",
 ]
 
 
@@ -110,6 +119,54 @@ def enumerate_choices(
         mentions=list(env.memory.entities),
     )
     return ranked[:limit]
+
+
+def enumerate_table_choices(
+    env: Any, *, scores: dict[str, float] | None = None, limit: int = 8, preview: bool = True
+) -> list[NextStep]:
+    """The valid next steps of a table episode (:func:`pyql_sql.next_steps.table_next_steps`), each with its preview.
+
+    With ``preview``, a step's preview is the start of its observation, tried
+    and undone (:func:`pyql.next_steps.trial`: one SQL query per step, no LLM call).
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"], ["7", "Shamrock Rovers"]])
+        >>> env = TableEnvironment(t, question="How many games with athlone town as the opponent?")
+        >>> print(choice_lines(enumerate_table_choices(env, limit=2)))
+        1. add_condition(Opponent, =, Athlone Town) → 1 row matches the conditions: {'Game': '6', 'Opponent': 'Athlone Town'}
+        2. set_answer(Game, COUNT) → COUNT(Game) = 2
+    """
+    out = []
+    for step in table_next_steps(env, scores=scores, limit=limit):
+        shown = ""
+        if preview and step.kind != "execute":
+            record = trial(env, step.action)
+            shown = _clip(record.observation if record.ok else f"error: {record.error}")
+        out.append(NextStep(step.action, step.kind, shown))
+    return out
+
+
+def table_observation(text: str, size: int = 120) -> str:
+    """A table observation as the choose prompt keeps it: the rows a condition keeps are counted, not shown.
+
+    The model picks a number; the rows' cells cost tokens at every later
+    call (the trace keeps the whole observation).
+
+    Example:
+        >>> table_observation("2 rows match the conditions: {'Game': '6'}; {'Game': '7'}")
+        '2 rows match the conditions'
+        >>> table_observation("COUNT(Game) = 1")
+        'COUNT(Game) = 1'
+    """
+    head = text.split(": {", 1)[0] if ": {" in text else text
+    return _clip(head, size)
+
+
+def _clip(text: str, size: int = 120) -> str:
+    one = " ".join((text or "").split())
+    return one if len(one) <= size else one[: size - 3].rstrip() + "..."
 
 
 def ask_choice(

@@ -80,7 +80,7 @@ class AgentConfig:
         action_mode: "text" (the paper's Thought/Action text), "tools" (native
             tool calls), "grammar" (grammar-constrained decoding, llama.cpp) or
             "choose" (pick one of the enumerated valid next steps by number,
-            :mod:`agent.methods.choose`; KB side only).
+            :mod:`agent.methods.choose`; KB and table sides).
         feedback: "eraser" (guidelines), "raw" (the raw error message) or
             "none" (no error detail: failures say only that the action failed).
         example: the one-shot example: a bundled name or a path; None picks
@@ -217,9 +217,10 @@ class QueryAgent:
             raise AgentConfigError(f"QueryAgent has no prompt for a {env.side!r} environment; it knows {', '.join(_PROMPTS)}")
         template, default_example = _PROMPTS[env.side]
         wikidata = _statement_model(env)  # MarkQA's actions are in the docs; the example shows them
+        if self.config.action_mode == "choose" and env.side == "sql":
+            example = load_example(self.config.example or "table_choose")
+            return self._jinja.get_template("queryagent_table_choose.j2").render(example=example, question=question, table=env.describe_table())
         if self.config.action_mode == "choose":
-            if env.side != "sparql":
-                raise AgentConfigError("the choose action mode enumerates KB steps; use text, tools or grammar for a table")
             example = load_example(self.config.example or (_WIKIDATA_PROMPT["choose"] if wikidata else "freebase_choose"))
             entities = repr(dict(env.memory.entities))
             return self._jinja.get_template("queryagent_choose.j2").render(example=example, question=question, entities=entities)
@@ -479,7 +480,7 @@ class QueryAgent:
 
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.methods.choose`)."""
-        from agent.methods.choose import ask_choice, choice_lines
+        from agent.methods.choose import ask_choice, choice_lines, table_observation
 
         choices = self._choices(env, episode)
         if episode.stopped or not choices:
@@ -509,7 +510,8 @@ class QueryAgent:
         action = choices[picked - 1].action
         record = env.step(action)
         observation = self._observation(record)
-        episode.turns.append(_Turn(step, f"Action {step}: {action}", observation))
+        kept = table_observation(observation) if env.side == "sql" else observation
+        episode.turns.append(_Turn(step, f"Action {step}: {action}", kept))
         fields = _record_fields(record, observation)
         fields["action"] = action
         episode.traces.append(StepTrace(**fields, **common))
@@ -528,8 +530,10 @@ class QueryAgent:
 
     def _choices(self, env: Any, episode: _Episode) -> list[Any]:
         """Choose mode: the environment's own looks first (``auto_look``), then the steps to list."""
-        from agent.methods.choose import auto_look, enumerate_choices
+        from agent.methods.choose import auto_look, enumerate_choices, enumerate_table_choices
 
+        if env.side == "sql":
+            return enumerate_table_choices(env, limit=min(self.config.max_choices, 8), preview=self.config.choice_preview)
         if self.config.auto_look:
             for record in auto_look(env):
                 episode.traces.append(_env_trace(len(episode.traces) + 1, record))
@@ -546,7 +550,7 @@ class QueryAgent:
         Returns the choices (None when the scorer failed: ``episode.error`` says why) and
         the scorer's (requests, seconds) spent.
         """
-        if self.config.first_relation != "model" or any(a.startswith("add_fact(") for a in env.query.actions()):
+        if self.config.first_relation != "model" or env.side != "sparql" or any(a.startswith("add_fact(") for a in env.query.actions()):
             return choices, (0, 0.0)
         from agent.llm.likelihood import ScorerError, local_scorer
         from agent.methods.choose import fact_relation, model_order

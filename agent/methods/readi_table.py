@@ -37,6 +37,7 @@ from agent.methods.episode import AgentResult, StepTrace, prompt_templates
 from agent.methods.readi_loop import UNANSWERED, ask_llm, llm_failure, run_loop
 from pyql.errors import ParseError, PyQLError
 from pyql.lines import split_lines
+from pyql_sql.next_steps import answer_candidates, condition_candidates
 
 __all__ = ["TablePath", "TablePaths", "parse_table_path", "TableReadi", "TablePathError"]
 
@@ -130,9 +131,11 @@ class TablePaths:
         self.max_items = max_items
         self.timeout = timeout
         self.queries = 0
+        self.question = ""
         self._templates = prompt_templates()
 
     def generate_prompt(self, question: str) -> str:
+        self.question = question
         return self._templates.get_template("readi_table_generate.j2").render(question=question, table=self.table_text)
 
     def first(self, text: str, triggers: Counter[str]) -> tuple[TablePath, str | None]:
@@ -163,8 +166,11 @@ class TablePaths:
             feedback.append(problem)
         if inst.unknown:
             feedback.append(
-                f"Header {inst.unknown!r} not in candidate Headers. You can only choose headers from {list(self.table.headers)!r}."
+                f"Header {inst.unknown!r} not in candidate Headers. You can only choose headers from {ranked_headers(self.table, self.question)!r}."
             )
+            named = question_constraints(self.table, self.question)
+            if named:
+                feedback.append(f"The question names these cells: {named}.")
             triggers["readi_unknown_header"] += 1
         if len(path.headers) < 2 and not problem:
             feedback.append("insufficient columns in the reasoning path: choose at least two headers.")
@@ -181,6 +187,32 @@ class TablePaths:
 
     def reject(self, edited: TablePath) -> str | None:
         return None
+
+
+def ranked_headers(table: Any, question: str) -> list[str]:
+    """The table's headers, those the question asks for first (the choose mode's ranking, :mod:`pyql_sql.next_steps`).
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> ranked_headers(Table.from_rows(["Venue", "Crowd", "Date"], [["MCG", "1", "x"]]), "which match had the largest crowd?")
+        ['Crowd', 'Venue', 'Date']
+    """
+    conditions = condition_candidates(table, question)
+    order = [table.columns[i].header for i, _, _ in answer_candidates(table, question)]
+    first = [table.columns[c.column].header for c in conditions if c.score >= 2.0]
+    return list(dict.fromkeys([*order[:1], *first, *order]))
+
+
+def question_constraints(table: Any, question: str, limit: int = 4) -> str:
+    """The cells the question writes, as Readi's row constraints (the choose mode's grounded conditions), or "".
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> question_constraints(Table.from_rows(["Opponent"], [["Athlone Town"]]), "games against athlone town?")
+        '"Opponent": ["Athlone Town"]'
+    """
+    cells = [c for c in condition_candidates(table, question) if c.op == "=" and c.score >= 2.0][:limit]
+    return ", ".join(f"{_q(table.columns[c.column].header)}: [{_q(c.value)}]" for c in cells)
 
 
 def instantiate_table_path(table: Any, path: TablePath, max_items: int = 50, timeout: float = 5.0) -> _Instance:
