@@ -13,7 +13,10 @@ Virtuoso's quirks that MarkQA's reference SPARQL runs into (listed in
 ``tests/test_wikidata_demo.py``, ``KNOWN_ON_VIRTUOSO``: rows lost where
 ``wdt:P31/wdt:P279*`` meets a date FILTER, a sub-query or a unit conversion)
 are handled by the compiler's text (the closure as a UNION of its two halves)
-but for one: w24, where the closure meets a unit conversion (``KNOWN``).
+but for one: w24, where the closure meets a unit conversion (``KNOWN``): there
+Virtuoso keeps one row per unit, and whether its LIMIT 1 keeps the right city
+depends on its row order (seen both ways), so w24 is an expected failure when
+it differs.
 Numbers agree within MarkQA's 1e-5. Integer division is Virtuoso's own
 (``7 / 2`` is 3 there, 3.5 in SPARQL 1.1); Wikidata's amounts are decimals,
 so it only bites integers such as counts: the last test pins it and the
@@ -100,9 +103,10 @@ def test_a_demo_program_answers_alike_on_virtuoso(engines: tuple[EndpointKB, Oxi
     on_virtuoso = _rows(remote, sparql, query.is_ask)
     on_oxigraph = _rows(local, sparql, query.is_ask)
     assert _checks._answers_match(question["answers"], on_oxigraph), on_oxigraph
-    if question["id"] in KNOWN:
-        assert not _same_rows(on_virtuoso, on_oxigraph), f"{question['id']} now agrees: drop it from KNOWN"
-        return
+    if question["id"] in KNOWN and not _same_rows(on_virtuoso, on_oxigraph):
+        # Virtuoso keeps one row per unit here, so which row LIMIT 1 keeps depends on its row order:
+        # the runs of this test have seen it agree and disagree; it is not pinned either way.
+        pytest.xfail(KNOWN[question["id"]])
     assert _same_rows(on_virtuoso, on_oxigraph), (on_virtuoso, on_oxigraph)
     assert _checks._answers_match(question["answers"], on_virtuoso), on_virtuoso
 
