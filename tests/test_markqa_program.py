@@ -366,7 +366,8 @@ _KIND_STRATEGIES = {
     "operator": st.sampled_from(["gt", ">", ">=", "le", "=", "ne", "!="]).map(Str),
     "prefix": st.sampled_from(["wdt", "p", "pq", "pqv"]).map(Str),
     "entity_list": st.lists(st.one_of(_QID, _VAR), min_size=1, max_size=4).map(lambda xs: ListValue(tuple(xs))),
-    "time": st.one_of(st.booleans().map(Bool), st.integers(1, 2100).map(Number), _DATE, _VAR),
+    # a variable as the time is written '?t': a bare word there is refused (MarkQA would read it as True)
+    "time": st.one_of(st.booleans().map(Bool), st.integers(1, 2100).map(Number), _DATE, _NAME.map(lambda s: Str("?" + s))),
     "object": st.one_of(_QID, _VAR, _NUMBER, _DATE),
     "operand": _operands(),
     "expression": _operands(),
