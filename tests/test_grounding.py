@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pyql.grounding import GroundingError, ground, number_words, parse_date
@@ -59,6 +59,9 @@ def _grouped(n: int) -> str:
 )
 def test_generated_numbers_are_found_with_their_value(before: list[str], number: tuple[str, float], after: list[str]) -> None:
     written, value = number
+    # "one of/which/that/who ..." is a pronoun, not a count: grounding skips it by design
+    # (tested in test_one_as_a_pronoun_is_not_a_number below).
+    assume(not (written == "one" and after and after[0] in ("of", "another", "that", "who", "which")))
     question = " ".join([*before, written, *after]) + "?"
     start = len(" ".join(before)) + (1 if before else 0)
     found = [v for v in ground(question).numbers() if v.start == start]
@@ -180,3 +183,17 @@ def test_dbbench_dev_questions() -> None:
     g = ground("Class of d, and a Frequency MHz smaller than 107.7, and a ERP W smaller than 232 has what call sign?")
     assert [(c.op, v.value) for c, v in g.comparisons()] == [("<", 107.7), ("<", 232.0)]
     assert "Frequency MHz" in [v.text for v in g.texts()]
+
+
+@pytest.mark.parametrize(
+    ("question", "counted"),
+    [
+        ("which one of the teams scored most?", False),
+        ("one which scored?", False),
+        ("one goal was scored in which season?", True),
+        ("how many teams scored one goal?", True),
+    ],
+)
+def test_one_as_a_pronoun_is_not_a_number(question: str, counted: bool) -> None:
+    found = [v for v in ground(question).numbers() if v.text.lower() == "one"]
+    assert bool(found) is counted, (question, ground(question).values)

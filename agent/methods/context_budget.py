@@ -51,6 +51,7 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import math
@@ -171,7 +172,19 @@ class LocalTokenizer:
                     self._model = Llama(path, vocab_only=True, verbose=False)
             except Exception:  # noqa: BLE001 - any failure to load means: estimate instead
                 self._fallback = EstimateCounter()
+            else:
+                # free the vocabulary before the interpreter tears llama.cpp's bindings down (else its
+                # __del__ fails at exit); a weak reference, so a tokenizer nobody holds is still collected
+                ref = weakref.ref(self)
+                atexit.register(lambda: (tokenizer := ref()) is not None and tokenizer.close())
         return self._model
+
+    def close(self) -> None:
+        """Free the vocabulary (it loads again on the next use)."""
+        with self._lock:
+            model, self._model = self._model, None
+        if model is not None:
+            model.close()
 
     def count(self, text: str) -> int:
         """The tokens of ``text`` as the local model reads it (its BOS token included)."""
