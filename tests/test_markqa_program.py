@@ -196,7 +196,7 @@ ERRORS = [
     ("bad variable", H + "a.add_bind(sub('pop-2011', 1), 'd')" + P, 2, 16, "variable name 'pop-2011' is not valid"),
     ("bad variable tag", H + "a.add_quantity('Q1', 'P2', 'a.b')" + P, 2, 28, "variable name 'a.b' is not valid"),
     ("undefined object", H + "b.add_max('x')" + P, 2, 1, "b is not a PyQL object; create it first with b = PyQL() (defined: a)"),
-    ("undefined sub-query", H + "a.add_sub_query(c)" + P, 2, 17, "c is not a PyQL object"),
+    ("undefined sub-query", H + "a.add_sub_query(c)" + P, 2, 17, "c is not a PyQL object; create it first with c = PyQL() (defined: a)"),
     ("string sub-query", H + "a.add_sub_query('c')" + P, 2, 17, "expected a PyQL object"),
     ("self sub-query", H + "a.add_sub_query(a)" + P, 2, 17, "cannot be a sub-query of itself"),
     ("undefined printed", H + "print(b.sparql)\n", 2, 1, "b is not a PyQL object"),
