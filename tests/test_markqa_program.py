@@ -53,8 +53,13 @@ print(a.sparql)
 """
 
 
+#: The first and last lines of a one-object program.
+H = "a = PyQL()\n"
+P = "\nprint(a.sparql)\n"
+
+
 def _bind_program(expression: str) -> str:
-    return f"a = PyQL()\na.add_bind({expression}, 'ans')\nprint(a.sparql)\n"
+    return H + f"a.add_bind({expression}, 'ans')" + P
 
 
 def _expression_of(expression: str) -> ex.Expression:
@@ -151,8 +156,6 @@ def test_the_tables_are_markqas() -> None:
 # ---------------------------------------------------------------------------
 # Refusals: one error, with line and column
 
-H = "a = PyQL()\n"
-P = "\nprint(a.sparql)\n"
 ERRORS = [
     ("unknown method", H + "a.add_quantiy('Q1', 'P2', 'x')" + P, 2, 1, "unknown method add_quantiy; MarkQA's methods are set_head"),
     ("refused method", H + "a.add_triple_pattern('?x ?y ?z.')" + P, 2, 1, "raw SPARQL"),
