@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from correction.facts import Facts, KBRules, facts, kb_side, value_kind
 from correction.kb_rules import kb_probe, observation_of
@@ -50,6 +50,7 @@ __all__ = ["expression_of", "arithmetic_operands", "divisors", "date_operands", 
 COMPARING = ("add_compare", "add_filter")
 _DIVIDE = ("/",)
 _ADDITIVE = ("+", "-")
+_T = TypeVar("_T")
 _KIND_TEXT = {"number": "numbers", "date": "dates", "node": "entities", "text": "text", "unbound": "no value"}
 
 
@@ -243,6 +244,11 @@ class _ProbeCache(threading.local):
 _PROBED = _ProbeCache()
 
 
+def _select(kb_env: KBRules, text: str, read: Callable[[Any], _T]) -> _T | None:
+    """What ``read`` makes of the rows of one bounded probe (:func:`~correction.kb_rules.kb_probe`: None when the KB failed)."""
+    return kb_probe(lambda: read(kb_env.kb.select(text)))
+
+
 def _query_of(env: Environment) -> tuple[KBRules | None, Query | None]:
     kb_env = kb_side(env)
     query = kb_env.query if kb_env is not None else None
@@ -259,7 +265,7 @@ def _plan(record: StepRecord, f: Facts) -> tuple[list[str], list[Expression], li
         names = [n for n in expr.variables() if f"?{n}" in present]
         return names, _probed_divisors(expr, present), []
     if record.action == "add_rank":
-        rank, values = _name(f.term("rank_var")), _name(f.term("var_list"))
+        rank, values = _rank_operands(f)
         names = [n for n in (rank, values) if f"?{n}" in present]
         return list(dict.fromkeys(names)), [], ([(values, rank)] if len(set(names)) == 2 else [])
     return [], [], []
@@ -286,14 +292,18 @@ def operand_stats(record: StepRecord, env: Environment) -> tuple[probes.OperandS
     if kb_env is not None and query is not None and (names or divided):
         variables = [Variable(n) for n in names]
         text = probes.operand_stats_query(query, variables, divided, [(Variable(a), Variable(b)) for a, b in pairs])
-        kb = kb_env.kb
-        stats = kb_probe(lambda: probes.read_operand_stats(kb.select(text), len(variables), len(divided), len(pairs)))
+        stats = _select(kb_env, text, lambda rows: probes.read_operand_stats(rows, len(variables), len(divided), len(pairs)))
     _PROBED.key, _PROBED.record, _PROBED.stats, _PROBED.names = key, record, stats, tuple(names)
     return stats, tuple(names)
 
 
 def _name(term: Any) -> str:
     return str(term).strip().lstrip("?$") if term is not None else ""
+
+
+def _rank_operands(f: Facts) -> tuple[str, str]:
+    """The names of ``add_rank``'s ranked variable and of the list it is ranked among."""
+    return _name(f.term("rank_var")), _name(f.term("var_list"))
 
 
 def _held(f: Facts, name: str, stats: probes.OperandStats | None, names: Sequence[str]) -> tuple[set[str], str]:
@@ -520,7 +530,7 @@ def _units_of(record: StepRecord, env: Environment, names: Sequence[str]) -> tup
     if kb_env is None or query is None or len(wanted) < 1:
         return {}, {}, {}
     nodes = [steps[n].value_node_var for n in wanted]
-    kb = kb_env.kb
+    kb = kb_env.kb  # the units query is built inside the probe: a query it cannot write is no advice either
     found = kb_probe(lambda: probes.read_quantity_units(kb.select(probes.quantity_units_query(query, nodes)), len(nodes)))
     if found is None:
         return {}, {}, {}
@@ -542,7 +552,7 @@ def _unit_pairs(record: StepRecord, f: Facts) -> tuple[list[str], Expression | N
         expr = _expression(f)
         return (list(expr.variables()) if expr is not None else []), expr
     if record.action == "add_rank":
-        return [_name(f.term("rank_var")), _name(f.term("var_list"))], None
+        return list(_rank_operands(f)), None
     terms = [f.term("ob1"), f.term("ob2")]
     return [t.name for t in terms if isinstance(t, Variable)], None
 
@@ -613,8 +623,7 @@ def quantity_several_time_points(record: StepRecord, env: Environment) -> dict[s
     if kb_env is None or shown is None or shown.total < 2:
         return None
     text = probes.time_points_query(query, step.statement_var, step.entity, step.tag)
-    kb = kb_env.kb
-    points = kb_probe(lambda: probes.read_time_points(kb.select(text)))
+    points = _select(kb_env, text, probes.read_time_points)
     if points is None:
         return None
     entity, timed = next(((e, p) for e, p in points.items() if len({t.lexical for t, _ in p}) > 1), (None, None))
@@ -640,7 +649,7 @@ def quantity_several_time_points(record: StepRecord, env: Environment) -> dict[s
 def _rank_problem(record: StepRecord, env: Environment, f: Facts) -> tuple[str, str, str] | None:
     """(rank_var, var_list, reason) when the list ranked among is empty: missing, the ranked variable itself,
     no value, or no value other than the ranked one in the rows read."""
-    rank, values = _name(f.term("rank_var")), _name(f.term("var_list"))
+    rank, values = _rank_operands(f)
     if not rank or not values:
         return None
     present = set(f.visible)
