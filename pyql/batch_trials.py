@@ -284,7 +284,7 @@ def fact_extension(base: Any, query: Any) -> FactExtension | None:
 
 def fact_branches(
     core: str | None, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], answer: str | None = None,
-    window: int = FACT_WINDOW,
+    window: int = FACT_WINDOW, counted: bool = True,
 ) -> list[str]:
     """The UNION branches that check facts grouped by where they start: each group's relations in one ``VALUES``.
 
@@ -295,7 +295,8 @@ def fact_branches(
     answer) in ``core``, joined with every group's relations, giving ``?__candidate`` and ``?__o`` (a
     value of the fresh variable, or of the answer), at most :data:`FACT_ROWS` rows a member; a second
     branch counts those rows up to ``window + 1`` (``?__keys``), so a member without rows is known
-    empty only when the window held every row (and the rows were not cut). The facts from entities
+    empty only when the window held every row (and the rows were not cut); without ``counted`` (the
+    caller knows the rows fit in the window) there is no such branch. The facts from entities
     are one more branch, joined with the first row (the first answers) of ``core``. So Virtuoso
     compiles the current query two or three times, not once a fact.
 
@@ -312,7 +313,8 @@ def fact_branches(
         keys = " ".join(dict.fromkeys([g[0] for g in variables] + ([answer] if answer else [])))
         window_of = f"SELECT DISTINCT {keys} WHERE {{\n{core}}}"
         branches.append(_facts_branch(f"{{ {window_of} LIMIT {int(window)} }}\n", variables, shown))
-        branches.append(f"{{ SELECT (COUNT(*) AS ?{_KEYS_VAR}) WHERE {{ {{ {window_of} LIMIT {int(window) + 1} }} }} }}")
+        if counted:
+            branches.append(f"{{ SELECT (COUNT(*) AS ?{_KEYS_VAR}) WHERE {{ {{ {window_of} LIMIT {int(window) + 1} }} }} }}")
     if entities:
         if core is None:
             join = ""
@@ -382,7 +384,7 @@ class StepChecker:
                     self._verdicts[action] = Verdict(False)
                 continue
             built.append((action, query))
-        facts, rest = self._split(built)
+        facts, rest = self._split(self._from_observation(built))
         for start in range(0, max(len(rest), 1 if facts else 0), BATCH_SIZE):
             self._check_batch(rest[start : start + BATCH_SIZE], facts if start == 0 else [])
 
@@ -414,7 +416,8 @@ class StepChecker:
         core = base.scope.block.pattern(kb.profile) if base.steps else None
         members = [(key, forward, [(len(batch) + j, facts[j][2].relation) for j in js]) for (key, forward), js in groups.items()]
         answer = base.answer.sparql() if base.answer is not None else None
-        extra = fact_branches(core, members, answer) if facts else []
+        fits = self._window_fits([key for key, _, _ in members if key.startswith("?")] + ([answer] if answer else []))
+        extra = fact_branches(core, members, answer, counted=not fits) if facts else []
         try:
             if batch:
                 text, observed = probes.candidates_query([q for _, q in batch], labels=False, extra=extra)
@@ -428,11 +431,55 @@ class StepChecker:
             self._keep(action, self._decide(action, query, rows, variables))
         for on_variables in (True, False):
             js = [j for (key, _), group in groups.items() if key.startswith("?") == on_variables for j in group]
-            complete = sum(len(values[j]) for j in js) < FACT_ROWS * len(js) and (not on_variables or keys <= FACT_WINDOW)
+            complete = sum(len(values[j]) for j in js) < FACT_ROWS * len(js) and (not on_variables or fits or keys <= FACT_WINDOW)
             for j in js:
                 action, query, fact = facts[j]
                 rows = cells[len(batch) + j]
                 self._keep(action, self._decide(action, query, rows, [fact.shown]) if rows or complete else None)
+
+    def _from_observation(self, built: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        """Decide ``set_answer(?v)`` and ``add_count(?v, ?n)`` from the current query's own observation, where its
+        count of ``?v`` is exact (no query: the answers are its values, the count is its count); the rest is left."""
+        record = self._current_record()
+        base = self.env.query
+        if record is None or base.answer is not None or base.is_ask or base.scope.block.computed:
+            return built
+        rest = []
+        for action, query in built:
+            name, _, args = action.partition("(")
+            parts = [a.strip() for a in args.rstrip(")").split(",")]
+            seen = record.result.get(parts[0]) if parts[0].startswith("?") else None
+            shown = probes.observed_variables(query)
+            if seen is None or seen.capped or seen.partial or len(shown) != 1:
+                rest.append((action, query))
+            elif name == "set_answer" and len(parts) == 1 and shown[0] == seen.variable:
+                cells = [{seen.variable.name: v} for v in seen.values[:4]]
+                self._keep(action, self._decide(action, query, cells, shown) if cells or not seen.total else None)
+            elif name == "add_count" and len(parts) == 2 and str(shown[0]) == parts[1] and shown[0] in query.scope.block.computed:
+                count = self.env.kb.value(Literal(str(seen.total), XSD + "integer"), None)
+                self._keep(action, self._decide(action, query, [{shown[0].name: count}], shown))
+            else:
+                rest.append((action, query))
+        return rest
+
+    def _current_record(self) -> Any:
+        """The step record whose observation is of the current query (None when there is none)."""
+        record = next((r for r in reversed(self.env.history) if r.ok and r.query_after is self.env.query), None)
+        return record if record is not None and isinstance(record.result, Observation) else None
+
+    def _window_fits(self, keys: Sequence[str]) -> bool:
+        """Whether the current query's distinct rows over ``keys`` fit in :data:`FACT_WINDOW`, by the counts of its
+        observation (exact ones only): then the facts' window needs no count."""
+        record = self._current_record()
+        if record is None:
+            return False
+        rows = 1
+        for key in dict.fromkeys(keys):
+            counted = record.result.get(key)
+            if counted is None or counted.capped or counted.partial:
+                return False
+            rows *= max(counted.total, 1)
+        return rows <= FACT_WINDOW
 
     def _keep(self, action: str, decided: Verdict | None) -> None:
         if decided is not None:
