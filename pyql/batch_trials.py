@@ -9,17 +9,27 @@ bounded query for a whole batch:
    converts its arguments, asks the analyzer (ERASER) before it runs and
    builds its query exactly as a trial does, but the KB's ``observe`` only
    keeps the query (it sends nothing);
-2. the queries of the batch go to the KB as one UNION of their own bounded
-   probes (:func:`pyql.kb.probes.candidates_query`: each one's first few rows
-   with every observed variable bound, with labels, ``LIMIT`` per branch);
-3. a step whose query gives rows is kept, with its first values as the
+2. ``set_answer(?v)`` and ``add_count(?v, ?n)`` are decided from the current
+   query's own observation where its count of ``?v`` is exact (no query);
+3. the steps that only add a relation from what the query has to a fresh
+   variable (:func:`fact_extension`) are checked together, their relations in
+   one ``VALUES`` pattern per start (:func:`fact_branches`), joined with a
+   bounded window of the current query's rows; the others go as their own
+   bounded probes (:func:`pyql.kb.probes.candidates_query`: each one's first
+   few rows with every observed variable bound, ``LIMIT`` per branch); both in
+   one UNION, one query, without labels: the labels of the values the
+   previews show come in one more query, only for values not seen yet in the
+   episode. (On Virtuoso a branch costs about as much as the current query's
+   pattern it repeats, and a label pattern triples it: ``docs/benchmarks.md``);
+4. a step whose query gives rows is kept, with its first values as the
    preview; one whose query gives none fails as its trial would (an empty
    result fails a step: ERASER's ``empty_result`` and the rules it falls back
    from, or ``undo_empty`` without an analyzer); a yes/no comparison is kept
    either way (its answer is its preview).
 
 Where the batch cannot tell what the trial would say, the candidate is
-tried after all: a step of another kind (:data:`BATCHED_ACTIONS`: MarkQA's
+tried after all: a grouped fact without rows when the window or the rows
+were cut, a step of another kind (:data:`BATCHED_ACTIONS`: MarkQA's
 quantities and arithmetic), a ``set_answer`` or ``execute()`` whose sampled
 values are all unnamed nodes (ERASER's ``answer_unnamed_node`` and
 ``execute_unnamed_answer`` read the step's own result), an empty
@@ -37,7 +47,9 @@ Example:
     >>> before = env.kb.stats.queries
     >>> checker.check([good, bad])
     >>> checker.verdict(good).preview, checker.verdict(bad), env.kb.stats.queries - before, env.query.steps
-    ('?c = Tropical storm (SSHS)', None, 1, ())
+    ('?c = Tropical storm (SSHS)', None, 2, ())
+
+(two queries: the check, and the label of the value its preview shows.)
 """
 
 from __future__ import annotations
