@@ -91,8 +91,12 @@ def _gap(question: str, start: int, end: int) -> int | None:
     return len(words)
 
 
-def value_pairs(table: Table, question: str, g: Grounding | None = None) -> list[tuple[int, Grounded]]:
+def value_pairs(
+    table: Table, question: str, g: Grounding | None = None, skip: frozenset[str] = frozenset()
+) -> list[tuple[int, Grounded]]:
     """(column index, value) pairs: a value next to the column's name in the question, closest pairs first.
+
+    ``skip``: values (lower case) that are not to be assigned (an update's condition values).
 
     Example:
         >>> t = Table.from_rows(["Club", "Wins", "Points"], [["A", "1", "3"]], name="Standings")
@@ -105,7 +109,8 @@ def value_pairs(table: Table, question: str, g: Grounding | None = None) -> list
     g = g or ground(question)
     mentions = {i: m for i, m in header_mentions(table, question).items() if m[2] >= 1}
     scored: list[tuple[float, int, Grounded]] = []
-    for v in _values(g, table):
+    values = [v for v in _values(g, table) if _text(v).strip().lower() not in skip]
+    for v in values:
         for col, (start, end, strength) in mentions.items():
             if start <= v.start and v.end <= end:
                 continue  # the header itself
@@ -118,7 +123,7 @@ def value_pairs(table: Table, question: str, g: Grounding | None = None) -> list
     for _, col, v in sorted(scored, key=lambda s: s[0]):
         if all(c != col and (u.start, u.end) != (v.start, v.end) for c, u in pairs):
             pairs.append((col, v))
-    pairs += _set_to(question, mentions, pairs, _values(g, table))
+    pairs += _set_to(question, mentions, pairs, values)
     return sorted(pairs, key=lambda p: p[1].start)
 
 
@@ -167,15 +172,20 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
     if kind is None:
         return []
     g = g or ground(question)
-    pairs = value_pairs(table, question, g)
     if env.query.conditions:  # the rows to change are picked: the update itself
         on = {s.column.index for s in env.query.conditions}
-        rest = [(c, v) for c, v in pairs if c not in on]
+        skip = frozenset(str(s.value).strip().lower() for s in env.query.conditions)
+        rest = [(c, v) for c, v in value_pairs(table, question, g, skip) if c not in on]
         return [NextStep(f"update_rows({_assignments(table, rest)})", "execute")] if rest else []
+    pairs = value_pairs(table, question, g)
     steps: list[NextStep] = []
-    if kind in ("update", "either"):
-        taken = {c for c, _ in pairs}
-        conditions = [c for c in condition_candidates(table, question, g) if c.op == "=" and c.column not in taken]
+    if kind in ("update", "either"):  # not on a column the question assigns another value to
+        conditions = [
+            c for c in condition_candidates(table, question, g)
+            if c.op == "=" and all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in pairs)
+        ]
+        spans = {(v.start, v.end) for _, v in pairs}
+        conditions.sort(key=lambda c: (c.start, c.end) in spans)  # a span that is no assigned value first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
     if kind in ("insert", "either") and pairs:
         steps.append(NextStep(f"insert_row({_assignments(table, pairs)})", "execute"))
