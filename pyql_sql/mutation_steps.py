@@ -1,8 +1,9 @@
 """The choose enumerator's change steps: ``insert_row`` / ``update_rows`` grounded in the question.
 
-:func:`mutation_next_steps` is called by :func:`pyql_sql.next_steps.table_next_steps`
-when the environment can change the table
-(:class:`~pyql_sql.writable_environment.WritableTableEnvironment`). It offers
+:func:`mutation_next_steps` is what a
+:class:`~pyql_sql.writable_environment.WritableTableEnvironment` offers
+through its ``change_steps``, which :func:`pyql_sql.next_steps.table_next_steps`
+lists first. It offers
 steps only when the question asks for a change: a cue word (insert, add,
 record, new row, update, change, set ... to, modify) or a statement (no
 question mark, no question word) that reports facts.
@@ -37,6 +38,7 @@ from typing import Any
 from pyql.grounding import Grounded, Grounding, ground
 from pyql.next_steps import NextStep
 
+from .next_steps import _checked, _column_text, _condition_action, condition_candidates, header_mentions
 from .table import Table
 
 __all__ = ["asks_change", "value_pairs", "mutation_next_steps"]
@@ -104,8 +106,6 @@ def value_pairs(
         >>> [(t.columns[c].header, v.text) for c, v in value_pairs(t, q)]
         [('Club', "'FK Trakai'"), ('Wins', '9'), ('Points', '29')]
     """
-    from .next_steps import header_mentions
-
     g = g or ground(question)
     mentions = {i: m for i, m in header_mentions(table, question).items() if m[2] >= 1}
     scored: list[tuple[float, int, Grounded]] = []
@@ -150,8 +150,6 @@ def _text(v: Grounded) -> str:
 
 
 def _assignments(table: Table, pairs: list[tuple[int, Grounded]]) -> str:
-    from .next_steps import _column_text
-
     return "; ".join(f"{_column_text(table, c)} = {_text(v)}" for c, v in pairs)
 
 
@@ -163,8 +161,6 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         g: the question's grounding, if already made.
         limit: the most condition steps offered for an update.
     """
-    from .next_steps import _checked, _condition_action, condition_candidates
-
     if "insert_row" not in env.actions.names:
         return []
     table, question = env.table, env.question or ""

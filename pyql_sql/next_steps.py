@@ -46,7 +46,6 @@ from pyql.grounding import Grounding, ground, parse_date
 from pyql.next_steps import NextStep
 
 from .numbers import format_number, parse_number
-from .mutation_steps import mutation_next_steps
 from .table import Column, Table
 
 __all__ = ["ConditionCandidate", "answer_candidates", "condition_candidates", "header_mentions", "table_next_steps"]
@@ -369,7 +368,8 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         steps = [NextStep("execute()", "execute"), *answers[:2], *conditions]
     else:
         steps = [*conditions, *answers]
-    changes = mutation_next_steps(env, g)  # a question asking to insert/update: those steps first
+    change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
+    changes = change_steps(g) if change_steps is not None else []  # a question asking for a change: those first
     if changes:
         steps = [*changes, *[s for s in steps if s.action not in {c.action for c in changes}]]
     return steps[:limit]

@@ -36,10 +36,13 @@ from grammars.vocabulary import TABLE_ACTION_ORDER
 from pyql.action_parser import ActionCall, Arg, split_args
 from pyql.actions import StepResult, action
 from pyql.environment import FinalResult
+from pyql.grounding import Grounding
+from pyql.next_steps import NextStep
 
 from .actions import TableActions, TableContext
 from .environment import TableEnvironment
 from .mutation import TableState, parse_assignments
+from .mutation_steps import mutation_next_steps
 
 __all__ = ["MUTATION_ACTIONS", "STATE_PREFIX", "MutationActions", "WritableTableEnvironment"]
 
@@ -123,6 +126,18 @@ class WritableTableEnvironment(TableEnvironment):
             text = split_args(call, 1)[0]
             return [Arg("text", text, raw=text, span=(call.args[0].span[0], call.args[-1].span[1]))]
         return super().arguments(call)
+
+    def change_steps(self, grounding: Grounding | None = None) -> list[NextStep]:
+        """The change steps the question asks for now (:func:`~pyql_sql.mutation_steps.mutation_next_steps`).
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> env = WritableTableEnvironment(Table.from_rows(["Club", "Points"], [["A", "3"]]),
+            ...     question="Insert a new row with club 'FK Trakai' and points 29.")
+            >>> [s.action for s in env.change_steps()]
+            ['insert_row(Club = FK Trakai; Points = 29)']
+        """
+        return mutation_next_steps(self, grounding)
 
     def final_result(self) -> FinalResult:
         """After a change: the table's state (``table-state:<md5>``) and the statements; else the answers.
