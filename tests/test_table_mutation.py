@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import types
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from agent.evaluation.datasets.dbbench import gold_state, state_denotation
 from agent.evaluation.datasets.loading import load_dataset
+from agent.evaluation.environments import open_environment
 from pyql_sql import Table
 from pyql_sql.errors import MutationArityError, MutationError, MutationTypeError, SQLExecutionError, UnknownColumnError
 from pyql_sql.loaders import load_sqlite_table
@@ -20,6 +22,7 @@ from pyql_sql.mutation_steps import asks_change, mutation_next_steps, value_pair
 from pyql_sql.next_steps import table_next_steps
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.writable_environment import STATE_PREFIX, WritableTableEnvironment
+from tests.shared_data import needs_shared, shared_path
 
 
 def _standings() -> Table:
@@ -163,3 +166,22 @@ def test_update_offers_grounded_condition_then_update() -> None:
     env.step(first[0].action)
     assert [s.action for s in mutation_next_steps(env)] == ["update_rows(Points = 36)"]
     assert table_next_steps(env)[0].action == "update_rows(Points = 36)"
+
+
+@needs_shared("dbbench")
+def test_dbbench_dev_changes_first_choices() -> None:
+    """The 20 INSERT/UPDATE items of dbbench dev (in-sample), taking the first listed step every time."""
+    right = 0
+    changes = [i for i in load_dataset(str(shared_path("dbbench"))) if i["kind"] in ("INSERT", "UPDATE")]
+    for item in changes:
+        env = open_environment(types.SimpleNamespace(feedback="eraser"), item, agent=True)
+        assert isinstance(env, WritableTableEnvironment)
+        for _ in range(8):
+            steps = table_next_steps(env)
+            if not steps:
+                break
+            env.step(steps[0].action)
+            if env.done:
+                break
+        right += state_denotation(env.final_result().answers if env.done else [], item["answers"])
+    assert len(changes) == 20 and right >= 5
