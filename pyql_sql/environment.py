@@ -142,6 +142,8 @@ class TableEnvironment(Environment):
         table: the table.
         executor: the read-only :class:`CountingExecutor` every step uses.
         memory: a :class:`TableMemory`.
+        describe_quantities: kept for symmetry with :class:`~pyql.sparql_environment.SparqlEnvironment`
+            (a table has no quantities to describe; :func:`pyql.batch_trials.trial` switches it off on both).
     """
 
     side: ClassVar[str] = "sql"
@@ -171,6 +173,7 @@ class TableEnvironment(Environment):
         self.max_values = max_values
         self.max_rows = max_rows
         self.max_answers = max_answers
+        self.describe_quantities = True
         super().__init__(self.action_set(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
     # -- Environment hooks -----------------------------------------------------
