@@ -68,10 +68,12 @@ from typing import Any
 
 from pyql.batch_trials import StepChecker, trial
 from pyql.errors import PyQLError
+from pyql.grounding import Grounding, dimension_words, ground
 from pyql.observation import Observation, Relations, Value
 from pyql.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
 from pyql.terms import Variable
 from pyql.terms import IRI, Literal
+from pyql.value_steps import value_filters
 
 __all__ = [
     "NextStep",
@@ -403,6 +405,7 @@ class _Episode:
     in_query: str
     relation_names: dict[str, str] = dataclasses.field(default_factory=dict)  # relation -> a fresh variable's name
     links: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)  # variable -> (relation, linked entity)
+    grounding: Grounding | None = None  # the question's values and cue words (linked entities' names left out)
 
 
 def _episode(env: Any, today: _dt.date | None) -> _Episode:
@@ -429,6 +432,7 @@ def _episode(env: Any, today: _dt.date | None) -> _Episode:
         looked=_looked(env),
         literals=question_literals(text, today),
         in_query=" ".join(built),
+        grounding=ground(text, today),
     )
 
 
@@ -455,7 +459,9 @@ def _looked_facts(ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]
         rels = ep.looked.get(key)
         if rels is None:
             continue
-        ranked = rank(ep.question, list(rels.all()))[:per_argument]
+        # what the question's adjectives measure ("stronger": winds) ranks too: they name no relation themselves
+        dims = dimension_words(ep.question or "")
+        ranked = rank(" ".join([ep.question or "", *dims]) if dims else ep.question, list(rels.all()))[:per_argument]
         forward = set(rels.forward)
         for rel in ranked:
             if rel in forward:
@@ -498,15 +504,13 @@ def _ordered_modifiers(ep: _Episode) -> tuple[list[NextStep], list[NextStep]]:
     aggregate: list[NextStep] = []
     kinds, variables = ep.kinds, ep.variables
     ordered = [v for v in variables if kinds[v] in ("number", "date")]
+    seen = {var: tuple(v.term for v in ep.values.get(var, ()) if isinstance(v.term, Literal)) for var in ordered}
+    if ep.grounding is not None:  # the question's values, on every numeric or date variable whatever hop bound it
+        constrain += [NextStep(line, "constrain") for line in value_filters(ep.grounding, seen, ep.built)]
     for var in ordered:
         kind = kinds[var]
-        constrain += [NextStep(f"add_max({var})", "constrain"), NextStep(f"add_min({var})", "constrain")]
-        if kind == "date":
-            for year in ep.literals["years"]:
-                constrain.append(NextStep(f'add_filter({var}, =, "{year}"^^xsd:gYear)', "constrain"))
-        for number in ep.literals["numbers"] if kind == "number" else []:
-            for op in (">", "<", "="):
-                constrain.append(NextStep(f"add_filter({var}, {op}, {number})", "constrain"))
+        if len({v.term for v in ep.values.get(var, ())}) > 1:  # an argmax over one value changes nothing
+            constrain += [NextStep(f"add_max({var})", "constrain"), NextStep(f"add_min({var})", "constrain")]
         for other in ordered:
             if other != var and kinds[other] == kind:
                 if kind == "date":
