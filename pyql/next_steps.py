@@ -661,7 +661,7 @@ def next_steps(
     answers, finish, looks = _ends(ep)
     if not verify:
         return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
-    buckets = (quantities, facts, arithmetic, [*constrain, *aggregate], [*answers, *finish, *looks])
+    buckets = (quantities, facts, arithmetic, _cued_first(ep, [*constrain, *aggregate]), [*answers, *finish, *looks])
     return _verified(env, ep, buckets, limit, preview_chars, batch)
 
 
@@ -677,6 +677,26 @@ def _numeric_steps(
         aggregate = [step for step in aggregate if not step.action.startswith("add_compare(")]
         arithmetic = sorted(dict.fromkeys(arithmetic), key=lambda step: -arithmetic_score(ep.question, step.action))
     return quantities, arithmetic, aggregate
+
+
+#: The step each of the question's cues asks for (grounding's aggregation functions and order directions).
+_CUED_STEPS = {"COUNT": "add_count(", "SUM": "add_sum(", "AVG": "add_avg(", "max": "add_max(", "min": "add_min("}
+
+
+def _cued_first(ep: _Episode, steps: list[NextStep]) -> list[NextStep]:
+    """The constraints and aggregates the question's cue words ask for first (stable), so that the bucket's
+    budget keeps them: "how many" an ``add_count``, "highest" an ``add_max``, a value after "more than" its filter.
+
+    Example:
+        >>> ep = _Episode("how many storms?", None, set(), [], set(), {}, {}, [], {}, {}, "", grounding=ground("how many storms?"))
+        >>> [s.action for s in _cued_first(ep, [NextStep("add_max(?w)", "constrain"), NextStep("add_count(?c, ?n)", "aggregate")])]
+        ['add_count(?c, ?n)', 'add_max(?w)']
+    """
+    if ep.grounding is None:
+        return steps
+    starts = tuple(_CUED_STEPS[c.op] for c in ep.grounding.cues if c.op in _CUED_STEPS)
+    valued = {c for c, _ in ep.grounding.comparisons()}
+    return sorted(steps, key=lambda s: not (s.action.startswith(starts) or (valued and s.action.startswith("add_filter("))))
 
 
 def _verified(

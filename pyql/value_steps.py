@@ -12,11 +12,12 @@ through :func:`pyql.escape.literal`:
   is ``> 3``, "at least 3" ``>= 3``, "before March 1998" ``< 1998-03-01``,
   "after 1998" ``>= 1999-01-01``, "until 1998" ``< 1999-01-01``; "between"
   two values is ``>=`` the first and then ``<`` (dates) or ``<=`` (numbers) the second;
-* a date without a cue is the range it covers: a day is an equality, a
-  month, a year (on a full date) or a decade is ``>=`` its first day, then,
-  once that is built, ``<`` the first day after it — so "March 1998" is
-  never an equality with the year; on an ``xsd:gYear`` variable a year is
-  an equality, a decade the range of its years;
+* a date without a cue is the range it covers: a day is an equality; a
+  month or a decade is ``>=`` its first day, then, once that is built,
+  ``<`` the first day after it — so "March 1998" is never an equality with
+  the year; a year is one equality with ``"1998"^^xsd:gYear``, which the
+  compiler matches at the year's precision on a full date too (on an
+  ``xsd:gYear`` variable a month is its year, a decade the range of its years);
 * a number without a cue is offered with ``>``, ``<`` and ``=`` (the
   ranking picks by the question's words).
 
@@ -38,10 +39,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from pyql import escape
-from pyql.grounding import Cue, DateValue, Grounded, Grounding
+from pyql.grounding import Cue, DateValue, Grounded, Grounding, ground
 from pyql.terms import XSD, Literal
 
-__all__ = ["date_literal", "number_literal", "question_value_fit", "value_filters"]
+__all__ = ["date_literal", "number_literal", "prompt_values", "question_value_fit", "value_filters", "value_hints"]
 
 _XSD_IRI = "<" + XSD
 #: The datatypes a date variable may hold, as the KB writes them.
@@ -94,6 +95,17 @@ def _date_type(terms: Sequence[Literal]) -> str:
     return found.pop() if len(found) == 1 and next(iter(found)) in _DATE_TYPES else "date"
 
 
+#: A bound written as a year (``"2014"^^xsd:gYear``) whatever the variable's datatype.
+_YEAR_MARK = "year:"
+
+
+def _bound_literal(day: _dt.date | str, datatype: str) -> str:
+    """A bound of :func:`_date_bounds` as an action's literal (a year bound as ``xsd:gYear``)."""
+    if isinstance(day, str):
+        return date_literal(_dt.date.fromisoformat(day.removeprefix(_YEAR_MARK)), "gYear")
+    return date_literal(day, datatype)
+
+
 def _next_day(value: DateValue) -> _dt.date:
     return value.last + _dt.timedelta(days=1)
 
@@ -110,8 +122,8 @@ def _cue_of(grounding: Grounding) -> dict[int, Cue]:
     return out
 
 
-def _date_bounds(value: DateValue, cue: Cue | None, datatype: str) -> list[tuple[str, _dt.date]]:
-    """The comparisons one grounded date makes on a variable: (operator, day), in the order they are built."""
+def _date_bounds(value: DateValue, cue: Cue | None, datatype: str) -> list[tuple[str, _dt.date | str]]:
+    """The comparisons one grounded date makes on a variable: (operator, day or a year bound), in the order they are built."""
     op = cue.op if cue else None
     if op == "between":
         op = ">="
@@ -122,8 +134,10 @@ def _date_bounds(value: DateValue, cue: Cue | None, datatype: str) -> list[tuple
             return [("=", value.first)]
         return [(">=", value.first), ("<", _next_day(value))]
     if op is None:
-        if value.precision == "day" and datatype != "gYear":
+        if value.precision == "day":
             return [("=", value.first)]
+        if value.precision == "year":  # written as a gYear: the query compares a date with it at the year's precision
+            return [("=", _YEAR_MARK + value.first.isoformat())]
         return [(">=", value.first), ("<", _next_day(value))]
     bound, end = _DATE_BOUND[op]
     return [(bound, _next_day(value) if end == "next" else value.first)]
@@ -157,7 +171,7 @@ def _dates_on(var: str, terms: Sequence[Literal], dates: list[Grounded], cues: d
     datatype = _date_type(terms)
     out: list[str] = []
     for date in dates:
-        bounds = [(op, date_literal(day, datatype)) for op, day in _date_bounds(date.value, cues.get(date.start), datatype)]
+        bounds = [(op, _bound_literal(day, datatype)) for op, day in _date_bounds(date.value, cues.get(date.start), datatype)]
         out += _range_steps(var, bounds, built)
     return out
 
@@ -236,9 +250,65 @@ def question_value_fit(grounding: Grounding, op: str, value: str) -> int:
     if datatype not in _DATE_TYPES:
         return 0
     for date in grounding.dates():
-        bounds = [(o, date_literal(day, datatype)) for o, day in _date_bounds(date.value, cues.get(date.start), datatype)]
+        bounds = [(o, _bound_literal(day, datatype)) for o, day in _date_bounds(date.value, cues.get(date.start), datatype)]
         if (op, _short(escape.literal(lexical, XSD + datatype))) in bounds:
             return 2
         if any(text == _short(escape.literal(lexical, XSD + datatype)) for _, text in bounds):
             best = 1
     return best
+
+
+def _hint(value: Grounded, cue: Cue | None) -> tuple[str, list[str]]:
+    """One grounded value as the prompt lists it, and the literals a filter or time span may take from it."""
+    said = f'"{value.text}"' + (f' after "{cue.text}"' if cue and not cue.op.startswith("between") else "")
+    if value.kind == "date":
+        bounds = _date_bounds(value.value, cue, "date")
+        literals = [_bound_literal(day, "date") for _, day in bounds]
+        shown = " and ".join(f"{op} {day.removeprefix(_YEAR_MARK)[:4] if isinstance(day, str) else day.isoformat()}" for op, day in bounds)
+        return f"{said}: a {value.value.precision}, {shown}", literals
+    text = number_literal(value.value, ())
+    ops = _number_ops(cue)
+    return f"{said}: {text}" + (f", {' or '.join(ops)}" if cue else ""), [text]
+
+
+def value_hints(grounding: Grounding) -> list[tuple[str, list[str]]]:
+    """The question's values as a prompt lists them (with the comparison their cue word makes), each with
+    the literals an ``add_filter`` or ``add_time_constrain`` may write for it (dates as ``xsd:date``).
+
+    A bare year stands once, as a date; capitalised spans and quoted strings are names, not values, and are left out.
+
+    Example:
+        >>> from pyql.grounding import ground
+        >>> [line for line, _ in value_hints(ground("cyclones with more than 200 deaths since March 1998"))]
+        ['"200" after "more than": 200, >', '"March 1998" after "since": a month, >= 1998-03-01']
+        >>> value_hints(ground("governors in 2005"))[0]
+        ('"2005": a year, = 2005', ['"2005"^^xsd:gYear'])
+        >>> value_hints(ground("storms of the 1990s"))[0]
+        ('"the 1990s": a decade, >= 1990-01-01 and < 2000-01-01', ['"1990-01-01"^^xsd:date', '"2000-01-01"^^xsd:date'])
+    """
+    cues = _cue_of(grounding)
+    dates = {d.start for d in grounding.dates()}
+    out = []
+    for value in grounding.values:
+        if value.kind in ("number", "quantity") and value.start in dates:
+            continue
+        if value.kind in ("number", "quantity", "date"):
+            out.append(_hint(value, cues.get(value.start)))
+    return out
+
+
+def prompt_values(question: str | None, mentions: Iterable[str] = ()) -> str:
+    """The question's values on one line for a text or grammar prompt ("" when it has none); the names of
+    linked entities are left out first (a year in "2005 Atlantic hurricane season" is a name, not a value).
+
+    Example:
+        >>> prompt_values("which cyclones of the 2005 Atlantic hurricane season formed before 2005-09-01?",
+        ...               ["2005 Atlantic hurricane season"])
+        '"2005-09-01" after "before": a day, < 2005-09-01'
+        >>> prompt_values("what category is rachel?")
+        ''
+    """
+    text = question or ""
+    for mention in mentions:
+        text = re.sub(re.escape(mention), " " * len(mention), text, flags=re.IGNORECASE)
+    return "; ".join(line for line, _ in value_hints(ground(text)))
