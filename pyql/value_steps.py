@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 
 from pyql import escape
 from pyql.grounding import Cue, DateValue, Grounded, Grounding, ground
@@ -76,17 +77,17 @@ def date_literal(day: _dt.date, datatype: str) -> str:
     return _short(escape.literal(lexical, XSD + datatype))
 
 
-def number_literal(value: float, datatypes: Iterable[str | None]) -> str:
-    """A number as an action's literal: an integer when it is whole, else a decimal (bare, as SPARQL writes them).
+def number_literal(value: float) -> str:
+    """A number as an action's literal: an integer when it is whole, else a decimal (bare, as SPARQL writes them;
+    both compare with every numeric datatype a variable may hold, and keep the value exact).
 
     Example:
-        >>> number_literal(1174.0, [XSD + "integer"]), number_literal(9.5, [XSD + "integer"])
-        ('1174', '9.5')
+        >>> number_literal(1174.0), number_literal(9.5), number_literal(1.5e-07)
+        ('1174', '9.5', '0.00000015')
     """
-    del datatypes  # integers and decimals compare with every numeric datatype; the literal keeps the value exact
     if float(value).is_integer():
         return escape.literal(str(int(value)), XSD + "integer")
-    return escape.literal(repr(float(value)), XSD + "decimal")
+    return escape.literal(format(Decimal(repr(float(value))), "f"), XSD + "decimal")  # never an exponent
 
 
 def _date_type(terms: Sequence[Literal]) -> str:
@@ -204,7 +205,7 @@ def value_filters(grounding: Grounding, seen: Mapping[str, Sequence[Literal]], b
             for number in numbers:
                 if any(d.start == number.start for d in dates) and number.start not in cues:
                     continue  # a bare year is a date, not a threshold
-                text = number_literal(number.value, [t.datatype for t in terms])
+                text = number_literal(number.value)
                 out += [f"add_filter({var}, {op}, {text})" for op in _number_ops(cues.get(number.start))]
     done = {_bare(line) for line in built}
     return [line for line in dict.fromkeys(out) if _bare(line) not in done]
@@ -266,7 +267,7 @@ def _hint(value: Grounded, cue: Cue | None) -> tuple[str, list[str]]:
         literals = [_bound_literal(day, "date") for _, day in bounds]
         shown = " and ".join(f"{op} {day.removeprefix(_YEAR_MARK)[:4] if isinstance(day, str) else day.isoformat()}" for op, day in bounds)
         return f"{said}: a {value.value.precision}, {shown}", literals
-    text = number_literal(value.value, ())
+    text = number_literal(value.value)
     ops = _number_ops(cue)
     return f"{said}: {text}" + (f", {' or '.join(ops)}" if cue else ""), [text]
 
