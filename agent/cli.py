@@ -417,6 +417,20 @@ def _stores(args: argparse.Namespace) -> Iterator[_Stores]:
         yield stores
 
 
+@contextlib.contextmanager
+def _run_files(args: argparse.Namespace, out: str | None, *, regular_only: bool = False) -> Iterator[tuple[_Stores, RunWriter | None]]:
+    """What a command that answers questions writes to, opened and locked before any work: its stores
+    (:func:`_stores`), then its run file ``out`` (None: no run file), closed in the reverse order.
+
+    Raises:
+        UsageError: the stores' flags conflict (see :func:`_stores`).
+        pyql.errors.RecordingError: a store that is not usable.
+        OSError: a run file that cannot be written or is locked by another run (``RunWriter``).
+    """
+    with _stores(args) as stores, (RunWriter(Path(out), regular_only=regular_only) if out else contextlib.nullcontext()) as writer:
+        yield stores, writer
+
+
 def _report_stores(stores: _Stores, stream: TextIO | None = None) -> None:
     """Say on stderr (or ``stream``) what the recording and the KB cache did in this command."""
     line = stores.report()
@@ -474,15 +488,33 @@ def ask_command(args: argparse.Namespace, out: TextIO, llm: Any = None) -> int:
     written: one line, exit 2); the answers are printed before the record is
     written, so a write that fails (a full disk) loses nothing on screen.
     With ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes through the store.
+    Bad usage is refused before any store or run file is opened.
     """
-    with _stores(args) as stores:
-        code = _ask_in_stores(args, out, llm, stores)
+    item, settings, solve, config = _ask_request(args, llm)
+    with _run_files(args, args.out) as (stores, writer):
+        try:
+            result, record, llm_url, language = _ask(args, item, settings, config, solve, llm, stores)
+        except KeyboardInterrupt:
+            print("pyql ask: interrupted", file=sys.stderr)
+            code = EXIT_INTERRUPTED
+        else:
+            _print_ask(args, result, language, out)
+            if writer is not None:
+                writer.write(record)
+            code = EXIT_OK
+            if result.failed_to_run:
+                print(f"pyql ask: {_failure_line(result.error_json() or {}, llm_url)}", file=sys.stderr)
+                code = EXIT_SERVICE
         _report_stores(stores)
         return code
 
 
-def _ask_in_stores(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Stores) -> int:
-    """``pyql ask`` within its stores (see :func:`ask_command`)."""
+def _ask_request(args: argparse.Namespace, llm: Any) -> tuple[dict[str, Any], RunSettings, Any, Any]:
+    """The question of ``pyql ask`` as an item, its settings, solver and agent config, checked before any work.
+
+    Raises:
+        UsageError: an empty question, or neither a KB nor a table.
+    """
     question = (args.question or "").strip()
     if not question:
         raise UsageError("pyql ask: the question is empty")
@@ -492,19 +524,7 @@ def _ask_in_stores(args: argparse.Namespace, out: TextIO, llm: Any, stores: _Sto
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
-    with RunWriter(Path(args.out)) if args.out else contextlib.nullcontext() as writer:
-        try:
-            result, record, llm_url, language = _ask(args, item, settings, config, solve, llm, stores)
-        except KeyboardInterrupt:
-            print("pyql ask: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        _print_ask(args, result, language, out)
-        if writer is not None:
-            writer.write(record)
-    if result.failed_to_run:
-        print(f"pyql ask: {_failure_line(result.error_json() or {}, llm_url)}", file=sys.stderr)
-        return EXIT_SERVICE
-    return EXIT_OK
+    return item, settings, solve, config
 
 
 def _ask(
@@ -589,21 +609,17 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     with one line (exit status 2). Ctrl-C at any point exits 130. With
     ``--record``/``--replay``/``--kb-cache`` every KB and LLM call goes
     through the store; each record and the summary say which (its
-    fingerprint, hits and misses).
+    fingerprint, hits and misses). Bad usage is refused before any store
+    or run file is opened.
     """
-    with _stores(args) as stores:
-        return _eval(args, out, llm, progress, stores)
-
-
-def _eval(args: argparse.Namespace, out: TextIO, llm: Any, progress: TextIO | None, stores: _Stores) -> int:
-    """``pyql eval`` within its stores (see :func:`eval_command`)."""
     settings = _settings(args, llm)
     solver(settings.method)
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
     settings = _checked_eval(args, settings, dataset)
     stream = progress if progress is not None else sys.stderr
-    with RunWriter(Path(args.out), regular_only=True) as writer:
+    with _run_files(args, args.out, regular_only=True) as (stores, writer):
+        assert writer is not None  # --out is required
         _check_resumed_settings(args, settings)
         try:
             outcome = _run_eval_command(args, settings, dataset, writer, llm, stream, stores)
@@ -611,8 +627,8 @@ def _eval(args: argparse.Namespace, out: TextIO, llm: Any, progress: TextIO | No
             print(f"pyql eval: interrupted; what was answered is in {args.out}: run the same command with --resume to continue",
                   file=sys.stderr)
             return EXIT_INTERRUPTED
-    print(summary_text(outcome.records, outcome.metrics), file=out)
-    _report_stores(stores, stream)
+        print(summary_text(outcome.records, outcome.metrics), file=out)
+        _report_stores(stores, stream)
     if args.by:
         from agent.evaluation.metrics import category_table
 

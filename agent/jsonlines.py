@@ -22,12 +22,12 @@ import math
 import re
 from typing import Any
 
+from pyql.interchange.jsonl import json_line
+
 __all__ = ["safe_text", "safe_json", "count_unsafe", "dumps_line"]
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _PAIR_RE = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
-_LINE_BREAK_RE = re.compile("[\u2028\u2029\x85]")
 
 
 def _join_pair(match: re.Match[str]) -> str:
@@ -110,8 +110,10 @@ def dumps_line(obj: Any, *, ensure_ascii: bool = False) -> str:
     infinities become ``null`` (strict JSON has none), non-string keys become
     strings, dataclasses and objects with ``to_dict()`` are written as their
     dicts and anything else as its ``str``. U+2028, U+2029 and U+0085 are
-    escaped so that no line splitter breaks the line. The fast path is a
-    plain :func:`json.dumps`; the repair runs only when it is needed.
+    escaped so that no line splitter breaks the line. It is
+    :func:`pyql.interchange.jsonl.json_line` with :func:`safe_json` as the
+    repair: the fast path is a plain :func:`json.dumps`; the repair runs only
+    when it is needed.
 
     Args:
         obj: the record.
@@ -127,12 +129,4 @@ def dumps_line(obj: Any, *, ensure_ascii: bool = False) -> str:
         >>> dumps_line({"q": "où?"}, ensure_ascii=True)
         '{"q": "o\\\\u00f9?"}'
     """
-    try:
-        text = json.dumps(obj, ensure_ascii=ensure_ascii, allow_nan=False)
-        if not ensure_ascii:
-            text.encode("utf-8")
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
-        text = json.dumps(safe_json(obj), ensure_ascii=ensure_ascii, allow_nan=False)
-    if not ensure_ascii and _LINE_BREAK_RE.search(text):
-        text = _LINE_BREAK_RE.sub(lambda m: _LINE_BREAKS[m.group()], text)
-    return text
+    return json_line(obj, ensure_ascii=ensure_ascii, repair=safe_json)

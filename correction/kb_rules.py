@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from correction.facts import Facts, facts, insists_on_execute, message_text
 from correction.registry import rule
@@ -29,11 +29,45 @@ from pyql.terms import IRI, Literal, Variable
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
 
-__all__: list[str] = []
+__all__ = ["kb_probe", "observation_of"]
+
+_T = TypeVar("_T")
+
+
+def observation_of(record: StepRecord) -> Observation | None:
+    """The observation a step returned, or None (the step failed or returned something else).
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"))
+        >>> observation_of(env.step("get_relation(m.0crbvqz)")) is None
+        True
+    """
+    result = record.result
+    return result if record.exception is None and isinstance(result, Observation) else None
+
+
+def kb_probe(ask: Callable[[], _T]) -> _T | None:
+    """What a rule's one bounded KB query returns, or None when the KB could not answer (the rule then judges
+    without it: a failing probe is no advice about the step).
+
+    Example:
+        >>> from pyql.errors import EngineError
+        >>> def fails():
+        ...     raise EngineError("unreachable")
+        >>> kb_probe(lambda: 3), kb_probe(fails)
+        (3, None)
+    """
+    try:
+        return ask()
+    except PyQLError:
+        return None
 
 
 def _empty_observation(record: StepRecord) -> bool:
-    return record.exception is None and isinstance(record.result, Observation) and record.result.is_empty
+    observation = observation_of(record)
+    return observation is not None and observation.is_empty
 
 
 @rule(
@@ -259,11 +293,9 @@ def _relations_for(f: Facts, var: Variable, query: Any) -> tuple[list[str], bool
         return f.ranked(rels.forward), False
     if f.kb_env is None or query is None:
         return [], False
-    try:
-        fetched = f.kb_env.kb.relations(var, query)
-    except PyQLError:
-        return [], True
-    return f.ranked(fetched.forward), True
+    kb = f.kb_env.kb
+    fetched = kb_probe(lambda: kb.relations(var, query))
+    return (f.ranked(fetched.forward) if fetched is not None else []), True
 
 
 @rule(
@@ -279,8 +311,8 @@ def _relations_for(f: Facts, var: Variable, query: Any) -> tuple[list[str], bool
     "(from the memory; one `relations` query if `get_relation` of it was never run).",
 )
 def answer_unnamed_node(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    result = record.result
-    if record.exception is not None or not isinstance(result, Observation):
+    result = observation_of(record)
+    if result is None:
         return None
     var = facts(record, env).term("answer_var")
     if not isinstance(var, Variable):

@@ -28,14 +28,15 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from correction.facts import Facts, KBRules, facts, kb_side, value_kind
-from correction.registry import rule
+from correction.kb_rules import kb_probe, observation_of
+from correction.registry import Trigger, rule
 from pyql.errors import PyQLError
 from pyql.expressions import DateLit, Expression, Func, Num, Op, Var, operand
 from pyql.kb import probes
-from pyql.observation import Observation, Value
+from pyql.observation import Value
 from pyql.steps import Quantity, QuantityBase, TypeConstraint
 from pyql.terms import IRI, Literal, Variable
 
@@ -49,7 +50,14 @@ __all__ = ["expression_of", "arithmetic_operands", "divisors", "date_operands", 
 COMPARING = ("add_compare", "add_filter")
 _DIVIDE = ("/",)
 _ADDITIVE = ("+", "-")
+_T = TypeVar("_T")
 _KIND_TEXT = {"number": "numbers", "date": "dates", "node": "entities", "text": "text", "unbound": "no value"}
+
+
+def _numeric_rule(rule_id: str, *, phase: str = "before", **details: Any) -> Callable[[Trigger], Trigger]:
+    """:func:`~correction.registry.rule` with what every rule here shares: an error on a KB, read from the KB's
+    feedback and the memory, that may send one bounded probe; checked before the step unless ``phase`` says after."""
+    return rule(rule_id, kind="error", env="kb", phase=phase, feedback=("kb", "memory"), kb_queries=1, **details)
 
 
 # ---------------------------------------------------------------------------
@@ -71,6 +79,17 @@ def expression_of(value: Any) -> Expression | None:
         except PyQLError:
             return None
     return None
+
+
+def _expression(f: Facts) -> Expression | None:
+    """The expression of the step's ``add_bind`` (None for another action or an unreadable one)."""
+    return expression_of(f.term("expression"))
+
+
+def _bind_expression(record: StepRecord, env: Environment) -> tuple[Facts, Expression | None]:
+    """The facts of a step and the expression of its ``add_bind``: what every rule on ``add_bind`` reads first."""
+    f = facts(record, env)
+    return f, _expression(f)
 
 
 def arithmetic_operands(expr: Expression) -> list[str]:
@@ -180,6 +199,11 @@ def quantity_steps(query: Query | None) -> dict[str, QuantityBase]:
     return {s.tag.name: s for s in query.steps if isinstance(s, QuantityBase)}
 
 
+def _quantities(f: Facts) -> dict[str, QuantityBase]:
+    """The quantity steps of the query the rules read (none without a KB)."""
+    return quantity_steps(f.kb_env.query if f.kb_env is not None else None)
+
+
 def _quantity_call(
     step: QuantityBase, f: Facts, tag: str | None = None, time: object = None, unit: bool | None = None, entity: str | None = None
 ) -> str:
@@ -220,6 +244,11 @@ class _ProbeCache(threading.local):
 _PROBED = _ProbeCache()
 
 
+def _select(kb_env: KBRules, text: str, read: Callable[[Any], _T]) -> _T | None:
+    """What ``read`` makes of the rows of one bounded probe (:func:`~correction.kb_rules.kb_probe`: None when the KB failed)."""
+    return kb_probe(lambda: read(kb_env.kb.select(text)))
+
+
 def _query_of(env: Environment) -> tuple[KBRules | None, Query | None]:
     kb_env = kb_side(env)
     query = kb_env.query if kb_env is not None else None
@@ -230,17 +259,21 @@ def _plan(record: StepRecord, f: Facts) -> tuple[list[str], list[Expression], li
     """The variables, divisors and pairs a step's operand probe asks about (only those in the query)."""
     present = set(f.visible)
     if record.action == "add_bind":
-        expr = expression_of(f.term("expression"))
+        expr = _expression(f)
         if expr is None:
             return [], [], []
         names = [n for n in expr.variables() if f"?{n}" in present]
-        usable = [d for d in divisors(expr) if all(f"?{n}" in present for n in d.variables())]
-        return names, usable, []
+        return names, _probed_divisors(expr, present), []
     if record.action == "add_rank":
-        rank, values = _name(f.term("rank_var")), _name(f.term("var_list"))
+        rank, values = _rank_operands(f)
         names = [n for n in (rank, values) if f"?{n}" in present]
         return list(dict.fromkeys(names)), [], ([(values, rank)] if len(set(names)) == 2 else [])
     return [], [], []
+
+
+def _probed_divisors(expr: Expression, present: set[str]) -> list[Expression]:
+    """The divisors the operand probe asks about, in its order: those whose variables are all in the query."""
+    return [d for d in divisors(expr) if all(f"?{n}" in present for n in d.variables())]
 
 
 def operand_stats(record: StepRecord, env: Environment) -> tuple[probes.OperandStats | None, tuple[str, ...]]:
@@ -259,16 +292,18 @@ def operand_stats(record: StepRecord, env: Environment) -> tuple[probes.OperandS
     if kb_env is not None and query is not None and (names or divided):
         variables = [Variable(n) for n in names]
         text = probes.operand_stats_query(query, variables, divided, [(Variable(a), Variable(b)) for a, b in pairs])
-        try:
-            stats = probes.read_operand_stats(kb_env.kb.select(text), len(variables), len(divided), len(pairs))
-        except PyQLError:
-            stats = None
+        stats = _select(kb_env, text, lambda rows: probes.read_operand_stats(rows, len(variables), len(divided), len(pairs)))
     _PROBED.key, _PROBED.record, _PROBED.stats, _PROBED.names = key, record, stats, tuple(names)
     return stats, tuple(names)
 
 
 def _name(term: Any) -> str:
     return str(term).strip().lstrip("?$") if term is not None else ""
+
+
+def _rank_operands(f: Facts) -> tuple[str, str]:
+    """The names of ``add_rank``'s ranked variable and of the list it is ranked among."""
+    return _name(f.term("rank_var")), _name(f.term("var_list"))
 
 
 def _held(f: Facts, name: str, stats: probes.OperandStats | None, names: Sequence[str]) -> tuple[set[str], str]:
@@ -298,7 +333,7 @@ def _kinds_text(kinds: Iterable[str]) -> str:
 def numeric_variables(f: Facts, skip: Iterable[str] = ()) -> list[str]:
     """Existing variables holding numbers (quantity amounts first), none of ``skip``."""
     left_out = {f"?{_name(s)}" for s in skip}
-    amounts = [f"?{n}" for n in quantity_steps(f.kb_env.query if f.kb_env is not None else None)]
+    amounts = [f"?{n}" for n in _quantities(f)]
     shown = f.variables_of_kind(("number",))
     visible = set(f.visible)
     return [v for v in dict.fromkeys(amounts + shown) if v in visible and v not in left_out]
@@ -307,7 +342,7 @@ def numeric_variables(f: Facts, skip: Iterable[str] = ()) -> list[str]:
 def _date_variables(f: Facts) -> list[str]:
     visible = set(f.visible)
     timed = [
-        str(s.time_var) for s in quantity_steps(f.kb_env.query if f.kb_env is not None else None).values()
+        str(s.time_var) for s in _quantities(f).values()
         if isinstance(s, Quantity) and s.time_var is not None
     ]
     return [v for v in dict.fromkeys(timed + f.variables_of_kind(("date",))) if v in visible]
@@ -320,7 +355,7 @@ def _date_variables(f: Facts) -> list[str]:
 def _quantity_suggestions(f: Facts, missing: str) -> list[str]:
     """``add_quantity`` calls that would create ``?missing``, from the existing quantities: the same entity at a
     year the name or the question mentions, then each linked entity they do not use."""
-    steps = [s for s in quantity_steps(f.kb_env.query if f.kb_env is not None else None).values() if isinstance(s, Quantity)]
+    steps = [s for s in _quantities(f).values() if isinstance(s, Quantity)]
     used = {_entity_text(f, s.entity) for s in steps}
     years = re.findall(r"(?<![0-9])(1[0-9]{3}|20[0-9]{2})(?![0-9])", missing) + _question_years(f)
     out = [
@@ -333,22 +368,16 @@ def _quantity_suggestions(f: Facts, missing: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-@rule(
+@_numeric_rule(
     "bind_unbound_variable",
-    kind="error",
-    env="kb",
-    phase="before",
     actions=("add_bind",),
-    feedback=("kb", "memory"),
-    kb_queries=1,
     doc="An operand of `add_bind` is a variable no step has created, or one that has no value in any row "
     "of the query (one bounded probe of the first 1,000 rows).",
     suggests="The variable and why it has no value; the variables holding numbers, the closest name, and the "
     "`add_quantity` calls (the existing quantities' property for the other linked entities) that would create it.",
 )
 def bind_unbound_variable(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    f = facts(record, env)
-    expr = expression_of(f.term("expression"))
+    f, expr = _bind_expression(record, env)
     if expr is None:
         return None
     present = set(f.visible)
@@ -373,22 +402,16 @@ def bind_unbound_variable(record: StepRecord, env: Environment) -> dict[str, Any
     }
 
 
-@rule(
+@_numeric_rule(
     "bind_non_numeric",
-    kind="error",
-    env="kb",
-    phase="before",
     actions=("add_bind",),
-    feedback=("kb", "memory"),
-    kb_queries=1,
     doc="An arithmetic operand of `add_bind` (under add, sub, mul, div, abs ...) holds entities, dates or text, "
     "not numbers (the memory's values, else the operand probe).",
     suggests="The variable, what it holds and an example; the variables holding numbers; `year()`/`month()` for a "
     "date, `add_quantity` of an entity.",
 )
 def bind_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    f = facts(record, env)
-    expr = expression_of(f.term("expression"))
+    f, expr = _bind_expression(record, env)
     if expr is None:
         return None
     stats, names = operand_stats(record, env)
@@ -396,7 +419,7 @@ def bind_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any] | N
         kinds, example = _held(f, name, stats, names)
         if not kinds or "number" in kinds or kinds == {"unbound"}:
             continue
-        steps = quantity_steps(f.kb_env.query if f.kb_env is not None else None)
+        steps = _quantities(f)
         return {
             "var": f"?{name}",
             "kinds": _kinds_text(kinds - {"unbound"}),
@@ -409,21 +432,15 @@ def bind_non_numeric(record: StepRecord, env: Environment) -> dict[str, Any] | N
     return None
 
 
-@rule(
+@_numeric_rule(
     "date_function_non_date",
-    kind="error",
-    env="kb",
-    phase="before",
     actions=("add_bind",),
-    feedback=("kb", "memory"),
-    kb_queries=1,
     doc="`year()` or `month()` in `add_bind` is applied to a variable that holds no dates (an amount, an entity, text).",
     suggests="The variable and what it holds; the variables holding dates (a quantity's ?time_<tag>), and how to get "
     "a point in time: `add_quantity(..., true)`, `add_time`, `add_start_time`, `add_end_time`.",
 )
 def date_function_non_date(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    f = facts(record, env)
-    expr = expression_of(f.term("expression"))
+    f, expr = _bind_expression(record, env)
     if expr is None:
         return None
     stats, names = operand_stats(record, env)
@@ -431,7 +448,7 @@ def date_function_non_date(record: StepRecord, env: Environment) -> dict[str, An
         kinds, example = _held(f, name, stats, names)
         if not kinds or "date" in kinds or kinds == {"unbound"}:
             continue
-        step = quantity_steps(f.kb_env.query if f.kb_env is not None else None).get(name)
+        step = _quantities(f).get(name)
         timed = _quantity_call(step, f, time=True) if isinstance(step, Quantity) and step.time_var is None else ""
         time_var = str(step.time_var) if isinstance(step, Quantity) and step.time_var is not None else ""
         return {
@@ -451,21 +468,15 @@ def date_function_non_date(record: StepRecord, env: Environment) -> dict[str, An
 # Division
 
 
-@rule(
+@_numeric_rule(
     "division_by_zero",
-    kind="error",
-    env="kb",
-    phase="before",
     actions=("add_bind",),
-    feedback=("kb", "memory"),
-    kb_queries=1,
     doc="A `div`/`ceil_div`/`floor_div` of `add_bind` divides by the number 0, or by a denominator that is zero "
     "or has no value in every row of the query (the operand probe: first 1,000 rows).",
     suggests="The denominator, whether it is zero or empty and in how many rows; the variables holding non-zero numbers.",
 )
 def division_by_zero(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    f = facts(record, env)
-    expr = expression_of(f.term("expression"))
+    f, expr = _bind_expression(record, env)
     if expr is None:
         return None
     found = _zero_divisor(record, env, expr)
@@ -489,9 +500,7 @@ def _zero_divisor(record: StepRecord, env: Environment, expr: Expression) -> tup
     stats, _ = operand_stats(record, env)
     if stats is None or not stats.rows:
         return None
-    f = facts(record, env)
-    present = set(f.visible)
-    probed = [d for d in divisors(expr) if all(f"?{n}" in present for n in d.variables())]
+    probed = _probed_divisors(expr, set(facts(record, env).visible))
     for divisor, seen in zip(probed, stats.divisors):
         if seen["zero"] == stats.rows:
             return divisor, "zero", stats.rows
@@ -521,9 +530,9 @@ def _units_of(record: StepRecord, env: Environment, names: Sequence[str]) -> tup
     if kb_env is None or query is None or len(wanted) < 1:
         return {}, {}, {}
     nodes = [steps[n].value_node_var for n in wanted]
-    try:
-        found = probes.read_quantity_units(kb_env.kb.select(probes.quantity_units_query(query, nodes)), len(nodes))
-    except PyQLError:
+    kb = kb_env.kb  # the units query is built inside the probe: a query it cannot write is no advice either
+    found = kb_probe(lambda: probes.read_quantity_units(kb.select(probes.quantity_units_query(query, nodes)), len(nodes)))
+    if found is None:
         return {}, {}, {}
     units: dict[str, set[str]] = {}
     si: dict[str, str | None] = {}
@@ -540,22 +549,17 @@ def _units_of(record: StepRecord, env: Environment, names: Sequence[str]) -> tup
 def _unit_pairs(record: StepRecord, f: Facts) -> tuple[list[str], Expression | None]:
     """The quantity variables a step combines or compares, and the expression combining them (for add_bind)."""
     if record.action == "add_bind":
-        expr = expression_of(f.term("expression"))
+        expr = _expression(f)
         return (list(expr.variables()) if expr is not None else []), expr
     if record.action == "add_rank":
-        return [_name(f.term("rank_var")), _name(f.term("var_list"))], None
+        return list(_rank_operands(f)), None
     terms = [f.term("ob1"), f.term("ob2")]
     return [t.name for t in terms if isinstance(t, Variable)], None
 
 
-@rule(
+@_numeric_rule(
     "quantity_unit_mismatch",
-    kind="error",
-    env="kb",
-    phase="before",
     actions=("add_bind", "add_rank", *COMPARING),
-    feedback=("kb", "memory"),
-    kb_queries=1,
     doc="Quantities in different units (km and m, km² and ha) are added, subtracted, divided as the same dimension, "
     "compared or ranked together, or one quantity holds amounts in several units, without `unit=True` "
     "(the units of the amounts in the first 1,000 rows, one bounded probe).",
@@ -565,7 +569,7 @@ def _unit_pairs(record: StepRecord, f: Facts) -> tuple[list[str], Expression | N
 def quantity_unit_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     f = facts(record, env)
     names, expr = _unit_pairs(record, f)
-    if len([n for n in names if n]) < (1 if record.action == "add_bind" else 1):
+    if not any(names):
         return None
     units, si, labels = _units_of(record, env, names)
     if not units:
@@ -579,7 +583,7 @@ def quantity_unit_mismatch(record: StepRecord, env: Environment) -> dict[str, An
     if not pairs and not mixed:
         return None
     involved = list(dict.fromkeys([*mixed, *(v for p in pairs for v in p)]))
-    steps = quantity_steps(f.kb_env.query if f.kb_env is not None else None)
+    steps = _quantities(f)
     return {
         "seen": [{"var": f"?{n}", "units": sorted(labels[u] for u in units.get(n, ()))} for n in involved],
         "mixed": [f"?{n}" for n in mixed],
@@ -597,23 +601,19 @@ def _question_years(f: Facts) -> list[str]:
     return re.findall(r"\b(1[0-9]{3}|20[0-9]{2})\b", question or "")
 
 
-@rule(
+@_numeric_rule(
     "quantity_several_time_points",
-    kind="error",
-    env="kb",
     phase="after",
     actions=("add_quantity",),
-    feedback=("kb", "memory"),
-    kb_queries=1,
     doc="`add_quantity` of an entity (not a variable) without a time gives several amounts because the entity has "
     "statements at several points in time (P585; one bounded probe of the statements read).",
     suggests="The time points with their amounts; `add_quantity` with the year (the question's years first), or "
     "time=true to keep the point in time as ?time_<tag>.",
 )
 def quantity_several_time_points(record: StepRecord, env: Environment) -> dict[str, Any] | None:
-    result = record.result
+    result = observation_of(record)
     query = record.query_after
-    if record.exception is not None or not isinstance(result, Observation) or query is None or not query.steps:
+    if result is None or query is None or not query.steps:
         return None
     step = query.steps[-1]
     if not isinstance(step, Quantity) or step.time is not None or not isinstance(step.entity, IRI):
@@ -623,9 +623,8 @@ def quantity_several_time_points(record: StepRecord, env: Environment) -> dict[s
     if kb_env is None or shown is None or shown.total < 2:
         return None
     text = probes.time_points_query(query, step.statement_var, step.entity, step.tag)
-    try:
-        points = probes.read_time_points(kb_env.kb.select(text))
-    except PyQLError:
+    points = _select(kb_env, text, probes.read_time_points)
+    if points is None:
         return None
     entity, timed = next(((e, p) for e, p in points.items() if len({t.lexical for t, _ in p}) > 1), (None, None))
     if entity is None or timed is None:
@@ -650,7 +649,7 @@ def quantity_several_time_points(record: StepRecord, env: Environment) -> dict[s
 def _rank_problem(record: StepRecord, env: Environment, f: Facts) -> tuple[str, str, str] | None:
     """(rank_var, var_list, reason) when the list ranked among is empty: missing, the ranked variable itself,
     no value, or no value other than the ranked one in the rows read."""
-    rank, values = _name(f.term("rank_var")), _name(f.term("var_list"))
+    rank, values = _rank_operands(f)
     if not rank or not values:
         return None
     present = set(f.visible)
@@ -675,14 +674,9 @@ def _classes(f: Facts) -> list[str]:
     return [_entity_text(f, s.type) for s in f.query_steps if isinstance(s, TypeConstraint) and isinstance(s.type, IRI)]
 
 
-@rule(
+@_numeric_rule(
     "rank_empty_list",
-    kind="error",
-    env="kb",
-    phase="before",
     actions=("add_rank",),
-    feedback=("kb", "memory"),
-    kb_queries=1,
     doc="`add_rank` ranks among an empty list: var_list is not in the query, is rank_var itself, has no value, or "
     "holds no value but the ranked one in the rows read (the rank would be 1 whatever the data).",
     suggests="Why the list is empty; the variables holding numbers; how to build the list: `add_type_constrain` of "
@@ -694,7 +688,7 @@ def rank_empty_list(record: StepRecord, env: Environment) -> dict[str, Any] | No
     if found is None:
         return None
     rank, values, reason = found
-    step = quantity_steps(f.kb_env.query if f.kb_env is not None else None).get(rank)
+    step = _quantities(f).get(rank)
     build = []
     if isinstance(step, Quantity):
         name = values if reason == "missing" else f"{values}_list"

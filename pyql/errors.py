@@ -269,7 +269,36 @@ class DocFormatError(PyQLError, ValueError):
     kind = "bad_format"
 
 
-class LegacySyntaxError(ParseError):
+class ProgramSyntaxError(ParseError):
+    """A program of several lines (a legacy PyQL or a MarkQA program) cannot be read, at a line (and column).
+
+    Attributes:
+        line: 1-based line of the problem, or None.
+        column: 1-based column (in characters) of the problem, or None when
+            the reader reports lines only.
+
+    Example:
+        >>> e = ProgramSyntaxError("bad", text="a=PyQL()\\nb(", position=11, line=2, column=3)
+        >>> (e.kind, e.line, e.column, e.position)
+        ('parse_error', 2, 3, 11)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str = "",
+        position: int | None = None,
+        expected: list[str] | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        super().__init__(message, text=text, position=position, expected=expected)
+        self.line = line
+        self.column = column
+
+
+class LegacySyntaxError(ProgramSyntaxError):
     """A legacy PyQL program (``a=PyQL()`` / ``a.add_fact(...)``) does not parse.
 
     Attributes:
@@ -285,18 +314,6 @@ class LegacySyntaxError(ParseError):
     """
 
     kind = "legacy_syntax"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        text: str = "",
-        position: int | None = None,
-        expected: list[str] | None = None,
-        line: int | None = None,
-    ) -> None:
-        super().__init__(message, text=text, position=position, expected=expected)
-        self.line = line
 
 
 class MultipleActionsError(ParseError):
@@ -415,7 +432,7 @@ class ItemError(ConversionError):
     kind = "bad_item"
 
 
-class MarkQAProgramError(ParseError):
+class MarkQAProgramError(ProgramSyntaxError):
     """A MarkQA program (``a = PyQL()`` ... ``print(a.sparql)``) cannot be read.
 
     Raised for syntax errors and for programs that parse but are not MarkQA:
@@ -437,17 +454,3 @@ class MarkQAProgramError(ParseError):
     """
 
     kind = "markqa_program"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        text: str = "",
-        position: int | None = None,
-        expected: list[str] | None = None,
-        line: int | None = None,
-        column: int | None = None,
-    ) -> None:
-        super().__init__(message, text=text, position=position, expected=expected)
-        self.line = line
-        self.column = column

@@ -499,9 +499,22 @@ def _text(value: Value) -> str:
     return value.value.strip()
 
 
+_QID_RE = re.compile(r"(?:wd:)?[Qq][0-9]+")
+_NUMBER_RE = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+_WHOLE_RE = re.compile(r"[0-9]+")
+
+
+def _qid(text: str) -> bool:
+    """Whether a string argument is an entity (``Q64``, ``wd:Q64``); raises :class:`_Bad` for a malformed QID."""
+    problem = expressions.qid_problem(text)
+    if problem:
+        raise _Bad(problem)
+    return bool(_QID_RE.fullmatch(text))
+
+
 def _variable_name(text: str) -> str:
     """MarkQA's reading of a name (``?`` dropped, blanks to ``_``), checked as a SPARQL variable name."""
-    if expressions.qid_problem(text) is None and re.fullmatch(r"(?:wd:)?[Qq][0-9]+", text):
+    if expressions.qid_problem(text) is None and _QID_RE.fullmatch(text):
         raise _Bad(f"{text!r} is an entity, not a variable name")
     name = "_".join(text.removeprefix("?").split())
     try:
@@ -520,26 +533,24 @@ def _k_var_or_star(value: Value) -> None:
         _k_var(value)
 
 
-def _k_var_or_none(value: Value) -> None:
-    if not isinstance(value, NoneValue):
-        _k_var(value)
+def _k_or_none(check: Callable[[Value], None]) -> Callable[[Value], None]:
+    """A check that also lets None through (MarkQA's optional parameters)."""
+
+    def or_none(value: Value) -> None:
+        if not isinstance(value, NoneValue):
+            check(value)
+
+    return or_none
 
 
 def _k_entity(value: Value) -> None:
     text = _text(value)
-    problem = expressions.qid_problem(text)
-    if problem:
-        raise _Bad(problem)
-    if not re.fullmatch(r"(?:wd:)?[Qq][0-9]+", text):
+    if not _qid(text):
         _variable_name(text)
 
 
 def _k_qid(value: Value) -> None:
-    text = _text(value)
-    problem = expressions.qid_problem(text)
-    if problem:
-        raise _Bad(problem)
-    if not re.fullmatch(r"(?:wd:)?[Qq][0-9]+", text):
+    if not _qid(_text(value)):
         raise _Bad()
 
 
@@ -552,11 +563,6 @@ def _k_pid(value: Value) -> None:
 def _k_count(value: Value) -> None:
     if not (isinstance(value, Number) and isinstance(value.value, int) and value.value >= 0):
         raise _Bad()
-
-
-def _k_count_or_none(value: Value) -> None:
-    if not isinstance(value, NoneValue):
-        _k_count(value)
 
 
 def _k_entity_list(value: Value) -> None:
@@ -576,7 +582,7 @@ def _k_time(value: Value) -> None:
         to_expression(value)
         return
     text = _text(value)
-    if re.fullmatch(r"[0-9]+", text) or "^^" in text:
+    if _WHOLE_RE.fullmatch(text) or "^^" in text:
         return
     if not text.startswith("?"):
         # MarkQA reads any other string as True (get ?time_<tag>); a word where a year belongs is a mistake.
@@ -589,7 +595,7 @@ def _k_object(value: Value) -> None:
         return
     if isinstance(value, FuncCall) and value.name in ("to_date", "to_decimal"):
         to_expression(value)
-    elif not re.fullmatch(r"[+-]?[0-9]+(\.[0-9]+)?", _text(value)):
+    elif not _NUMBER_RE.fullmatch(_text(value)):
         _k_entity(value)
 
 
@@ -621,13 +627,13 @@ _KINDS: Mapping[str, tuple[str, Callable[[Value], None]]] = MappingProxyType({
     "text": ("a string", _k_type(Str)),
     "var": ("a variable name (a string such as 'pop_2011')", _k_var),
     "var_or_star": ("a variable name or '*'", _k_var_or_star),
-    "var_or_none": ("a variable name or None", _k_var_or_none),
+    "var_or_none": ("a variable name or None", _k_or_none(_k_var)),
     "entity": ("an entity (a QID string such as 'Q64') or a variable name", _k_entity),
     "qid": ("a QID string such as 'Q5'", _k_qid),
     "pid": ("a property id (a string such as 'P1082')", _k_pid),
     "bool": ("True or False", _k_type(Bool)),
     "count": ("a whole number, 0 or more (such as 2)", _k_count),
-    "count_or_none": ("a whole number, 0 or more, or None", _k_count_or_none),
+    "count_or_none": ("a whole number, 0 or more, or None", _k_or_none(_k_count)),
     "operator": ("a comparison operator: " + ", ".join(repr(o) for o in _OPERATORS), _k_choice(_OPERATORS)),
     "prefix": ("a statement-model prefix: " + ", ".join(repr(p) for p in _PREFIXES), _k_choice(_PREFIXES)),
     "entity_list": ("a non-empty list of entities (QIDs) and variable names", _k_entity_list),
@@ -723,11 +729,11 @@ def _function_argument(sig: Signature, param: Param, item: Value, source: str) -
     elif param.kind == "whole":
         if isinstance(item, Number) and isinstance(item.value, int) and item.value >= 0:
             return item.value
-        if isinstance(item, Str) and re.fullmatch(r"[0-9]+", item.value.strip()):
+        if isinstance(item, Str) and _WHOLE_RE.fullmatch(item.value.strip()):
             return item.value
         what = "a whole number such as 2020"
     else:  # number
-        if isinstance(item, Number) or (isinstance(item, Str) and re.fullmatch(r"[+-]?[0-9]+(\.[0-9]+)?", item.value.strip())):
+        if isinstance(item, Number) or (isinstance(item, Str) and _NUMBER_RE.fullmatch(item.value.strip())):
             return item.value
         what = "a number such as 5 or '2.5'"
     raise _error(f"{sig.name}() argument {param.name}: expected {what}, found {_describe(item)}", item.line, item.col, source)
@@ -981,9 +987,7 @@ def _check_program(statements: list[Statement], source: str) -> None:
         if isinstance(st, Create):
             objects[st.var] = st.line
             continue
-        if st.receiver not in objects:
-            defined = ", ".join(sorted(objects)) or "none yet"
-            raise _error(f"{st.receiver} is not a PyQL object; create it first with {st.receiver} = PyQL() (defined: {defined})", st.line, st.col, source)
+        _require_object(st.receiver, objects, st.line, st.col, source)
         if isinstance(st, Print):
             if index != len(statements) - 1:
                 raise _error("print(...) must be the last statement: the program's query is the one printed", st.line, st.col, source)
@@ -992,6 +996,13 @@ def _check_program(statements: list[Statement], source: str) -> None:
     if not isinstance(statements[-1], Print):
         last = statements[-1]
         raise _error("the program must end with print(x.sparql), which names its query", last.line, last.col, source)
+
+
+def _require_object(name: str, objects: dict[str, int], line: int, col: int, source: str) -> None:
+    """Refuse a name used as a PyQL object (a receiver, a printed object, a sub-query) that no ``x = PyQL()`` created yet."""
+    if name not in objects:
+        defined = ", ".join(sorted(objects)) or "none yet"
+        raise _error(f"{name} is not a PyQL object; create it first with {name} = PyQL() (defined: {defined})", line, col, source)
 
 
 def _check_call(st: Call, objects: dict[str, int], source: str) -> None:
@@ -1007,8 +1018,7 @@ def _check_call(st: Call, objects: dict[str, int], source: str) -> None:
         for value in given if isinstance(given, tuple) else (given,):
             _check_argument(sig, param, value, source)
             if param.kind == "query" and isinstance(value, Ref):
-                if value.name not in objects:
-                    raise _error(f"{value.name} is not a PyQL object; create it first with {value.name} = PyQL()", value.line, value.col, source)
+                _require_object(value.name, objects, value.line, value.col, source)
                 if value.name == st.receiver:
                     raise _error(f"{st.receiver} cannot be a sub-query of itself", value.line, value.col, source)
 

@@ -628,6 +628,11 @@ class SparqlActions(ActionSet):
         """
         return self._observe(env, env.query.add_assignment(values, var))
 
+    def _time_of(self, env: KBContext, add: Callable[[Query, str, str], Query], entity: str, new_var: str) -> StepResult:
+        """The step of MarkQA's time actions: the query with one time property of an entity (``add`` is the
+        :class:`~pyql.query.Query` method writing it: start time P580, end time P582, point in time P585) into new_var."""
+        return self._observe(env, add(env.query, entity, new_var))
+
     @action("construct", entity="markqa", new_var="markqa")
     def add_start_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
         """Get the start time (P580) of an entity into new_var.
@@ -638,7 +643,7 @@ class SparqlActions(ActionSet):
 
         Example: add_start_time(Q8, ?start)
         """
-        return self._observe(env, env.query.add_start_time(entity, new_var))
+        return self._time_of(env, Query.add_start_time, entity, new_var)
 
     @action("construct", entity="markqa", new_var="markqa")
     def add_end_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
@@ -650,7 +655,7 @@ class SparqlActions(ActionSet):
 
         Example: add_end_time(Q8, ?end)
         """
-        return self._observe(env, env.query.add_end_time(entity, new_var))
+        return self._time_of(env, Query.add_end_time, entity, new_var)
 
     @action("construct", entity="markqa", new_var="markqa")
     def add_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
@@ -662,7 +667,7 @@ class SparqlActions(ActionSet):
 
         Example: add_time(Q8, ?when)
         """
-        return self._observe(env, env.query.add_time(entity, new_var))
+        return self._time_of(env, Query.add_time, entity, new_var)
 
     @action("construct", head="markqa")
     def set_head(self, env: KBContext, head: Any) -> StepResult:

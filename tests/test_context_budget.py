@@ -24,10 +24,9 @@ from typing import Any
 import pytest
 
 from agent.errors import ContextOverflow, LLMError
-from agent.evaluation.environments import feedback_options
 from agent.evaluation.metrics import aggregate
 from agent.evaluation.runner import RunSettings, make_record, run_question
-from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run
+from agent.faults import FINISHED, failed_to_run
 from agent.llm.client import LLMConfig, LLMReply, OpenAILLM, ScriptedLLM
 from agent.methods.context_budget import SLACK_TOKENS, ContextBudget, EstimateCounter, budget_for
 from agent.methods.episode import load_example
@@ -35,35 +34,18 @@ from agent.methods.query_agent import AgentConfig, QueryAgent
 from agent.methods.readi import Readi
 from agent.methods.readi_table import TableReadi
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
 from pyql_sql import Table
 from tests.fault_servers import FakeLLMServer, GoldResponder, Reply
 from tests.shared_data import needs_shared, shared_path
+from tests.rachel_script import CORRECT, QUESTION, env_for
 from tests.test_faults_cli import demo_items, json_lines, pyql, stderr_of
 
-QUESTION = "which was the most recently formed cyclone that is in the same category as tropical storm rachel?"
-RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}
-CORRECT = [
-    " I need Rachel's relations.\nAction 1: get_relation(m.0crbvqz)",
-    " The category relation.\nAction 2: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)",
-    " Relations of the category.\nAction 3: get_relation(?category)",
-    " Cyclones of that category.\nAction 4: add_fact(?cyclone, meteorology.tropical_cyclone.category, ?category)",
-    " Relations of the cyclones.\nAction 5: get_relation(?cyclone)",
-    " Formed time.\nAction 6: add_fact(?cyclone, meteorology.tropical_cyclone.formed, ?time)",
-    " Latest.\nAction 7: add_max(?time)",
-    " Answer.\nAction 8: set_answer(?cyclone)",
-    " Done.\nAction 9: execute()",
-]
 DOLLY = [{"value": "m.0107j2dw", "label": "Tropical Storm Dolly"}]
 
 
 @pytest.fixture(scope="module")
 def kb() -> KB:
     return KB.open("oxigraph:demo")
-
-
-def env_for(kb: KB) -> SparqlEnvironment:
-    return SparqlEnvironment(kb, question=QUESTION, entities=RACHEL, **feedback_options("eraser", agent=True))
 
 
 def estimate(prompt: Any) -> int:

@@ -53,8 +53,13 @@ print(a.sparql)
 """
 
 
+#: The first and last lines of a one-object program.
+H = "a = PyQL()\n"
+P = "\nprint(a.sparql)\n"
+
+
 def _bind_program(expression: str) -> str:
-    return f"a = PyQL()\na.add_bind({expression}, 'ans')\nprint(a.sparql)\n"
+    return H + f"a.add_bind({expression}, 'ans')" + P
 
 
 def _expression_of(expression: str) -> ex.Expression:
@@ -151,8 +156,6 @@ def test_the_tables_are_markqas() -> None:
 # ---------------------------------------------------------------------------
 # Refusals: one error, with line and column
 
-H = "a = PyQL()\n"
-P = "\nprint(a.sparql)\n"
 ERRORS = [
     ("unknown method", H + "a.add_quantiy('Q1', 'P2', 'x')" + P, 2, 1, "unknown method add_quantiy; MarkQA's methods are set_head"),
     ("refused method", H + "a.add_triple_pattern('?x ?y ?z.')" + P, 2, 1, "raw SPARQL"),
@@ -196,7 +199,7 @@ ERRORS = [
     ("bad variable", H + "a.add_bind(sub('pop-2011', 1), 'd')" + P, 2, 16, "variable name 'pop-2011' is not valid"),
     ("bad variable tag", H + "a.add_quantity('Q1', 'P2', 'a.b')" + P, 2, 28, "variable name 'a.b' is not valid"),
     ("undefined object", H + "b.add_max('x')" + P, 2, 1, "b is not a PyQL object; create it first with b = PyQL() (defined: a)"),
-    ("undefined sub-query", H + "a.add_sub_query(c)" + P, 2, 17, "c is not a PyQL object"),
+    ("undefined sub-query", H + "a.add_sub_query(c)" + P, 2, 17, "c is not a PyQL object; create it first with c = PyQL() (defined: a)"),
     ("string sub-query", H + "a.add_sub_query('c')" + P, 2, 17, "expected a PyQL object"),
     ("self sub-query", H + "a.add_sub_query(a)" + P, 2, 17, "cannot be a sub-query of itself"),
     ("undefined printed", H + "print(b.sparql)\n", 2, 1, "b is not a PyQL object"),

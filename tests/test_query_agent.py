@@ -14,32 +14,14 @@ from agent.methods.query_agent import (
 )
 from pyql.kb import KB
 from pyql.sparql_environment import SparqlEnvironment
+from tests.rachel_script import CORRECT, QUESTION, RACHEL, env_for
 
-QUESTION = "which was the most recently formed cyclone that is in the same category as tropical storm rachel?"
-RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}
 COMPLETION = LLMConfig(mode="completion")
-
-CORRECT = [
-    " I need Rachel's relations.\nAction 1: get_relation(m.0crbvqz)",
-    " The category relation.\nAction 2: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)",
-    " Relations of the category.\nAction 3: get_relation(?category)",
-    " Cyclones of that category.\nAction 4: add_fact(?cyclone, meteorology.tropical_cyclone.category, ?category)",
-    " Relations of the cyclones.\nAction 5: get_relation(?cyclone)",
-    " Formed time.\nAction 6: add_fact(?cyclone, meteorology.tropical_cyclone.formed, ?time)",
-    " Latest.\nAction 7: add_max(?time)",
-    " Answer.\nAction 8: set_answer(?cyclone)",
-    " Done.\nAction 9: execute()",
-]
 
 
 @pytest.fixture()
 def kb() -> KB:
     return KB.open("oxigraph:demo")
-
-
-def env_for(kb: KB, feedback: str = "eraser") -> SparqlEnvironment:
-    # the analyzer is fixed when the environment is built, for the agent's feedback mode
-    return SparqlEnvironment(kb, question=QUESTION, entities=RACHEL, **feedback_options(feedback, agent=True))
 
 
 def test_an_environment_built_for_another_feedback_mode_is_refused(kb: KB) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from pyql.echo import MESSAGE_LIMIT, clip
 from pyql.errors import ItemError, PyQLError
@@ -41,28 +41,40 @@ _LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 _LINE_BREAK_RE = re.compile("[\u2028\u2029\x85]")
 
 
-def json_line(record: Any) -> str:
+def json_line(record: Any, *, ensure_ascii: bool = False, repair: Callable[[Any], Any] | None = None) -> str:
     """``record`` as one line of JSON that encodes as UTF-8 and that no line splitter breaks.
 
-    Non-ASCII text is written as is, except U+2028, U+2029 and U+0085 (as
-    ``\\u`` escapes); text with a lone surrogate (JSON input may carry
-    ``"\\ud800"``) is written with ``\\u`` escapes throughout, so it comes
-    back the same when read.
+    Non-ASCII text is written as is (all of it escaped with
+    ``ensure_ascii``), except U+2028, U+2029 and U+0085 (as ``\\u``
+    escapes). What json cannot write as strict UTF-8 JSON depends on
+    ``repair``:
 
-    (``agent.jsonlines.dumps_line`` does this job for run files and
-    replaces lone surrogates instead; the two belong in one helper below
-    both.)
+    - without it, text with a lone surrogate (JSON input may carry
+      ``"\\ud800"``) is written with ``\\u`` escapes throughout, so it
+      comes back the same when read, and anything else json refuses is raised;
+    - with it (``agent.jsonlines.dumps_line`` passes ``safe_json``), a record
+      that is not strict JSON (a lone surrogate, NaN, an object json does not
+      know) is written as ``repair(record)`` instead. The plain dump is tried
+      first; the repair runs only when it is needed.
 
     Example:
         >>> json_line({"output": "où\\u2028"}), json_line({"id": "\\ud800"})
         ('{"output": "où\\\\u2028"}', '{"id": "\\\\ud800"}')
+        >>> json_line({"x": float("nan")}, repair=lambda r: {"x": None}), json_line({"q": "où"}, ensure_ascii=True)
+        ('{"x": null}', '{"q": "o\\\\u00f9"}')
     """
-    text = json.dumps(record, ensure_ascii=False)
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(record)
-    return _LINE_BREAK_RE.sub(lambda m: _LINE_BREAKS[m.group()], text)
+        text = json.dumps(record, ensure_ascii=ensure_ascii, allow_nan=repair is None)
+        if not ensure_ascii:
+            text.encode("utf-8")
+    except (TypeError, ValueError) as e:  # UnicodeEncodeError is a ValueError
+        if repair is not None:
+            text = json.dumps(repair(record), ensure_ascii=ensure_ascii, allow_nan=False)
+        elif isinstance(e, UnicodeEncodeError):
+            return json.dumps(record)
+        else:
+            raise
+    return text if ensure_ascii else _LINE_BREAK_RE.sub(lambda m: _LINE_BREAKS[m.group()], text)
 
 
 def error_object(exc: PyQLError) -> dict[str, str]:

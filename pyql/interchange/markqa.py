@@ -64,6 +64,11 @@ _RENAMED: Mapping[str, Mapping[str, str]] = {
 }
 
 
+def _error_at(message: str, line: int, col: int) -> MarkQAProgramError:
+    """A program that parsed but cannot be replayed, at a line and column."""
+    return MarkQAProgramError(f"line {line}, column {col}: {message}", line=line, column=col)
+
+
 def _plain(value: Value, objects: Mapping[str, Query]) -> Any:
     """A parsed argument as the builder takes it."""
     if isinstance(value, (Str, Number, Bool)):
@@ -76,10 +81,9 @@ def _plain(value: Value, objects: Mapping[str, Query]) -> Any:
         return to_expression(value)
     if isinstance(value, Ref):
         if value.name not in objects:
-            raise MarkQAProgramError(f"line {value.line}, column {value.col}: {value.name} is not a PyQL object of the program",
-                                     line=value.line, column=value.col)
+            raise _error_at(f"{value.name} is not a PyQL object of the program", value.line, value.col)
         return objects[value.name]
-    raise MarkQAProgramError(f"line {value.line}, column {value.col}: unexpected argument", line=value.line, column=value.col)
+    raise _error_at("unexpected argument", value.line, value.col)
 
 
 #: MarkQA's parameters that hold an entity or a variable: a bare name there means a variable
@@ -152,17 +156,16 @@ def _apply(query: Query, call: Call, objects: Mapping[str, Query]) -> Query:
     bound = bound_arguments(call)
     args = {name: _normalised(name, tuple(_plain(v, objects) for v in value) if isinstance(value, tuple) else _plain(value, objects))
             for name, value in bound.items()}
-    try:
+
+    def build() -> Query:
         if call.method == "add_fact":
             return query.add_fact(**_fact_arguments(args))
         if call.method == "add_sub_query":
             return query.add_sub_query(*args["sub_query"])
         renamed = _RENAMED.get(call.method, {})
         return getattr(query, call.method)(**{renamed.get(k, k): v for k, v in args.items()})
-    except MarkQAProgramError:
-        raise
-    except PyQLError as exc:
-        raise _call_error(call, exc) from None
+
+    return _call(call, build)
 
 
 class _Object:
@@ -212,8 +215,7 @@ def _sub_queries(call: Call, program: Mapping[str, _Object], objects: dict[str, 
     for value in bound_arguments(call).get("sub_query", ()):
         if not isinstance(value, Ref) or value.name not in program:
             line, col = getattr(value, "line", call.line), getattr(value, "col", call.col)
-            raise MarkQAProgramError(f"line {line}, column {col}: add_sub_query takes PyQL objects of the program, such as a",
-                                     line=line, column=col)
+            raise _error_at("add_sub_query takes PyQL objects of the program, such as a", line, col)
         objects[value.name] = program[value.name].built(objects)
         queries.append(objects[value.name])
     return tuple(queries)
@@ -262,7 +264,7 @@ def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Qu
     for name, target in program.items():  # every call checked, as running the program would
         objects[name] = target.built(objects)
     if printed is None:  # the parser requires a print; kept for safety
-        raise MarkQAProgramError("line 1, column 1: the program prints no query (end it with print(x.sparql))", line=1, column=1)
+        raise _error_at("the program prints no query (end it with print(x.sparql))", 1, 1)
     return printed
 
 
