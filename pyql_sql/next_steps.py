@@ -49,7 +49,7 @@ from .numbers import format_number, parse_number
 from .table import Column, Table
 
 __all__ = [
-    "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "argmax_order", "condition_candidates", "grounded_steps",
+    "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "column_words", "grounded_conditions", "argmax_order", "condition_candidates", "grounded_steps",
     "header_mentions", "own_number", "table_next_steps",
 ]
 
@@ -85,6 +85,19 @@ def _stems(text: str) -> list[str]:
     if not words and text.strip() == "#":
         words = ["#"]
     return [ABBREVIATIONS.get(w, _stem(w)) if len(words) <= 3 else _stem(w) for w in words]
+
+
+def column_words(header: str) -> str:
+    """A header as words a model scores (abbreviations spelt out): what :class:`agent.llm.likelihood.RelationPMI` reads.
+
+    Example:
+        >>> column_words("No."), column_words("School/Club Team"), column_words("Pts")
+        ('number', 'school club team', 'points')
+    """
+    words = _WORD.findall(header.lower()) or (["#"] if header.strip() == "#" else [])
+    spelt = {"point": "points", "goal": "goals", "game": "games", "year": "years", "episode": "episodes", "appearance": "appearances"}
+    out = [spelt.get(ABBREVIATIONS[w], ABBREVIATIONS[w]) if w in ABBREVIATIONS and len(words) <= 3 else w for w in words]
+    return " ".join(out)
 
 
 @dataclass(frozen=True)
@@ -425,12 +438,18 @@ def argmax_order(
     return None
 
 
-def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]]) -> int | None:
-    """The column the question's *which/what* names right after it ("What school did ..."), or None."""
+def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]], g: Grounding) -> int | None:
+    """The column the question's *which/what* names right after it ("What school did ..."), or None.
+
+    A cue word that is also a header ("What is the average Total", header ``Average``) is the cue, not the column asked.
+    """
     wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
     if wh is None:
         return None
-    named = sorted((m[0], i) for i, m in mentions.items() if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"])))
+    cues = [(c.start, c.end) for c in g.cues]
+    named = sorted((m[0], i) for i, m in mentions.items()
+                   if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
+                   and not any(s <= m[0] < e for s, e in cues))
     return named[0][1] if named else None
 
 
@@ -458,7 +477,7 @@ def answer_candidates(
     mentions = header_mentions(table, question)
     aggregation = _aggregation(question, g, mentions)
     order = argmax_order(table, question, g, mentions)
-    asked = _asked_column(question, mentions)
+    asked = _asked_column(question, mentions, g)
     used = used or {}
     out = []
     for col in table.columns:
@@ -522,6 +541,23 @@ def _checked(env: Any, candidates: list[ConditionCandidate]) -> tuple[list[Condi
     return kept, empty
 
 
+def grounded_conditions(env: Any, *, scores: Mapping[str, float] | None = None) -> list[ConditionCandidate]:
+    """The conditions the choose mode lists: grounded, strong enough, checked on the table's rows (see :func:`_checked`).
+
+    Those some row meets with the query's conditions come first, then the
+    strong ones that keep no row. Table Readi takes its row constraints from here.
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Opponent", "Game"], [["Athlone Town", "6"]])
+        >>> [(c.column, c.value) for c in grounded_conditions(TableEnvironment(t, question="games against athlone town?"))]
+        [(0, 'Athlone Town')]
+    """
+    candidates = condition_candidates(env.table, env.question or "", scores=scores)
+    kept, empty = _checked(env, [c for c in candidates if c.score >= 2.0])
+    return [*kept, *empty]
+
+
 def _answer_steps(env: Any, answers: list[NextStep]) -> list[NextStep]:
     """Once an answer is set: ``execute()``, then the other answers (the same column unaggregated first)."""
     table, current = env.table, env.query.answer
@@ -557,7 +593,7 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
         used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
     for s in env.query.conditions:
         used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
-    kept, empty = _checked(env, [c for c in candidates if c.score >= 2.0])
+    kept, empty = _checked(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
     conditions = [NextStep(_condition_action(table, c), "constrain") for c in [*kept, *empty]]
     order = argmax_order(table, question, g, header_mentions(table, question))
     if order is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
