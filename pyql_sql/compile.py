@@ -264,6 +264,9 @@ def compile_query(query: CompilableQuery, *, bind: str = "literal") -> tuple[exp
         conjuncts.append(order_expression(query, order, binder))
     if conjuncts:
         select = select.where(exp.and_(*conjuncts), copy=False)
+    if order is not None and (query.answer is None or query.answer.aggregation is None):
+        _, keys = _order_keys(order.column, order.descending)  # the rows kept come in the order's order
+        select = select.order_by(*keys, _ident("rowid"), copy=False)
     return select, params
 
 

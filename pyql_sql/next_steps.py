@@ -416,7 +416,7 @@ def argmax_order(
 ) -> tuple[int, bool, int] | None:
     """An argmax/argmin the question asks for: (column ordered by, descending, answer column), or None.
 
-    "which season had the most episodes": an order cue right before a numeric
+    "which season had the most episodes": an order cue right before a
     column (``Episodes``) while the question's *which/what* names another
     column (``Season``): the answer is that column of the row with the most,
     not the most itself (``MAX(Episodes)``).
@@ -432,7 +432,7 @@ def argmax_order(
         return None
     target = [i for i, m in mentions.items() if _after(question, wh.end(), m[0], frozenset(["the", "is", "was"]))]
     for cue in g.cue("order"):
-        ordered = [i for i, m in mentions.items() if table.columns[i].is_numeric and _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
+        ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
         if ordered and target and target[0] != ordered[0] and cue.start > wh.end():
             return ordered[0], cue.op == "max", target[0]
     return None
@@ -521,16 +521,17 @@ EMPTY_STRENGTH = 3.5
 def _checked(env: Any, candidates: list[ConditionCandidate]) -> tuple[list[ConditionCandidate], list[ConditionCandidate]]:
     """The candidates some row meets together with the query's conditions, and the strong ones no row meets.
 
-    Candidates on a column already conditioned are left out. A strong candidate
+    Candidates on a column already conditioned are left out (but the other
+    bound of a range: ``>= 10000`` then ``<= 20000``). A strong candidate
     (:data:`EMPTY_STRENGTH`) that keeps no row is kept apart: the question's
     conditions together may keep no row, and then the answer is that there is none.
     """
-    on = {s.column.index for s in env.query.conditions}
+    on = {(s.column.index, s.op) for s in env.query.conditions}
     kept, empty = [], []
     rows_now = env.executor.count(env.query) if env.query.conditions else 1
     for c in candidates:
-        if c.column in on:
-            continue
+        if any(i == c.column and (op == c.op or "=" in (op, c.op)) for i, op in on):
+            continue  # one equality per column; a range may have its two bounds
         try:
             if env.executor.count(env.query.add_condition(c.column, c.op, c.value)) > 0:
                 kept.append(c)
