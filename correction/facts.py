@@ -627,13 +627,13 @@ def insists_on_empty(record: StepRecord, env: Environment, *rule_ids: str) -> bo
         >>> insists_on_empty(NS(action="add_condition", query_after="q2"), NS(history=[last], query="q"), "sql_empty_result")
         True
     """
-    history = getattr(env, "history", [])
+    history = env.history
     if record.action in ("add_condition", "add_order") and history:
         last = history[-1]
         if (last.error in rule_ids and last.action == record.action and last.query_before == env.query
                 and last.query_after == record.query_after):
             return True
-    conditions = list(getattr(env.query, "conditions", ()))
+    conditions = list(table_side(env).query.conditions)
     return any(
         r.ok and r.empty and r.action in ("add_condition", "add_order") and r.query_after is not None
         and all(c in conditions for c in r.query_after.conditions)

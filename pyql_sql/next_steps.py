@@ -50,7 +50,7 @@ from .table import Column, Table
 
 __all__ = [
     "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "column_words", "grounded_conditions", "argmax_order", "condition_candidates", "grounded_steps",
-    "header_mentions", "own_number", "table_next_steps",
+    "header_mentions", "own_number", "standardized", "table_next_steps",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -606,12 +606,34 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     return conditions, answers
 
 
+def standardized(scores: Mapping[str, float] | None, clip: float = 1.5) -> dict[str, float] | None:
+    """A model's header scores as z-scores clipped to ``±clip``: a tie-breaker next to the words the question shares.
+
+    Raw PMI runs from about -1 to 8 and differs between questions; standardized,
+    the best header of a table gains at most ``0.5 * clip`` on an answer column and
+    ``clip / 2`` on a number with no header next to it (see :func:`answer_candidates`).
+
+    Example:
+        >>> standardized({"Game": 6.6, "Opponent": 7.3, "Date": -0.3})
+        {'Game': 0.6, 'Opponent': 0.81, 'Date': -1.41}
+        >>> standardized({"Game": 1.0}), standardized(None)
+        ({'Game': 0.0}, None)
+    """
+    if not scores:
+        return None
+    values = list(scores.values())
+    mean = sum(values) / len(values)
+    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    return {h: round(max(-clip, min(clip, (v - mean) / spread)) if spread else 0.0, 2) for h, v in scores.items()}
+
+
 def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, limit: int = 8) -> list[NextStep]:
     """The valid next steps of a table episode, ranked (see the module's docstring); at most ``limit``.
 
     Args:
         env: a :class:`~pyql_sql.environment.TableEnvironment` with its question.
-        scores: a model's score of each header (higher: more about the question), or None.
+        scores: a model's score of each header (higher: more about the question; the model's PMI), or
+            None; standardized first (:func:`standardized`).
         limit: the most steps listed.
 
     Example:
@@ -628,7 +650,7 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         >>> [s.action for s in table_next_steps(env, limit=2)]
         ['execute()', 'set_answer(Round)']
     """
-    conditions, answers = grounded_steps(env, scores=scores)
+    conditions, answers = grounded_steps(env, scores=standardized(scores))
     if env.query.answer is not None:
         steps = [*_answer_steps(env, answers), *conditions]
     else:

@@ -104,10 +104,11 @@ class RelationPMI:
         prefix, null = QUESTION_PROMPT.format(question=q), QUESTION_PROMPT.format(question="")
         out: dict[str, float] = {}
         with self._lock:  # one model, one request at a time
-            for relation in dict.fromkeys(relations):
-                text = " " + (words(relation) or relation)
+            texts = {relation: " " + (words(relation) or relation) for relation in dict.fromkeys(relations)}
+            for text in texts.values():  # the no-question terms first, then the question's: each run shares its prefix
                 if text not in self._null:
                     self._null[text] = self._logprob(null, text)
+            for relation, text in texts.items():
                 out[relation] = self._logprob(prefix, text) - self._null[text]
         return out
 
