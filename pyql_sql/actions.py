@@ -278,7 +278,7 @@ class TableActions(ActionSet):
             direction: DESC (the largest first) or ASC (the smallest first); default DESC.
             limit: how many rows to keep (default 1).
 
-        Example: add_order(Episodes, DESC)
+        Example: add_order(Game, DESC)
         """
         return self._observe(env, env.query.add_order(column.index, direction, limit))
 
