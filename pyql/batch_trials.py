@@ -9,17 +9,27 @@ bounded query for a whole batch:
    converts its arguments, asks the analyzer (ERASER) before it runs and
    builds its query exactly as a trial does, but the KB's ``observe`` only
    keeps the query (it sends nothing);
-2. the queries of the batch go to the KB as one UNION of their own bounded
-   probes (:func:`pyql.kb.probes.candidates_query`: each one's first few rows
-   with every observed variable bound, with labels, ``LIMIT`` per branch);
-3. a step whose query gives rows is kept, with its first values as the
+2. ``set_answer(?v)`` and ``add_count(?v, ?n)`` are decided from the current
+   query's own observation where its count of ``?v`` is exact (no query);
+3. the steps that only add a relation from what the query has to a fresh
+   variable (:func:`fact_extension`) are checked together, their relations in
+   one ``VALUES`` pattern per start (:func:`fact_branches`), joined with a
+   bounded window of the current query's rows; the others go as their own
+   bounded probes (:func:`pyql.kb.probes.candidates_query`: each one's first
+   few rows with every observed variable bound, ``LIMIT`` per branch); both in
+   one UNION, one query, without labels: the labels of the values the
+   previews show come in one more query, only for values not seen yet in the
+   episode. (On Virtuoso a branch costs about as much as the current query's
+   pattern it repeats, and a label pattern triples it: ``docs/benchmarks.md``);
+4. a step whose query gives rows is kept, with its first values as the
    preview; one whose query gives none fails as its trial would (an empty
    result fails a step: ERASER's ``empty_result`` and the rules it falls back
    from, or ``undo_empty`` without an analyzer); a yes/no comparison is kept
    either way (its answer is its preview).
 
 Where the batch cannot tell what the trial would say, the candidate is
-tried after all: a step of another kind (:data:`BATCHED_ACTIONS`: MarkQA's
+tried after all: a grouped fact without rows when the window or the rows
+were cut, a step of another kind (:data:`BATCHED_ACTIONS`: MarkQA's
 quantities and arithmetic), a ``set_answer`` or ``execute()`` whose sampled
 values are all unnamed nodes (ERASER's ``answer_unnamed_node`` and
 ``execute_unnamed_answer`` read the step's own result), an empty
@@ -37,22 +47,30 @@ Example:
     >>> before = env.kb.stats.queries
     >>> checker.check([good, bad])
     >>> checker.verdict(good).preview, checker.verdict(bad), env.kb.stats.queries - before, env.query.steps
-    ('?c = Tropical storm (SSHS)', None, 1, ())
+    ('?c = Tropical storm (SSHS)', None, 2, ())
+
+(two queries: the check, and the label of the value its preview shows.)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pyql.compiler import prefix_lines
 from pyql.errors import PyQLError
 from pyql.kb import probes
 from pyql.observation import Observation, ResultSet, Value, VariableValues
-from pyql.terms import XSD, Literal
+from pyql.terms import IRI, XSD, Literal, Term, Variable
 
-__all__ = ["BATCHED_ACTIONS", "BATCH_SIZE", "Verdict", "StepChecker", "dry_run", "preview_of", "trial"]
+__all__ = [
+    "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "Verdict", "StepChecker", "dry_run",
+    "fact_branches", "fact_extension", "preview_of", "trial",
+]
 
 #: The actions whose verdict a batched query gives (the others are tried one by one).
 BATCHED_ACTIONS = frozenset(
@@ -63,6 +81,15 @@ BATCHED_ACTIONS = frozenset(
 )
 #: Candidates one batched query checks at most (its text grows with them; each branch is bounded).
 BATCH_SIZE = 48
+#: Distinct values of a fact's subject (or object) variable one grouped check joins at most (its window).
+FACT_WINDOW = 1000
+#: (candidate, value) rows a grouped check of facts reads per candidate at most.
+FACT_ROWS = 16
+_TRIPLE = re.compile(r"^\s*(\S+) (<[^<>\s]+>) (\S+) \.$")
+_KEYS_VAR = "__keys"
+_VALUE_VAR = "__o"
+#: Labels a check has read, per environment (a question's episode): a value shown again is not asked again.
+_LABELS: weakref.WeakKeyDictionary[Any, dict[Term, str | None]] = weakref.WeakKeyDictionary()
 
 
 def _snapshot(env: Any) -> tuple[Any, ...]:
@@ -104,15 +131,12 @@ def trial(env: Any, action: str) -> Any:
         (True, ())
     """
     saved = _snapshot(env)
-    describe = getattr(env, "describe_quantities", None)
-    if describe is not None:
-        env.describe_quantities = False
+    describe, env.describe_quantities = env.describe_quantities, False
     try:
         return env.step(action)
     finally:
         _restore(env, saved)
-        if describe is not None:
-            env.describe_quantities = describe
+        env.describe_quantities = describe
 
 
 class _Recorder:
@@ -210,6 +234,124 @@ def preview_of(cells: Sequence[dict[str, Value]], variables: Sequence[Any], befo
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+@dataclass(frozen=True)
+class FactExtension:
+    """A candidate that only adds one fact to the current query, from a value it has to a fresh variable.
+
+    Attributes:
+        key: the end the query already has, as SPARQL (``?x`` or ``<iri>``).
+        relation: the relation's IRI, as SPARQL.
+        forward: whether ``key`` is the subject.
+        fresh: the new variable (the other end).
+        shown: the variable its preview shows: ``fresh``, or the query's answer once one is set.
+    """
+
+    key: str
+    relation: str
+    forward: bool
+    fresh: Variable
+    shown: Variable
+
+
+def fact_extension(base: Any, query: Any) -> FactExtension | None:
+    """How ``query`` extends ``base`` when it is ``base`` plus one fact to a fresh variable (else None).
+
+    Such candidates are checked together (:func:`fact_branches`): their queries differ only in the
+    relation, so one pattern with the relations in ``VALUES`` checks them all.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> base = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
+        >>> found = fact_extension(base, base.add_fact("?d", "a.b.c", "?c"))
+        >>> found.key, found.relation, found.forward, str(found.fresh), str(found.shown)
+        ('?c', '<http://rdf.freebase.com/ns/a.b.c>', False, '?d', '?d')
+        >>> str(fact_extension(base.set_answer("?c"), base.set_answer("?c").add_fact("?c", "a.b.c", "?d")).shown)
+        '?c'
+        >>> fact_extension(base, base.add_max("?c")) is None
+        True
+    """
+    if query.is_ask or query.answer != base.answer or query.scope.block.computed:
+        return None
+    profile = query.profile
+    before = base.scope.block.pattern(profile).splitlines() if base.steps else ["{", "}"]
+    lines = query.scope.block.pattern(profile).splitlines()
+    if len(lines) != len(before) + 1 or lines[:-2] != before[:-1] or lines[-1] != before[-1]:
+        return None
+    match = _TRIPLE.match(lines[-2])
+    known = {v.sparql() for v in base.variables} if base.steps else set()
+    if match is None:
+        return None
+    subject, relation, obj = match.groups()
+    before_shown = [v.sparql() for v in probes.observed_variables(base)] if base.steps else []
+    shown = [v.sparql() for v in probes.observed_variables(query)]
+    for key, other, forward in ((subject, obj, True), (obj, subject, False)):
+        fresh_ok = other.startswith("?") and other not in known
+        key_ok = key in known if key.startswith("?") else key.startswith("<")
+        answer = query.answer is not None and shown == before_shown
+        if fresh_ok and key_ok and (answer or shown == [*before_shown, other]):
+            fresh = Variable(other[1:])
+            return FactExtension(key, relation, forward, fresh, Variable(shown[0][1:]) if answer else fresh)
+    return None
+
+
+def fact_branches(
+    core: str | None, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], answer: str | None = None,
+    window: int = FACT_WINDOW, counted: bool = True,
+) -> list[str]:
+    """The UNION branches that check facts grouped by where they start: each group's relations in one ``VALUES``.
+
+    ``groups``: (key, forward, members), a member being (its ``?__candidate`` index, its relation); ``core``:
+    the current query's pattern (None before any step), whose solutions bind every variable ``key``;
+    ``answer``: the query's answer variable once one is set (what a preview then shows).
+    The facts from variables are one branch: the first ``window`` distinct rows of the keys (and the
+    answer) in ``core``, joined with every group's relations, giving ``?__candidate`` and ``?__o`` (a
+    value of the fresh variable, or of the answer), at most :data:`FACT_ROWS` rows a member; a second
+    branch counts those rows up to ``window + 1`` (``?__keys``), so a member without rows is known
+    empty only when the window held every row (and the rows were not cut); without ``counted`` (the
+    caller knows the rows fit in the window) there is no such branch. The facts from entities
+    are one more branch, joined with the first row (the first answers) of ``core``. So Virtuoso
+    compiles the current query two or three times, not once a fact.
+
+    Example:
+        >>> branches = fact_branches("{\\n  ?a <http://x/p> ?b .\\n}\\n", [("?b", True, [(3, "<http://x/q>")])])
+        >>> len(branches), "VALUES (?__candidate ?__r) { (3 <http://x/q>) }" in branches[0], "LIMIT 1001" in branches[1]
+        (2, True, True)
+    """
+    variables = [g for g in groups if g[0].startswith("?")]
+    entities = [g for g in groups if not g[0].startswith("?")]
+    shown = answer or "?__n"
+    branches = []
+    if variables:
+        keys = " ".join(dict.fromkeys([g[0] for g in variables] + ([answer] if answer else [])))
+        window_of = f"SELECT DISTINCT {keys} WHERE {{\n{core}}}"
+        branches.append(_facts_branch(f"{{ {window_of} LIMIT {int(window)} }}\n", variables, shown))
+        if counted:
+            branches.append(f"{{ SELECT (COUNT(*) AS ?{_KEYS_VAR}) WHERE {{ {{ {window_of} LIMIT {int(window) + 1} }} }} }}")
+    if entities:
+        if core is None:
+            join = ""
+        elif answer:
+            join = f"{{ SELECT DISTINCT {answer} WHERE {{\n{core}}} LIMIT {FACT_ROWS} }}\n"
+        else:
+            join = f"{{ SELECT (1 AS ?__one) WHERE {{\n{core}}} LIMIT 1 }}\n"
+        branches.append(_facts_branch(join, entities, shown))
+    return branches
+
+
+def _facts_branch(join: str, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], shown: str) -> str:
+    """One branch of :func:`fact_branches`: ``join`` (the window) and a UNION of one ``VALUES`` pattern a group."""
+    arms = []
+    for key, forward, members in groups:
+        values = " ".join(f"({int(index)} {relation})" for index, relation in members)
+        triple = f"{key} ?__r ?__n ." if forward else f"?__n ?__r {key} ."
+        arms.append(f"{{ VALUES (?{probes.CANDIDATE_VAR} ?__r) {{ {values} }} {triple} }}")
+    rows = FACT_ROWS * sum(len(members) for _, _, members in groups)
+    return (
+        f"{{ SELECT DISTINCT ?{probes.CANDIDATE_VAR} ({shown} AS ?{_VALUE_VAR}) WHERE {{\n{join}"
+        + "\nUNION\n".join(arms) + f"\n}} LIMIT {rows} }}"
+    )
+
+
 class StepChecker:
     """Verdicts on candidate steps of one environment state, checked in batches (see the module docstring).
 
@@ -236,7 +378,13 @@ class StepChecker:
         return found if found.ok else None
 
     def check(self, actions: Iterable[str]) -> None:
-        """Check these steps in batches of at most :data:`BATCH_SIZE` (steps of other kinds are left to :meth:`verdict`)."""
+        """Check these steps in batches of at most :data:`BATCH_SIZE` (steps of other kinds are left to :meth:`verdict`).
+
+        The facts that only add a relation from what the query has to a fresh variable
+        (:func:`fact_extension`) are checked in the first batch, grouped by where they start
+        (:func:`fact_branches`); the values the previews show are labelled in one more query
+        at most (none when every one was seen before in this episode).
+        """
         if not self.batch:
             return
         wanted = [a for a in dict.fromkeys(actions) if a not in self._verdicts and a.split("(", 1)[0].strip() in BATCHED_ACTIONS]
@@ -248,21 +396,119 @@ class StepChecker:
                     self._verdicts[action] = Verdict(False)
                 continue
             built.append((action, query))
-        for start in range(0, len(built), BATCH_SIZE):
-            self._check_batch(built[start : start + BATCH_SIZE])
+        facts, rest = self._split(self._from_observation(built))
+        for start in range(0, max(len(rest), 1 if facts else 0), BATCH_SIZE):
+            self._check_batch(rest[start : start + BATCH_SIZE], facts if start == 0 else [])
 
-    def _check_batch(self, batch: Sequence[tuple[str, Any]]) -> None:
-        """One query for the batch; the candidates it cannot decide are left to their trials."""
-        kb = self.env.kb
+    def _split(self, built: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any, FactExtension]], list[tuple[str, Any]]]:
+        """The candidates checked as grouped facts (their preview is the fresh variable's alone), and the rest.
+
+        None are grouped when the current query has an optional or alternative part (a variable it
+        shows may be unbound in a row) or shows a variable the caller did not name as existing.
+        """
+        base = self.env.query
+        shown = {v.sparql() for v in probes.observed_variables(base)} if base.steps else set()
+        core = base.scope.block.pattern(base.profile) if base.steps else ""
+        plain = "OPTIONAL" not in core and "UNION" not in core and shown <= {f"?{v.lstrip('?')}" for v in self.before}
+        facts, rest = [], []
+        for action, query in built:
+            found = fact_extension(base, query) if plain and action.startswith("add_fact") else None
+            if found is None:
+                rest.append((action, query))
+            else:
+                facts.append((action, query, found))
+        return facts, rest
+
+    def _check_batch(self, batch: Sequence[tuple[str, Any]], facts: Sequence[tuple[str, Any, FactExtension]] = ()) -> None:
+        """One query for the batch and the facts; the candidates it cannot decide are left to their trials."""
+        kb, base = self.env.kb, self.env.query
+        groups: dict[tuple[str, bool], list[int]] = {}
+        for j, (_, _, found) in enumerate(facts):
+            groups.setdefault((found.key, found.forward), []).append(j)
+        core = base.scope.block.pattern(kb.profile) if base.steps else None
+        members = [(key, forward, [(len(batch) + j, facts[j][2].relation) for j in js]) for (key, forward), js in groups.items()]
+        answer = base.answer.sparql() if base.answer is not None else None
+        fits = self._window_fits([key for key, _, _ in members if key.startswith("?")] + ([answer] if answer else []))
+        extra = fact_branches(core, members, answer, counted=not fits) if facts else []
         try:
-            text, observed = probes.candidates_query([q for _, q in batch])
-            found = probes.read_candidates(kb.select(text), observed, kb.value)
+            if batch:
+                text, observed = probes.candidates_query([q for _, q in batch], labels=False, extra=extra)
+            else:
+                text, observed = prefix_lines(kb.profile) + "SELECT * WHERE {\n" + "\nUNION\n".join(extra) + "\n}\n", []
+            found, values, keys = _read_rows(kb.select(text), observed, len(facts))
+            cells = self._labelled([*found, *([{f.shown.name: t} for t in v[:4]] for v, (_, _, f) in zip(values, facts))])
         except PyQLError:
             return  # the engine rejected the batch (or timed out): each candidate is tried on its own
-        for (action, query), cells, variables in zip(batch, found, observed):
-            decided = self._decide(action, query, cells, variables)
-            if decided is not None:
-                self._verdicts[action] = decided
+        for (action, query), rows, variables in zip(batch, cells, observed):
+            self._keep(action, self._decide(action, query, rows, variables))
+        for on_variables in (True, False):
+            js = [j for (key, _), group in groups.items() if key.startswith("?") == on_variables for j in group]
+            complete = sum(len(values[j]) for j in js) < FACT_ROWS * len(js) and (not on_variables or fits or keys <= FACT_WINDOW)
+            for j in js:
+                action, query, fact = facts[j]
+                rows = cells[len(batch) + j]
+                self._keep(action, self._decide(action, query, rows, [fact.shown]) if rows or complete else None)
+
+    def _from_observation(self, built: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        """Decide ``set_answer(?v)`` and ``add_count(?v, ?n)`` from the current query's own observation, where its
+        count of ``?v`` is exact (no query: the answers are its values, the count is its count); the rest is left."""
+        record = self._current_record()
+        base = self.env.query
+        if record is None or base.answer is not None or base.is_ask or base.scope.block.computed:
+            return built
+        rest = []
+        for action, query in built:
+            name, _, args = action.partition("(")
+            parts = [a.strip() for a in args.rstrip(")").split(",")]
+            seen = record.result.get(parts[0]) if parts[0].startswith("?") else None
+            shown = probes.observed_variables(query)
+            if seen is None or seen.capped or seen.partial or len(shown) != 1:
+                rest.append((action, query))
+            elif name == "set_answer" and len(parts) == 1 and shown[0] == seen.variable:
+                cells = [{seen.variable.name: v} for v in seen.values[:4]]
+                self._keep(action, self._decide(action, query, cells, shown) if cells or not seen.total else None)
+            elif name == "add_count" and len(parts) == 2 and str(shown[0]) == parts[1] and shown[0] in query.scope.block.computed:
+                count = self.env.kb.value(Literal(str(seen.total), XSD + "integer"), None)
+                self._keep(action, self._decide(action, query, [{shown[0].name: count}], shown))
+            else:
+                rest.append((action, query))
+        return rest
+
+    def _current_record(self) -> Any:
+        """The step record whose observation is of the current query (None when there is none)."""
+        record = next((r for r in reversed(self.env.history) if r.ok and r.query_after is self.env.query), None)
+        return record if record is not None and isinstance(record.result, Observation) else None
+
+    def _window_fits(self, keys: Sequence[str]) -> bool:
+        """Whether the current query's distinct rows over ``keys`` fit in :data:`FACT_WINDOW`, by the counts of its
+        observation (exact ones only): then the facts' window needs no count."""
+        record = self._current_record()
+        if record is None:
+            return False
+        rows = 1
+        for key in dict.fromkeys(keys):
+            counted = record.result.get(key)
+            if counted is None or counted.capped or counted.partial:
+                return False
+            rows *= max(counted.total, 1)
+        return rows <= FACT_WINDOW
+
+    def _keep(self, action: str, decided: Verdict | None) -> None:
+        if decided is not None:
+            self._verdicts[action] = decided
+
+    def _labelled(self, candidates: list[list[dict[str, Term]]]) -> list[list[dict[str, Value]]]:
+        """The candidates' rows with a labelled value per term: the labels not seen yet in this episode read in one query."""
+        kb = self.env.kb
+        known = _LABELS.setdefault(self.env, {})
+        for record in self.env.history:
+            if isinstance(record.result, Observation):
+                for var in record.result.variables:
+                    known.update((v.term, v.label) for v in var.values if isinstance(v.term, IRI) and v.term not in known)
+        missing = list(dict.fromkeys(t for rows in candidates for row in rows for t in row.values() if isinstance(t, IRI) and t not in known))
+        if missing:
+            known.update(kb.labels(missing))
+        return [[{name: kb.value(t, known.get(t)) for name, t in row.items()} for row in rows] for rows in candidates]
 
     def _decide(self, action: str, query: Any, cells: list[dict[str, Value]], variables: Sequence[Any]) -> Verdict | None:
         """The verdict a batch's rows give one candidate (None: only its trial can tell)."""
@@ -277,6 +523,32 @@ class StepChecker:
             if all(a.unnamed for a in answers):  # ERASER's unnamed-answer rules read the step's own result
                 return None
         return Verdict(True, preview_of(cells, variables, self.before, None, self.preview_chars))
+
+
+def _read_rows(
+    rows: Iterable[dict[str, Term]], observed: Sequence[Sequence[Variable]], facts: int
+) -> tuple[list[list[dict[str, Term]]], list[list[Term]], int]:
+    """A batch's rows split: each probed candidate's rows (terms), each grouped fact's values, the facts' window rows.
+
+    Raises:
+        EngineError: a row of a candidate the batch did not have.
+    """
+    probed: list[dict[str, Term]] = []
+    grouped: list[list[Term]] = [[] for _ in range(facts)]
+    keys = 0
+    for row in rows:
+        if row.get(_KEYS_VAR) is not None:
+            keys = int(probes.engine_number(row.get(_KEYS_VAR)))
+            continue
+        index = int(probes.engine_number(row.get(probes.CANDIDATE_VAR)))
+        if len(observed) <= index < len(observed) + facts:
+            value = row.get(_VALUE_VAR)
+            if value is not None and value not in grouped[index - len(observed)]:
+                grouped[index - len(observed)].append(value)
+        else:
+            probed.append(row)
+    found = probes.read_candidates(probed, observed, lambda term, label: term)  # type: ignore[arg-type,return-value]
+    return found, grouped, keys  # type: ignore[return-value]
 
 
 def _record_preview(record: Any, before: set[str], limit: int) -> str:

@@ -52,22 +52,29 @@ Example:
 
 from __future__ import annotations
 
-import argparse
-import difflib
-import json
-import sys
-import textwrap
-from importlib.metadata import entry_points
-from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+# The pyql command (the console script, python -m pyql.cli): Ctrl-C from this line on is one line and
+# exit status 130 (pyql.interrupts). Only light imports follow; main imports the commands, the KB
+# engines and the LLM client.
+from pyql import interrupts
 
-from pyql.actions import DOC_FORMATS, ActionSet, render_docs
-from pyql.errors import (
+interrupts.guard_start(__name__)
+
+import argparse  # noqa: E402
+import difflib  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO  # noqa: E402
+
+from pyql.echo import plural  # noqa: E402
+from pyql.errors import (  # noqa: E402
     PyQLError,
     UsageError,  # noqa: F401 (defined in pyql/errors.py)
 )
-from pyql.echo import plural
-from pyql.profiles import PROFILES
+
+if TYPE_CHECKING:
+    from pyql.actions import ActionSet
 
 __all__ = [
     "main",
@@ -98,7 +105,7 @@ EXIT_SERVICE = 3
 #: Exit status: ``pyql run`` ran, but steps failed (undone), so its answers are those of the query without them; ``--keep-going``: 0.
 EXIT_STEPS_FAILED = 4
 #: Exit status: interrupted (Ctrl-C).
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = interrupts.EXIT_INTERRUPTED
 
 #: The entry-point group of the functions that add subcommands to ``pyql``.
 COMMAND_GROUP = "pyql.commands"
@@ -290,6 +297,7 @@ def _cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
 def _add_convert(sub: Subparsers) -> None:
     """The ``convert`` subcommand; its formats come from the registry of :mod:`pyql.interchange`."""
     from pyql.interchange.registry import formats, readers, writers
+    from pyql.profiles import PROFILES
 
     listing = "\n".join(
         f"  {f.name} ({', '.join(r for r, fn in (('read', f.read), ('write', f.write)) if fn)}): {f.summary}"
@@ -399,10 +407,14 @@ def action_sets() -> dict[str, Callable[..., ActionSet]]:
         >>> {'sparql', 'sql'} <= set(action_sets())
         True
     """
+    from importlib.metadata import entry_points
+
     return {ep.name: ep.load() for ep in sorted(entry_points(group=ACTION_SET_GROUP), key=lambda e: e.name)}
 
 
 def _cmd_docs(args: argparse.Namespace, out: TextIO) -> int:
+    from pyql.actions import render_docs
+
     sets = action_sets()
     if args.side not in sets:
         raise UsageError(f"pyql docs: no action set {args.side!r}; installed: {', '.join(sets) or 'none'}")
@@ -453,6 +465,11 @@ def add_commands(sub: Subparsers) -> None:
         >>> p.parse_args(["docs", "--side", "sql"]).format
         'markdown'
     """
+    from importlib.metadata import entry_points
+
+    from pyql.actions import DOC_FORMATS
+    from pyql.profiles import PROFILES
+
     _add_demo(sub)
 
     comp = sub.add_parser("compile", help="compile a legacy PyQL program or a MarkQA program to SPARQL")
@@ -491,6 +508,8 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["compile", "-"]).profile
         'freebase'
     """
+    from importlib.metadata import entry_points
+
     parser = _Parser(prog="pyql", description="Build SPARQL and SQL queries one executable step at a time.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     add_commands(sub)
@@ -502,17 +521,45 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the ``pyql`` command; returns the exit status.
 
+    Called with neither ``argv`` nor ``out`` (the ``pyql`` command, ``python -m
+    pyql.cli``) it is the process's entry point and handles Ctrl-C as
+    :mod:`pyql.interrupts` says, from before any command is imported: an
+    interrupt at any moment (an import, a KB load, a run) prints one line
+    and ends the process with status 130 at once, without the interpreter's
+    tear-down; a second Ctrl-C ends it even during the command's clean-up.
+    Called in process with arguments, it only returns the status.
+
     Example:
         >>> main(["compile", "/nonexistent.pyql"])  # prints the reason on stderr
         2
     """
-    out = out or sys.stdout
+    process = argv is None and out is None
+    if process:
+        interrupts.start()  # already so when this module is the program (interrupts.guard_start above)
+    try:
+        try:
+            status = _run(argv, out or sys.stdout, process)
+        finally:
+            if process:
+                interrupts.finished()  # from here on a SIGINT ends the process at once
+    except KeyboardInterrupt:  # it came while another outcome was being said
+        print("pyql: interrupted", file=sys.stderr)
+        status = EXIT_INTERRUPTED
+    if process and status == EXIT_INTERRUPTED:
+        interrupts.exit_now(status)
+    return status
+
+
+def _run(argv: Sequence[str] | None, out: TextIO, process: bool) -> int:
+    """The command ``argv`` names, run; its exit status (errors and Ctrl-C said in one line)."""
     try:
         parser = build_parser()  # loads the commands of every package: Ctrl-C here is handled too
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help(out)
             return EXIT_USAGE
+        if process:
+            interrupts.running()  # the command cleans up on Ctrl-C (KeyboardInterrupt) and says one line
         return int(args.func(args, out) or 0)
     except PyQLError as exc:  # UsageError and every other pyql error: one line, exit status 2
         message = " ".join(str(exc).split())
@@ -520,7 +567,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
-    except KeyboardInterrupt:  # Ctrl-C where no command handles it (start-up: imports, loading a KB): no traceback
+    except KeyboardInterrupt:  # Ctrl-C where no command handles it (loading a KB, in process: start-up): no traceback
         print("pyql: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 

@@ -49,7 +49,7 @@ from typing import Any
 
 from pyql.errors import PyQLError
 
-__all__ = ["Cue", "DateValue", "Grounded", "Grounding", "GroundingError", "ground", "number_words", "parse_date"]
+__all__ = ["DIMENSIONS", "Cue", "DateValue", "dimension_words", "Grounded", "Grounding", "GroundingError", "ground", "number_words", "parse_date"]
 
 
 class GroundingError(PyQLError, ValueError):
@@ -442,6 +442,34 @@ def _cues(question: str, dates: list[Grounded]) -> list[Cue]:
             continue
         out.append(Cue(kind, m.group(), m.start(), m.end(), op))
     return out
+
+
+#: What a comparative or superlative adjective measures: words a relation that holds the measure is named with
+#: ("stronger than" compares winds or a category, "deadlier" fatalities); read by the KB's ranking.
+DIMENSIONS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("stronger", "strongest", "weaker", "weakest", "powerful", "intense"), ("winds", "wind", "category", "intensity", "strength")),
+    **dict.fromkeys(("deadlier", "deadliest"), ("fatalities", "deaths")),
+    **dict.fromkeys(("costlier", "costliest"), ("damages", "damage", "cost")),
+    **dict.fromkeys(("taller", "tallest", "shorter", "shortest"), ("height", "elevation")),
+    **dict.fromkeys(("heavier", "heaviest", "lighter", "lightest"), ("weight", "mass")),
+    **dict.fromkeys(("older", "oldest", "younger", "youngest"), ("born", "birth", "age", "founded")),
+    **dict.fromkeys(("faster", "fastest", "slower", "slowest"), ("speed",)),
+    **dict.fromkeys(("populous", "crowded"), ("population",)),
+    **dict.fromkeys(("wetter", "wettest", "rainier", "rainiest"), ("rainfall", "precipitation")),
+}
+
+
+def dimension_words(question: str) -> list[str]:
+    """The words of what the question's comparative or superlative adjectives measure (:data:`DIMENSIONS`).
+
+    Example:
+        >>> dimension_words("was hurricane katrina stronger than tropical storm rachel?")[:2]
+        ['winds', 'wind']
+        >>> dimension_words("which city is largest?")
+        []
+    """
+    words = [w.lower() for w in _WORDS.findall(question or "")]
+    return list(dict.fromkeys(d for w in words for d in DIMENSIONS.get(w, ())))
 
 
 # ---------------------------------------------------------------------------

@@ -68,10 +68,12 @@ from typing import Any
 
 from pyql.batch_trials import StepChecker, trial
 from pyql.errors import PyQLError
+from pyql.grounding import Grounding, dimension_words, ground
 from pyql.observation import Observation, Relations, Value
 from pyql.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
 from pyql.terms import Variable
 from pyql.terms import IRI, Literal
+from pyql.value_steps import value_filters
 
 __all__ = [
     "NextStep",
@@ -403,6 +405,7 @@ class _Episode:
     in_query: str
     relation_names: dict[str, str] = dataclasses.field(default_factory=dict)  # relation -> a fresh variable's name
     links: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)  # variable -> (relation, linked entity)
+    grounding: Grounding | None = None  # the question's values and cue words (linked entities' names left out)
 
 
 def _episode(env: Any, today: _dt.date | None) -> _Episode:
@@ -429,6 +432,7 @@ def _episode(env: Any, today: _dt.date | None) -> _Episode:
         looked=_looked(env),
         literals=question_literals(text, today),
         in_query=" ".join(built),
+        grounding=ground(text, today),
     )
 
 
@@ -455,7 +459,9 @@ def _looked_facts(ep: _Episode, rank: Rank, per_argument: int) -> list[NextStep]
         rels = ep.looked.get(key)
         if rels is None:
             continue
-        ranked = rank(ep.question, list(rels.all()))[:per_argument]
+        # what the question's adjectives measure ("stronger": winds) ranks too: they name no relation themselves
+        dims = dimension_words(ep.question or "")
+        ranked = rank(" ".join([ep.question or "", *dims]) if dims else ep.question, list(rels.all()))[:per_argument]
         forward = set(rels.forward)
         for rel in ranked:
             if rel in forward:
@@ -498,15 +504,13 @@ def _ordered_modifiers(ep: _Episode) -> tuple[list[NextStep], list[NextStep]]:
     aggregate: list[NextStep] = []
     kinds, variables = ep.kinds, ep.variables
     ordered = [v for v in variables if kinds[v] in ("number", "date")]
+    seen = {var: tuple(v.term for v in ep.values.get(var, ()) if isinstance(v.term, Literal)) for var in ordered}
+    if ep.grounding is not None:  # the question's values, on every numeric or date variable whatever hop bound it
+        constrain += [NextStep(line, "constrain") for line in value_filters(ep.grounding, seen, ep.built)]
     for var in ordered:
         kind = kinds[var]
-        constrain += [NextStep(f"add_max({var})", "constrain"), NextStep(f"add_min({var})", "constrain")]
-        if kind == "date":
-            for year in ep.literals["years"]:
-                constrain.append(NextStep(f'add_filter({var}, =, "{year}"^^xsd:gYear)', "constrain"))
-        for number in ep.literals["numbers"] if kind == "number" else []:
-            for op in (">", "<", "="):
-                constrain.append(NextStep(f"add_filter({var}, {op}, {number})", "constrain"))
+        if len({v.term for v in ep.values.get(var, ())}) > 1:  # an argmax over one value changes nothing
+            constrain += [NextStep(f"add_max({var})", "constrain"), NextStep(f"add_min({var})", "constrain")]
         for other in ordered:
             if other != var and kinds[other] == kind:
                 if kind == "date":
@@ -657,7 +661,7 @@ def next_steps(
     answers, finish, looks = _ends(ep)
     if not verify:
         return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
-    buckets = (quantities, facts, arithmetic, [*constrain, *aggregate], [*answers, *finish, *looks])
+    buckets = (quantities, facts, arithmetic, _cued_first(ep, [*constrain, *aggregate]), [*answers, *finish, *looks])
     return _verified(env, ep, buckets, limit, preview_chars, batch)
 
 
@@ -673,6 +677,26 @@ def _numeric_steps(
         aggregate = [step for step in aggregate if not step.action.startswith("add_compare(")]
         arithmetic = sorted(dict.fromkeys(arithmetic), key=lambda step: -arithmetic_score(ep.question, step.action))
     return quantities, arithmetic, aggregate
+
+
+#: The step each of the question's cues asks for (grounding's aggregation functions and order directions).
+_CUED_STEPS = {"COUNT": "add_count(", "SUM": "add_sum(", "AVG": "add_avg(", "max": "add_max(", "min": "add_min("}
+
+
+def _cued_first(ep: _Episode, steps: list[NextStep]) -> list[NextStep]:
+    """The constraints and aggregates the question's cue words ask for first (stable), so that the bucket's
+    budget keeps them: "how many" an ``add_count``, "highest" an ``add_max``, a value after "more than" its filter.
+
+    Example:
+        >>> ep = _Episode("how many storms?", None, set(), [], set(), {}, {}, [], {}, {}, "", grounding=ground("how many storms?"))
+        >>> [s.action for s in _cued_first(ep, [NextStep("add_max(?w)", "constrain"), NextStep("add_count(?c, ?n)", "aggregate")])]
+        ['add_count(?c, ?n)', 'add_max(?w)']
+    """
+    if ep.grounding is None:
+        return steps
+    starts = tuple(_CUED_STEPS[c.op] for c in ep.grounding.cues if c.op in _CUED_STEPS)
+    valued = {c for c, _ in ep.grounding.comparisons()}
+    return sorted(steps, key=lambda s: not (s.action.startswith(starts) or (valued and s.action.startswith("add_filter("))))
 
 
 def _verified(

@@ -11,9 +11,24 @@ requests and read the answers.
 An entry's key is the sha256 of its request as canonical JSON
 (:func:`request_key`: sorted keys, no spaces), so the same call made twice,
 by two threads or two processes, is one entry (the first answer stays).
-Every entry is written in its own transaction on a connection in WAL mode
-with a busy time-out: a process killed at any moment leaves every entry
-whose call returned, and no half entry. Opening a file checks that it is an
+Every entry is written in its own transaction, committed before the call
+returns, on a connection in WAL mode with a busy time-out: a process killed
+at any moment leaves every entry whose call returned, and no half entry.
+
+What an entry costs (the recording's overhead on a run whose KB is in
+memory and whose LLM is free was 13.7 %, docs/benchmarks.md): the insert is
+one statement in autocommit mode (its own transaction, no separate
+BEGIN/COMMIT); with ``synchronous = NORMAL`` a commit writes the log
+without syncing it, and the log is synced when it is copied back into the
+database, which happens every :data:`CHECKPOINT_PAGES` pages (SQLite's
+default, 1,000, synced about every 100 entries, each sync tens of
+milliseconds on a busy disk) and when the store is closed. Answers are
+written as compact JSON in the key order they were built in (sorting the
+keys of every row doubled the encoding time; only the request, which makes
+the key, needs the canonical form). A process killed between checkpoints
+loses nothing: the log is read back when the file is next opened; only an
+operating-system crash or a power cut can lose the entries since the last
+checkpoint. Opening a file checks that it is an
 SQLite database, intact (``PRAGMA quick_check``), a pyql store of this
 version and of the kind asked for; anything else is a
 :class:`~pyql.errors.RecordingError` (the CLI exits 2).
@@ -53,6 +68,8 @@ CACHE_FILE = "kb-cache.sqlite"
 FORMAT = "pyql-recording"
 #: The version of the tables below.
 VERSION = "1"
+#: Pages of the write-ahead log between two checkpoints (each syncs the log and the file): 64 MB of 4 KB pages.
+CHECKPOINT_PAGES = 16384
 #: The modes a store opens in: what each writes and answers (``inspect``: read-only, a recording or a cache).
 MODES = ("record", "replay", "cache", "inspect")
 _PURPOSE = {"record": "recording", "replay": "recording", "cache": "kb-cache", "inspect": None}
@@ -218,7 +235,7 @@ class RecordingStore:
             if key in self._written:
                 self._count(kind, "duplicates")
                 return False
-        row = (key, kind, subject, text, canonical_json(response), float(seconds), _now())
+        row = (key, kind, subject, text, _answer_json(response), float(seconds), _now())
         with self._lock:
             cursor = self._write("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", row)
             self._written.add(key)
@@ -336,11 +353,20 @@ class RecordingStore:
             raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot read it: {exc}") from None
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
-        try:
-            with self._db:  # one transaction: committed, or rolled back whole
-                return self._db.execute(sql, params)
+        try:  # autocommit: the one statement is its own transaction, committed (or not at all) when it returns
+            return self._db.execute(sql, params)
         except sqlite3.Error as exc:
             raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
+
+
+def _answer_json(value: Any) -> str:
+    """An answer's JSON: compact, Unicode kept, keys in the order they were built (see the module docstring).
+
+    Example:
+        >>> _answer_json({"rows": [{"x": 1, "a": "é"}]})
+        '{"rows":[{"x":1,"a":"é"}]}'
+    """
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _now() -> str:
@@ -353,7 +379,8 @@ def _connect(file: Path, mode: str) -> sqlite3.Connection:
         if mode in _READ_ONLY:
             connection = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, timeout=30)
         else:
-            connection = sqlite3.connect(str(file), check_same_thread=False, timeout=30)
+            # autocommit (isolation_level None): each write is one statement, its own transaction
+            connection = sqlite3.connect(str(file), check_same_thread=False, timeout=30, isolation_level=None)
         connection.execute("PRAGMA busy_timeout = 30000")
     except sqlite3.Error as exc:
         raise RecordingError(f"{_FLAG[mode]} {file}: cannot open it: {exc}") from None
@@ -392,7 +419,7 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
     if not {"entries", "names"} <= tables:
         raise RecordingError(f"{what}: its tables are incomplete ({', '.join(sorted(tables))})")
     if mode not in _READ_ONLY:
-        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a killed process loses no committed entry
+        _tune(db)
 
 
 def _create(db: sqlite3.Connection, purpose: str, file: Path, flag: str) -> None:
@@ -401,12 +428,19 @@ def _create(db: sqlite3.Connection, purpose: str, file: Path, flag: str) -> None
 
     try:
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        with db:
-            for statement in _SCHEMA:
-                db.execute(statement)
-            rows = {"format": FORMAT, "version": VERSION, "purpose": purpose, "id": uuid.uuid4().hex,
-                    "created": _now(), "pyql": str(__version__)}
-            db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", sorted(rows.items()))
+        _tune(db)
+        db.execute("BEGIN")
+        for statement in _SCHEMA:
+            db.execute(statement)
+        rows = {"format": FORMAT, "version": VERSION, "purpose": purpose, "id": uuid.uuid4().hex,
+                "created": _now(), "pyql": str(__version__)}
+        db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", sorted(rows.items()))
+        db.execute("COMMIT")
     except sqlite3.Error as exc:
         raise RecordingError(f"{flag} {file}: cannot create it: {exc}") from None
+
+
+def _tune(db: sqlite3.Connection) -> None:
+    """A writer's settings (see the module docstring): the log unsynced at commits, synced at checkpoints."""
+    db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a killed process loses no committed entry
+    db.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}")

@@ -142,10 +142,14 @@ class TableEnvironment(Environment):
         table: the table.
         executor: the read-only :class:`CountingExecutor` every step uses.
         memory: a :class:`TableMemory`.
+        describe_quantities: kept for symmetry with :class:`~pyql.sparql_environment.SparqlEnvironment`
+            (a table has no quantities to describe; :func:`pyql.batch_trials.trial` switches it off on both).
     """
 
     side: ClassVar[str] = "sql"
     language: ClassVar[str] = "sql"
+    #: the action set class (a subclass may offer more actions: :mod:`pyql_sql.writable_environment`)
+    action_set: ClassVar[type[TableActions]] = TableActions
     memory: TableMemory
 
     def __init__(
@@ -169,7 +173,8 @@ class TableEnvironment(Environment):
         self.max_values = max_values
         self.max_rows = max_rows
         self.max_answers = max_answers
-        super().__init__(TableActions(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
+        self.describe_quantities = True
+        super().__init__(self.action_set(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
     # -- Environment hooks -----------------------------------------------------
     def new_memory(self, entities: dict[str, str]) -> TableMemory:

@@ -126,7 +126,8 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
     A header written whole (case aside, ``Frequency MHz``) has strength 3 plus
     its length in words; otherwise the longest run of its words (stems:
     ``touchdowns`` names ``Touchdowns``, ``Silvers`` names ``Silver``) scores one
-    per word. Stop words alone name nothing.
+    per word. A header's abbreviation is matched as written and spelt out
+    (``No.`` is named by "no." and by "number", :data:`ABBREVIATIONS`). Stop words alone name nothing.
 
     Example:
         >>> t = Table.from_rows(["Frequency MHz", "Class", "Call sign"], [["1", "D", "K"]])
@@ -139,10 +140,12 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
         target = _stems(col.header)
         if not target:
             continue
+        written = [_stem(w) for w in _WORD.findall(col.header.lower())]
+        options = [{t, w} for t, w in zip(target, written)] if len(written) == len(target) else [{t} for t in target]
         best: tuple[int, int, float] | None = None
         for i in range(len(words)):
-            n = 0
-            while i + n < len(words) and n < len(target) and words[i + n][2] == target[n]:
+            n = 0  # a word as the header writes it or spelt out ("No." is "no" and "number")
+            while i + n < len(words) and n < len(target) and words[i + n][2] in options[n]:
                 n += 1
             if n == 0 or all(words[i + k][2] in _STOP for k in range(n)):
                 continue
@@ -150,7 +153,7 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
             if best is None or strength > best[2]:
                 best = (words[i][0], words[i + n - 1][1], strength)
         if best is None:  # the header's words anywhere (not in a run)
-            loose = [w for w in words if w[2] in set(target) - _STOP]
+            loose = [w for w in words if w[2] in set().union(*options) - _STOP]
             if loose:
                 best = (loose[0][0], loose[0][1], 0.5 * len({w[2] for w in loose}))
         if best is not None:
@@ -518,7 +521,12 @@ def _condition_action(table: Table, c: ConditionCandidate) -> str:
 EMPTY_STRENGTH = 3.5
 
 
-def _checked(env: Any, candidates: list[ConditionCandidate]) -> tuple[list[ConditionCandidate], list[ConditionCandidate]]:
+def _checked(env: Any, candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
+    """The candidates some row meets together with the query's conditions (see :func:`_checked_split`)."""
+    return _checked_split(env, candidates)[0]
+
+
+def _checked_split(env: Any, candidates: list[ConditionCandidate]) -> tuple[list[ConditionCandidate], list[ConditionCandidate]]:
     """The candidates some row meets together with the query's conditions, and the strong ones no row meets.
 
     Candidates on a column already conditioned are left out (but the other
@@ -555,7 +563,7 @@ def grounded_conditions(env: Any, *, scores: Mapping[str, float] | None = None) 
         [(0, 'Athlone Town')]
     """
     candidates = condition_candidates(env.table, env.question or "", scores=scores)
-    kept, empty = _checked(env, [c for c in candidates if c.score >= 2.0])
+    kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])
     return [*kept, *empty]
 
 
@@ -594,7 +602,7 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
         used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
     for s in env.query.conditions:
         used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
-    kept, empty = _checked(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
+    kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
     conditions = [NextStep(_condition_action(table, c), "constrain") for c in [*kept, *empty]]
     order = argmax_order(table, question, g, header_mentions(table, question))
     if order is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
@@ -655,4 +663,8 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         steps = [*_answer_steps(env, answers), *conditions]
     else:
         steps = [*conditions, *answers]
+    change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
+    changes = change_steps(ground(env.question or "")) if change_steps is not None else []  # a question asking for a change: those first
+    if changes:
+        steps = [*changes, *[s for s in steps if s.action not in {c.action for c in changes}]]
     return steps[:limit]

@@ -191,3 +191,75 @@ def test_batch_verdicts_equal_trials_on_virtuoso(virtuoso_server: Any) -> None:
     for question in DEMO:
         wrong += [(question["id"], *w) for w in _walk_demo(kb, question)[1]]
     assert not wrong, wrong
+
+
+def _q05_after_first_hop(demo: KB) -> SparqlEnvironment:
+    question = next(q for q in DEMO if q["id"] == "q05")
+    env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
+    auto_look(env)
+    env.step(next(line for line in question["actions"] if line.startswith("add_fact")))
+    auto_look(env)
+    return env
+
+
+def test_facts_to_a_fresh_variable_are_checked_in_one_values_pattern(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The facts that only add a relation are grouped (no probe of their own), and their verdicts are the trials'."""
+    from pyql.batch_trials import fact_extension
+
+    env = _q05_after_first_hop(demo)
+    facts = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind == "fact"]
+    grouped = [a for a in facts if fact_extension(env.query, dry_run(env, a)[1]) is not None]
+    assert len(grouped) >= 4
+    sent: list[str] = []
+    real = demo.select
+    monkeypatch.setattr(demo, "select", lambda text: (sent.append(text), real(text))[1])
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    checker.check(grouped)
+    batches = [t for t in sent if probes.CANDIDATE_VAR in t]
+    assert len(batches) == 1 and "VALUES (?__candidate ?__r)" in batches[0]
+    assert batches[0].count(f"LIMIT {probes.CANDIDATE_ROWS}") == 0  # no probe per fact
+    monkeypatch.setattr(demo, "select", real)
+    for action in grouped:
+        assert (checker.verdict(action) is not None) == trial(env, action).ok, action
+
+
+def test_answers_and_counts_are_decided_from_the_observation_without_a_query(demo: KB) -> None:
+    """set_answer and add_count need no check query: the current observation's exact counts and values decide them."""
+    env = _q05_after_first_hop(demo)
+    variables = [str(v) for v in env.query.variables]
+    steps = [f"set_answer({v})" for v in variables] + [f"add_count({v}, ?number)" for v in variables]
+    checker = StepChecker(env, variables)
+    before = demo.stats.queries
+    checker.check(steps)
+    assert demo.stats.queries == before
+    assert all(a in checker._verdicts for a in steps if a.startswith("add_count"))
+    for action in steps:
+        tried = trial(env, action)
+        assert (checker.verdict(action) is not None) == tried.ok, action
+        if action.startswith("add_count"):
+            assert checker.verdict(action).preview == f"?number = {tried.result.variables[0].values[0].display()}"
+
+
+def test_a_cut_window_leaves_empty_facts_to_their_trials(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the facts' rows were cut, a fact without rows is not declared empty: its trial decides."""
+    import pyql.batch_trials as batch_trials
+
+    env = _q05_after_first_hop(demo)
+    facts = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind == "fact"]
+    monkeypatch.setattr(batch_trials, "FACT_ROWS", 0)  # every group's rows count as cut
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    checker.check(facts)
+    undecided = [a for a in facts if a not in checker._verdicts]
+    assert undecided
+    for action in facts:
+        assert (checker.verdict(action) is not None) == trial(env, action).ok, action
+
+
+def test_trial_switches_describe_quantities_off_on_a_table_too() -> None:
+    from pyql_sql import Table
+    from pyql_sql.environment import TableEnvironment
+
+    env = TableEnvironment(Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"]]), question="which game?")
+    assert env.describe_quantities is True
+    assert trial(env, "add_condition(Opponent, =, Athlone Town)").ok
+    assert env.describe_quantities is True and not env.history

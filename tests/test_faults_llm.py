@@ -183,8 +183,39 @@ def test_a_one_megabyte_literal_answer_is_capped_in_the_run_file(tmp_path: Path)
     record = json_lines(line)[-1]
     assert record["status"] == FINISHED and record["metrics"]["f1"] == 1.0  # scored on the whole answer
     assert record["answers"][0]["value"].endswith(f"... [cut: {len(big)} characters in all]")
-    # the answer, the observations and the query are capped (before: 1 MB each); the gold is the data set's own, kept
-    assert len(line) - len(json.dumps(record["gold"])) < 3 * RECORD_TEXT_LIMIT + 50_000
+    # the answer, the observations, the query and the gold are capped (before: 1 MB each; the gold was kept whole)
+    assert record["gold"][0] == record["answers"][0]["value"]  # cut the same way: still equal
+    assert len(line) < 4 * RECORD_TEXT_LIMIT + 50_000
+    summary = json.loads(out.with_suffix(".summary.json").read_text(encoding="utf-8"))
+    assert summary["metrics"]["f1"] == 1.0  # recomputed from the file: the capped answer still matches the capped gold
+
+
+def test_every_field_a_data_set_item_brings_is_capped_in_run_file_and_summary(tmp_path: Path) -> None:
+    """A huge question, gold answer, entity mention, gold action and kind: each cut with its length said, never silently."""
+    huge = "x" * 1_000_000
+    item = {**demo_items("q01")[0], "question": "what is " + huge + "?", "kind": "kind " + huge,
+            "actions": [*demo_items("q01")[0]["actions"], "# " + huge]}
+    item["answers"] = [*item["answers"], "gold " + huge]
+    item["entities"] = {**item["entities"], "mention " + huge: "m.0crbvqz"}
+    data, out = tmp_path / "data.jsonl", tmp_path / "run.jsonl"
+    data.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    with FakeLLMServer(GoldResponder(demo_items("q01"))) as llm:
+        result = pyql("eval", str(data), "--kb", "demo", "--out", str(out), "--base-url", llm.url, "--model", "fake", "--by", "type")
+    assert result.returncode == EXIT_OK, stderr_of(result)
+    line = out.read_bytes().splitlines()[-1]
+    assert len(line) < 8 * RECORD_TEXT_LIMIT + 60_000, len(line)  # five item fields, each cut to 64 KB; before: over 5 MB
+    record = json_lines(line)[-1]
+    noted = [record["question"], record["gold"][-1], record["kind"], record["gold_actions"][-1],
+             next(k for k in record["entities"] if k.startswith("mention "))]
+    lengths = [len(item["question"]), len(item["answers"][-1]), len(item["kind"]), len(item["actions"][-1]), 1_000_008]
+    for text, length in zip(noted, lengths):
+        assert text.endswith(f"... [cut: {length} characters in all]"), text[-80:]
+        assert len(text) < RECORD_TEXT_LIMIT + 60
+    assert record["id"] == item["id"]
+    summary_bytes = out.with_suffix(".summary.json").read_bytes()
+    assert len(summary_bytes) < 4 * RECORD_TEXT_LIMIT + 60_000, len(summary_bytes)
+    assert len(out.with_suffix(".summary.md").read_bytes()) < 4 * RECORD_TEXT_LIMIT + 60_000
+    assert len(result.stdout) < 4 * RECORD_TEXT_LIMIT + 60_000  # the --by type table names the capped kind
 
 
 # ---------------------------------------------------------------------------

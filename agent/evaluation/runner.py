@@ -105,7 +105,7 @@ from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.likelihood import RelationPMI
 from agent.methods import ranking
-from agent.methods.episode import AgentResult
+from agent.methods.episode import RECORD_TEXT_LIMIT, AgentResult, cap_strings
 from agent.methods.query_agent import AgentConfig, QueryAgent
 from agent.methods.readi import run_readi
 from pyql.environment import Environment
@@ -116,6 +116,7 @@ __all__ = [
     "METHODS",
     "EvalError",
     "EvalOutcome",
+    "capped_record",
     "KBProvider",
     "LockedKB",
     "Progress",
@@ -806,8 +807,30 @@ def _make_directory(directory: Path) -> None:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
 
 
+def capped_record(record: Mapping[str, Any], limit: int = RECORD_TEXT_LIMIT) -> dict[str, Any]:
+    """A record as it is written: every string cut at ``limit`` characters with a note (:func:`cap_strings`), but its id.
+
+    The agent's own strings are cut already (:meth:`AgentResult.to_dict`);
+    the item's fields (question, gold answers, entity mentions, gold
+    actions, kind, source) are cut here, and the same way, so scores
+    recomputed from the file (:func:`agent.evaluation.metrics.record_scores`)
+    agree with the record's. The id is kept whole: it is what ``--resume``
+    matches.
+
+    Example:
+        >>> r = capped_record({"id": "q1", "gold": ["g" * 12], "answers": [{"value": "g" * 12}]}, 10)
+        >>> r["gold"][0] == r["answers"][0]["value"] == "gggggggggg... [cut: 12 characters in all]"
+        True
+    """
+    return {key: value if key == "id" else cap_strings(value, limit) for key, value in record.items()}
+
+
 class RunWriter:
     """Appends records to a run file, one JSON line each, written and synced as soon as given.
+
+    Every string of a record is capped (:func:`capped_record`): what the
+    agent said and what the data set's item brought (question, gold
+    answers, entity mentions, kind), each cut with a note saying its length.
 
     The file is opened (created) and locked (:class:`RunLock`, unless
     ``lock=False``) when the writer is made, so a file that cannot be written
@@ -856,7 +879,7 @@ class RunWriter:
             EvalError: the write failed; the part written is cut off again.
         """
         assert self._fd is not None, "the run file is closed"
-        data = (dumps_line(record) + "\n").encode("utf-8")
+        data = (dumps_line(capped_record(record)) + "\n").encode("utf-8")
         fd = self._fd
         size = os.fstat(fd).st_size
         try:
@@ -1275,7 +1298,8 @@ def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: s
     }
     outcome.summary.update(provenance or {})
     try:
-        summary_path(path).write_text(json.dumps(outcome.summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        summary = cap_strings(outcome.summary)  # what the data set named (a kind, a data set) is capped as in the records
+        summary_path(path).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         write_summary_markdown(
             summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
         )

@@ -40,6 +40,8 @@ from pyql.next_steps import (
     trial,
     variable_kinds,
 )
+from pyql.grounding import Grounding, dimension_words, ground
+from pyql.value_steps import question_value_fit
 from pyql_sql.next_steps import table_next_steps
 
 __all__ = [
@@ -224,6 +226,28 @@ _STOPWORDS = frozenset(
 )
 
 
+_NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
+_DATE_TEXT = re.compile(r"\d{4}(?:-\d\d(?:-\d\d)?)?")
+
+
+def _preview_kind(preview: str) -> str | None:
+    """``number`` or ``date`` when a fact's preview shows several values all of that kind (a bare year is a date), else None.
+
+    Example:
+        >>> _preview_kind("?number = 383997, 343829 +more"), _preview_kind("?year = 2006, 2010"), _preview_kind("?w = 280")
+        ('number', 'date', None)
+    """
+    shown = preview.split(" = ", 1)[-1].replace(" +more", "")
+    values = [v.strip() for v in shown.split(", ") if v.strip()]
+    if len(values) < 2 and "+more" not in preview:
+        return None
+    if values and all(_DATE_TEXT.fullmatch(v) for v in values):
+        return "date"
+    if values and all(_NUMBER_TEXT.fullmatch(v) for v in values):
+        return "number"
+    return None
+
+
 def _stems(text: str) -> set[str]:
     out = set()
     for w in _WORDS.findall(text.lower().replace("_", " ")):
@@ -329,6 +353,8 @@ class _Built:
     ordered: bool = False  # an argmax or argmin is in the query
     implicit: bool = False  # only a quantity says what the query answers (its amount), no set_answer, aggregate ...
     quantities: set[tuple[str, str]] = field(default_factory=set)  # (entity, property) of the quantities built
+    reached: dict[str, str] = field(default_factory=dict)  # variable -> the relation that bound it from a named head
+    filters: set[str] = field(default_factory=set)  # the add_filter lines built
 
     @classmethod
     def of(cls, built: Sequence[str]) -> _Built:
@@ -341,12 +367,15 @@ class _Built:
                 out.relations.add(relation)
                 if tail.startswith("?"):
                     out.hopped.add(head)
+                    if not head.startswith("?"):
+                        out.reached.setdefault(tail, relation)
             elif line.startswith("add_time_constrain("):
                 parts = line[len("add_time_constrain(") : -1].split(", ")
                 out.constrained.add(parts[0])
                 out.relations.update(parts[1:3])
                 out.literal = True
             elif line.startswith("add_filter(") and re.search(r"\d", line.split(",", 2)[-1]):
+                out.filters.add(line)
                 out.literal = True
                 out.constrained.add(line[len("add_filter(") :].split(",")[0])
             elif line.startswith(("add_max(", "add_min(")):
@@ -377,6 +406,10 @@ class _Ranking:
     operators: set[str]
     temporal: bool
     comparison: bool
+    grounding: Grounding | None = None
+    same: set[str] = field(default_factory=set)  # the words after "same" ("the same category as ...")
+    asks_who: bool = False  # "who ...": the answer is an entity, not a number or a date
+    when_clause: bool = False  # "... when X formed": a date of one entity constrains the other
     previews: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -390,7 +423,7 @@ class _Ranking:
         return cls(
             q=q,
             question=(question or "").lower(),
-            words=_stems(q) - _STOPWORDS,
+            words=(_stems(q) | _stems(" ".join(dimension_words(q)))) - _STOPWORDS,
             names={m.lower() for m in mentions},
             kinds=kinds,
             built=_Built.of(built),
@@ -401,6 +434,10 @@ class _Ranking:
             operators={op for op, cues in _OPERATOR_CUES.items() if _cues_in(q, cues)},
             temporal=bool(_cues_in(q, _TEMPORAL)) or bool(re.search(r"\b1\d{3}\b|\b20\d\d\b", q)),
             comparison=bool(_cues_in(q, _CUES["add_compare"])),
+            grounding=ground(q),
+            same=_stems(" ".join(re.findall(r"\bsame\s+(\w+)", q))),
+            asks_who=bool(re.match(r"\s*(who|whom)\b", q)),
+            when_clause=bool(re.search(r"\S\s+when\b", q)),
         )
 
     def score(self, index: int, step: NextStep) -> float:
@@ -455,12 +492,36 @@ class _Ranking:
             value += 1.5
         if tail in self.unused and head in self.kinds:  # ties a linked entity to an existing variable
             value += 1.5
-        if head in self.unused and self.any_built:  # a second entity of the question: compared, or not joined to the query
-            value += 0.5 if self.comparison else -1.0
+        if head in self.unused and self.any_built:  # a second entity of the question: compared, a "when" clause, or not joined
+            value += 0.5 if self.comparison or self.when_clause else -1.0
+        value += self.same_join(head, relation, tail, prop) + self.pending_fit(tail, action)
         preview = self.previews.get(action, "")
         if tail.startswith("?") and preview.split(" = ", 1)[-1].lower() in self.names:  # leads back to a linked entity
             value -= 1.5
         return value
+
+    def same_join(self, head: str, relation: str, tail: str, prop: set[str]) -> float:
+        """"the same R as E": E's R first, then what else has that R (the join through R's value)."""
+        if not self.same:
+            return 0.0
+        if tail.startswith("?") and self.built.reached.get(tail) == relation and head.startswith("?"):
+            return 3.0
+        if not head.startswith("?") and prop & self.same and relation not in self.built.relations:
+            return 2.0
+        return 0.0
+
+    def pending(self) -> str | None:
+        """The kind (``number``, ``date``) an order cue of the question wants and no variable holds yet, else None."""
+        cues = _cues_in(self.q, _CUES["add_max"]) + _cues_in(self.q, _CUES["add_min"])
+        if not cues or self.built.ordered:
+            return None
+        wanted = "date" if any(c in _TEMPORAL for c in cues) else "number"
+        return None if wanted in self.kinds.values() else wanted
+
+    def pending_fit(self, tail: str, action: str) -> float:
+        """A fact whose new variable holds several values of the kind an order cue still waits for."""
+        wanted = self.pending()
+        return 1.5 if wanted and tail.startswith("?") and _preview_kind(self.previews.get(action, "")) == wanted else 0.0
 
     def order(self, name: str, args: str) -> float:
         """An argmax/argmin: by its cue words, one per query, a date for a cue of time."""
@@ -473,6 +534,8 @@ class _Ranking:
             return -1.0
         kind = self.kinds.get(args, "")
         wants_date = any(c in _TEMPORAL for c in cues)
+        if kind == "date" and not wants_date:  # "the smallest population": a size, not a date
+            return -1.0
         return 3.0 + (0.3 if (kind == "date") == wants_date else -0.5)
 
     def cued(self, name: str, args: str) -> float:
@@ -509,6 +572,10 @@ class _Ranking:
     def filter(self, args: str) -> float:
         """A filter: by the question's numbers, with the operator its words say."""
         _ob1, op, ob2 = args.split(", ", 2)
+        fit = question_value_fit(self.grounding, op, ob2) if self.grounding is not None else 0
+        if fit:  # a value of the question: its direction first, a range's second end right after its first
+            closes = any(line.startswith(f"add_filter({_ob1}, >") for line in self.built.filters) and op.startswith("<")
+            return 3.5 + 0.3 * (fit == 2) + (1.0 if closes else 0.0)
         literal = re.findall(r"\d+(?:\.\d+)?", ob2)
         if literal and literal[0] in self.numbers:
             return 3.5 + (0.2 if op in self.operators or (op == "=" and not self.operators) else 0.0)
@@ -523,6 +590,8 @@ class _Ranking:
         from_question = [d for d in dates if d in self.numbers]
         if from_question:
             return 2.5 + 0.1 * len(set(from_question))
+        if self.when_clause and "date" in self.kinds.values():  # "when X formed": the date X's fact bound
+            return 2.5
         return 2.5 if "current" in self.q or "now" in self.words else 0.5
 
     def answer(self, args: str, preview: str | None) -> float:
@@ -530,4 +599,7 @@ class _Ranking:
         var = args.lstrip("?").rstrip("0123456789")
         literal = self.kinds.get(args) in ("number", "date") if args in self.kinds else bool(re.search(r"= [-0-9]", preview or ""))
         constrained_var = 0.5 if args in self.built.constrained else 0.0  # a constrained variable is rarely the answer
-        return 1.0 + (1.0 if _stems(var) & self.words else 0.0) - (0.8 if literal else 0.0) - constrained_var
+        value = 1.0 + (1.0 if _stems(var) & self.words else 0.0) - (0.8 if literal else 0.0) - constrained_var
+        if literal and self.asks_who:  # "who ...?" asks for an entity
+            value -= 1.0
+        return value - (0.7 if self.pending() else 0.0)  # an order cue still waits for its values

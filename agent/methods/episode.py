@@ -56,13 +56,19 @@ def cap_strings(value: Any, limit: int = RECORD_TEXT_LIMIT) -> Any:
 
     Scoring uses the agent's answers as they are; only what is written is cut.
     A string that already ends with a cut note (a reply the LLM client cut,
-    :func:`agent.llm.client.cap_reply`) keeps that note, which has the first length.
+    :func:`agent.llm.client.cap_reply`) keeps that note, which has the first
+    length, so capping twice changes nothing. Dict keys are cut as values
+    are (an entity mention of a data set is a key). The same string is
+    always cut the same way: an answer and a gold answer that were equal
+    are still equal once cut.
 
     Example:
         >>> cap_strings({"answers": [{"value": "x" * 30, "label": None}]}, 10)
         {'answers': [{'value': 'xxxxxxxxxx... [cut: 30 characters in all]', 'label': None}]}
         >>> cap_strings("y" * 20 + " [cut: the reply had 900 characters]", 10)
         'yyyyyyyyyy [cut: the reply had 900 characters]'
+        >>> cap_strings({"z" * 12: 1}, 10)
+        {'zzzzzzzzzz... [cut: 12 characters in all]': 1}
     """
     if isinstance(value, str):
         if len(value) <= limit:
@@ -70,7 +76,7 @@ def cap_strings(value: Any, limit: int = RECORD_TEXT_LIMIT) -> Any:
         noted = _CUT_NOTE.search(value)
         return value[:limit] + (noted.group(0) if noted else f"... [cut: {len(value)} characters in all]")
     if isinstance(value, dict):
-        return {k: cap_strings(v, limit) for k, v in value.items()}
+        return {cap_strings(k, limit): cap_strings(v, limit) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [cap_strings(v, limit) for v in value]
     return value

@@ -50,6 +50,7 @@ from pyql.actions import render_docs
 from pyql.echo import one_line
 from pyql.errors import PyQLError
 from pyql.lines import split_lines
+from pyql.value_steps import prompt_values
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
 
@@ -234,6 +235,7 @@ class QueryAgent:
             )
         entities = repr(dict(env.memory.entities))
         extra = {"relation_example": _WIKIDATA_PROMPT["relation_example"]} if wikidata else {}
+        extra["values"] = prompt_values(question, env.memory.entities)  # grounded: numbers, dates at their precision, cues
         return self._jinja.get_template(template).render(docs=docs, example=example, question=question, entities=entities, **extra)
 
     def prompt(self, head: str, turns: list[_Turn], step: int, ending: tuple[str, str] | None = None, overhead: int = 0) -> Any:

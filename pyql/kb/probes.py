@@ -1117,7 +1117,9 @@ CANDIDATE_VAR = "__candidate"
 CANDIDATE_ROWS = 4
 
 
-def candidates_query(queries: Sequence[CompilableQuery], rows: int = CANDIDATE_ROWS) -> tuple[str, list[list[Variable]]]:
+def candidates_query(
+    queries: Sequence[CompilableQuery], rows: int = CANDIDATE_ROWS, *, labels: bool = True, extra: Sequence[str] = ()
+) -> tuple[str, list[list[Variable]]]:
     """One bounded query telling which of several queries give rows: each query's own probe, in a UNION.
 
     The branch of query ``i`` returns the first ``rows`` rows of its join
@@ -1127,6 +1129,10 @@ def candidates_query(queries: Sequence[CompilableQuery], rows: int = CANDIDATE_R
     gives rows exactly when its branch does, and the engine stops reading a
     branch at its ``LIMIT``: the batch reads ``len(queries) * rows`` rows at
     most, however large the KB. :func:`read_candidates` reads the rows back.
+    Without ``labels`` a branch reads no label (an engine such as Virtuoso
+    compiles a branch with label patterns about three times slower: the
+    caller asks for the labels it shows in one :func:`labels_query`).
+    ``extra``: more branches (group graph patterns) the caller adds to the UNION.
 
     Raises:
         QueryError: no query, queries of different profiles, or a query without a variable to observe.
@@ -1154,8 +1160,9 @@ def candidates_query(queries: Sequence[CompilableQuery], rows: int = CANDIDATE_R
         if not variables:
             raise QueryError(f"candidate {index} has no variable to observe yet; add a fact with a variable such as ?x")
         observed.append(variables)
-        branches.append(_candidate_branch(core, variables, query.scope.block.computed, index, rows, profile))
-    body = "\nUNION\n".join(branches)
+        computed = query.scope.block.computed if labels else variables
+        branches.append(_candidate_branch(core, variables, computed, index, rows, profile))
+    body = "\nUNION\n".join([*branches, *extra])
     return prefix_lines(profile) + "SELECT * WHERE {\n" + _indent(body, INDENT) + "}\n", observed
 
 
