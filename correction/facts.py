@@ -612,3 +612,30 @@ def insists_on_execute(record: StepRecord, env: Environment, *rule_ids: str) -> 
         return False
     last = env.history[-1]
     return last.action == "execute" and last.error in rule_ids and last.query_before == env.query
+
+
+def insists_on_empty(record: StepRecord, env: Environment, *rule_ids: str) -> bool:
+    """Whether a table agent takes an empty result at its word (an empty answer can be the right one: "none").
+
+    The same ``add_condition``/``add_order`` again right after one of
+    ``rule_ids`` stopped it is kept; once such a step is in force, the steps on
+    the same conditions (``set_answer``, ``execute()``) are not stopped again.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> last = NS(action="add_condition", error="sql_empty_result", query_before="q", query_after="q2", ok=False)
+        >>> insists_on_empty(NS(action="add_condition", query_after="q2"), NS(history=[last], query="q"), "sql_empty_result")
+        True
+    """
+    history = env.history
+    if record.action in ("add_condition", "add_order") and history:
+        last = history[-1]
+        if (last.error in rule_ids and last.action == record.action and last.query_before == env.query
+                and last.query_after == record.query_after):
+            return True
+    conditions = list(table_side(env).query.conditions)
+    return any(
+        r.ok and r.empty and r.action in ("add_condition", "add_order") and r.query_after is not None
+        and all(c in conditions for c in r.query_after.conditions)
+        for r in history
+    )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from correction.facts import Facts, facts, insists_on_execute, message_text
+from correction.facts import Facts, facts, insists_on_empty, insists_on_execute, message_text
 from correction.registry import rule
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, PyQLError
 from pyql.observation import Observation, Relations, ResultSet
@@ -381,5 +381,7 @@ def empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     if record.exception is not None or not record.empty:
         return None
     if insists_on_execute(record, env, "execute_empty_result", "sql_empty_result", "empty_result"):
+        return None
+    if env.side == "sql" and insists_on_empty(record, env, "sql_empty_result", "empty_result"):
         return None
     return {"text": record.call.text if record.call is not None else record.text}

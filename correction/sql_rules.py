@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from correction.facts import TableRules, facts, insists_on_execute, table_side
+from correction.facts import TableRules, facts, insists_on_empty, insists_on_execute, table_side
 from correction.registry import rule
 from grammars.vocabulary import AGGREGATIONS, COMPARISON_OPERATORS, ORDERING_OPERATORS
 from pyql.errors import PyQLError
@@ -538,16 +538,16 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
     env="kb",
     phase="after",
     sides=SQL,
-    actions=("add_condition", "set_answer", "execute"),
+    actions=("add_condition", "add_order", "set_answer", "execute"),
     feedback=("kb", "memory"),
     doc="A construct step or `execute()` gives an empty result: the conditions together keep no row, "
-    "or the answer has no value.",
+    "or the answer has no value (the same step again right after is taken at its word: the answer may be none).",
     suggests="The conditions in force; `get_column` on the columns not looked at; which condition to doubt.",
 )
 def sql_empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     if record.exception is not None or not record.empty:
         return None
-    if insists_on_execute(record, env, "sql_empty_result"):
+    if insists_on_execute(record, env, "sql_empty_result") or insists_on_empty(record, env, "sql_empty_result", "empty_result"):
         return None
     table_env = table_side(env)
     query = record.query_after if record.query_after is not None else table_env.query

@@ -107,7 +107,7 @@ EXPRESSION_FUNCTIONS: tuple[str, ...] = (
 MAX_EXPRESSION_DEPTH = 16
 
 #: The order the SQL actions are documented (and offered) in.
-TABLE_ACTION_ORDER: tuple[str, ...] = ("get_column", "add_condition", "set_answer", "execute")
+TABLE_ACTION_ORDER: tuple[str, ...] = ("get_column", "add_condition", "add_order", "set_answer", "execute")
 
 
 def canonical_operator(written: object) -> str | None:

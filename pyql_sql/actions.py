@@ -16,7 +16,7 @@ re-splitting with :func:`pyql.action_parser.split_args`.
 
 Example:
     >>> TableActions().names
-    ('get_column', 'add_condition', 'set_answer', 'execute')
+    ('get_column', 'add_condition', 'add_order', 'set_answer', 'execute')
     >>> TableActions().spec("set_answer").signature
     'set_answer(column, aggregation)'
 """
@@ -266,6 +266,21 @@ class TableActions(ActionSet):
         Example: add_condition(Lyrics theme/style, =, Romance)
         """
         return self._observe(env, env.query.add_condition(column.index, op, value))
+
+    @action("construct", column="column", direction="value", limit="value")
+    def add_order(self, env: TableContext, column: Column, direction: str = "DESC", limit: str = "1") -> StepResult:
+        """Keep only the row with the largest (DESC) or smallest (ASC) value in the column, after all the conditions.
+
+        Use it when the question asks about another column of that row, e.g. "which season had the most episodes" is add_order(Episodes, DESC) then set_answer(Season). A third argument keeps that many rows instead of one.
+
+        Args:
+            column: a column name of the table.
+            direction: DESC (the largest first) or ASC (the smallest first); default DESC.
+            limit: how many rows to keep (default 1).
+
+        Example: add_order(Game, DESC)
+        """
+        return self._observe(env, env.query.add_order(column.index, direction, limit))
 
     @action("construct", column="column", aggregation="aggregation")
     def set_answer(

@@ -37,6 +37,13 @@ text columns; ``SUM``/``AVG`` use ``n`` whenever a shadow exists (cells that are
 not numbers are skipped like NULLs). Without an answer the query selects
 every column (used to show matching rows).
 
+An order (``add_order``) is one more conjunct, so that counting, listing and
+aggregating the rows kept all see it: ``rowid IN (SELECT rowid FROM t WHERE
+<the conditions> AND key IS NOT NULL ORDER BY key DESC, rowid LIMIT k)``,
+where ``key`` is the numeric shadow of a numeric column and the text
+otherwise. The display form (:func:`logical_expression`) writes it as
+``ORDER BY ... LIMIT k`` when the answer is not aggregated.
+
 Example:
     >>> from pyql_sql import Table
     >>> t = Table.from_rows(["Points", "Try bonus"], [["Points", "Try bonus"], ["51", "5"]])
@@ -53,7 +60,7 @@ from typing import Protocol
 from sqlglot import exp
 
 from .numbers import value_text
-from .steps import AnswerStep, ConditionStep
+from .steps import AnswerStep, ConditionStep, OrderStep
 from .tabledata import Column, TableData
 
 __all__ = [
@@ -61,6 +68,7 @@ __all__ = [
     "compile_query",
     "logical_expression",
     "condition_expression",
+    "order_expression",
     "literal",
 ]
 
@@ -91,6 +99,7 @@ class CompilableQuery(Protocol):
         table: the table the query runs on.
         answer: the last ``set_answer`` step, or None.
         conditions: the condition steps, in order.
+        order: the last ``add_order`` step, or None.
 
     Example:
         >>> from pyql_sql import Table
@@ -107,6 +116,9 @@ class CompilableQuery(Protocol):
 
     @property
     def conditions(self) -> tuple[ConditionStep, ...]: ...
+
+    @property
+    def order(self) -> OrderStep | None: ...
 
 
 def literal(value: object) -> exp.Expression:
@@ -178,6 +190,47 @@ def _select_expression(query: CompilableQuery) -> list[exp.Expression]:
     return [_AGGREGATES[agg](this=_ident(target))]
 
 
+def _order_keys(column: Column, descending: bool) -> tuple[exp.Expression, list[exp.Ordered]]:
+    """What an order keeps (non-NULL keys) and sorts by: numbers by value, then text (on a mixed column)."""
+    text = _ident(column.text_sql)
+    if column.num_sql is None:
+        return exp.Not(this=exp.Is(this=text, expression=exp.Null())), [exp.Ordered(this=text.copy(), desc=descending)]
+    number = _ident(column.num_sql)
+    if column.is_numeric:
+        return exp.Not(this=exp.Is(this=number, expression=exp.Null())), [exp.Ordered(this=number.copy(), desc=descending)]
+    numbers_first = exp.Ordered(this=exp.Is(this=number.copy(), expression=exp.Null()))
+    return (
+        exp.Not(this=exp.Is(this=text, expression=exp.Null())),
+        [numbers_first, exp.Ordered(this=number.copy(), desc=descending), exp.Ordered(this=text.copy(), desc=descending)],
+    )
+
+
+def order_expression(query: CompilableQuery, order: OrderStep, bind: Binder) -> exp.Expression:
+    """The conjunct of an ``add_order`` step: the rows among the first ``limit`` by the column (see the module).
+
+    A numeric column sorts by number (other cells left out); a text column
+    whose cells are partly numbers puts the numbers first, by value, then the
+    text; ties keep table order.
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> t = Table.from_rows(["Season", "Episodes"], [["1", "26"]])
+        >>> q = t.query().add_order("Episodes", "DESC")
+        >>> print(order_expression(q, q.order, literal).sql())
+        "rowid" IN (SELECT "rowid" FROM "t" WHERE NOT "n1" IS NULL ORDER BY "n1" DESC, "rowid" LIMIT 1)
+    """
+    kept, keys = _order_keys(order.column, order.descending)
+    inner = [condition_expression(step, bind) for step in query.conditions]
+    select = (
+        exp.select(_ident("rowid"))
+        .from_(exp.table_(query.table.sql_name, quoted=True))
+        .where(exp.and_(*inner, kept), copy=False)
+        .order_by(*keys, _ident("rowid"), copy=False)
+        .limit(exp.Literal.number(order.limit), copy=False)
+    )
+    return _ident("rowid").isin(query=select)
+
+
 def compile_query(query: CompilableQuery, *, bind: str = "literal") -> tuple[exp.Select, list[object]]:
     """Compile ``query`` to ``(sqlglot Select, params)``.
 
@@ -206,8 +259,14 @@ def compile_query(query: CompilableQuery, *, bind: str = "literal") -> tuple[exp
         exp.table_(query.table.sql_name, quoted=True)
     )
     conjuncts = [condition_expression(step, binder) for step in query.conditions]
+    order = getattr(query, "order", None)
+    if order is not None:
+        conjuncts.append(order_expression(query, order, binder))
     if conjuncts:
         select = select.where(exp.and_(*conjuncts), copy=False)
+    if order is not None and (query.answer is None or query.answer.aggregation is None):
+        _, keys = _order_keys(order.column, order.descending)  # the rows kept come in the order's order
+        select = select.order_by(*keys, _ident("rowid"), copy=False)
     return select, params
 
 
@@ -243,4 +302,19 @@ def logical_expression(query: CompilableQuery) -> exp.Select:
         conjuncts.append(_cmp(step.op, head(step.column), value))
     if conjuncts:
         select = select.where(exp.and_(*conjuncts), copy=False)
-    return select
+    return _display_order(select, query, head)
+
+
+def _display_order(select: exp.Select, query: CompilableQuery, head: Callable[[Column], exp.Column]) -> exp.Select:
+    """The display of an order: ``ORDER BY ... LIMIT`` on a plain answer, a sub-query under an aggregation."""
+    order = getattr(query, "order", None)
+    if order is None:
+        return select
+    ordered = select if query.answer is None or query.answer.aggregation is None else exp.select(exp.Star()).from_(
+        exp.table_(query.table.name, quoted=True)).where(select.args["where"].this.copy() if select.args.get("where") else None, copy=False)
+    ordered = ordered.order_by(exp.Ordered(this=head(order.column), desc=order.descending), copy=False).limit(
+        exp.Literal.number(order.limit), copy=False)
+    if ordered is select:
+        return select
+    outer = exp.select(*select.expressions).from_(ordered.subquery("kept"))
+    return outer

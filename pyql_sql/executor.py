@@ -430,7 +430,7 @@ class Executor:
             )
 
     def _where(self, query: TableQuery | None) -> tuple[exp.Expression | None, list[object]]:
-        if query is None or not query.conditions:
+        if query is None or (not query.conditions and getattr(query, "order", None) is None):
             return None, []
         self._check_table(query)
         select, params = query.expression(bind="param")

@@ -48,7 +48,10 @@ from pyql.next_steps import NextStep
 from .numbers import format_number, parse_number
 from .table import Column, Table
 
-__all__ = ["ConditionCandidate", "answer_candidates", "condition_candidates", "header_mentions", "table_next_steps"]
+__all__ = [
+    "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "column_words", "grounded_conditions", "argmax_order", "condition_candidates", "grounded_steps",
+    "header_mentions", "own_number", "standardized", "table_next_steps",
+]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "has", "have", "had", "what", "which", "who", "whom", "whose", "when", "where", "how", "that", "this", "it", "its", "as", "name", "tell", "me"])
@@ -66,8 +69,35 @@ def _stem(word: str) -> str:
     return word
 
 
+#: Header abbreviations and the word a question writes for them ("No." is "number", "Pts" is "points").
+ABBREVIATIONS: dict[str, str] = {
+    "no": "number", "num": "number", "nr": "number", "#": "number", "pos": "position", "pts": "point",
+    "pt": "point", "yr": "year", "yrs": "year", "avg": "average", "pct": "percentage", "att": "attendance",
+    "pop": "population", "elev": "elevation", "ht": "height", "wt": "weight", "dist": "district",
+    "gp": "game", "apps": "appearance", "app": "appearance", "gls": "goal", "ep": "episode", "eps": "episode",
+    "seas": "season", "mgr": "manager", "dir": "director", "approx": "approximate", "est": "established",
+}
+
+
 def _stems(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD.findall(text.lower())]
+    """The stemmed words of a header or question, abbreviations spelt out (``No.`` → ``number``, ``#`` → ``number``)."""
+    words = _WORD.findall(text.lower())
+    if not words and text.strip() == "#":
+        words = ["#"]
+    return [ABBREVIATIONS.get(w, _stem(w)) if len(words) <= 3 else _stem(w) for w in words]
+
+
+def column_words(header: str) -> str:
+    """A header as words a model scores (abbreviations spelt out): what :class:`agent.llm.likelihood.RelationPMI` reads.
+
+    Example:
+        >>> column_words("No."), column_words("School/Club Team"), column_words("Pts")
+        ('number', 'school club team', 'points')
+    """
+    words = _WORD.findall(header.lower()) or (["#"] if header.strip() == "#" else [])
+    spelt = {"point": "points", "goal": "goals", "game": "games", "year": "years", "episode": "episodes", "appearance": "appearances"}
+    out = [spelt.get(ABBREVIATIONS[w], ABBREVIATIONS[w]) if w in ABBREVIATIONS and len(words) <= 3 else w for w in words]
+    return " ".join(out)
 
 
 @dataclass(frozen=True)
@@ -96,7 +126,8 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
     A header written whole (case aside, ``Frequency MHz``) has strength 3 plus
     its length in words; otherwise the longest run of its words (stems:
     ``touchdowns`` names ``Touchdowns``, ``Silvers`` names ``Silver``) scores one
-    per word. Stop words alone name nothing.
+    per word. A header's abbreviation is matched as written and spelt out
+    (``No.`` is named by "no." and by "number", :data:`ABBREVIATIONS`). Stop words alone name nothing.
 
     Example:
         >>> t = Table.from_rows(["Frequency MHz", "Class", "Call sign"], [["1", "D", "K"]])
@@ -109,10 +140,12 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
         target = _stems(col.header)
         if not target:
             continue
+        written = [_stem(w) for w in _WORD.findall(col.header.lower())]
+        options = [{t, w} for t, w in zip(target, written)] if len(written) == len(target) else [{t} for t in target]
         best: tuple[int, int, float] | None = None
         for i in range(len(words)):
-            n = 0
-            while i + n < len(words) and n < len(target) and words[i + n][2] == target[n]:
+            n = 0  # a word as the header writes it or spelt out ("No." is "no" and "number")
+            while i + n < len(words) and n < len(target) and words[i + n][2] in options[n]:
                 n += 1
             if n == 0 or all(words[i + k][2] in _STOP for k in range(n)):
                 continue
@@ -120,7 +153,7 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
             if best is None or strength > best[2]:
                 best = (words[i][0], words[i + n - 1][1], strength)
         if best is None:  # the header's words anywhere (not in a run)
-            loose = [w for w in words if w[2] in set(target) - _STOP]
+            loose = [w for w in words if w[2] in set().union(*options) - _STOP]
             if loose:
                 best = (loose[0][0], loose[0][1], 0.5 * len({w[2] for w in loose}))
         if best is not None:
@@ -164,24 +197,41 @@ def _cells(table: Table) -> list[tuple[Column, list[str]]]:
     return out
 
 
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
+_DASH = re.compile(f"[{_DASHES}]")
+
+
+def _word_pattern(word: str) -> str:
+    """A cell's word as a pattern: any dash matches any dash (``1996-97`` is the cell ``1996–97``)."""
+    return f"[{_DASHES}]".join(re.escape(part) for part in _DASH.split(word))
+
+
 def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
+    """The cells the question writes (case, spacing and the kind of dash aside), with their spans."""
     out = []
     for cell in cells:
         words = cell.split()
         if not words or len(cell) > 80:
             continue
-        pattern = r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)"
+        pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + r"(?!\w)"
         m = re.search(pattern, question, re.IGNORECASE)
         if m is not None:
             out.append((cell, m.start(), m.end()))
     return out
 
 
-def condition_candidates(table: Table, question: str, grounding: Grounding | None = None) -> list[ConditionCandidate]:
+def condition_candidates(
+    table: Table, question: str, grounding: Grounding | None = None, *, scores: Mapping[str, float] | None = None,
+) -> list[ConditionCandidate]:
     """The conditions the question grounds on this table, strongest first (not yet checked against rows).
 
-    Long because: the three sources of a condition (cells written in the question, its numbers and dates
-    matched to cells, its comparisons) are scored together against the same header mentions.
+    Three sources, scored against the same header mentions: the cells the
+    question writes, its numbers and dates matched to cells, and its
+    comparisons (``between`` gives a ``>=`` and a ``<=``). A number the
+    question writes with no header next to it is matched to a numeric column
+    the model rates for the question (``scores``, header → PMI) a little
+    higher. A number or date inside a longer cell the question writes
+    (``1996`` in ``1996-97``) is that cell, not a value of its own.
 
     Example:
         >>> t = Table.from_rows(["Goal", "Result", "Competition"], [["16", "2–1", "Friendly"], ["18", "2–1", "Cup"]])
@@ -195,35 +245,89 @@ def condition_candidates(table: Table, question: str, grounding: Grounding | Non
     out: list[ConditionCandidate] = []
     for col, cells in _cells(table):
         mention = mentions.get(col.index)
-        for cell, start, end in _text_matches(question, cells):
-            if mention and mention[0] <= start and end <= mention[1] and mention[2] >= 3:
-                continue  # the header itself, not a value
-            near = _near(question, mention, start, end)
-            length = len(cell.strip())
-            if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
-                continue
-            out.append(ConditionCandidate(col.index, "=", cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near))
-        by_number = {parse_number(c): c for c in cells} if col.is_numeric else {}
-        by_date = {}
-        for c in cells:
-            d = parse_date(c) if not col.is_numeric else None
-            if d is not None:
-                by_date[(d.first, d.last)] = c
-        for v in g.values:
-            near = _near(question, mention, v.start, v.end)
-            if v.kind in ("number", "quantity") and (v.start, v.end) not in compared and v.value in by_number:
-                out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, 1.5 + 2 * near))
-            elif v.kind == "date" and (v.value.first, v.value.last) in by_date:
-                out.append(ConditionCandidate(col.index, "=", by_date[(v.value.first, v.value.last)], v.start, v.end, 3.0 + 2 * near))
-    for cue, v in g.comparisons():
-        if cue.op == "between" or v.kind not in ("number", "quantity", "date"):
+        out += _cell_candidates(question, col, cells, mention, compared)
+        bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
+        out += _value_candidates(question, g, col, cells, mention, compared, bonus)
+    out += _comparison_candidates(table, question, g, mentions)
+    return _best_per_span(_outside_cells(out))
+
+
+def _cell_candidates(
+    question: str, col: Column, cells: list[str], mention: tuple[int, int, float] | None, compared: set[tuple[int, int]]
+) -> list[ConditionCandidate]:
+    """``column = cell`` for each cell of the column the question writes (not the header itself)."""
+    out = []
+    for cell, start, end in _text_matches(question, cells):
+        if mention and mention[0] <= start and end <= mention[1] and mention[2] >= 3:
+            continue  # the header itself, not a value
+        near = _near(question, mention, start, end)
+        length = len(cell.strip())
+        if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
             continue
-        number = v.value if v.kind != "date" else float(v.value.first.year)
+        out.append(ConditionCandidate(col.index, "=", cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near))
+    return out
+
+
+def _value_candidates(
+    question: str, g: Grounding, col: Column, cells: list[str], mention: tuple[int, int, float] | None,
+    compared: set[tuple[int, int]], bonus: float,
+) -> list[ConditionCandidate]:
+    """``column = cell`` for each number of the question the column holds, and each date at its precision."""
+    by_number = {parse_number(c): c for c in cells} if col.is_numeric else {}
+    by_date = {}
+    for c in cells:
+        d = parse_date(c) if not col.is_numeric else None
+        if d is not None:
+            by_date[(d.first, d.last)] = c
+    out = []
+    for v in g.values:
+        near = _near(question, mention, v.start, v.end)
+        if v.kind in ("number", "quantity") and (v.start, v.end) not in compared and v.value in by_number:
+            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, 1.5 + 2 * near + bonus))
+        elif v.kind == "date" and (v.value.first, v.value.last) in by_date:
+            out.append(ConditionCandidate(col.index, "=", by_date[(v.value.first, v.value.last)], v.start, v.end, 3.0 + 2 * near))
+    return out
+
+
+def _number_of(v: Any) -> float | None:
+    if v.kind in ("number", "quantity"):
+        return float(v.value)
+    return float(v.value.first.year) if v.kind == "date" else None
+
+
+def _comparison_candidates(
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+) -> list[ConditionCandidate]:
+    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``)."""
+    out = []
+    for cue, v in g.comparisons():
+        low = _number_of(v)
+        if low is None:
+            continue
+        bounds: list[tuple[str, float, int]] = [(cue.op, low, v.end)]
+        if cue.op == "between":
+            high = next((w for w in g.values if w.start >= v.end and _number_of(w) is not None
+                         and re.fullmatch(r"\s*(?:and|to|-|–)\s*", question[v.end : w.start])), None)
+            if high is None:
+                continue
+            bounds = [(">=", low, v.end), ("<=", float(_number_of(high) or 0.0), high.end)]
         for col in table.columns:
-            if col.is_numeric:
-                near = max(_near(question, mentions.get(col.index), cue.start, v.end), 0.0)
-                out.append(ConditionCandidate(col.index, cue.op, format_number(number), cue.start, v.end, 2.0 + 2.5 * near))
-    return _best_per_span(out)
+            if not col.is_numeric:
+                continue
+            near = max(_near(question, mentions.get(col.index), cue.start, v.end), 0.0)
+            for op, number, end in bounds:
+                out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
+    return out
+
+
+def _outside_cells(candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
+    """Without the numbers and dates written inside a longer cell of the question (``1996`` in ``1996-97``)."""
+    cells = [c for c in candidates if c.op == "="]
+    return [
+        c for c in candidates
+        if not any(o.start <= c.start and c.end <= o.end and (o.end - o.start) > (c.end - c.start) and o.op == "="
+                   and (c.op == "=" and c.value != o.value) for o in cells)
+    ]
 
 
 def _best_per_span(candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
@@ -258,6 +362,100 @@ def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, 
     return None
 
 
+def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> Any:
+    """The cue word that gives the aggregation, or None (the same rules as :func:`_aggregation`)."""
+    whole = [m for m in mentions.values() if m[2] >= 3]
+    starts = {m[0] for m in mentions.values()}
+    for cue in g.cues:
+        if cue.kind not in ("aggregate", "order"):
+            continue
+        before_header = any(question[cue.end : s].strip() == "" for s in starts if s >= cue.end)
+        if any(s <= cue.start and cue.end <= e for s, e, _ in whole) and not before_header:
+            continue
+        return cue
+    return None
+
+
+def _after(question: str, cue_end: int, start: int, allowed: frozenset[str]) -> bool:
+    """Whether only ``allowed`` words stand between a cue's end and ``start``."""
+    return cue_end <= start and set(_WORD.findall(question[cue_end:start].lower())) <= allowed
+
+
+_COUNTED_BY = frozenset(["the", "of", "number", "total", "all"])
+
+
+def own_number(
+    table: Table, question: str, index: int, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+) -> bool:
+    """Whether a count cue asks for a numeric cell's own number rather than COUNT of rows.
+
+    True when the counted thing is the column itself, its header a plural noun
+    ("the total number of helipads", header ``Helipads``), or when the words
+    after the cue name no column and this numeric column is named whole
+    elsewhere ("how many people were murdered in 1940/41", header ``1940/41``).
+
+    Example:
+        >>> t = Table.from_rows(["Name", "Helipads", "Game"], [["Hama", "10", "1"]])
+        >>> q = "the total number of helipads at hama?"
+        >>> g = ground(q); m = header_mentions(t, q)
+        >>> own_number(t, q, 1, g, m), own_number(t, "the total game number at hama?", 2, ground("x"), header_mentions(t, "the total game number"))
+        (True, False)
+    """
+    col, mention = table.columns[index], mentions.get(index)
+    cue = _aggregation_cue(question, g, mentions)
+    if not col.is_numeric or mention is None or cue is None or cue.kind != "aggregate":
+        return False
+    ends = [c.end for c in g.cues if c.kind == "aggregate"]
+    if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
+        last = _WORD.findall(col.header.lower())
+        return bool(last) and last[-1].endswith("s") and not last[-1].endswith("ss")
+    counted = _WORD.findall(question[max(ends) :].lower())[:1]
+    names_column = any(m[0] >= max(ends) and m[0] - max(ends) <= len(" ".join(counted)) + 2 for m in mentions.values())
+    return bool(counted) and not names_column and mention[2] >= 3 and mention[0] > max(ends)
+
+
+def argmax_order(
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+) -> tuple[int, bool, int] | None:
+    """An argmax/argmin the question asks for: (column ordered by, descending, answer column), or None.
+
+    "which season had the most episodes": an order cue right before a
+    column (``Episodes``) while the question's *which/what* names another
+    column (``Season``): the answer is that column of the row with the most,
+    not the most itself (``MAX(Episodes)``).
+
+    Example:
+        >>> t = Table.from_rows(["Season", "Episodes"], [["Season 1", "26"]])
+        >>> q = "which season had the most episodes in it?"
+        >>> argmax_order(t, q, ground(q), header_mentions(t, q))
+        (1, True, 0)
+    """
+    wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
+    if wh is None:
+        return None
+    target = [i for i, m in mentions.items() if _after(question, wh.end(), m[0], frozenset(["the", "is", "was"]))]
+    for cue in g.cue("order"):
+        ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
+        if ordered and target and target[0] != ordered[0] and cue.start > wh.end():
+            return ordered[0], cue.op == "max", target[0]
+    return None
+
+
+def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]], g: Grounding) -> int | None:
+    """The column the question's *which/what* names right after it ("What school did ..."), or None.
+
+    A cue word that is also a header ("What is the average Total", header ``Average``) is the cue, not the column asked.
+    """
+    wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
+    if wh is None:
+        return None
+    cues = [(c.start, c.end) for c in g.cues]
+    named = sorted((m[0], i) for i, m in mentions.items()
+                   if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
+                   and not any(s <= m[0] < e for s, e in cues))
+    return named[0][1] if named else None
+
+
 def answer_candidates(
     table: Table, question: str, *, used: Mapping[int, float] | None = None, scores: Mapping[str, float] | None = None,
     grounding: Grounding | None = None,
@@ -268,7 +466,10 @@ def answer_candidates(
     earlier scores a little higher), less when a condition of the question is
     on it (``used``: column → how strongly), plus a model's score of its header
     (``scores``, header → score, weighted 0.5) when given. The aggregation
-    comes from the cue words (COUNT on any column, the others on numbers).
+    comes from the cue words (COUNT on any column, the others on numbers); a
+    count of a column that holds the count itself is the cell's own number
+    (:func:`own_number`), and an argmax (:func:`argmax_order`) answers with
+    the other column, unaggregated.
 
     Example:
         >>> t = Table.from_rows(["Player", "Touchdowns", "Points"], [["A", "2", "11"]])
@@ -278,13 +479,15 @@ def answer_candidates(
     g = grounding or ground(question)
     mentions = header_mentions(table, question)
     aggregation = _aggregation(question, g, mentions)
+    order = argmax_order(table, question, g, mentions)
+    asked = _asked_column(question, mentions, g)
     used = used or {}
     out = []
     for col in table.columns:
         mention = mentions.get(col.index)
         score = 0.0
         if mention is not None:
-            score = mention[2] + 0.5 * (1.0 - mention[0] / max(len(question), 1))
+            score = mention[2] + 0.5 * (1.0 - mention[0] / max(len(question), 1)) + (3.0 if col.index == asked else 0.0)
             if any(c.kind in ("aggregate", "order") and c.end <= mention[0] and set(_WORD.findall(question[c.end : mention[0]].lower())) <= {"the"}
                    for c in g.cues):
                 score += 3.0  # right after its cue word: "the largest crowd", "the average Total"
@@ -292,7 +495,12 @@ def answer_candidates(
         if scores and col.header in scores:
             score += 0.5 * scores[col.header]
         agg = aggregation if aggregation == "COUNT" or (aggregation and col.is_numeric) else None
-        if aggregation and agg is None:
+        if agg == "COUNT" and own_number(table, question, col.index, g, mentions):
+            agg = None
+        if order is not None:
+            agg = None
+            score += 6.0 if col.index == order[2] else (-3.0 if col.index == order[0] else 0.0)
+        elif aggregation and agg is None and not (aggregation == "COUNT" and col.is_numeric):
             score -= 1.0  # the question asks for an aggregate this column cannot give
         out.append((col.index, agg, round(score, 3)))
     return sorted(out, key=lambda t: (-t[2], t[0]))
@@ -308,19 +516,123 @@ def _condition_action(table: Table, c: ConditionCandidate) -> str:
     return f"add_condition({_column_text(table, c.column)}, {c.op}, {c.value})"
 
 
+#: How strongly the question must ask for a condition for it to be listed although it keeps no row
+#: (a header right next to its value: "less than 0 Silvers", "a W-L-T of 5-1"; a long cell: "South Carolina").
+EMPTY_STRENGTH = 3.5
+
+
 def _checked(env: Any, candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
-    """The candidates some row meets together with the query's conditions, not on a column already conditioned."""
-    on = {s.column.index for s in env.query.conditions}
-    out = []
+    """The candidates some row meets together with the query's conditions (see :func:`_checked_split`)."""
+    return _checked_split(env, candidates)[0]
+
+
+def _checked_split(env: Any, candidates: list[ConditionCandidate]) -> tuple[list[ConditionCandidate], list[ConditionCandidate]]:
+    """The candidates some row meets together with the query's conditions, and the strong ones no row meets.
+
+    Candidates on a column already conditioned are left out (but the other
+    bound of a range: ``>= 10000`` then ``<= 20000``). A strong candidate
+    (:data:`EMPTY_STRENGTH`) that keeps no row is kept apart: the question's
+    conditions together may keep no row, and then the answer is that there is none.
+    """
+    on = {(s.column.index, s.op) for s in env.query.conditions}
+    kept, empty = [], []
+    rows_now = env.executor.count(env.query) if env.query.conditions else 1
     for c in candidates:
-        if c.column in on:
-            continue
+        if any(i == c.column and (op == c.op or "=" in (op, c.op)) for i, op in on):
+            continue  # one equality per column; a range may have its two bounds
         try:
             if env.executor.count(env.query.add_condition(c.column, c.op, c.value)) > 0:
-                out.append(c)
+                kept.append(c)
+            elif c.score >= EMPTY_STRENGTH and rows_now > 0:
+                empty.append(c)
         except PyQLError:  # a condition the table refuses (a bad number) is not offered
             continue
-    return out
+    return kept, empty
+
+
+def grounded_conditions(env: Any, *, scores: Mapping[str, float] | None = None) -> list[ConditionCandidate]:
+    """The conditions the choose mode lists: grounded, strong enough, checked on the table's rows (see :func:`_checked`).
+
+    Those some row meets with the query's conditions come first, then the
+    strong ones that keep no row. Table Readi takes its row constraints from here.
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Opponent", "Game"], [["Athlone Town", "6"]])
+        >>> [(c.column, c.value) for c in grounded_conditions(TableEnvironment(t, question="games against athlone town?"))]
+        [(0, 'Athlone Town')]
+    """
+    candidates = condition_candidates(env.table, env.question or "", scores=scores)
+    kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])
+    return [*kept, *empty]
+
+
+def _answer_steps(env: Any, answers: list[NextStep]) -> list[NextStep]:
+    """Once an answer is set: ``execute()``, then the other answers (the same column unaggregated first)."""
+    table, current = env.table, env.query.answer
+    written = f"set_answer({_column_text(table, current.column.index)}{', ' + current.aggregation if current.aggregation else ''})"
+    answers = [a for a in answers if a.action != written]
+    if current.aggregation:  # the same column without its aggregation, next
+        plain = f"set_answer({_column_text(table, current.column.index)})"
+        answers = [NextStep(plain, "answer")] + [a for a in answers if a.action != plain]
+    return [NextStep("execute()", "execute"), *answers[:2]]
+
+
+def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tuple[list[NextStep], list[NextStep]]:
+    """The conditions (and an argmax order) the question grounds, checked on the table, and the answers, ranked.
+
+    The one list the choose mode (:func:`table_next_steps`) and Table Readi
+    (:mod:`agent.methods.readi_table`) both draw from. Conditions come
+    strongest first; a strong condition that keeps no row with the others
+    comes after those that keep some; an ``add_order`` (:func:`argmax_order`)
+    comes after the conditions.
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Season", "Episodes"], [["Season 1", "26"], ["Season 2", "52"]])
+        >>> conditions, answers = grounded_steps(TableEnvironment(t, question="which season had the most episodes?"))
+        >>> [s.action for s in conditions], answers[0].action
+        (['add_order(Episodes, DESC)'], 'set_answer(Season)')
+    """
+    table, question = env.table, env.question or ""
+    g = ground(question)
+    candidates = condition_candidates(table, question, g, scores=scores)
+    used: dict[int, float] = {}
+    for c in candidates:
+        used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
+    for s in env.query.conditions:
+        used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
+    kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
+    conditions = [NextStep(_condition_action(table, c), "constrain") for c in [*kept, *empty]]
+    order = argmax_order(table, question, g, header_mentions(table, question))
+    if order is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
+        conditions.append(NextStep(f"add_order({_column_text(table, order[0])}, {'DESC' if order[1] else 'ASC'})", "constrain"))
+    answers = [
+        NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer")
+        for i, agg, _ in answer_candidates(table, question, used=used, scores=scores, grounding=g)
+    ]
+    return conditions, answers
+
+
+def standardized(scores: Mapping[str, float] | None, clip: float = 1.5) -> dict[str, float] | None:
+    """A model's header scores as z-scores clipped to ``±clip``: a tie-breaker next to the words the question shares.
+
+    Raw PMI runs from about -1 to 8 and differs between questions; standardized,
+    the best header of a table gains at most ``0.5 * clip`` on an answer column and
+    ``clip / 2`` on a number with no header next to it (see :func:`answer_candidates`).
+
+    Example:
+        >>> standardized({"Game": 6.6, "Opponent": 7.3, "Date": -0.3})
+        {'Game': 0.6, 'Opponent': 0.81, 'Date': -1.41}
+        >>> standardized({"Game": 1.0}), standardized(None)
+        ({'Game': 0.0}, None)
+    """
+    if not scores:
+        return None
+    values = list(scores.values())
+    mean = sum(values) / len(values)
+    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    return {h: round(max(-clip, min(clip, (v - mean) / spread)) if spread else 0.0, 2) for h, v in scores.items()}
 
 
 def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, limit: int = 8) -> list[NextStep]:
@@ -328,7 +640,8 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
 
     Args:
         env: a :class:`~pyql_sql.environment.TableEnvironment` with its question.
-        scores: a model's score of each header (higher: more about the question), or None.
+        scores: a model's score of each header (higher: more about the question; the model's PMI), or
+            None; standardized first (:func:`standardized`).
         limit: the most steps listed.
 
     Example:
@@ -345,31 +658,13 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         >>> [s.action for s in table_next_steps(env, limit=2)]
         ['execute()', 'set_answer(Round)']
     """
-    table, question = env.table, env.question or ""
-    g = ground(question)
-    candidates = condition_candidates(table, question, g)
-    used: dict[int, float] = {}
-    for c in candidates:
-        used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
-    for s in env.query.conditions:
-        used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
-    conditions = [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, candidates) if c.score >= 2.0]
-    answers = [
-        NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer")
-        for i, agg, _ in answer_candidates(table, question, used=used, scores=scores, grounding=g)
-    ]
-    current = env.query.answer
-    if current is not None:
-        written = f"set_answer({_column_text(table, current.column.index)}{', ' + current.aggregation if current.aggregation else ''})"
-        answers = [a for a in answers if a.action != written]
-        if current.aggregation:  # the same column without its aggregation, next
-            plain = f"set_answer({_column_text(table, current.column.index)})"
-            answers = [NextStep(plain, "answer")] + [a for a in answers if a.action != plain]
-        steps = [NextStep("execute()", "execute"), *answers[:2], *conditions]
+    conditions, answers = grounded_steps(env, scores=standardized(scores))
+    if env.query.answer is not None:
+        steps = [*_answer_steps(env, answers), *conditions]
     else:
         steps = [*conditions, *answers]
     change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
-    changes = change_steps(g) if change_steps is not None else []  # a question asking for a change: those first
+    changes = change_steps(ground(env.question or "")) if change_steps is not None else []  # a question asking for a change: those first
     if changes:
         steps = [*changes, *[s for s in steps if s.action not in {c.action for c in changes}]]
     return steps[:limit]

@@ -5,6 +5,10 @@ The tools of QueryAgent's Table 10 (SQL version) that *construct* the query:
 * ``add_condition(column, op, value)`` — keep rows where ``column op value``;
 * ``set_answer(column, aggregation)`` — what to return (``None``, ``MAX``,
   ``MIN``, ``COUNT``, ``SUM``, ``AVG``);
+* ``add_order(column, direction, limit)`` — keep only the ``limit`` rows with
+  the largest (``DESC``) or smallest (``ASC``) value of a column (ORDER BY ...
+  LIMIT: "which season had the most episodes" returns another column of the
+  row with the most episodes);
 
 plus ``undo()``. Every step returns a *new* :class:`TableQuery`; the old one
 is unchanged, so an agent can branch and backtrack freely. Steps are checked
@@ -53,7 +57,7 @@ from .errors import (
     SQLQueryError,
 )
 from .numbers import parse_number
-from .steps import AnswerStep, ConditionStep, Step
+from .steps import AnswerStep, ConditionStep, OrderStep, Step
 from .tabledata import TableData
 
 __all__ = [
@@ -61,10 +65,13 @@ __all__ = [
     "AGGREGATIONS",
     "ConditionStep",
     "AnswerStep",
+    "OrderStep",
     "Step",
+    "DIRECTIONS",
     "TableQuery",
     "normalize_operator",
     "normalize_aggregation",
+    "normalize_direction",
 ]
 
 #: Condition operators accepted by :meth:`TableQuery.add_condition` (the action language's).
@@ -74,6 +81,44 @@ OPERATORS: tuple[str, ...] = COMPARISON_OPERATORS
 AGGREGATIONS: tuple[str, ...] = VOCABULARY_AGGREGATIONS
 
 _ORDERING = frozenset(ORDERING_OPERATORS)
+
+#: The directions of :meth:`TableQuery.add_order` (MAX and MIN are read as DESC and ASC).
+DIRECTIONS: tuple[str, ...] = ("DESC", "ASC")
+_DIRECTION_ALIASES = {"DESC": True, "ASC": False, "MAX": True, "MIN": False}
+
+#: The most rows :meth:`TableQuery.add_order` keeps.
+MAX_ORDER_LIMIT = 1000
+
+
+def normalize_direction(direction: object) -> bool:
+    """Check an order direction: True for DESC (largest first), False for ASC.
+
+    Raises:
+        BadValueError: anything but DESC, ASC, MAX or MIN (any case).
+
+    Example:
+        >>> normalize_direction("desc"), normalize_direction(" MIN ")
+        (True, False)
+        >>> normalize_direction("up")
+        Traceback (most recent call last):
+        ...
+        pyql_sql.errors.BadValueError: Unknown order direction 'up'. Allowed: DESC (the largest first) or ASC (the smallest first); MAX and MIN mean the same.
+    """
+    key = direction.strip().upper() if isinstance(direction, str) else None
+    if key not in _DIRECTION_ALIASES:
+        raise BadValueError(
+            f"Unknown order direction {direction!r}. Allowed: DESC (the largest first) or ASC (the smallest first); "
+            "MAX and MIN mean the same."
+        )
+    return _DIRECTION_ALIASES[key]
+
+
+def _order_limit(limit: object) -> int:
+    """A row count for :meth:`TableQuery.add_order`: a whole number from 1 to :data:`MAX_ORDER_LIMIT`."""
+    number = parse_number(limit) if isinstance(limit, (str, int, float)) and not isinstance(limit, bool) else None
+    if number is None or not number.is_integer() or not 1 <= number <= MAX_ORDER_LIMIT:
+        raise BadValueError(f"The limit of add_order must be a whole number from 1 to {MAX_ORDER_LIMIT}, not {limit!r}.")
+    return int(number)
 
 
 def normalize_operator(op: object) -> str:
@@ -229,6 +274,39 @@ class TableQuery:
         agg = normalize_aggregation(aggregation)
         return TableQuery(self.table, self.steps + (AnswerStep(col, agg),))
 
+    def add_order(self, column: str | int, direction: str = "DESC", limit: int | str = 1) -> TableQuery:
+        """Keep only the ``limit`` rows with the largest (DESC) or smallest (ASC) value of ``column``.
+
+        It applies after all the query's conditions (whenever they were added):
+        "which season had the most episodes" is ``add_order(Episodes, DESC)``
+        then ``set_answer(Season)``. A numeric column orders by number (cells
+        that are not numbers are left out); a text column by its text. Ties keep
+        the rows in table order. A later ``add_order`` replaces an earlier one.
+
+        Args:
+            column: a header as an LLM wrote it or a 0-based column index.
+            direction: DESC or ASC (MAX and MIN are read as DESC and ASC), any case.
+            limit: how many rows to keep, 1 to 1000 (default 1).
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            BadValueError: bad direction or limit.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Season", "Episodes"], [["Season 1", "26"], ["Season 2", "52"], ["Season 3", "—"]])
+            >>> q = t.query().add_order("episodes", "max").set_answer("Season")
+            >>> q.actions(), t.executor().execute(q)[0].value
+            (['add_order(Episodes, DESC, 1)', 'set_answer(Season, None)'], 'Season 2')
+            >>> t.query().add_order("Episodes", "DESC", 0)
+            Traceback (most recent call last):
+            ...
+            pyql_sql.errors.BadValueError: The limit of add_order must be a whole number from 1 to 1000, not 0.
+        """
+        col = self.table.resolve_column(column)
+        step = OrderStep(col, normalize_direction(direction), _order_limit(limit))
+        return TableQuery(self.table, self.steps + (step,))
+
     def undo(self) -> TableQuery:
         """Drop the last step.
 
@@ -258,6 +336,21 @@ class TableQuery:
             [('a', '>', '0', 0.0)]
         """
         return tuple(s for s in self.steps if isinstance(s, ConditionStep))
+
+    @property
+    def order(self) -> OrderStep | None:
+        """The last ``add_order`` step, or None.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> q = Table.from_rows(["a"], [["1"]]).query()
+            >>> q.order is None, q.add_order("a", "ASC", 2).order.action()
+            (True, 'add_order(a, ASC, 2)')
+        """
+        for s in reversed(self.steps):
+            if isinstance(s, OrderStep):
+                return s
+        return None
 
     @property
     def answer(self) -> AnswerStep | None:

@@ -25,7 +25,7 @@ from typing import Union
 from .numbers import value_text
 from .tabledata import Column
 
-__all__ = ["ConditionStep", "AnswerStep", "Step"]
+__all__ = ["ConditionStep", "AnswerStep", "OrderStep", "Step"]
 
 
 def _show(value: object) -> str:
@@ -88,5 +88,30 @@ class AnswerStep:
         return f"set_answer({self.column.header}, {self.aggregation or 'None'})"
 
 
+@dataclass(frozen=True)
+class OrderStep:
+    """``add_order(column, direction, limit)``: keep the ``limit`` rows with the largest (DESC) or smallest (ASC) value.
+
+    Attributes:
+        column: the resolved column the rows are ordered by.
+        descending: True for DESC (the largest first), False for ASC.
+        limit: how many rows are kept (at least 1).
+    """
+
+    column: Column
+    descending: bool
+    limit: int = 1
+
+    def action(self) -> str:
+        """The step in the action syntax.
+
+        Example:
+            >>> from pyql_sql.table import Column
+            >>> OrderStep(Column(1, "Episodes", "real", "c1", "n1"), True).action()
+            'add_order(Episodes, DESC, 1)'
+        """
+        return f"add_order({self.column.header}, {'DESC' if self.descending else 'ASC'}, {self.limit})"
+
+
 #: Any step of a :class:`~pyql_sql.query.TableQuery`.
-Step = Union[ConditionStep, AnswerStep]
+Step = Union[ConditionStep, AnswerStep, OrderStep]

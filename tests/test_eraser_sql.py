@@ -170,7 +170,7 @@ CASES: list[Case] = [
         1,
         ["get_relation(Opponent)"],
         ["get_column(Opponent)"],
-        "choose an action from: get_column(), add_condition(), set_answer(), execute()",
+        "choose an action from: get_column(), add_condition(), add_order(), set_answer(), execute()",
     ),
     Case(
         "wrong_arity",

@@ -295,9 +295,9 @@ def test_docs_list_exactly_the_accepted_actions() -> None:
     marked = {
         name for name, fn in inspect.getmembers(TableActions, inspect.isfunction) if getattr(fn, "__pyql_action__", None)
     }
-    assert set(documented) == marked == set(TableActions().names) == {"get_column", "add_condition", "set_answer", "execute"}
+    assert set(documented) == marked == set(TableActions().names) == {"get_column", "add_condition", "add_order", "set_answer", "execute"}
     assert len(documented) == len(marked)
-    assert result.stdout.startswith("You can only choose actions from these 4 actions:")
+    assert result.stdout.startswith("You can only choose actions from these 5 actions:")
     tools = json.loads(pyql("docs", "--side", "sql", "--format", "openai-tools").stdout)
     assert {t["function"]["name"] for t in tools} == marked
     condition = next(t for t in tools if t["function"]["name"] == "add_condition")

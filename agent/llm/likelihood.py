@@ -35,7 +35,7 @@ import math
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -88,8 +88,14 @@ class RelationPMI:
             raise ScorerError(f"the scorer returned NaN for {continuation!r}")
         return value
 
-    def scores(self, question: str | None, relations: Sequence[str]) -> dict[str, float]:
+    def scores(
+        self, question: str | None, relations: Sequence[str], *, words: Callable[[str], str] = relation_words,
+    ) -> dict[str, float]:
         """The PMI of each relation with the question (higher: more about the question).
+
+        ``words`` gives the text scored for each item: a relation's property
+        words by default; a table's headers use
+        :func:`pyql_sql.next_steps.column_words` (``No.`` → ``number``).
 
         Raises:
             ScorerError: the scorer failed.
@@ -98,11 +104,12 @@ class RelationPMI:
         prefix, null = QUESTION_PROMPT.format(question=q), QUESTION_PROMPT.format(question="")
         out: dict[str, float] = {}
         with self._lock:  # one model, one request at a time
-            for relation in dict.fromkeys(relations):
-                words = " " + relation_words(relation)
-                if words not in self._null:
-                    self._null[words] = self._logprob(null, words)
-                out[relation] = self._logprob(prefix, words) - self._null[words]
+            texts = {relation: " " + (words(relation) or relation) for relation in dict.fromkeys(relations)}
+            for text in texts.values():  # the no-question terms first, then the question's: each run shares its prefix
+                if text not in self._null:
+                    self._null[text] = self._logprob(null, text)
+            for relation, text in texts.items():
+                out[relation] = self._logprob(prefix, text) - self._null[text]
         return out
 
 

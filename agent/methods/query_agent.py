@@ -178,6 +178,8 @@ class _Episode:
     stopped_by: str | None = None
     invalid_choices: int = 0
     bad_arguments: Counter = field(default_factory=Counter)
+    column_scores: dict[str, float] | None = None  # a table's headers scored by the model (choose mode, first_relation="model")
+    scoring_pending: tuple[int, float] = (0, 0.0)  # scorer requests and seconds not yet in a trace
 
     def repeated(self, record: Any, cap: int) -> bool:
         """Whether ``record`` repeats a mistake (or a step that changed nothing) ``cap`` times: the line stops."""
@@ -535,7 +537,10 @@ class QueryAgent:
         from agent.methods.choose import auto_look, enumerate_choices, enumerate_table_choices
 
         if env.side == "sql":
-            return enumerate_table_choices(env, limit=min(self.config.max_choices, 8), preview=self.config.choice_preview)
+            scores = self._column_scores(env, episode)
+            if episode.error:
+                return []
+            return enumerate_table_choices(env, scores=scores, limit=min(self.config.max_choices, 8), preview=self.config.choice_preview)
         if self.config.auto_look:
             for record in auto_look(env):
                 episode.traces.append(_env_trace(len(episode.traces) + 1, record))
@@ -552,6 +557,9 @@ class QueryAgent:
         Returns the choices (None when the scorer failed: ``episode.error`` says why) and
         the scorer's (requests, seconds) spent.
         """
+        if env.side == "sql":
+            spent, episode.scoring_pending = episode.scoring_pending, (0, 0.0)
+            return choices, spent
         if self.config.first_relation != "model" or env.side != "sparql" or any(a.startswith("add_fact(") for a in env.query.actions()):
             return choices, (0, 0.0)
         from agent.llm.likelihood import ScorerError, local_scorer
@@ -565,6 +573,29 @@ class QueryAgent:
             episode.error = f"llm_error: {exc}"
             return None, (0, 0.0)
         return ordered, (pmi.requests - before[0], pmi.seconds - before[1])
+
+    def _column_scores(self, env: Any, episode: _Episode) -> dict[str, float] | None:
+        """With ``first_relation="model"``: the table's headers scored once per question by the model's PMI.
+
+        The scores rank the answer columns and the numeric column of a number
+        with no header next to it (:func:`pyql_sql.next_steps.table_next_steps`);
+        their cost is traced with the next choice. A scorer failure ends the episode (``episode.error``).
+        """
+        if self.config.first_relation != "model":
+            return None
+        if episode.column_scores is None:
+            from agent.llm.likelihood import ScorerError, local_scorer
+            from pyql_sql.next_steps import column_words
+
+            pmi = self.scorer if self.scorer is not None else local_scorer()
+            before = (pmi.requests, pmi.seconds)
+            try:
+                episode.column_scores = pmi.scores(env.question, list(env.table.headers), words=column_words)
+            except ScorerError as exc:
+                episode.error = f"llm_error: {exc}"
+                return None
+            episode.scoring_pending = (pmi.requests - before[0], pmi.seconds - before[1])
+        return episode.column_scores
 
     def _choice_fields(self, episode: _Episode, prompt: Any, replies: list[Any], scoring: tuple[int, float]) -> dict[str, Any]:
         """The trace fields of a choose step that come from its LLM calls (and the scorer's)."""

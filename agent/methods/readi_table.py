@@ -37,7 +37,8 @@ from agent.methods.episode import AgentResult, StepTrace, prompt_templates
 from agent.methods.readi_loop import UNANSWERED, ask_llm, llm_failure, run_loop
 from pyql.errors import ParseError, PyQLError
 from pyql.lines import split_lines
-from pyql_sql.next_steps import answer_candidates, condition_candidates
+from pyql_sql.environment import TableEnvironment
+from pyql_sql.next_steps import answer_candidates, grounded_conditions
 
 __all__ = ["TablePath", "TablePaths", "parse_table_path", "TableReadi", "TablePathError"]
 
@@ -190,28 +191,31 @@ class TablePaths:
 
 
 def ranked_headers(table: Any, question: str) -> list[str]:
-    """The table's headers, those the question asks for first (the choose mode's ranking, :mod:`pyql_sql.next_steps`).
+    """The table's headers, those the question asks for first (the choose mode's ranking and conditions, :mod:`pyql_sql.next_steps`).
 
     Example:
         >>> from pyql_sql import Table
         >>> ranked_headers(Table.from_rows(["Venue", "Crowd", "Date"], [["MCG", "1", "x"]]), "which match had the largest crowd?")
         ['Crowd', 'Venue', 'Date']
     """
-    conditions = condition_candidates(table, question)
+    conditions = grounded_conditions(TableEnvironment(table, question=question))
     order = [table.columns[i].header for i, _, _ in answer_candidates(table, question)]
-    first = [table.columns[c.column].header for c in conditions if c.score >= 2.0]
+    first = [table.columns[c.column].header for c in conditions]
     return list(dict.fromkeys([*order[:1], *first, *order]))
 
 
 def question_constraints(table: Any, question: str, limit: int = 4) -> str:
     """The cells the question writes, as Readi's row constraints (the choose mode's grounded conditions), or "".
 
+    The same list the choose mode offers (:func:`pyql_sql.next_steps.grounded_conditions`):
+    cells checked on the table's rows, not only found in the question.
+
     Example:
         >>> from pyql_sql import Table
         >>> question_constraints(Table.from_rows(["Opponent"], [["Athlone Town"]]), "games against athlone town?")
         '"Opponent": ["Athlone Town"]'
     """
-    cells = [c for c in condition_candidates(table, question) if c.op == "=" and c.score >= 2.0][:limit]
+    cells = [c for c in grounded_conditions(TableEnvironment(table, question=question)) if c.op == "="][:limit]
     return ", ".join(f"{_q(table.columns[c.column].header)}: [{_q(c.value)}]" for c in cells)
 
 
