@@ -154,9 +154,10 @@ def _before_the_handler(text: str) -> bool:
     if "Traceback" not in text:
         return False
     frames = re.findall(r'File "([^"]+)", line \d+, in [^\n]*\n\s*([^\n]*)', text)
-    ours = [(file, line.strip()) for file, line in frames if file.startswith(str(ROOT))]
+    # the console script (in the environment's bin/, which may sit inside the clone: .venv) is not pyql's code
+    ours = [(file, line.strip()) for file, line in frames if file.startswith(str(ROOT)) and not file.startswith(sys.prefix)]
     if not ours:
-        return True  # the interpreter's start-up (site), before any pyql file
+        return True  # the interpreter's start-up (site) or the console script's import line, before any pyql file
     file, line = ours[-1]
     return file.endswith(("pyql/__init__.py", "pyql/interrupts.py")) or (file.endswith("pyql/cli.py") and line in _BEFORE)
 
