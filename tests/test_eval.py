@@ -692,7 +692,7 @@ class _PickByText:
 
 def test_ask_and_eval_with_the_choose_action_mode(tmp_path: Path) -> None:
     from agent.cli import ask_command, eval_command
-    from pyql.cli import UsageError, build_parser
+    from pyql.cli import build_parser
 
     args = build_parser().parse_args(["ask", "what category is tropical storm rachel?", "--kb", "demo", "--json",
                                       "--entities", '{"Tropical Storm Rachel": "m.0crbvqz"}', "--action-mode", "choose"])
