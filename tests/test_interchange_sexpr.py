@@ -333,3 +333,12 @@ def test_one_item_command_prints_one_line_and_exits_2() -> None:
 def test_convert_jsonl_in_python_reads_sexpr() -> None:
     (line,) = list(convert_jsonl('{"id": "g", "input": "(JOIN a.b.c m.0a)"}\n', "sexpr", "sexpr"))
     assert json.loads(line) == {"id": "g", "output": "(JOIN a.b.c m.0a)"}
+
+
+def test_an_entity_named_only_in_a_branch_reads_the_answer_is_not_it() -> None:
+    """GrailQA's reading adds ``?x != e`` for every entity of the form, OR's branches included."""
+    branches = (Query().add_fact("m.0a", "a.b.c", "?x"), Query().add_fact("m.0a", "a.b.d", "?x"))
+    query = Query().add_union("?x", *branches).add_filter("?x", "!=", "m.0a").set_answer("?x")
+    assert write_sexpr(query) == "(OR (JOIN (R a.b.c) m.0a) (JOIN (R a.b.d) m.0a))"
+    with pytest.raises(ConversionError, match="m.0b"):
+        write_sexpr(Query().add_union("?x", *branches).add_filter("?x", "!=", "m.0b").set_answer("?x"))

@@ -457,7 +457,13 @@ class _Writer:
             raise ConversionError(f"the step {getattr(step, 'action', type(step).__name__)} has no S-expression")
 
     def entities(self) -> set[Term]:
-        return {t for fact in self.facts for t in (fact.head, fact.tail) if isinstance(t, IRI)}
+        """The entities the form names, those of ``add_union``'s branches included."""
+        named = {t for fact in self.facts for t in (fact.head, fact.tail) if isinstance(t, IRI)}
+        for steps in self.unions.values():
+            for step in steps:
+                for branch in step.branches:
+                    named |= _Writer(branch).entities()
+        return named
 
     def name(self, term: Term) -> str:
         if isinstance(term, IRI):
