@@ -329,6 +329,7 @@ class _Parser:
             pattern.triples += inner.triples
             pattern.filters += inner.filters
             pattern.unions += inner.unions
+            pattern.extremes += inner.extremes
         elif self.is_word("FILTER"):
             self.next()
             pattern.filters.append((self.constraint(), token))
