@@ -26,7 +26,8 @@ from typing import Any
 
 from agent.evaluation.datasets.loading import load_dataset
 from agent.evaluation.environments import open_environment
-from agent.evaluation.metrics import denotation_match, wtq_denotation_match
+from agent.evaluation.datasets.registry import get_format
+from agent.evaluation.metrics import denotation_match
 from pyql_sql.next_steps import table_next_steps
 
 MAX_STEPS = 8
@@ -54,7 +55,8 @@ def run(path: str, verbose: bool) -> tuple[int, int, float]:
     right, steps = 0, 0
     for item in dataset:
         taken, answers = first_choices(item)
-        match = wtq_denotation_match if dataset.format == "wtq" else denotation_match
+        fmt = get_format(dataset.format)
+        match = fmt.denotation if fmt is not None and fmt.denotation is not None else denotation_match
         good = bool(match(answers, item["answers"]))
         right += good
         steps += len(taken)

@@ -146,6 +146,8 @@ class TableEnvironment(Environment):
 
     side: ClassVar[str] = "sql"
     language: ClassVar[str] = "sql"
+    #: the action set class (a subclass may offer more actions: :mod:`pyql_sql.writable_environment`)
+    action_set: ClassVar[type[TableActions]] = TableActions
     memory: TableMemory
 
     def __init__(
@@ -169,7 +171,7 @@ class TableEnvironment(Environment):
         self.max_values = max_values
         self.max_rows = max_rows
         self.max_answers = max_answers
-        super().__init__(TableActions(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
+        super().__init__(self.action_set(actions), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
     # -- Environment hooks -----------------------------------------------------
     def new_memory(self, entities: dict[str, str]) -> TableMemory:

@@ -35,6 +35,9 @@ __all__ = [
     "ReadOnlyError",
     "SQLTimeout",
     "WikiSQLFormatError",
+    "MutationError",
+    "MutationArityError",
+    "MutationTypeError",
 ]
 
 
@@ -303,3 +306,36 @@ class WikiSQLFormatError(SQLError, ValueError):
     """
 
     kind = "bad_wikisql"
+
+
+class MutationError(SQLQueryError):
+    """An INSERT/UPDATE step is not valid (bad assignment text, no condition for an update ...).
+
+    Example:
+        >>> MutationError("update_rows needs a condition").kind
+        'bad_mutation'
+    """
+
+    kind = "bad_mutation"
+
+
+class MutationArityError(MutationError):
+    """A row given by position has more or fewer values than the table has columns.
+
+    Example:
+        >>> MutationArityError("3 values for 2 columns").kind
+        'mutation_arity'
+    """
+
+    kind = "mutation_arity"
+
+
+class MutationTypeError(MutationError):
+    """A value does not fit its column: not a scalar, or no number at all for a column of numbers.
+
+    Example:
+        >>> MutationTypeError("'abc' is not a number").kind
+        'mutation_type'
+    """
+
+    kind = "mutation_type"

@@ -368,4 +368,8 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         steps = [NextStep("execute()", "execute"), *answers[:2], *conditions]
     else:
         steps = [*conditions, *answers]
+    change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
+    changes = change_steps(g) if change_steps is not None else []  # a question asking for a change: those first
+    if changes:
+        steps = [*changes, *[s for s in steps if s.action not in {c.action for c in changes}]]
     return steps[:limit]

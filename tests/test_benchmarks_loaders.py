@@ -482,7 +482,7 @@ def test_the_known_formats_message_names_every_family() -> None:
 def test_metric_hooks_come_from_the_formats() -> None:
     wtq = get_format("wtq")
     assert wtq is not None and wtq.denotation is wtq_denotation_match
-    assert [f.name for f in formats() if f.denotation is not None] == ["markqa", "wtq"]
+    assert [f.name for f in formats() if f.denotation is not None] == ["dbbench", "markqa", "wtq"]
     grail = get_format("grailqa")
     assert grail is not None and grail.category == "level" and grail.category_order[0] == "i.i.d."
     benchmarks = {f.name: f.benchmark([{"id": "2-hop-qa_test-0"}]) for f in formats() if f.benchmark is not None}

@@ -44,6 +44,7 @@ from pyql.sparql_environment import SparqlEnvironment
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
 from pyql_sql.table import Table
+from pyql_sql.writable_environment import WritableTableEnvironment
 
 __all__ = ["feedback_options", "kb_options", "open_environment", "open_kb_for", "kb_profile", "candidate_ranker", "KB_HINT"]
 
@@ -279,7 +280,8 @@ def open_environment(
     settings.update(run_advice=getattr(options, "run_advice", True), escalate=getattr(options, "escalate", True))
     table, found = _table_of(options, item)
     if table is not None:
-        return TableEnvironment(table, question=question or found, entities=entities, **settings)
+        kind = WritableTableEnvironment if item is not None and item.get("writable") else TableEnvironment
+        return kind(table, question=question or found, entities=entities, **settings)
     if kb is None:
         spec = getattr(options, "kb", None)
         if not spec:

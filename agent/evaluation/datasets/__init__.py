@@ -25,7 +25,7 @@ read the registry. The formats, in the order they are listed:
 ``webqsp-raw`` (:mod:`.webqsp_raw`)
     the original WebQSP JSON ``{"Questions": [...]}`` (first parse).
 ``dbbench`` (:mod:`.dbbench`)
-    AgentBench dbbench table items (``wikisql_dbbench/dev.jsonl``), SELECT items only.
+    AgentBench dbbench table items (``wikisql_dbbench/dev.jsonl``); INSERT/UPDATE items scored by the table's state.
 ``grailqa``, ``graphq`` (:mod:`.grailqa`, :mod:`.graphq`)
     GrailQA JSON, and GraphQ in the same layout without ``level``.
 ``cwq`` (:mod:`.cwq`)

@@ -32,7 +32,7 @@ class Dataset(Sequence[dict[str, Any]]):
         path: the file.
         format: one of :data:`~agent.evaluation.datasets.FORMATS`.
         items: the items, in file order.
-        skipped: records left out (dbbench items that are not SELECT queries).
+        skipped: records left out (dbbench mutation items whose gold statement does not run: unscorable).
         unlinked: items the entity-linking file has no entry for (they have no entities).
         notes: what the loader could not do as the dataset's own tools do (e.g. WTQ without its tagged files).
     """
