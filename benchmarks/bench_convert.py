@@ -41,13 +41,15 @@ DATE = "^^http://www.w3.org/2001/XMLSchema#date"
 
 
 def random_set(rng: random.Random, depth: int) -> str:
-    """One random set-valued S-expression (JOIN/R/AND/comparison/TC), at most ``depth`` deep."""
+    """One random set-valued S-expression (JOIN/R/AND/OR/comparison/TC), at most ``depth`` deep."""
     relation = rng.choice(RELATIONS)
     if rng.random() < 0.3:
         relation = f"(R {relation})"
     if depth == 0:
         return f"(JOIN {relation} m.0{rng.randint(0, 99)})"
-    kind = rng.randrange(5)
+    kind = rng.randrange(6)
+    if kind == 5:
+        return f"(OR {random_set(rng, depth - 1)} {random_set(rng, depth - 1)})"
     if kind == 0:
         return f"(JOIN {relation} {random_set(rng, depth - 1)})"
     if kind == 1:

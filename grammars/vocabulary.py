@@ -31,6 +31,7 @@ __all__ = [
     "FEEDBACK_MODES",
     "SPARQL_ACTION_ORDER",
     "MARKQA_ACTION_ORDER",
+    "SPARQL_EXTRA_ACTION_ORDER",
     "SPARQL_ALL_ACTIONS",
     "EXPRESSION_FUNCTIONS",
     "MAX_EXPRESSION_DEPTH",
@@ -94,8 +95,14 @@ MARKQA_ACTION_ORDER: tuple[str, ...] = (
     "set_head",
 )
 
-#: Every SPARQL action: the default ones, then MarkQA's, ``execute`` last.
-SPARQL_ALL_ACTIONS: tuple[str, ...] = SPARQL_ACTION_ORDER[:-1] + MARKQA_ACTION_ORDER + SPARQL_ACTION_ORDER[-1:]
+#: SPARQL actions offered by name, beyond QueryAgent's default set (its prompt
+#: stays as the paper's): ``add_union``, S-expressions' ``OR``.
+SPARQL_EXTRA_ACTION_ORDER: tuple[str, ...] = ("add_union",)
+
+#: Every SPARQL action: the default ones, the extra ones, then MarkQA's, ``execute`` last.
+SPARQL_ALL_ACTIONS: tuple[str, ...] = (
+    SPARQL_ACTION_ORDER[:-1] + SPARQL_EXTRA_ACTION_ORDER + MARKQA_ACTION_ORDER + SPARQL_ACTION_ORDER[-1:]
+)
 
 #: The expression functions ``add_bind`` takes in the action language (MarkQA's).
 EXPRESSION_FUNCTIONS: tuple[str, ...] = (

@@ -10,16 +10,17 @@ action ``final_answer(#k)``). They run on an
 each variable to a pyql chain. The docstrings are what a model reads
 (``pyql docs --side agentbench``, the agent's prompt and tool schemas).
 
-``union(#a, #b)``, AgentBench's OR, is refused with the reason: a pyql
-chain is one conjunctive query and has no OR step.
+``union(#a, #b)``, AgentBench's OR, runs as AgentBench's task runs it
+(its ``api.py`` has it and the task calls any function of ``api.py`` by
+name) but is not offered, as AgentBench's prompt and tool schemas do not
+offer it: it is not in :attr:`AgentBenchActions.names`, the docs or the
+schemas. Its chain is an ``add_union``.
 
 Example:
     >>> AgentBenchActions().names
     ('get_relations', 'get_neighbors', 'intersection', 'get_attributes', 'argmax', 'argmin', 'count', 'final_answer')
-    >>> AgentBenchActions().spec("union")
-    Traceback (most recent call last):
-    ...
-    pyql.errors.InvalidActionError: union(#a, #b) is AgentBench's OR, which a pyql chain cannot express (a chain is one conjunctive query, with no OR step); answer each side on its own, or use intersection(variable1, variable2) for AND
+    >>> AgentBenchActions().spec("union").signature
+    'union(variable1, variable2)'
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from pyql.action_parser import Arg
 from pyql.actions import ActionSet, ActionSpec, StepResult, action
-from pyql.errors import ArgumentError, InvalidActionError, QueryError
+from pyql.errors import ArgumentError, QueryError
 from pyql.interchange.agentbench import FUNCTIONS
 from pyql.terms import IRI
 
@@ -38,12 +39,10 @@ __all__ = ["AgentBenchActions", "FINAL_ANSWER", "OBSERVE_MODES", "ORDER"]
 FINAL_ANSWER = "final_answer"
 #: How a new variable is observed: its values (pyql) or its type only (AgentBench).
 OBSERVE_MODES = ("rows", "type")
-#: The order the actions are documented in: AgentBench's tools (``union`` left out), then the final answer.
+#: The order the actions are documented in: AgentBench's tools (``union`` left out, as its prompt does), then the final answer.
 ORDER = [name for name in FUNCTIONS if name != "union"] + [FINAL_ANSWER]
-_UNION = (
-    "union(#a, #b) is AgentBench's OR, which a pyql chain cannot express (a chain is one conjunctive query, "
-    "with no OR step); answer each side on its own, or use intersection(variable1, variable2) for AND"
-)
+#: Actions that run when called but are not offered (AgentBench's ``api.py`` has them, its prompt does not).
+UNLISTED = ("union",)
 
 
 def _text(arg: Any) -> str:
@@ -58,13 +57,17 @@ class AgentBenchActions(ActionSet):
 
     title = "AgentBench's knowledge-graph actions"
 
+    def __init__(self, only: Any = None) -> None:
+        super().__init__(only)
+        self._unlisted = {name: self._specs.pop(name) for name in UNLISTED if name in self._specs}
+
     def order(self) -> list[str]:
         return ORDER
 
     def spec(self, name: str) -> ActionSpec:
-        """The spec of an action; ``union`` is refused with the reason, any other unknown name lists the vocabulary."""
-        if name == "union":
-            raise InvalidActionError(_UNION, action=name, available=list(self.names))
+        """The spec of an action, an unlisted one (``union``) included; an unknown name lists the vocabulary."""
+        if name in getattr(self, "_unlisted", {}):
+            return self._unlisted[name]
         return super().spec(name)
 
     def convert(self, env: Any, kind: str, arg: Any, action_name: str, name: str, position: int) -> Any:
@@ -164,6 +167,29 @@ class AgentBenchActions(ActionSet):
                 f"{variable1.type}, #{variable2.index} of {variable2.type}"
             )
         made = env.make("and", (variable1, variable2), variable1.type or variable2.type, f"(AND {variable1.form} {variable2.form})")
+        return self._made(env, made)
+
+    @action("construct", variable1="set", variable2="set")
+    def union(self, env: Any, variable1: Any, variable2: Any) -> StepResult:
+        """Computes the union of two sets of entities or variables of the same type (AgentBench's api.py; not in its prompt).
+
+        Both are variables #k; when the KB gives both their types, they must be the same.
+
+        Args:
+            variable1: The first set of entities or a variable.
+            variable2: The second set of entities or a variable.
+
+        Example: union(#0, #1)
+        """
+        for var in (variable1, variable2):
+            if var.is_number:
+                raise ArgumentError(f"union: #{var.index} is a number (a count), not a set of entities")
+        if variable1.type and variable2.type and variable1.type != variable2.type:
+            raise ArgumentError(
+                f"union: two variables must have the same type; #{variable1.index} are instances of "
+                f"{variable1.type}, #{variable2.index} of {variable2.type}"
+            )
+        made = env.make("or", (variable1, variable2), variable1.type or variable2.type, f"(OR {variable1.form} {variable2.form})")
         return self._made(env, made)
 
     @action("interact", variable="set")

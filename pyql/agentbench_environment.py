@@ -75,8 +75,8 @@ class BenchVariable:
 
     Attributes:
         index: k of ``#k``.
-        op: ``join`` (get_neighbors), ``and`` (intersection), ``argmax``, ``argmin`` or ``count``.
-        args: join: (relation, entity or variable); and: (variable, variable);
+        op: ``join`` (get_neighbors), ``and`` (intersection), ``or`` (union), ``argmax``, ``argmin`` or ``count``.
+        args: join: (relation, entity or variable); and, or: (variable, variable);
             argmax/argmin: (variable, attribute); count: (variable,).
         type: its type (a class name such as ``film.film``), None when the KB does not give it.
         form: the S-expression AgentBench builds for it.
@@ -134,6 +134,13 @@ class _Chain:
         elif var.op == "and":
             for operand in var.args:
                 self.into(operand, target)
+        elif var.op == "or":
+            branches = []
+            for operand in var.args:
+                inner = _Chain(self.query.profile, self.native, self.used)
+                inner.into(operand, target)
+                branches.append(inner.query)
+            self.query = self.query.add_union(target, *branches)
         elif var.op in ("argmax", "argmin"):
             inner = _Chain(self.query.profile, self.native, self.used)
             self.query = self.query.add_sub_query(inner.top(var, target))

@@ -67,6 +67,7 @@ from pyql.steps import (
     Assignment,
     Bind,
     Compare,
+    Disjunction,
     Fact,
     Filter,
     Head,
@@ -105,6 +106,7 @@ __all__ = [
     "INDENT",
     "Ranking",
     "SubSelect",
+    "Alternatives",
     "WIKIBASE",
 ]
 
@@ -747,6 +749,33 @@ def _fold_sub_query(scope: Folded, step: SubQuery, index: int) -> Folded:
         part = SubSelect(query.scope)
         block = _add_part(block, part, part.projection)
     return Folded(block, scope.answer, scope.ask)
+
+
+@dataclass(frozen=True)
+class Alternatives:
+    """The part of ``add_union``: each branch's rows of ``var`` (a ``{ SELECT DISTINCT ?var ... }``), joined by ``UNION``."""
+
+    step: Disjunction
+
+
+@fold_rule(Disjunction)
+def _fold_union(scope: Folded, step: Disjunction, index: int) -> Folded:
+    block = scope.block
+    if block.argmax is not None:
+        block = _nested(block)
+    return Folded(_add_part(block, Alternatives(step), (step.var,)), scope.answer, scope.ask)
+
+
+@text_rule(Alternatives)
+def _union_text(part: Alternatives, profile: Profile) -> str:
+    """``{ SELECT DISTINCT ?v WHERE { ... } } UNION { ... }``, a branch's ORDER BY/LIMIT inside its own."""
+    var = part.step.var.sparql()
+    texts = []
+    for branch in part.step.branches:
+        block = branch.scope.block
+        mods = "".join(f"{_INDENT}{line}\n" for line in block.modifiers().split("\n") if line)
+        texts.append("{\n" + f"{_INDENT}SELECT DISTINCT {var} WHERE " + block.group(profile, _INDENT) + "\n" + mods + "}")
+    return " UNION ".join(texts)
 
 
 def _pid_iri(namespace: str, pid: str, profile: Profile) -> str:

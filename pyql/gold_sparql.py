@@ -18,15 +18,20 @@ the two time blocks ``FILTER(NOT EXISTS {?y from ?a} || EXISTS {...    ``add_tim
 <= D}) FILTER(NOT EXISTS {?y to ?b} || EXISTS {... >= D'})``
 ``ORDER BY DESC(xsd:datetime(?v)) LIMIT 1`` (``ASC``, ``xsd:float``)   ``add_max(?v)`` / ``add_min(?v)``
 ``SELECT DISTINCT ?x``, ``SELECT (COUNT(DISTINCT ?x) AS ?n)``          ``set_answer(?x)``, ``add_count(?x, ?n)``
+``{ A } UNION { B }`` sharing one variable ``?x`` with the rest        ``add_union(?x, query(A), query(B))``
+GrailQA's ``{ SELECT (MAX(?y2) AS ?x2) WHERE { same, ?y for ?x } }``   ``add_max(?x2)`` (``MIN``: ``add_min``)
 ====================================================================  =====================================
 
 The language filter is dropped as WebQSP's own PyQL programs drop it: on
 Freebase an answer literal in another language is rare, and the chain's
-SPARQL keeps such rows. What has no step is refused with a
-:class:`~pyql.errors.ConversionError` naming it: ``UNION``, ``OPTIONAL``,
-a ``VALUES`` of several entities, sub-selects (GrailQA's ``ARGMAX``:
-convert its S-expression instead), ``str(?v) = "..."``, date arithmetic,
-a time block without its twin. Syntax errors are a
+SPARQL keeps such rows. GrailQA's ARGMAX is read only when its sub-select
+is the query's own pattern (its ``?yN`` variables for the ``?xN`` ones):
+then ``add_max`` keeps one row of the largest value where GrailQA keeps
+every tied entity (the same reading as the S-expression's ``ARGMAX``). What
+has no step is refused with a :class:`~pyql.errors.ConversionError` naming
+it: a ``UNION`` sharing no variable or several with the rest of the query,
+``OPTIONAL``, a ``VALUES`` of several entities, other sub-selects,
+``str(?v) = "..."``, date arithmetic, a time block without its twin. Syntax errors are a
 :class:`~pyql.errors.ParseError` with the character. The reader recurses
 only into parentheses and braces, at most :data:`MAX_DEPTH` deep.
 
@@ -113,6 +118,9 @@ class Pattern:
 
     triples: list[tuple[Any, Any, Any]] = field(default_factory=list)
     filters: list[Any] = field(default_factory=list)
+    unions: list[tuple[list[Pattern], Token]] = field(default_factory=list)
+    #: GrailQA's ``{ SELECT (MAX(?y) AS ?x) WHERE { ... } }``: (MAX or MIN, its projection, its pattern, where it starts).
+    extremes: list[tuple[str, tuple[Variable, Variable], Pattern, Token]] = field(default_factory=list)
 
 
 class _Parser:
@@ -248,8 +256,8 @@ class _Parser:
         self.expect(")")
         if isinstance(expression, Variable):
             return ("var", expression)
-        if isinstance(expression, tuple) and expression[0] == "call" and expression[1].upper() == "COUNT":
-            return ("count", (expression[2][0], Variable(alias.text[1:])))
+        if isinstance(expression, tuple) and expression[0] == "call" and expression[1].upper() in ("COUNT", "MAX", "MIN"):
+            return (expression[1].lower(), (expression[2][0], Variable(alias.text[1:])))
         raise self.refuse("a projected expression other than ?var or COUNT(...) has no step", token)
 
     def modifiers(self) -> dict[str, Any]:
@@ -298,13 +306,30 @@ class _Parser:
             self.element(pattern, token)
 
     def element(self, pattern: Pattern, token: Token) -> None:
-        if token.text == "{":
+        if token.text == "{" and self.peek(1) is not None and self.peek(1).text.upper() == "SELECT":  # type: ignore[union-attr]
+            self.next()
+            self.enter()
+            projection, inner_pattern, modifiers = self.select()
+            self.expect("}")
+            self.depth -= 1
+            if len(projection) != 1 or projection[0][0] not in ("max", "min") or modifiers:
+                raise self.refuse("a sub-select other than GrailQA's (MAX(?v) AS ?x) or (MIN(?v) AS ?x) has no step", token)
+            pattern.extremes.append((projection[0][0], projection[0][1], inner_pattern, token))
+        elif token.text == "{":
             self.next()
             inner = self.group_body()
             if self.is_word("UNION"):
-                raise self.refuse("UNION has no step (a chain is one conjunctive query)", self.peek())
+                branches = [inner]
+                while self.is_word("UNION"):
+                    self.next()
+                    self.expect("{")
+                    branches.append(self.group_body())
+                pattern.unions.append((branches, token))
+                return
             pattern.triples += inner.triples
             pattern.filters += inner.filters
+            pattern.unions += inner.unions
+            pattern.extremes += inner.extremes
         elif self.is_word("FILTER"):
             self.next()
             pattern.filters.append((self.constraint(), token))
@@ -526,6 +551,13 @@ class _Chain:
 
     def build(self) -> Query:
         projection, pattern, modifiers = self.parser.query()
+        around = {v for _, v in projection if isinstance(v, Variable)} | _variables(modifiers.get("order", []))
+        self.pattern_steps(pattern, around)
+        self.order(modifiers)
+        return self.answer(projection)
+
+    def pattern_steps(self, pattern: Pattern, around: set[Variable]) -> None:
+        """The steps of a group: facts, unions, filters, time constraints (``around``: the variables used outside it)."""
         for triple in pattern.triples:
             if triple[0] == "values":
                 self.values[triple[1]] = triple[2]
@@ -536,12 +568,45 @@ class _Chain:
         for triple in pattern.triples:
             if triple[0] != "values":
                 self.query = self.query.add_fact(*(self.sub(t) for t in triple))
+        outside = around | _variables([t for t in pattern.triples if t[0] != "values"]) | _variables(pattern.filters)
+        for number, (branches, token) in enumerate(pattern.unions):
+            others = [b for i, (group, _) in enumerate(pattern.unions) if i != number for b in group]
+            self.union(branches, token, outside | _variables(others))
         halves: dict[Variable, dict[str, tuple[IRI, Literal]]] = {}
         for node, token in pattern.filters:
             self.constraint(node, token, halves)
         self.time_constraints(halves)
-        self.order(modifiers)
-        return self.answer(projection)
+        for kind, (inner, alias), group, token in pattern.extremes:
+            self.extreme(kind, inner, alias, group, pattern, token)
+
+    def extreme(self, kind: str, inner: Any, alias: Variable, group: Pattern, pattern: Pattern, token: Token) -> None:
+        """GrailQA's ARGMAX: ``?x`` joined with the MAX of the same pattern (its ``?y`` variables renamed ``?x``) → ``add_max(?x)``."""
+        renamed = {_renamed(t) for t in group.triples}
+        if not isinstance(inner, Variable) or _renamed((inner,))[0] != alias or renamed != set(pattern.triples):
+            raise self.parser.refuse(
+                f"this {kind.upper()} sub-select is not GrailQA's ARGMAX/ARGMIN (the query's own pattern, its ?y "
+                "variables for the ?x ones); it has no step",
+                token,
+            )
+        self.query = (self.query.add_max if kind == "max" else self.query.add_min)(alias)
+
+    def union(self, branches: list[Pattern], token: Token, outside: set[Variable]) -> None:
+        """``{ A } UNION { B } ...`` sharing one variable with the rest: ``add_union`` of the branches' chains."""
+        shared = sorted((_variables(branches) & outside) - set(self.values), key=str)
+        if len(shared) != 1:
+            names = ", ".join(str(v) for v in shared) or "none"
+            raise self.parser.refuse(
+                f"a UNION sharing {len(shared)} variables with the rest of the query ({names}) has no step; "
+                "add_union joins its branches on one variable",
+                token,
+            )
+        chains = []
+        for branch in branches:
+            chain = _Chain(self.parser, self.query.profile)
+            chain.values = dict(self.values)
+            chain.pattern_steps(branch, set(shared))
+            chains.append(chain.query)
+        self.query = self.query.add_union(shared[0], *chains)
 
     def constraint(self, node: Any, token: Token, halves: dict[Variable, dict[str, tuple[IRI, Literal]]]) -> None:
         if _is_language_filter(node) or _string_pin(node) is not None:
@@ -605,7 +670,29 @@ class _Chain:
             if _cast_var(counted) is None:
                 raise self.parser.refuse("COUNT of an expression has no step")
             return self.query.add_count(_cast_var(counted), alias)
+        if kind != "var":
+            raise self.parser.refuse(f"SELECT ({kind.upper()}(...) AS ?v) outside a sub-select has no step")
         return self.query.set_answer(value)
+
+
+def _renamed(triple: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A triple of GrailQA's sub-select with its ``?yN`` variables written ``?xN``."""
+    return tuple(Variable("x" + t.name[1:]) if isinstance(t, Variable) and t.name[:1] == "y" else t for t in triple)
+
+
+def _variables(node: Any) -> set[Variable]:
+    """Every variable in a parsed piece: triples, expression trees, patterns (their unions too), lists of them."""
+    out: set[Variable] = set()
+    pending = [node]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Variable):
+            out.add(item)
+        elif isinstance(item, Pattern):
+            pending += [item.triples, item.filters, [group for group, _ in item.unions]]
+        elif isinstance(item, (list, tuple)):
+            pending += [part for part in item if not isinstance(part, (str, Token))]
+    return out
 
 
 def _text(node: Any) -> str:
@@ -639,15 +726,17 @@ def gold_to_query(text: str, profile: str | Profile = "freebase") -> Query:
 
     Raises:
         ParseError: the text does not parse (naming the character).
-        ConversionError: a part that has no step (UNION, OPTIONAL, a sub-select, ...), naming it.
+        ConversionError: a part that has no step (OPTIONAL, a UNION on several variables, ...), naming it.
 
     Example:
         >>> gold_to_query("SELECT DISTINCT ?x WHERE { ?x <http://rdf.freebase.com/ns/a.b.c> ?y } ORDER BY DESC(?y) LIMIT 1").actions()
         ['add_fact(?x, a.b.c, ?y)', 'add_max(?y)', 'set_answer(?x)']
-        >>> gold_to_query("SELECT ?x WHERE { { ?x <http://e/p> 1 } UNION { ?x <http://e/q> 2 } }")
+        >>> gold_to_query("SELECT ?x WHERE { { ?x <http://e/p> 1 } UNION { ?x <http://e/q> 2 } }").actions()[0]
+        'add_union(?x, query(add_fact(?x, <http://e/p>, 1)), query(add_fact(?x, <http://e/q>, 2)))'
+        >>> gold_to_query("SELECT ?x WHERE { ?x <http://e/p> ?y OPTIONAL { ?y <http://e/q> ?z } }")
         Traceback (most recent call last):
         ...
-        pyql.errors.ConversionError: SPARQL, character 41: UNION has no step (a chain is one conjunctive query)
+        pyql.errors.ConversionError: SPARQL, character 38: OPTIONAL has no step
     """
     profile = get_profile(profile)
     try:

@@ -52,6 +52,7 @@ from pyql.steps import (
     StartTime,
     Step,
     SubQuery,
+    Disjunction,
     TimeConstraint,
     TypeConstraint,
     expression_variables,
@@ -710,6 +711,33 @@ class Query:
             if query.profile != self.profile:
                 raise QueryError(f"add_sub_query: a {query.profile.name} query cannot join a {self.profile.name} query")
         return self._with(SubQuery(tuple(queries)))
+
+    def add_union(self, var: TermLike, *branches: Query) -> Query:
+        """``var`` takes its values from any of the branches (SPARQL ``UNION``), then joins this query.
+
+        Each branch is a query of its own that binds ``var`` (S-expressions'
+        ``OR``): only ``var`` is shared with this query, a branch's other
+        variables stay inside it.
+
+        Args:
+            var: the variable the branches bind (new here, or one this query has).
+            branches: two or more queries built with :class:`Query`, each binding ``var``.
+
+        Example:
+            >>> champion = Query().add_fact("?e", "sports.event.champion", "m.0j6tr")
+            >>> runner_up = Query().add_fact("?e", "sports.event.runner_up", "m.0j6tr")
+            >>> q = Query().add_fact("?e", "time.event.start_date", "?d").add_union("?e", champion, runner_up)
+            >>> q.actions()[-1]
+            'add_union(?e, query(add_fact(?e, sports.event.champion, m.0j6tr)), query(add_fact(?e, sports.event.runner_up, m.0j6tr)))'
+            >>> " UNION " in q.sparql(), [str(v) for v in q.variables]
+            (True, ['?e', '?d'])
+        """
+        for branch in branches:
+            if not isinstance(branch, Query):
+                raise QueryError(f"add_union takes queries built with pyql.Query as branches, not {branch!r}")
+            if branch.profile != self.profile:
+                raise QueryError(f"add_union: a {branch.profile.name} branch cannot join a {self.profile.name} query")
+        return self._with(Disjunction(self._var(var, "the variable of add_union"), tuple(branches)))
 
     def add_assignment(self, values: Iterable[TermLike], var: TermLike) -> Query:
         """``VALUES ?var { ... }``: ``var`` takes each value (QIDs, numbers, dates, literals).

@@ -616,6 +616,25 @@ class SparqlActions(ActionSet):
         queries = [q for q in (sub_query, sub_query_2, sub_query_3, sub_query_4) if q is not None]
         return self._observe(env, env.query.add_sub_query(*queries))
 
+    @action("construct", var="variable", branch="query", branch_2="query", branch_3="query", branch_4="query")
+    def add_union(
+        self, env: KBContext, var: Variable, branch: Query, branch_2: Query, branch_3: Query | None = None,
+        branch_4: Query | None = None,
+    ) -> StepResult:
+        """var takes its values from any of the branches (up to four; SPARQL UNION); each branch is written query(action, ...) and binds var, and only var joins the query.
+
+        Args:
+            var: the variable the branches bind.
+            branch: query(...) of the first way to reach var.
+            branch_2: query(...) of the second way.
+            branch_3: optional: a third query(...).
+            branch_4: optional: a fourth query(...).
+
+        Example: add_union(?x, query(add_fact(m.0j6tr, sports.team.championships, ?x)), query(add_fact(?x, sports.event.runner_up, m.0j6tr)))
+        """
+        branches = [q for q in (branch, branch_2, branch_3, branch_4) if q is not None]
+        return self._observe(env, env.query.add_union(var, *branches))
+
     @action("construct", values="values", var="markqa")
     def add_assignment(self, env: KBContext, values: list[str], var: str) -> StepResult:
         """Let a variable take each of some values (VALUES).

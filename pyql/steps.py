@@ -51,6 +51,7 @@ __all__ = [
     "Bind",
     "Rank",
     "SubQuery",
+    "Disjunction",
     "Assignment",
     "PropertyFact",
     "StartTime",
@@ -600,6 +601,48 @@ class SubQuery(Step):
 
     def variables(self) -> tuple[Variable, ...]:
         return ()
+
+
+@dataclass(frozen=True)
+class Disjunction(Step):
+    """``var`` takes its values from any of ``branches`` (``add_union``): SPARQL's ``UNION``.
+
+    Each branch is a query of its own that binds ``var``; it becomes a
+    ``{ SELECT DISTINCT ?var WHERE { ... } }`` block, so only ``var`` joins
+    the rest of the query (a branch's other variables stay inside it, and
+    may have the same names in two branches). After the step ``var`` is
+    visible as after a fact.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> a, b = Query().add_fact("m.0a", "a.b.c", "?x"), Query().add_fact("m.0a", "a.b.d", "?x")
+        >>> Disjunction(Variable("x"), (a, b)).action
+        'add_union'
+    """
+
+    var: Variable
+    branches: tuple[Any, ...]
+    action: ClassVar[str] = "add_union"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "branches", tuple(self.branches))
+        _check_var(self.var, "the variable of add_union")
+        if len(self.branches) < 2:
+            raise QueryError(f"add_union takes two or more branches (queries that bind {self.var}), got {len(self.branches)}")
+        for number, branch in enumerate(self.branches, 1):
+            if not hasattr(branch, "scope") or not hasattr(branch, "steps"):
+                raise QueryError(f"the branches of add_union are queries (pyql.Query), not {branch!r}")
+            if branch.scope.ask:
+                raise QueryError(f"branch {number} of add_union is a yes/no query (add_compare); a branch binds {self.var}")
+            if self.var not in branch.scope.block.variables:
+                seen = ", ".join(str(v) for v in branch.scope.block.variables) or "none"
+                raise QueryError(f"branch {number} of add_union does not bind {self.var} (its variables: {seen})")
+
+    def arguments(self) -> tuple[object, ...]:
+        return (self.var, *self.branches)
+
+    def variables(self) -> tuple[Variable, ...]:
+        return (self.var,)
 
 
 @dataclass(frozen=True)

@@ -172,16 +172,32 @@ def test_intersection_needs_two_variables_of_the_same_type(tmp_path: Path) -> No
     assert env.step("intersection(#0, #0)").ok
 
 
-def test_union_and_hallucinated_functions_are_refused_with_the_vocabulary() -> None:
+def test_hallucinated_functions_are_refused_with_the_vocabulary() -> None:
     env = demo_env()
     env.step(f"get_neighbors(Tropical Storm Rachel, {CATEGORY})")
-    union = env.step("union(#0, #0)")
-    assert union.error == "invalid_action" and "no OR step" in union.observation
     invented = env.step("Action: get_entities_of_type(film.film)")
     assert invented.error == "invalid_action"
     for name in TOOLS_PARAM_ORDER:
         assert f"{name}()" in invented.observation
+    assert "union()" not in invented.observation  # not offered, as AgentBench's prompt does not offer it
     assert len(env.variables) == 1
+
+
+def test_union_runs_as_agentbenchs_api_runs_it() -> None:
+    """AgentBench's task calls any function of its api.py, union among them: #2 is the members of either set."""
+    env = demo_env()
+    env.step(f"get_neighbors(Tropical Storm Rachel, {CATEGORY})")
+    env.step("get_neighbors(#0, meteorology.tropical_cyclone_category.tropical_cyclones)")
+    union = env.step("union(#0, #1)")
+    assert union.ok and union.observation.startswith("variable #2")
+    assert env.variables[2].form == f"(OR {env.variables[0].form} {env.variables[1].form})"
+    assert env.variables[2].query.actions()[0].startswith("add_union(?v2, query(")
+    assert env.step("count(#2)").ok and env.step("Final Answer: #3").observation == "The answer is [6]"
+    other = demo_env()
+    other.step(f"get_neighbors(Tropical Storm Rachel, {CATEGORY})")
+    other.step("count(#0)")
+    refused = other.step("union(#0, #1)")
+    assert refused.error == "bad_argument" and "#1 is a number" in refused.observation and len(other.variables) == 2
 
 
 # -- observing like AgentBench -----------------------------------------------------------

@@ -46,8 +46,9 @@ def test_each_function_makes_the_variable_agentbench_makes() -> None:
         "(COUNT (AND (JOIN (R a.b.c) m.0a) (JOIN (R a.b.d) m.0b)))",
         "(OR (JOIN (R a.b.c) m.0a) (JOIN (R a.b.d) m.0b))",
     ]
-    with pytest.raises(ConversionError, match="OR has no step"):
-        read_agentbench(text + "\nFinal Answer: #5", {}, FREEBASE)
+    assert read_agentbench(text + "\nFinal Answer: #5", {}, FREEBASE).actions()[0].startswith("add_union(?x0, query(")
+    with pytest.raises(ConversionError, match="ARGMAX must be the outermost"):
+        read_agentbench(text + "\nget_neighbors(#3, a.b.e)\nFinal Answer: #6", {}, FREEBASE)
 
 
 def test_an_agentinstruct_style_trajectory_with_names_parses_and_replays(tmp_path: Path) -> None:

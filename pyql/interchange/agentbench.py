@@ -13,7 +13,7 @@ action                            the new variable                       note
 ``get_attributes(#k)``            none
 ``get_neighbors(x, r)``           ``(JOIN (R r) x)``                     the objects of ``x r ?``
 ``intersection(#a, #b)``          ``(AND a b)``
-``union(#a, #b)``                 ``(OR a b)``                           refused when read: a chain has no OR
+``union(#a, #b)``                 ``(OR a b)``                           read to ``add_union``
 ``count(#a)``                     ``(COUNT a)``
 ``argmax(#a, attr)``              ``(ARGMAX a attr)``                    ``argmin``: ``ARGMIN``
 ===============================  =====================================  ====================
@@ -186,7 +186,7 @@ def read_agentbench(text: str, entities: Mapping[str, str], profile: Profile) ->
     """The chain of a trajectory's answer (its S-expression read by the ``sexpr`` reader).
 
     Raises:
-        as :func:`agentbench_form`; ConversionError: the answer uses ``union`` or a nested count/argmax.
+        as :func:`agentbench_form`; ConversionError: the answer nests a count or an argmax.
 
     Example:
         >>> read_agentbench("Action: get_neighbors(m.0a, a.b.c)\\nAction: count(#0)\\nFinal Answer: #1", {}, FREEBASE).actions()

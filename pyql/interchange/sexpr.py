@@ -10,6 +10,8 @@ form                         the set it names
 ``(JOIN (R r) X)``           the ``x`` with a triple ``(y, r, x)``, ``y`` in X
 ``(AND c X)``                X's members of class ``c`` (``c`` a type name)
 ``(AND X Y)``                the members of both
+``(OR X Y)``                 the members of either (``add_union``; two or
+                             more arguments)
 ``(lt r v)``                 the ``x`` with ``(x, r, y)`` and ``y < v``
                              (also ``le``, ``gt``, ``ge``)
 ``(TC X r t)``               X's members whose time span (``r`` its start
@@ -23,17 +25,17 @@ form                         the set it names
 Literals are written as GrailQA writes them, ``2009-08-20^^http://www.w3.org/2001/XMLSchema#date``
 (a bare number or date reads as one too). ``ARGMAX``/``ARGMIN`` and
 ``COUNT`` stand at the top of the form (``(COUNT (ARGMAX ...))`` is
-refused): a chain orders and counts the whole query. ``OR`` has no chain
-step: reading it is a :class:`~pyql.errors.ConversionError` naming the
-place. The reader is a loop over the tokens with an explicit stack, so
+refused): a chain orders and counts the whole query. ``OR`` is an
+``add_union`` step on its set's variable, one branch per argument. The reader is a loop over the tokens with an explicit stack, so
 10,000 nested parentheses cost no recursion; a form nested deeper than
 :data:`MAX_DEPTH` is refused.
 
 Writing goes the other way: the chain's query graph, rooted at the answer
 variable, must be a tree whose every variable is constrained; each
-variable becomes ``(AND ...)`` of what constrains it. :func:`same_logical_form`
+variable becomes ``(AND ...)`` of what constrains it, an ``add_union`` on it
+``(OR ...)`` of its branches' sets. :func:`same_logical_form`
 compares two forms as GrailQA's evaluation compares logical forms: as
-graphs, so ``AND``'s arguments may come in any order.
+graphs, so ``AND``'s and ``OR``'s arguments may come in any order.
 
 Example:
     >>> form = "(AND sports.sports_team (JOIN sports.sports_team.arena_stadium m.0ws7))"
@@ -57,6 +59,7 @@ from pyql.steps import (
     Aggregate,
     Answer,
     Argmax,
+    Disjunction,
     Fact,
     Filter,
     TimeConstraint,
@@ -256,11 +259,6 @@ class _Reader:
                 f"S-expression, character {form.position + 1}: {form.head} must be the outermost form "
                 "(a chain orders and counts the whole query)"
             )
-        if form.head == "OR":
-            return ConversionError(
-                f"S-expression, character {form.position + 1}: OR has no step in a PyQL chain "
-                "(a chain is one conjunctive query); convert each side on its own"
-            )
         if "." in form.head:
             return self.fail(
                 f"a relation used as a function: ({form.head} ...); join it: (JOIN {form.head} X) "
@@ -298,6 +296,17 @@ class _Reader:
                 self.query = self.query.add_type_constrain(self.term(arg, "entity"), var)
             else:
                 self.into(arg, var)
+
+    def disjunction(self, form: Node, var: Variable) -> None:
+        """``(OR X Y ...)``: one branch per argument, each binding ``var``, as one ``add_union``."""
+        if len(form.args) < 2:
+            raise self.fail(f"OR takes two or more arguments, found {len(form.args)}", form)
+        outer, branches = self.query, []
+        for arg in form.args:
+            self.query = Query(outer.profile)
+            self.into(arg, var)
+            branches.append(self.query)
+        self.query = outer.add_union(var, *branches)
 
     def comparison(self, form: Node, var: Variable) -> None:
         self.arity(form, 2)
@@ -364,6 +373,7 @@ class _Reader:
 _SET_FORMS = {
     "JOIN": _Reader.join,
     "AND": _Reader.conjunction,
+    "OR": _Reader.disjunction,
     "TC": _Reader.time_constraint,
     **{name: _Reader.comparison for name in _COMPARISONS},
 }
@@ -375,15 +385,13 @@ def read_sexpr(text: str, entities: Mapping[str, str], profile: Profile) -> Quer
 
     Raises:
         ParseError: the form does not parse or uses a head wrongly, naming the character.
-        ConversionError: ``OR``, or ``COUNT``/``ARGMAX`` inside another form.
+        ConversionError: ``COUNT``/``ARGMAX`` inside another form.
 
     Example:
         >>> print(read_sexpr("(COUNT (JOIN (R a.b.c) m.0a))", {}, FREEBASE).actions())
         ['add_fact(m.0a, a.b.c, ?x1)', 'add_count(?x1, ?x0)']
-        >>> read_sexpr("(OR (JOIN r.s.t m.0a) (JOIN r.s.t m.0b))", {}, FREEBASE)
-        Traceback (most recent call last):
-        ...
-        pyql.errors.ConversionError: S-expression, character 1: OR has no step in a PyQL chain (a chain is one conjunctive query); convert each side on its own
+        >>> read_sexpr("(OR (JOIN r.s.t m.0a) (JOIN r.s.t m.0b))", {}, FREEBASE).actions()[0]
+        'add_union(?x0, query(add_fact(?x0, r.s.t, m.0a)), query(add_fact(?x0, r.s.t, m.0b)))'
     """
     return _Reader(text, profile).top(parse_sexpr(text))
 
@@ -408,6 +416,7 @@ class _Writer:
         self.types: dict[Variable, list[IRI]] = {}
         self.filters: dict[Variable, list[Filter]] = {}
         self.times: dict[Variable, list[TimeConstraint]] = {}
+        self.unions: dict[Variable, list[Disjunction]] = {}
         self.count: Aggregate | None = None
         self.argmax: Argmax | None = None
         self.answer: Variable | None = None
@@ -436,6 +445,8 @@ class _Writer:
             self.filters.setdefault(step.left, []).append(step)
         elif isinstance(step, TimeConstraint):
             self.times.setdefault(step.var, []).append(step)
+        elif isinstance(step, Disjunction):
+            self.unions.setdefault(step.var, []).append(step)
         elif isinstance(step, Aggregate) and step.func == "COUNT" and not step.group_by and self.count is None:
             self.count = step
         elif isinstance(step, Argmax) and step.limit == 1 and step.offset == 0 and self.argmax is None:
@@ -446,7 +457,13 @@ class _Writer:
             raise ConversionError(f"the step {getattr(step, 'action', type(step).__name__)} has no S-expression")
 
     def entities(self) -> set[Term]:
-        return {t for fact in self.facts for t in (fact.head, fact.tail) if isinstance(t, IRI)}
+        """The entities the form names, those of ``add_union``'s branches included."""
+        named = {t for fact in self.facts for t in (fact.head, fact.tail) if isinstance(t, IRI)}
+        for steps in self.unions.values():
+            for step in steps:
+                for branch in step.branches:
+                    named |= _Writer(branch).entities()
+        return named
 
     def name(self, term: Term) -> str:
         if isinstance(term, IRI):
@@ -481,6 +498,7 @@ class _Writer:
         parts = [self.name(t) for t in self.types.get(var, [])]
         for fact, reverse, other in self.edges(var, parent):
             parts.append(self.join(fact, reverse, other, depth))
+        parts += [self.union(step) for step in self.unions.get(var, [])]
         if not parts:
             raise ConversionError(f"{var} is not constrained by anything an S-expression can say")
         form = parts[-1]
@@ -500,6 +518,16 @@ class _Writer:
             forms = [f"({_OPS[t.op]} {relation} {self.name(t.right)})" for t in tests]
             return forms[0] if len(forms) == 1 else "(AND " + " ".join(forms) + ")"
         return f"(JOIN {relation} {self.set_of(other, fact, depth + 1)})"
+
+    def union(self, step: Disjunction) -> str:
+        """``(OR ...)`` of the branches' sets of the union's variable; a branch is a set, so it neither counts nor orders."""
+        forms = []
+        for number, branch in enumerate(step.branches, 1):
+            inner = _Writer(branch)
+            if inner.count is not None or inner.argmax is not None:
+                raise ConversionError(f"branch {number} of add_union on {step.var} counts or orders; in an S-expression OR joins sets")
+            forms.append(inner.set_of(step.var, None))
+        return "(OR " + " ".join(forms) + ")"
 
     def when(self, span: TimeConstraint) -> str:
         late, early = span.start_before.lexical, span.end_after.lexical
@@ -579,31 +607,39 @@ def _canonical(form: Form) -> str:
 
     ``AND`` is flattened and its arguments sorted; a ``TC`` is one more
     constraint on its set's node, so ``(AND (TC X r t) Y)`` and ``(TC (AND
-    X Y) r t)`` are the same.
+    X Y) r t)`` are the same. ``OR`` is flattened and sorted too (a union
+    of sets, in any order and grouping).
     """
     if isinstance(form, Atom):
         return _canonical_atom(form.text)
+    if form.head == "OR":
+        return "(OR " + " ".join(sorted(_flattened(form, "OR"))) + ")"
     if form.head not in ("AND", "TC") or (form.head == "TC" and len(form.args) != 3):
         return "(" + " ".join([form.head, *(_canonical(a) for a in form.args)]) + ")"
+    return "(AND " + " ".join(sorted(_flattened(form, "AND"))) + ")"
+
+
+def _flattened(form: Node, head: str) -> list[str]:
+    """The canonical texts of the arguments of nested ``head`` forms (``AND``: ``TC`` constraints lifted out)."""
     items: list[str] = []
     pending: list[Form] = [form]
     while pending:
         arg = pending.pop()
-        if isinstance(arg, Node) and arg.head == "AND":
+        if isinstance(arg, Node) and arg.head == head:
             pending.extend(arg.args)
-        elif isinstance(arg, Node) and arg.head == "TC" and len(arg.args) == 3:
+        elif head == "AND" and isinstance(arg, Node) and arg.head == "TC" and len(arg.args) == 3:
             pending.append(arg.args[0])
             items.append(f"(TC {_canonical(arg.args[1])} {_canonical(arg.args[2])})")
         else:
             items.append(_canonical(arg))
-    return "(AND " + " ".join(sorted(items)) + ")"
+    return items
 
 
 def same_logical_form(predicted: str, gold: str) -> bool:
     """Whether two S-expressions are the same logical form (GrailQA's exact match).
 
-    They are compared as query graphs: ``AND``'s arguments in any order
-    and nesting, literals by value and datatype. A prediction that does not
+    They are compared as query graphs: ``AND``'s and ``OR``'s arguments in
+    any order and nesting, literals by value and datatype. A prediction that does not
     parse is not the same (False), as in GrailQA's evaluation.
 
     Example:
