@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from pyql.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from tests.fault_servers import HOSTILE_TEXT, FakeLLMServer, GoldResponder, Reply, chat_body, hostile_kb
+from tests.fault_servers import HOSTILE_TEXT, FakeLLMServer, GoldResponder, Reply, hostile_kb
 from tests.test_faults_cli import cli_env, json_lines, one_line, pyql, stderr_of
 
 ROOT = Path(__file__).resolve().parents[1]
