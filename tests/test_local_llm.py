@@ -415,3 +415,60 @@ def test_the_bundled_model_scores_relations_by_pmi_with_the_question() -> None:
     assert long["location.location.time_zones"] > long["people.person.gender"]
     with pytest.raises(ScorerError, match="does not fit"):
         pmi.scorer.logprob("Question:", " time zones" * 40)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie not yet reaped by init counts as gone
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not Path("/proc").exists(), reason="POSIX with /proc")
+def test_the_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
+    """The server's launcher watches the process that started it: SIGKILL of ``pyql eval`` leaves no server behind."""
+    import signal
+    import subprocess
+    import sys
+
+    from agent.llm.local import _PARENT_WATCH
+
+    child_code = _PARENT_WATCH + "import time\ntime.sleep(120)\n"
+    parent_code = (
+        "import os, subprocess, sys\n"
+        "env = dict(os.environ, PYQL_LLAMA_PARENT=str(os.getpid()))\n"
+        f"child = subprocess.Popen([sys.executable, '-c', {child_code!r}], env=env, start_new_session=True)\n"
+        "print(child.pid, flush=True)\n"
+        "import time\ntime.sleep(120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", parent_code], stdout=subprocess.PIPE)
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    assert _alive(child)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    gone = not _alive(child)
+    if not gone:
+        os.kill(child, signal.SIGKILL)
+    assert gone, "the server outlived the process that started it"
+
+
+def test_the_launcher_without_a_parent_pid_keeps_running() -> None:
+    """``PYQL_LLAMA_PARENT`` unset (a server started by hand): the watch does nothing."""
+    import subprocess
+    import sys
+
+    from agent.llm.local import _PARENT_WATCH
+
+    code = _PARENT_WATCH + "import time\ntime.sleep(1.5)\nprint('still here')\n"
+    env = {k: v for k, v in os.environ.items() if k != "PYQL_LLAMA_PARENT"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "still here", done.stderr

@@ -103,7 +103,19 @@ LICENSE_NOTICE = (
 # Runs llama-cpp-python's server; with PYQL_LLAMA_EXTRA_BUFTS=0 it first turns off llama.cpp's
 # "extra buffer types" (the AMX and repacked matrix kernels): on CPUs that report AMX (e.g. recent
 # Xeons in VMs) the AMX kernel of this llama.cpp build crashes with a segmentation fault.
-_LAUNCHER = """\
+# The server ends when the process that started it is gone, however it ended (SIGTERM, SIGKILL, a crash):
+# it watches its parent's pid (given in PYQL_LLAMA_PARENT) and exits once it has been re-parented.
+_PARENT_WATCH = """\
+import os, threading, time
+def _watch_parent(parent=int(os.environ.get("PYQL_LLAMA_PARENT", "0") or 0)):
+    while parent and os.getppid() == parent:
+        time.sleep(0.5)
+    if parent:
+        os._exit(0)
+threading.Thread(target=_watch_parent, name="pyql-parent-watch", daemon=True).start()
+"""
+
+_LAUNCHER = _PARENT_WATCH + """\
 import os, sys
 import llama_cpp.llama_cpp as C
 if os.environ.get("PYQL_LLAMA_EXTRA_BUFTS", "1") == "0" and "use_extra_bufts" in dict(C.llama_model_params._fields_):
@@ -432,6 +444,7 @@ class LocalServer:
         env = dict(os.environ)
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         env["PYQL_LLAMA_EXTRA_BUFTS"] = "1" if self.extra_bufts else "0"
+        env["PYQL_LLAMA_PARENT"] = str(os.getpid())  # the server ends with this process (see _PARENT_WATCH)
         self.process = subprocess.Popen(
             self.command(),
             env=env,
