@@ -300,8 +300,10 @@ class Block:
         func = "MAX" if argmax.descending else "MIN"
         extreme = f"?__{func.lower()}_{argmax.var.name}"
         lead, inner = indent + _INDENT, indent + _INDENT + _INDENT
+        # DISTINCT (one row anyway) keeps rdflib from joining the sub-select lazily: a lazy join
+        # evaluates it with the rows before it bound, which gives each row its own extreme.
         return (
-            f"{lead}{{\n{inner}SELECT ({func}({key}) AS {extreme}) WHERE {{\n"
+            f"{lead}{{\n{inner}SELECT DISTINCT ({func}({key}) AS {extreme}) WHERE {{\n"
             + self._inner(profile, inner)
             + f"{inner}}}\n{lead}}}\n{lead}FILTER({key} = {extreme})\n"
         )
