@@ -257,8 +257,8 @@ class Block:
 
     @property
     def limit(self) -> int | None:
-        """The LIMIT of the block's argmax (None without one)."""
-        return self.argmax.limit if self.argmax is not None else None
+        """The LIMIT of the block's argmax (None without one, or when it keeps ties)."""
+        return self.argmax.limit if self.argmax is not None and not self.argmax.ties else None
 
     @property
     def offset(self) -> int | None:
@@ -279,7 +279,7 @@ class Block:
     def modifiers(self) -> str:
         """The block's ORDER BY / LIMIT / OFFSET lines ("" without an argmax)."""
         argmax = self.argmax
-        if argmax is None:
+        if argmax is None or argmax.ties:  # an argmax with ties is a pattern of the group (see group())
             return ""
         out = "ORDER BY " + _order_key(argmax) + "\n" + (f"LIMIT {argmax.limit}\n" if argmax.limit is not None else "")
         if argmax.offset:
@@ -287,13 +287,34 @@ class Block:
         return out
 
     def group(self, profile: Profile, indent: str = "") -> str:
-        """The block's group pattern ``{ ... }`` (modifiers not included)."""
-        return "{\n" + self._inner(profile, indent) + indent + "}"
+        """The block's group pattern ``{ ... }`` (modifiers not included; an argmax with ties included)."""
+        return "{\n" + self._inner(profile, indent) + self._ties(profile, indent) + indent + "}"
+
+    def _ties(self, profile: Profile, indent: str) -> str:
+        """An argmax with ties: the extreme of its key over the block's parts (a sub-select), and
+        a FILTER keeping the rows whose key equals it ("" for any other block)."""
+        argmax = self.argmax
+        if argmax is None or not argmax.ties:
+            return ""
+        key = _value_key(argmax)
+        func = "MAX" if argmax.descending else "MIN"
+        extreme = f"?__{func.lower()}_{argmax.var.name}"
+        lead, inner = indent + _INDENT, indent + _INDENT + _INDENT
+        # DISTINCT (one row anyway) keeps rdflib from joining the sub-select lazily: a lazy join
+        # evaluates it with the rows before it bound, which gives each row its own extreme.
+        return (
+            f"{lead}{{\n{inner}SELECT DISTINCT ({func}({key}) AS {extreme}) WHERE {{\n"
+            + self._inner(profile, inner)
+            + f"{inner}}}\n{lead}}}\n{lead}FILTER({key} = {extreme})\n"
+        )
 
     def pattern(self, profile: Profile, indent: str = "") -> str:
         """A group pattern equal to the block's rows: with modifiers, a sub-SELECT."""
         if self.argmax is None:
             return self.group(profile, indent)
+        if self.argmax.ties and self.variables:  # only the visible variables: the extreme stays inside
+            projection = " ".join("?" + v.name for v in self.variables)
+            return "{\n" + f"{indent}{_INDENT}SELECT {projection} WHERE " + self.group(profile, indent + _INDENT) + "\n" + indent + "}"
         mods = "".join(f"{indent}{_INDENT}{line}\n" for line in self.modifiers().split("\n") if line)
         return (
             "{\n"
@@ -571,12 +592,16 @@ def _comparison(left: Term, op: str, right: Term, profile: Profile, native: bool
     return f"({term_sparql(left, profile)} {op} {term_sparql(right, profile)})"
 
 
-def _order_key(step: Argmax) -> str:
+def _value_key(step: Argmax) -> str:
     # Numbers order as numbers; dates of mixed precision (xsd:date, gYear,
     # dateTime) order as their ISO text, which every engine agrees on. A
     # native argmax (values of one kind) orders by the variable itself.
     v = "?" + step.var.name
-    key = v if step.native else f"IF(isNumeric({v}), {v}, STR({v}))"
+    return v if step.native else f"IF(isNumeric({v}), {v}, STR({v}))"
+
+
+def _order_key(step: Argmax) -> str:
+    key = _value_key(step)
     return f"DESC({key})" if step.descending else f"ASC({key})"
 
 

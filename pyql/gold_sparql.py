@@ -19,15 +19,16 @@ the two time blocks ``FILTER(NOT EXISTS {?y from ?a} || EXISTS {...    ``add_tim
 ``ORDER BY DESC(xsd:datetime(?v)) LIMIT 1`` (``ASC``, ``xsd:float``)   ``add_max(?v)`` / ``add_min(?v)``
 ``SELECT DISTINCT ?x``, ``SELECT (COUNT(DISTINCT ?x) AS ?n)``          ``set_answer(?x)``, ``add_count(?x, ?n)``
 ``{ A } UNION { B }`` sharing one variable ``?x`` with the rest        ``add_union(?x, query(A), query(B))``
-GrailQA's ``{ SELECT (MAX(?y2) AS ?x2) WHERE { same, ?y for ?x } }``   ``add_max(?x2)`` (``MIN``: ``add_min``)
+GrailQA's ``{ SELECT (MAX(?y2) AS ?x2) WHERE { same, ?y for ?x } }``   ``add_max(?x2, ties=True)`` (``MIN``: ``add_min``)
 ====================================================================  =====================================
 
 The language filter is dropped as WebQSP's own PyQL programs drop it: on
 Freebase an answer literal in another language is rare, and the chain's
 SPARQL keeps such rows. GrailQA's ARGMAX is read only when its sub-select
 is the query's own pattern (its ``?yN`` variables for the ``?xN`` ones):
-then ``add_max`` keeps one row of the largest value where GrailQA keeps
-every tied entity (the same reading as the S-expression's ``ARGMAX``). What
+then ``add_max(..., ties=True)`` keeps, as GrailQA does, every entity
+whose value equals the largest (the same reading as the S-expression's
+``ARGMAX``); WebQSP's ``ORDER BY ... LIMIT 1`` keeps one row, as written. What
 has no step is refused with a :class:`~pyql.errors.ConversionError` naming
 it: a ``UNION`` sharing no variable or several with the rest of the query,
 ``OPTIONAL``, a ``VALUES`` of several entities, other sub-selects,
@@ -588,7 +589,7 @@ class _Chain:
                 "variables for the ?x ones); it has no step",
                 token,
             )
-        self.query = (self.query.add_max if kind == "max" else self.query.add_min)(alias)
+        self.query = (self.query.add_max if kind == "max" else self.query.add_min)(alias, ties=True)  # all tied entities
 
     def union(self, branches: list[Pattern], token: Token, outside: set[Variable]) -> None:
         """``{ A } UNION { B } ...`` sharing one variable with the rest: ``add_union`` of the branches' chains."""

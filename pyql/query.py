@@ -351,14 +351,21 @@ class Query:
         return self._with(Compare(self._operand(left), op, self._operand(right)))
 
     def _argmax(
-        self, var: TermLike, descending: bool, limit: int | None, offset: int, native: bool, return_obj: TermLike | None
+        self,
+        var: TermLike,
+        descending: bool,
+        limit: int | None,
+        offset: int,
+        native: bool,
+        return_obj: TermLike | None,
+        ties: bool = False,
     ) -> Query:
         action = "add_max" if descending else "add_min"
         v = self._visible(self._var(var, f"the argument of {action}"), action)
         answer = None
         if return_obj is not None and not (isinstance(return_obj, str) and return_obj.strip() == "*"):
             answer = self._visible(self._var(return_obj, f"return_obj of {action}"), action)
-        return self._with(Argmax(v, descending, limit, offset, native, answer))
+        return self._with(Argmax(v, descending, limit, offset, native, answer, ties))
 
     def add_max(
         self,
@@ -366,6 +373,7 @@ class Query:
         return_obj: TermLike | None = None,
         offset: int = 0,
         limit: int | None = 1,
+        ties: bool = False,
         *,
         native: bool = False,
     ) -> Query:
@@ -383,14 +391,20 @@ class Query:
                 right when its values are all numbers or all of one date
                 type; :meth:`pyql.kb.KB.native_order` tells) instead of the
                 key that orders mixed date types alike everywhere.
+            ties: keep every row whose ``var`` equals the largest value
+                (GrailQA's ARGMAX) instead of one of them: a sub-select
+                computes the MAX and a FILTER keeps the rows equal to it.
+                It takes no ``offset`` or ``limit`` (leave them 0 and 1).
 
         Example:
             >>> Query().add_fact("?c", "a.b.c", "?t").add_max("?t", limit=2).sparql().rstrip().endswith("LIMIT 2")
             True
             >>> "ORDER BY DESC(?t)" in Query().add_fact("?c", "a.b.c", "?t").add_max("?t", native=True).sparql()
             True
+            >>> "(MAX(?t) AS ?__max_t)" in Query().add_fact("?c", "a.b.c", "?t").add_max("?t", ties=True, native=True).sparql()
+            True
         """
-        return self._argmax(var, True, limit, offset, native, return_obj)
+        return self._argmax(var, True, limit, offset, native, return_obj, ties)
 
     def add_min(
         self,
@@ -398,6 +412,7 @@ class Query:
         return_obj: TermLike | None = None,
         offset: int = 0,
         limit: int | None = 1,
+        ties: bool = False,
         *,
         native: bool = False,
     ) -> Query:
@@ -408,8 +423,10 @@ class Query:
             True
             >>> Query().add_fact("?c", "a.b.c", "?t").add_min("?t", "?c").answer
             Variable(name='c')
+            >>> Query().add_fact("?c", "a.b.c", "?t").add_min("?t", ties=True).actions()[-1]
+            'add_min(?t, *, 0, 1, true)'
         """
-        return self._argmax(var, False, limit, offset, native, return_obj)
+        return self._argmax(var, False, limit, offset, native, return_obj, ties)
 
     def _aggregate(
         self, func: str, var: TermLike, new_var: TermLike, group_by: Iterable[TermLike], group_obj: object = None

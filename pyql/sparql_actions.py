@@ -368,8 +368,10 @@ class SparqlActions(ActionSet):
         """
         return self._observe(env, env.query.add_type_constrain(type, var))
 
-    @action("construct", max_var="variable", return_obj="markqa", offset="whole", limit="whole")
-    def add_max(self, env: KBContext, max_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1) -> StepResult:
+    @action("construct", max_var="variable", return_obj="markqa", offset="whole", limit="whole", ties="flag")
+    def add_max(
+        self, env: KBContext, max_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1, ties: bool = False
+    ) -> StepResult:
         """Constrain the query to return only the result where max_var is the biggest.
 
         Args:
@@ -377,15 +379,18 @@ class SparqlActions(ActionSet):
             return_obj: optional (MarkQA's): the variable returned afterwards.
             offset: optional: rows skipped first (the third largest: 2).
             limit: optional: rows kept (default 1; none keeps all).
+            ties: optional: true keeps every row whose max_var equals the largest value (offset 0, limit 1), not one.
 
         Example: add_max(?time)
         """
         # The engine's own order when the KB knows the values are of one kind (an index can answer it).
         native = env.kb.native_order(max_var, env.query)
-        return self._observe(env, env.query.add_max(max_var, return_obj, offset, limit, native=native))
+        return self._observe(env, env.query.add_max(max_var, return_obj, offset, limit, ties, native=native))
 
-    @action("construct", min_var="variable", return_obj="markqa", offset="whole", limit="whole")
-    def add_min(self, env: KBContext, min_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1) -> StepResult:
+    @action("construct", min_var="variable", return_obj="markqa", offset="whole", limit="whole", ties="flag")
+    def add_min(
+        self, env: KBContext, min_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1, ties: bool = False
+    ) -> StepResult:
         """Constrain the query to return only the result where min_var is the smallest.
 
         Args:
@@ -393,11 +398,12 @@ class SparqlActions(ActionSet):
             return_obj: optional (MarkQA's): the variable returned afterwards.
             offset: optional: rows skipped first.
             limit: optional: rows kept (default 1; none keeps all).
+            ties: optional: true keeps every row whose min_var equals the smallest value (offset 0, limit 1), not one.
 
         Example: add_min(?time)
         """
         native = env.kb.native_order(min_var, env.query)
-        return self._observe(env, env.query.add_min(min_var, return_obj, offset, limit, native=native))
+        return self._observe(env, env.query.add_min(min_var, return_obj, offset, limit, ties, native=native))
 
     @action("construct", count_var="variable", new_var="variable", group_obj="markqa")
     def add_count(self, env: KBContext, count_var: Variable, new_var: Variable, group_obj: Any = None) -> StepResult:

@@ -191,6 +191,10 @@ class Argmax(Step):
 
     ``answer`` is MarkQA's ``return_obj``: the variable the query returns
     afterwards (None: unchanged). ``limit`` None keeps every row after ``offset``.
+
+    ``ties`` True keeps every row whose value of ``var`` equals the largest
+    (smallest) one, as GrailQA's ARGMAX/ARGMIN do, instead of one row (it
+    takes no ``offset`` and no ``limit``: they stay 0 and 1).
     """
 
     var: Variable
@@ -199,6 +203,7 @@ class Argmax(Step):
     offset: int = 0
     native: bool = False
     answer: Variable | None = None
+    ties: bool = False
 
     @property
     def action(self) -> str:  # type: ignore[override]
@@ -216,9 +221,18 @@ class Argmax(Step):
             raise QueryError(f"the offset of {self.action} must be a whole number ≥ 0, got {self.offset!r}")
         if not isinstance(self.native, bool):
             raise QueryError(f"native of {self.action} must be True or False, got {self.native!r}")
+        if not isinstance(self.ties, bool):
+            raise QueryError(f"ties of {self.action} must be True or False, got {self.ties!r}")
+        if self.ties and (self.offset != 0 or self.limit != 1):
+            raise QueryError(
+                f"{self.action} with ties keeps every row at the extreme, so it takes no offset or limit "
+                f"(got offset {self.offset!r}, limit {self.limit!r}); leave them at 0 and 1, or drop ties"
+            )
 
     def arguments(self) -> tuple[object, ...]:
-        """MarkQA's ``(max_obj, return_obj, offset, limit)``, the defaults at the end left out."""
+        """MarkQA's ``(max_obj, return_obj, offset, limit)`` then ``ties``, the defaults at the end left out."""
+        if self.ties:
+            return (self.var, self.answer if self.answer is not None else "*", self.offset, self.limit, True)
         if self.offset == 0 and self.limit == 1:
             return (self.var,) if self.answer is None else (self.var, self.answer)
         return (self.var, self.answer if self.answer is not None else "*", self.offset, self.limit)

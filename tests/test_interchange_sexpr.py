@@ -50,7 +50,7 @@ TABLE = [
         [
             "add_fact(?x0, aviation.airport.serves, m.0f2v0)",
             "add_fact(?x0, aviation.airport.number_of_runways, ?x1)",
-            "add_max(?x1)",
+            "add_max(?x1, *, 0, 1, true)",
             "set_answer(?x0)",
         ],
     ),
