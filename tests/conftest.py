@@ -80,3 +80,16 @@ def pytest_report_header(config: _pytest.Config) -> str:
     found = [key for key in FILES if shared_path(key).is_file()]
     missing = "" if len(found) == len(FILES) else "; tests that need the missing files skip (README.md, 'Tests')"
     return f"pyql shared data: {SHARED_DATA} ({len(found)} of {len(FILES)} files{missing})"
+
+
+# Hypothesis: local runs draw new examples every time (they explore); CI sets PYQL_HYPOTHESIS_PROFILE=ci
+# (.ci/run) so that every run of a commit tries the same examples and a red CI is a reproducible failure,
+# not the luck of one draw. A property that fails locally is fixed, not hidden: its example is printed.
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # pragma: no cover - hypothesis is in the dev extra
+    _hypothesis_settings = None
+if _hypothesis_settings is not None:
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+    if _os.environ.get("PYQL_HYPOTHESIS_PROFILE"):
+        _hypothesis_settings.load_profile(_os.environ["PYQL_HYPOTHESIS_PROFILE"])
