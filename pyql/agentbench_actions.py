@@ -158,16 +158,7 @@ class AgentBenchActions(ActionSet):
 
         Example: intersection(#0, #1)
         """
-        for var in (variable1, variable2):
-            if var.is_number:
-                raise ArgumentError(f"intersection: #{var.index} is a number (a count), not a set of entities")
-        if variable1.type and variable2.type and variable1.type != variable2.type:
-            raise ArgumentError(
-                f"intersection: two variables must have the same type; #{variable1.index} are instances of "
-                f"{variable1.type}, #{variable2.index} of {variable2.type}"
-            )
-        made = env.make("and", (variable1, variable2), variable1.type or variable2.type, f"(AND {variable1.form} {variable2.form})")
-        return self._made(env, made)
+        return self._combine(env, "intersection", "and", variable1, variable2)
 
     @action("construct", variable1="set", variable2="set")
     def union(self, env: Any, variable1: Any, variable2: Any) -> StepResult:
@@ -181,16 +172,20 @@ class AgentBenchActions(ActionSet):
 
         Example: union(#0, #1)
         """
+        return self._combine(env, "union", "or", variable1, variable2)
+
+    def _combine(self, env: Any, name: str, op: str, variable1: Any, variable2: Any) -> StepResult:
+        """``intersection``/``union``: two sets of the same type made into ``(AND ...)``/``(OR ...)``."""
         for var in (variable1, variable2):
             if var.is_number:
-                raise ArgumentError(f"union: #{var.index} is a number (a count), not a set of entities")
+                raise ArgumentError(f"{name}: #{var.index} is a number (a count), not a set of entities")
         if variable1.type and variable2.type and variable1.type != variable2.type:
             raise ArgumentError(
-                f"union: two variables must have the same type; #{variable1.index} are instances of "
+                f"{name}: two variables must have the same type; #{variable1.index} are instances of "
                 f"{variable1.type}, #{variable2.index} of {variable2.type}"
             )
-        made = env.make("or", (variable1, variable2), variable1.type or variable2.type, f"(OR {variable1.form} {variable2.form})")
-        return self._made(env, made)
+        form = f"({op.upper()} {variable1.form} {variable2.form})"
+        return self._made(env, env.make(op, (variable1, variable2), variable1.type or variable2.type, form))
 
     @action("interact", variable="set")
     def get_attributes(self, env: Any, variable: Any) -> StepResult:

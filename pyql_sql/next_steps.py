@@ -347,7 +347,17 @@ def _best_per_span(candidates: list[ConditionCandidate]) -> list[ConditionCandid
 
 
 def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> str | None:
-    """The aggregation the cue words ask for (a cue that is a header's own word does not count)."""
+    """The aggregation the cue words ask for (the cue of :func:`_aggregation_cue`)."""
+    cue = _aggregation_cue(question, g, mentions)
+    if cue is None:
+        return None
+    if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
+        return "COUNT"  # "the total number of ...", "the total game number"
+    return _AGGREGATE_OF[cue.op]
+
+
+def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> Any:
+    """The first aggregate or order cue word, or None; a cue that is a header's own word does not count."""
     whole = [m for m in mentions.values() if m[2] >= 3]
     starts = {m[0] for m in mentions.values()}
     for cue in g.cues:
@@ -356,22 +366,6 @@ def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, 
         before_header = any(question[cue.end : s].strip() == "" for s in starts if s >= cue.end)
         if any(s <= cue.start and cue.end <= e for s, e, _ in whole) and not before_header:
             continue  # a header's own word ("Which Average ..."), unless it stands before a header ("the average Total")
-        if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
-            return "COUNT"  # "the total number of ...", "the total game number"
-        return _AGGREGATE_OF[cue.op]
-    return None
-
-
-def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> Any:
-    """The cue word that gives the aggregation, or None (the same rules as :func:`_aggregation`)."""
-    whole = [m for m in mentions.values() if m[2] >= 3]
-    starts = {m[0] for m in mentions.values()}
-    for cue in g.cues:
-        if cue.kind not in ("aggregate", "order"):
-            continue
-        before_header = any(question[cue.end : s].strip() == "" for s in starts if s >= cue.end)
-        if any(s <= cue.start and cue.end <= e for s, e, _ in whole) and not before_header:
-            continue
         return cue
     return None
 
