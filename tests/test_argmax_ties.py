@@ -6,17 +6,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-import pyoxigraph as ox
 import pytest
 
 from pyql.errors import ArgumentError, QueryError
 from pyql.interchange.actions import read_actions, write_actions
 from pyql.interchange.sexpr import read_sexpr, write_sexpr
 from pyql.kb import KB
-from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.profiles import FREEBASE
 from pyql.query import Query
 from pyql.steps import Argmax
+from tests.turtle_engines import answer_values, oxigraph_kb, rdflib_kb, virtuoso_kb
 
 NS = "http://rdf.freebase.com/ns/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -67,35 +66,21 @@ EXPECTED = {
 }
 
 
-def _store() -> ox.Store:
-    store = ox.Store()
-    store.load(TTL.encode(), ox.RdfFormat.TURTLE)
-    return store
-
-
 def _answers(kb: KB, query: Query) -> list[str]:
-    return sorted(str(v.to_dict()["value"]).removeprefix(NS) for v in kb.execute(query).answers())
+    return answer_values(kb, query, NS)
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_ties_answer_alike_on_pyoxigraph_and_rdflib(name: str, tmp_path) -> None:
-    path = tmp_path / "kb.ttl"
-    path.write_text(TTL)
     query = QUERIES[name]()
-    assert _answers(OxigraphKB(_store()), query) == EXPECTED[name]
-    assert _answers(KB.open(f"rdflib:{path}"), query) == EXPECTED[name]
+    assert _answers(oxigraph_kb(TTL), query) == EXPECTED[name]
+    assert _answers(rdflib_kb(TTL, tmp_path), query) == EXPECTED[name]
 
 
 @pytest.mark.virtuoso
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_ties_answer_alike_on_virtuoso(name: str, virtuoso_server, tmp_path) -> None:
-    from pyql.kb.endpoint_backend import EndpointKB
-
-    path = tmp_path / "ties.ttl"
-    path.write_text(TTL)
-    graph = "http://pyql.test/ties"
-    virtuoso_server.load_turtle(path, graph)
-    remote = EndpointKB(virtuoso_server.endpoint, default_graph=graph, timeout=30)
+    remote = virtuoso_kb(virtuoso_server, TTL, tmp_path, "http://pyql.test/ties")
     if name == "a second argmax nests":  # known: Virtuoso 7.2 answers a ties argmax nested in another with no rows
         assert _answers(remote, QUERIES[name]()) == []
         pytest.xfail("Virtuoso 7.2 gives no rows for a ties argmax nested under another ties argmax")
@@ -149,14 +134,14 @@ def test_ties_with_an_offset_or_a_limit_is_refused(kwargs: dict, words: str) -> 
 def test_the_default_keeps_one_row_and_writes_as_before() -> None:
     query = _base().add_max("?n").set_answer("?x")
     assert "LIMIT 1" in query.sparql() and query.actions()[-2] == "add_max(?n)"
-    assert len(_answers(OxigraphKB(_store()), query)) == 1
+    assert len(_answers(oxigraph_kb(TTL), query)) == 1
 
 
 def test_an_sexpr_argmax_keeps_the_tie_and_writes_back() -> None:
     form = "(ARGMAX aviation.airport aviation.airport.runways)"
     query = read_sexpr(form, {}, FREEBASE)
     assert query.steps[-2].ties
-    assert _answers(OxigraphKB(_store()), query) == ["m.a", "m.b"]
+    assert _answers(oxigraph_kb(TTL), query) == ["m.a", "m.b"]
     assert write_sexpr(query) == form
     minimum = read_sexpr("(ARGMIN (JOIN aviation.airport.serves m.city) aviation.airport.runways)", {}, FREEBASE)
-    assert _answers(OxigraphKB(_store()), minimum) == ["m.c"]
+    assert _answers(oxigraph_kb(TTL), minimum) == ["m.c"]

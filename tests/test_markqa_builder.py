@@ -287,17 +287,10 @@ PARITY = {
 @pytest.mark.parametrize("name", sorted(PARITY))
 def test_virtuoso_parity(name: str, virtuoso_server, tmp_path) -> None:
     """MarkQA's engine: the same answers on Virtuoso as on pyoxigraph."""
-    from pyql.kb.endpoint_backend import EndpointKB
-    from pyql.kb.oxigraph_backend import OxigraphKB
+    from tests.turtle_engines import oxigraph_kb, virtuoso_kb
 
-    path = tmp_path / "wd.ttl"
-    path.write_text(TTL)
-    graph = "http://pyql.test/markqa"
-    virtuoso_server.load_turtle(path, graph)
-    remote = EndpointKB(virtuoso_server.endpoint, default_graph=graph, timeout=30, profile="wikidata")
-    store = ox.Store()
-    store.load(TTL.encode(), ox.RdfFormat.TURTLE)
-    local = OxigraphKB(store, profile="wikidata")
+    remote = virtuoso_kb(virtuoso_server, TTL, tmp_path, "http://pyql.test/markqa", profile="wikidata")
+    local = oxigraph_kb(TTL, profile="wikidata")
     query = PARITY[name]()
 
     def answers(kb) -> list[object]:

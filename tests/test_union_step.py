@@ -7,16 +7,15 @@ branches get an error that says what is wrong.
 
 from __future__ import annotations
 
-import pyoxigraph as ox
 import pytest
 
 from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from pyql.errors import PyQLError, QueryError
 from pyql.interchange import convert
 from pyql.kb import KB
-from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.query import Query
 from pyql.sparql_environment import SparqlEnvironment
+from tests.turtle_engines import answer_values, oxigraph_kb, rdflib_kb, virtuoso_kb
 
 NS = "http://rdf.freebase.com/ns/"
 # Two championship events: the team won e1 and was runner-up in e2; e3 is another team's.
@@ -61,30 +60,22 @@ EXPECTED = {
 }
 
 
-def _store() -> ox.Store:
-    store = ox.Store()
-    store.load(TTL.encode(), ox.RdfFormat.TURTLE)
-    return store
-
-
 def _answers(kb: KB, query: Query) -> list[str]:
-    return sorted(str(v.to_dict()["value"]).removeprefix(NS) for v in kb.execute(query).answers())
+    return answer_values(kb, query, NS)
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_union_answers_alike_on_pyoxigraph_and_rdflib(name: str, tmp_path) -> None:
-    path = tmp_path / "kb.ttl"
-    path.write_text(TTL)
     query = QUERIES[name]()
-    assert _answers(OxigraphKB(_store()), query) == EXPECTED[name]
-    assert _answers(KB.open(f"rdflib:{path}"), query) == EXPECTED[name]
+    assert _answers(oxigraph_kb(TTL), query) == EXPECTED[name]
+    assert _answers(rdflib_kb(TTL, tmp_path), query) == EXPECTED[name]
 
 
 def test_a_branch_keeps_its_own_variables() -> None:
     """``?n`` of a branch is not the outer ``?n``: the outer note (m.n3 of e3) does not filter the branch."""
     noted = Query().add_fact("?e", "a.note", "?n")
     query = Query().add_fact("m.e3", "a.note", "?n").add_union("?e", noted, champion()).set_answer("?e")
-    assert _answers(OxigraphKB(_store()), query) == ["m.e1", "m.e2", "m.e3"]
+    assert _answers(oxigraph_kb(TTL), query) == ["m.e1", "m.e2", "m.e3"]
     assert [str(v) for v in query.variables] == ["?n", "?e"]
 
 
@@ -123,7 +114,7 @@ def test_the_action_language_reads_and_writes_add_union() -> None:
 
 
 def test_an_environment_steps_add_union_and_observes_it() -> None:
-    env = SparqlEnvironment(OxigraphKB(_store()), actions=SPARQL_ALL_ACTIONS)
+    env = SparqlEnvironment(oxigraph_kb(TTL), actions=SPARQL_ALL_ACTIONS)
     record = env.step(
         "add_union(?e, query(add_fact(?e, sports.event.champion, m.team)), query(add_fact(?e, sports.event.runner_up, m.team)))"
     )
@@ -147,13 +138,7 @@ def test_the_docs_of_the_action_are_generated() -> None:
 @pytest.mark.virtuoso
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_union_answers_alike_on_virtuoso(name: str, virtuoso_server, tmp_path) -> None:
-    from pyql.kb.endpoint_backend import EndpointKB
-
-    path = tmp_path / "union.ttl"
-    path.write_text(TTL)
-    graph = "http://pyql.test/union"
-    virtuoso_server.load_turtle(path, graph)
-    remote = EndpointKB(virtuoso_server.endpoint, default_graph=graph, timeout=30)
+    remote = virtuoso_kb(virtuoso_server, TTL, tmp_path, "http://pyql.test/union")
     assert _answers(remote, QUERIES[name]()) == EXPECTED[name]
 
 
