@@ -8,6 +8,7 @@ cue words, the answer column from the header it names.
 from __future__ import annotations
 
 import types
+from typing import Any
 
 import pytest
 
@@ -115,6 +116,18 @@ def test_choices_carry_previews() -> None:
     assert env.query.steps == ()  # previews are tried and undone
 
 
+def follow_first_steps(env: Any, limit: int = 8) -> Any:
+    """Take the first listed step until the episode ends (what a model that always answers 1 does); the env."""
+    for _ in range(limit):
+        steps = table_next_steps(env)
+        if not steps:
+            break
+        env.step(steps[0].action)
+        if env.done:
+            break
+    return env
+
+
 @needs_shared("dbbench")
 def test_dbbench_dev_first_choices() -> None:
     """On the dbbench dev questions, taking the first listed step every time (what a model that always answers 1 does)."""
@@ -125,14 +138,7 @@ def test_dbbench_dev_first_choices() -> None:
     right = 0
     dataset = [i for i in load_dataset(shared_path("dbbench")) if i["kind"] not in ("INSERT", "UPDATE")]  # changes: test_table_mutation.py
     for item in dataset:
-        env = open_environment(types.SimpleNamespace(feedback="eraser"), item, agent=True)
-        for _ in range(8):
-            steps = table_next_steps(env)
-            if not steps:
-                break
-            env.step(steps[0].action)
-            if env.done:
-                break
+        env = follow_first_steps(open_environment(types.SimpleNamespace(feedback="eraser"), item, agent=True))
         answers = [a["value"] for a in env.final_result().answers]
         right += env.done and denotation_match(answers, item["answers"])  # an unfinished episode answers nothing, not "none"
     assert len(dataset) == 14 and right >= 12

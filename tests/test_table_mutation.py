@@ -23,6 +23,7 @@ from pyql_sql.next_steps import table_next_steps
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.writable_environment import STATE_PREFIX, WritableTableEnvironment
 from tests.shared_data import needs_shared, shared_path
+from tests.test_table_choose import follow_first_steps
 
 
 def _standings() -> Table:
@@ -176,12 +177,6 @@ def test_dbbench_dev_changes_first_choices() -> None:
     for item in changes:
         env = open_environment(types.SimpleNamespace(feedback="eraser"), item, agent=True)
         assert isinstance(env, WritableTableEnvironment)
-        for _ in range(8):
-            steps = table_next_steps(env)
-            if not steps:
-                break
-            env.step(steps[0].action)
-            if env.done:
-                break
+        follow_first_steps(env)
         right += state_denotation(env.final_result().answers if env.done else [], item["answers"])
     assert len(changes) == 20 and right >= 5
