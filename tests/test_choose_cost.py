@@ -119,11 +119,7 @@ def test_every_offered_step_runs(demo: KB) -> None:
 
 
 def test_one_enumeration_is_a_few_queries_not_one_per_candidate(demo: KB) -> None:
-    question = next(q for q in DEMO if q["id"] == "q05")
-    env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
-    auto_look(env)
-    env.step(next(line for line in question["actions"] if line.startswith("add_fact")))
-    auto_look(env)
+    env = _q05_after_first_hop(demo)
     before = demo.stats.queries
     batched = [s.action for s in next_steps(env, limit=36)]
     batch_queries = demo.stats.queries - before
