@@ -289,3 +289,18 @@ def test_the_pages_commands_print_what_it_shows(body: str, tmp_path: Path) -> No
     done = subprocess.run(["bash", "-c", "set -o pipefail\n" + line], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False)
     assert done.returncode == 0 and shown.strip(), done.stderr
     assert doctest.OutputChecker().check_output(shown, done.stdout, _FLAGS), done.stdout
+
+
+def test_a_converted_argmax_runs_with_the_full_action_set_and_not_with_the_default_one() -> None:
+    """``pyql convert --to actions`` writes GrailQA's ARGMAX as ``add_min(?v, *, 0, 1, true)``: the full SPARQL
+    set (``--action-set sparql-all``) runs it and keeps the three storms tied at one death; QueryAgent's
+    default set (``add_min(min_var)``) answers it with ``wrong_arity`` and undoes it."""
+    chain = pyql("convert", "--from", "sexpr", "--to", "actions",
+                 stdin="(ARGMIN meteorology.tropical_cyclone meteorology.tropical_cyclone.direct_fatalities)").stdout.decode()
+    assert "add_min(?x1, *, 0, 1, true)" in chain
+    full = pyql("run", "--kb", "demo", "--action-set", "sparql-all", "--actions", "-", "--json", stdin=chain + "execute()\n")
+    assert full.returncode == 0, full.stderr
+    answers = json.loads(full.stdout.decode().splitlines()[-1])["answers"]  # one line per step, then the result
+    assert sorted(a["value"] for a in answers) == ["m.0107f3vm", "m.0107j2dw", "m.0bhw9m"]
+    default = pyql("run", "--kb", "demo", "--actions", "-", stdin=chain + "execute()\n")
+    assert default.returncode != 0 and b"wrong_arity" in default.stdout
