@@ -260,8 +260,7 @@ def open_environment(
             ``table``, ``table_json``, ``question``, ``entities`` (JSON text),
             ``kb_timeout``, ``default_graph`` (:func:`kb_options`), ``run_advice``,
             ``escalate`` (the ablation switches of :class:`pyql.environment.Environment`),
-            ``action_set`` (``sparql-all``: every SPARQL action, MarkQA's arguments such as
-            ``add_max``'s ties flag and ``add_union`` included, instead of the profile's default set;
+            ``action_set`` (``sparql-all``: every SPARQL action, ties and ``add_union`` included;
             ``agentbench``: an :class:`~pyql.agentbench_environment.AgentBenchEnvironment`
             on the KB, observing by ``observe``, rows or type).
         item: a data set item (``question``, ``entities``, optional ``table``);
