@@ -151,6 +151,8 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
     if kind is None:
         return []
     g = g or ground(question)
+    if env.query.conditions and kind == "insert":  # a read, not a change
+        return []
     if env.query.conditions:  # the rows to change are picked: the update itself
         on = frozenset(s.column.index for s in env.query.conditions)
         skip = frozenset(str(s.value).strip().lower() for s in env.query.conditions)

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyql.grounding import Grounded, Grounding, ground, parse_date
 
@@ -97,15 +97,28 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
 
 
+def _ending(word: str) -> str:
+    """A regular verb ending the word has (``recorded`` → ``ed``), which a noun header's word lacks."""
+    w = word.lower()
+    if w in _IRREGULAR:
+        return ""
+    return "ed" if len(w) > 4 and w.endswith("ed") else "ing" if len(w) > 5 and w.endswith("ing") else ""
+
+
 def _header_words(header: str) -> list[set[str]]:
-    """Each word of a header as the forms that name it (itself and its spelt-out abbreviation)."""
+    """Each word of a header as the forms that name it: its normal form (with its verb ending) and its spelt-out abbreviation."""
     out = []
     for _, _, w in _tokens(header):
-        forms = {word_norm(w)}
+        forms = {_form(w)}
         if w in _SPELT:
-            forms.add(word_norm(_SPELT[w]))
+            forms.add(_form(_SPELT[w]))
         out.append(forms)
     return out
+
+
+def _form(word: str) -> str:
+    """The normal form and the verb ending: ``recorded`` does not name ``Record``, ``played`` names ``Played``."""
+    return f"{word_norm(word)}/{_ending(word)}"
 
 
 @dataclass(frozen=True)
@@ -137,7 +150,7 @@ def _runs(words: list[tuple[int, int, str]], header: list[set[str]], column: int
     for i in range(len(words)):
         for k in range(len(header)):
             n = 0
-            while i + n < len(words) and k + n < len(header) and word_norm(words[i + n][2]) in header[k + n]:
+            while i + n < len(words) and k + n < len(header) and _form(words[i + n][2]) in header[k + n]:
                 n += 1
             content = sum(1 for j in range(k, k + n) if not stop[j])
             if n and content:
@@ -153,7 +166,7 @@ def _window(question: str, words: list[tuple[int, int, str]], header: list[set[s
         return []
     out = []
     for i in range(len(words)):
-        norms = [word_norm(w[2]) for w in words[i : i + len(header) + 1]]
+        norms = [_form(w[2]) for w in words[i : i + len(header) + 1]]
         hit = [j for j, n in enumerate(norms) if any(n in h for h in needed)]
         if hit and hit[0] == 0 and all(any(n in h for n in norms) for h in needed):
             start, end = words[i][0], words[i + hit[-1]][1]
@@ -223,6 +236,15 @@ def _text(v: Grounded) -> str:
     return str(v.value) if v.kind == "quoted" else v.text
 
 
+def _one_sentence(v: Grounded) -> Grounded:
+    """A capitalised span cut at a full stop inside it (``Hedlund. The`` is ``Hedlund``)."""
+    cut = re.search(r"[.!?]\s", v.text) if v.kind == "span" else None
+    if cut is None or cut.start() == 0:
+        return v
+    text = v.text[: cut.start()]
+    return replace(v, text=text, end=v.start + len(text), value=text if isinstance(v.value, str) else v.value)
+
+
 def question_values(table: Table, question: str, g: Grounding | None = None) -> tuple[list[Grounded], list[Mention]]:
     """The values a change question gives, and its column mentions.
 
@@ -241,7 +263,7 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
     rank = {"quoted": 0, "number": 1, "quantity": 1, "date": 2, "span": 3}
     hidden = _name_spans(table, question)
     values: list[Grounded] = []
-    for v in sorted(g.values, key=lambda v: (v.start, rank.get(v.kind, 4))):
+    for v in sorted((_one_sentence(v) for v in g.values), key=lambda v: (v.start, rank.get(v.kind, 4))):
         if _text(v).strip().lower() in names or any(o.start <= v.start and v.end <= o.end for o in values):
             continue
         if any(s <= v.start and v.end <= e for s, e in hidden) or re.match(r"\s*(columns?|rows?|fields?)\b", question[v.end :], re.I):
@@ -272,7 +294,9 @@ def enumeration_pairs(
     """Headers listed, then values listed: paired in order when the lists are as long.
 
     Returns the pairs, and the columns and value spans of lists of different
-    lengths (ambiguous: nothing else is to pair them).
+    lengths, and of values listed with no list of columns right before them
+    and no column named next to any of them (``in 1997, 2001 and 2005``):
+    ambiguous, nothing else is to pair them.
 
     Example:
         >>> from pyql_sql.table import Table
@@ -293,11 +317,17 @@ def enumeration_pairs(
     pairs: list[tuple[int, Grounded]] = []
     blocked_cols: set[int] = set()
     blocked_values: set[tuple[int, int]] = set()
-    for heads, vals in zip(runs, runs[1:]):
-        if not (isinstance(heads[0], Mention) and isinstance(vals[0], Grounded) and len(heads) >= 2 and len(vals) >= 2):
+    for i, vals in enumerate(runs):
+        heads = runs[i - 1] if i else []
+        if not (isinstance(vals[0], Grounded) and len(vals) >= 2):
+            continue
+        if not (heads and isinstance(heads[0], Mention) and len(heads) >= 2):  # values listed with no columns listed
+            if not _adjacent_pairs(question, vals, mentions):  # type: ignore[arg-type]  # nor one named next to any
+                blocked_values |= {(v.start, v.end) for v in vals}  # type: ignore[attr-defined]
             continue
         between = question[_end(heads[-1]) : vals[0].start]
         if re.search(r"[.;!?](\s|$)", between) or len(_TOKEN.findall(between.lower())) > 6:
+            blocked_values |= {(v.start, v.end) for v in vals}  # type: ignore[attr-defined]
             continue
         if len(heads) == len(vals):
             pairs += [(m.column, v) for m, v in zip(heads, vals)]  # type: ignore[attr-defined,misc]
@@ -349,7 +379,7 @@ def _adjacent_pairs(question: str, values: Sequence[Grounded], mentions: Sequenc
     for v in values:
         for m in mentions:
             after = _gap(question, m.end, v.start) if v.start >= m.end else None
-            before = _gap(question, v.end, m.start) if v.end <= m.start else None
+            before = _gap(question, v.end, m.start) if v.end <= m.start and m.whole else None  # "5 wins", not "Tiger Woods won"
             best = min((x for x in (after, None if before is None else before + 0.5) if x is not None), default=None)
             if best is not None:
                 out.append((best - m.strength / 10, m.column, v))
