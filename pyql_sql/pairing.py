@@ -250,7 +250,8 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
 
     One value per span (a quoted string over what it holds, a number over a
     date); not the table's name or a header, not a span the column mentions
-    mostly cover (``Round`` of "Round of 16"), not the count of ``5 columns``.
+    mostly cover (``Round`` of "Round of 16"), not the count of ``5 columns``;
+    a quantity whose unit is a column's name is its number (``29 goals scored``).
 
     Example:
         >>> t = Table.from_rows(["Rank", "Gold"], [["1", "2"]], name="Olympic Medals")
@@ -273,6 +274,9 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
     mentions = column_mentions(table, question, hidden=hidden + quoted)
     kept = []
     for v in values:
+        number = re.match(r"[+-]?\d[\d,.]*", v.text) if v.kind == "quantity" else None
+        if number and any(m.start < v.end and v.start + number.end() <= m.start for m in mentions):  # "29 goals scored"
+            v = replace(v, kind="number", text=number.group().rstrip(",."), end=v.start + len(number.group().rstrip(",.")), unit="")
         covered = sum(max(0, min(m.end, v.end) - max(m.start, v.start)) for m in mentions)
         if v.kind == "quoted" or covered * 2 < len(v.text.strip()):
             kept.append(v)
@@ -292,6 +296,10 @@ def enumeration_pairs(
     question: str, values: Sequence[Grounded], mentions: Sequence[Mention]
 ) -> tuple[list[tuple[int, Grounded]], set[int], set[tuple[int, int]]]:
     """Headers listed, then values listed: paired in order when the lists are as long.
+
+    A list of headers is two or more mentions with only commas and "and"/"or"
+    between, none with a value of its own next to it (``2 draws and against
+    1305`` is no list).
 
     Returns the pairs, and the columns and value spans of lists of different
     lengths, and of values listed with no list of columns right before them
@@ -318,22 +326,20 @@ def enumeration_pairs(
     blocked_cols: set[int] = set()
     blocked_values: set[tuple[int, int]] = set()
     for i, vals in enumerate(runs):
-        heads = runs[i - 1] if i else []
-        if not (isinstance(vals[0], Grounded) and len(vals) >= 2):
+        if not isinstance(vals[0], Grounded):
             continue
-        if not (heads and isinstance(heads[0], Mention) and len(heads) >= 2):  # values listed with no columns listed
-            if not _adjacent_pairs(question, vals, mentions):  # type: ignore[arg-type]  # nor one named next to any
+        heads = runs[i - 1] if i and isinstance(runs[i - 1][0], Mention) else []
+        between = question[_end(heads[-1]) : vals[0].start] if heads else ""
+        others = [v for v in values if all(v is not w for w in vals)]
+        listed = len(heads) >= 2 and not _adjacent_pairs(question, others, heads)  # type: ignore[arg-type]  # not "2 draws and against"
+        if listed and not re.search(r"[.;!?](\s|$)", between) and len(_TOKEN.findall(between.lower())) <= 6:
+            if len(heads) == len(vals):
+                pairs += [(m.column, v) for m, v in zip(heads, vals)]  # type: ignore[attr-defined,misc]
+            else:
+                blocked_cols |= {m.column for m in heads}  # type: ignore[attr-defined]
                 blocked_values |= {(v.start, v.end) for v in vals}  # type: ignore[attr-defined]
-            continue
-        between = question[_end(heads[-1]) : vals[0].start]
-        if re.search(r"[.;!?](\s|$)", between) or len(_TOKEN.findall(between.lower())) > 6:
-            blocked_values |= {(v.start, v.end) for v in vals}  # type: ignore[attr-defined]
-            continue
-        if len(heads) == len(vals):
-            pairs += [(m.column, v) for m, v in zip(heads, vals)]  # type: ignore[attr-defined,misc]
-        else:
-            blocked_cols |= {m.column for m in heads}  # type: ignore[attr-defined]
-            blocked_values |= {(v.start, v.end) for v in vals}  # type: ignore[attr-defined]
+        elif len(vals) >= 2 and not _adjacent_pairs(question, vals, mentions):  # type: ignore[arg-type]
+            blocked_values |= {(v.start, v.end) for v in vals}  # type: ignore[attr-defined]  # listed, no column by them
     return pairs, blocked_cols, blocked_values
 
 
