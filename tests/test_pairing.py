@@ -8,7 +8,14 @@ from hypothesis import strategies as st
 
 from pyql_sql import Table
 from pyql_sql.mutation_steps import mutation_next_steps
-from pyql_sql.pairing import cell_shape, column_mentions, enumeration_pairs, pair_values, question_values, word_norm
+from pyql_sql.pairing import (
+    cell_shape,
+    column_mentions,
+    enumeration_pairs,
+    pair_values,
+    question_values,
+    word_norm,
+)
 from pyql_sql.writable_environment import WritableTableEnvironment
 
 DRAFT = Table.from_rows(
@@ -48,22 +55,22 @@ def _steps(table: Table, question: str) -> list[str]:
 
 CASES = [
     # (1) enumerations: columns listed, then as many values
-    (DRAFT, "Insert into the 'Football Draft Picks' table the values for Round, Pick, Player, Position, and School/Club Team, "
-            "which are '33', '336', 'John Smith', 'Quarterback', and 'USC', respectively.",
+    (DRAFT, ("Insert into the 'Football Draft Picks' table the values for Round, Pick, Player, Position, and School/Club Team, "
+             "which are '33', '336', 'John Smith', 'Quarterback', and 'USC', respectively."),
      ["insert_row(Round = 33; Pick = 336; Player = John Smith; Position = Quarterback; School/Club Team = USC)"]),
     (DRAFT, "Add a row: Round, Pick, Player, Position and School/Club Team are 2, 19, 'Al Hoag', 'End' and 'Rice'.",
      ["insert_row(Round = 2; Pick = 19; Player = Al Hoag; Position = End; School/Club Team = Rice)"]),
     # "with H1 'v1', H2 'v2'", "H1 of v1", a column named twice (listed, then given its value)
     (STANDINGS, "Insert a new record with club 'FK Trakai', wins 9, loses of 7, goals scored 29 and goals conceded 24.",
      ["insert_row(Club = FK Trakai; Wins = 9; Loses = 7; Goals scored = 29; Goals conceded = 24)"]),
-    (STANDINGS, "Insert into table with columns 'Club', 'Wins', 'Loses', 'Goals scored' and 'Goals conceded'. The value for "
-                "column 'Club' is 'Kauno', for 'Wins' is '3', for 'Loses' is '1', for 'Goals scored' is '8' and for 'Goals conceded' is '9'.",
+    (STANDINGS, ("Insert into table with columns 'Club', 'Wins', 'Loses', 'Goals scored' and 'Goals conceded'. The value for "
+                 "column 'Club' is 'Kauno', for 'Wins' is '3', for 'Loses' is '1', for 'Goals scored' is '8' and for 'Goals conceded' is '9'."),
      ["insert_row(Club = Kauno; Wins = 3; Loses = 1; Goals scored = 8; Goals conceded = 9)"]),
     # (2) a header worded differently: losses ~ Loses, winning years ~ Year(s) won; a list item with free words
     (STANDINGS, "Insert a new record: club 'FK Trakai', 9 wins, 7 losses, 29 goals scored and 24 goals conceded.",
      ["insert_row(Club = FK Trakai; Wins = 9; Loses = 7; Goals scored = 29; Goals conceded = 24)"]),
-    (GOLF, "Insert the winner with the player name 'Bernhard Langer', country 'Germany', winning years '1985, 1993', "
-           "total score '290' and 'To par' score of '+2'.",
+    (GOLF, ("Insert the winner with the player name 'Bernhard Langer', country 'Germany', winning years '1985, 1993', "
+            "total score '290' and 'To par' score of '+2'."),
      ["insert_row(Player = Bernhard Langer; Country = Germany; Year(s) won = 1985, 1993; Total = 290; To par = +2)"]),
     # (3) values with no column named, placed by the cells they resemble
     (BADMINTON, "Record the achievement in 1990 at Birmingham, England with partner 'Jalani Sidek'.",
