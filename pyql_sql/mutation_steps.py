@@ -9,14 +9,17 @@ record, new row, update, change, set ... to, modify) or a statement (no
 question mark, no question word) that reports facts.
 
 Values are the question's grounded spans (:func:`pyql.grounding.ground`:
-quoted strings, numbers, dates, capitalised spans). A value goes to the
-column named next to it: after the header (``club 'FK Trakai'``, ``Episode #
-as 'S4'``, ``for column 'Rank' is '7'``) or just before it (``5 wins``,
-``7 matches played``); each value and each column once, the closest pairs
-first. An update's rows are picked by a condition grounded against the real
-cells (:func:`pyql_sql.next_steps.condition_candidates`: ``Japan`` is a cell
-of ``Nation``), offered as ``add_condition`` first; then ``update_rows`` with
-the other pairs. An insert is offered as one ``insert_row`` step.
+quoted strings, numbers, dates, capitalised spans), paired with columns by
+:func:`pyql_sql.pairing.pair_values`: enumerations (``the values for Round,
+Pick ... which are '33', '336' ...``), list items holding one column and one
+value (``total score '290'``), a value next to a column's name (``club 'FK
+Trakai'``, ``5 wins``), ``... to 'USDA'``, and the shape of the cells; each
+value and each column once. An update's rows are picked by a condition
+grounded against the real cells
+(:func:`pyql_sql.next_steps.condition_candidates`: ``Japan`` is a cell of
+``Nation``), offered as ``add_condition`` first; then ``update_rows`` with
+the other pairs. An insert is one ``insert_row`` step, offered only when it
+fills the row (:func:`complete`), before any condition.
 
 Example:
     >>> from pyql_sql.table import Table
