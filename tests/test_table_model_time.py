@@ -12,6 +12,7 @@ never changes the first listed step.
 from __future__ import annotations
 
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,9 +114,10 @@ def test_forced_choice_only_for_a_non_choice() -> None:
 def _fixture_items() -> list[dict[str, Any]]:
     from agent.evaluation.datasets.loading import load_dataset
 
+    data = Path(__file__).parent / "data"
     items: list[dict[str, Any]] = []
-    for path in ("tests/data/wikisql/dev.jsonl", "tests/data/wtq/data/training-before300.tsv", "tests/data/wtq/data/pristine-unseen-tables.tsv"):
-        items += list(load_dataset(path))
+    for path in ("wikisql/dev.jsonl", "wtq/data/training-before300.tsv", "wtq/data/pristine-unseen-tables.tsv"):
+        items += list(load_dataset(str(data / path)))
     return items
 
 
