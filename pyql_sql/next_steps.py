@@ -50,7 +50,7 @@ from .table import Column, Table
 
 __all__ = [
     "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "column_words", "grounded_conditions", "argmax_order", "condition_candidates", "grounded_steps",
-    "header_mentions", "own_number", "standardized", "table_next_steps",
+    "header_mentions", "own_number", "scores_could_change", "standardized", "table_next_steps", "SCORE_CLIP", "ANSWER_WEIGHT",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -240,16 +240,23 @@ def condition_candidates(
         [('Goal', '<', '17'), ('Competition', '=', 'Friendly'), ('Result', '=', '2–1')]
     """
     g = grounding or ground(question)
+    return _best_per_span(_all_candidates(table, question, g, scores, _cells(table)))
+
+
+def _all_candidates(
+    table: Table, question: str, g: Grounding, scores: Mapping[str, float] | None, cells: list[tuple[Column, list[str]]],
+) -> list[ConditionCandidate]:
+    """Every grounded condition, before the strongest of each span is chosen (numbers inside a cell left out)."""
     mentions = header_mentions(table, question)
     compared = {(v.start, v.end) for _, v in g.comparisons()}
     out: list[ConditionCandidate] = []
-    for col, cells in _cells(table):
+    for col, values in cells:
         mention = mentions.get(col.index)
-        out += _cell_candidates(question, col, cells, mention, compared)
+        out += _cell_candidates(question, col, values, mention, compared)
         bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
-        out += _value_candidates(question, g, col, cells, mention, compared, bonus)
+        out += _value_candidates(question, g, col, values, mention, compared, bonus)
     out += _comparison_candidates(table, question, g, mentions)
-    return _best_per_span(_outside_cells(out))
+    return _outside_cells(out)
 
 
 def _cell_candidates(
@@ -487,7 +494,7 @@ def answer_candidates(
                 score += 3.0  # right after its cue word: "the largest crowd", "the average Total"
         score -= min(used.get(col.index, 0.0), 4.0)
         if scores and col.header in scores:
-            score += 0.5 * scores[col.header]
+            score += ANSWER_WEIGHT * scores[col.header]
         agg = aggregation if aggregation == "COUNT" or (aggregation and col.is_numeric) else None
         if agg == "COUNT" and own_number(table, question, col.index, g, mentions):
             agg = None
@@ -591,11 +598,7 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     table, question = env.table, env.question or ""
     g = ground(question)
     candidates = condition_candidates(table, question, g, scores=scores)
-    used: dict[int, float] = {}
-    for c in candidates:
-        used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
-    for s in env.query.conditions:
-        used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
+    used = _used(env, candidates)
     kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
     conditions = [NextStep(_condition_action(table, c), "constrain") for c in [*kept, *empty]]
     order = argmax_order(table, question, g, header_mentions(table, question))
@@ -608,7 +611,94 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     return conditions, answers
 
 
-def standardized(scores: Mapping[str, float] | None, clip: float = 1.5) -> dict[str, float] | None:
+def _used(env: Any, candidates: list[ConditionCandidate]) -> dict[int, float]:
+    """How strongly a condition of the question (or of the query: 4) is on each column: an answer there scores less."""
+    used: dict[int, float] = {}
+    for c in candidates:
+        used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
+    for s in env.query.conditions:
+        used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
+    return used
+
+
+#: How far a standardized model score reaches either way (:func:`standardized`), and its weight on an answer column.
+SCORE_CLIP = 1.5
+ANSWER_WEIGHT = 0.5
+
+
+def scores_could_change(env: Any, steps: list[NextStep]) -> str | None:
+    """Why a model's header scores could change the first of ``steps`` (listed without scores), or None: the words decide.
+
+    The scores (standardized, within ``±SCORE_CLIP``) enter the list in two
+    places only (:func:`table_next_steps`): ``ANSWER_WEIGHT`` times a header's
+    score on its answer column, and a bonus of up to ``SCORE_CLIP / 2`` for a
+    number of the question written with no header next to it, on a numeric
+    column that holds it. So they cannot change the first step when it is
+    ``execute()`` or a change of the table; when it is a condition and no such
+    number could be listed or reorder its span (:func:`_bonus_open`); when it
+    is an answer, no such number is open, and the best answer leads the next
+    by more than the widest swing of the scores (``2 * ANSWER_WEIGHT * SCORE_CLIP``,
+    plus ``SCORE_CLIP / 2`` when a number with no header could shift an answer
+    column's conditions). The agent asks the model for the scores only when this
+    gives a reason (``docs/agent.md``, "On a table").
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"], ["7", "Shamrock Rovers"]])
+        >>> env = TableEnvironment(t, question="What is the total game number with athlone town as the opponent?")
+        >>> scores_could_change(env, table_next_steps(env)) is None
+        True
+        >>> env = TableEnvironment(t, question="Who won?")
+        >>> scores_could_change(env, table_next_steps(env))
+        "the answer columns tie: 'Game' leads 'Opponent' by 0.0 (the scores may swing 1.5)"
+    """
+    if not steps or steps[0].kind not in ("constrain", "answer"):
+        return None
+    table, question = env.table, env.question or ""
+    g, cells = ground(question), _cells(table)
+    plain = _all_candidates(table, question, g, None, cells)
+    most = _all_candidates(table, question, g, {c.header: SCORE_CLIP for c in table.columns}, cells)
+    open_number, shifted = _bonus_open(plain, most)
+    if open_number is not None:
+        number = question[open_number.start : open_number.end]
+        return f"the number {number!r} has no header next to it: the scores say which numeric column holds it"
+    if steps[0].kind != "answer":
+        return None
+    ranked = answer_candidates(table, question, used=_used(env, _best_per_span(plain)), grounding=g)
+    if len(ranked) < 2:
+        return None
+    lead, swing = ranked[0][2] - ranked[1][2], 2 * ANSWER_WEIGHT * SCORE_CLIP + (SCORE_CLIP / 2 if shifted else 0.0)
+    if lead > swing:
+        return None
+    first, second = (table.columns[i].header for i, _, _ in ranked[:2])
+    return f"the answer columns tie: {first!r} leads {second!r} by {lead:.1f} (the scores may swing {swing:.1f})"
+
+
+def _bonus_open(
+    plain: list[ConditionCandidate], most: list[ConditionCandidate]
+) -> tuple[ConditionCandidate | None, bool]:
+    """A number the scores could list or move (``plain``/``most``: the candidates at no bonus and at the most), and
+    whether any such number exists at all (then an answer column's conditions may shift by up to the bonus).
+
+    A bonus candidate cannot matter when a candidate without a bonus on an
+    overlapping span always outranks it (it is then always demoted below the
+    listing threshold) and no other candidate on its span or with its key
+    scores inside its range (their order is then the same at any score).
+    """
+    moving = [(lo, hi) for lo, hi in zip(plain, most) if hi.score != lo.score]
+    fixed = [c for c, m in zip(plain, most) if m.score == c.score]
+    for lo, hi in moving:
+        def near(o: ConditionCandidate, c: ConditionCandidate = lo) -> bool:
+            return (o.start < c.end and c.start < o.end) or (o.column, o.op, o.value.lower()) == (c.column, c.op, c.value.lower())
+        beaten = any(near(o) and o.score > hi.score for o in fixed)
+        crossing = any(near(o) and lo.score <= o.score <= hi.score for o in fixed) or any(
+            near(o) for o, _ in moving if o is not lo)
+        if not beaten or crossing:
+            return lo, True
+    return None, bool(moving)
+
+
+def standardized(scores: Mapping[str, float] | None, clip: float = SCORE_CLIP) -> dict[str, float] | None:
     """A model's header scores as z-scores clipped to ``±clip``: a tie-breaker next to the words the question shares.
 
     Raw PMI runs from about -1 to 8 and differs between questions; standardized,

@@ -708,7 +708,9 @@ def test_ask_and_eval_with_the_choose_action_mode(tmp_path: Path) -> None:
     args = build_parser().parse_args(["eval", str(table), "--out", str(tmp_path / "r.jsonl"), "--action-mode", "choose"])
     assert eval_command(args, io.StringIO(), llm=_PickByText(["set_answer(a, COUNT)", "execute()"])) == 0  # tables too
     row = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[-1])
-    assert [a["value"] for a in row["answers"]] == ["1"] and row["llm_calls"] == 2
+    # one column: set_answer(a, COUNT) is the only listed step, then execute() after it: neither is a choice
+    assert [a["value"] for a in row["answers"]] == ["1"] and row["llm_calls"] == 0
+    assert [s["without_call"].split(" (")[0] for s in row["steps"]] == ["the only listed step", "the answer is set"]
 
 
 def test_first_relation_model_needs_the_local_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -472,7 +472,8 @@ def test_choose_runs_on_a_table() -> None:
     llm = ScriptedLLM(["1", "1", "1"])
     result = QueryAgent(llm, AgentConfig(action_mode="choose")).run(env, question)
     assert [s.action for s in result.steps] == ["add_condition(Opponent, =, Athlone Town)", "set_answer(Game, COUNT)", "execute()"]
-    assert [a["value"] for a in result.answers] == ["1"] and result.llm_calls == 3
+    assert [a["value"] for a in result.answers] == ["1"] and result.llm_calls == 2  # execute() after set_answer: no call
+    assert [s.without_call for s in result.steps] == [None, None, "the answer is set (set_answer(Game, COUNT)): execute() ends the query"]
     assert "1. add_condition(Opponent, =, Athlone Town) → 1 row matches" in str(llm.prompts[0])
 
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import atexit
 import math
+import os
+import sys
 import threading
 import time
 import weakref
@@ -70,20 +72,24 @@ class RelationPMI:
     Attributes:
         requests: scoring requests made so far.
         seconds: time they took.
+        tokens: tokens the model evaluated for them (when the scorer counts them, as
+            :class:`LocalScorer` does; else 0): the load-independent measure of the work.
     """
 
     def __init__(self, scorer: ContinuationScorer) -> None:
         self.scorer = scorer
         self.requests = 0
         self.seconds = 0.0
+        self.tokens = 0
         self._null: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def _logprob(self, prefix: str, continuation: str) -> float:
-        start = time.perf_counter()
+        start, evaluated = time.perf_counter(), getattr(self.scorer, "tokens", 0)
         value = float(self.scorer.logprob(prefix, continuation))
         self.requests += 1
         self.seconds += time.perf_counter() - start
+        self.tokens += getattr(self.scorer, "tokens", 0) - evaluated
         if math.isnan(value):
             raise ScorerError(f"the scorer returned NaN for {continuation!r}")
         return value
@@ -121,20 +127,37 @@ class LocalScorer:
     prefix of the previous text, so a relation costs the evaluation of its
     own few tokens.
 
+    A prompt of several tokens is evaluated with as many threads as one token
+    (``n_threads``; llama.cpp's own default gives a batch every core), and the
+    model loads with ``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets it
+    (as :class:`agent.llm.local.LocalServer` does for the server): on a busy
+    2-core machine spinning OpenMP threads made a 26-token prefix take
+    1.7–3.3 s instead of 0.45 s (``docs/benchmarks.md``, "Model time per
+    table question"). The policy is read when llama.cpp is first imported; it
+    is set only if that has not happened yet.
+
     Args:
         path: the GGUF file (default: the bundled Gemma 3 270M, :func:`agent.llm.local.model_path`).
         n_ctx: context size in tokens.
-        n_threads: CPU threads (default: llama.cpp's choice).
+        n_threads: CPU threads, for one token and for a batch alike (default: half the cores, at least one).
+
+    Attributes:
+        tokens: tokens evaluated so far (a prefix shared with the previous text is not evaluated again).
+        evaluations: model evaluations so far (one per :meth:`logprob`).
     """
 
     def __init__(self, path: str | Path | None = None, n_ctx: int = 256, n_threads: int | None = None) -> None:
         self.path = path
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads if n_threads is not None else max(1, (os.cpu_count() or 2) // 2)
+        self.tokens = 0
+        self.evaluations = 0
         self._model: Any = None
 
     def _load(self) -> Any:
         if self._model is None:
+            if "llama_cpp" not in sys.modules:  # OpenMP reads its wait policy once, when llama.cpp loads
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 from llama_cpp import Llama
             except ImportError as exc:
@@ -145,7 +168,8 @@ class LocalScorer:
             if not path.is_file():
                 raise ScorerError(f"no model file at {path}: give a GGUF file")
             try:
-                self._model = Llama(str(path), logits_all=True, n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False)
+                self._model = Llama(str(path), logits_all=True, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                                    n_threads_batch=self.n_threads, verbose=False)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ScorerError(f"llama.cpp could not load {path}: {exc}") from exc
             # free the model before the interpreter tears llama.cpp's bindings down (else its __del__ fails at
@@ -190,6 +214,8 @@ class LocalScorer:
         reuse = min(model.longest_token_prefix(model._input_ids.tolist(), whole), len(whole) - 1, first)
         model.n_tokens = reuse
         model.eval(whole[reuse:])
+        self.tokens += len(whole) - reuse
+        self.evaluations += 1
         logits = np.asarray(model.scores[first - 1 : len(whole) - 1], dtype=np.float64)
         top = logits.max(axis=1, keepdims=True)
         log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))

@@ -45,7 +45,7 @@ from pyql.value_steps import question_value_fit
 from pyql_sql.next_steps import table_next_steps
 
 __all__ = [
-    "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "enumerate_table_choices", "fact_relation",
+    "ask_choice", "auto_look", "choice_gbnf", "choice_lines", "enumerate_choices", "enumerate_table_choices", "fact_relation", "forced_choice",
     "model_order", "parse_choice", "table_observation",
 ]
 
@@ -148,6 +148,33 @@ def enumerate_table_choices(
             shown = _clip(record.observation if record.ok else f"error: {record.error}")
         out.append(NextStep(step.action, step.kind, shown))
     return out
+
+
+def forced_choice(choices: Sequence[NextStep], previous: str | None) -> str | None:
+    """Why the first listed step is no choice, so that it is taken without asking the LLM; None: ask.
+
+    * one step listed: there is nothing to choose;
+    * ``execute()`` listed first right after a ``set_answer`` was taken
+      (``previous``: the last step taken, None when it failed): the table
+      list always ranks ``execute()`` first once an answer is set, and the
+      bundled model always took it; asking only cost a call (one of about
+      three a question, ``docs/benchmarks.md`` "Model time per table question").
+
+    The agent records the reason in the step's trace (``without_call``).
+
+    Example:
+        >>> forced_choice([NextStep("execute()", "execute"), NextStep("set_answer(Game)", "answer")], "set_answer(Game, COUNT)")
+        'the answer is set (set_answer(Game, COUNT)): execute() ends the query'
+        >>> forced_choice([NextStep("set_answer(Game)", "answer")], None)
+        'the only listed step'
+        >>> forced_choice([NextStep("execute()", "execute"), NextStep("set_answer(Game)", "answer")], None) is None
+        True
+    """
+    if len(choices) == 1:
+        return "the only listed step"
+    if choices and choices[0].action == "execute()" and previous is not None and previous.startswith("set_answer("):
+        return f"the answer is set ({previous}): execute() ends the query"
+    return None
 
 
 def table_observation(text: str, size: int = 120) -> str:

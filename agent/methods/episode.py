@@ -122,6 +122,8 @@ class StepTrace:
     action (0: not a repeat; see :mod:`pyql.environment`). ``scoring_requests``:
     requests the model made to score the listed relations before the step
     (choose mode, ``first_relation="model"``; their time is in ``llm_seconds``).
+    ``without_call``: why choose mode took the step without asking the LLM
+    (:func:`agent.methods.choose.forced_choice`), or None.
     """
 
     step: int
@@ -143,6 +145,7 @@ class StepTrace:
     advice: str | None = None
     escalation: int = 0
     scoring_requests: int = 0
+    without_call: str | None = None
 
 
 @dataclass

@@ -180,6 +180,7 @@ class _Episode:
     bad_arguments: Counter = field(default_factory=Counter)
     column_scores: dict[str, float] | None = None  # a table's headers scored by the model (choose mode, first_relation="model")
     scoring_pending: tuple[int, float] = (0, 0.0)  # scorer requests and seconds not yet in a trace
+    column_scoring: dict[str, Any] | None = None  # whether and why the headers were scored (the record's extra)
 
     def repeated(self, record: Any, cap: int) -> bool:
         """Whether ``record`` repeats a mistake (or a step that changed nothing) ``cap`` times: the line stops."""
@@ -351,6 +352,7 @@ class QueryAgent:
             escalations={str(k): v for k, v in sorted(Counter(t.escalation for t in episode.traces if t.escalation).items())},
             stopped=episode.stopped,
             stopped_by=episode.stopped_by,
+            extra={"column_scoring": episode.column_scoring} if episode.column_scoring is not None else {},
         )
 
     def _infra(self, env: Any, record: Any, episode: _Episode) -> bool:
@@ -484,7 +486,7 @@ class QueryAgent:
 
     def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.methods.choose`)."""
-        from agent.methods.choose import ask_choice, choice_lines, table_observation
+        from agent.methods.choose import ask_choice, choice_lines, forced_choice, table_observation
 
         choices = self._choices(env, episode)
         if episode.stopped or not choices:
@@ -492,6 +494,10 @@ class QueryAgent:
         choices, scoring = self._model_ordered(env, episode, choices)
         if choices is None:
             return False
+        last = episode.traces[-1] if episode.traces else None
+        forced = forced_choice(choices, last.action if last is not None and last.ok else None) if env.side == "sql" else None
+        if forced is not None:
+            return self._take_without_call(env, episode, step, choices[0].action, forced, scoring)
         listing = f"Choices {step}:\n{choice_lines(choices, self.config.choice_preview)}\n"
         ending = (f"{listing}Choice {step}:", f"{listing}Answer with the number of the step to take.")
         grammar = getattr(getattr(self.llm, "config", None), "local", True)
@@ -521,6 +527,24 @@ class QueryAgent:
         episode.traces.append(StepTrace(**fields, **common))
         return not self._infra(env, record, episode) and not episode.repeated(record, self.config.max_repeats)
 
+    def _take_without_call(self, env: Any, episode: _Episode, step: int, action: str, why: str, scoring: tuple[int, float]) -> bool:
+        """Choose mode: a step that is no choice (:func:`agent.methods.choose.forced_choice`), taken without an LLM call.
+
+        The trace says why (``without_call``); the prompt's history shows it as any other step.
+        """
+        from agent.methods.choose import table_observation
+
+        record = env.step(action)
+        observation = self._observation(record)
+        episode.turns.append(_Turn(step, f"Action {step}: {action}", table_observation(observation) if env.side == "sql" else observation))
+        fields = _record_fields(record, observation)
+        fields["action"] = action
+        episode.traces.append(StepTrace(
+            step=len(episode.traces) + 1, prompt_sha256="", reply="", llm_seconds=round(scoring[1], 4),
+            scoring_requests=scoring[0], without_call=why, **fields,
+        ))
+        return not self._infra(env, record, episode) and not episode.repeated(record, self.config.max_repeats)
+
     def _invalid_choice(self, episode: _Episode, step: int, reply: Any, n: int, common: dict[str, Any]) -> bool:
         """A reply with no number in range: traced, said, and counted as a repeat (False: the line stops)."""
         observation = f"Choose one of the numbers 1 to {n}."
@@ -534,13 +558,10 @@ class QueryAgent:
 
     def _choices(self, env: Any, episode: _Episode) -> list[Any]:
         """Choose mode: the environment's own looks first (``auto_look``), then the steps to list."""
-        from agent.methods.choose import auto_look, enumerate_choices, enumerate_table_choices
+        from agent.methods.choose import auto_look, enumerate_choices
 
         if env.side == "sql":
-            scores = self._column_scores(env, episode)
-            if episode.error:
-                return []
-            return enumerate_table_choices(env, scores=scores, limit=min(self.config.max_choices, 8), preview=self.config.choice_preview)
+            return self._table_choices(env, episode)
         if self.config.auto_look:
             for record in auto_look(env):
                 episode.traces.append(_env_trace(len(episode.traces) + 1, record))
@@ -574,27 +595,57 @@ class QueryAgent:
             return None, (0, 0.0)
         return ordered, (pmi.requests - before[0], pmi.seconds - before[1])
 
-    def _column_scores(self, env: Any, episode: _Episode) -> dict[str, float] | None:
-        """With ``first_relation="model"``: the table's headers scored once per question by the model's PMI.
+    def _table_choices(self, env: Any, episode: _Episode) -> list[Any]:
+        """A table's steps; with ``first_relation="model"``, the headers scored by the model only when that could matter.
+
+        The list is made without scores first; the model scores the headers
+        (once a question) only when :func:`pyql_sql.next_steps.scores_could_change`
+        says the scores could change the first listed step (a tie among the
+        answers, a number with no header next to it), and the list is made
+        again with them. What was decided, and why, is the record's
+        ``extra["column_scoring"]``.
+        """
+        from agent.methods.choose import enumerate_table_choices
+
+        def listing(scores: dict[str, float] | None) -> list[Any]:
+            return enumerate_table_choices(env, scores=scores, limit=min(self.config.max_choices, 8), preview=self.config.choice_preview)
+
+        choices = listing(episode.column_scores)
+        if self.config.first_relation != "model" or episode.column_scores is not None:
+            return choices
+        from pyql_sql.next_steps import scores_could_change
+
+        why = scores_could_change(env, choices)
+        if why is None:
+            if episode.column_scoring is None:
+                episode.column_scoring = {"scored": False, "why": "the question's words decided the first listed step"}
+            return choices
+        scores = self._column_scores(env, episode, why)
+        return [] if episode.error else listing(scores)
+
+    def _column_scores(self, env: Any, episode: _Episode, why: str) -> dict[str, float] | None:
+        """The table's headers scored by the model's PMI (once a question; ``why``: what the scores may decide).
 
         The scores rank the answer columns and the numeric column of a number
         with no header next to it (:func:`pyql_sql.next_steps.table_next_steps`);
         their cost is traced with the next choice. A scorer failure ends the episode (``episode.error``).
         """
-        if self.config.first_relation != "model":
-            return None
-        if episode.column_scores is None:
-            from agent.llm.likelihood import ScorerError, local_scorer
-            from pyql_sql.next_steps import column_words
+        from agent.llm.likelihood import ScorerError, local_scorer
+        from pyql_sql.next_steps import column_words
 
-            pmi = self.scorer if self.scorer is not None else local_scorer()
-            before = (pmi.requests, pmi.seconds)
-            try:
-                episode.column_scores = pmi.scores(env.question, list(env.table.headers), words=column_words)
-            except ScorerError as exc:
-                episode.error = f"llm_error: {exc}"
-                return None
-            episode.scoring_pending = (pmi.requests - before[0], pmi.seconds - before[1])
+        pmi = self.scorer if self.scorer is not None else local_scorer()
+        before = (pmi.requests, pmi.seconds, getattr(pmi, "tokens", 0))
+        try:
+            episode.column_scores = pmi.scores(env.question, list(env.table.headers), words=column_words)
+        except ScorerError as exc:
+            episode.error = f"llm_error: {exc}"
+            return None
+        spent = (pmi.requests - before[0], pmi.seconds - before[1], getattr(pmi, "tokens", 0) - before[2])
+        episode.scoring_pending = spent[:2]
+        episode.column_scoring = {
+            "scored": True, "why": why, "step": len(episode.traces) + 1,
+            "requests": spent[0], "tokens": spent[2], "seconds": round(spent[1], 4),
+        }
         return episode.column_scores
 
     def _choice_fields(self, episode: _Episode, prompt: Any, replies: list[Any], scoring: tuple[int, float]) -> dict[str, Any]:
