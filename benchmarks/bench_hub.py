@@ -97,7 +97,7 @@ DOB = "people.person.date_of_birth"
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 BACKENDS = ("oxigraph", "oxigraph-disk", "virtuoso")
 MID_ALPHABET = "0123456789bcdfghjklmnpqrstvwxyz_"
-PERSON_BASE = 32**5 + 7 * 32**4  # person mids m.07xxxxx (no clash with the two hub mids)
+PERSON_BASE = 32**5 + 7 * 32**4  # person mids m.017xxxx (no clash with the two hub mids)
 CHARACTER_BASE = 32**6  # character mids m.01xxxxxx
 FORMAT_VERSION = 1
 
@@ -177,7 +177,7 @@ def encode_mid(number: int) -> str:
 
     Example:
         >>> encode_mid(PERSON_BASE)
-        'm.0700000'
+        'm.0170000'
     """
     letters = []
     while number:
