@@ -277,6 +277,43 @@ def _cell_candidates(
             continue
         op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
         out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near))
+    for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
+        if any(c.start < end and start < c.end for c in out):
+            continue  # the word is part of a cell the question writes whole
+        out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    return out
+
+
+def _first_word_matches(question: str, cells: list[str], whole: set[str]) -> list[tuple[str, int, int]]:
+    """The cells the question names by their first word alone ("atlanta" for ``Atlanta Falcons``), with its span.
+
+    Only a first word of 4 letters or more that no other cell of the column
+    starts with, of a cell of two words or more the question does not write whole,
+    and not followed in the question by another word than the cell's second.
+
+    Example:
+        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans", "Atlanta"], set())
+        []
+        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans"], set())
+        [('Atlanta Falcons', 25, 32)]
+        >>> _first_word_matches("last opponent for manchester united?", ["Manchester City", "Everton"], set())
+        []
+    """
+    by_first: dict[str, set[str]] = {}
+    for cell in cells:
+        words = cell.split()
+        if words:
+            by_first.setdefault(words[0].lower(), set()).add(cell.strip())
+    out = []
+    for first, same in by_first.items():
+        cell = next(iter(same))
+        if len(same) != 1 or len(cell.split()) < 2 or cell in whole or len(first) < 4 or not first.isalpha() or first in _STOP:
+            continue
+        m = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", question, re.IGNORECASE)
+        following = _WORD.findall(question[m.end() :].lower())[:1] if m is not None else []
+        second = _WORD.findall(cell.lower())[1:2]
+        if m is not None and not (following and following[0] not in _STOP and following != second):
+            out.append((cell, m.start(), m.end()))  # "manchester united" does not name Manchester City
     return out
 
 
