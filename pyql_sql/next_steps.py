@@ -64,6 +64,8 @@ _AGGREGATE_OF = {"COUNT": "COUNT", "SUM": "SUM", "AVG": "AVG", "max": "MAX", "mi
 def _stem(word: str) -> str:
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("sses"):
+        return word[:-2]  # "losses" is "loss", "classes" is "class"
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
@@ -254,7 +256,7 @@ def condition_candidates(
 
 
 #: Words right before a cell that turn its condition into ``!=``: "not from ethiopia", "other than italy".
-_NEGATED = re.compile(r"(?:\bnot|n't|\bother\s+than|except(?:\s+for)?|besides|excluding|apart\s+from)\s+(?:(?:from|in|at|by|on|for|of|the|a|an)\s+){0,2}$", re.IGNORECASE)
+_NEGATED = re.compile(r"(?:\bnot|n't|\bother\s+than|except(?:\s+for)?|besides|excluding|apart\s+from)\s+(?:(?:from|in|at|by|on|for|of|the|a|an|those|ones|people)\s+){0,2}$", re.IGNORECASE)
 
 
 def _cell_candidates(
@@ -336,11 +338,14 @@ def _value_candidates(
         if d is not None:
             by_date[(d.first, d.last)] = c
     out = []
+    years = {(v.start, v.end) for v in g.values if v.kind == "date" and v.value.precision == "year"}
+    numbers = {(v.start, v.end) for v in g.values if v.kind in ("number", "quantity")}
     for v in g.values:
         near = _near(question, mention, v.start, v.end)
         if v.kind in ("number", "quantity") and (v.start, v.end) not in compared and v.value in by_number:
-            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, 1.5 + 2 * near + bonus))
-        elif v.kind == "date" and v.value.precision == "year" and float(v.value.first.year) in by_number:
+            base = 2.5 if (v.start, v.end) in years else 1.5  # "built in 1931": a year is a stronger value than a bare number
+            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, base + 2 * near + bonus))
+        elif v.kind == "date" and v.value.precision == "year" and (v.start, v.end) not in numbers and float(v.value.first.year) in by_number:
             out.append(ConditionCandidate(col.index, "=", by_number[float(v.value.first.year)], v.start, v.end, 2.5 + 2 * near + bonus))  # "built in 1931", a Year column
         elif v.kind == "date" and (v.value.first, v.value.last) in by_date:
             out.append(ConditionCandidate(col.index, "=", by_date[(v.value.first, v.value.last)], v.start, v.end, 3.0 + 2 * near))
@@ -386,7 +391,7 @@ def _counts_another_thing(question: str, end: int, col: Column) -> bool:
 
     Example:
         >>> col = Table.from_rows(["Votes"], [["10"]]).columns[0]
-        >>> _counts_another_thing("more than 3 candidates", 22, col), _counts_another_thing("more than 3 votes", 17, col)
+        >>> _counts_another_thing("more than 3 candidates", 11, col), _counts_another_thing("more than 3 votes", 11, col)
         (True, False)
         >>> _counts_another_thing("a score over 70?", 15, col)
         False
