@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
 from pyql.errors import PyQLError
 from pyql.grounding import Grounding, ground, parse_date
 from pyql.next_steps import NextStep
@@ -537,6 +539,62 @@ def _unnamed_target(table: Table, question: str, wh: re.Match[str], mentions: Ma
     return [] if who is None else [who]
 
 
+#: Order cues that mean a row's place in the table when no header follows them ("the first person eliminated").
+_POSITION_CUES = frozenset(["first", "last", "earliest", "latest"])
+
+
+def _in_table_order(table: Table, col: Column) -> bool:
+    """Whether a numeric column's numbers rise down the table (most rows hold one): it orders the rows as listed.
+
+    Example:
+        >>> t = Table.from_rows(["Year", "Age"], [["1990", "26"], ["1994", "28"], ["1999", "21"]])
+        >>> _in_table_order(t, t.columns[0]), _in_table_order(t, t.columns[1])
+        (True, False)
+    """
+    if not col.is_numeric or col.num_sql is None:
+        return False
+    select = exp.select(exp.column(col.num_sql, quoted=True)).from_(exp.table_(table.sql_name, quoted=True)).order_by(exp.column("rowid"))
+    numbers = [r[0] for r in table.connection.execute(select.sql(dialect="sqlite")).fetchall()]
+    present = [n for n in numbers if n is not None]
+    if len(present) < 2 or len(present) < 0.8 * len(numbers):
+        return False
+    return all(a <= b for a, b in zip(present, present[1:])) and present[0] < present[-1]
+
+
+def position_order(
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+) -> tuple[int, bool] | None:
+    """The first or last row the question asks for: (a column rising in table order, descending), or None.
+
+    "the first person eliminated was who?": *first*/*last* (or *earliest*/*latest*)
+    with no header after it means the table's first or last row (of those
+    the conditions keep); the list says it as ``add_order`` on a numeric
+    column whose numbers rise down the table (a year, a number, a date as a
+    number), ASC for the first, DESC for the last. Not when a numeric header
+    follows the cue ("the first round": a minimum; "the last single" is a
+    row), nor "last place", nor without such a column.
+
+    Example:
+        >>> t = Table.from_rows(["Year", "Single"], [["1998", "A"], ["2001", "B"], ["2004", "C"]])
+        >>> q = "what was the last single released?"
+        >>> position_order(t, q, ground(q), header_mentions(t, q))
+        (0, True)
+        >>> q = "what was the last year?"
+        >>> position_order(t, q, ground(q), header_mentions(t, q)) is None
+        True
+    """
+    starts = [m[0] for i, m in mentions.items() if table.columns[i].is_numeric]
+    for cue in g.cue("order"):
+        if cue.text.lower() not in _POSITION_CUES:
+            continue
+        following = _WORD.findall(question[cue.end :].lower())[:1]
+        if any(_after(question, cue.end, s, frozenset(["the", "of"])) for s in starts) or following in (["place"], ["placed"]):
+            return None
+        rising = [c.index for c in table.columns if _in_table_order(table, c)]
+        return (rising[0], cue.op == "max") if rising else None
+    return None
+
+
 #: Header words that name who a row is about: the column a *who* question asks for when it names none.
 PERSON_HEADERS = frozenset([
     "name", "player", "athlete", "driver", "rider", "coach", "finalist", "contestant", "candidate", "artist",
@@ -611,6 +669,9 @@ def answer_candidates(
     mentions = header_mentions(table, question)
     aggregation = _aggregation(question, g, mentions)
     order = argmax_order(table, question, g, mentions)
+    position = position_order(table, question, g, mentions) if order is None else None
+    if position is not None and aggregation in ("MAX", "MIN"):
+        aggregation = None  # "the first person eliminated": a row's place, not a minimum
     asked = _asked_column(question, mentions, g, table)
     used = used or {}
     out = []
@@ -632,6 +693,8 @@ def answer_candidates(
         if order is not None:
             agg = None
             score += 6.0 if col.index == order[2] else (-3.0 if col.index == order[0] else 0.0)
+        elif position is not None and col.index == position[0]:
+            score -= 3.0  # the column that orders the rows is rarely the one asked
         elif aggregation and agg is None and not (aggregation == "COUNT" and col.is_numeric):
             score -= 1.0  # the question asks for an aggregate this column cannot give
         out.append((col.index, agg, round(score, 3)))
@@ -736,9 +799,11 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
         used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
     kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
     conditions = [NextStep(_condition_action(table, c), "constrain") for c in [*kept, *empty]]
-    order = argmax_order(table, question, g, header_mentions(table, question))
-    if order is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
-        conditions.append(NextStep(f"add_order({_column_text(table, order[0])}, {'DESC' if order[1] else 'ASC'})", "constrain"))
+    mentions = header_mentions(table, question)
+    order = argmax_order(table, question, g, mentions)
+    by = order[:2] if order is not None else position_order(table, question, g, mentions)
+    if by is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
+        conditions.append(NextStep(f"add_order({_column_text(table, by[0])}, {'DESC' if by[1] else 'ASC'})", "constrain"))
     answers = [
         NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer")
         for i, agg, _ in answer_candidates(table, question, used=used, scores=scores, grounding=g)
