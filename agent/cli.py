@@ -116,7 +116,7 @@ __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_ep
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
 #: The action sets a KB can be driven with (``--action-set``).
-_KB_ACTION_SETS = ("sparql", "agentbench")
+_KB_ACTION_SETS = ("sparql", "sparql-all", "agentbench")
 
 #: The help of ``--kb``: every spec :meth:`pyql.kb.KB.open` takes (from the registry of KB backends).
 _KB_HELP = f"the knowledge base: {kb_backends.help()}"
@@ -171,7 +171,9 @@ def _kb_arguments(group: Any) -> None:
                        help="distinct values an observation counts exactly per variable; beyond it the count says "
                             "'more than N' and the step does not read the whole join (default 1000)")
     group.add_argument("--action-set", default="sparql", choices=list(_KB_ACTION_SETS),
-                       help="the actions on the KB: sparql (pyql's add_fact, ..., execute(); the default) or "
+                       help="the actions on the KB: sparql (pyql's add_fact, ..., execute(); the default), sparql-all "
+                            "(every SPARQL action with MarkQA's arguments, e.g. add_max(?v, *, 0, 1, true) keeping ties, "
+                            "and add_union: what pyql convert --to actions writes) or "
                             "agentbench (AgentBench's get_relations, get_neighbors, intersection, ... with #k "
                             "variables, answered by 'Final Answer: #k')")
     group.add_argument("--observe", choices=["rows", "type"], default=None,

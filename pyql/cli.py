@@ -67,7 +67,7 @@ import textwrap  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO  # noqa: E402
 
-from pyql.echo import plural  # noqa: E402
+from pyql.echo import MESSAGE_LIMIT, clip, plural  # noqa: E402
 from pyql.errors import (  # noqa: E402
     PyQLError,
     UsageError,  # noqa: F401 (defined in pyql/errors.py)
@@ -561,8 +561,8 @@ def _run(argv: Sequence[str] | None, out: TextIO, process: bool) -> int:
         if process:
             interrupts.running()  # the command cleans up on Ctrl-C (KeyboardInterrupt) and says one line
         return int(args.func(args, out) or 0)
-    except PyQLError as exc:  # UsageError and every other pyql error: one line, exit status 2
-        message = " ".join(str(exc).split())
+    except PyQLError as exc:  # UsageError and every other pyql error: one line (a long one clipped), exit status 2
+        message = clip(" ".join(str(exc).split()), MESSAGE_LIMIT)
         print(message if message.startswith("pyql") else f"pyql: {message}", file=out if out is not sys.stdout else sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head

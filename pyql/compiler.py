@@ -296,7 +296,7 @@ class Block:
         argmax = self.argmax
         if argmax is None or not argmax.ties:
             return ""
-        key = _value_key(argmax)
+        key = _extreme_key(argmax)
         func = "MAX" if argmax.descending else "MIN"
         extreme = f"?__{func.lower()}_{argmax.var.name}"
         lead, inner = indent + _INDENT, indent + _INDENT + _INDENT
@@ -598,6 +598,21 @@ def _value_key(step: Argmax) -> str:
     # native argmax (values of one kind) orders by the variable itself.
     v = "?" + step.var.name
     return v if step.native else f"IF(isNumeric({v}), {v}, STR({v}))"
+
+
+def _extreme_key(step: Argmax) -> str:
+    """The key of an argmax with ties, in its MAX/MIN and in the FILTER equal to it.
+
+    As :func:`_value_key`, but the numeric branch is ``?v + 0`` (the same
+    number, of the same type): Virtuoso 7.2 answers ``MAX(IF(isNumeric(?v),
+    ?v, STR(?v)))`` with no value when ``?v`` holds dates or strings (MIN is
+    right), and with it a ties argmax over them gave no rows; with ``?v + 0``
+    it gives the largest text, as pyoxigraph and rdflib do.
+    """
+    if step.native:
+        return "?" + step.var.name
+    v = "?" + step.var.name
+    return f"IF(isNumeric({v}), {v} + 0, STR({v}))"
 
 
 def _order_key(step: Argmax) -> str:

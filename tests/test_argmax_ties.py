@@ -21,8 +21,13 @@ NS = "http://rdf.freebase.com/ns/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 # Runways: a and b tie at the most (3), c (1) and d (1.0) tie at the fewest.
 # Openings: a and b on the same date (a tie), c later. Only a and c are served by the city.
+# Codes (text, one with a language tag) and operators (IRIs, compared as their text): a and b tie
+# at the largest code, a and c at the largest operator.
 TTL = f"""
 @prefix ns: <{NS}> .
+ns:m.a ns:aviation.airport.code "XYZ"@en ; ns:aviation.airport.operator ns:m.op2 .
+ns:m.b ns:aviation.airport.code "XYZ" ; ns:aviation.airport.operator ns:m.op1 .
+ns:m.c ns:aviation.airport.code "ABC" ; ns:aviation.airport.operator ns:m.op2 .
 ns:m.a ns:aviation.airport.runways 3 ; ns:aviation.airport.opened "1950-05-01"^^<{XSD}date> ; ns:aviation.airport.serves ns:m.city ; ns:type.object.type ns:aviation.airport .
 ns:m.b ns:aviation.airport.runways 3 ; ns:aviation.airport.opened "1950-05-01"^^<{XSD}date> ; ns:type.object.type ns:aviation.airport .
 ns:m.c ns:aviation.airport.runways 1 ; ns:aviation.airport.opened "1999"^^<{XSD}gYear> ; ns:aviation.airport.serves ns:m.city ; ns:type.object.type ns:aviation.airport .
@@ -42,6 +47,19 @@ QUERIES: dict[str, Callable[[], Query]] = {
     .add_fact("?x", "aviation.airport.opened", "?d")
     .add_min("?d", ties=True)
     .set_answer("?x"),
+    "max of mixed dates, ties (as text: 1999 after 1950-05-01)": lambda: Query()
+    .add_fact("?x", "aviation.airport.opened", "?d")
+    .add_max("?d", ties=True)
+    .set_answer("?x"),
+    "max of text, ties (a language tag aside)": lambda: Query()
+    .add_fact("?x", "aviation.airport.code", "?c")
+    .add_max("?c", ties=True)
+    .set_answer("?x"),
+    "min of text, ties": lambda: Query().add_fact("?x", "aviation.airport.code", "?c").add_min("?c", ties=True).set_answer("?x"),
+    "max of entities, ties (by their IRI)": lambda: Query()
+    .add_fact("?x", "aviation.airport.operator", "?o")
+    .add_max("?o", ties=True)
+    .set_answer("?x"),
     "a fact after the argmax constrains it": lambda: _base()
     .add_max("?n", ties=True)
     .add_fact("?x", "aviation.airport.serves", "m.city")
@@ -59,6 +77,10 @@ EXPECTED = {
     "min, ties (1 and 1.0 are equal)": ["m.c", "m.d"],
     "max, native, ties": ["m.a", "m.b"],
     "max of mixed dates, ties": ["m.a", "m.b"],
+    "max of mixed dates, ties (as text: 1999 after 1950-05-01)": ["m.c"],
+    "max of text, ties (a language tag aside)": ["m.a", "m.b"],
+    "min of text, ties": ["m.c"],
+    "max of entities, ties (by their IRI)": ["m.a", "m.c"],
     "a fact after the argmax constrains it": ["m.a"],
     "counted after": ["2"],
     "a second argmax nests": ["m.a", "m.b"],
@@ -81,9 +103,6 @@ def test_ties_answer_alike_on_pyoxigraph_and_rdflib(name: str, tmp_path) -> None
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_ties_answer_alike_on_virtuoso(name: str, virtuoso_server, tmp_path) -> None:
     remote = virtuoso_kb(virtuoso_server, TTL, tmp_path, "http://pyql.test/ties")
-    if name == "a second argmax nests":  # known: Virtuoso 7.2 answers a ties argmax nested in another with no rows
-        assert _answers(remote, QUERIES[name]()) == []
-        pytest.xfail("Virtuoso 7.2 gives no rows for a ties argmax nested under another ties argmax")
     assert _answers(remote, QUERIES[name]()) == EXPECTED[name]
 
 
@@ -91,6 +110,8 @@ def test_the_sparql_has_no_limit_and_a_filter_on_the_extreme() -> None:
     text = _base().add_max("?n", ties=True).set_answer("?x").sparql()
     assert "LIMIT" not in text and "ORDER BY" not in text
     assert "AS ?__max_n)" in text and "= ?__max_n)" in text
+    # ?n + 0, not ?n: Virtuoso 7.2's MAX of IF(isNumeric(?n), ?n, STR(?n)) is unbound over dates or text
+    assert text.count("IF(isNumeric(?n), ?n + 0, STR(?n))") == 2
     assert _base().add_max("?n", ties=True).scope.block.max_rows is None  # no bound: every tied row
 
 

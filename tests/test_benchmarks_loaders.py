@@ -88,10 +88,10 @@ def test_grailqa_items_keep_qid_answers_level_and_gold_entities() -> None:
 
 def test_grailqa_superlatives_and_comparisons_become_add_max_and_add_filter() -> None:
     ds = load_dataset(GRAILQA)
-    assert ds[3]["actions"][-3:] == ["add_max(?x2)", "set_answer(?x0)", "execute()"]  # ARGMAX on the release date
+    assert ds[3]["actions"][-3:] == ["add_max(?x2, *, 0, 1, true)", "set_answer(?x0)", "execute()"]  # ARGMAX on the release date, ties kept
     assert "add_filter(?x4, >=, 2.916e+06)" in ds[2]["actions"]  # (ge spaceflight.rocket.mass 2.916e+06)
     assert ds[0]["actions"] is None  # no topic entity: no chain starts anywhere
-    assert ds[1]["actions"] is None  # ARGMAX with two tied answers: add_max keeps one row
+    assert ds[1]["actions"][-3] == "add_max(?x3, *, 0, 1, true)"  # ARGMAX with two tied answers: both kept
 
 
 def test_ids_are_stable_across_loads() -> None:
@@ -181,9 +181,10 @@ def test_graph_queries_that_cannot_be_replayed_have_no_gold_chain() -> None:
     gq = json.loads(json.dumps(record["graph_query"]))
     gq["nodes"][1]["node_type"] = "literal"  # a literal without a function
     assert graph_query_actions(gq) is None
-    superlative = json.loads(GRAILQA.read_text())[3]["graph_query"]
-    assert graph_query_actions(superlative, "argmax", 1) is not None
-    assert graph_query_actions(superlative, "argmax", 2) is None
+    assert graph_query_actions(json.loads(GRAILQA.read_text())[0]["graph_query"], "argmax") is None  # no entity to start from
+    tied = json.loads(GRAILQA.read_text())[1]  # GrailQA's ARGMAX with two answers: the chain keeps ties
+    assert len(tied["answer"]) == 2
+    assert graph_query_actions(tied["graph_query"], "argmax")[-3:] == ["add_max(?x3, *, 0, 1, true)", "set_answer(?x0)", "execute()"]
 
 
 def test_a_grailqa_answer_without_argument_is_reported(tmp_path: Path) -> None:

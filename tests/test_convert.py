@@ -173,8 +173,8 @@ def test_output_lines_are_json_that_no_splitter_breaks() -> None:
     [
         ("[" * 100_000 + "]" * 100_000, "bad_item"),  # JSON nested past what the decoder reads
         ("1" * 5000, "bad_item"),  # an integer too long to convert
-        (json.dumps({"id": 1, "input": "add_fact(" + "(" * 10_000 + ")" * 10_000 + ")"}), "wrong_arity"),
-        (json.dumps({"id": 1, "input": "add_fact(" + "(" * 10_000}), "action_syntax"),
+        (json.dumps({"id": 1, "input": "add_fact(" + "(" * 10_000 + ")" * 10_000 + ")"}), "parse_error"),  # deeper than 64
+        (json.dumps({"id": 1, "input": "add_fact(" + "(" * 10_000}), "parse_error"),  # deeper than 64, unclosed
         (json.dumps({"id": 1, "input": "x" * 1_048_576}), "no_action"),
         (json.dumps({"id": 1, "input": 'add_filter(?x, >, "' + "9" * 1_048_576 + '")'}), None),  # converts
         (json.dumps({"id": 1, "input": "a=PyQL()\na.add_fact('m.0', 'r" + "s" * 1_048_576}), "legacy_syntax"),
@@ -289,3 +289,84 @@ def test_the_pages_commands_print_what_it_shows(body: str, tmp_path: Path) -> No
     done = subprocess.run(["bash", "-c", "set -o pipefail\n" + line], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300, check=False)
     assert done.returncode == 0 and shown.strip(), done.stderr
     assert doctest.OutputChecker().check_output(shown, done.stdout, _FLAGS), done.stdout
+
+
+def test_a_converted_argmax_runs_with_the_full_action_set_and_not_with_the_default_one() -> None:
+    """``pyql convert --to actions`` writes GrailQA's ARGMAX as ``add_min(?v, *, 0, 1, true)``: the full SPARQL
+    set (``--action-set sparql-all``) runs it and keeps the three storms tied at one death; QueryAgent's
+    default set (``add_min(min_var)``) answers it with ``wrong_arity`` and undoes it."""
+    chain = pyql("convert", "--from", "sexpr", "--to", "actions",
+                 stdin="(ARGMIN meteorology.tropical_cyclone meteorology.tropical_cyclone.direct_fatalities)").stdout.decode()
+    assert "add_min(?x1, *, 0, 1, true)" in chain
+    full = pyql("run", "--kb", "demo", "--action-set", "sparql-all", "--actions", "-", "--json", stdin=chain + "execute()\n")
+    assert full.returncode == 0, full.stderr
+    answers = json.loads(full.stdout.decode().splitlines()[-1])["answers"]  # one line per step, then the result
+    assert sorted(a["value"] for a in answers) == ["m.0107f3vm", "m.0107j2dw", "m.0bhw9m"]
+    default = pyql("run", "--kb", "demo", "--actions", "-", stdin=chain + "execute()\n")
+    assert default.returncode != 0 and b"wrong_arity" in default.stdout
+
+
+N = 10_000
+MB = 1_048_576
+#: Per input format: one item that converts, then the issue's bad input in that format's own syntax.
+BAD_INPUT: dict[str, tuple[str, list[str]]] = {
+    "sexpr": ("(JOIN a.b.c m.0a)", [
+        "(AND a.b (JOIN c.d m.0a)", "(ARGMAX (AND a.b (JOIN c.d", "(EXISTS (JOIN a.b.c m.0a))", "(M a.b.c)",
+        "(" * N + ")" * N, "(JOIN a.b.c " + "x" * MB, "(" * 3 + "a" * MB,
+    ]),
+    "sparql": ("PREFIX ns: <http://rdf.freebase.com/ns/>\nSELECT DISTINCT ?x WHERE { ns:m.0a ns:a.b.c ?x . }", [
+        "SELECT DISTINCT ?x WHERE { ?x ?p ?o .", "SELECT DISTINCT ?x WHERE { ?x <a> ?y } ORDER BY", "CONSTRUCT { ?s ?p ?o } WHERE { }",
+        "SELECT ?x WHERE { FILTER(" + "(" * N + "?x" + ")" * N + ") }", "SELECT ?x WHERE " + "{" * N + "}" * N,
+        "SELECT ?x WHERE { ?x <a> \"" + "x" * MB,
+    ]),
+    "actions": ("add_fact(m.0a, a.b.c, ?x)\nset_answer(?x)", [
+        "add_fact(?x, a.b.c, ", "get_entities_of_type(a.b)", "add_fact(" + "(" * N + ")" * N + ")",
+        "add_union(?x, " + "query(add_union(?x, " * N + ")" * (2 * N + 1), "x" * MB,
+    ]),
+    "legacy": ("a=PyQL()\na.add_fact('m.0a', 'a.b.c', 'x')\na.set_answer('x')", [
+        "a=PyQL()\na.add_fact('m.0a', ", "a=PyQL()\na.frobnicate('x')", "a=PyQL()\na.add_fact(" + "(" * N + ")" * N + ")",
+        "a=PyQL()\na.add_fact('m.0', 'r" + "s" * MB,
+    ]),
+    "markqa": ("a = PyQL()\na.add_quantity('Q64', 'P1082', 'pop', 2021)\nprint(a.sparql)", [
+        "a = PyQL()\na.add_quantity('Q64', ", "a = PyQL()\na.frobnicate('x')\nprint(a.sparql)",
+        "a = PyQL()\na.add_fact(" + "[" * N + "]" * N + ")", "a = PyQL()\na.add_fact(" + "(" * N + ")" * N + ")",
+        "a = PyQL()\na.add_quantity('Q64', 'P" + "1" * MB,
+    ]),
+    "agentbench": ("Action: get_neighbors(m.0a, a.b.c)\nFinal Answer: #0", [
+        "Action: get_neighbors(m.0a, a.b.c", "Action: get_entities_of_type(a.b)\nFinal Answer: #0",
+        "Action: get_relations(" + "(" * N + ")" * N + ")\nFinal Answer: #0", "Action: get_relations(" + "x" * MB + ")\nFinal Answer: #0",
+    ]),
+}
+
+
+@pytest.mark.parametrize("source", sorted(BAD_INPUT))
+def test_the_issues_bad_input_in_every_format_is_one_short_error_each(source: str) -> None:
+    """Unbalanced or truncated input, unknown heads or functions, 10,000 nested parentheses and a 1 MB line,
+    each in the format's own syntax: one error object of at most a few thousand characters each, in
+    order, the good items around them converted, no traceback, bounded time (a few seconds; 60 allowed
+    on a loaded machine; 10,000 nested ``query(`` took 25 s before lines nested past 64 were refused)."""
+    good, bad = BAD_INPUT[source]
+    items = [{"id": "first", "input": good}] + [{"id": n, "input": text} for n, text in enumerate(bad)] + [{"id": "last", "input": good}]
+    started = time.perf_counter()
+    records = _records("\n".join(json.dumps(item) for item in items) + "\n", source, "actions")
+    assert time.perf_counter() - started < 60
+    assert [r["id"] for r in records] == [item["id"] for item in items]
+    assert "output" in records[0] and records[0] == {**records[-1], "id": "first"}
+    for record in records[1:-1]:
+        error = record["error"]
+        assert error["kind"] and len(error["message"]) < 4100 and "\n" not in error["message"], record
+        assert "Traceback" not in error["message"]
+
+
+@pytest.mark.parametrize(
+    "source, text",
+    [("agentbench", "Action: get_relations(" + "x" * MB + ")\nFinal Answer: #0\n"),
+     ("actions", "add_union(?x, " + "query(add_union(?x, " * N + ")" * (2 * N + 1) + "\n"),
+     ("sexpr", "(" * N + ")" * N + "\n")],
+    ids=["1mb-agentbench-operand", "nested-queries", "nested-sexpr"],
+)
+def test_one_item_of_bad_input_is_one_short_stderr_line(source: str, text: str) -> None:
+    done = pyql("convert", "--from", source, "--to", "actions", stdin=text)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and done.stdout == b"" and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 4200

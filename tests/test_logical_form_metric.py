@@ -30,14 +30,15 @@ def test_a_chain_that_cannot_be_written_is_no_match() -> None:
 
 def test_a_grailqa_run_records_the_gold_form_and_scores_it(tmp_path: Path) -> None:
     """The smoke run replays GrailQA's graph-query chains: right answers, but without the class
-    constraints the S-expressions have, so their logical forms differ (EM 0 of 3)."""
+    constraints the S-expressions have, so their logical forms differ (EM 0 of 4, the tied superlative
+    included now that its chain keeps ties)."""
     outcome = smoke_run("grailqa", tmp_path)
     assert outcome.records and all(r["gold_form"].startswith("(") and r["chain"] for r in outcome.records)
     assert all(r["metrics"]["f1"] == 1.0 for r in outcome.records)
-    assert [record_scores(r)["lf_em"] for r in outcome.records] == [0.0, 0.0, 0.0]
+    assert [record_scores(r)["lf_em"] for r in outcome.records] == [0.0, 0.0, 0.0, 0.0]
     metrics = aggregate(outcome.records)
-    assert (metrics.lf_em, metrics.lf_questions) == (0.0, 3)
-    assert any(name.startswith("logical-form EM (3 questions") for name, _ in metrics.rows())
+    assert (metrics.lf_em, metrics.lf_questions) == (0.0, 4)
+    assert any(name.startswith("logical-form EM (4 questions") for name, _ in metrics.rows())
     # the same records with the gold forms' own chains match
     fixed = []
     for record in outcome.records:

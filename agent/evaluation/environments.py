@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from agent.methods import ranking
+from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from correction import eraser_for
 from pyql.agentbench_environment import AgentBenchEnvironment
 from pyql.cli import UsageError, read_entities
@@ -259,7 +260,8 @@ def open_environment(
             ``table``, ``table_json``, ``question``, ``entities`` (JSON text),
             ``kb_timeout``, ``default_graph`` (:func:`kb_options`), ``run_advice``,
             ``escalate`` (the ablation switches of :class:`pyql.environment.Environment`),
-            ``action_set`` (``agentbench``: an :class:`~pyql.agentbench_environment.AgentBenchEnvironment`
+            ``action_set`` (``sparql-all``: every SPARQL action, ties and ``add_union`` included;
+            ``agentbench``: an :class:`~pyql.agentbench_environment.AgentBenchEnvironment`
             on the KB, observing by ``observe``, rows or type).
         item: a data set item (``question``, ``entities``, optional ``table``);
             it overrides the question and entities of ``options``.
@@ -296,6 +298,7 @@ def open_environment(
         kb,
         question=question,
         entities=entities,
+        actions=SPARQL_ALL_ACTIONS if getattr(options, "action_set", None) == "sparql-all" else None,
         relation_ranker=ranker,
         max_relations=getattr(options, "max_relations", 40),
         candidate_ranker=candidate_ranker(getattr(options, "ranker", None)) if ranker is not None else None,

@@ -183,7 +183,9 @@ class RunSettings:
         kb_timeout: seconds one query to a SPARQL endpoint may take in all (None: the backend's 60 s).
         default_graph: the graph IRI an endpoint is queried on (None: the endpoint's default).
         count_cap: distinct values an observation counts exactly per variable (None: the KB's 1,000).
-        action_set: the KB's action set: ``sparql`` (pyql's) or ``agentbench`` (AgentBench's functions).
+        action_set: the KB's action set: ``sparql`` (pyql's, the profile's default set), ``sparql-all``
+            (every SPARQL action: MarkQA's arguments, ``add_max``'s ties flag, ``add_union``) or
+            ``agentbench`` (AgentBench's functions).
         observe: with ``agentbench``: a new variable's values (``rows``) or its type only (``type``).
 
     Example:

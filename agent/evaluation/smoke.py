@@ -69,7 +69,7 @@ _NAME = rdflib.URIRef(FB + "type.object.name")
 _MID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 _TRIPLE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)\s*\.$")
 
-#: Benchmark → data file, optional entity-linking file, KB, profile and gold-action files (paths
+#: Benchmark → data file, optional entity-linking file, KB, profile, gold-action files and action set (paths
 #: relative to the fixtures folder), as each data set format registers them (the ``smoke`` of its
 #: :class:`~agent.evaluation.datasets.DatasetFormat`). KB ``gold``: a tiny KB built from the items'
 #: gold queries; ``metaqa-items``: a tiny MetaQA ``kb.txt`` built from the items' question types and
@@ -329,7 +329,9 @@ def smoke_run(
     ``method`` ``readi`` replays Readi's reasoning paths instead of
     QueryAgent's action chains (:func:`readi_replies`). Items whose gold
     query has no replayable chain (a GrailQA question without a topic
-    entity, a superlative with ties) are left out; the others must score 1.
+    entity) are left out; the others must score 1. The spec's
+    ``action_set`` (default ``sparql``) is the environment's: GrailQA's
+    superlatives keep ties, an argument of ``sparql-all``.
 
     Raises:
         SmokeError: an unknown benchmark or method, or the fixtures are not there.
@@ -353,7 +355,7 @@ def smoke_run(
     kb = _smoke_kb(spec, items, root, out)
     replies = readi_replies(items, tables) if method == "readi" else gold_replies(items)
     llm = ScriptedLLM(replies, config=LLMConfig(mode="completion"), model="gold-replay")
-    settings = RunSettings(kb=kb, profile=spec["profile"], feedback=feedback, method=method)
+    settings = RunSettings(kb=kb, profile=spec["profile"], feedback=feedback, method=method, action_set=spec.get("action_set", "sparql"))
     run = out / "smoke.jsonl"
     if run.exists():
         run.unlink()

@@ -29,9 +29,10 @@ from pyql.query import Query
 from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from pyql.sparql_actions import SparqlActions, convert_argument
 
-__all__ = ["read_actions", "write_actions", "calls_to_query", "parse_line"]
+__all__ = ["ACTIONS", "read_actions", "write_actions", "calls_to_query", "parse_line"]
 
-_ACTIONS = SparqlActions(SPARQL_ALL_ACTIONS)
+#: Every SPARQL action (MarkQA's arguments included): what action lines are read and checked against.
+ACTIONS = SparqlActions(SPARQL_ALL_ACTIONS)
 
 
 def _arguments(profile: Profile, call: ActionCall, spec: ActionSpec) -> list[Any]:
@@ -54,7 +55,7 @@ def calls_to_query(calls: list[ActionCall], profile: str | Profile = "freebase")
     """
     query = Query(profile)
     for number, call in enumerate(calls, 1):
-        spec = _ACTIONS.check_arity(call.name, len(call.args))
+        spec = ACTIONS.check_arity(call.name, len(call.args))
         if spec.kind != "construct":
             continue
         args = _arguments(query.profile, call, spec)
@@ -65,16 +66,45 @@ def calls_to_query(calls: list[ActionCall], profile: str | Profile = "freebase")
     return query
 
 
+#: The deepest nesting of parentheses and brackets an action line may have: far above what the
+#: action language allows (sub-queries 8 levels, expressions 16 calls), and low enough that a line
+#: of 10,000 nested ``query(`` is refused at once rather than parsed for half a minute.
+MAX_LINE_NESTING = 64
+
+
+def _check_nesting(line: str) -> None:
+    """Refuse a line nested deeper than :data:`MAX_LINE_NESTING` (brackets inside "..." do not count)."""
+    depth, quoted, escaped = 0, False, False
+    for position, char in enumerate(line):
+        if quoted:
+            escaped, quoted = (not escaped and char == "\\"), quoted and (escaped or char != '"')
+        elif char == '"':
+            quoted = True
+        elif char in "([":
+            depth += 1
+            if depth > MAX_LINE_NESTING:
+                message = f"character {position + 1}: nested deeper than {MAX_LINE_NESTING} parentheses or brackets"
+                raise ParseError(message, text=line, position=position)
+        elif char in ")]":
+            depth -= 1
+
+
 def parse_line(line: str) -> ActionCall:
     """One action line as ``pyql run`` reads it: the call alone, else an LLM's ``Action N: ...`` line.
 
     Raises:
-        ParseError: the line holds no action, or more than one.
+        ParseError: the line holds no action, or more than one, or it nests deeper than
+            :data:`MAX_LINE_NESTING` parentheses.
 
     Example:
         >>> parse_line("Action 2: set_answer(?x)").name
         'set_answer'
+        >>> parse_line("add_fact(" + "(" * 100 + ")")
+        Traceback (most recent call last):
+        ...
+        pyql.errors.ParseError: character 73: nested deeper than 64 parentheses or brackets
     """
+    _check_nesting(line)
     try:
         return parse_action(line.strip())
     except ParseError:
@@ -110,7 +140,7 @@ def read_actions(text: str, entities: Mapping[str, str], profile: Profile) -> Qu
             if executed:
                 raise QueryError("execute() was called on an earlier line; nothing may follow it")
             call = parse_line(line)
-            spec = _ACTIONS.check_arity(call.name, len(call.args))
+            spec = ACTIONS.check_arity(call.name, len(call.args))
             executed = spec.kind == "terminate"
             if spec.kind == "construct":
                 query = getattr(query, call.name)(*_arguments(query.profile, call, spec))

@@ -48,6 +48,7 @@ import json
 import re
 from typing import Mapping
 
+from pyql.echo import clip
 from pyql.errors import (
     ArityError,
     ConversionError,
@@ -98,17 +99,17 @@ class _Trajectory:
                 raise ParseError(f"{where}: #{index} does not exist (variables made so far: {made})")
             return self.forms[index]
         if sets_only:
-            raise ParseError(f"{where}: expected a variable #k, found {text!r}")
+            raise ParseError(f"{where}: expected a variable #k, found {clip(text)!r}")
         entity = self.entities.get(text, text)
         if not _ENTITY.match(entity):
             names = ", ".join(sorted(self.entities)) or "none given"
-            raise ParseError(f"{where}: {text!r} is neither a variable #k, an entity id (m.0abc) nor a question entity ({names})")
+            raise ParseError(f"{where}: {clip(text)!r} is neither a variable #k, an entity id (m.0abc) nor a question entity ({names})")
         return entity
 
     def relation(self, text: str, where: str) -> str:
         text = text.strip()
         if not _RELATION.match(text):
-            raise ParseError(f"{where}: {text!r} is not a relation (such as people.person.nationality)")
+            raise ParseError(f"{where}: {clip(text)!r} is not a relation (such as people.person.nationality)")
         return text
 
     def call(self, name: str, args: str, where: str) -> None:

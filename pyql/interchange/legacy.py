@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from pyql.action_parser import parse_legacy_program, render_action
-from pyql.interchange.actions import calls_to_query
+from pyql.interchange.actions import ACTIONS, calls_to_query
 from pyql.interchange.registry import direct, reader
 from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
 from pyql.query import Query
@@ -46,11 +46,23 @@ def program_to_query(text: str, profile: str | Profile = "freebase") -> Query:
 def program_to_actions(text: str) -> list[str]:
     """The action lines equivalent to a legacy PyQL program (legacy ``x0`` → ``?x0``).
 
+    Raises:
+        ParseError: the program does not parse.
+        InvalidActionError, ArityError: a call of a method no action has (listing the actions),
+            or with a number of arguments its action does not take.
+
     Example:
         >>> program_to_actions("a=PyQL()\\na.add_filter('x0', '>', '200')")
         ['add_filter(?x0, >, 200)']
+        >>> program_to_actions("a=PyQL()\\na.frobnicate('x0')")
+        Traceback (most recent call last):
+        ...
+        pyql.errors.InvalidActionError: 'frobnicate' is not an available action; choose one of: get_relation(), ...
     """
-    return [render_action(call) for call in parse_legacy_program(text)]
+    calls = parse_legacy_program(text)
+    for call in calls:
+        ACTIONS.check_arity(call.name, len(call.args))
+    return [render_action(call) for call in calls]
 
 
 @reader("legacy", "legacy PyQL programs (WebQSP/QueryAgent): a=PyQL(), then a.add_fact('m.03_r3', ..., 'x0') ...")

@@ -25,24 +25,27 @@ from agent.evaluation.datasets.registry import Source, dataset_format
 
 __all__ = ["grail_items", "graph_query_actions", "graph_query_entities", "is_grail_like", "is_grailqa", "load_grailqa"]
 
-_SMOKE = {"grailqa": {"data": "grailqa/grailqa_v1.0_dev.json", "kb": "gold", "profile": "freebase"}}
+# The superlatives' chains keep ties (add_max(?v, *, 0, 1, true)), an argument of the full SPARQL action set.
+_SMOKE = {"grailqa": {"data": "grailqa/grailqa_v1.0_dev.json", "kb": "gold", "profile": "freebase", "action_set": "sparql-all"}}
 
 #: GrailQA/GraphQ node functions on a literal node that PyQL expresses: superlatives and comparisons.
 _ARG_FUNCTIONS = {"argmax": "add_max", "argmin": "add_min"}
 _COMPARISONS = (">", ">=", "<", "<=")
 
 
-def graph_query_actions(graph_query: Any, function: str | None = "none", answer_count: int | None = None) -> list[str] | None:
+def graph_query_actions(graph_query: Any, function: str | None = "none") -> list[str] | None:
     """The gold action chain of a GrailQA/GraphQ ``graph_query``.
 
     Class nodes become variables ``?x<nid>``, entity nodes their ids; the
     question node is the answer. A literal node with a function is a
-    variable too: ``argmax``/``argmin`` become ``add_max``/``add_min`` on it,
-    a comparison (``>``, ``>=``, ``<``, ``<=``) an ``add_filter`` against the
-    literal's value. None for what the action language cannot replay exactly:
-    counting, a literal without a function, and a superlative with more than
-    one answer (``answer_count``): GrailQA's ARGMAX keeps ties, ``add_max``
-    keeps one row.
+    variable too: ``argmax``/``argmin`` become ``add_max``/``add_min`` on it
+    keeping ties (``add_max(?v, *, 0, 1, true)``: every entity at the
+    extreme, as GrailQA's ARGMAX and the S-expression converter read it; the
+    ties argument is in the full SPARQL action set, ``--action-set
+    sparql-all``), a comparison (``>``, ``>=``, ``<``, ``<=``) an
+    ``add_filter`` against the literal's value. None for what the action
+    language cannot replay exactly: counting, a literal without a function,
+    and a graph query with no entity to start from.
 
     Example:
         >>> gq = {"nodes": [{"nid": 0, "node_type": "class", "question_node": 1},
@@ -68,10 +71,8 @@ def graph_query_actions(graph_query: Any, function: str | None = "none", answer_
         elif node.get("node_type") == "class" and node_function == "none":
             terms[nid] = f"?x{nid}"
         elif node.get("node_type") == "literal" and node_function in _ARG_FUNCTIONS:
-            if answer_count is not None and answer_count > 1:
-                return None
             terms[nid] = f"?x{nid}"
-            extra.append(f"{_ARG_FUNCTIONS[node_function]}(?x{nid})")
+            extra.append(f"{_ARG_FUNCTIONS[node_function]}(?x{nid}, *, 0, 1, true)")
         elif node.get("node_type") == "literal" and node_function in _COMPARISONS:
             terms[nid] = f"?x{nid}"
             extra.append(f"add_filter(?x{nid}, {node_function}, {str(node.get('id')).partition('^^')[0]})")
@@ -148,7 +149,7 @@ def _grail_item(rec: Mapping[str, Any], index: int, stem: str, fmt: str) -> dict
         "question": str(rec["question"]),
         "entities": graph_query_entities(graph_query),
         "answers": [_grail_answer(a, where) for a in raw or []],
-        "actions": graph_query_actions(graph_query, rec.get("function", "none"), len(raw or [])),
+        "actions": graph_query_actions(graph_query, rec.get("function", "none")),
         "table": None,
         "source": fmt,
         "kind": str(rec["level"]) if fmt == "grailqa" and rec.get("level") else None,
