@@ -1,4 +1,4 @@
-"""Build a held-out slice of WikiTableQuestions' test set, out of the repository (CC BY-SA 4.0, not committed).
+"""Build a seeded slice of WikiTableQuestions (its unseen-table test set, or its training set), out of the repository (CC BY-SA 4.0, not committed).
 
 The table agent's grounding and ranking were designed on ``tests/data``'s
 WikiSQL and WTQ fixtures and on dbbench dev, so those figures are in-sample.
@@ -14,6 +14,8 @@ Get WikiTableQuestions first (a clone, or a bare git directory), then::
     git clone https://github.com/ppasupat/WikiTableQuestions /tmp/WikiTableQuestions
     python benchmarks/wtq_heldout.py /tmp/WikiTableQuestions /tmp/wtq-heldout --size 40 --seed 22
     python benchmarks/bench_table_agent.py /tmp/wtq-heldout/data/pristine-unseen-tables.tsv
+    python benchmarks/wtq_heldout.py /tmp/WikiTableQuestions /tmp/wtq-dev --split training --size 60 --seed 7
+    python benchmarks/bench_table_agent.py /tmp/wtq-dev/data/training.tsv -v
 """
 
 from __future__ import annotations
@@ -25,18 +27,23 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-DATA = "data/pristine-unseen-tables.tsv"
-TAGGED = "tagged/data/pristine-unseen-tables.tagged"
-#: The fixture's questions (tests/data/wtq/data/pristine-unseen-tables.tsv): read while designing, never sampled.
-FIXTURE_IDS = frozenset(["nu-1", "nu-66", "nu-914", "nu-1475"])
+#: The files sliced: split name → (questions, their tagged answers).
+SPLITS = {
+    "pristine-unseen-tables": ("data/pristine-unseen-tables.tsv", "tagged/data/pristine-unseen-tables.tagged"),
+    "training": ("data/training.tsv", "tagged/data/training.tagged"),
+}
+#: The fixtures' questions (tests/data/wtq/data/*.tsv): read while designing, never sampled.
+FIXTURE_IDS = frozenset(["nu-1", "nu-66", "nu-914", "nu-1475", "nt-64", "nt-112", "nt-153"])
 
 
-def read(repo: Path, path: str) -> str:
-    """A file of a WTQ checkout, or of a bare git directory (its HEAD)."""
+def read(repo: Path, path: str, *, optional: bool = False) -> str | None:
+    """A file of a WTQ checkout, or of a bare git directory (its HEAD); None when ``optional`` and absent."""
     if (repo / path).is_file():
         return (repo / path).read_text(encoding="utf-8")
     done = subprocess.run(["git", "--git-dir", str(repo), "show", f"HEAD:{path}"], capture_output=True, check=False)
     if done.returncode != 0:
+        if optional:
+            return None
         raise SystemExit(f"{path} is neither in {repo} nor in its git HEAD: give a WikiTableQuestions checkout")
     return done.stdout.decode("utf-8")
 
@@ -55,19 +62,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="where to write the slice (outside the repository)")
     parser.add_argument("--size", type=int, default=40)
     parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--split", choices=sorted(SPLITS), default="pristine-unseen-tables",
+                        help="the WTQ file sliced: the unseen-table test set (held-out) or the training set (dev)")
     args = parser.parse_args(argv)
-    header, *lines = read(args.repo, DATA).splitlines()
+    data, tagged_path = SPLITS[args.split]
+    header, *lines = (read(args.repo, data) or "").splitlines()
     chosen = sample(lines, args.size, args.seed)
     ids = {line.split("\t", 1)[0] for line in chosen}
     (args.out / "data").mkdir(parents=True, exist_ok=True)
-    (args.out / DATA).write_text("\n".join([header, *chosen]) + "\n", encoding="utf-8")
-    tag_header, *tagged = read(args.repo, TAGGED).splitlines()
-    (args.out / TAGGED).parent.mkdir(parents=True, exist_ok=True)
-    (args.out / TAGGED).write_text("\n".join([tag_header, *(t for t in tagged if t.split("\t", 1)[0] in ids)]) + "\n", encoding="utf-8")
+    (args.out / data).write_text("\n".join([header, *chosen]) + "\n", encoding="utf-8")
+    tagged_text = read(args.repo, tagged_path, optional=True)
+    if tagged_text is None:  # a mirror may lack the large tagged file: the raw targetValue is scored then
+        print(f"note: {tagged_path} is absent; answers are scored against data's targetValue")
+    else:
+        tag_header, *tagged = tagged_text.splitlines()
+        (args.out / tagged_path).parent.mkdir(parents=True, exist_ok=True)
+        (args.out / tagged_path).write_text("\n".join([tag_header, *(t for t in tagged if t.split("\t", 1)[0] in ids)]) + "\n", encoding="utf-8")
     tables = sorted({line.split("\t")[2] for line in chosen})
     for table in tables:
         (args.out / table).parent.mkdir(parents=True, exist_ok=True)
-        (args.out / table).write_text(read(args.repo, table), encoding="utf-8")
+        (args.out / table).write_text(read(args.repo, table) or "", encoding="utf-8")
     print(f"{len(chosen)} questions on {len(tables)} tables in {args.out} (seed {args.seed})")
     return 0
 

@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
 from pyql.errors import PyQLError
 from pyql.grounding import Grounding, ground, parse_date
 from pyql.next_steps import NextStep
@@ -64,6 +66,8 @@ _AGGREGATE_OF = {"COUNT": "COUNT", "SUM": "SUM", "AVG": "AVG", "max": "MAX", "mi
 def _stem(word: str) -> str:
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("sses"):
+        return word[:-2]  # "losses" is "loss", "classes" is "class"
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
@@ -76,6 +80,7 @@ ABBREVIATIONS: dict[str, str] = {
     "pop": "population", "elev": "elevation", "ht": "height", "wt": "weight", "dist": "district",
     "gp": "game", "apps": "appearance", "app": "appearance", "gls": "goal", "ep": "episode", "eps": "episode",
     "seas": "season", "mgr": "manager", "dir": "director", "approx": "approximate", "est": "established",
+    "won": "win", "w": "win", "lost": "loss", "l": "loss", "drawn": "draw", "d": "draw",
 }
 
 
@@ -259,10 +264,20 @@ def _all_candidates(
     return _outside_cells(out)
 
 
+#: Words right before a cell that turn its condition into ``!=``: "not from ethiopia", "other than italy".
+_NEGATED = re.compile(r"(?:\bnot|n't|\bother\s+than|except(?:\s+for)?|besides|excluding|apart\s+from)\s+(?:(?:from|in|at|by|on|for|of|the|a|an|those|ones|people)\s+){0,2}$", re.IGNORECASE)
+
+
 def _cell_candidates(
     question: str, col: Column, cells: list[str], mention: tuple[int, int, float] | None, compared: set[tuple[int, int]]
 ) -> list[ConditionCandidate]:
-    """``column = cell`` for each cell of the column the question writes (not the header itself)."""
+    """``column = cell`` for each cell of the column the question writes (not the header itself); ``!=`` after a negation (:data:`_NEGATED`).
+
+    Example:
+        >>> col = Table.from_rows(["Nationality"], [["Ethiopia"], ["Kenya"]]).columns[0]
+        >>> [(c.op, c.value) for c in _cell_candidates("who was the only medalist not from ethiopia?", col, ["Ethiopia", "Kenya"], None, set())]
+        [('!=', 'Ethiopia')]
+    """
     out = []
     for cell, start, end in _text_matches(question, cells):
         if mention and mention[0] <= start and end <= mention[1] and mention[2] >= 3:
@@ -271,7 +286,45 @@ def _cell_candidates(
         length = len(cell.strip())
         if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
             continue
-        out.append(ConditionCandidate(col.index, "=", cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near))
+        op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
+        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near))
+    for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
+        if any(c.start < end and start < c.end for c in out):
+            continue  # the word is part of a cell the question writes whole
+        out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    return out
+
+
+def _first_word_matches(question: str, cells: list[str], whole: set[str]) -> list[tuple[str, int, int]]:
+    """The cells the question names by their first word alone ("atlanta" for ``Atlanta Falcons``), with its span.
+
+    Only a first word of 4 letters or more that no other cell of the column
+    starts with, of a cell of two words or more the question does not write whole,
+    and not followed in the question by another word than the cell's second.
+
+    Example:
+        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans", "Atlanta"], set())
+        []
+        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans"], set())
+        [('Atlanta Falcons', 25, 32)]
+        >>> _first_word_matches("last opponent for manchester united?", ["Manchester City", "Everton"], set())
+        []
+    """
+    by_first: dict[str, set[str]] = {}
+    for cell in cells:
+        words = cell.split()
+        if words:
+            by_first.setdefault(words[0].lower(), set()).add(cell.strip())
+    out = []
+    for first, same in by_first.items():
+        cell = next(iter(same))
+        if len(same) != 1 or len(cell.split()) < 2 or cell in whole or len(first) < 4 or not first.isalpha() or first in _STOP:
+            continue
+        m = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", question, re.IGNORECASE)
+        following = _WORD.findall(question[m.end() :].lower())[:1] if m is not None else []
+        second = _WORD.findall(cell.lower())[1:2]
+        if m is not None and not (following and following[0] not in _STOP and following != second):
+            out.append((cell, m.start(), m.end()))  # "manchester united" does not name Manchester City
     return out
 
 
@@ -279,7 +332,14 @@ def _value_candidates(
     question: str, g: Grounding, col: Column, cells: list[str], mention: tuple[int, int, float] | None,
     compared: set[tuple[int, int]], bonus: float,
 ) -> list[ConditionCandidate]:
-    """``column = cell`` for each number of the question the column holds, and each date at its precision."""
+    """``column = cell`` for each number of the question the column holds, and each date at its precision (a year also in a numeric column).
+
+    Example:
+        >>> col = Table.from_rows(["Year completed"], [["1931"], ["1922"]]).columns[0]
+        >>> q = "how many bridges were built in 1931?"
+        >>> [(c.op, c.value) for c in _value_candidates(q, ground(q), col, ["1931", "1922"], None, set(), 0.0)]
+        [('=', '1931')]
+    """
     by_number = {parse_number(c): c for c in cells} if col.is_numeric else {}
     by_date = {}
     for c in cells:
@@ -287,10 +347,15 @@ def _value_candidates(
         if d is not None:
             by_date[(d.first, d.last)] = c
     out = []
+    years = {(v.start, v.end) for v in g.values if v.kind == "date" and v.value.precision == "year"}
+    numbers = {(v.start, v.end) for v in g.values if v.kind in ("number", "quantity")}
     for v in g.values:
         near = _near(question, mention, v.start, v.end)
         if v.kind in ("number", "quantity") and (v.start, v.end) not in compared and v.value in by_number:
-            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, 1.5 + 2 * near + bonus))
+            base = 2.5 if (v.start, v.end) in years else 1.5  # "built in 1931": a year is a stronger value than a bare number
+            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, base + 2 * near + bonus))
+        elif v.kind == "date" and v.value.precision == "year" and (v.start, v.end) not in numbers and float(v.value.first.year) in by_number:
+            out.append(ConditionCandidate(col.index, "=", by_number[float(v.value.first.year)], v.start, v.end, 2.5 + 2 * near + bonus))  # "built in 1931", a Year column
         elif v.kind == "date" and (v.value.first, v.value.last) in by_date:
             out.append(ConditionCandidate(col.index, "=", by_date[(v.value.first, v.value.last)], v.start, v.end, 3.0 + 2 * near))
     return out
@@ -322,9 +387,28 @@ def _comparison_candidates(
             if not col.is_numeric:
                 continue
             near = max(_near(question, mentions.get(col.index), cue.start, v.end), 0.0)
+            digits = re.match(r"[\d,.]*\d", question[v.start : v.end])
+            if near == 0 and _counts_another_thing(question, v.start + digits.end() if digits else v.end, col):
+                continue  # "more than 3 candidates" is not a condition on Votes
             for op, number, end in bounds:
                 out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
     return out
+
+
+def _counts_another_thing(question: str, end: int, col: Column) -> bool:
+    """Whether the word right after a compared number is a noun this column's header does not hold ("3 candidates", "18 meters").
+
+    Example:
+        >>> col = Table.from_rows(["Votes"], [["10"]]).columns[0]
+        >>> _counts_another_thing("more than 3 candidates", 11, col), _counts_another_thing("more than 3 votes", 11, col)
+        (True, False)
+        >>> _counts_another_thing("a score over 70?", 15, col)
+        False
+    """
+    after = re.match(r"\s*([a-z]+)\b", question[end:].lower())
+    if after is None or after.group(1) in _STOP or after.group(1) in _LINK or after.group(1) in _COMPARING:
+        return False
+    return _stem(after.group(1)) not in set(_stems(col.header)) | {_stem(w) for w in _WORD.findall(col.header.lower())}
 
 
 def _outside_cells(candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
@@ -368,8 +452,8 @@ def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[i
     whole = [m for m in mentions.values() if m[2] >= 3]
     starts = {m[0] for m in mentions.values()}
     for cue in g.cues:
-        if cue.kind not in ("aggregate", "order"):
-            continue
+        if cue.kind not in ("aggregate", "order") or re.match(r"\s*\d", question[cue.end :]):
+            continue  # "the top 50", "the first 3": a number of rows, not a superlative
         before_header = any(question[cue.end : s].strip() == "" for s in starts if s >= cue.end)
         if any(s <= cue.start and cue.end <= e for s, e, _ in whole) and not before_header:
             continue  # a header's own word ("Which Average ..."), unless it stands before a header ("the average Total")
@@ -391,7 +475,8 @@ def own_number(
     """Whether a count cue asks for a numeric cell's own number rather than COUNT of rows.
 
     True when the counted thing is the column itself, its header a plural noun
-    ("the total number of helipads", header ``Helipads``), or when the words
+    ("the total number of helipads", header ``Helipads``) or a word before one
+    ("how many total medals", header ``Total``; "how many gold medals", ``Gold``), or when the words
     after the cue name no column and this numeric column is named whole
     elsewhere ("how many people were murdered in 1940/41", header ``1940/41``).
 
@@ -401,6 +486,10 @@ def own_number(
         >>> g = ground(q); m = header_mentions(t, q)
         >>> own_number(t, q, 1, g, m), own_number(t, "the total game number at hama?", 2, ground("x"), header_mentions(t, "the total game number"))
         (True, False)
+        >>> t = Table.from_rows(["Nation", "Gold", "Total"], [["Belarus", "1", "6"]])
+        >>> q = "how many total medals did belarus win?"
+        >>> own_number(t, q, 2, ground(q), header_mentions(t, q)), own_number(t, "how many nations won gold?", 1, ground("how many nations won gold?"), header_mentions(t, "how many nations won gold?"))
+        (True, False)
     """
     col, mention = table.columns[index], mentions.get(index)
     cue = _aggregation_cue(question, g, mentions)
@@ -409,7 +498,8 @@ def own_number(
     ends = [c.end for c in g.cues if c.kind == "aggregate"]
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())
-        return bool(last) and last[-1].endswith("s") and not last[-1].endswith("ss")
+        counted = _WORD.findall(question[mention[1] :].lower())[:1]  # "how many total medals": the header qualifies a plural noun
+        return any(w[-1].endswith("s") and not w[-1].endswith("ss") and w[-1] not in _STOP for w in (last, counted) if w)
     counted = _WORD.findall(question[max(ends) :].lower())[:1]
     names_column = any(m[0] >= max(ends) and m[0] - max(ends) <= len(" ".join(counted)) + 2 for m in mentions.values())
     return bool(counted) and not names_column and mention[2] >= 3 and mention[0] > max(ends)
@@ -423,18 +513,25 @@ def argmax_order(
     "which season had the most episodes": an order cue right before a
     column (``Episodes``) while the question's *which/what* names another
     column (``Season``): the answer is that column of the row with the most,
-    not the most itself (``MAX(Episodes)``).
+    not the most itself (``MAX(Episodes)``). A *who* question answers with its
+    person column (:func:`who_column`).
 
     Example:
         >>> t = Table.from_rows(["Season", "Episodes"], [["Season 1", "26"]])
         >>> q = "which season had the most episodes in it?"
         >>> argmax_order(t, q, ground(q), header_mentions(t, q))
         (1, True, 0)
+        >>> t = Table.from_rows(["Place", "Team", "Won"], [["1", "Águila", "20"]])
+        >>> q = "who had the most wins?"
+        >>> argmax_order(t, q, ground(q), header_mentions(t, q))
+        (2, True, 1)
     """
-    wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
+    wh = re.search(r"\b(?:which|what|who)\b", question, re.IGNORECASE)
     if wh is None:
         return None
     target = [i for i, m in mentions.items() if _after(question, wh.end(), m[0], frozenset(["the", "is", "was"]))]
+    if not target:
+        target = _unnamed_target(table, question, wh, mentions)
     for cue in g.cue("order"):
         ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
         if ordered and target and target[0] != ordered[0] and cue.start > wh.end():
@@ -442,14 +539,112 @@ def argmax_order(
     return None
 
 
-def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]], g: Grounding) -> int | None:
+def _unnamed_target(table: Table, question: str, wh: re.Match[str], mentions: Mapping[int, tuple[int, int, float]]) -> list[int]:
+    """The answer column of a *who* question naming no column: its person column (none for *which <noun>*:
+    "which match had the largest crowd" asks for the crowd)."""
+    who = who_column(table, question, mentions) if wh.group().lower() == "who" else None
+    return [] if who is None else [who]
+
+
+#: Order cues that mean a row's place in the table when no header follows them ("the first person eliminated").
+_POSITION_CUES = frozenset(["first", "last", "earliest", "latest"])
+
+
+def _in_table_order(table: Table, col: Column) -> bool:
+    """Whether a numeric column's numbers rise down the table (most rows hold one): it orders the rows as listed.
+
+    Example:
+        >>> t = Table.from_rows(["Year", "Age"], [["1990", "26"], ["1994", "28"], ["1999", "21"]])
+        >>> _in_table_order(t, t.columns[0]), _in_table_order(t, t.columns[1])
+        (True, False)
+    """
+    if not col.is_numeric or col.num_sql is None:
+        return False
+    select = exp.select(exp.column(col.num_sql, quoted=True)).from_(exp.table_(table.sql_name, quoted=True)).order_by(exp.column("rowid"))
+    numbers = [r[0] for r in table.connection.execute(select.sql(dialect="sqlite")).fetchall()]
+    present = [n for n in numbers if n is not None]
+    if len(present) < 2 or len(present) < 0.8 * len(numbers):
+        return False
+    return all(a <= b for a, b in zip(present, present[1:])) and present[0] < present[-1]
+
+
+def position_order(
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+) -> tuple[int, bool] | None:
+    """The first or last row the question asks for: (a column rising in table order, descending), or None.
+
+    "the first person eliminated was who?": *first*/*last* (or *earliest*/*latest*)
+    with no header after it means the table's first or last row (of those
+    the conditions keep); the list says it as ``add_order`` on a numeric
+    column whose numbers rise down the table (a year, a number, a date as a
+    number), ASC for the first, DESC for the last. Not when a numeric header
+    follows the cue ("the first round": a minimum; "the last single" is a
+    row), nor "last place", nor without such a column.
+
+    Example:
+        >>> t = Table.from_rows(["Year", "Single"], [["1998", "A"], ["2001", "B"], ["2004", "C"]])
+        >>> q = "what was the last single released?"
+        >>> position_order(t, q, ground(q), header_mentions(t, q))
+        (0, True)
+        >>> q = "what was the last year?"
+        >>> position_order(t, q, ground(q), header_mentions(t, q)) is None
+        True
+    """
+    starts = [m[0] for i, m in mentions.items() if table.columns[i].is_numeric]
+    for cue in g.cue("order"):
+        if cue.text.lower() not in _POSITION_CUES:
+            continue
+        following = _WORD.findall(question[cue.end :].lower())[:1]
+        if any(_after(question, cue.end, s, frozenset(["the", "of"])) for s in starts) or following in (["place"], ["placed"]):
+            return None
+        rising = [c.index for c in table.columns if _in_table_order(table, c)]
+        return (rising[0], cue.op == "max") if rising else None
+    return None
+
+
+#: Header words that name who a row is about: the column a *who* question asks for when it names none.
+PERSON_HEADERS = frozenset([
+    "name", "player", "athlete", "driver", "rider", "coach", "finalist", "contestant", "candidate", "artist",
+    "winner", "nation", "country", "team", "club", "person", "member", "manager", "actor", "actress",
+    "character", "director", "author", "composer", "singer", "skater", "swimmer", "cyclist", "runner",
+    "jockey", "pilot", "captain", "owner", "president", "governor", "mayor", "leader", "holder", "recipient",
+    "nominee", "champion", "performer", "writer", "producer", "competitor", "entrant", "representative",
+    "incumbent", "senator", "delegate", "chairman", "rank holder", "skier", "boxer", "wrestler", "musician",
+])
+
+
+def who_column(table: Table, question: str, mentions: Mapping[int, tuple[int, int, float]]) -> int | None:
+    """The column a *who* question asks for when it names none right after *who*, or None.
+
+    "who was the only medalist not from ethiopia?" asks for the row's person:
+    the first text column whose header is a person word (:data:`PERSON_HEADERS`:
+    ``Name``, ``Athlete``, ``Nation`` ...). "who was the opponent" names its
+    column (``Opponent``), so it has no *who* column; a question without *who* neither.
+
+    Example:
+        >>> t = Table.from_rows(["Rank", "Name", "Nationality"], [["1", "Sule Utura", "Ethiopia"]])
+        >>> who_column(t, "who was the only medalist not from ethiopia?", {})
+        1
+        >>> who_column(t, "who was the nationality of rank 1?", header_mentions(t, "who was the nationality of rank 1?"))
+    """
+    who = re.search(r"\bwho\b", question, re.IGNORECASE)
+    if who is None or any(_after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"])) for m in mentions.values()):
+        return None
+    for col in table.columns:
+        if not col.is_numeric and set(_stems(col.header)) & PERSON_HEADERS:
+            return col.index
+    return None
+
+
+def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]], g: Grounding, table: Table | None = None) -> int | None:
     """The column the question's *which/what* names right after it ("What school did ..."), or None.
 
     A cue word that is also a header ("What is the average Total", header ``Average``) is the cue, not the column asked.
+    Without one, a *who* question asks for its person column (:func:`who_column`, when ``table`` is given).
     """
     wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
     if wh is None:
-        return None
+        return who_column(table, question, mentions) if table is not None else None
     cues = [(c.start, c.end) for c in g.cues]
     named = sorted((m[0], i) for i, m in mentions.items()
                    if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
@@ -481,17 +676,21 @@ def answer_candidates(
     mentions = header_mentions(table, question)
     aggregation = _aggregation(question, g, mentions)
     order = argmax_order(table, question, g, mentions)
-    asked = _asked_column(question, mentions, g)
+    position = position_order(table, question, g, mentions) if order is None else None
+    if position is not None and aggregation in ("MAX", "MIN"):
+        aggregation = None  # "the first person eliminated": a row's place, not a minimum
+    asked = _asked_column(question, mentions, g, table)
     used = used or {}
     out = []
     for col in table.columns:
         mention = mentions.get(col.index)
         score = 0.0
         if mention is not None:
-            score = mention[2] + 0.5 * (1.0 - mention[0] / max(len(question), 1)) + (3.0 if col.index == asked else 0.0)
+            score = mention[2] + 0.5 * (1.0 - mention[0] / max(len(question), 1))
             if any(c.kind in ("aggregate", "order") and c.end <= mention[0] and set(_WORD.findall(question[c.end : mention[0]].lower())) <= {"the"}
                    for c in g.cues):
                 score += 3.0  # right after its cue word: "the largest crowd", "the average Total"
+        score += 3.0 if col.index == asked else 0.0  # named right after which/what, or a who question's person column
         score -= min(used.get(col.index, 0.0), 4.0)
         if scores and col.header in scores:
             score += ANSWER_WEIGHT * scores[col.header]
@@ -501,6 +700,8 @@ def answer_candidates(
         if order is not None:
             agg = None
             score += 6.0 if col.index == order[2] else (-3.0 if col.index == order[0] else 0.0)
+        elif position is not None and col.index == position[0]:
+            score -= 3.0  # the column that orders the rows is rarely the one asked
         elif aggregation and agg is None and not (aggregation == "COUNT" and col.is_numeric):
             score -= 1.0  # the question asks for an aggregate this column cannot give
         out.append((col.index, agg, round(score, 3)))
@@ -601,9 +802,11 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     used = _used(env, candidates)
     kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
     conditions = [NextStep(_condition_action(table, c), "constrain") for c in [*kept, *empty]]
-    order = argmax_order(table, question, g, header_mentions(table, question))
-    if order is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
-        conditions.append(NextStep(f"add_order({_column_text(table, order[0])}, {'DESC' if order[1] else 'ASC'})", "constrain"))
+    mentions = header_mentions(table, question)
+    order = argmax_order(table, question, g, mentions)
+    by = order[:2] if order is not None else position_order(table, question, g, mentions)
+    if by is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
+        conditions.append(NextStep(f"add_order({_column_text(table, by[0])}, {'DESC' if by[1] else 'ASC'})", "constrain"))
     answers = [
         NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer")
         for i, agg, _ in answer_candidates(table, question, used=used, scores=scores, grounding=g)

@@ -1,0 +1,148 @@
+"""The table choose list's rules for WikiTableQuestions-style questions (pyql_sql/next_steps.py).
+
+Each rule was read off WTQ training questions; each case is a question and a
+small table with the first step the list must offer, and a near miss where
+the rule must stay silent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pyql_sql.environment import TableEnvironment
+from pyql_sql.next_steps import table_next_steps
+from pyql_sql.table import Table
+
+MEDALS = Table.from_rows(
+    ["Rank", "Name", "Nationality", "Time"],
+    [["1", "Sule Utura", "Ethiopia", "15:38"], ["2", "Emebet Mengistu", "Ethiopia", "15:40"], ["3", "Pauline Korikwiang", "Kenya", "15:41"]],
+)
+NATIONS = Table.from_rows(
+    ["Rank", "Nation", "Gold", "Silver", "Bronze", "Total"],
+    [["1", "Russia", "8", "12", "10", "30"], ["2", "China", "7", "4", "2", "13"], ["3", "Belarus", "1", "2", "3", "6"]],
+)
+STANDINGS = Table.from_rows(
+    ["Place", "Team", "Played", "Won", "Lost"],
+    [["1", "C.D. Águila", "18", "12", "2"], ["2", "C.D. FAS", "18", "10", "3"], ["3", "Vista Hermosa", "18", "7", "6"]],
+)
+BRIDGES = Table.from_rows(
+    ["Bridge name", "Location", "Year completed"],
+    [["Old Youngs Bay Bridge", "Astoria", "1921"], ["Rogue River Bridge", "Gold Beach", "1931"], ["Cape Creek Bridge", "Florence", "1931"]],
+)
+DRAFT = Table.from_rows(
+    ["Rnd.", "Pick #", "NFL team", "Player"],
+    [["1", "1", "Houston Texans", "David Carr"], ["1", "8", "Atlanta Falcons", "T. J. Duckett"], ["2", "40", "Atlanta Falcons", "Will Overstreet"],
+     ["2", "41", "Manchester City", "X"]],
+)
+PARTIES = Table.from_rows(["Party", "Candidates", "Votes"], [["UUP", "3", "100"], ["SDLP", "5", "90"], ["DUP", "2", "80"]])
+PARTY_NAMES = Table.from_rows(["Party", "Candidate(s)", "Votes"], [["UUP", "Peter Weir", "100"], ["SDLP", "Alan Smith", "90"]])
+RACE = Table.from_rows(
+    ["Rank", "Athlete", "Nationality"], [["1", "Moses Tanui", "Kenya"], ["48", "Daniel Böltz", "Switzerland"], ["60", "Paul Yego", "Kenya"]]
+)
+
+
+def first_step(table: Table, question: str) -> str:
+    return table_next_steps(TableEnvironment(table, question=question))[0].action
+
+
+def steps(table: Table, question: str) -> list[str]:
+    return [s.action for s in table_next_steps(TableEnvironment(table, question=question))]
+
+
+@pytest.mark.parametrize(
+    "table, question, expected",
+    [
+        # who → the person column, when who names none
+        (MEDALS, "who was the only medalist not from ethiopia?", "add_condition(Nationality, !=, Ethiopia)"),
+        (RACE, "who was the only contestant from switzerland to place in the top 50?", "add_condition(Nationality, =, Switzerland)"),
+        # a negation before a cell: != (not, other than, except, n't)
+        (MEDALS, "how many runners were not from ethiopia?", "add_condition(Nationality, !=, Ethiopia)"),
+        (MEDALS, "name a runner other than those from kenya", "add_condition(Nationality, !=, Kenya)"),
+        (MEDALS, "how many runners weren't from kenya?", "add_condition(Nationality, !=, Kenya)"),
+        # a year of the question in a numeric year column
+        (BRIDGES, "how many bridges were built in 1931?", "add_condition(Year completed, =, 1931)"),
+        # a cell named by its first word alone
+        (DRAFT, "how many draft picks did atlanta have?", "add_condition(NFL team, =, Atlanta Falcons)"),
+        # a comparison whose number counts the column's own thing
+        (PARTIES, "how many parties had more than 3 candidates?", "add_condition(Candidates, >, 3)"),
+    ],
+)
+def test_first_condition(table: Table, question: str, expected: str) -> None:
+    assert first_step(table, question) == expected
+
+
+@pytest.mark.parametrize(
+    "table, question, absent",
+    [
+        (MEDALS, "who was the only medalist from ethiopia?", "!="),  # no negation: an equality
+        (MEDALS, "which nationality is noted for runners?", "!="),  # "not" inside "noted" is no negation
+        (DRAFT, "how many picks did houston have before manchester united?", "Manchester City"),  # "manchester united" is another team
+        (PARTY_NAMES, "how many parties had more than 3 candidates?", "Votes, >"),  # "3 candidates" is no condition on Votes
+        (RACE, "who placed in the top 50?", "MAX"),  # "top 50" is a number of rows, not a superlative
+    ],
+)
+def test_rule_stays_silent(table: Table, question: str, absent: str) -> None:
+    assert not any(absent in s for s in steps(table, question))
+
+
+def test_a_cell_written_whole_is_listed_once() -> None:
+    listed = steps(DRAFT, "how many picks did atlanta falcons have?")
+    assert listed[0] == "add_condition(NFL team, =, Atlanta Falcons)"
+    assert sum("Atlanta Falcons" in s for s in listed) == 1
+
+
+@pytest.mark.parametrize(
+    "table, question, expected",
+    [
+        (MEDALS, "who finished third?", "set_answer(Name)"),  # who → the person column
+        (RACE, "who was the fastest from kenya?", "set_answer(Athlete)"),
+        (NATIONS, "how many total medals did belarus win?", "set_answer(Total)"),  # the cell's own number, not COUNT
+        (NATIONS, "how many gold medals did china win?", "set_answer(Gold)"),
+        (NATIONS, "how many nations won silver?", "set_answer(Nation, COUNT)"),  # counting nations stays a COUNT
+        (STANDINGS, "which team had the most wins?", "add_order(Won, DESC)"),  # "wins" names Won
+        (STANDINGS, "who had the fewest losses?", "add_order(Lost, ASC)"),  # who + argmax: the person column
+    ],
+)
+def test_first_step_without_conditions(table: Table, question: str, expected: str) -> None:
+    listed = steps(table, question)
+    first = next(s for s in listed if not s.startswith("add_condition"))
+    assert first == expected
+
+
+def test_who_names_its_own_column() -> None:
+    """"who was the opponent" names Opponent: the person column gets no bonus."""
+    t = Table.from_rows(["Player", "Opponent", "Year"], [["A", "Bristol City", "1999"], ["B", "Everton", "2000"]])
+    assert first_step(t, "who was the opponent in 1999?") == "add_condition(Year, =, 1999)"
+    assert steps(t, "who was the opponent in 1999?")[1] == "set_answer(Opponent)"
+
+
+SINGLES = Table.from_rows(["Year", "Single", "Chart"], [["1998", "Alpha", "3"], ["2001", "Beta", "1"], ["2004", "Gamma", "7"]])
+FINALISTS = Table.from_rows(["Finalist", "Age"], [["Laura", "26"], ["Belinda", "28"], ["Meliz", "21"]])
+
+
+@pytest.mark.parametrize(
+    "table, question, expected",
+    [
+        (SINGLES, "what was the last single released?", ["add_order(Year, DESC)", "set_answer(Single)"]),
+        (SINGLES, "what was the first single?", ["add_order(Year, ASC)", "set_answer(Single)"]),
+    ],
+)
+def test_first_and_last_are_rows_in_table_order(table: Table, question: str, expected: list[str]) -> None:
+    env = TableEnvironment(table, question=question)
+    listed = [s.action for s in table_next_steps(env)]
+    assert listed[:2] == expected
+    env.step(listed[0])
+    env.step(expected[1])
+    assert env.step("execute()").observation == f"The answer is ['{'Gamma' if 'DESC' in listed[0] else 'Alpha'}']"
+
+
+@pytest.mark.parametrize(
+    "table, question",
+    [
+        (SINGLES, "what was the last year?"),  # a header follows: the largest year, MAX
+        (SINGLES, "which single finished in last place on the chart?"),  # "last place" is a rank
+        (FINALISTS, "the first person eliminated was who?"),  # no column rises down the table: nothing to order by
+    ],
+)
+def test_no_row_order_offered(table: Table, question: str) -> None:
+    assert not any(s.action.startswith("add_order") for s in table_next_steps(TableEnvironment(table, question=question)))
