@@ -68,8 +68,8 @@ from pyql.observation import Observation, ResultSet, Value, VariableValues
 from pyql.terms import IRI, XSD, Literal, Term, Variable
 
 __all__ = [
-    "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "Verdict", "StepChecker", "dry_run",
-    "fact_branches", "fact_extension", "preview_of", "trial",
+    "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "PatternExtension", "Verdict", "StepChecker", "dry_run",
+    "fact_branches", "fact_extension", "pattern_extension", "preview_of", "trial",
 ]
 
 #: The actions whose verdict a batched query gives (the others are tried one by one).
