@@ -412,12 +412,10 @@ def fact_branches(
     (:class:`PatternExtension`: (index, extension)) are checked in the same branch, over the same
     window: their triples joined with it (the type constraints of one variable in one ``VALUES``), their
     filters applied to its rows. The facts from entities are one more branch, joined with the first row
-    (the first answers) of ``core``; without ``joined`` (the caller knows ``core`` has rows) it is not
-    joined with ``core``: with the ``answers`` the caller knows are all the answer's values (in
-    ``VALUES``), or with nothing when no answer is set. With ``known``, every distinct row of ``core``
-    over the keys (the caller read them in an observation), the window is those rows in ``VALUES``: the
-    current query is not compiled at all (on Virtuoso a window joined with a UNION of arms costs about
-    one evaluation of ``core`` an arm). So Virtuoso compiles the current query once to three times, not
+    (the first answers) of ``core``; without ``joined`` (``core`` has rows) it is joined with the
+    ``answers`` (all the answer's values, in ``VALUES``), or nothing when no answer is set. With ``known``
+    (every distinct row of ``core`` over the keys, read in an observation) the window is those rows in
+    ``VALUES``, ``core`` not compiled (on Virtuoso a window joined with a UNION costs ``core`` an arm). So Virtuoso compiles the current query once to three times, not
     once a candidate.
 
     Example:
