@@ -9,14 +9,17 @@ record, new row, update, change, set ... to, modify) or a statement (no
 question mark, no question word) that reports facts.
 
 Values are the question's grounded spans (:func:`pyql.grounding.ground`:
-quoted strings, numbers, dates, capitalised spans). A value goes to the
-column named next to it: after the header (``club 'FK Trakai'``, ``Episode #
-as 'S4'``, ``for column 'Rank' is '7'``) or just before it (``5 wins``,
-``7 matches played``); each value and each column once, the closest pairs
-first. An update's rows are picked by a condition grounded against the real
-cells (:func:`pyql_sql.next_steps.condition_candidates`: ``Japan`` is a cell
-of ``Nation``), offered as ``add_condition`` first; then ``update_rows`` with
-the other pairs. An insert is offered as one ``insert_row`` step.
+quoted strings, numbers, dates, capitalised spans), paired with columns by
+:func:`pyql_sql.pairing.pair_values`: enumerations (``the values for Round,
+Pick ... which are '33', '336' ...``), list items holding one column and one
+value (``total score '290'``), a value next to a column's name (``club 'FK
+Trakai'``, ``5 wins``), ``... to 'USDA'``, and the shape of the cells; each
+value and each column once. An update's rows are picked by a condition
+grounded against the real cells
+(:func:`pyql_sql.next_steps.condition_candidates`: ``Japan`` is a cell of
+``Nation``), offered as ``add_condition`` first; then ``update_rows`` with
+the other pairs. An insert is one ``insert_row`` step, offered only when it
+fills the row (:func:`complete`), before any condition.
 
 Example:
     >>> from pyql_sql.table import Table
@@ -38,15 +41,15 @@ from typing import Any
 from pyql.grounding import Grounded, Grounding, ground
 from pyql.next_steps import NextStep
 
-from .next_steps import _checked, _column_text, _condition_action, condition_candidates, header_mentions
+from .next_steps import _checked, _column_text, _condition_action, condition_candidates
+from .pairing import column_cells, pair_values, value_text
 from .table import Table
 
-__all__ = ["asks_change", "value_pairs", "mutation_next_steps"]
+__all__ = ["asks_change", "complete", "value_pairs", "mutation_next_steps"]
 
 _INSERT = re.compile(r"\b(insert(ed)?|add(ed)?|record(ed)?|new (row|record|entry))\b", re.I)
 _UPDATE = re.compile(r"\b(updat(e|ed|ing)|chang(e|ed|ing)|modif(y|ied)|set .* to|now)\b", re.I)
 _QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|name|list|give|tell|show|find|is|are|was|were|do|does|did|can|count)\b", re.I)
-_CONNECT = {"of", "as", "is", "to", "be", "the", "with", "an", "a", "for", "column", "value", "values", "at", "was", "being", "set", "equal", "its", "and", "=", ":"}
 
 
 def asks_change(question: str) -> str | None:
@@ -67,38 +70,21 @@ def asks_change(question: str) -> str | None:
     return "either"
 
 
-def _values(g: Grounding, table: Table) -> list[Grounded]:
-    """The question's values, one per span (a quoted string over what it holds, a number over a date); not the table's name."""
-    out: list[Grounded] = []
-    names = {table.name.strip().lower(), *(h.strip().lower() for h in table.headers)}
-    rank = {"quoted": 0, "number": 1, "quantity": 1, "date": 2, "span": 3}
-    for v in sorted(g.values, key=lambda v: (v.start, rank.get(v.kind, 4))):
-        text = str(v.value) if v.kind == "quoted" else v.text
-        if text.strip().lower() in names:  # the table's name or a header, not a value
-            continue
-        if any(o.start <= v.start and v.end <= o.end for o in out):
-            continue
-        out.append(v)
-    return out
-
-
-def _gap(question: str, start: int, end: int) -> int | None:
-    """Words between two spans when they are all connectors (None otherwise, or when there are more than four)."""
-    between = question[start:end]
-    if re.search(r"[,;.!?]\s", between + " "):  # a clause ends between them
-        return None
-    words = re.findall(r"[\w#'=:]+", between.replace("'", " "))
-    if len(words) > 4 or any(w.lower() not in _CONNECT for w in words):
-        return None
-    return len(words)
-
-
 def value_pairs(
-    table: Table, question: str, g: Grounding | None = None, skip: frozenset[str] = frozenset()
+    table: Table,
+    question: str,
+    g: Grounding | None = None,
+    skip: frozenset[str] = frozenset(),
+    exclude: frozenset[int] = frozenset(),
+    *,
+    resemble: bool = True,
 ) -> list[tuple[int, Grounded]]:
-    """(column index, value) pairs: a value next to the column's name in the question, closest pairs first.
+    """(column index, value) pairs of a change question (:func:`pyql_sql.pairing.pair_values`).
 
-    ``skip``: values (lower case) that are not to be assigned (an update's condition values).
+    ``skip``: values (lower case) that are not to be assigned (an update's
+    condition values): every place the question writes one is left out.
+    ``exclude``: columns not to be assigned (an update's condition columns).
+    ``resemble``: whether values no column is named for are placed by the cells they resemble.
 
     Example:
         >>> t = Table.from_rows(["Club", "Wins", "Points"], [["A", "1", "3"]], name="Standings")
@@ -106,51 +92,51 @@ def value_pairs(
         >>> [(t.columns[c].header, v.text) for c, v in value_pairs(t, q)]
         [('Club', "'FK Trakai'"), ('Wins', '9'), ('Points', '29')]
     """
-    g = g or ground(question)
-    mentions = {i: m for i, m in header_mentions(table, question).items() if m[2] >= 1}
-    scored: list[tuple[float, int, Grounded]] = []
-    values = [v for v in _values(g, table) if _text(v).strip().lower() not in skip]
-    for v in values:
-        for col, (start, end, strength) in mentions.items():
-            if start <= v.start and v.end <= end:
-                continue  # the header itself
-            after = _gap(question, end, v.start) if v.start >= end else None
-            before = _gap(question, v.end, start) if v.end <= start else None
-            best = min((x for x in (after, None if before is None else before + 0.5) if x is not None), default=None)
-            if best is not None:
-                scored.append((best - strength / 10, col, v))
-    pairs: list[tuple[int, Grounded]] = []
-    for _, col, v in sorted(scored, key=lambda s: s[0]):
-        if all(c != col and (u.start, u.end) != (v.start, v.end) for c, u in pairs):
-            pairs.append((col, v))
-    pairs += _set_to(question, mentions, pairs, values)
-    return sorted(pairs, key=lambda p: p[1].start)
+    lower = question.lower()
+    spans = [(m.start(), m.end()) for text in skip if text for m in re.finditer(re.escape(text), lower)]
+    return pair_values(table, question, g, skip=spans, exclude=exclude, resemble=resemble)
 
 
-def _set_to(
-    question: str, mentions: dict[int, tuple[int, int, float]], pairs: list[tuple[int, Grounded]], values: list[Grounded]
-) -> list[tuple[int, Grounded]]:
-    """``change the source ... to 'USDA'``: a value right after "to" goes to the last column named before it, if both are free."""
-    out: list[tuple[int, Grounded]] = []
-    used_cols = {c for c, _ in pairs}
-    used_spans = {(v.start, v.end) for _, v in pairs}
-    for v in values:
-        if (v.start, v.end) in used_spans or not re.search(r"\bto\s*$", question[: v.start]):
-            continue
-        before = [(m[1], c) for c, m in mentions.items() if m[1] <= v.start and c not in used_cols]
-        if before:
-            col = max(before)[1]
-            out.append((col, v))
-            used_cols.add(col)
-    return out
+def _quote(text: str) -> str | None:
+    """A value as the assignment text writes it: quoted when it has quotes of its own at its ends; None if it holds ';'."""
+    if ";" in text:
+        return None
+    t = text.strip()
+    if t and (t[0] in "'\"`" or t[-1] in "'\"`" or t != text):
+        for q in ("'", '"', "`"):
+            if q not in text:
+                return f"{q}{text}{q}"
+        return None
+    return text
 
 
-def _text(v: Grounded) -> str:
-    return str(v.value) if v.kind == "quoted" else v.text
+def _assignments(table: Table, pairs: list[tuple[int, Grounded]]) -> str | None:
+    """``Col = value; ...`` of the pairs; None when a value cannot be written (it holds ';' and every quote)."""
+    cells = column_cells(table)
+    parts = []
+    for c, v in pairs:
+        text = _quote(value_text(v, cells[c]))
+        if text is None:
+            return None
+        parts.append(f"{_column_text(table, c)} = {text}")
+    return "; ".join(parts)
 
 
-def _assignments(table: Table, pairs: list[tuple[int, Grounded]]) -> str:
-    return "; ".join(f"{_column_text(table, c)} = {_text(v)}" for c, v in pairs)
+def complete(table: Table, pairs: list[tuple[int, Grounded]]) -> bool:
+    """Whether an insert of these pairs fills the row: every column is given, or already has empty cells.
+
+    AgentBench's gold inserts give every column, so a row missing a column
+    the table always fills is not a row the question describes in full.
+
+    Example:
+        >>> from pyql.grounding import ground
+        >>> t = Table.from_rows(["A", "B"], [["1", ""], ["2", "x"]])
+        >>> complete(t, [(0, ground("3").values[0])]), complete(t, [(1, ground("3").values[0])])
+        (True, False)
+    """
+    given = {c for c, _ in pairs}
+    cells = column_cells(table)
+    return bool(given) and all(i in given or any(not x.strip() for x in cells[i]) for i in range(len(table.columns)))
 
 
 def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3) -> list[NextStep]:
@@ -168,21 +154,25 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
     if kind is None:
         return []
     g = g or ground(question)
+    if env.query.conditions and kind == "insert":  # a read, not a change
+        return []
     if env.query.conditions:  # the rows to change are picked: the update itself
-        on = {s.column.index for s in env.query.conditions}
+        on = frozenset(s.column.index for s in env.query.conditions)
         skip = frozenset(str(s.value).strip().lower() for s in env.query.conditions)
-        rest = [(c, v) for c, v in value_pairs(table, question, g, skip) if c not in on]
-        return [NextStep(f"update_rows({_assignments(table, rest)})", "execute")] if rest else []
+        text = _assignments(table, value_pairs(table, question, g, skip, exclude=on))
+        return [NextStep(f"update_rows({text})", "execute")] if text else []
     pairs = value_pairs(table, question, g)
+    named = value_pairs(table, question, g, resemble=False)  # a value placed by its cells may well pick the rows
     steps: list[NextStep] = []
     if kind in ("update", "either"):  # not on a column the question assigns another value to
         conditions = [
             c for c in condition_candidates(table, question, g)
-            if c.op == "=" and all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in pairs)
+            if c.op == "=" and all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in named)
         ]
-        spans = {(v.start, v.end) for _, v in pairs}
+        spans = {(v.start, v.end) for _, v in named}
         conditions.sort(key=lambda c: (c.start, c.end) in spans)  # a span that is no assigned value first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
-    if kind in ("insert", "either") and pairs:
-        steps.append(NextStep(f"insert_row({_assignments(table, pairs)})", "execute"))
+    text = _assignments(table, pairs) if kind in ("insert", "either") and complete(table, pairs) else None
+    if text:  # a whole row: before the update's conditions, which a statement of new facts does not pick
+        steps.insert(0, NextStep(f"insert_row({text})", "execute"))
     return steps

@@ -1,0 +1,174 @@
+"""Pairing a change question's values with the table's columns: each rule, its negatives, and the enumeration parser."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyql_sql import Table
+from pyql_sql.mutation_steps import mutation_next_steps
+from pyql_sql.pairing import (
+    cell_shape,
+    column_mentions,
+    enumeration_pairs,
+    pair_values,
+    question_values,
+    word_norm,
+)
+from pyql_sql.writable_environment import WritableTableEnvironment
+
+DRAFT = Table.from_rows(
+    ["Round", "Pick", "Player", "Position", "School/Club Team"],
+    [["1", "11", "Walt Schlinkman", "Fullback", "Texas Tech"], ["3", "27", "Clyde Goodnight", "End", "Tulsa"]],
+    name="Football Draft Picks",
+)
+STANDINGS = Table.from_rows(
+    ["Club", "Wins", "Loses", "Goals scored", "Goals conceded"],
+    [["FSK Anyksciai", "12", "5", "37", "23"], ["Vidzgiris Alytus", "11", "5", "47", "19"]],
+    name="Football Standings",
+)
+GOLF = Table.from_rows(
+    ["Player", "Country", "Year(s) won", "Total", "To par"],
+    [["Ben Curtis", "United States", "2003", "145", "+5"], ["Tiger Woods", "United States", "2000 , 2005", "145", "+5"]],
+    name="Golf Tournament Winners",
+)
+BADMINTON = Table.from_rows(
+    ["Year", "Venue", "Partner"],
+    [["1987", "Beijing, China", "Chung So-young"], ["1985", "Calgary, Canada", "Yoo Sang-hee"]],
+    name="Badminton Achievements",
+)
+GAMES = Table.from_rows(
+    ["Game", "Opponent", "Record"], [["1", "Tampa Bay", "1-0-0"], ["2", "Chicago", "2-0-0"]], name="Games"
+)
+
+
+def _steps(table: Table, question: str) -> list[str]:
+    """The change steps listed first, following a listed condition to the update."""
+    env = WritableTableEnvironment(table, question=question)
+    steps = [s.action for s in mutation_next_steps(env)]
+    if steps and steps[0].startswith("add_condition"):
+        env.step(steps[0])
+        steps = [steps[0]] + [s.action for s in mutation_next_steps(env)]
+    return steps
+
+
+CASES = [
+    # (1) enumerations: columns listed, then as many values
+    (DRAFT, ("Insert into the 'Football Draft Picks' table the values for Round, Pick, Player, Position, and School/Club Team, "
+             "which are '33', '336', 'John Smith', 'Quarterback', and 'USC', respectively."),
+     ["insert_row(Round = 33; Pick = 336; Player = John Smith; Position = Quarterback; School/Club Team = USC)"]),
+    (DRAFT, "Add a row: Round, Pick, Player, Position and School/Club Team are 2, 19, 'Al Hoag', 'End' and 'Rice'.",
+     ["insert_row(Round = 2; Pick = 19; Player = Al Hoag; Position = End; School/Club Team = Rice)"]),
+    # "with H1 'v1', H2 'v2'", "H1 of v1", a column named twice (listed, then given its value)
+    (STANDINGS, "Insert a new record with club 'FK Trakai', wins 9, loses of 7, goals scored 29 and goals conceded 24.",
+     ["insert_row(Club = FK Trakai; Wins = 9; Loses = 7; Goals scored = 29; Goals conceded = 24)"]),
+    (STANDINGS, ("Insert into table with columns 'Club', 'Wins', 'Loses', 'Goals scored' and 'Goals conceded'. The value for "
+                 "column 'Club' is 'Kauno', for 'Wins' is '3', for 'Loses' is '1', for 'Goals scored' is '8' and for 'Goals conceded' is '9'."),
+     ["insert_row(Club = Kauno; Wins = 3; Loses = 1; Goals scored = 8; Goals conceded = 9)"]),
+    # (2) a header worded differently: losses ~ Loses, winning years ~ Year(s) won; a list item with free words
+    (STANDINGS, "Insert a new record: club 'FK Trakai', 9 wins, 7 losses, 29 goals scored and 24 goals conceded.",
+     ["insert_row(Club = FK Trakai; Wins = 9; Loses = 7; Goals scored = 29; Goals conceded = 24)"]),
+    (GOLF, ("Insert the winner with the player name 'Bernhard Langer', country 'Germany', winning years '1985, 1993', "
+            "total score '290' and 'To par' score of '+2'."),
+     ["insert_row(Player = Bernhard Langer; Country = Germany; Year(s) won = 1985, 1993; Total = 290; To par = +2)"]),
+    # (3) values with no column named, placed by the cells they resemble
+    (BADMINTON, "Record the achievement in 1990 at Birmingham, England with partner 'Jalani Sidek'.",
+     ["insert_row(Year = 1990; Venue = Birmingham, England; Partner = Jalani Sidek)"]),
+    # updates: the rows by a cell, the new values by their columns
+    (STANDINGS, "Update the results of the club Vidzgiris Alytus with 13 wins, 2 loses and goals conceded a total of 20.",
+     ["add_condition(Club, =, Vidzgiris Alytus)", "update_rows(Wins = 13; Loses = 2; Goals conceded = 20)"]),
+]
+
+NEGATIVES = [
+    # lists of different lengths: no pairing, so no insert (also one value for two columns)
+    (DRAFT, "Insert the values for Round and Pick, which are '33', and Player 'Al', Position 'End', School/Club Team 'Rice'."),
+    (DRAFT, "Insert the values for Round, Pick, Player, Position, and School/Club Team, which are '33', '336', 'John Smith'."),
+    # "goals" names two columns equally, and both are free: either value may go to either
+    (STANDINGS, "Insert club 'FK Trakai' with wins 9, loses 7, goals 5 and goals 24."),
+    # a row missing a column the table always fills
+    (STANDINGS, "Insert club 'FK Trakai' with wins 9."),
+    # two numbers and two numeric columns with no name next to them: no assignment is forced
+    (Table.from_rows(["Team", "Won", "Lost"], [["A", "1", "2"]], name="T"), "Insert team 'B' with 3 and 4."),
+]
+
+
+@pytest.mark.parametrize(("table", "question", "expected"), CASES)
+def test_question_gives_the_change_step(table: Table, question: str, expected: list[str]) -> None:
+    assert _steps(table, question)[: len(expected)] == expected
+
+
+@pytest.mark.parametrize(("table", "question"), NEGATIVES)
+def test_ambiguous_pairings_give_no_insert(table: Table, question: str) -> None:
+    assert not any(s.startswith("insert_row") for s in _steps(table, question))
+
+
+def test_a_verb_form_does_not_name_a_noun_header() -> None:
+    q = "The game against San Jose was recorded with a loss."
+    assert [m.column for m in column_mentions(GAMES, q)] == [0]  # "game" names Game; "recorded" names no Record
+    assert all(c != 2 for c, _ in pair_values(GAMES, q))
+
+
+def test_values_listed_with_no_column_are_left_alone() -> None:
+    q = "Tiger Woods won in 1997, 2001, 2002, and 2005, with a total score of 270."
+    assert [(GOLF.headers[c], v.text) for c, v in pair_values(GOLF, q, skip=[(0, 11)])] == [("Total", "270")]
+
+
+def test_table_name_and_column_count_are_no_values() -> None:
+    q = "Insert into table 'Golf Tournament Winners' with 5 columns: the Golf Tournament winner 'Ann'."
+    values, _ = question_values(GOLF, q)
+    assert [v.text for v in values] == ["'Ann'"]
+
+
+def test_word_norm_and_cell_shape() -> None:
+    assert word_norm("losses") == word_norm("Loses") and word_norm("won") == word_norm("winning")
+    assert word_norm("march") != word_norm("match")
+    assert [cell_shape(x) for x in ("2-1", "+3", "1,174", "April 4, 2001")] == ["score", "signed", "int", "date"]
+
+
+def test_quantity_stores_the_number_when_cells_have_no_unit() -> None:
+    t = Table.from_rows(["Season", "Against"], [["2000-01", "147"], ["2010-11", "150"]], name="S")
+    assert _steps(t, "The 2010-11 season was updated with 82 goals against.") == [
+        "add_condition(Season, =, 2010-11)", "update_rows(Against = 82)"]
+
+
+def test_a_value_with_quotes_of_its_own_keeps_them() -> None:
+    t = Table.from_rows(["Episode", "Title"], [["1", '"Rose"']], name="E")
+    steps = _steps(t, "Insert a new row with Episode as '2' and Title as '\"Dalek\"'.")
+    assert steps == ["insert_row(Episode = 2; Title = '\"Dalek\"')"]
+    env = WritableTableEnvironment(t, question="x")
+    env.step(steps[0])
+    assert env.state is not None and ("2", '"Dalek"') in env.state.rows()
+
+
+# -- the enumeration parser ---------------------------------------------------------------
+# Deliberate exclusions: headers are distinct single nouns with distinct normal forms (two headers
+# that normalise alike are one column to the parser), and values are quoted words that are no header
+# (a quoted header is a mention, not a value).
+NOUNS = ["Round", "Pick", "Player", "Position", "Team", "Venue", "Coach", "Height", "Weight", "Colour"]
+WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=8)
+
+
+def _joined(items: list[str], comma_and: bool) -> str:
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + (", and " if comma_and else " and ") + items[-1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_enumeration_pairs_in_order_when_the_lists_match(data: st.DataObject) -> None:
+    n = data.draw(st.integers(2, 6))
+    m = data.draw(st.sampled_from([n, n, n - 1, n + 1]))
+    heads = data.draw(st.lists(st.sampled_from(NOUNS), min_size=n, max_size=n, unique=True))
+    values = data.draw(st.lists(WORDS.filter(lambda w: w.capitalize() not in NOUNS), min_size=m, max_size=m, unique=True))
+    link = data.draw(st.sampled_from([", which are ", " are ", ": "]))
+    table = Table.from_rows(heads, [["x"] * n], name="T")
+    q = f"Insert the values for {_joined(heads, data.draw(st.booleans()))}{link}{_joined([repr(v) for v in values], data.draw(st.booleans()))}."
+    vs, ms = question_values(table, q)
+    pairs, blocked_cols, blocked_values = enumeration_pairs(q, vs, ms)
+    if m == n:
+        assert [(table.headers[c], v.value) for c, v in pairs] == list(zip(heads, values))
+    else:
+        assert pairs == [] and blocked_cols == set(range(n)) and len(blocked_values) == m
+        assert not any(s.startswith("insert_row") for s in _steps(table, q))
