@@ -9,12 +9,17 @@ bounded query for a whole batch:
    converts its arguments, asks the analyzer (ERASER) before it runs and
    builds its query exactly as a trial does, but the KB's ``observe`` only
    keeps the query (it sends nothing);
-2. ``set_answer(?v)`` and ``add_count(?v, ?n)`` are decided from the current
-   query's own observation where its count of ``?v`` is exact (no query);
+2. ``set_answer(?v)``, ``execute()`` and ``add_count(?v, ?n)`` are decided
+   from the observations of the current query's pattern where the count of
+   ``?v`` is exact, and ``add_max``/``add_min`` where the observation shows
+   every row and one extreme (no query);
 3. the steps that only add a relation from what the query has to a fresh
    variable (:func:`fact_extension`) are checked together, their relations in
    one ``VALUES`` pattern per start (:func:`fact_branches`), joined with a
-   bounded window of the current query's rows; the others go as their own
+   bounded window of the current query's rows (or those rows in ``VALUES``
+   when an observation showed them all), and so are the steps that only add
+   triples and filters on its variables (:func:`pattern_extension`: type
+   constraints, filters, time constraints); the others go as their own
    bounded probes (:func:`pyql.kb.probes.candidates_query`: each one's first
    few rows with every observed variable bound, ``LIMIT`` per branch); both in
    one UNION, one query, without labels: the labels of the values the
