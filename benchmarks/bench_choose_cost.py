@@ -25,6 +25,13 @@ Usage::
 
     python benchmarks/bench_choose_cost.py --kb http://127.0.0.1:PORT/sparql --graph http://pyql.test/choose-cost --repeat 2
     python benchmarks/bench_choose_cost.py --kb oxigraph:demo --repeat 3
+    python benchmarks/bench_choose_cost.py --kb URL --graph GRAPH --configs text,batched,text --interleave --repeat 2
+
+``--configs`` picks the configurations and their order (``text``,
+``trials``, ``batched``; a name may repeat: text mode before and after the
+choose mode); ``--interleave`` runs them question by question, so a load
+that changes during the run weighs on each alike. The ratio is to the mean
+of text mode's runs; the load average at the start and the end is printed.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
 import statistics
 import sys
@@ -143,40 +151,77 @@ class GoldTextLLM:
         return LLMReply(f"The next step.\nAction {self.calls}: {action}", finish_reason="stop", model=self.model)
 
 
-def run(kb: Any, questions: list[dict[str, Any]], mode: str, batch: bool) -> dict[str, Any]:
-    """One configuration over the questions: per question KB queries and seconds, and exact answers."""
+#: The configurations the bench knows: name → (action mode, batched checks).
+CONFIGS = {"text": ("text", True), "trials": ("choose", False), "batched": ("choose", True)}
+#: Their names in the table.
+TITLES = {"text": "text", "trials": "choose (trials)", "batched": "choose (batched)"}
+
+
+def run_one(kb: Any, item: dict[str, Any], config: str) -> tuple[int, float, bool]:
+    """One question in one configuration: KB queries, KB seconds, and whether the answer is exact."""
+    mode, batch = CONFIGS[config]
     saved = choose.enumerate_choices
     choose.enumerate_choices = functools.partial(saved, batch=batch)  # query_agent imports it when it lists
-    queries, seconds, exact = [], [], 0
     try:
-        for item in questions:
-            llm = GoldChoiceLLM(item["actions"]) if mode == "choose" else GoldTextLLM(item["actions"])
-            agent = QueryAgent(llm, AgentConfig(action_mode=mode, max_steps=12))
-            env = SparqlEnvironment(kb, item["question"], entities=item["entities"], analyzer=Eraser())
-            q0, s0 = kb.stats.queries, kb.stats.seconds
-            result = agent.run(env, item["question"])
-            queries.append(kb.stats.queries - q0)
-            seconds.append(kb.stats.seconds - s0)
-            exact += {_norm(a.get("value")) for a in result.answers} == {_norm(g) for g in item["answers"]}
+        llm = GoldChoiceLLM(item["actions"]) if mode == "choose" else GoldTextLLM(item["actions"])
+        agent = QueryAgent(llm, AgentConfig(action_mode=mode, max_steps=12))
+        env = SparqlEnvironment(kb, item["question"], entities=item["entities"], analyzer=Eraser())
+        q0, s0 = kb.stats.queries, kb.stats.seconds
+        result = agent.run(env, item["question"])
+        exact = {_norm(a.get("value")) for a in result.answers} == {_norm(g) for g in item["answers"]}
+        return kb.stats.queries - q0, kb.stats.seconds - s0, exact
     finally:
         choose.enumerate_choices = saved
-    return {"queries": queries, "seconds": seconds, "exact": exact}
 
 
-def table(kb_name: str, results: dict[str, dict[str, Any]]) -> str:
-    """The markdown table of the runs (KB seconds relative to text mode's)."""
-    text_seconds = statistics.mean(results["text"]["seconds"])
+def run(kb: Any, questions: list[dict[str, Any]], configs: Sequence[str], interleave: bool = False) -> list[dict[str, Any]]:
+    """Each configuration over the questions (one after the other, or question by question with ``interleave``):
+    per question KB queries and seconds, and exact answers, one result per entry of ``configs``."""
+    results = [{"config": c, "queries": [], "seconds": [], "exact": 0} for c in configs]
+    order = [(i, item) for item in questions for i in range(len(configs))] if interleave else [
+        (i, item) for i in range(len(configs)) for item in questions
+    ]
+    for i, item in order:
+        queries, seconds, exact = run_one(kb, item, configs[i])
+        results[i]["queries"].append(queries)
+        results[i]["seconds"].append(seconds)
+        results[i]["exact"] += exact
+    return results
+
+
+def table(kb_name: str, results: Sequence[dict[str, Any]]) -> str:
+    """The markdown table of the runs (KB seconds relative to the mean of text mode's runs).
+
+    Example:
+        >>> print(table("kb", [{"config": "text", "queries": [2, 4], "seconds": [0.1, 0.1], "exact": 2},
+        ...                    {"config": "batched", "queries": [6, 8], "seconds": [0.2, 0.4], "exact": 1}]))
+        | configuration (kb) | questions | answered exactly | KB queries / q (max) | KB seconds / q | × text's KB seconds |
+        | --- | ---: | ---: | ---: | ---: | ---: |
+        | text | 2 | 2 | 3.00 (4) | 0.1000 | 1.00 |
+        | choose (batched) | 2 | 1 | 7.00 (8) | 0.3000 | 3.00 |
+    """
+    texts = [statistics.mean(r["seconds"]) for r in results if r["config"] == "text"]
+    text_seconds = statistics.mean(texts) if texts else float("nan")
     lines = [
         f"| configuration ({kb_name}) | questions | answered exactly | KB queries / q (max) | KB seconds / q | × text's KB seconds |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, r in results.items():
+    for r in results:
         n, mean_s = len(r["queries"]), statistics.mean(r["seconds"])
         lines.append(
-            f"| {name} | {n} | {r['exact']} | {statistics.mean(r['queries']):.2f} ({max(r['queries'])}) | "
+            f"| {TITLES[r['config']]} | {n} | {r['exact']} | {statistics.mean(r['queries']):.2f} ({max(r['queries'])}) | "
             f"{mean_s:.4f} | {mean_s / text_seconds:.2f} |"
         )
     return "\n".join(lines)
+
+
+def _configs(text: str) -> list[str]:
+    """``--configs``: names of :data:`CONFIGS`, comma-separated (a name may repeat)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CONFIGS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"unknown configuration {', '.join(unknown) or '(none)'}; choose among {', '.join(CONFIGS)}")
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,6 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=37, help="the first N demo questions")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration; the fastest is reported")
     parser.add_argument("--json", help="also write the per-question figures to this file")
+    parser.add_argument(
+        "--configs", type=_configs, default=list(CONFIGS),
+        help=f"the configurations, in order, comma-separated, a name may repeat (default {','.join(CONFIGS)})",
+    )
+    parser.add_argument("--interleave", action="store_true", help="run every configuration on a question before the next question")
     args = parser.parse_args(argv)
     if args.questions < 1 or args.repeat < 1:
         parser.error(f"--questions and --repeat must be at least 1, got {args.questions} and {args.repeat}")
@@ -196,13 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         kb, kb_name = EndpointKB(args.kb, default_graph=args.graph, timeout=60), f"endpoint {args.kb}"
     else:
         kb, kb_name = KB.open(args.kb), args.kb
-    results: dict[str, dict[str, Any]] = {}
-    started = time.perf_counter()
-    for name, mode, batch in (("text", "text", True), ("choose (trials)", "choose", False), ("choose (batched)", "choose", True)):
-        runs = [run(kb, questions, mode, batch) for _ in range(args.repeat)]
-        results[name] = min(runs, key=lambda r: sum(r["seconds"]))
+    started, load = time.perf_counter(), os.getloadavg()[0]
+    runs = [run(kb, questions, args.configs, args.interleave) for _ in range(args.repeat)]
+    # the fastest run of each entry (its seconds summed over the questions)
+    results = [min((r[i] for r in runs), key=lambda r: sum(r["seconds"])) for i in range(len(args.configs))]
     print(table(kb_name, results))
-    print(f"\n({time.perf_counter() - started:.0f} s in all)", file=sys.stderr)
+    print(f"\n({time.perf_counter() - started:.0f} s in all; load average (1 min) {load:.2f} → {os.getloadavg()[0]:.2f})", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0

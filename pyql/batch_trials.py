@@ -9,12 +9,17 @@ bounded query for a whole batch:
    converts its arguments, asks the analyzer (ERASER) before it runs and
    builds its query exactly as a trial does, but the KB's ``observe`` only
    keeps the query (it sends nothing);
-2. ``set_answer(?v)`` and ``add_count(?v, ?n)`` are decided from the current
-   query's own observation where its count of ``?v`` is exact (no query);
+2. ``set_answer(?v)``, ``execute()`` and ``add_count(?v, ?n)`` are decided
+   from the observations of the current query's pattern where the count of
+   ``?v`` is exact, and ``add_max``/``add_min`` where the observation shows
+   every row and one extreme (no query);
 3. the steps that only add a relation from what the query has to a fresh
    variable (:func:`fact_extension`) are checked together, their relations in
    one ``VALUES`` pattern per start (:func:`fact_branches`), joined with a
-   bounded window of the current query's rows; the others go as their own
+   bounded window of the current query's rows (or those rows in ``VALUES``
+   when an observation showed them all), and so are the steps that only add
+   triples and filters on its variables (:func:`pattern_extension`: type
+   constraints, filters, time constraints); the others go as their own
    bounded probes (:func:`pyql.kb.probes.candidates_query`: each one's first
    few rows with every observed variable bound, ``LIMIT`` per branch); both in
    one UNION, one query, without labels: the labels of the values the
@@ -68,8 +73,8 @@ from pyql.observation import Observation, ResultSet, Value, VariableValues
 from pyql.terms import IRI, XSD, Literal, Term, Variable
 
 __all__ = [
-    "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "Verdict", "StepChecker", "dry_run",
-    "fact_branches", "fact_extension", "preview_of", "trial",
+    "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "PatternExtension", "Verdict", "StepChecker", "dry_run",
+    "fact_branches", "fact_extension", "pattern_extension", "preview_of", "trial",
 ]
 
 #: The actions whose verdict a batched query gives (the others are tried one by one).
@@ -87,6 +92,8 @@ FACT_WINDOW = 1000
 FACT_ROWS = 16
 _TRIPLE = re.compile(r"^\s*(\S+) (<[^<>\s]+>) (\S+) \.$")
 _KEYS_VAR = "__keys"
+#: The actions whose query may be the current one plus triples and filters (:func:`pattern_extension`).
+_EXTENDING = ("add_type_constrain", "add_filter", "add_time_constrain", "add_fact", "set_answer")
 _VALUE_VAR = "__o"
 #: Labels a check has read, per environment (a question's episode): a value shown again is not asked again.
 _LABELS: weakref.WeakKeyDictionary[Any, dict[Term, str | None]] = weakref.WeakKeyDictionary()
@@ -294,9 +301,107 @@ def fact_extension(base: Any, query: Any) -> FactExtension | None:
     return None
 
 
+_VAR = re.compile(r"\?(\w+)")
+
+
+@dataclass(frozen=True)
+class PatternExtension:
+    """A candidate whose pattern is the current query's plus triples and filters on the variables it has.
+
+    Type constraints, filters and time constraints are such steps: their rows are the current
+    query's rows that pass, so they are checked over the same window as the grouped facts
+    (:func:`fact_branches`) instead of a probe that repeats the current query's pattern each.
+
+    Attributes:
+        triples: the added triples (``s p o .``), every variable one the query has.
+        filters: the added ``FILTER`` conditions (the text inside ``FILTER(...)``).
+        keys: the query's variables the added lines use, as SPARQL.
+        shown: the variable its preview shows: the query's answer once one is set, else the first key.
+
+    A ``set_answer`` that moves the answer to another variable of the query is one too, without lines
+    (the same rows; the new answer is shown).
+    """
+
+    triples: tuple[str, ...]
+    filters: tuple[str, ...]
+    keys: tuple[str, ...]
+    shown: Variable
+
+
+def pattern_extension(base: Any, query: Any) -> PatternExtension | None:
+    """How ``query`` extends ``base`` when it is ``base`` plus triples and filters on ``base``'s variables (else None).
+
+    The added lines may stand anywhere among ``base``'s (a filter holds for the whole group); a
+    variable they use is one ``base`` shows, or one local to a filter (not in ``base``'s pattern).
+
+    Example:
+        >>> from pyql.query import Query
+        >>> base = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
+        >>> found = pattern_extension(base, base.add_filter("?c", "!=", "m.x"))
+        >>> found.triples, found.filters, found.keys, str(found.shown)
+        ((), ('?c != <http://rdf.freebase.com/ns/m.x>',), ('?c',), '?c')
+        >>> pattern_extension(base, base.add_fact("?c", "a.b.c", "?d")) is None  # a fresh variable: a grouped fact
+        True
+        >>> two = base.add_fact("?c", "a.b.c", "?d").set_answer("?c")
+        >>> str(pattern_extension(two, two.set_answer("?d")).shown)
+        '?d'
+
+    """
+    if not base.steps or query.is_ask or query.scope.block.computed or base.scope.block.computed:
+        return None
+    before = base.scope.block.pattern(base.profile).splitlines()
+    lines = query.scope.block.pattern(query.profile).splitlines()
+    if query.answer != base.answer:  # set_answer on another variable: the same rows, another variable shown
+        answer = query.answer
+        if base.answer is None or lines != before or answer is None or answer not in base.variables:
+            return None
+        return PatternExtension((), (), (answer.sparql(),), answer)
+    if [str(v) for v in probes.observed_variables(query)] != [str(v) for v in probes.observed_variables(base)]:
+        return None
+    added = _added_lines(before, lines)
+    if not added:
+        return None
+    known = {v.sparql() for v in base.variables}
+    core = "\n".join(before)
+    triples, filters, keys = [], [], []
+    for line in added:
+        body = line.strip()
+        used = [f"?{name}" for name in _VAR.findall(body)]
+        if _TRIPLE.match(line) and all(v in known for v in used):
+            triples.append(body)
+        elif body.startswith("FILTER(") and body.endswith(")") and all(v in known or v not in core for v in used):
+            filters.append(body[len("FILTER("):-1])
+        else:
+            return None
+        keys += [v for v in used if v in known]
+    if not keys:
+        return None
+    keys = list(dict.fromkeys(keys))
+    shown = base.answer if base.answer is not None else Variable(keys[0][1:])
+    return PatternExtension(tuple(triples), tuple(filters), tuple(keys), shown)
+
+
+def _added_lines(before: Sequence[str], lines: Sequence[str]) -> list[str] | None:
+    """The lines of ``lines`` not in ``before`` when ``before`` is a subsequence of it and every added line is one
+    statement at the group's own level (None otherwise)."""
+    if len(lines) <= len(before) or lines[:1] != before[:1] or lines[-1:] != before[-1:]:
+        return None
+    indent = before[1][: len(before[1]) - len(before[1].lstrip())] if len(before) > 2 else "  "
+    added, i = [], 0
+    for line in lines[1:-1]:
+        if i < len(before) - 2 and line == before[1 + i]:
+            i += 1
+        elif line.startswith(indent) and not line[len(indent):].startswith((" ", "}")) and line.count("{") == line.count("}"):
+            added.append(line)
+        else:
+            return None
+    return added if i == len(before) - 2 else None
+
+
 def fact_branches(
     core: str | None, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], answer: str | None = None,
-    window: int = FACT_WINDOW, counted: bool = True,
+    window: int = FACT_WINDOW, counted: bool = True, extensions: Sequence[tuple[int, PatternExtension]] = (),
+    joined: bool = True, answers: Sequence[Term] = (), known: Sequence[dict[str, Term]] | None = None,
 ) -> list[str]:
     """The UNION branches that check facts grouped by where they start: each group's relations in one ``VALUES``.
 
@@ -308,48 +413,128 @@ def fact_branches(
     value of the fresh variable, or of the answer), at most :data:`FACT_ROWS` rows a member; a second
     branch counts those rows up to ``window + 1`` (``?__keys``), so a member without rows is known
     empty only when the window held every row (and the rows were not cut); without ``counted`` (the
-    caller knows the rows fit in the window) there is no such branch. The facts from entities
-    are one more branch, joined with the first row (the first answers) of ``core``. So Virtuoso
-    compiles the current query two or three times, not once a fact.
+    caller knows the rows fit in the window) there is no such branch. The ``extensions``
+    (:class:`PatternExtension`: (index, extension)) are checked in the same branch, over the same
+    window: their triples joined with it (the type constraints of one variable in one ``VALUES``), their
+    filters applied to its rows. The facts from entities are one more branch, joined with the first row
+    (the first answers) of ``core``; without ``joined`` (``core`` has rows) it is joined with the
+    ``answers`` (all the answer's values, in ``VALUES``), or nothing when no answer is set. With ``known``
+    (every distinct row of ``core`` over the keys, read in an observation) the window is those rows in
+    ``VALUES``, ``core`` not compiled (on Virtuoso a window joined with a UNION costs ``core`` an arm). So Virtuoso compiles the current query once to three times, not
+    once a candidate.
 
     Example:
         >>> branches = fact_branches("{\\n  ?a <http://x/p> ?b .\\n}\\n", [("?b", True, [(3, "<http://x/q>")])])
         >>> len(branches), "VALUES (?__candidate ?__r) { (3 <http://x/q>) }" in branches[0], "LIMIT 1001" in branches[1]
         (2, True, True)
+        >>> typed = PatternExtension(("?b <http://x/type> <http://x/T> .",), (), ("?b",), Variable("b"))
+        >>> text = fact_branches("{\\n  ?a <http://x/p> ?b .\\n}\\n", [], extensions=[(4, typed)], counted=False)[0]
+        >>> "VALUES (?__candidate ?__x) { (4 <http://x/T>) } ?b <http://x/type> ?__x ." in text
+        True
     """
     variables = [g for g in groups if g[0].startswith("?")]
     entities = [g for g in groups if not g[0].startswith("?")]
     shown = answer or "?__n"
     branches = []
-    if variables:
-        keys = " ".join(dict.fromkeys([g[0] for g in variables] + ([answer] if answer else [])))
+    if variables or extensions:
+        keys = " ".join(dict.fromkeys([g[0] for g in variables] + [k for _, e in extensions for k in e.keys] + ([answer] if answer else [])))
         window_of = f"SELECT DISTINCT {keys} WHERE {{\n{core}}}"
-        branches.append(_facts_branch(f"{{ {window_of} LIMIT {int(window)} }}\n", variables, shown))
-        if counted:
+        members = sum(len(m) for _, _, m in variables) + len(extensions)
+        arms, filters = _extension_arms(extensions)
+        value = _shown_value(extensions, shown)
+        join = f"{{ {window_of} LIMIT {int(window)} }}\n" if known is None else _values_block(keys.split(), known)
+        branches.append(_facts_branch(join, variables, value, arms, filters, members))
+        if counted and known is None:
             branches.append(f"{{ SELECT (COUNT(*) AS ?{_KEYS_VAR}) WHERE {{ {{ {window_of} LIMIT {int(window) + 1} }} }} }}")
     if entities:
-        if core is None:
+        if core is None or (not joined and not answer):
             join = ""
+        elif not joined and answers:
+            join = f"VALUES {answer} {{ {' '.join(t.sparql() for t in answers[:FACT_ROWS])} }}\n"
         elif answer:
             join = f"{{ SELECT DISTINCT {answer} WHERE {{\n{core}}} LIMIT {FACT_ROWS} }}\n"
         else:
             join = f"{{ SELECT (1 AS ?__one) WHERE {{\n{core}}} LIMIT 1 }}\n"
-        branches.append(_facts_branch(join, entities, shown))
+        branches.append(_facts_branch(join, entities, shown, (), (), sum(len(m) for _, _, m in entities)))
     return branches
 
 
-def _facts_branch(join: str, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], shown: str) -> str:
-    """One branch of :func:`fact_branches`: ``join`` (the window) and a UNION of one ``VALUES`` pattern a group."""
+def _values_block(keys: Sequence[str], rows: Sequence[dict[str, Term]]) -> str:
+    """The rows as a ``VALUES`` block over ``keys`` (SPARQL variables), each term written by its own ``sparql()``.
+
+    Example:
+        >>> _values_block(["?a"], [{"a": IRI("http://x/1")}, {"a": IRI("http://x/2")}])
+        'VALUES (?a) { (<http://x/1>) (<http://x/2>) }\\n'
+    """
+    written = " ".join("(" + " ".join(row[k[1:]].sparql() for k in keys) + ")" for row in rows)
+    return f"VALUES ({' '.join(keys)}) {{ {written} }}\n"
+
+
+def _extension_arms(extensions: Sequence[tuple[int, PatternExtension]]) -> tuple[list[str], list[str]]:
+    """The UNION arms and the filters of :func:`fact_branches`' extensions.
+
+    One-triple extensions that differ only in the triple's object (the type constraints of one variable)
+    share an arm, their objects in ``VALUES``; the other triples are an arm each; the filter-only
+    extensions are an arm each (``BIND``). A filter holds only on its own candidate's rows.
+    """
+    arms: list[str] = []
+    shared: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    bare: list[int] = []
+    for index, ext in extensions:
+        match = _TRIPLE.match("  " + ext.triples[0]) if len(ext.triples) == 1 else None
+        if match is not None and not match.group(3).startswith("?"):
+            shared.setdefault((match.group(1), match.group(2)), []).append((int(index), match.group(3)))
+        elif ext.triples:
+            arms.append(f"{{ VALUES ?{probes.CANDIDATE_VAR} {{ {int(index)} }} {' '.join(ext.triples)} }}")
+        else:
+            bare.append(int(index))
+    for (subject, relation), members in shared.items():
+        values = " ".join(f"({i} {obj})" for i, obj in members)
+        arms.append(f"{{ VALUES (?{probes.CANDIDATE_VAR} ?__x) {{ {values} }} {subject} {relation} ?__x . }}")
+    # a BIND a candidate: Virtuoso 7.2 drops every row of a join with a UNION that has a VALUES-only arm
+    arms += [f"{{ BIND({index} AS ?{probes.CANDIDATE_VAR}) }}" for index in bare]
+    filters = [
+        f"FILTER(?{probes.CANDIDATE_VAR} != {int(index)} || ({' && '.join(f'({f})' for f in ext.filters)}))"
+        for index, ext in extensions if ext.filters
+    ]
+    return arms, filters
+
+
+def _shown_value(extensions: Sequence[tuple[int, PatternExtension]], shown: str) -> str:
+    """The value a row of the window's branch shows: each extension's own variable, else ``shown`` (the facts').
+
+    Example:
+        >>> _shown_value([(2, PatternExtension((), ("?b > 1",), ("?b",), Variable("b")))], "?__n")
+        'IF(?__candidate = 2, ?b, ?__n)'
+    """
+    value = shown
+    for index, ext in reversed(extensions):
+        if ext.shown.sparql() != shown:
+            value = f"IF(?{probes.CANDIDATE_VAR} = {int(index)}, {ext.shown.sparql()}, {value})"
+    return value
+
+
+def _facts_branch(
+    join: str, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], shown: str,
+    extra: Sequence[str], filters: Sequence[str], members: int,
+) -> str:
+    """One branch of :func:`fact_branches`: ``join`` (the window), a UNION of one ``VALUES`` pattern a group and
+    the ``extra`` arms, then the ``filters``; at most :data:`FACT_ROWS` rows a member."""
     arms = []
-    for key, forward, members in groups:
-        values = " ".join(f"({int(index)} {relation})" for index, relation in members)
+    for key, forward, group in groups:
+        values = " ".join(f"({int(index)} {relation})" for index, relation in group)
         triple = f"{key} ?__r ?__n ." if forward else f"?__n ?__r {key} ."
         arms.append(f"{{ VALUES (?{probes.CANDIDATE_VAR} ?__r) {{ {values} }} {triple} }}")
-    rows = FACT_ROWS * sum(len(members) for _, _, members in groups)
+    arms += extra
+    tail = "".join(f"\n{f}" for f in filters)
     return (
         f"{{ SELECT DISTINCT ?{probes.CANDIDATE_VAR} ({shown} AS ?{_VALUE_VAR}) WHERE {{\n{join}"
-        + "\nUNION\n".join(arms) + f"\n}} LIMIT {rows} }}"
+        + "\nUNION\n".join(arms) + f"{tail}\n}} LIMIT {FACT_ROWS * members} }}"
     )
+
+
+#: A candidate checked over the current query's window.
+Grouped = FactExtension | PatternExtension
 
 
 class StepChecker:
@@ -400,8 +585,9 @@ class StepChecker:
         for start in range(0, max(len(rest), 1 if facts else 0), BATCH_SIZE):
             self._check_batch(rest[start : start + BATCH_SIZE], facts if start == 0 else [])
 
-    def _split(self, built: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any, FactExtension]], list[tuple[str, Any]]]:
-        """The candidates checked as grouped facts (their preview is the fresh variable's alone), and the rest.
+    def _split(self, built: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any, Grouped]], list[tuple[str, Any]]]:
+        """The candidates checked over the current query's window (grouped facts, whose preview is the fresh
+        variable's alone, and :class:`PatternExtension` steps), and the rest.
 
         None are grouped when the current query has an optional or alternative part (a variable it
         shows may be unbound in a row) or shows a variable the caller did not name as existing.
@@ -410,61 +596,86 @@ class StepChecker:
         shown = {v.sparql() for v in probes.observed_variables(base)} if base.steps else set()
         core = base.scope.block.pattern(base.profile) if base.steps else ""
         plain = "OPTIONAL" not in core and "UNION" not in core and shown <= {f"?{v.lstrip('?')}" for v in self.before}
-        facts, rest = [], []
+        grouped: list[tuple[str, Any, Grouped]] = []
+        rest = []
         for action, query in built:
-            found = fact_extension(base, query) if plain and action.startswith("add_fact") else None
+            found: Grouped | None = None
+            if plain:
+                found = fact_extension(base, query) if action.startswith("add_fact") else None
+                found = found or (pattern_extension(base, query) if action.startswith(_EXTENDING) else None)
+                # on Virtuoso 7.2 a time constraint's EXISTS filters over a VALUES window dropped rows their own
+                # query keeps (the demo's q04, q14, q16, q31): such a step is a probe of its own
+                if isinstance(found, PatternExtension) and any("EXISTS" in f for f in found.filters):
+                    found = None
             if found is None:
                 rest.append((action, query))
             else:
-                facts.append((action, query, found))
-        return facts, rest
+                grouped.append((action, query, found))
+        return grouped, rest
 
-    def _check_batch(self, batch: Sequence[tuple[str, Any]], facts: Sequence[tuple[str, Any, FactExtension]] = ()) -> None:
-        """One query for the batch and the facts; the candidates it cannot decide are left to their trials."""
+    def _check_batch(self, batch: Sequence[tuple[str, Any]], grouped: Sequence[tuple[str, Any, Grouped]] = ()) -> None:
+        """One query for the batch and the grouped candidates; the candidates it cannot decide are left to their trials."""
         kb, base = self.env.kb, self.env.query
         groups: dict[tuple[str, bool], list[int]] = {}
-        for j, (_, _, found) in enumerate(facts):
-            groups.setdefault((found.key, found.forward), []).append(j)
+        extensions = []
+        for j, (_, _, found) in enumerate(grouped):
+            if isinstance(found, FactExtension):
+                groups.setdefault((found.key, found.forward), []).append(j)
+            else:
+                extensions.append((len(batch) + j, found))
         core = base.scope.block.pattern(kb.profile) if base.steps else None
-        members = [(key, forward, [(len(batch) + j, facts[j][2].relation) for j in js]) for (key, forward), js in groups.items()]
+        members = [(key, forward, [(len(batch) + j, grouped[j][2].relation) for j in js]) for (key, forward), js in groups.items()]  # type: ignore[union-attr]
         answer = base.answer.sparql() if base.answer is not None else None
-        fits = self._window_fits([key for key, _, _ in members if key.startswith("?")] + ([answer] if answer else []))
-        extra = fact_branches(core, members, answer, counted=not fits) if facts else []
+        keys = [key for key, _, _ in members if key.startswith("?")] + [k for _, e in extensions for k in e.keys]
+        known = self._known_rows(keys + ([answer] if answer else []))
+        fits = known is not None or self._window_fits(keys + ([answer] if answer else []))
+        answers = self._answers()
+        joined = not self._has_rows() and not answers
+        extra = fact_branches(core, members, answer, counted=not fits, extensions=extensions, joined=joined, answers=answers, known=known) if grouped else []
         try:
             if batch:
                 text, observed = probes.candidates_query([q for _, q in batch], labels=False, extra=extra)
             else:
                 text, observed = prefix_lines(kb.profile) + "SELECT * WHERE {\n" + "\nUNION\n".join(extra) + "\n}\n", []
-            found, values, keys = _read_rows(kb.select(text), observed, len(facts))
-            cells = self._labelled([*found, *([{f.shown.name: t} for t in v[:4]] for v, (_, _, f) in zip(values, facts))])
+            found, values, counted = _read_rows(kb.select(text), observed, len(grouped))
+            cells = self._labelled([*found, *([{f.shown.name: t} for t in v[:4]] for v, (_, _, f) in zip(values, grouped))])
         except PyQLError:
             return  # the engine rejected the batch (or timed out): each candidate is tried on its own
         for (action, query), rows, variables in zip(batch, cells, observed):
             self._keep(action, self._decide(action, query, rows, variables))
-        for on_variables in (True, False):
-            js = [j for (key, _), group in groups.items() if key.startswith("?") == on_variables for j in group]
-            complete = sum(len(values[j]) for j in js) < FACT_ROWS * len(js) and (not on_variables or fits or keys <= FACT_WINDOW)
+        on_entity = [isinstance(f, FactExtension) and not f.key.startswith("?") for _, _, f in grouped]
+        for on_window in (True, False):
+            js = [j for j in range(len(grouped)) if on_entity[j] != on_window]
+            complete = sum(len(values[j]) for j in js) < FACT_ROWS * len(js) and (not on_window or fits or counted <= FACT_WINDOW)
             for j in js:
-                action, query, fact = facts[j]
+                action, query, fact = grouped[j]
                 rows = cells[len(batch) + j]
                 self._keep(action, self._decide(action, query, rows, [fact.shown]) if rows or complete else None)
 
     def _from_observation(self, built: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-        """Decide ``set_answer(?v)`` and ``add_count(?v, ?n)`` from the current query's own observation, where its
-        count of ``?v`` is exact (no query: the answers are its values, the count is its count); the rest is left."""
+        """Decide from what the observations of the current query's pattern say (no query): ``set_answer(?v)`` and
+        ``execute()`` where the count of the answer is exact (the answers are its values), ``add_count(?v, ?n)``
+        where the count of ``?v`` is exact (the count is its count), an argmax whose row the current
+        observation shows (:func:`_extreme_row`); the rest is left."""
         record = self._current_record()
         base = self.env.query
-        if record is None or base.answer is not None or base.is_ask or base.scope.block.computed:
+        if record is None or base.is_ask or base.scope.block.computed:
             return built
+        counts = self._counts()
         rest = []
         for action, query in built:
             name, _, args = action.partition("(")
             parts = [a.strip() for a in args.rstrip(")").split(",")]
-            seen = record.result.get(parts[0]) if parts[0].startswith("?") else None
             shown = probes.observed_variables(query)
-            if seen is None or seen.capped or seen.partial or len(shown) != 1:
+            row = _extreme_row(record.result, action, base, query) if name in ("add_max", "add_min") else None
+            seen = counts.get(parts[0]) if parts[0].startswith("?") else None
+            if name == "execute" and parts == [""] and base.answer is not None and query.scope.block.pattern(query.profile) == self._core():
+                seen = counts.get(base.answer.sparql())
+            if row is not None:
+                self._keep(action, self._decide(action, query, [row], shown))
+            elif seen is None or seen.capped or seen.partial or len(shown) != 1:
                 rest.append((action, query))
-            elif name == "set_answer" and len(parts) == 1 and shown[0] == seen.variable:
+            elif name in ("set_answer", "execute") and shown[0] == seen.variable and (name == "execute" or base.answer is None):
                 cells = [{seen.variable.name: v} for v in seen.values[:4]]
                 self._keep(action, self._decide(action, query, cells, shown) if cells or not seen.total else None)
             elif name == "add_count" and len(parts) == 2 and str(shown[0]) == parts[1] and shown[0] in query.scope.block.computed:
@@ -474,24 +685,82 @@ class StepChecker:
                 rest.append((action, query))
         return rest
 
+    def _core(self) -> str:
+        """The current query's pattern (its rows' join)."""
+        return self.env.query.scope.block.pattern(self.env.query.profile)
+
     def _current_record(self) -> Any:
         """The step record whose observation is of the current query (None when there is none)."""
-        record = next((r for r in reversed(self.env.history) if r.ok and r.query_after is self.env.query), None)
-        return record if record is not None and isinstance(record.result, Observation) else None
+        found = (r for r in reversed(self.env.history) if r.ok and r.query_after is self.env.query and isinstance(r.result, Observation))
+        return next(found, None)
+
+    def _counts(self) -> dict[str, VariableValues]:
+        """What the episode's observations say of each variable of the current query's pattern: those of every
+        step whose query had this pattern, the latest first (a ``set_answer`` keeps the pattern: the counts
+        seen before it still hold)."""
+        core, out = self._core(), {}
+        for record in reversed(self.env.history):
+            query = record.query_after
+            if record.ok and isinstance(record.result, Observation) and query is not None and not query.is_ask:
+                if not query.scope.block.computed and query.scope.block.pattern(query.profile) == core:
+                    for values in record.result.variables:
+                        out.setdefault(str(values.variable), values)
+        return out
+
+    def _known_rows(self, keys: Sequence[str]) -> list[dict[str, Term]] | None:
+        """Every distinct row of the current query's pattern over ``keys``, where an observation of that pattern
+        showed them all (every value of every variable it showed, and which go together: IRIs and literals
+        only); None otherwise."""
+        if not keys:
+            return None
+        core = self._core()
+        for record in reversed(self.env.history):
+            query = record.query_after
+            if not (record.ok and isinstance(record.result, Observation) and query is not None and not query.is_ask):
+                continue
+            if query.scope.block.computed or query.scope.block.pattern(query.profile) != core:
+                continue
+            lists = record.result.variables
+            if not {k for k in keys} <= {str(v.variable) for v in lists}:
+                continue
+            if any(v.capped or v.partial or v.total != len(v.values) or not v.total for v in lists):
+                continue
+            rows = _observed_rows(record.result, [v.variable for v in lists])
+            if rows is None:
+                continue
+            names = [k[1:] for k in dict.fromkeys(keys)]
+            unique = list(dict.fromkeys(tuple(row[n].term for n in names) for row in rows))
+            if all(isinstance(t, (IRI, Literal)) for row in unique for t in row):
+                return [dict(zip(names, row)) for row in unique]
+        return None
 
     def _window_fits(self, keys: Sequence[str]) -> bool:
-        """Whether the current query's distinct rows over ``keys`` fit in :data:`FACT_WINDOW`, by the counts of its
-        observation (exact ones only): then the facts' window needs no count."""
-        record = self._current_record()
-        if record is None:
-            return False
+        """Whether the current query's distinct rows over ``keys`` fit in :data:`FACT_WINDOW`, by the counts its
+        pattern's observations read (exact ones only): then the facts' window needs no count."""
+        counts = self._counts()
         rows = 1
         for key in dict.fromkeys(keys):
-            counted = record.result.get(key)
+            counted = counts.get(key)
             if counted is None or counted.capped or counted.partial:
                 return False
             rows *= max(counted.total, 1)
         return rows <= FACT_WINDOW
+
+    def _answers(self) -> list[Term]:
+        """All the values of the current query's answer, where its observation shows every one (IRIs and literals
+        only, at most :data:`FACT_ROWS`); else none."""
+        answer = self.env.query.answer
+        seen = self._counts().get(answer.sparql()) if answer is not None and self._current_record() is not None else None
+        if seen is None or seen.capped or seen.partial or not 0 < seen.total == len(seen.values) <= FACT_ROWS:
+            return []
+        terms = [v.term for v in seen.values]
+        return terms if all(isinstance(t, (IRI, Literal)) for t in terms) else []
+
+    def _has_rows(self) -> bool:
+        """Whether the current query is known to give rows (its observation shows a value) and sets no answer."""
+        record = self._current_record()
+        base = self.env.query
+        return record is not None and base.answer is None and any(v.total for v in record.result.variables)
 
     def _keep(self, action: str, decided: Verdict | None) -> None:
         if decided is not None:
@@ -523,6 +792,98 @@ class StepChecker:
             if all(a.unnamed for a in answers):  # ERASER's unnamed-answer rules read the step's own result
                 return None
         return Verdict(True, preview_of(cells, variables, self.before, None, self.preview_chars))
+
+
+def _extreme_row(observation: Observation, action: str, base: Any, query: Any) -> dict[str, Value] | None:
+    """The one row ``add_max(?v)``/``add_min(?v)`` keeps, where the current observation shows every row and every
+    value of ``?v`` is a number (or a date of one datatype, see :func:`_order_keys`) with one largest
+    (smallest) row (None otherwise: a batch checks it).
+
+    The argmax of a query without optional or alternative parts keeps a row whenever the query has one
+    (``ORDER BY`` and ``LIMIT 1`` over its rows); the row is the one with the extreme value.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> from pyql.terms import XSD
+        >>> base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
+        >>> n = lambda k: Value(Literal(str(k), XSD + "integer"))
+        >>> seen = Observation((VariableValues(Variable("c"), (Value(IRI("http://x/a")),), 1), VariableValues(Variable("w"), (n(5), n(9)), 2)))
+        >>> {k: str(v.term) for k, v in _extreme_row(seen, "add_max(?w)", base, base.add_max("?w")).items()}
+        {'c': 'http://x/a', 'w': '9'}
+    """
+    name, _, rest = action.partition("(")
+    args = [a.strip() for a in rest.rstrip(")").split(",")]
+    core = base.scope.block.pattern(base.profile)
+    shown = probes.observed_variables(query)
+    if len(args) != 1 or "OPTIONAL" in core or "UNION" in core or query.scope.block.max_rows != 1:
+        return None
+    if [str(v) for v in shown] != [str(v) for v in probes.observed_variables(base)] or query.answer != base.answer:
+        return None
+    lists = {str(v.variable): v for v in observation.variables}
+    if any(str(v) not in lists or lists[str(v)].capped or lists[str(v)].partial for v in shown) or args[0] not in lists:
+        return None
+    if any(len(lists[str(v)].values) != lists[str(v)].total for v in shown):
+        return None
+    numbers = _order_keys([value.term for value in lists[args[0]].values])
+    if not numbers:
+        return None
+    rows = _observed_rows(observation, shown)
+    if rows is None:
+        return None
+    key = args[0][1:]
+    ranked = sorted((numbers[row[key].term] for row in rows if key in row), reverse=name.strip() == "add_max")
+    best = [row for row in rows if key in row and numbers[row[key].term] == ranked[0]]
+    return best[0] if len(best) == 1 and len(ranked) == len(rows) else None
+
+
+#: The lexical forms whose order as text is their order in time (a year of four digits, no time zone).
+_DATE_FORMS = {
+    XSD + "date": re.compile(r"^\d{4}-\d\d-\d\d$"),
+    XSD + "dateTime": re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$"),
+    XSD + "gYear": re.compile(r"^\d{4}$"),
+    XSD + "gYearMonth": re.compile(r"^\d{4}-\d\d$"),
+}
+
+
+def _order_keys(terms: Sequence[Term]) -> dict[Term, Any]:
+    """How an argmax orders these values (``IF(isNumeric(?v), ?v, STR(?v))``), where it is plain: all numbers
+    (by value), or all dates of one datatype in the plain forms of :data:`_DATE_FORMS` (by text); else empty.
+
+    Example:
+        >>> n = lambda k, t="integer": Literal(k, XSD + t)
+        >>> list(_order_keys([n("3"), n("2.5", "decimal")]).values()), _order_keys([n("3"), n("2005", "gYear")])
+        ([3.0, 2.5], {})
+    """
+    if not terms or not all(isinstance(t, Literal) for t in terms):
+        return {}
+    literals: list[Literal] = list(terms)  # type: ignore[arg-type]
+    if all(t.is_numeric for t in literals):
+        try:
+            return {t: float(t.lexical) for t in literals}
+        except ValueError:
+            return {}
+    form = _DATE_FORMS.get(literals[0].datatype or "")
+    if form is None or not all(t.datatype == literals[0].datatype and form.match(t.lexical) for t in literals):
+        return {}
+    return {t: t.lexical for t in literals}
+
+
+def _observed_rows(observation: Observation, shown: Sequence[Variable]) -> list[dict[str, Value]] | None:
+    """Every distinct row of the observed variables, where the observation shows them all (None otherwise)."""
+    lists = {v.variable: v for v in observation.variables}
+    varying = [v for v in shown if lists[v].total != 1]
+    fixed = {v.name: lists[v].values[0] for v in shown if lists[v].total == 1}
+    if len(varying) <= 1:
+        return [{**fixed, varying[0].name: value} for value in lists[varying[0]].values] if varying else [fixed]
+    joined = observation.joined
+    if joined is None or joined.more or set(joined.variables) != set(varying):
+        return None
+    rows = []
+    for row in joined.rows:
+        if any(x is None for x in row):
+            return None
+        rows.append({**fixed, **{v.name: x for v, x in zip(joined.variables, row)}})
+    return rows
 
 
 def _read_rows(

@@ -23,6 +23,7 @@ from pyql.batch_trials import BATCHED_ACTIONS, StepChecker, dry_run, trial
 from pyql.errors import PyQLError
 from pyql.kb import KB, demo_kb_path, probes
 from pyql.next_steps import next_steps
+from pyql.observation import Observation
 from pyql.sparql_environment import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -259,3 +260,90 @@ def test_trial_switches_describe_quantities_off_on_a_table_too() -> None:
     assert env.describe_quantities is True
     assert trial(env, "add_condition(Opponent, =, Athlone Town)").ok
     assert env.describe_quantities is True and not env.history
+
+
+def _sent_batches(demo: KB, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The check queries the KB is sent from now on (its other queries run as they did)."""
+    sent: list[str] = []
+    real = demo.select
+    monkeypatch.setattr(demo, "select", lambda text: (sent.append(text), real(text))[1])
+    return sent
+
+
+def _demo_after(demo: KB, qid: str, steps: int) -> SparqlEnvironment:
+    question = next(q for q in DEMO if q["id"] == qid)
+    env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
+    for line in question["actions"][:steps]:
+        auto_look(env)
+        assert env.step(line).ok, line
+    auto_look(env)
+    return env
+
+
+@pytest.mark.parametrize("qid, steps", [("q04", 6), ("q19", 6)])
+def test_filters_type_constraints_and_answers_share_the_facts_window(demo: KB, monkeypatch: pytest.MonkeyPatch, qid: str, steps: int) -> None:
+    """Type constraints, filters and a set_answer on another variable are pattern extensions: checked in the facts'
+    window (no probe of their own, the current query's pattern not repeated), with the trials' verdicts."""
+    from pyql.batch_trials import PatternExtension, pattern_extension
+
+    env = _demo_after(demo, qid, steps)  # q04 after its office-holder fact; q19 after set_answer(?cyclone)
+    if qid == "q04":
+        seen = next(r.result for r in reversed(env.history) if isinstance(r.result, Observation)).get("?governor")
+        made = [f"add_filter(?governor, !=, {seen.values[0].short or seen.values[0].display()})"]
+    else:
+        made = ["set_answer(?pressure)"]
+    candidates = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind != "look"] + made
+    extending = [a for a in candidates if isinstance(pattern_extension(env.query, dry_run(env, a)[1] or env.query), PatternExtension)]
+    assert made[0] in extending and (qid != "q04" or "add_type_constrain" in {a.split("(")[0] for a in extending}), extending
+    sent = _sent_batches(demo, monkeypatch)
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    checker.check(extending)
+    batches = [t for t in sent if probes.CANDIDATE_VAR in t]
+    assert len(batches) == 1 and f"SELECT (0 AS ?{probes.CANDIDATE_VAR})" not in batches[0]  # no probe of their own
+    core_line = next(line.strip() for line in env.query.scope.block.pattern(env.query.profile).splitlines() if line.endswith(" ."))
+    assert core_line not in batches[0]  # every row was seen: the window is a VALUES block, the query is not compiled
+    undecided = [a for a in extending if a not in checker._verdicts]
+    assert not undecided, undecided
+    monkeypatch.undo()
+    for action in extending:
+        assert (checker.verdict(action) is not None) == trial(env, action).ok, action
+
+
+def test_an_argmax_whose_row_the_observation_shows_needs_no_query(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """add_max/add_min over numbers (or dates of one type) all seen: decided from the observation, the trial's row."""
+    question = next(q for q in DEMO if q["id"] == "q19")
+    env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
+    for line in question["actions"]:
+        if line.startswith(("add_max", "add_min")):
+            break
+        env.step(line)
+    variable = line[line.index("(") + 1 : -1]
+    steps = [f"add_max({variable})", f"add_min({variable})"]
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    sent = _sent_batches(demo, monkeypatch)
+    checker.check(steps)
+    assert not [t for t in sent if probes.CANDIDATE_VAR in t]  # no check query (ERASER's rules may read the KB)
+    monkeypatch.undo()
+    for action in steps:
+        tried = trial(env, action)
+        assert tried.ok and checker.verdict(action) is not None
+        values = {f"{v.variable} = {v.values[0].label or v.values[0].display()}" for v in tried.result.variables}
+        assert set(checker.verdict(action).preview.split("; ")) == values, (action, checker.verdict(action).preview, values)
+
+
+def test_an_argmax_with_ties_or_unseen_values_is_left_to_the_batch() -> None:
+    """The observation decides an argmax only when it shows every row and one extreme: ties and cut lists are not."""
+    from pyql.batch_trials import _extreme_row
+    from pyql.observation import Observation, Value, VariableValues
+    from pyql.query import Query
+    from pyql.terms import XSD, IRI, Literal, Variable
+
+    base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
+    n = lambda k: Value(Literal(str(k), XSD + "integer"))  # noqa: E731
+    c = VariableValues(Variable("c"), (Value(IRI("http://x/a")),), 1)
+    tied = Observation((c, VariableValues(Variable("w"), (n(5), n(5)), 2)))
+    cut = Observation((c, VariableValues(Variable("w"), (n(5), n(9)), 3)))
+    words = Observation((c, VariableValues(Variable("w"), (Value(Literal("x")), n(9)), 2)))
+    for seen in (tied, cut, words):
+        assert _extreme_row(seen, "add_max(?w)", base, base.add_max("?w")) is None
+    assert _extreme_row(cut, "add_max(?w)", base, base.add_max("?w", ties=True)) is None
