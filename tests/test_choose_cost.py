@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from agent.methods.choose import auto_look, enumerate_choices
+from agent.methods.choose import _seen_values, auto_look, enumerate_choices
 from correction import Eraser
 from pyql.batch_trials import BATCHED_ACTIONS, StepChecker, dry_run, trial
 from pyql.errors import PyQLError
 from pyql.kb import KB, demo_kb_path, probes
 from pyql.next_steps import next_steps
-from pyql.observation import Observation
+from pyql.observation import BoundedRows, Observation
 from pyql.sparql_environment import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,6 +188,41 @@ def test_batch_verdicts_equal_trials_on_virtuoso(virtuoso_server: Any) -> None:
     for question in DEMO:
         wrong += [(question["id"], *w) for w in _walk_demo(kb, question)[1]]
     assert not wrong, wrong
+
+
+def _look_mismatches(kb: Any, question: dict) -> tuple[int, list[tuple[str, str]]]:
+    """On every state of a gold chain, each variable's relations read from the values the observation showed
+    (what ``auto_look`` does) against those read with the query: how many were read so, and the differences."""
+    env = SparqlEnvironment(kb, question["question"], entities=question["entities"], analyzer=Eraser())
+    used, wrong = 0, []
+    for line in question["actions"]:
+        for var in env.query.variables if env.query.steps else ():
+            values = _seen_values(env, str(var))
+            if values is None:
+                continue
+            used += 1
+            seen = kb.relations(var, env.query, reuse=BoundedRows(env.query.scope.block, (var,), tuple({var.name: v} for v in values)))
+            read = kb.relations(var, env.query)
+            if (set(seen.forward), set(seen.backward), seen.truncated) != (set(read.forward), set(read.backward), read.truncated):
+                wrong.append((question["id"], f"{line}: {var}: {seen} != {read}"))
+        env.step(line)
+    return used, wrong
+
+
+def test_looks_from_the_observation_equal_the_looks_through_the_query(demo: KB) -> None:
+    """``auto_look`` reads a variable's relations from the values its observation showed, not through the query again."""
+    results = [_look_mismatches(demo, question) for question in DEMO]
+    assert sum(used for used, _ in results) >= 37
+    assert not [w for _, wrong in results for w in wrong]
+
+
+@pytest.mark.virtuoso
+def test_looks_from_the_observation_equal_the_looks_through_the_query_on_virtuoso(virtuoso_server: Any) -> None:
+    from pyql.kb.endpoint_backend import EndpointKB
+
+    virtuoso_server.load_turtle(demo_kb_path(), DEMO_GRAPH)
+    kb = EndpointKB(virtuoso_server.endpoint, default_graph=DEMO_GRAPH, timeout=60)
+    assert not [w for question in DEMO for w in _look_mismatches(kb, question)[1]]
 
 
 def _q05_after_first_hop(demo: KB) -> SparqlEnvironment:

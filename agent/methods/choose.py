@@ -98,8 +98,62 @@ def auto_look(env: Any) -> list[Any]:
     records = []
     for step in next_steps(env, verify=False, limit=1000):
         if step.kind == "look":
-            records.append(env.step(step.action))
+            records.append(_look(env, step.action))
     return records
+
+
+#: The most values of a variable a look reads from the observation (the KB's relation sample: 100 values).
+LOOK_VALUES = 100
+
+
+def _look(env: Any, action: str) -> Any:
+    """Run one look; a variable's look reads the variable's values from the current observation where it
+    showed them all (at most :data:`LOOK_VALUES`, IRIs only), as after an argmax, so the current
+    query is not evaluated again (its bounded rows are put back after).
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+        >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.tropical_cyclone_season, ?s)")
+        >>> sent, select = [], env.kb.select
+        >>> env.kb.select = lambda text: sent.append(text) or select(text)
+        >>> _look(env, "get_relation(?s)").observation[:50], ["VALUES ?s" in text for text in sent]
+        ("{'forward': ['meteorology.tropical_cyclone_season.", [True])
+    """
+    match = re.fullmatch(r"get_relation\((\?\w+)\)", action.strip())
+    values = _seen_values(env, match.group(1)) if match and getattr(env, "bounded_rows", 1) is None else None
+    if values is None:
+        return env.step(action)
+    from pyql.observation import BoundedRows  # noqa: PLC0415
+    from pyql.terms import Variable  # noqa: PLC0415
+
+    var = Variable(match.group(1)[1:])  # type: ignore[union-attr]
+    env._rows = BoundedRows(env.query.scope.block, (var,), tuple({var.name: v} for v in values))
+    try:
+        return env.step(action)
+    finally:
+        env._rows = None
+
+
+def _seen_values(env: Any, name: str) -> list[Any] | None:
+    """Every value of ``name`` the observation of the current query showed, where they are all IRIs; else None."""
+    from pyql.observation import Observation  # noqa: PLC0415
+    from pyql.terms import IRI  # noqa: PLC0415
+
+    found = (r for r in reversed(env.history) if r.ok and r.query_after is env.query and isinstance(r.result, Observation))
+    record = next(found, None)
+    core = env.query.scope.block.pattern(env.query.profile) if record is not None else ""
+    # an optional or alternative part may leave the variable unbound in a row: its look reads the query
+    if record is None or env.query.is_ask or env.query.scope.block.computed or "OPTIONAL" in core or "UNION" in core:
+        return None
+    for seen in record.result.variables:
+        if str(seen.variable) == name:
+            if seen.capped or seen.partial or not 0 < seen.total == len(seen.values) <= LOOK_VALUES:
+                return None
+            # literals stay with the query: Virtuoso 7.2 fails on dates in VALUES joined with ?s ?p ?o (SR066)
+            return list(seen.values) if all(isinstance(v.term, IRI) for v in seen.values) else None
+    return None
 
 
 def enumerate_choices(
