@@ -146,3 +146,60 @@ def test_convert_command_reads_agentbench_jsonl_with_entities() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"id": "a", "output": "(JOIN (R b.c.d) m.03fwl)"}
+
+
+def _tool_turn(thought: str, name: str, arguments: str) -> list[dict[str, object]]:
+    call = {"function": {"arguments": arguments, "name": name}, "id": "call_bl80SGcnZhRLsKtoFIUNR80D", "type": "function"}
+    tool = {"role": "tool", "tool_call_id": "call_bl80SGcnZhRLsKtoFIUNR80D", "content": "Observation: ..."}
+    return [{"role": "assistant", "content": thought, "tool_calls": [call]}, tool]
+
+
+#: The one-shot demo of AgentBench's knowledge-graph task in its function-calling form, as the task
+#: writes it (THUDM/AgentBench, src/server/tasks/knowledgegraph/const.py, ONE_SHOT; Apache-2.0), the
+#: observations shortened: its arguments as written, a stray brace inside two relations included.
+AGENTBENCH_ONE_SHOT: list[dict[str, object]] = [
+    {"role": "user", "content": "Question: the bipropellant rocket engine with kerosene and gas-generator cycle is designed by who? \nEntities: [Gas-generator cycle, Kerosene]"},
+    *_tool_turn("Thought: I need to first find engines with gas-generator cycle.", "get_relations", '{"variable":"Gas-generator cycle"}'),
+    *_tool_turn("Thought: From the above relations, I might use ...", "get_neighbors",
+                '{"variable":"Gas-generator cycle", "relation": "spaceflight.rocket_engine_cycle.rocket_engines}"}'),
+    *_tool_turn("Thought: I also need to find engines with kerosene.", "get_relations", '{"variable":"Kerosene"}'),
+    *_tool_turn("Thought: From the above relations, I might use ...", "get_neighbors",
+                '{"variable":"Kerosene", "relation": "spaceflight.rocket_engine_cycle.rocket_engines}"}'),
+    *_tool_turn("Thought: From the above relations, I might use ...", "intersection", '{"variable1":"#0", "variable2": "#2"}'),
+    *_tool_turn("Thought: From the above relations, I might use ...", "get_neighbors", '{"variable":"#2", "relation": "spaceflight.rocket_engine.designed_by"}'),
+    {"role": "assistant", "content": "Thought: #3 is the final answer to the question, which represents the target rocket engine designer. Final Answer: #3"},
+]
+DEMO_ENTITIES = {"Gas-generator cycle": "m.04qqvv", "Kerosene": "m.kerosene"}
+
+
+def test_agentbench_one_shot_demo_in_tool_calls_is_read_and_its_own_slip_is_named() -> None:
+    """The task's demo intersects #0 with #2 before #2 exists (#1 was meant): the reader says so, naming the line (the fifth of the model's calls)."""
+    with pytest.raises(ParseError, match=r"line 5: #2 does not exist \(variables made so far: #0\.\.#1\)"):
+        agentbench_form(json.dumps(AGENTBENCH_ONE_SHOT), DEMO_ENTITIES)
+
+
+def test_agentbench_tool_calls_read_as_the_task_runs_them() -> None:
+    """With #1 intersected, the demo is the engines' designers; braces slipped into a relation are dropped."""
+    mended = json.loads(json.dumps(AGENTBENCH_ONE_SHOT).replace('"variable2\\": \\"#2\\"', '"variable2\\": \\"#1\\"'))
+    rocket = "spaceflight.rocket_engine_cycle.rocket_engines"
+    assert agentbench_form(json.dumps(mended), DEMO_ENTITIES) == (
+        f"(JOIN (R spaceflight.rocket_engine.designed_by) (AND (JOIN (R {rocket}) m.04qqvv) (JOIN (R {rocket}) m.kerosene)))"
+    )
+    (line,) = convert(json.dumps(mended), "agentbench", "actions", entities=DEMO_ENTITIES).splitlines()[-1:]
+    assert line.startswith("set_answer(")
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        ({"function": {"name": "get_entities_of_type", "arguments": '{"type": "film.film"}'}}, InvalidActionError, "not one of AgentBench's functions"),
+        ({"function": {"name": "get_neighbors", "arguments": '{"variable": "#0"}'}}, ParseError, "missing relation"),
+        ({"function": {"name": "get_relations", "arguments": "{variable: Kerosene"}}, ParseError, "are not JSON"),
+        ({"function": {"name": "count", "arguments": "[1, 2]"}}, ParseError, "not a JSON object"),
+        ({"function": {"arguments": "{}"}}, ParseError, "without a function name"),
+    ],
+)
+def test_agentbench_bad_tool_calls_name_the_turn(call: dict[str, object], error: type[Exception], message: str) -> None:
+    turns = [{"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "assistant", "content": "Final Answer: #0"}]
+    with pytest.raises(error, match=message):
+        agentbench_form(json.dumps(turns), {"Kerosene": "m.kerosene"})

@@ -24,7 +24,11 @@ pattern accepts); thoughts and observations are skipped. A trajectory
 stored as JSON, AgentInstruct's ``{"conversations": [{"from": "gpt",
 "value": ...}]}`` or a list of ``{"role": "assistant", "content": ...}``
 messages, is read from the model's turns (lines are then numbered in
-those turns joined). An argument that
+those turns joined). A turn with OpenAI ``tool_calls`` (the function-calling
+form of AgentBench's task, whose own one-shot demo is written so) is read as
+its calls, each ``Action: name(arguments in the task's parameter order)``,
+its text ignored as the task ignores it; arguments that are no JSON object,
+or miss a parameter, are errors naming the turn. An argument that
 is an entity's name (as the question lists them) is that entity, as the
 task's environment reads it; a name may hold commas, so the relation of
 ``get_neighbors``/``argmax`` is what follows the last comma. A function
@@ -152,10 +156,45 @@ def _messages(text: str) -> str:
     if not isinstance(turns, list):
         return text
     said = []
-    for turn in turns:
+    for number, turn in enumerate(turns, 1):
         if isinstance(turn, dict) and (turn.get("from") in ("gpt", "assistant") or turn.get("role") == "assistant"):
+            calls = turn.get("tool_calls")
+            if calls:
+                said += [_tool_call_line(call, f"turn {number}") for call in calls]
+                continue
             said.append(str(turn.get("value") if "value" in turn else turn.get("content") or ""))
     return "\n".join(said)
+
+
+def _tool_call_line(call: object, where: str) -> str:
+    """One OpenAI tool call as the action line it stands for, its arguments in the task's parameter order.
+
+    A relation ending in stray ``}`` (a JSON brace slipped inside the string, as in the
+    task's own one-shot demo) is read without them: no relation holds a brace.
+
+    Example:
+        >>> _tool_call_line({"function": {"name": "get_neighbors", "arguments": '{"variable": "#0", "relation": "a.b.c}"}'}}, "turn 2")
+        'Action: get_neighbors(#0, a.b.c)'
+    """
+    function = call.get("function") if isinstance(call, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(name, str):
+        raise ParseError(f"{where}: a tool call without a function name: {clip(json.dumps(call, default=str))}")
+    arguments = function.get("arguments", "{}")  # type: ignore[union-attr]
+    try:
+        values = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        raise ParseError(f"{where}: the arguments of {clip(name)} are not JSON: {clip(str(arguments))}") from None
+    if not isinstance(values, dict):
+        raise ParseError(f"{where}: the arguments of {clip(name)} are not a JSON object: {clip(str(arguments))}")
+    order = FUNCTIONS.get(name, tuple(values))
+    missing = [p for p in order if p not in values]
+    if missing:
+        raise ParseError(f"{where}: {clip(name)} takes ({', '.join(order)}); missing {', '.join(missing)}")
+    parts = [str(values[p]).strip() for p in order]
+    if name in FUNCTIONS and len(order) == 2 and order[1] != "variable2":
+        parts[1] = parts[1].rstrip("}").strip()
+    return f"Action: {name}({', '.join(parts)})"
 
 
 def agentbench_form(text: str, entities: Mapping[str, str]) -> str:

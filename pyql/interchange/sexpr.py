@@ -426,19 +426,37 @@ class _Writer:
         for step in query.steps:
             self.take(step)
         for step in self.distinct:
-            # The dialect's own reading: no member is an entity of the form (GrailQA's SPARQL adds the filter).
-            if step.right not in self.entities():
+            if not self.implied(step):
                 raise ConversionError(f"add_filter({step.left}, !=, {step.right}) has no S-expression")
+
+    def implied(self, step: Filter) -> bool:
+        """Whether ``left != right`` is what the dialect's own reading already says, so the form need not.
+
+        GrailQA's SPARQL for a form (its graph query) keeps every node apart
+        from every other: a member is no entity of the form, and no two
+        nodes of the query graph are one. So a ``!=`` between the answer
+        and an entity of the form, or between two variables the facts join
+        (as GrailQA's gold queries write for every pair, and WebQSP's for the
+        answer and its CVT), is implied; any other ``!=`` is a constraint of its own.
+        """
+        if isinstance(step.right, IRI):
+            return step.right in self.entities()
+        nodes = {t for fact in self.facts for t in (fact.head, fact.tail) if isinstance(t, Variable)}
+        return step.left in nodes and step.right in nodes
 
     def take(self, step: object) -> None:
         if isinstance(step, Fact):
             if not isinstance(step.relation, IRI):
                 raise ConversionError(f"{step.action} with a variable relation ({step.relation}) has no S-expression")
+            if step.relation.value == self.profile.type_predicate and isinstance(step.head, Variable) and isinstance(step.tail, IRI):
+                # ?x type.object.type C (as gold SPARQL writes a class) is the triple add_type_constrain makes: (AND C ...)
+                self.types.setdefault(step.head, []).append(step.tail)
+                return
             self.facts.append(step)
         elif isinstance(step, TypeConstraint):
             self.types.setdefault(step.var, []).append(step.type)
         elif isinstance(step, Filter) and type(step) is Filter and isinstance(step.left, Variable):
-            if step.op == "!=" and isinstance(step.right, IRI):
+            if step.op == "!=" and isinstance(step.right, (IRI, Variable)):
                 self.distinct.append(step)
                 return
             if step.op not in _OPS or not isinstance(step.right, Literal):
