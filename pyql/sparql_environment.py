@@ -22,8 +22,9 @@ Example:
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 from pyql.candidates import Ranker, rank_relations
 from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRecord
@@ -129,6 +130,34 @@ class SparqlEnvironment(Environment):
         count) and the step that built it read them; the next step reuses them
         when it only changes the projection (``set_answer``, ``execute()``)."""
         return self._rows
+
+    @contextmanager
+    def known_values(self, var: Variable, values: Sequence[Value]) -> Iterator[None]:
+        """Within the block, the current query's rows are taken to be ``values`` of ``var``: a look at
+        ``var`` (``get_relation(?var)``) reads them as a ``VALUES`` block instead of evaluating the
+        query again. The caller vouches that ``values`` (the :class:`~pyql.observation.Value` objects of an observation)
+        are every value ``var`` has in the current
+        query (as an observation that showed them all says); the bounded rows are put back after.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+            >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.tropical_cyclone_season, ?s)")
+            >>> shown = env.history[-1].result.variables[0]
+            >>> shown.total == len(shown.values)
+            True
+            >>> with env.known_values(Variable("s"), shown.values):
+            ...     "meteorology.tropical_cyclone_season.tropical_cyclones" in env.step("get_relation(?s)").observation
+            True
+            >>> env.bounded_rows is None
+            True
+        """
+        saved = self._rows
+        self._rows = BoundedRows(self.query.scope.block, (var,), tuple({var.name: v} for v in values))
+        try:
+            yield
+        finally:
+            self._rows = saved
 
     def new_memory(self, entities: dict[str, str]) -> SparqlMemory:
         return SparqlMemory(entities=entities)

@@ -109,7 +109,7 @@ LOOK_VALUES = 100
 def _look(env: Any, action: str) -> Any:
     """Run one look; a variable's look reads the variable's values from the current observation where it
     showed them all (at most :data:`LOOK_VALUES`, IRIs only), as after an argmax, so the current
-    query is not evaluated again (its bounded rows are put back after).
+    query is not evaluated again (:meth:`pyql.sparql_environment.SparqlEnvironment.known_values`).
 
     Example:
         >>> from pyql.kb import KB
@@ -125,15 +125,10 @@ def _look(env: Any, action: str) -> Any:
     values = _seen_values(env, match.group(1)) if match and getattr(env, "bounded_rows", 1) is None else None
     if values is None:
         return env.step(action)
-    from pyql.observation import BoundedRows  # noqa: PLC0415
     from pyql.terms import Variable  # noqa: PLC0415
 
-    var = Variable(match.group(1)[1:])  # type: ignore[union-attr]
-    env._rows = BoundedRows(env.query.scope.block, (var,), tuple({var.name: v} for v in values))
-    try:
+    with env.known_values(Variable(match.group(1)[1:]), values):  # type: ignore[union-attr]
         return env.step(action)
-    finally:
-        env._rows = None
 
 
 def _seen_values(env: Any, name: str) -> list[Any] | None:
