@@ -24,6 +24,7 @@ from agent.llm.gbnf import action_gbnf, gbnf_to_regex
 from pyql.action_parser import extract_action
 from pyql.actions import render_docs
 from pyql.sparql_actions import SparqlActions
+from tests.processes import gone, wait_gone
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 #: The actions documented in the test prompt (all of them make the prompt ~1500 tokens: too slow for a test on 2 cores).
@@ -417,18 +418,6 @@ def test_the_bundled_model_scores_relations_by_pmi_with_the_question() -> None:
         pmi.scorer.logprob("Question:", " time zones" * 40)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie not yet reaped by init counts as gone
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
-
-
 @pytest.mark.skipif(not hasattr(os, "fork") or not Path("/proc").exists(), reason="POSIX with /proc")
 def test_the_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
     """The server's launcher watches the process that started it: SIGKILL of ``pyql eval`` leaves no server behind."""
@@ -449,16 +438,13 @@ def test_the_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
     parent = subprocess.Popen([sys.executable, "-c", parent_code], stdout=subprocess.PIPE)
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
-    assert _alive(child)
+    assert not gone(child)
     parent.send_signal(signal.SIGKILL)
     parent.wait()
-    deadline = time.monotonic() + 30
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    gone = not _alive(child)
-    if not gone:
+    ended = wait_gone(child, 30)
+    if not ended:
         os.kill(child, signal.SIGKILL)
-    assert gone, "the server outlived the process that started it"
+    assert ended, "the server outlived the process that started it"
 
 
 def test_the_launcher_without_a_parent_pid_keeps_running() -> None:

@@ -18,6 +18,7 @@ import pytest
 from SPARQLWrapper import JSON, POST, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import EndPointInternalError, QueryBadFormed
 
+from tests.processes import gone, wait_gone
 from tests.virtuoso import (
     VirtuosoLoadError,
     VirtuosoQueryError,
@@ -76,28 +77,6 @@ def _wrapper(server: VirtuosoServer, query: str, graph: str | None = GRAPH) -> S
 
 def _select(server: VirtuosoServer, query: str, graph: str | None = GRAPH) -> list[dict]:
     return _wrapper(server, query, graph).queryAndConvert()["results"]["bindings"]
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    # a zombie still answers kill(0); treat it as gone
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1].startswith("Z")
-    except OSError:
-        return True
-
-
-def _wait_gone(pid: int, seconds: float = 20) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if _gone(pid):
-            return True
-        time.sleep(0.1)
-    return False
 
 
 # --------------------------------------------------------------------------- #
@@ -284,7 +263,7 @@ def test_stop_leaves_no_process_and_no_directory(tmp_path):
         assert directory.is_dir() and directory.parent == tmp_path.resolve()
         assert server.sparql("ASK {}")["boolean"] is True
     assert not server.running
-    assert _wait_gone(pid, 1)
+    assert wait_gone(pid, 1)
     assert not directory.exists()
     server.stop()  # idempotent
 
@@ -293,7 +272,7 @@ def test_keep_keeps_directory(tmp_path):
     server = VirtuosoServer(workdir=tmp_path, keep=True).start()
     pid, directory = server.pid, server.directory
     server.stop()
-    assert _gone(pid)
+    assert gone(pid)
     assert (directory / "virtuoso.db").exists()
     assert "Server shutdown complete" in (directory / "server.out").read_text()
 
@@ -318,9 +297,9 @@ def test_server_dies_with_killed_parent(tmp_path):
         line = child.stdout.readline()
         assert line.strip(), "child did not start a server"
         server_pid = int(line)
-        assert not _gone(server_pid)
+        assert not gone(server_pid)
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(10)
         child.stdout.close()
-    assert _wait_gone(server_pid, 20)
+    assert wait_gone(server_pid, 20)
