@@ -62,7 +62,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +74,7 @@ from pyql.terms import IRI, XSD, Literal, Term, Variable
 
 __all__ = [
     "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "PatternExtension", "Verdict", "StepChecker", "dry_run",
-    "fact_branches", "fact_extension", "pattern_extension", "preview_of", "trial",
+    "current_record", "fact_branches", "fact_extension", "has_alternatives", "pattern_extension", "preview_of", "trial",
 ]
 
 #: The actions whose verdict a batched query gives (the others are tried one by one).
@@ -537,6 +537,36 @@ def _facts_branch(
 Grouped = FactExtension | PatternExtension
 
 
+def current_record(env: Any) -> Any:
+    """The step record of ``env`` whose observation is of its current query (None when there is none).
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+        >>> current_record(env) is None
+        True
+        >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+        >>> current_record(env).query_after is env.query
+        True
+    """
+    found = (r for r in reversed(env.history) if r.ok and r.query_after is env.query and isinstance(r.result, Observation))
+    return next(found, None)
+
+
+def has_alternatives(query: Any) -> bool:
+    """Whether ``query``'s pattern has an optional or alternative part (``OPTIONAL``, ``UNION``): a variable it
+    shows may then be unbound in a row, so its observation's values are not its rows'.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> has_alternatives(Query().add_fact("m.0a", "a.b.c", "?x"))
+        False
+    """
+    core = query.scope.block.pattern(query.profile) if query.steps else ""
+    return "OPTIONAL" in core or "UNION" in core
+
+
 class StepChecker:
     """Verdicts on candidate steps of one environment state, checked in batches (see the module docstring).
 
@@ -594,8 +624,7 @@ class StepChecker:
         """
         base = self.env.query
         shown = {v.sparql() for v in probes.observed_variables(base)} if base.steps else set()
-        core = base.scope.block.pattern(base.profile) if base.steps else ""
-        plain = "OPTIONAL" not in core and "UNION" not in core and shown <= {f"?{v.lstrip('?')}" for v in self.before}
+        plain = not has_alternatives(base) and shown <= {f"?{v.lstrip('?')}" for v in self.before}
         grouped: list[tuple[str, Any, Grouped]] = []
         rest = []
         for action, query in built:
@@ -691,21 +720,27 @@ class StepChecker:
 
     def _current_record(self) -> Any:
         """The step record whose observation is of the current query (None when there is none)."""
-        found = (r for r in reversed(self.env.history) if r.ok and r.query_after is self.env.query and isinstance(r.result, Observation))
-        return next(found, None)
+        return current_record(self.env)
 
     def _counts(self) -> dict[str, VariableValues]:
         """What the episode's observations say of each variable of the current query's pattern: those of every
         step whose query had this pattern, the latest first (a ``set_answer`` keeps the pattern: the counts
         seen before it still hold)."""
-        core, out = self._core(), {}
+        out: dict[str, VariableValues] = {}
+        for observation in self._pattern_observations():
+            for values in observation.variables:
+                out.setdefault(str(values.variable), values)
+        return out
+
+    def _pattern_observations(self) -> Iterator[Observation]:
+        """The observations of every step whose query had the current query's pattern, the latest first."""
+        core = self._core()
         for record in reversed(self.env.history):
             query = record.query_after
-            if record.ok and isinstance(record.result, Observation) and query is not None and not query.is_ask:
-                if not query.scope.block.computed and query.scope.block.pattern(query.profile) == core:
-                    for values in record.result.variables:
-                        out.setdefault(str(values.variable), values)
-        return out
+            if not (record.ok and isinstance(record.result, Observation) and query is not None and not query.is_ask):
+                continue
+            if not query.scope.block.computed and query.scope.block.pattern(query.profile) == core:
+                yield record.result
 
     def _known_rows(self, keys: Sequence[str]) -> list[dict[str, Term]] | None:
         """Every distinct row of the current query's pattern over ``keys``, where an observation of that pattern
@@ -713,19 +748,13 @@ class StepChecker:
         only); None otherwise."""
         if not keys:
             return None
-        core = self._core()
-        for record in reversed(self.env.history):
-            query = record.query_after
-            if not (record.ok and isinstance(record.result, Observation) and query is not None and not query.is_ask):
-                continue
-            if query.scope.block.computed or query.scope.block.pattern(query.profile) != core:
-                continue
-            lists = record.result.variables
+        for observation in self._pattern_observations():
+            lists = observation.variables
             if not {k for k in keys} <= {str(v.variable) for v in lists}:
                 continue
             if any(v.capped or v.partial or v.total != len(v.values) or not v.total for v in lists):
                 continue
-            rows = _observed_rows(record.result, [v.variable for v in lists])
+            rows = _observed_rows(observation, [v.variable for v in lists])
             if rows is None:
                 continue
             names = [k[1:] for k in dict.fromkeys(keys)]
@@ -813,9 +842,8 @@ def _extreme_row(observation: Observation, action: str, base: Any, query: Any) -
     """
     name, _, rest = action.partition("(")
     args = [a.strip() for a in rest.rstrip(")").split(",")]
-    core = base.scope.block.pattern(base.profile)
     shown = probes.observed_variables(query)
-    if len(args) != 1 or "OPTIONAL" in core or "UNION" in core or query.scope.block.max_rows != 1:
+    if len(args) != 1 or has_alternatives(base) or query.scope.block.max_rows != 1:
         return None
     if [str(v) for v in shown] != [str(v) for v in probes.observed_variables(base)] or query.answer != base.answer:
         return None

@@ -133,14 +133,12 @@ def _look(env: Any, action: str) -> Any:
 
 def _seen_values(env: Any, name: str) -> list[Any] | None:
     """Every value of ``name`` the observation of the current query showed, where they are all IRIs; else None."""
-    from pyql.observation import Observation  # noqa: PLC0415
+    from pyql.batch_trials import current_record, has_alternatives  # noqa: PLC0415
     from pyql.terms import IRI  # noqa: PLC0415
 
-    found = (r for r in reversed(env.history) if r.ok and r.query_after is env.query and isinstance(r.result, Observation))
-    record = next(found, None)
-    core = env.query.scope.block.pattern(env.query.profile) if record is not None else ""
+    record = current_record(env)
     # an optional or alternative part may leave the variable unbound in a row: its look reads the query
-    if record is None or env.query.is_ask or env.query.scope.block.computed or "OPTIONAL" in core or "UNION" in core:
+    if record is None or env.query.is_ask or env.query.scope.block.computed or has_alternatives(env.query):
         return None
     for seen in record.result.variables:
         if str(seen.variable) == name:
