@@ -597,8 +597,8 @@ def position_order(
         following = _WORD.findall(question[cue.end :].lower())[:1]
         if any(_after(question, cue.end, s, frozenset(["the", "of"])) for s in starts) or following in (["place"], ["placed"]):
             return None
-        rising = [c.index for c in table.columns if _in_table_order(table, c)]
-        return (rising[0], cue.op == "max") if rising else None
+        rising = next((c.index for c in table.columns if _in_table_order(table, c)), None)  # one query a column, up to the first
+        return (rising, cue.op == "max") if rising is not None else None
     return None
 
 
