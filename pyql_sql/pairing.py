@@ -50,6 +50,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from sqlglot import exp
+
 from pyql.grounding import Grounded, Grounding, ground, parse_date
 
 from .table import Table
@@ -435,9 +437,14 @@ def cell_shape(text: object) -> str:
 
 
 def column_cells(table: Table) -> list[list[str]]:
-    """Each column's cells as the table shows them (None as '')."""
-    cells = ", ".join(f'"{c.text_sql}"' for c in table.columns)
-    rows = table.connection.execute(f'SELECT {cells} FROM "{table.sql_name}"').fetchall()
+    """Each column's cells as the table shows them (None as ''), in the table's order.
+
+    Example:
+        >>> column_cells(Table.from_rows(["a", "b"], [["x", ""], ["y", "2"]]))
+        [['x', 'y'], ['', '2']]
+    """
+    select = exp.select(*(exp.column(c.text_sql, quoted=True) for c in table.columns)).from_(exp.table_(table.sql_name, quoted=True))
+    rows = table.connection.execute(select.order_by(exp.column("rowid")).sql(dialect="sqlite")).fetchall()
     return [["" if r[i] is None else str(r[i]) for r in rows] for i in range(len(table.columns))]
 
 
