@@ -11,21 +11,27 @@ bounded query for a whole batch:
    keeps the query (it sends nothing);
 2. ``set_answer(?v)``, ``execute()`` and ``add_count(?v, ?n)`` are decided
    from the observations of the current query's pattern where the count of
-   ``?v`` is exact, and ``add_max``/``add_min`` where the observation shows
-   every row and one extreme (no query);
+   ``?v`` is exact, ``add_max``/``add_min`` where the observation shows
+   every row and one extreme, and ``add_sum``/``add_avg`` over an argmax's
+   one row (no query);
 3. the steps that only add a relation from what the query has to a fresh
    variable (:func:`fact_extension`) are checked together, their relations in
    one ``VALUES`` pattern per start (:func:`fact_branches`), joined with a
    bounded window of the current query's rows (or those rows in ``VALUES``
    when an observation showed them all), and so are the steps that only add
    triples and filters on its variables (:func:`pattern_extension`: type
-   constraints, filters, time constraints); the others go as their own
+   constraints, filters, time constraints); after an argmax, the steps
+   added inside it are checked so over the argmax's row (:func:`argmax_lines`:
+   rows there show the step has rows; the others go as probes in one more
+   query, since the argmax may move to another row); the others go as their own
    bounded probes (:func:`pyql.kb.probes.candidates_query`: each one's first
    few rows with every observed variable bound, ``LIMIT`` per branch); both in
    one UNION, one query, without labels: the labels of the values the
    previews show come in one more query, only for values not seen yet in the
    episode. (On Virtuoso a branch costs about as much as the current query's
-   pattern it repeats, and a label pattern triples it: ``docs/benchmarks.md``);
+   pattern it repeats, and a label pattern triples it; labels over the grouped
+   rows inside the check cost more than the one label query they spare, since
+   most checks need none: ``docs/benchmarks.md``);
 4. a step whose query gives rows is kept, with its first values as the
    preview; one whose query gives none fails as its trial would (an empty
    result fails a step: ERASER's ``empty_result`` and the rules it falls back
@@ -59,7 +65,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -74,7 +79,7 @@ from pyql.terms import IRI, XSD, Literal, Term, Variable
 
 __all__ = [
     "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "PatternExtension", "Verdict", "StepChecker", "dry_run",
-    "current_record", "fact_branches", "fact_extension", "has_alternatives", "pattern_extension", "preview_of", "trial",
+    "argmax_lines", "current_record", "fact_branches", "fact_extension", "has_alternatives", "pattern_extension", "preview_of", "trial",
 ]
 
 #: The actions whose verdict a batched query gives (the others are tried one by one).
@@ -99,30 +104,6 @@ _VALUE_VAR = "__o"
 _LABELS: weakref.WeakKeyDictionary[Any, dict[Term, str | None]] = weakref.WeakKeyDictionary()
 
 
-def _snapshot(env: Any) -> tuple[Any, ...]:
-    memory = env.memory
-    fields = {f.name: _copy(getattr(memory, f.name)) for f in dataclasses.fields(memory)}
-    outcomes = getattr(env, "_outcomes", None)
-    kept = {k: list(v) for k, v in outcomes.items()} if isinstance(outcomes, dict) else None
-    return (env.query, env.done, env.final, len(env.history), fields, kept)
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, (dict, list, set)):
-        return type(value)(value)
-    return value
-
-
-def _restore(env: Any, saved: tuple[Any, ...]) -> None:
-    query, done, final, history, fields, outcomes = saved
-    env.query, env.done, env.final = query, done, final
-    del env.history[history:]
-    for name, value in fields.items():
-        setattr(env.memory, name, value)
-    if outcomes is not None:
-        env._outcomes = outcomes
-
-
 def trial(env: Any, action: str) -> Any:
     """Run ``action`` on the environment and undo it: the step's record, the episode unchanged.
 
@@ -137,12 +118,12 @@ def trial(env: Any, action: str) -> Any:
         >>> trial(env, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok, env.query.steps
         (True, ())
     """
-    saved = _snapshot(env)
+    saved = env.checkpoint()
     describe, env.describe_quantities = env.describe_quantities, False
     try:
         return env.step(action)
     finally:
-        _restore(env, saved)
+        env.rollback(saved)
         env.describe_quantities = describe
 
 
@@ -189,7 +170,7 @@ def dry_run(env: Any, action: str) -> tuple[Any, Any]:
         >>> dry_run(env, "add_max(?nothing)")[1] is None
         True
     """
-    saved = _snapshot(env)
+    saved = env.checkpoint()
     real = env.kb
     recorder = _Recorder(real)
     env.kb = recorder
@@ -197,7 +178,7 @@ def dry_run(env: Any, action: str) -> tuple[Any, Any]:
         record = env.step(action)
     finally:
         env.kb = real
-        _restore(env, saved)
+        env.rollback(saved)
     ran = record.ok and len(recorder.queries) == 1
     return record, recorder.queries[0] if ran else None
 
@@ -251,6 +232,8 @@ class FactExtension:
         forward: whether ``key`` is the subject.
         fresh: the new variable (the other end).
         shown: the variable its preview shows: ``fresh``, or the query's answer once one is set.
+        partial: the fact goes inside the current query's argmax (:func:`argmax_lines`): rows in the window
+            show the step has rows; none show nothing (the argmax may move to another row).
     """
 
     key: str
@@ -258,6 +241,7 @@ class FactExtension:
     forward: bool
     fresh: Variable
     shown: Variable
+    partial: bool = False
 
 
 def fact_extension(base: Any, query: Any) -> FactExtension | None:
@@ -279,9 +263,10 @@ def fact_extension(base: Any, query: Any) -> FactExtension | None:
     """
     if query.is_ask or query.answer != base.answer or query.scope.block.computed:
         return None
-    profile = query.profile
-    before = base.scope.block.pattern(profile).splitlines() if base.steps else ["{", "}"]
-    lines = query.scope.block.pattern(profile).splitlines()
+    compared = argmax_lines(base, query)
+    if compared is None:
+        return None
+    before, lines, partial = compared
     if len(lines) != len(before) + 1 or lines[:-2] != before[:-1] or lines[-1] != before[-1]:
         return None
     match = _TRIPLE.match(lines[-2])
@@ -297,8 +282,39 @@ def fact_extension(base: Any, query: Any) -> FactExtension | None:
         answer = query.answer is not None and shown == before_shown
         if fresh_ok and key_ok and (answer or shown == [*before_shown, other]):
             fresh = Variable(other[1:])
-            return FactExtension(key, relation, forward, fresh, Variable(shown[0][1:]) if answer else fresh)
+            # from an entity inside an argmax: every row of the argmax's pattern goes with each of the fact's, so
+            # the argmax keeps its row exactly when the fact has rows (not partial)
+            partial_here = partial and key.startswith("?")
+            return FactExtension(key, relation, forward, fresh, Variable(shown[0][1:]) if answer else fresh, partial_here)
     return None
+
+
+def argmax_lines(base: Any, query: Any) -> tuple[list[str], list[str], bool] | None:
+    """The pattern lines of ``base`` and ``query`` an extension is read from, and whether they are an argmax's.
+
+    Where ``base`` keeps the row with the largest (smallest) value (``add_max``/``add_min``: first row, no ties)
+    and ``query`` has the same argmax, the lines are those inside it, as a group: a step added there changes the
+    rows the argmax ranks. Then a row of ``base`` that the added lines extend is a row of ``query``'s argmax
+    (its value is still the extreme), so the step has rows; when the row they extend is not ``base``'s, only
+    the step's own query tells (the third item is True). None: ``base`` ranks in another way.
+
+    Example:
+        >>> from pyql.query import Query
+        >>> base = Query("freebase").add_fact("?c", "a.b.c", "?w").add_max("?w")
+        >>> before, lines, partial = argmax_lines(base, base.add_fact("?c", "a.b.d", "?k"))
+        >>> before, lines[-2], partial
+        (['{', '  ?c <http://rdf.freebase.com/ns/a.b.c> ?w .', '}'], '  ?c <http://rdf.freebase.com/ns/a.b.d> ?k .', True)
+    """
+    before = base.scope.block.pattern(base.profile).splitlines() if base.steps else ["{", "}"]
+    lines = query.scope.block.pattern(query.profile).splitlines()
+    top = base.scope.block.argmax if base.steps else None
+    if top is None:
+        return before, lines, False
+    if query.scope.block.argmax != top or top.ties or top.offset or top.limit != 1 or top.answer is not None:
+        return None
+    if len(before) < 6 or before[1] != "  SELECT * WHERE {" or lines[:2] != before[:2] or lines[-4:] != before[-4:]:
+        return None
+    return ["{", *[x[2:] for x in before[2:-4]], "}"], ["{", *[x[2:] for x in lines[2:-4]], "}"], True
 
 
 _VAR = re.compile(r"\?(\w+)")
@@ -319,13 +335,15 @@ class PatternExtension:
         shown: the variable its preview shows: the query's answer once one is set, else the first key.
 
     A ``set_answer`` that moves the answer to another variable of the query is one too, without lines
-    (the same rows; the new answer is shown).
+    (the same rows; the new answer is shown). ``partial``: the lines go inside the current query's argmax
+    (see :class:`FactExtension`).
     """
 
     triples: tuple[str, ...]
     filters: tuple[str, ...]
     keys: tuple[str, ...]
     shown: Variable
+    partial: bool = False
 
 
 def pattern_extension(base: Any, query: Any) -> PatternExtension | None:
@@ -349,8 +367,10 @@ def pattern_extension(base: Any, query: Any) -> PatternExtension | None:
     """
     if not base.steps or query.is_ask or query.scope.block.computed or base.scope.block.computed:
         return None
-    before = base.scope.block.pattern(base.profile).splitlines()
-    lines = query.scope.block.pattern(query.profile).splitlines()
+    compared = argmax_lines(base, query)
+    if compared is None:
+        return None
+    before, lines, partial = compared
     if query.answer != base.answer:  # set_answer on another variable: the same rows, another variable shown
         answer = query.answer
         if base.answer is None or lines != before or answer is None or answer not in base.variables:
@@ -378,7 +398,7 @@ def pattern_extension(base: Any, query: Any) -> PatternExtension | None:
         return None
     keys = list(dict.fromkeys(keys))
     shown = base.answer if base.answer is not None else Variable(keys[0][1:])
-    return PatternExtension(tuple(triples), tuple(filters), tuple(keys), shown)
+    return PatternExtension(tuple(triples), tuple(filters), tuple(keys), shown, partial)
 
 
 def _added_lines(before: Sequence[str], lines: Sequence[str]) -> list[str] | None:
@@ -614,6 +634,10 @@ class StepChecker:
         facts, rest = self._split(self._from_observation(built))
         for start in range(0, max(len(rest), 1 if facts else 0), BATCH_SIZE):
             self._check_batch(rest[start : start + BATCH_SIZE], facts if start == 0 else [])
+        # steps inside an argmax that its row did not extend: their own probes tell (one more query at most)
+        left = [(action, query) for action, query, found in facts if found.partial and action not in self._verdicts]
+        for start in range(0, len(left), BATCH_SIZE):
+            self._check_batch(left[start : start + BATCH_SIZE])
 
     def _split(self, built: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any, Grouped]], list[tuple[str, Any]]]:
         """The candidates checked over the current query's window (grouped facts, whose preview is the fresh
@@ -679,13 +703,14 @@ class StepChecker:
             for j in js:
                 action, query, fact = grouped[j]
                 rows = cells[len(batch) + j]
-                self._keep(action, self._decide(action, query, rows, [fact.shown]) if rows or complete else None)
+                self._keep(action, self._decide(action, query, rows, [fact.shown]) if rows or (complete and not fact.partial) else None)
 
     def _from_observation(self, built: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         """Decide from what the observations of the current query's pattern say (no query): ``set_answer(?v)`` and
         ``execute()`` where the count of the answer is exact (the answers are its values), ``add_count(?v, ?n)``
         where the count of ``?v`` is exact (the count is its count), an argmax whose row the current
-        observation shows (:func:`_extreme_row`); the rest is left."""
+        observation shows (:func:`_extreme_row`), a sum or an average over an argmax's one row
+        (:func:`_one_row_total`); the rest is left."""
         record = self._current_record()
         base = self.env.query
         if record is None or base.is_ask or base.scope.block.computed:
@@ -697,6 +722,7 @@ class StepChecker:
             parts = [a.strip() for a in args.rstrip(")").split(",")]
             shown = probes.observed_variables(query)
             row = _extreme_row(record.result, action, base, query) if name in ("add_max", "add_min") else None
+            row = _one_row_total(record.result, action, base, query) if name in ("add_sum", "add_avg") else row
             seen = counts.get(parts[0]) if parts[0].startswith("?") else None
             if name == "execute" and parts == [""] and base.answer is not None and query.scope.block.pattern(query.profile) == self._core():
                 seen = counts.get(base.answer.sparql())
@@ -862,6 +888,34 @@ def _extreme_row(observation: Observation, action: str, base: Any, query: Any) -
     ranked = sorted((numbers[row[key].term] for row in rows if key in row), reverse=name.strip() == "add_max")
     best = [row for row in rows if key in row and numbers[row[key].term] == ranked[0]]
     return best[0] if len(best) == 1 and len(ranked) == len(rows) else None
+
+
+def _one_row_total(observation: Observation, action: str, base: Any, query: Any) -> dict[str, Value] | None:
+    """The row ``add_sum(?v, ?n)``/``add_avg(?v, ?n)`` gives over an argmax's one row, where the observation shows
+    that row and ``?v`` is a number there: ``?n`` is ``?v`` (the sum, and the mean, of one number; the engine
+    may write it in another numeric type). None otherwise (a batch checks it).
+
+    Example:
+        >>> from pyql.query import Query
+        >>> from pyql.terms import XSD
+        >>> base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w").add_max("?w")
+        >>> seen = Observation((VariableValues(Variable("c"), (Value(IRI("http://x/a")),), 1),
+        ...                     VariableValues(Variable("w"), (Value(Literal("9", XSD + "integer")),), 1)))
+        >>> {k: str(v.term) for k, v in _one_row_total(seen, "add_sum(?w, ?total)", base, base.add_sum("?w", "?total")).items()}
+        {'total': '9'}
+    """
+    top = base.scope.block.argmax
+    if top is None or top.ties or top.offset or top.limit != 1 or has_alternatives(base):
+        return None
+    args = [a.strip() for a in action.partition("(")[2].rstrip(")").split(",")]
+    shown = probes.observed_variables(query)
+    seen = {str(v.variable): v for v in observation.variables}.get(args[0])
+    if len(args) != 2 or [str(v) for v in shown] != [args[1]] or seen is None or seen.capped or seen.partial:
+        return None
+    if seen.total != 1 or len(seen.values) != 1:
+        return None
+    term = seen.values[0].term
+    return {shown[0].name: Value(term)} if isinstance(term, Literal) and term.is_numeric else None
 
 
 #: The lexical forms whose order as text is their order in time (a year of four digits, no time zone).

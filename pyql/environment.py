@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
 
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
@@ -373,6 +373,33 @@ class Environment:
         if record.query_after is not None:
             for var in record.query_after.variables:
                 self.memory.variables.setdefault(str(var), record.index)
+
+    def checkpoint(self) -> tuple[Any, ...]:
+        """The episode's state, for :meth:`rollback` (a step tried and undone must leave no trace).
+
+        Subclasses that keep more state per step extend the tuple.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+            >>> saved = env.checkpoint()
+            >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
+            >>> env.rollback(saved); env.query.steps, len(env.history)
+            ((), 0)
+        """
+        memory = {f.name: _copy(getattr(self.memory, f.name)) for f in fields(self.memory)}
+        outcomes = {k: list(v) for k, v in self._outcomes.items()}
+        return (self.query, self.done, self.final, len(self.history), memory, outcomes)
+
+    def rollback(self, state: tuple[Any, ...]) -> None:
+        """Put back the state :meth:`checkpoint` gave: the steps taken since are forgotten (their KB queries stay counted)."""
+        query, done, final, history, memory, outcomes = state[:6]
+        self.query, self.done, self.final = query, done, final
+        del self.history[history:]
+        for name, value in memory.items():
+            setattr(self.memory, name, value)
+        self._outcomes = outcomes
 
     def answers(self) -> list[Any]:
         """The answers after ``execute()``, as the backend gives them (empty before)."""
@@ -681,3 +708,10 @@ def _parse(text: str, index: int) -> ActionCall:
         return parse_action(stripped)
     except ParseError:
         return extract_action(text, step=index)
+
+
+def _copy(value: Any) -> Any:
+    """A shallow copy of a memory field that a step changes in place (dicts, lists, sets); other values as they are."""
+    if isinstance(value, (dict, list, set)):
+        return type(value)(value)
+    return value

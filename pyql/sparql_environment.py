@@ -159,6 +159,25 @@ class SparqlEnvironment(Environment):
         finally:
             self._rows = saved
 
+    def checkpoint(self) -> tuple[Any, ...]:
+        """The episode's state with the current query's known rows (a tried step must not drop them: the next
+        ``set_answer`` or ``execute()`` reads them instead of querying again).
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = SparqlEnvironment(KB.open("demo"))
+            >>> _ = env.step("add_fact(?c, meteorology.tropical_cyclone.formed, ?t)"); _ = env.step("add_max(?t)")
+            >>> saved, rows = env.checkpoint(), env.bounded_rows
+            >>> _ = env.step("add_fact(?c, meteorology.tropical_cyclone.category, ?k)")
+            >>> env.rollback(saved); env.bounded_rows is rows
+            True
+        """
+        return (*super().checkpoint(), self._rows)
+
+    def rollback(self, state: tuple[Any, ...]) -> None:
+        super().rollback(state)
+        self._rows = state[6]
+
     def new_memory(self, entities: dict[str, str]) -> SparqlMemory:
         return SparqlMemory(entities=entities)
 
