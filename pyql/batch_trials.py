@@ -12,8 +12,8 @@ bounded query for a whole batch:
 2. ``set_answer(?v)``, ``execute()`` and ``add_count(?v, ?n)`` are decided
    from the observations of the current query's pattern where the count of
    ``?v`` is exact, ``add_max``/``add_min`` where the observation shows
-   every row and one extreme, and ``add_sum``/``add_avg`` over an argmax's
-   one row (no query);
+   every row and one extreme, and ``add_sum``/``add_avg`` where it shows
+   every row with all the query's variables (no query);
 3. the steps that only add a relation from what the query has to a fresh
    variable (:func:`fact_extension`) are checked together, their relations in
    one ``VALUES`` pattern per start (:func:`fact_branches`), joined with a
@@ -28,10 +28,12 @@ bounded query for a whole batch:
    few rows with every observed variable bound, ``LIMIT`` per branch); both in
    one UNION, one query, without labels: the labels of the values the
    previews show come in one more query, only for values not seen yet in the
-   episode. (On Virtuoso a branch costs about as much as the current query's
-   pattern it repeats, and a label pattern triples it; labels over the grouped
-   rows inside the check cost more than the one label query they spare, since
-   most checks need none: ``docs/benchmarks.md``);
+   episode; at the episode's start (nothing labelled yet) the facts from its
+   entities bring their labels in the check. (On Virtuoso a branch costs
+   about as much as the current query's pattern it repeats, and a label
+   pattern triples it; labels over the grouped rows of every check cost more
+   than the label queries they spare, since most checks need none:
+   ``docs/benchmarks.md``);
 4. a step whose query gives rows is kept, with its first values as the
    preview; one whose query gives none fails as its trial would (an empty
    result fails a step: ERASER's ``empty_result`` and the rules it falls back
@@ -58,13 +60,14 @@ Example:
     >>> before = env.kb.stats.queries
     >>> checker.check([good, bad])
     >>> checker.verdict(good).preview, checker.verdict(bad), env.kb.stats.queries - before, env.query.steps
-    ('?c = Tropical storm (SSHS)', None, 2, ())
+    ('?c = Tropical storm (SSHS)', None, 1, ())
 
-(two queries: the check, and the label of the value its preview shows.)
+(one query: at the episode's start the check brings the labels of the values its previews show.)
 """
 
 from __future__ import annotations
 
+import decimal
 import re
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -100,6 +103,9 @@ _KEYS_VAR = "__keys"
 #: The actions whose query may be the current one plus triples and filters (:func:`pattern_extension`).
 _EXTENDING = ("add_type_constrain", "add_filter", "add_time_constrain", "add_fact", "set_answer")
 _VALUE_VAR = "__o"
+_LABEL_VAR = "__label"
+#: An IRI no KB describes: what the label pattern of a check looks up for a value that is a literal.
+_NO_ENTITY = IRI("urn:x-pyql:no-entity")
 #: Labels a check has read, per environment (a question's episode): a value shown again is not asked again.
 _LABELS: weakref.WeakKeyDictionary[Any, dict[Term, str | None]] = weakref.WeakKeyDictionary()
 
@@ -422,6 +428,7 @@ def fact_branches(
     core: str | None, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], answer: str | None = None,
     window: int = FACT_WINDOW, counted: bool = True, extensions: Sequence[tuple[int, PatternExtension]] = (),
     joined: bool = True, answers: Sequence[Term] = (), known: Sequence[dict[str, Term]] | None = None,
+    labels: Any = None,
 ) -> list[str]:
     """The UNION branches that check facts grouped by where they start: each group's relations in one ``VALUES``.
 
@@ -441,7 +448,7 @@ def fact_branches(
     ``answers`` (all the answer's values, in ``VALUES``), or nothing when no answer is set. With ``known``
     (every distinct row of ``core`` over the keys, read in an observation) the window is those rows in
     ``VALUES``, ``core`` not compiled (on Virtuoso a window joined with a UNION costs ``core`` an arm). So Virtuoso compiles the current query once to three times, not
-    once a candidate.
+    once a candidate. ``labels`` (a profile): the facts from entities bring their values' labels (``?__label``).
 
     Example:
         >>> branches = fact_branches("{\\n  ?a <http://x/p> ?b .\\n}\\n", [("?b", True, [(3, "<http://x/q>")])])
@@ -475,7 +482,7 @@ def fact_branches(
             join = f"{{ SELECT DISTINCT {answer} WHERE {{\n{core}}} LIMIT {FACT_ROWS} }}\n"
         else:
             join = f"{{ SELECT (1 AS ?__one) WHERE {{\n{core}}} LIMIT 1 }}\n"
-        branches.append(_facts_branch(join, entities, shown, (), (), sum(len(m) for _, _, m in entities)))
+        branches.append(_facts_branch(join, entities, shown, (), (), sum(len(m) for _, _, m in entities), labels))
     return branches
 
 
@@ -536,10 +543,11 @@ def _shown_value(extensions: Sequence[tuple[int, PatternExtension]], shown: str)
 
 def _facts_branch(
     join: str, groups: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], shown: str,
-    extra: Sequence[str], filters: Sequence[str], members: int,
+    extra: Sequence[str], filters: Sequence[str], members: int, labels: Any = None,
 ) -> str:
     """One branch of :func:`fact_branches`: ``join`` (the window), a UNION of one ``VALUES`` pattern a group and
-    the ``extra`` arms, then the ``filters``; at most :data:`FACT_ROWS` rows a member."""
+    the ``extra`` arms, then the ``filters``; at most :data:`FACT_ROWS` rows a member; with ``labels`` (a profile)
+    the label of each row's value too."""
     arms = []
     for key, forward, group in groups:
         values = " ".join(f"({int(index)} {relation})" for index, relation in group)
@@ -547,9 +555,19 @@ def _facts_branch(
         arms.append(f"{{ VALUES (?{probes.CANDIDATE_VAR} ?__r) {{ {values} }} {triple} }}")
     arms += extra
     tail = "".join(f"\n{f}" for f in filters)
-    return (
+    branch = (
         f"{{ SELECT DISTINCT ?{probes.CANDIDATE_VAR} ({shown} AS ?{_VALUE_VAR}) WHERE {{\n{join}"
         + "\nUNION\n".join(arms) + f"{tail}\n}} LIMIT {FACT_ROWS * members} }}"
+    )
+    if labels is None:
+        return branch
+    # the label is looked up on a copy that is never a literal: Virtuoso 7.2 unbinds a literal ?__o (a date)
+    # that stands as the subject of the optional label pattern
+    entity = f"BIND(IF(isIRI(?{_VALUE_VAR}), ?{_VALUE_VAR}, {_NO_ENTITY.sparql()}) AS ?__e)"
+    label = probes.label_pattern(Variable("__e"), Variable("__l"), labels)
+    return (
+        f"{{ SELECT ?{probes.CANDIDATE_VAR} ?{_VALUE_VAR} (SAMPLE(?__l) AS ?{_LABEL_VAR}) WHERE {{\n{branch}\n{entity}\n{label}\n}}"
+        f" GROUP BY ?{probes.CANDIDATE_VAR} ?{_VALUE_VAR} }}"
     )
 
 
@@ -684,19 +702,26 @@ class StepChecker:
         fits = known is not None or self._window_fits(keys + ([answer] if answer else []))
         answers = self._answers()
         joined = not self._has_rows() and not answers
-        extra = fact_branches(core, members, answer, counted=not fits, extensions=extensions, joined=joined, answers=answers, known=known) if grouped else []
+        # at the episode's start no value has been labelled yet: the facts from its entities bring their labels
+        fresh = not any(isinstance(record.result, Observation) for record in self.env.history)
+        on_entity = [isinstance(f, FactExtension) and not f.key.startswith("?") for _, _, f in grouped]
+        extra = fact_branches(
+            core, members, answer, counted=not fits, extensions=extensions, joined=joined, answers=answers, known=known,
+            labels=kb.profile if fresh else None,
+        ) if grouped else []
         try:
             if batch:
                 text, observed = probes.candidates_query([q for _, q in batch], labels=False, extra=extra)
             else:
                 text, observed = prefix_lines(kb.profile) + "SELECT * WHERE {\n" + "\nUNION\n".join(extra) + "\n}\n", []
-            found, values, counted = _read_rows(kb.select(text), observed, len(grouped))
+            labelled = [len(batch) + j for j in range(len(grouped)) if on_entity[j]] if fresh else []
+            found, values, counted, labels = _read_rows(kb.select(text), observed, len(grouped), labelled)
+            _LABELS.setdefault(self.env, {}).update(labels)
             cells = self._labelled([*found, *([{f.shown.name: t} for t in v[:4]] for v, (_, _, f) in zip(values, grouped))])
         except PyQLError:
             return  # the engine rejected the batch (or timed out): each candidate is tried on its own
         for (action, query), rows, variables in zip(batch, cells, observed):
             self._keep(action, self._decide(action, query, rows, variables))
-        on_entity = [isinstance(f, FactExtension) and not f.key.startswith("?") for _, _, f in grouped]
         for on_window in (True, False):
             js = [j for j in range(len(grouped)) if on_entity[j] != on_window]
             complete = sum(len(values[j]) for j in js) < FACT_ROWS * len(js) and (not on_window or fits or counted <= FACT_WINDOW)
@@ -709,8 +734,8 @@ class StepChecker:
         """Decide from what the observations of the current query's pattern say (no query): ``set_answer(?v)`` and
         ``execute()`` where the count of the answer is exact (the answers are its values), ``add_count(?v, ?n)``
         where the count of ``?v`` is exact (the count is its count), an argmax whose row the current
-        observation shows (:func:`_extreme_row`), a sum or an average over an argmax's one row
-        (:func:`_one_row_total`); the rest is left."""
+        observation shows (:func:`_extreme_row`), a sum or an average where it shows every row
+        (:func:`_total_of_rows`); the rest is left."""
         record = self._current_record()
         base = self.env.query
         if record is None or base.is_ask or base.scope.block.computed:
@@ -722,7 +747,7 @@ class StepChecker:
             parts = [a.strip() for a in args.rstrip(")").split(",")]
             shown = probes.observed_variables(query)
             row = _extreme_row(record.result, action, base, query) if name in ("add_max", "add_min") else None
-            row = _one_row_total(record.result, action, base, query) if name in ("add_sum", "add_avg") else row
+            row = _total_of_rows(record.result, action, base, query) if name in ("add_sum", "add_avg") else row
             seen = counts.get(parts[0]) if parts[0].startswith("?") else None
             if name == "execute" and parts == [""] and base.answer is not None and query.scope.block.pattern(query.profile) == self._core():
                 seen = counts.get(base.answer.sparql())
@@ -775,12 +800,7 @@ class StepChecker:
         if not keys:
             return None
         for observation in self._pattern_observations():
-            lists = observation.variables
-            if not {k for k in keys} <= {str(v.variable) for v in lists}:
-                continue
-            if any(v.capped or v.partial or v.total != len(v.values) or not v.total for v in lists):
-                continue
-            rows = _observed_rows(observation, [v.variable for v in lists])
+            rows = _all_rows(observation) if set(keys) <= {str(v.variable) for v in observation.variables} else None
             if rows is None:
                 continue
             names = [k[1:] for k in dict.fromkeys(keys)]
@@ -890,32 +910,66 @@ def _extreme_row(observation: Observation, action: str, base: Any, query: Any) -
     return best[0] if len(best) == 1 and len(ranked) == len(rows) else None
 
 
-def _one_row_total(observation: Observation, action: str, base: Any, query: Any) -> dict[str, Value] | None:
-    """The row ``add_sum(?v, ?n)``/``add_avg(?v, ?n)`` gives over an argmax's one row, where the observation shows
-    that row and ``?v`` is a number there: ``?n`` is ``?v`` (the sum, and the mean, of one number; the engine
-    may write it in another numeric type). None otherwise (a batch checks it).
+def _total_of_rows(observation: Observation, action: str, base: Any, query: Any) -> dict[str, Value] | None:
+    """The row ``add_sum(?v, ?n)``/``add_avg(?v, ?n)`` gives, where the observation shows every row of the current
+    query with all its variables (each row one solution: the sum counts it once) and every ``?v`` is a number;
+    None otherwise (a batch checks it). The engine may write the number in another numeric type.
 
     Example:
         >>> from pyql.query import Query
-        >>> from pyql.terms import XSD
-        >>> base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w").add_max("?w")
-        >>> seen = Observation((VariableValues(Variable("c"), (Value(IRI("http://x/a")),), 1),
-        ...                     VariableValues(Variable("w"), (Value(Literal("9", XSD + "integer")),), 1)))
-        >>> {k: str(v.term) for k, v in _one_row_total(seen, "add_sum(?w, ?total)", base, base.add_sum("?w", "?total")).items()}
-        {'total': '9'}
+        >>> base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
+        >>> n = lambda k: Value(Literal(str(k), XSD + "integer"))
+        >>> seen = Observation((VariableValues(Variable("c"), (Value(IRI("http://x/a")), Value(IRI("http://x/b"))), 2),
+        ...                     VariableValues(Variable("w"), (n(5),), 1)))
+        >>> str(_total_of_rows(seen, "add_sum(?w, ?total)", base, base.add_sum("?w", "?total"))["total"].term)
+        '10'
+        >>> str(_total_of_rows(seen, "add_avg(?w, ?mean)", base, base.add_avg("?w", "?mean"))["mean"].term)
+        '5'
     """
-    top = base.scope.block.argmax
-    if top is None or top.ties or top.offset or top.limit != 1 or has_alternatives(base):
-        return None
     args = [a.strip() for a in action.partition("(")[2].rstrip(")").split(",")]
     shown = probes.observed_variables(query)
-    seen = {str(v.variable): v for v in observation.variables}.get(args[0])
-    if len(args) != 2 or [str(v) for v in shown] != [args[1]] or seen is None or seen.capped or seen.partial:
+    if len(args) != 2 or [str(v) for v in shown] != [args[1]] or base.answer is not None or has_alternatives(base):
         return None
-    if seen.total != 1 or len(seen.values) != 1:
+    if {str(v) for v in base.variables} != {str(v.variable) for v in observation.variables}:
         return None
-    term = seen.values[0].term
-    return {shown[0].name: Value(term)} if isinstance(term, Literal) and term.is_numeric else None
+    rows = _all_rows(observation)
+    name = args[0][1:]
+    terms = [row[name].term for row in rows or () if name in row]
+    if not rows or len(terms) != len(rows) or not all(isinstance(t, Literal) and t.is_numeric for t in terms):
+        return None
+    total = _number_sum(terms, mean=action.startswith("add_avg"))
+    return {shown[0].name: Value(total)} if total is not None else None
+
+
+def _number_sum(terms: Sequence[Term], mean: bool) -> Literal | None:
+    """The sum (or the mean) of numeric literals, typed as SPARQL promotes them (integer, decimal, double).
+
+    Example:
+        >>> [str(_number_sum([Literal("1", XSD + "integer"), Literal("2.5", XSD + "decimal")], m)) for m in (False, True)]
+        ['3.5', '1.75']
+    """
+    types = {t.datatype for t in terms if isinstance(t, Literal)}
+    try:
+        if types & {XSD + "double", XSD + "float"}:
+            value = sum(float(t.lexical) for t in terms if isinstance(t, Literal))  # type: ignore[misc]
+            return Literal(repr(value / len(terms) if mean else value), XSD + "double")
+        exact = sum(decimal.Decimal(t.lexical) for t in terms if isinstance(t, Literal))
+    except (ValueError, decimal.InvalidOperation):
+        return None
+    if mean:
+        exact /= len(terms)
+    if types <= {XSD + "integer"} and not mean:
+        return Literal(str(exact), XSD + "integer")
+    return Literal(format(exact.normalize(), "f"), XSD + "decimal")
+
+
+def _all_rows(observation: Observation) -> list[dict[str, Value]] | None:
+    """Every distinct row of the observed variables, where the observation shows every value of each (none
+    capped or cut) and which go together; None otherwise."""
+    lists = observation.variables
+    if not lists or any(v.capped or v.partial or v.total != len(v.values) or not v.total for v in lists):
+        return None
+    return _observed_rows(observation, [v.variable for v in lists])
 
 
 #: The lexical forms whose order as text is their order in time (a year of four digits, no time zone).
@@ -969,15 +1023,18 @@ def _observed_rows(observation: Observation, shown: Sequence[Variable]) -> list[
 
 
 def _read_rows(
-    rows: Iterable[dict[str, Term]], observed: Sequence[Sequence[Variable]], facts: int
-) -> tuple[list[list[dict[str, Term]]], list[list[Term]], int]:
-    """A batch's rows split: each probed candidate's rows (terms), each grouped fact's values, the facts' window rows.
+    rows: Iterable[dict[str, Term]], observed: Sequence[Sequence[Variable]], facts: int, labelled: Iterable[int] = ()
+) -> tuple[list[list[dict[str, Term]]], list[list[Term]], int, dict[Term, str | None]]:
+    """A batch's rows split: each probed candidate's rows (terms), each grouped fact's values, the facts' window
+    rows, and the labels that rows of the ``labelled`` candidates carried (an IRI whose row had none: None).
 
     Raises:
         EngineError: a row of a candidate the batch did not have.
     """
     probed: list[dict[str, Term]] = []
     grouped: list[list[Term]] = [[] for _ in range(facts)]
+    labels: dict[Term, str | None] = {}
+    with_labels = set(labelled)
     keys = 0
     for row in rows:
         if row.get(_KEYS_VAR) is not None:
@@ -988,10 +1045,13 @@ def _read_rows(
             value = row.get(_VALUE_VAR)
             if value is not None and value not in grouped[index - len(observed)]:
                 grouped[index - len(observed)].append(value)
+            if isinstance(value, IRI) and index in with_labels:
+                label = row.get(_LABEL_VAR)
+                labels[value] = label.lexical if isinstance(label, Literal) else None
         else:
             probed.append(row)
     found = probes.read_candidates(probed, observed, lambda term, label: term)  # type: ignore[arg-type,return-value]
-    return found, grouped, keys  # type: ignore[return-value]
+    return found, grouped, keys, labels  # type: ignore[return-value]
 
 
 def _record_preview(record: Any, before: set[str], limit: int) -> str:

@@ -62,6 +62,7 @@ __all__ = [
     "NATIVE_ORDER_KINDS",
     "ValueOf",
     "engine_number",
+    "label_pattern",
     "observed_variables",
     "observation_rows",
     "observation_query",
@@ -137,7 +138,14 @@ def engine_number(term: Term | None) -> float:
     raise EngineError(f"expected a number from the engine, got {term}")
 
 
-def _label_pattern(var: Variable, label: Variable, profile: Profile) -> str:
+def label_pattern(var: Variable, label: Variable, profile: Profile) -> str:
+    """The optional pattern binding ``label`` to a label of ``var`` in the profile's language (or one without a language).
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> label_pattern(Variable("e"), Variable("l"), FREEBASE).startswith("OPTIONAL { ?e <http://rdf.freebase.com/ns/type.object.name> ?l .")
+        True
+    """
     path = "|".join(profile.sparql_iri(p) for p in profile.label_predicates)
     lang = escape.literal(profile.label_lang)
     return (
@@ -282,7 +290,7 @@ def _sample_branch(core: str, v: Variable, computed: bool, sample_rows: int, per
         f"{INDENT}{{ SELECT DISTINCT {v.sparql()} WHERE\n"
         + _indent(_first_rows(core, [v], sample_rows), INDENT * 2)
         + f"{INDENT}  LIMIT {int(per_variable)} }}\n"
-        f"{INDENT}{_label_pattern(v, raw, profile)}\n"
+        f"{INDENT}{label_pattern(v, raw, profile)}\n"
         f"}} GROUP BY {v.sparql()}"
     )
     return "{\n" + _indent(sample, INDENT) + "}"
@@ -421,7 +429,7 @@ def _labelled_rows(block: Block, projected: Sequence[Variable], limit: int, prof
     names = " ".join(v.sparql() for v in projected)
     labelled = [v for v in projected if v not in block.computed]  # aggregate results have no label
     samples = "".join(f" (SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in labelled)
-    labels = "".join(INDENT + _label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
+    labels = "".join(INDENT + label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
     return (
         f"SELECT {names}{samples} WHERE {{\n"
         + f"{INDENT}{{ SELECT DISTINCT {names} WHERE\n"
@@ -795,7 +803,7 @@ def labels_query(terms: Sequence[Term], profile: Profile) -> str:
         prefix_lines(profile)
         + "SELECT ?__e (SAMPLE(?__l) AS ?__label) WHERE {\n"
         + f"{INDENT}VALUES ?__e {{ {values} }}\n"
-        + f"{INDENT}{_label_pattern(entity, Variable('__l'), profile)}\n"
+        + f"{INDENT}{label_pattern(entity, Variable('__l'), profile)}\n"
         + "} GROUP BY ?__e\n"
     )
 
@@ -1030,7 +1038,7 @@ def quantity_units_query(
         + "\n"
         + "\nUNION\n".join(branches)
         + f"\nOPTIONAL {{ ?__unit {conversion} ?__si . }}\n"
-        + _label_pattern(Variable("__unit"), Variable("__l"), profile)
+        + label_pattern(Variable("__unit"), Variable("__l"), profile)
     )
     return (
         prefix_lines(profile)
@@ -1180,7 +1188,7 @@ def _candidate_branch(
     if not labelled:
         return "{\n" + _indent(first, INDENT) + "}"
     samples = "".join(f" (SAMPLE(?__l_{v.name}) AS ?{LABEL_PREFIX}{v.name})" for v in labelled)
-    labels = "".join(_label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
+    labels = "".join(label_pattern(v, Variable(f"__l_{v.name}"), profile) + "\n" for v in labelled)
     inner = "{\n" + _indent(first, INDENT) + "}\n" + labels
     grouped = f"SELECT ?{CANDIDATE_VAR} {names}{samples} WHERE {{\n" + _indent(inner, INDENT) + f"}} GROUP BY ?{CANDIDATE_VAR} {names}"
     return "{\n" + _indent(grouped, INDENT) + "}"
