@@ -108,6 +108,9 @@ _LABEL_VAR = "__label"
 _NO_ENTITY = IRI("urn:x-pyql:no-entity")
 #: Labels a check has read, per environment (a question's episode): a value shown again is not asked again.
 _LABELS: weakref.WeakKeyDictionary[Any, dict[Term, str | None]] = weakref.WeakKeyDictionary()
+#: The values of facts from entities a check has read, per environment: (entity, relation, forward) → values
+#: (at most :data:`FACT_ROWS`; none: the fact has no rows). The KB does not change during an episode.
+_ENTITY_FACTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, bool], tuple[Term, ...]]] = weakref.WeakKeyDictionary()
 
 
 def trial(env: Any, action: str) -> Any:
@@ -650,6 +653,7 @@ class StepChecker:
                 continue
             built.append((action, query))
         facts, rest = self._split(self._from_observation(built))
+        facts = self._from_earlier(facts)
         for start in range(0, max(len(rest), 1 if facts else 0), BATCH_SIZE):
             self._check_batch(rest[start : start + BATCH_SIZE], facts if start == 0 else [])
         # steps inside an argmax that its row did not extend: their own probes tell (one more query at most)
@@ -717,7 +721,7 @@ class StepChecker:
             labelled = [len(batch) + j for j in range(len(grouped)) if on_entity[j]] if fresh else []
             found, values, counted, labels = _read_rows(kb.select(text), observed, len(grouped), labelled)
             _LABELS.setdefault(self.env, {}).update(labels)
-            cells = self._labelled([*found, *([{f.shown.name: t} for t in v[:4]] for v, (_, _, f) in zip(values, grouped))])
+            cells = self._labelled([*found, *([{f.shown.name: t} for t in v[: self._preview_rows()]] for v, (_, _, f) in zip(values, grouped))])
         except PyQLError:
             return  # the engine rejected the batch (or timed out): each candidate is tried on its own
         for (action, query), rows, variables in zip(batch, cells, observed):
@@ -729,6 +733,32 @@ class StepChecker:
                 action, query, fact = grouped[j]
                 rows = cells[len(batch) + j]
                 self._keep(action, self._decide(action, query, rows, [fact.shown]) if rows or (complete and not fact.partial) else None)
+                # a fact from an entity not joined with the current query: its values are the KB's, kept for later checks
+                if not on_window and (core is None or not joined) and (values[j] and answer is None or not values[j] and complete):
+                    _ENTITY_FACTS.setdefault(self.env, {})[(fact.key, fact.relation, fact.forward)] = tuple(values[j])  # type: ignore[union-attr]
+
+    def _from_earlier(self, grouped: list[tuple[str, Any, Grouped]]) -> list[tuple[str, Any, Grouped]]:
+        """Decide with no query the facts from entities that an earlier check of this episode read (their values
+        do not depend on the current query, where it is known to have rows or its answers are known); the rest."""
+        seen = _ENTITY_FACTS.setdefault(self.env, {})
+        answer, answers = self.env.query.answer, self._answers()
+        if not seen or not (self._has_rows() or answers):
+            return grouped
+        rest = []
+        for action, query, found in grouped:
+            key = (found.key, found.relation, found.forward) if isinstance(found, FactExtension) else None
+            values = seen.get(key) if key is not None and not found.key.startswith("?") else None  # type: ignore[union-attr]
+            if values is None:
+                rest.append((action, query, found))
+                continue
+            shown = values if answer is None else (answers if values else ())
+            cells = self._labelled([[{found.shown.name: t} for t in shown[: self._preview_rows()]]])[0]
+            self._keep(action, self._decide(action, query, cells, [found.shown]))
+        return rest
+
+    def _preview_rows(self) -> int:
+        """How many values a grouped step's preview shows: 4, or 1 inside an argmax that keeps one row."""
+        return 1 if self.env.query.scope.block.max_rows == 1 else 4
 
     def _from_observation(self, built: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         """Decide from what the observations of the current query's pattern say (no query): ``set_answer(?v)`` and

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from contextvars import ContextVar
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from grammars.vocabulary import (
     COMPARISON_OPERATORS,
@@ -64,6 +64,10 @@ class KBContext(Protocol):
     @property
     def bounded_rows(self) -> BoundedRows | None:
         """All rows of the current query when they are bounded and known (reused by the next step)."""
+
+    @property
+    def looked(self) -> Mapping[Term, Relations]:
+        """Relations of entities already read for the coming looks (a look at one of them sends no query)."""
 
 
 def arg_to_term(arg: Arg, profile: Any, role: str = "any") -> Term:
@@ -328,7 +332,7 @@ class SparqlActions(ActionSet):
             # After an argmax, the variable's values come from the rows already read.
             relations = env.kb.relations(entity_or_variable, env.query, reuse=env.bounded_rows)
         else:
-            relations = env.kb.relations(entity_or_variable)
+            relations = env.looked.get(entity_or_variable) or env.kb.relations(entity_or_variable)
         if env.relation_ranker is not None:
             forward = list(relations.forward)
             backward = list(relations.backward)

@@ -121,6 +121,7 @@ class SparqlEnvironment(Environment):
         self.count_cap = count_cap
         self.describe_quantities = True
         self._rows: BoundedRows | None = None
+        self._looked: dict[Term, Relations] = {}
         names = actions if actions is not None else getattr(getattr(kb, "profile", None), "action_names", None)
         super().__init__(SparqlActions(names), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
@@ -158,6 +159,34 @@ class SparqlEnvironment(Environment):
             yield
         finally:
             self._rows = saved
+
+    @property
+    def looked(self) -> Mapping[Term, Relations]:
+        """Relations of entities read ahead for the looks of :meth:`looked_up` (empty outside it)."""
+        return self._looked
+
+    @contextmanager
+    def looked_up(self, relations: Mapping[Term, Relations]) -> Iterator[None]:
+        """Within the block, ``get_relation`` of an entity in ``relations`` reads its relations from there
+        instead of the KB (a caller that looks at several entities reads them all in one query,
+        :meth:`pyql.kb.base.KB.entity_relations`); each look is still a step of the episode.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz", "Iniki": "m.0dkl7"})
+            >>> found = env.kb.entity_relations(["m.0crbvqz", "m.0dkl7"])
+            >>> before = env.kb.stats.queries
+            >>> with env.looked_up(found):
+            ...     ok = [env.step(f"get_relation({e})").ok for e in ("m.0crbvqz", "m.0dkl7")]
+            >>> ok, env.kb.stats.queries - before, env.looked
+            ([True, True], 0, {})
+        """
+        saved = self._looked
+        self._looked = {**saved, **relations}
+        try:
+            yield
+        finally:
+            self._looked = saved
 
     def checkpoint(self) -> tuple[Any, ...]:
         """The episode's state with the current query's known rows (a tried step must not drop them: the next

@@ -382,3 +382,81 @@ def test_an_argmax_with_ties_or_unseen_values_is_left_to_the_batch() -> None:
     for seen in (tied, cut, words):
         assert _extreme_row(seen, "add_max(?w)", base, base.add_max("?w")) is None
     assert _extreme_row(cut, "add_max(?w)", base, base.add_max("?w", ties=True)) is None
+
+
+def test_a_checked_listing_keeps_the_argmax_rows_for_set_answer_and_execute(demo: KB) -> None:
+    """Checks dry-run and try steps on the environment: the argmax's rows stay, so the set_answer and the execute()
+    after it read them instead of querying again (as in text mode)."""
+    env = _demo_after(demo, "q06", 2)  # after add_max(?winds)
+    rows = env.bounded_rows
+    assert rows is not None
+    candidates = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind != "look"]
+    StepChecker(env, [str(v) for v in env.query.variables]).check(candidates)
+    assert trial(env, "add_fact(?cyclone, meteorology.tropical_cyclone.category, ?category)").ok
+    assert env.bounded_rows is rows
+    before = demo.stats.queries
+    assert env.step("set_answer(?cyclone)").ok and env.step("execute()").ok
+    assert demo.stats.queries == before
+    assert [getattr(a, "short", None) for a in env.answers()] == ["m.012c7hkm"]
+
+
+def test_steps_inside_an_argmax_are_checked_over_its_row(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an argmax, the facts and type constraints added inside it are checked over its row (a probe that
+    repeats the argmax only for a step that row does not extend), a sum and an average over its one row need
+    no query; every verdict is the trial's."""
+    env = _demo_after(demo, "q06", 2)
+    candidates = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind != "look"]
+    inside = [a for a in candidates if a.startswith(("add_fact(?", "add_type_constrain"))]
+    totals = [a for a in candidates if a.startswith(("add_sum", "add_avg"))]
+    assert len(inside) >= 3 and totals, candidates
+    sent = _sent_batches(demo, monkeypatch)
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    checker.check(candidates)
+    batches = [t for t in sent if probes.CANDIDATE_VAR in t]
+    assert not [t for t in batches if "SUM(" in t or "AVG(" in t]
+    assert sum(t.count("ORDER BY") for t in batches) < len(inside), batches
+    monkeypatch.undo()
+    for action in candidates:
+        assert (checker.verdict(action) is not None) == trial(env, action).ok, action
+
+
+def test_sums_and_averages_over_rows_all_seen_need_no_query(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """add_sum/add_avg where the observation shows every row of the current query (every variable): computed, no
+    query, and the number is the trial's (on the demo's gold chains)."""
+    decided = 0
+    for question in DEMO:
+        env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
+        for line in question["actions"]:
+            totals = [s.action for s in next_steps(env, verify=False, limit=400) if s.action.startswith(("add_sum", "add_avg"))]
+            checker = StepChecker(env, [str(v) for v in env.query.variables])
+            sent = _sent_batches(demo, monkeypatch)
+            left = checker._from_observation([(a, dry_run(env, a)[1]) for a in totals])
+            monkeypatch.undo()
+            assert not [t for t in sent if probes.CANDIDATE_VAR in t]
+            for action in {a for a in totals} - {a for a, _ in left}:
+                tried = trial(env, action)
+                assert tried.ok and checker.verdict(action) is not None, action
+                number = float(tried.result.variables[0].values[0].term.lexical)
+                assert float(checker.verdict(action).preview.split(" = ")[1]) == pytest.approx(number), action
+                decided += 1
+            env.step(line)
+    assert decided >= 3
+
+
+def test_facts_from_an_entity_are_checked_once_an_episode(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fact from one of the question's entities gives the same values in every state where the query has rows:
+    the listing after the first step decides it from the first check (no branch for it), as its trial would."""
+    env = _demo_after(demo, "q02", 0)
+    first = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind != "look"]
+    StepChecker(env, []).check(first)
+    assert env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)").ok
+    auto_look(env)
+    again = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind != "look" and s.action.startswith("add_fact(m.0crbvqz")]
+    assert len(again) >= 3
+    sent = _sent_batches(demo, monkeypatch)
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    checker.check(again)
+    assert not [t for t in sent if "<http://rdf.freebase.com/ns/m.0crbvqz> ?__r ?__n" in t]
+    monkeypatch.undo()
+    for action in again:
+        assert (checker.verdict(action) is not None) == trial(env, action).ok, action

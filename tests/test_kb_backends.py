@@ -123,6 +123,18 @@ def test_relations_of_a_literal_are_backward_only(kb: KB) -> None:
     assert rels.backward == ("meteorology.tropical_cyclone.direct_fatalities",)
 
 
+def test_relations_of_several_entities_in_one_query(kb: KB) -> None:
+    """entity_relations: one query, each entity's relations as relations() gives them (a literal backward only)."""
+    targets = ["m.0crbvqz", "m.0dkl7", "m.03_r3", Literal("1833", "http://www.w3.org/2001/XMLSchema#integer")]
+    before = kb.stats.queries
+    found = kb.entity_relations(targets)
+    assert kb.stats.queries - before == 1
+    assert [found[kb.term(t, "entity")] for t in targets] == [kb.relations(t) for t in targets]
+    assert kb.entity_relations([]) == {}
+    with pytest.raises(QueryError, match="a variable's relations need its query"):
+        kb.entity_relations(["m.0crbvqz", "?x"])
+
+
 def test_labels_in_one_query(kb: KB) -> None:
     before = kb.stats.queries
     labels = kb.labels(["m.0crbvqz", "m.0dkl7", "m.0gp0102"])

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 import pyql.kb.probes as probes
@@ -423,6 +423,37 @@ class KB(ABC):
                 return Relations((), ())
         text = probes.relations_query(term, query, self.profile, limit=cap, sample=sample, edges=edges, values=values)
         return probes.read_relations(self.select(text), term, edges, cap, self.profile.shorten)
+
+    def entity_relations(self, targets: Sequence[TermLike], *, limit: int | None = None) -> dict[Term, Relations]:
+        """The one-hop relations of several entities (or literals) in one query: each as :meth:`relations` gives it.
+
+        Raises:
+            QueryError: a target is a variable (its relations need its query: :meth:`relations`).
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> kb = KB.open("demo")
+            >>> before = kb.stats.queries
+            >>> found = kb.entity_relations(["m.0crbvqz", "m.0dkl7"])
+            >>> kb.stats.queries - before, found[kb.term("m.0dkl7", "entity")] == kb.relations("m.0dkl7")
+            (1, True)
+        """
+        terms = list(dict.fromkeys(self.term(t, "entity") for t in targets))
+        if any(isinstance(t, Variable) for t in terms):
+            raise QueryError("entity_relations takes entities or literals; a variable's relations need its query: relations(var, query)")
+        if not terms:
+            return {}
+        cap = limit or self.relation_limit
+        rows = self.select(probes.entities_relations_query(terms, self.profile, limit=cap, edges=self.relation_edges))
+        split: list[list[dict[str, Term]]] = [[] for _ in terms]
+        for row in rows:
+            index = int(probes.engine_number(row.get("__t")))
+            if not 0 <= index < len(terms):
+                raise EngineError(f"the engine answered for a target the relations query did not ask about (index {index})")
+            split[index].append(row)
+        cut = len(rows) >= cap * len(terms)  # the engine stopped at the LIMIT: any target may have lost rows
+        found = {t: probes.read_relations(part, t, self.relation_edges, cap, self.profile.shorten) for t, part in zip(terms, split)}
+        return {t: replace(r, truncated=True) if cut else r for t, r in found.items()}
 
     def has_relation(
         self,

@@ -62,6 +62,7 @@ __all__ = [
     "NATIVE_ORDER_KINDS",
     "ValueOf",
     "engine_number",
+    "entities_relations_query",
     "label_pattern",
     "observed_variables",
     "observation_rows",
@@ -523,16 +524,44 @@ def relations_query(
         sampled = _variable_edges(target, _binding_block(target, query), query, profile, sample, edge_cap, values)
     else:
         sampled = _term_edges(target, profile, edge_cap)
+    return _relations_of_edges(sampled, profile, "", int(limit))
+
+
+def entities_relations_query(targets: Sequence[Term], profile: Profile, limit: int = 2000, edges: int = RELATION_EDGES) -> str:
+    """One bounded query for the one-hop relations of several entities (or literals): each one's sample of
+    edges as :func:`relations_query` reads it, told apart by ``?__t`` (the target's index in ``targets``);
+    at most ``limit`` rows a target.
+
+    Example:
+        >>> from pyql.profiles import FREEBASE
+        >>> fb = "http://rdf.freebase.com/ns/"
+        >>> text = entities_relations_query([IRI(fb + "m.0crbvqz"), IRI(fb + "m.0dkl7")], FREEBASE)
+        >>> text.count("LIMIT 10001"), "BIND(1 AS ?__t)" in text, text.rstrip().endswith("LIMIT 4000")
+        (4, True, True)
+    """
+    edge_cap = int(edges)
+    if edge_cap < 1:
+        raise QueryError(f"edges must be ≥ 1, got {edges}")
+    arms = [
+        "{\n" + _indent(_term_edges(target, profile, edge_cap), INDENT) + f"{INDENT}BIND({index} AS ?__t)\n}}"
+        for index, target in enumerate(targets)
+    ]
+    return _relations_of_edges("\nUNION\n".join(arms), profile, "?__t ", int(limit) * max(len(targets), 1))
+
+
+def _relations_of_edges(sampled: str, profile: Profile, keys: str, limit: int) -> str:
+    """The relations query around sampled edges (``?__dir``, ``?__p``, and the ``keys`` variables): their
+    relations named (a hidden one as :data:`HIDDEN_MARK`) and counted."""
     hidden = " || ".join(f"STRSTARTS(STR(?__p), {escape.literal(prefix)})" for prefix in profile.hidden_relation_prefixes)
     named = f'BIND(IF({hidden}, "{HIDDEN_MARK}", ?__p) AS ?__r)' if hidden else "BIND(?__p AS ?__r)"
     # Grouped by relation first, so the hidden-relation test runs once per
     # relation, not once per sampled edge.
-    grouped = "{ SELECT ?__dir ?__p (COUNT(*) AS ?__k) WHERE {\n" + _indent(sampled, INDENT) + "} GROUP BY ?__dir ?__p }"
+    grouped = f"{{ SELECT {keys}?__dir ?__p (COUNT(*) AS ?__k) WHERE {{\n" + _indent(sampled, INDENT) + f"}} GROUP BY {keys}?__dir ?__p }}"
     return (
         prefix_lines(profile)
-        + "SELECT ?__dir ?__r (SUM(?__k) AS ?__n) WHERE {\n"
+        + f"SELECT {keys}?__dir ?__r (SUM(?__k) AS ?__n) WHERE {{\n"
         + _indent(grouped + "\n" + named, INDENT)
-        + f"}}\nGROUP BY ?__dir ?__r\nLIMIT {int(limit)}\n"
+        + f"}}\nGROUP BY {keys}?__dir ?__r\nLIMIT {limit}\n"
     )
 
 
