@@ -101,8 +101,8 @@ def write_docs(results: dict[str, list[dict]], command: str, model: str, seconds
         f"Model: `{model}` on this machine ({os.cpu_count()} cores, Python {platform.python_version()}); "
         f"demo KB on Oxigraph; questions: the demo questions with linked entities. "
         + (f"Wall time of the last run: {seconds / 60:.1f} min. " if seconds is not None else "")
-        + f"A configuration with fewer questions "
-        f"than the others was stopped for time (the table says how many it answered). Command:"
+        + "A configuration with fewer questions "
+        "than the others was stopped for time (the table says how many it answered). Command:"
     )
     out += ["", "```", command, "```", ""]
     for title, names in groups:
