@@ -270,7 +270,9 @@ def fact_extension(base: Any, query: Any) -> FactExtension | None:
         >>> fact_extension(base, base.add_max("?c")) is None
         True
     """
-    if query.is_ask or query.answer != base.answer or query.scope.block.computed:
+    computed = query.scope.block.computed
+    # after an aggregate that keeps one row (a count without groups) a fact from an entity joins that row
+    if query.is_ask or query.answer != base.answer or computed and not (base.steps and base.scope.block.one_row and computed == base.scope.block.computed):
         return None
     compared = argmax_lines(base, query)
     if compared is None:
@@ -287,7 +289,7 @@ def fact_extension(base: Any, query: Any) -> FactExtension | None:
     shown = [v.sparql() for v in probes.observed_variables(query)]
     for key, other, forward in ((subject, obj, True), (obj, subject, False)):
         fresh_ok = other.startswith("?") and other not in known
-        key_ok = key in known if key.startswith("?") else key.startswith("<")
+        key_ok = key in known and not computed if key.startswith("?") else key.startswith("<")
         answer = query.answer is not None and shown == before_shown
         if fresh_ok and key_ok and (answer or shown == [*before_shown, other]):
             fresh = Variable(other[1:])
@@ -765,12 +767,14 @@ class StepChecker:
         ``execute()`` where the count of the answer is exact (the answers are its values), ``add_count(?v, ?n)``
         where the count of ``?v`` is exact (the count is its count), an argmax whose row the current
         observation shows (:func:`_extreme_row`), a sum or an average where it shows every row
-        (:func:`_total_of_rows`); the rest is left."""
+        (:func:`_total_of_rows`); the rest is left. After an aggregate that keeps one row (a count without
+        groups) the current observation alone says what that row holds."""
         record = self._current_record()
         base = self.env.query
-        if record is None or base.is_ask or base.scope.block.computed:
+        block = base.scope.block
+        if record is None or base.is_ask or block.computed and not block.one_row:
             return built
-        counts = self._counts()
+        counts = {str(v.variable): v for v in record.result.variables} if block.computed else self._counts()
         rest = []
         for action, query in built:
             name, _, args = action.partition("(")
@@ -779,8 +783,8 @@ class StepChecker:
             row = _extreme_row(record.result, action, base, query) if name in ("add_max", "add_min") else None
             row = _total_of_rows(record.result, action, base, query) if name in ("add_sum", "add_avg") else row
             seen = counts.get(parts[0]) if parts[0].startswith("?") else None
-            if name == "execute" and parts == [""] and base.answer is not None and query.scope.block.pattern(query.profile) == self._core():
-                seen = counts.get(base.answer.sparql())
+            if name == "execute" and parts == [""] and len(shown) == 1 and query.scope.block.pattern(query.profile) == self._core():
+                seen = counts.get(str(shown[0]))
             if row is not None:
                 self._keep(action, self._decide(action, query, [row], shown))
             elif seen is None or seen.capped or seen.partial or len(shown) != 1:

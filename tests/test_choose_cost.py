@@ -460,3 +460,28 @@ def test_facts_from_an_entity_are_checked_once_an_episode(demo: KB, monkeypatch:
     monkeypatch.undo()
     for action in again:
         assert (checker.verdict(action) is not None) == trial(env, action).ok, action
+
+
+def test_after_a_count_the_listing_reads_its_one_row(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a count without groups (one row, which the observation shows): set_answer, execute(), a sum and an
+    average of it are decided with no query, and a fact from an entity joins that row (checked once an episode)."""
+    question = next(q for q in DEMO if q["id"] == "q20")
+    env = SparqlEnvironment(demo, question["question"], entities=question["entities"], analyzer=Eraser())
+    for line in question["actions"]:
+        if line.startswith("execute"):
+            break
+        auto_look(env)
+        StepChecker(env, [str(v) for v in env.query.variables]).check(s.action for s in next_steps(env, verify=False, limit=400))
+        assert env.step(line).ok, line
+    assert env.query.scope.block.one_row
+    candidates = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind != "look"]
+    from_row = [a for a in candidates if a.startswith(("set_answer", "execute", "add_sum", "add_avg"))]
+    entity_facts = [a for a in candidates if a.startswith("add_fact(m.")]
+    assert len(from_row) >= 3 and entity_facts, candidates
+    sent = _sent_batches(demo, monkeypatch)
+    checker = StepChecker(env, [str(v) for v in env.query.variables])
+    checker.check(from_row + entity_facts)
+    monkeypatch.undo()
+    assert not [t for t in sent if probes.CANDIDATE_VAR in t], sent
+    for action in from_row + entity_facts:
+        assert (checker.verdict(action) is not None) == trial(env, action).ok, action
