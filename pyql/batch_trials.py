@@ -759,8 +759,10 @@ class StepChecker:
         return rest
 
     def _preview_rows(self) -> int:
-        """How many values a grouped step's preview shows: 4, or 1 inside an argmax that keeps one row."""
-        return 1 if self.env.query.scope.block.max_rows == 1 else 4
+        """How many values a grouped step's preview shows: 4, or 1 inside an argmax that keeps one row (after a
+        count, a fact from an entity goes with its one row: each of the fact's values is a row)."""
+        block = self.env.query.scope.block
+        return 1 if block.argmax is not None and block.max_rows == 1 else 4
 
     def _from_observation(self, built: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
         """Decide from what the observations of the current query's pattern say (no query): ``set_answer(?v)`` and
@@ -964,7 +966,12 @@ def _total_of_rows(observation: Observation, action: str, base: Any, query: Any)
     shown = probes.observed_variables(query)
     if len(args) != 2 or [str(v) for v in shown] != [args[1]] or base.answer is not None or has_alternatives(base):
         return None
-    if {str(v) for v in base.variables} != {str(v.variable) for v in observation.variables}:
+    seen = {str(v.variable) for v in observation.variables}
+    # a variable of the pattern the observation does not show could repeat a row the sum counts (an aggregate's
+    # own pattern is not: its rows are the ones it projects)
+    lines = () if base.scope.block.computed else base.scope.block.pattern(base.profile).splitlines()
+    in_triples = {v for line in lines if (m := _TRIPLE.match(line)) for v in m.group(1, 3) if v.startswith("?")}
+    if {str(v) for v in base.variables} != seen or not in_triples <= seen:
         return None
     rows = _all_rows(observation)
     name = args[0][1:]

@@ -332,7 +332,8 @@ class SparqlActions(ActionSet):
             # After an argmax, the variable's values come from the rows already read.
             relations = env.kb.relations(entity_or_variable, env.query, reuse=env.bounded_rows)
         else:
-            relations = env.looked.get(entity_or_variable) or env.kb.relations(entity_or_variable)
+            looked = env.looked.get(entity_or_variable)  # read ahead with other entities' (choose mode's looks)
+            relations = looked if looked is not None else env.kb.relations(entity_or_variable)
         if env.relation_ranker is not None:
             forward = list(relations.forward)
             backward = list(relations.backward)
