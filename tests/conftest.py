@@ -93,3 +93,12 @@ if _hypothesis_settings is not None:
     _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
     if _os.environ.get("PYQL_HYPOTHESIS_PROFILE"):
         _hypothesis_settings.load_profile(_os.environ["PYQL_HYPOTHESIS_PROFILE"])
+
+
+# A runner that starts the suite in the background without job control (`( pytest & )` in a script) leaves
+# SIGINT ignored, and every process a Ctrl-C test starts would inherit that and never see its Ctrl-C; with a
+# handler here the children start with the default action, as from a terminal.
+import signal as _signal  # noqa: E402
+
+if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
