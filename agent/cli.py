@@ -92,7 +92,7 @@ from agent.llm.local import (
     register_cli,
 )
 from grammars.vocabulary import FEEDBACK_MODES
-from pyql.agentbench_environment import NOT_ACTIONS
+from pyql.environment.agentbench import NOT_ACTIONS
 from pyql.cli import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -108,9 +108,9 @@ from pyql.errors import PyQLError
 from pyql.kb import kb_backends
 from pyql.kb.recording import recorded_kbs
 from pyql.lines import split_lines
-from pyql.profiles import PROFILES
+from pyql.builder.profiles import PROFILES
 from pyql.recording_store import RecordingStore
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
 

@@ -10,7 +10,7 @@ on a fresh environment over one KB:
   when the gold one is not listed), every candidate tried one by one, as
   before batches (``enumerate_choices(batch=False)``);
 * ``choose (batched)``: the same, the candidates checked in batched queries
-  (:class:`pyql.batch_trials.StepChecker`).
+  (:class:`pyql.environment.batch_trials.StepChecker`).
 
 No model runs, so the figures are the KB's alone: KB queries and KB seconds
 per question (the KB's own counters: every query the episode sent, the
@@ -57,7 +57,7 @@ from agent.llm.client import LLMReply  # noqa: E402
 from agent.methods.query_agent import AgentConfig, QueryAgent  # noqa: E402
 from correction import Eraser  # noqa: E402
 from pyql.kb import KB  # noqa: E402
-from pyql.sparql_environment import SparqlEnvironment  # noqa: E402
+from pyql.environment.sparql import SparqlEnvironment  # noqa: E402
 
 DEMO = ROOT / "pyql" / "data" / "demo_questions.jsonl"
 _CHOICE = re.compile(r"^(\d+)\. (.*?)(?: → .*)?$")

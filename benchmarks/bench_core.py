@@ -13,12 +13,12 @@ What it does:
    cached under ``--workdir`` (default ``/tmp/pyql-bench``) with the metadata
    and the start entities chosen for the chains (see below).
 2. **Compile time** (no KB): for every step of every chain template, the time
-   to add the step to the previous :class:`~pyql.query.Query` and call
+   to add the step to the previous :class:`~pyql.builder.query.Query` and call
    ``.sparql()``, and the time to build the step's observation query (the text
    a step actually sends); individually timed calls, median and p95.
 3. **Step time**: for every backend and size, the KB is loaded (load time
    reported separately), then every chain runs through
-   :meth:`pyql.sparql_environment.SparqlEnvironment.step` (one step = parse, query
+   :meth:`pyql.environment.sparql.SparqlEnvironment.step` (one step = parse, query
    build, the KB query and the observation text). Reported: median and p95
    of the construction steps (``add_*`` / ``set_answer``, each one
    observation query), median ``get_relation`` and ``execute()``, KB
@@ -49,7 +49,7 @@ load is then aborted after ``--rdflib-budget`` seconds).
 ``--compile-ratio`` measures only compilation, against the cheapest way to
 get query text: :data:`RATIO_CHAIN` (two facts from an entity, a filter, an
 argmax, ``set_answer``), ``.sparql()`` after every step, built with
-:class:`~pyql.query.Query` and with :class:`StringBuilderPyQL` (string
+:class:`~pyql.builder.query.Query` and with :class:`StringBuilderPyQL` (string
 concatenation in the way of QueryAgent's ``PyQL`` class), alternated
 ``--ratio-reps`` times; it prints both per-step medians and their ratio.
 
@@ -87,11 +87,11 @@ if str(ROOT) not in sys.path:
 
 from pyql.kb import probes
 from pyql.action_parser import parse_action
-from pyql.profiles import FREEBASE
-from pyql.query import Query
-from pyql.sparql_actions import SparqlActions, convert_argument
-from pyql.sparql_environment import SparqlEnvironment
-from pyql.terms import Variable
+from pyql.builder.profiles import FREEBASE
+from pyql.builder.query import Query
+from pyql.environment.sparql_actions import SparqlActions, convert_argument
+from pyql.environment.sparql import SparqlEnvironment
+from pyql.builder.terms import Variable
 
 FB = "http://rdf.freebase.com/ns/"
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)

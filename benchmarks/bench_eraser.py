@@ -41,7 +41,7 @@ from typing import Any
 from correction import Eraser, TriggerStats, registry
 from pyql.kb import KB
 from pyql.lines import split_lines
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## ERASER overhead"

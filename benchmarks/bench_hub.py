@@ -24,7 +24,7 @@ What it does:
    :func:`pyql.kb.store.load_store`, what ``pyql kb load`` runs, and then
    reused, opened read-only) or ``virtuoso`` (a private Virtuoso from
    ``tests/virtuoso.py`` on loopback).
-3. Runs three chains through :meth:`pyql.sparql_environment.SparqlEnvironment.step`
+3. Runs three chains through :meth:`pyql.environment.sparql.SparqlEnvironment.step`
    (``--warmup`` unmeasured passes, then ``--repeat`` measured ones; the
    median per step is reported):
 
@@ -86,7 +86,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 FB = "http://rdf.freebase.com/ns/"
 XSD = "http://www.w3.org/2001/XMLSchema#"

@@ -13,7 +13,7 @@ year, with ``time=True``, with ``unit=True``; the qualifier forms;
 ``add_max``/``add_min`` with ``return_obj``; ``add_filter``; ``add_compare``;
 ``set_head``):
 
-* **compile**: adding the step to the previous :class:`~pyql.query.Query`
+* **compile**: adding the step to the previous :class:`~pyql.builder.query.Query`
   and calling ``.sparql()``, the 45 demo programs replayed step by step
   (``pyql/data/wikidata_questions.jsonl``), each step timed alone;
 * **step on the demo**: ``KB.observe`` of the query after the step (the one
@@ -44,10 +44,10 @@ from typing import Callable
 
 import pyoxigraph as ox
 
-from pyql.expressions import div, mul, sub, year
+from pyql.builder.expressions import div, mul, sub, year
 from pyql.interchange.markqa import program_to_query
 from pyql.kb.oxigraph_backend import OxigraphKB
-from pyql.query import Query
+from pyql.builder.query import Query
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "pyql" / "data" / "wikidata_questions.jsonl"

@@ -36,7 +36,7 @@ def _bench_core() -> Any:
 def answers(size: int, workdir: Path) -> dict[str, Any]:
     """Per chain (``template/entity``): the steps' (ok, error) and the final answers."""
     from pyql.kb.oxigraph_backend import OxigraphKB
-    from pyql.sparql_environment import SparqlEnvironment
+    from pyql.environment.sparql import SparqlEnvironment
 
     bench = _bench_core()
     path, _ = bench.ensure_kb(workdir, size, 0, lambda text: None)

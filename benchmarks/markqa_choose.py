@@ -5,7 +5,7 @@ Each question of ``pyql/data/wikidata_questions.jsonl`` is replayed on
 :func:`pyql.interchange.markqa.program_to_query`, never run): before each gold
 step, the environment looks at what it has not looked at (as the agent's
 ``auto_look`` does), then the valid next steps are enumerated twice, as
-:func:`pyql.next_steps.next_steps` lists them (``--limit``, verified) and as
+:func:`pyql.environment.next_steps.next_steps` lists them (``--limit``, verified) and as
 the agent shows them (:func:`agent.methods.choose.enumerate_choices`: ranked
 against the question, the best ``--choices``). A gold step is *listed* when a
 candidate builds the same step, up to the names of the variables it makes (the
@@ -40,15 +40,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agent.methods.choose import auto_look, enumerate_choices  # noqa: E402
-from pyql import expressions as ex  # noqa: E402
+from pyql.builder import expressions as ex  # noqa: E402
 from pyql.errors import PyQLError  # noqa: E402
 from pyql.interchange.markqa import program_to_query  # noqa: E402
 from pyql.kb import KB  # noqa: E402
-from pyql.next_steps import next_steps, trial  # noqa: E402
-from pyql.query import Query  # noqa: E402
-from pyql.sparql_environment import SparqlEnvironment  # noqa: E402
-from pyql.steps import Assignment, Bind  # noqa: E402
-from pyql.terms import IRI, Variable  # noqa: E402
+from pyql.environment.next_steps import next_steps, trial  # noqa: E402
+from pyql.builder.query import Query  # noqa: E402
+from pyql.environment.sparql import SparqlEnvironment  # noqa: E402
+from pyql.builder.steps import Assignment, Bind  # noqa: E402
+from pyql.builder.terms import IRI, Variable  # noqa: E402
 
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"
 QUESTIONS_PATH = ROOT / "pyql" / "data" / "wikidata_questions.jsonl"

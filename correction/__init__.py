@@ -18,7 +18,7 @@ otherwise the observation is the execution result (Algorithm 1).
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.sparql_environment import SparqlEnvironment
+    >>> from pyql.environment.sparql import SparqlEnvironment
     >>> env = SparqlEnvironment(KB.open("demo"), analyzer=Eraser())
     >>> rec = env.step("add_fact(?x, ?y)")
     >>> rec.error, rec.observation

@@ -19,7 +19,7 @@ run it again.").
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.sparql_environment import SparqlEnvironment
+    >>> from pyql.environment.sparql import SparqlEnvironment
     >>> eraser = Eraser()
     >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"}, analyzer=eraser)
     >>> rec = env.step("get_relation(?stream)")
@@ -189,7 +189,7 @@ class Eraser:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> from correction import registry
             >>> env = SparqlEnvironment(KB.open("demo"))
             >>> rec = env.step("add_max(?t)")
@@ -212,7 +212,7 @@ class Eraser:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"))
             >>> rec = env.step("add_fact(?x, ?y)")
             >>> Eraser().check("wrong_arity", rec, env).rule_id

@@ -13,14 +13,14 @@ rules asking the same question cost one computation.
 
 Rules read an environment through protocols, the side chosen once by
 ``env.side``: :func:`kb_side` gives a SPARQL environment as a
-:class:`KBRules` (the :class:`~pyql.sparql_actions.KBContext` its actions
+:class:`KBRules` (the :class:`~pyql.environment.sparql_actions.KBContext` its actions
 read, plus its memory and relation ranking), :func:`table_side` a SQL one as
 a :class:`TableRules` (the :class:`~pyql_sql.actions.TableContext`, plus its
 memory). Nothing probes an environment's attributes.
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.sparql_environment import SparqlEnvironment
+    >>> from pyql.environment.sparql import SparqlEnvironment
     >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
     >>> rec = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
     >>> f = facts(env.step("add_max(?category)"), env)
@@ -39,17 +39,17 @@ from correction.errors import RuleError
 from pyql.action_parser import Arg
 from pyql.echo import one_line
 from pyql.errors import PyQLError
-from pyql.observation import Observation, Relations, Value
-from pyql.sparql_actions import KBContext
-from pyql.terms import IRI, BlankNode, Literal, Term, Variable, parse_term
+from pyql.kb.observation import Observation, Relations, Value
+from pyql.environment.sparql_actions import KBContext
+from pyql.builder.terms import IRI, BlankNode, Literal, Term, Variable, parse_term
 from pyql_sql.actions import TableContext
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
-    from pyql.profiles import Profile
-    from pyql.query import Query
-    from pyql.sparql_environment import SparqlMemory
-    from pyql.steps import Step
+    from pyql.builder.profiles import Profile
+    from pyql.builder.query import Query
+    from pyql.environment.sparql import SparqlMemory
+    from pyql.builder.steps import Step
     from pyql_sql.environment import TableMemory
 
 __all__ = [
@@ -87,8 +87,8 @@ def env_side(env: Any) -> str:
 
 class KBRules(KBContext, Protocol):
     """What rules read of an environment on a KB (side "sparql"): what its actions
-    read (:class:`~pyql.sparql_actions.KBContext`), its memory and its relation ranking
-    (:class:`~pyql.sparql_environment.SparqlEnvironment` offers it)."""
+    read (:class:`~pyql.environment.sparql_actions.KBContext`), its memory and its relation ranking
+    (:class:`~pyql.environment.sparql.SparqlEnvironment` offers it)."""
 
     memory: SparqlMemory
     #: An unlinked entity id that is in the KB may be used (``pyql run``; agents: False).
@@ -111,7 +111,7 @@ def kb_side(env: Environment) -> KBRules | None:
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> from pyql_sql import Table
         >>> from pyql_sql.environment import TableEnvironment
         >>> kb_side(SparqlEnvironment(KB.open("demo"))).kb.profile.name
@@ -163,7 +163,7 @@ def is_relation_name(short: str, profile: Profile | None) -> bool:
     Wikidata properties are ``P31`` / ``wdt:P31``.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> [is_relation_name(n, FREEBASE) for n in ("a.b.c", "m.0crbvqz", "a.b")]
         [True, False, False]
     """
@@ -180,7 +180,7 @@ def is_entity_name(short: str, profile: Profile | None) -> bool:
     """Whether a name is shaped like an entity id of the profile (``m.0abc``, ``Q42``).
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> [is_entity_name(n, FREEBASE) for n in ("m.0crbvqz", "g.11b6_z1", "a.b.c", "a.b")]
         [True, True, False, False]
     """
@@ -196,7 +196,7 @@ def value_kind(value: Value) -> str:
     """"entity", "unnamed", "number", "date" or "text".
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> value_kind(Value(Literal("2005-08-23", XSD + "date")))
         'date'
     """
@@ -373,7 +373,7 @@ class Facts:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"))
             >>> f = facts(env.step("get_relation(m.0crbvqz)"), env)
             >>> f.relation_in_kb(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), "meteorology.tropical_cyclone.category", "forward")
@@ -408,7 +408,7 @@ class Facts:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
             >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?formed)")
             >>> [v.display() for v in facts(env.step("execute()"), env).values_of("?formed")]
@@ -443,7 +443,7 @@ class Facts:
     @cached_property
     def query_facts(self) -> list[tuple[Any, Any, Any]]:
         """(head, relation, tail) of the triple patterns in the current query."""
-        from pyql.steps import Fact
+        from pyql.builder.steps import Fact
 
         return [(s.head, s.relation, s.tail) for s in self.query_steps if isinstance(s, Fact)]
 
@@ -456,7 +456,7 @@ class Facts:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), question="when was it formed?")
             >>> facts(env.step("execute()"), env).ranked(["a.b.category", "a.b.formed"])
             ['a.b.formed', 'a.b.category']
@@ -480,7 +480,7 @@ class Facts:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
             >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)")
             >>> facts(env.step("execute()"), env).get_relation_choices()
@@ -532,7 +532,7 @@ def query_shape(query: Query | None) -> QueryShape:
     KB side) has the empty shape.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> shape = query_shape(Query().add_fact("?c", "a.b.c", "?t").add_count("?c", "?n"))
         >>> shape.visible, shape.answer, shape.ask
         (('?n',), None, False)
@@ -542,7 +542,7 @@ def query_shape(query: Query | None) -> QueryShape:
     if query is None:
         shape = QueryShape()
     else:
-        from pyql.compiler import fold
+        from pyql.builder.compiler import fold
 
         try:
             folded = fold(query.steps, query.profile)
@@ -571,7 +571,7 @@ def facts(record: StepRecord, env: Environment) -> Facts:
         >>> from pyql.environment import StepRecord, Environment
         >>> class Env(Environment):
         ...     def empty_query(self): return None
-        >>> from pyql.actions import ActionSet
+        >>> from pyql.environment.actions import ActionSet
         >>> facts(StepRecord(3, "x"), Env(ActionSet())).next_step
         4
     """

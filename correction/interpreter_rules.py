@@ -31,7 +31,7 @@ from pyql.errors import (
     ParseError,
     PyQLError,
 )
-from pyql.terms import IRI, Literal, Variable
+from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord

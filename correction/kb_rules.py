@@ -1,8 +1,8 @@
 """Rules on the knowledge base's feedback: what this step's query returned.
 
 They run *after* the action, on ``record.result`` (an
-:class:`~pyql.observation.Observation`, :class:`~pyql.observation.Relations`
-or :class:`~pyql.observation.ResultSet`) or on the engine's exception, and
+:class:`~pyql.kb.observation.Observation`, :class:`~pyql.kb.observation.Relations`
+or :class:`~pyql.kb.observation.ResultSet`) or on the engine's exception, and
 combine it with the reasoning memory to tell apart errors that all look like
 "empty result" (the paper's ``add_fact`` with or without a relation that
 ``get_relation`` returned). The two unnamed-answer rules may send a KB
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from correction.facts import Facts, facts, insists_on_empty, insists_on_execute, message_text
 from correction.registry import rule
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, PyQLError
-from pyql.observation import Observation, Relations, ResultSet
-from pyql.terms import IRI, Literal, Variable
+from pyql.kb.observation import Observation, Relations, ResultSet
+from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
@@ -39,7 +39,7 @@ def observation_of(record: StepRecord) -> Observation | None:
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"))
         >>> observation_of(env.step("get_relation(m.0crbvqz)")) is None
         True

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from correction.facts import Facts, facts, is_entity_name, kb_side, looks_unnamed_text, term_kind
 from correction.registry import rule
 from grammars.vocabulary import ORDERING_OPERATORS, SPARQL_ACTION_ORDER
-from pyql.observation import Relations
-from pyql.steps import Aggregate
-from pyql.terms import IRI, Literal, Variable
+from pyql.kb.observation import Relations
+from pyql.builder.steps import Aggregate
+from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord

@@ -34,15 +34,15 @@ from correction.facts import Facts, KBRules, facts, kb_side, value_kind
 from correction.kb_rules import kb_probe, observation_of
 from correction.registry import Trigger, rule
 from pyql.errors import PyQLError
-from pyql.expressions import DateLit, Expression, Func, Num, Op, Var, operand
+from pyql.builder.expressions import DateLit, Expression, Func, Num, Op, Var, operand
 from pyql.kb import probes
-from pyql.observation import Value
-from pyql.steps import Quantity, QuantityBase, TypeConstraint
-from pyql.terms import IRI, Literal, Variable
+from pyql.kb.observation import Value
+from pyql.builder.steps import Quantity, QuantityBase, TypeConstraint
+from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
-    from pyql.query import Query
+    from pyql.builder.query import Query
 
 __all__ = ["expression_of", "arithmetic_operands", "divisors", "date_operands", "unit_conflicts"]
 
@@ -96,7 +96,7 @@ def arithmetic_operands(expr: Expression) -> list[str]:
     """Variables used as numbers (under ``+ - * /``, ABS, CEIL, FLOOR; not under YEAR, MONTH or the decimal cast).
 
     Example:
-        >>> from pyql.expressions import sub, year
+        >>> from pyql.builder.expressions import sub, year
         >>> arithmetic_operands(sub("b", year("t")))
         ['b']
     """
@@ -114,7 +114,7 @@ def divisors(expr: Expression) -> list[Expression]:
     """Every expression something is divided by (``div``, ``ceil_div``, ``floor_div``), outermost first.
 
     Example:
-        >>> from pyql.expressions import div, sub
+        >>> from pyql.builder.expressions import div, sub
         >>> [d.sparql() for d in divisors(div("a", sub("b", "c")))]
         ['(?b - ?c)']
     """
@@ -130,7 +130,7 @@ def date_operands(expr: Expression) -> list[tuple[str, str]]:
     """(function, variable) for every ``year``/``month`` of a variable.
 
     Example:
-        >>> from pyql.expressions import sub, year
+        >>> from pyql.builder.expressions import sub, year
         >>> date_operands(sub(year("end"), year("start")))
         [('year', 'end'), ('year', 'start')]
     """
@@ -151,7 +151,7 @@ def unit_conflicts(expr: Expression, units: dict[str, set[str]], si: dict[str, s
     a product or a quotient of different dimensions (people per km²) is fine.
 
     Example:
-        >>> from pyql.expressions import div, sub
+        >>> from pyql.builder.expressions import div, sub
         >>> units, si = {"a": {"km"}, "b": {"m"}, "p": {"1"}}, {"km": "m", "m": "m", "1": None}
         >>> unit_conflicts(sub("a", "b"), units, si), unit_conflicts(div("p", "a"), units, si)
         ([('-', 'a', 'b')], [])
@@ -190,7 +190,7 @@ def quantity_steps(query: Query | None) -> dict[str, QuantityBase]:
     """The quantity steps of a query by the name of their amount's variable (``pop`` for ``?pop``).
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> list(quantity_steps(Query("wikidata").add_quantity("Q64", "P1082", "pop")))
         ['pop']
     """

@@ -36,6 +36,7 @@ __all__ = [
     "EXPRESSION_FUNCTIONS",
     "MAX_EXPRESSION_DEPTH",
     "TABLE_ACTION_ORDER",
+    "AGENTBENCH_FUNCTIONS",
     "canonical_operator",
     "operator_pattern",
 ]
@@ -140,3 +141,16 @@ def operator_pattern() -> str:
         [True, True, True, False]
     """
     return "|".join(re.escape(op) for op in WRITTEN_OPERATORS)
+
+
+#: AgentBench's functions → their parameters (``TOOLS_PARAM_ORDER`` of the task).
+AGENTBENCH_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "get_relations": ("variable",),
+    "get_neighbors": ("variable", "relation"),
+    "intersection": ("variable1", "variable2"),
+    "union": ("variable1", "variable2"),
+    "get_attributes": ("variable",),
+    "argmax": ("variable", "attribute"),
+    "argmin": ("variable", "attribute"),
+    "count": ("variable",),
+}

@@ -922,7 +922,7 @@ def _render_arg(a: Arg) -> str:
 def render_action(call_or_name: ActionCall | str, *args: Arg | str | int | float, verbatim: tuple[int, ...] = ()) -> str:
     """Canonical text of a call; :func:`parse_action` reads it back to an equal call.
 
-    The one renderer of action lines (:meth:`pyql.query.Query.actions`
+    The one renderer of action lines (:meth:`pyql.builder.query.Query.actions`
     writes its lines through it too).
 
     Strings are quoted only when needed: ``string``, ``lang_string`` and

@@ -1,6 +1,6 @@
-"""The table of the :class:`pyql.query.Query` builder methods in ``docs/core.md``, generated from the code.
+"""The table of the :class:`pyql.builder.query.Query` builder methods in ``docs/core.md``, generated from the code.
 
-Every public method of :class:`~pyql.query.Query` that returns a new query
+Every public method of :class:`~pyql.builder.query.Query` that returns a new query
 (``add_fact``, ``add_type_constrain``, ..., ``set_answer``, ``undo``) gets a
 row: its signature (argument order included: ``add_type_constrain(type,
 var)``), the first line of its docstring and its first doctest example.
@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pyql.query import Query
+from pyql.builder.query import Query
 
 __all__ = ["BEGIN", "END", "builder_methods", "builder_table", "update_docs", "main"]
 
@@ -35,7 +35,7 @@ END = "<!-- end of the generated table -->"
 
 
 def builder_methods() -> list[str]:
-    """The public methods of :class:`~pyql.query.Query` that return a new query, in source order.
+    """The public methods of :class:`~pyql.builder.query.Query` that return a new query, in source order.
 
     Example:
         >>> builder_methods()[:2]

@@ -74,7 +74,7 @@ from pyql.errors import (  # noqa: E402
 )
 
 if TYPE_CHECKING:
-    from pyql.actions import ActionSet
+    from pyql.environment.actions import ActionSet
 
 __all__ = [
     "main",
@@ -267,7 +267,7 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_compile(args: argparse.Namespace, out: TextIO) -> int:
     """``pyql compile FILE``: a legacy (WebQSP) program, or a MarkQA program (``print(x.sparql)``), to SPARQL."""
     from pyql.interchange import convert
-    from pyql.markqa_program import is_markqa_program
+    from pyql.interchange.markqa_program import is_markqa_program
 
     text = read_text(args.file, "program")
     source = "markqa" if is_markqa_program(text) else "legacy"
@@ -297,7 +297,7 @@ def _cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
 def _add_convert(sub: Subparsers) -> None:
     """The ``convert`` subcommand; its formats come from the registry of :mod:`pyql.interchange`."""
     from pyql.interchange.registry import formats, readers, writers
-    from pyql.profiles import PROFILES
+    from pyql.builder.profiles import PROFILES
 
     listing = "\n".join(
         f"  {f.name} ({', '.join(r for r, fn in (('read', f.read), ('write', f.write)) if fn)}): {f.summary}"
@@ -413,7 +413,7 @@ def action_sets() -> dict[str, Callable[..., ActionSet]]:
 
 
 def _cmd_docs(args: argparse.Namespace, out: TextIO) -> int:
-    from pyql.actions import render_docs
+    from pyql.environment.actions import render_docs
 
     sets = action_sets()
     if args.side not in sets:
@@ -467,8 +467,8 @@ def add_commands(sub: Subparsers) -> None:
     """
     from importlib.metadata import entry_points
 
-    from pyql.actions import DOC_FORMATS
-    from pyql.profiles import PROFILES
+    from pyql.environment.actions import DOC_FORMATS
+    from pyql.builder.profiles import PROFILES
 
     _add_demo(sub)
 

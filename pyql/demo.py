@@ -1,7 +1,7 @@
 """``pyql demo``: step-by-step queries on the bundled demo KB.
 
 Each episode is a question, its linked entities and the actions that
-answer it. Every action runs in a :class:`~pyql.sparql_environment.SparqlEnvironment`
+answer it. Every action runs in a :class:`~pyql.environment.sparql.SparqlEnvironment`
 and the demo prints the action, the SPARQL of the query after it, and the
 observation: the main job of pyql on its embedded default (pyoxigraph).
 
@@ -37,11 +37,11 @@ from pyql.echo import plural
 from pyql.errors import EngineError, PyQLError, UsageError
 from pyql.interchange.markqa import program_to_query
 from pyql.kb import KB
-from pyql.markqa_program import Call, Print, parse_markqa_program
-from pyql.observation import ResultSet
-from pyql.profiles import get_profile
-from pyql.query import Query
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.interchange.markqa_program import Call, Print, parse_markqa_program
+from pyql.kb.observation import ResultSet
+from pyql.builder.profiles import get_profile
+from pyql.builder.query import Query
+from pyql.environment.sparql import SparqlEnvironment
 
 __all__ = ["Episode", "EPISODES", "WIKIDATA_EPISODES", "DEMO_QUESTIONS", "demo_of", "demo_questions", "list_questions", "run_demo"]
 

@@ -445,7 +445,7 @@ class MarkQAProgramError(ProgramSyntaxError):
         column: 1-based column (in characters) of the problem.
 
     Example:
-        >>> from pyql.markqa_program import parse_markqa_program
+        >>> from pyql.interchange.markqa_program import parse_markqa_program
         >>> try:
         ...     parse_markqa_program("a = PyQL()\\na.add_max('x', offset='2')\\nprint(a.sparql)\\n")
         ... except MarkQAProgramError as e:

@@ -424,7 +424,12 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
 
 def _create(db: sqlite3.Connection, purpose: str, file: Path, flag: str) -> None:
     """The tables and meta rows of a new store, in WAL mode, in one transaction."""
-    from pyql import __version__
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        __version__ = version("pyql")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        __version__ = "unknown"
 
     try:
         db.execute("PRAGMA journal_mode = WAL")

@@ -3,7 +3,7 @@
 The docstrings of the four actions below are what the LLM reads
 (``pyql docs --side sql``); keep them short, concrete and true. Each action
 runs on a :class:`~pyql_sql.environment.TableEnvironment` and returns a
-:class:`~pyql.actions.StepResult`.
+:class:`~pyql.environment.actions.StepResult`.
 
 Arguments are read the way an LLM writes them: a column is matched against
 the table's real headers (``Lyrics theme/style``, ``lyrics THEME/style`` and
@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from grammars.vocabulary import TABLE_ACTION_ORDER
 from pyql.action_parser import ActionCall, Arg, split_args
-from pyql.actions import ActionSet, StepResult, action
+from pyql.environment.actions import ActionSet, StepResult, action
 from pyql.errors import PyQLError
 
 from .errors import AmbiguousColumnError, IncompleteQueryError, UnknownColumnError

@@ -1,4 +1,4 @@
-"""The step environment on a table: the SQL twin of :class:`pyql.sparql_environment.SparqlEnvironment`.
+"""The step environment on a table: the SQL twin of :class:`pyql.environment.sparql.SparqlEnvironment`.
 
 :class:`TableEnvironment` is an :class:`pyql.environment.Environment` (same
 ``step()``, :class:`~pyql.environment.StepRecord`, analyzer protocol, JSON
@@ -142,8 +142,8 @@ class TableEnvironment(Environment):
         table: the table.
         executor: the read-only :class:`CountingExecutor` every step uses.
         memory: a :class:`TableMemory`.
-        describe_quantities: kept for symmetry with :class:`~pyql.sparql_environment.SparqlEnvironment`
-            (a table has no quantities to describe; :func:`pyql.batch_trials.trial` switches it off on both).
+        describe_quantities: kept for symmetry with :class:`~pyql.environment.sparql.SparqlEnvironment`
+            (a table has no quantities to describe; :func:`pyql.environment.batch_trials.trial` switches it off on both).
     """
 
     side: ClassVar[str] = "sql"

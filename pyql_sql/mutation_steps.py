@@ -8,7 +8,7 @@ steps only when the question asks for a change: a cue word (insert, add,
 record, new row, update, change, set ... to, modify) or a statement (no
 question mark, no question word) that reports facts.
 
-Values are the question's grounded spans (:func:`pyql.grounding.ground`:
+Values are the question's grounded spans (:func:`pyql.environment.grounding.ground`:
 quoted strings, numbers, dates, capitalised spans), paired with columns by
 :func:`pyql_sql.pairing.pair_values`: enumerations (``the values for Round,
 Pick ... which are '33', '336' ...``), list items holding one column and one
@@ -38,8 +38,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pyql.grounding import Grounded, Grounding, ground
-from pyql.next_steps import NextStep
+from pyql.environment.grounding import Grounded, Grounding, ground
+from pyql.environment.next_steps import NextStep
 
 from .next_steps import _checked, _column_text, _condition_action, condition_candidates
 from .pairing import column_cells, pair_values, value_text
@@ -129,7 +129,7 @@ def complete(table: Table, pairs: list[tuple[int, Grounded]]) -> bool:
     the table always fills is not a row the question describes in full.
 
     Example:
-        >>> from pyql.grounding import ground
+        >>> from pyql.environment.grounding import ground
         >>> t = Table.from_rows(["A", "B"], [["1", ""], ["2", "x"]])
         >>> complete(t, [(0, ground("3").values[0])]), complete(t, [(1, ground("3").values[0])])
         (True, False)

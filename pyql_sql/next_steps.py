@@ -1,7 +1,7 @@
 """The valid next steps of a table episode: what an agent may do now, enumerated and ranked.
 
-The table twin of :mod:`pyql.next_steps` (``--action-mode choose`` on a
-table). From the question's grounded values (:func:`pyql.grounding.ground`)
+The table twin of :mod:`pyql.environment.next_steps` (``--action-mode choose`` on a
+table). From the question's grounded values (:func:`pyql.environment.grounding.ground`)
 and the table's real cells it lists:
 
 * ``add_condition(column, =, cell)`` for each cell of a column that the
@@ -44,8 +44,8 @@ from typing import Any
 from sqlglot import exp
 
 from pyql.errors import PyQLError
-from pyql.grounding import Grounding, ground, parse_date
-from pyql.next_steps import NextStep
+from pyql.environment.grounding import Grounding, ground, parse_date
+from pyql.environment.next_steps import NextStep
 
 from .numbers import format_number, parse_number
 from .table import Column, Table

@@ -1,4 +1,4 @@
-"""What a table step shows: the SQL twin of :mod:`pyql.observation`.
+"""What a table step shows: the SQL twin of :mod:`pyql.kb.observation`.
 
 :func:`observe` runs a constructed :class:`~pyql_sql.query.TableQuery` on an
 :class:`~pyql_sql.executor.Executor` and describes what it keeps, as the

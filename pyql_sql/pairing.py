@@ -1,7 +1,7 @@
 """Which value of a change question goes to which column: header mentions, enumerations, list items, cell shapes.
 
 A question that asks for an INSERT or UPDATE names values (grounded by
-:func:`pyql.grounding.ground`) and, mostly, the columns they go to. This
+:func:`pyql.environment.grounding.ground`) and, mostly, the columns they go to. This
 module finds the columns and pairs them with the values; the change steps
 (:mod:`pyql_sql.mutation_steps`) build ``insert_row`` / ``update_rows`` from
 the pairs.
@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from pyql.grounding import Grounded, Grounding, ground, parse_date
+from pyql.environment.grounding import Grounded, Grounding, ground, parse_date
 
 from .table import Table
 
@@ -497,7 +497,7 @@ def resemblance_pairs(table: Table, values: Sequence[Grounded], columns: Iterabl
     """Values placed by the cells they resemble: the pairs every largest consistent assignment agrees on.
 
     Example:
-        >>> from pyql.grounding import ground
+        >>> from pyql.environment.grounding import ground
         >>> t = Table.from_rows(["Year", "Venue", "Partner"], [["1987", "Beijing, China", "Chung So-young"]])
         >>> vs = [v for v in ground("in 1990 at Birmingham, England").values if v.kind != "number"]
         >>> [(t.headers[c], v.text) for c, v in resemblance_pairs(t, vs, [0, 1, 2])]
@@ -522,7 +522,7 @@ def value_text(v: Grounded, column_cells_: Sequence[str]) -> str:
     """The text to store: the value as written; a quantity's number alone when the column's cells carry no unit.
 
     Example:
-        >>> from pyql.grounding import ground
+        >>> from pyql.environment.grounding import ground
         >>> value_text(ground("82 goals").values[0], ["147", "210"])
         '82'
     """

@@ -34,10 +34,10 @@ from typing import Any, ClassVar
 
 from grammars.vocabulary import TABLE_ACTION_ORDER
 from pyql.action_parser import ActionCall, Arg, split_args
-from pyql.actions import StepResult, action
+from pyql.environment.actions import StepResult, action
 from pyql.environment import FinalResult
-from pyql.grounding import Grounding
-from pyql.next_steps import NextStep
+from pyql.environment.grounding import Grounding
+from pyql.environment.next_steps import NextStep
 
 from .actions import TableActions, TableContext
 from .environment import TableEnvironment

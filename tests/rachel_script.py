@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from agent.evaluation.environments import feedback_options
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 __all__ = ["CORRECT", "QUESTION", "RACHEL", "env_for"]
 

@@ -38,7 +38,7 @@ def test_queryagent_answers_a_demo_question_over_http(local_server) -> None:
     from agent.llm.client import OpenAILLM
     from agent.methods.query_agent import AgentConfig, QueryAgent
     from pyql.kb import KB
-    from pyql.sparql_environment import SparqlEnvironment
+    from pyql.environment.sparql import SparqlEnvironment
 
     question = json.loads((ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines()[0])
     assert question["id"] == "q01"
@@ -58,7 +58,7 @@ def test_choose_mode_answers_a_demo_question_over_http(local_server) -> None:
     from agent.llm.client import OpenAILLM
     from agent.methods.query_agent import AgentConfig, QueryAgent
     from pyql.kb import KB
-    from pyql.sparql_environment import SparqlEnvironment
+    from pyql.environment.sparql import SparqlEnvironment
 
     question = json.loads((ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines()[0])
     llm = OpenAILLM(local_server.config(max_tokens=8))

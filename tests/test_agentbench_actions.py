@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import tomllib
 
-from pyql.actions import openai_tools, render_docs
-from pyql.agentbench_actions import AgentBenchActions
-from pyql.agentbench_environment import AgentBenchEnvironment
+from pyql.environment.actions import openai_tools, render_docs
+from pyql.environment.agentbench_actions import AgentBenchActions
+from pyql.environment.agentbench import AgentBenchEnvironment
 from pyql.cli import build_parser, main
 from pyql.interchange import convert
 from pyql.kb import KB
@@ -233,7 +233,7 @@ def test_docs_and_tool_schemas_use_agentbench_parameter_names() -> None:
     prompt = render_docs(AgentBenchActions(), "prompt")
     assert "get_neighbors(variable, relation)" in prompt and "Final Answer: #3" in prompt
     entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["pyql.action_sets"]
-    assert entry["agentbench"] == "pyql.agentbench_actions:AgentBenchActions"
+    assert entry["agentbench"] == "pyql.environment.agentbench_actions:AgentBenchActions"
 
 
 # -- pyql run --action-set agentbench: a gold trajectory replayed --------------------------------

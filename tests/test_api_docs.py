@@ -6,9 +6,9 @@ import doctest
 import inspect
 from pathlib import Path
 
-from pyql import expressions
+from pyql.builder import expressions
 from pyql.api_docs import BEGIN, END, builder_methods, builder_table, example_call
-from pyql.query import Query
+from pyql.builder.query import Query
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,10 @@ Floors, lowest first: grammars, pyql, pyql_sql, correction, agent, and the
 CLI wiring on top (``agent.cli``, loaded through the ``pyql.commands``
 entry point; nothing imports it). Inside ``agent`` the rooms have floors
 too: its base modules (errors, run-file JSON, faults), then ``agent.llm``,
-``agent.methods``, ``agent.evaluation``.
+``agent.methods``, ``agent.evaluation``. Inside ``pyql`` too: its base
+modules (errors, echo, lines, the action parser, the recording store), then
+``pyql.builder``, ``pyql.kb``, ``pyql.environment``, ``pyql.interchange``, and
+the command's modules on top (``pyql.cli``, ``pyql.demo``, ``pyql.api_docs``).
 """
 
 from __future__ import annotations
@@ -75,19 +78,32 @@ GRAPH = {name: _imports(name, file) for name, file in MODULES.items()}
 AGENT_ROOMS = ("agent.llm", "agent.methods", "agent.evaluation")
 
 
+#: The rooms of ``pyql``, lowest first; a module not in a room is on the room floor 0 (the base), but the command's.
+PYQL_ROOMS = ("pyql.builder", "pyql.kb", "pyql.environment", "pyql.interchange")
+#: The modules of the ``pyql`` command and the package's own facade (``from pyql import Query``), above every room.
+PYQL_TOP = {"pyql", "pyql.cli", "pyql.demo", "pyql.api_docs"}
+
+
+def _room_floor(module: str, rooms: tuple[str, ...]) -> float:
+    for i, room in enumerate(rooms, start=1):
+        if module == room or module.startswith(room + "."):
+            return i / (len(rooms) + 2)
+    return 0.0
+
+
 def _floor(module: str) -> float:
     if module in CLI_WIRING:
         return len(PACKAGES)
     floor: float = FLOOR[module.split(".")[0]]
     if floor == FLOOR["agent"]:
-        for i, room in enumerate(AGENT_ROOMS, start=1):
-            if module == room or module.startswith(room + "."):
-                floor += i / (len(AGENT_ROOMS) + 1)
+        floor += _room_floor(module, AGENT_ROOMS)
+    if floor == FLOOR["pyql"]:
+        floor += (len(PYQL_ROOMS) + 1) / (len(PYQL_ROOMS) + 2) if module in PYQL_TOP else _room_floor(module, PYQL_ROOMS)
     return floor
 
 
 def test_the_graph_sees_the_packages() -> None:
-    assert {"pyql.environment", "pyql_sql.environment", "agent.cli", "grammars.vocabulary"} <= set(GRAPH)
+    assert {"pyql.environment", "pyql.environment.kernel", "pyql_sql.environment", "agent.cli", "grammars.vocabulary"} <= set(GRAPH)
     assert {"agent.llm.client", "agent.methods.query_agent", "agent.evaluation.runner"} <= set(GRAPH)
 
 
@@ -97,11 +113,44 @@ def test_agent_modules_live_in_rooms() -> None:
     assert loose == ["agent.cli", "agent.errors", "agent.faults", "agent.jsonlines"]
 
 
+def test_pyql_modules_live_in_rooms() -> None:
+    """Only the base (errors, echo, lines, interrupts, the action parser, the recording store) and the command's modules sit at pyql's root."""
+    loose = sorted(m for m in GRAPH if m.startswith("pyql.") and m.count(".") == 1 and not m.startswith(PYQL_ROOMS))
+    assert loose == ["pyql.action_parser", "pyql.api_docs", "pyql.cli", "pyql.demo", "pyql.echo", "pyql.errors",
+                     "pyql.interrupts", "pyql.lines", "pyql.recording_store"]
+
+
+def test_the_old_module_names_still_import() -> None:
+    """A module that moved into a room is still importable by its old name, as the same module object."""
+    import importlib
+
+    from pyql import MOVED_MODULES
+
+    for old, new in MOVED_MODULES.items():
+        assert new in GRAPH, new
+        assert importlib.import_module(old) is importlib.import_module(new)
+        assert old not in GRAPH, f"{old} is a file again; drop it from MOVED_MODULES"
+
+
+def test_no_module_uses_an_old_name() -> None:
+    """Code and tests import the rooms' names; the old names are for users' code only."""
+    from pyql import MOVED_MODULES
+
+    pattern = re.compile(r"\b(" + "|".join(re.escape(o) for o in MOVED_MODULES) + r")\b(?!\.)")
+    files = [*MODULES.values(), *(ROOT / "tests").glob("*.py"), *(ROOT / "benchmarks").glob("*.py")]
+    users = sorted(
+        f"{f.relative_to(ROOT)}:{n}" for f in files if f.name != "test_architecture.py"
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line) and "MOVED_MODULES" not in line and not f.as_posix().endswith("pyql/__init__.py")
+    )
+    assert users == []
+
+
 def test_the_rooms_have_floors() -> None:
     assert _floor("agent.faults") < _floor("agent.llm.client") < _floor("agent.methods.readi") < _floor(
         "agent.evaluation.runner"
     ) < _floor("agent.cli")
-    assert "pyql.environment" in GRAPH["pyql.sparql_environment"]
+    assert "pyql.environment" in GRAPH["pyql.environment.sparql"]
 
 
 def test_no_module_imports_a_higher_floor() -> None:
@@ -171,9 +220,9 @@ def test_operators_agree_everywhere() -> None:
         canonical_operator,
     )
     from pyql.action_parser import parse_action
-    from pyql.actions import render_docs
-    from pyql.sparql_actions import SparqlActions
-    from pyql.steps import normalize_operator
+    from pyql.environment.actions import render_docs
+    from pyql.environment.sparql_actions import SparqlActions
+    from pyql.builder.steps import normalize_operator
     from pyql_sql.actions import TableActions
     from pyql_sql.query import normalize_operator as sql_operator
 
@@ -204,9 +253,9 @@ def test_other_vocabularies_have_one_source() -> None:
         TABLE_ACTION_ORDER,
     )
     from pyql.cli import build_parser
-    from pyql.profiles import PROFILES
-    from pyql.sparql_actions import SparqlActions
-    from pyql.steps import AGGREGATES
+    from pyql.builder.profiles import PROFILES
+    from pyql.environment.sparql_actions import SparqlActions
+    from pyql.builder.steps import AGGREGATES
     from pyql_sql.actions import TableActions
     from pyql_sql.query import AGGREGATIONS as SQL_AGGREGATIONS
 

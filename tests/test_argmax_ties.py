@@ -12,9 +12,9 @@ from pyql.errors import ArgumentError, QueryError
 from pyql.interchange.actions import read_actions, write_actions
 from pyql.interchange.sexpr import read_sexpr, write_sexpr
 from pyql.kb import KB
-from pyql.profiles import FREEBASE
-from pyql.query import Query
-from pyql.steps import Argmax
+from pyql.builder.profiles import FREEBASE
+from pyql.builder.query import Query
+from pyql.builder.steps import Argmax
 from tests.turtle_engines import answer_values, oxigraph_kb, rdflib_kb, virtuoso_kb
 
 NS = "http://rdf.freebase.com/ns/"

@@ -12,8 +12,8 @@ from pyql import Query
 from pyql.errors import KBError
 from pyql.kb import KB
 from pyql.kb.metaqa import METAQA, entity_id, entity_local, read_triples, write_turtle
-from pyql.profiles import get_profile
-from pyql.terms import parse_term
+from pyql.builder.profiles import get_profile
+from pyql.builder.terms import parse_term
 
 KB_TXT = Path(__file__).resolve().parent / "data" / "metaqa" / "kb.txt"
 

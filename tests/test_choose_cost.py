@@ -1,6 +1,6 @@
 """Choose mode's cost: candidate steps checked in batched KB queries, with the verdicts of one trial each (issue 22, item 5).
 
-The batch (:class:`pyql.batch_trials.StepChecker`) must say of every
+The batch (:class:`pyql.environment.batch_trials.StepChecker`) must say of every
 candidate what its trial says (runs or fails), on every state of the gold
 chains of the 37 demo questions and of the Wikidata demo's MarkQA programs,
 on the embedded engine and on a real Virtuoso; a step it keeps must run; and
@@ -19,12 +19,12 @@ import pytest
 
 from agent.methods.choose import _seen_values, auto_look, enumerate_choices
 from correction import Eraser
-from pyql.batch_trials import BATCHED_ACTIONS, StepChecker, dry_run, trial
+from pyql.environment.batch_trials import BATCHED_ACTIONS, StepChecker, dry_run, trial
 from pyql.errors import PyQLError
 from pyql.kb import KB, demo_kb_path, probes
-from pyql.next_steps import next_steps
-from pyql.observation import BoundedRows, Observation
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.next_steps import next_steps
+from pyql.kb.observation import BoundedRows, Observation
+from pyql.environment.sparql import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = [json.loads(line) for line in (ROOT / "pyql" / "data" / "demo_questions.jsonl").read_text().splitlines() if line.strip()]
@@ -144,7 +144,7 @@ def test_dry_run_sends_nothing_and_leaves_the_episode(demo: KB) -> None:
 
 
 def test_batch_queries_are_bounded_per_candidate() -> None:
-    from pyql.query import Query
+    from pyql.builder.query import Query
 
     base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
     text, observed = probes.candidates_query([base, base.add_max("?w"), base.add_compare("?w", ">", 100)], rows=4)
@@ -172,7 +172,7 @@ def test_an_engine_that_rejects_the_batch_falls_back_to_trials(demo: KB, monkeyp
 
 
 def test_batched_actions_are_known_actions() -> None:
-    from pyql.sparql_actions import SparqlActions
+    from pyql.environment.sparql_actions import SparqlActions
 
     assert BATCHED_ACTIONS <= set(SparqlActions().names)
 
@@ -236,7 +236,7 @@ def _q05_after_first_hop(demo: KB) -> SparqlEnvironment:
 
 def test_facts_to_a_fresh_variable_are_checked_in_one_values_pattern(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
     """The facts that only add a relation are grouped (no probe of their own), and their verdicts are the trials'."""
-    from pyql.batch_trials import fact_extension
+    from pyql.environment.batch_trials import fact_extension
 
     env = _q05_after_first_hop(demo)
     facts = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind == "fact"]
@@ -274,7 +274,7 @@ def test_answers_and_counts_are_decided_from_the_observation_without_a_query(dem
 
 def test_a_cut_window_leaves_empty_facts_to_their_trials(demo: KB, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the facts' rows were cut, a fact without rows is not declared empty: its trial decides."""
-    import pyql.batch_trials as batch_trials
+    import pyql.environment.batch_trials as batch_trials
 
     env = _q05_after_first_hop(demo)
     facts = [s.action for s in next_steps(env, verify=False, limit=400) if s.kind == "fact"]
@@ -319,7 +319,7 @@ def _demo_after(demo: KB, qid: str, steps: int) -> SparqlEnvironment:
 def test_filters_type_constraints_and_answers_share_the_facts_window(demo: KB, monkeypatch: pytest.MonkeyPatch, qid: str, steps: int) -> None:
     """Type constraints, filters and a set_answer on another variable are pattern extensions: checked in the facts'
     window (no probe of their own, the current query's pattern not repeated), with the trials' verdicts."""
-    from pyql.batch_trials import PatternExtension, pattern_extension
+    from pyql.environment.batch_trials import PatternExtension, pattern_extension
 
     env = _demo_after(demo, qid, steps)  # q04 after its office-holder fact; q19 after set_answer(?cyclone)
     if qid == "q04":
@@ -368,10 +368,10 @@ def test_an_argmax_whose_row_the_observation_shows_needs_no_query(demo: KB, monk
 
 def test_an_argmax_with_ties_or_unseen_values_is_left_to_the_batch() -> None:
     """The observation decides an argmax only when it shows every row and one extreme: ties and cut lists are not."""
-    from pyql.batch_trials import _extreme_row
-    from pyql.observation import Observation, Value, VariableValues
-    from pyql.query import Query
-    from pyql.terms import XSD, IRI, Literal, Variable
+    from pyql.environment.batch_trials import _extreme_row
+    from pyql.kb.observation import Observation, Value, VariableValues
+    from pyql.builder.query import Query
+    from pyql.builder.terms import XSD, IRI, Literal, Variable
 
     base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
     n = lambda k: Value(Literal(str(k), XSD + "integer"))  # noqa: E731

@@ -188,7 +188,7 @@ def test_run_uses_an_unlinked_id_that_is_in_the_kb_and_says_how_to_link_one_that
 def test_agents_keep_the_linking_rule() -> None:
     from correction import Eraser
     from pyql.kb import KB
-    from pyql.sparql_environment import SparqlEnvironment
+    from pyql.environment.sparql import SparqlEnvironment
 
     env = SparqlEnvironment(KB.open("demo"), analyzer=Eraser())  # as an agent's environment: entities_from_kb is False
     record = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")

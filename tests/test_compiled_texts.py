@@ -24,10 +24,10 @@ from typing import Callable
 from pyql.action_parser import parse_legacy_program
 from pyql.errors import PyQLError
 from pyql.kb import probes
-from pyql.query import Query
-from pyql.sparql_actions import SparqlActions, convert_argument
-from pyql.steps import Fact
-from pyql.terms import IRI, Variable
+from pyql.builder.query import Query
+from pyql.environment.sparql_actions import SparqlActions, convert_argument
+from pyql.builder.steps import Fact
+from pyql.builder.terms import IRI, Variable
 from tests.shared_data import needs_shared, shared_path
 
 FIXTURE = Path(__file__).parent / "data" / "webqsp_text_digests.json"

@@ -170,7 +170,7 @@ def test_the_agent_token_cap_applies_below_the_context(kb: KB) -> None:
 def test_the_tools_modes_schemas_take_context_too(kb: KB) -> None:
     from agent.llm.client import ToolCall
     from agent.llm.gbnf import StateVocabulary, state_tools
-    from pyql.actions import openai_tools
+    from pyql.environment.actions import openai_tools
 
     first = [LLMReply("", tool_calls=[ToolCall("get_relation", {"entity_or_variable": "m.0crbvqz"})])]
     probe = ScriptedLLM(list(first), config=LLMConfig(mode="chat"))

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from pyql.errors import ConversionError, PyQLError, UnknownFormatError
 from pyql.interchange import convert, convert_jsonl, formats, readers, registry, writers
-from pyql.legacy import program_to_actions, program_to_query
+from pyql.interchange.legacy import program_to_actions, program_to_query
 from pyql.lines import split_lines
-from pyql.profiles import Profile
-from pyql.query import Query
+from pyql.builder.profiles import Profile
+from pyql.builder.query import Query
 
 ROOT = Path(__file__).resolve().parents[1]
 

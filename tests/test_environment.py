@@ -9,13 +9,13 @@ import pytest
 
 from grammars.vocabulary import COMPARISON_OPERATORS
 from pyql.action_parser import parse_action
-from pyql.actions import render_docs
+from pyql.environment.actions import render_docs
 from pyql.environment import Environment
 from pyql.errors import EngineError
 from pyql.kb import KB
-from pyql.observation import Observation, Relations
-from pyql.sparql_actions import SparqlActions
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.kb.observation import Observation, Relations
+from pyql.environment.sparql_actions import SparqlActions
+from pyql.environment.sparql import SparqlEnvironment
 
 RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}
 
@@ -196,7 +196,7 @@ def test_base_environment_is_abstract() -> None:
 def test_advice_does_not_block_the_environment_makes_the_look(kb: KB) -> None:
     """An analyzer's advice: the environment looks the relations up, asks again, runs the step with a note."""
     from pyql.environment import Feedback
-    from pyql.terms import IRI
+    from pyql.builder.terms import IRI
 
     calls: list[tuple[str, bool]] = []
 

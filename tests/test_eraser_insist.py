@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from correction import Eraser
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 from pyql_sql import Table
 from pyql_sql.environment import TableEnvironment
 

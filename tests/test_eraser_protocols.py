@@ -19,7 +19,7 @@ import pytest
 
 from correction.facts import KBRules, TableRules, kb_side, table_side
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 from pyql_sql import Table
 from pyql_sql.environment import TableEnvironment
 

@@ -22,10 +22,10 @@ from correction import (
 from correction.guidelines import TEMPLATE_DIR, Renderer, TemplateError, renderer
 from correction.registry import ENVIRONMENTS
 from correction.stats import StatsError
-from pyql.actions import ActionSet, StepResult, action
+from pyql.environment.actions import ActionSet, StepResult, action
 from pyql.environment import Environment
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 

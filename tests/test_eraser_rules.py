@@ -18,7 +18,7 @@ import pytest
 
 from correction import Eraser, registry
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 RACHEL = {"Tropical Storm Rachel": "m.0crbvqz"}
 RACHEL_KATRINA = {"Tropical Storm Rachel": "m.0crbvqz", "Hurricane Katrina": "m.0dkl7"}

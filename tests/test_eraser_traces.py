@@ -21,7 +21,7 @@ import pytest
 
 from correction import Eraser, UnknownRuleError, eraser_for
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 

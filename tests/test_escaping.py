@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 
-from pyql import IRI, Literal, Query, escape
+from pyql import IRI, Literal, Query
+
+from pyql.builder import escape
 from pyql.errors import TermError
 from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.kb.rdflib_backend import RdflibKB

@@ -371,7 +371,7 @@ def test_force_answer_on_a_dead_llm_does_not_guess() -> None:
     from agent.llm.client import LLMError
     from agent.methods.query_agent import AgentConfig, QueryAgent
     from pyql.kb import KB
-    from pyql.sparql_environment import SparqlEnvironment
+    from pyql.environment.sparql import SparqlEnvironment
 
     env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
     llm = ScriptedLLM([" Category.\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",

@@ -27,10 +27,10 @@ from agent.llm.gbnf import (
 )
 from agent.methods.choose import choice_gbnf
 from pyql.action_parser import extract_action, parse_action
-from pyql.actions import ActionSet, action, openai_tools
+from pyql.environment.actions import ActionSet, action, openai_tools
 from pyql.kb import KB
-from pyql.sparql_actions import SparqlActions
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql_actions import SparqlActions
+from pyql.environment.sparql import SparqlEnvironment
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 

@@ -1,4 +1,4 @@
-"""Value grounding (pyql/grounding.py): spans that index the question, numbers with their value, dates at their precision, cues.
+"""Value grounding (pyql/environment/grounding.py): spans that index the question, numbers with their value, dates at their precision, cues.
 
 Checked on generated questions (hypothesis) and on real ones: the demo
 questions, the WebQSP test questions and the dbbench dev questions.
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pyql.grounding import GroundingError, ground, number_words, parse_date
+from pyql.environment.grounding import GroundingError, ground, number_words, parse_date
 from tests.shared_data import needs_shared, shared_path
 
 REPO = Path(__file__).resolve().parents[1]

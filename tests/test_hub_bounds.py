@@ -25,9 +25,9 @@ from pyql.kb.base import KB as BaseKB
 from pyql.kb.endpoint_backend import EndpointKB
 from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.kb.rdflib_backend import RdflibKB
-from pyql.observation import Observation, Relations, VariableValues
-from pyql.sparql_environment import SparqlEnvironment
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.kb.observation import Observation, Relations, VariableValues
+from pyql.environment.sparql import SparqlEnvironment
+from pyql.builder.terms import IRI, Literal, Term, Variable
 
 FB = "http://rdf.freebase.com/ns/"
 HUB = "m.0hub"

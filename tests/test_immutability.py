@@ -65,7 +65,7 @@ WD = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64
 
 
 class _Diff:
-    """A stand-in expression (pyql.expressions builds the real ones)."""
+    """A stand-in expression (pyql.builder.expressions builds the real ones)."""
 
     def variables(self) -> tuple[str, ...]:
         return ("b", "a")

@@ -8,8 +8,8 @@ from pyql.action_parser import parse_action
 from pyql.errors import ActionSyntaxError, ArgumentError, InvalidActionError, QueryError
 from pyql.interchange import convert
 from pyql.interchange.actions import calls_to_query, read_actions, write_actions
-from pyql.profiles import FREEBASE, WIKIDATA
-from pyql.query import Query
+from pyql.builder.profiles import FREEBASE, WIKIDATA
+from pyql.builder.query import Query
 
 CYCLONES = (
     Query()

@@ -17,8 +17,8 @@ from pyql.interchange import convert
 from pyql.interchange.agentbench import agentbench_form, read_agentbench
 from pyql.interchange.sexpr import read_sexpr
 from pyql.kb import KB
-from pyql.profiles import FREEBASE
-from pyql.terms import IRI
+from pyql.builder.profiles import FREEBASE
+from pyql.builder.terms import IRI
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT / "tests" / "data" / "agentbench" / "kg_dev.json"

@@ -10,7 +10,7 @@ import pytest
 from pyql.errors import LegacySyntaxError
 from pyql.interchange import convert
 from pyql.interchange.legacy import legacy_to_actions, program_to_query, read_legacy
-from pyql.profiles import FREEBASE
+from pyql.builder.profiles import FREEBASE
 
 # WebQTest-85's program: a time constraint with typed dates, written as the dataset writes them.
 PROGRAM = """a=PyQL()

@@ -23,9 +23,9 @@ from pyql.interchange.sexpr import (
     write_sexpr,
 )
 from pyql.kb import KB
-from pyql.profiles import FREEBASE
-from pyql.query import Query
-from pyql.terms import IRI
+from pyql.builder.profiles import FREEBASE
+from pyql.builder.query import Query
+from pyql.builder.terms import IRI
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAILQA = ROOT / "tests" / "data" / "grailqa" / "grailqa_v1.0_dev.json"

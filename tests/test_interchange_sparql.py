@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pyql.interchange import convert
 from pyql.interchange.sparql import write_sparql
-from pyql.profiles import WIKIDATA
-from pyql.query import Query
+from pyql.builder.profiles import WIKIDATA
+from pyql.builder.query import Query
 
 
 def test_writing_is_the_querys_sparql_with_its_prefixes() -> None:
@@ -20,7 +20,7 @@ def test_the_profile_decides_the_prefixes() -> None:
     assert "PREFIX wd: <http://www.wikidata.org/entity/>" in write_sparql(query)
 
 
-# -- reading gold SPARQL (pyql/gold_sparql.py) ----------------------------------
+# -- reading gold SPARQL (pyql/interchange/gold_sparql.py) ----------------------------------
 
 import re  # noqa: E402
 from collections import Counter  # noqa: E402
@@ -29,7 +29,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from pyql.errors import ConversionError, ParseError  # noqa: E402
-from pyql.gold_sparql import MAX_DEPTH, gold_to_query  # noqa: E402
+from pyql.interchange.gold_sparql import MAX_DEPTH, gold_to_query  # noqa: E402
 from tests.shared_data import needs_shared  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,10 +154,10 @@ def test_webqsp_gold_sparql_converts_and_answers_on_its_witness_graph() -> None:
 import pyoxigraph as ox  # noqa: E402
 import rdflib  # noqa: E402
 
-from pyql.gold_sparql import Pattern, _Parser  # noqa: E402
+from pyql.interchange.gold_sparql import Pattern, _Parser  # noqa: E402
 from pyql.kb.oxigraph_backend import OxigraphKB  # noqa: E402
-from pyql.profiles import FREEBASE  # noqa: E402
-from pyql.terms import IRI, Literal, Variable  # noqa: E402
+from pyql.builder.profiles import FREEBASE  # noqa: E402
+from pyql.builder.terms import IRI, Literal, Variable  # noqa: E402
 
 FB = "http://rdf.freebase.com/ns/"
 

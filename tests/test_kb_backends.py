@@ -16,7 +16,7 @@ from pyql.kb import KB, demo_kb_path
 from pyql.kb.endpoint_backend import EndpointKB
 from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.kb.rdflib_backend import RdflibKB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 DEMO_GRAPH = "http://pyql.test/demo"
 QUESTIONS = [json.loads(line) for line in (demo_kb_path().parent / "demo_questions.jsonl").read_text().splitlines() if line.strip()]

@@ -24,7 +24,7 @@ from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.kb.progress import LOG_MIN_BYTES, LoadProgress
 from pyql.kb.rdflib_backend import RdflibKB
 from pyql.kb.store import MANIFEST, load_store, open_store, store_state
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parents[1]
 FB = "http://rdf.freebase.com/ns/"

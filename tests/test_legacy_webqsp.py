@@ -21,10 +21,10 @@ from rdflib.plugins.sparql import prepareQuery
 from pyql.errors import ParseError
 from pyql.interchange import convert
 from pyql.kb.oxigraph_backend import OxigraphKB
-from pyql.legacy import program_to_actions, program_to_query
-from pyql.profiles import FREEBASE
-from pyql.steps import Fact
-from pyql.terms import IRI, Literal, parse_term
+from pyql.interchange.legacy import program_to_actions, program_to_query
+from pyql.builder.profiles import FREEBASE
+from pyql.builder.steps import Fact
+from pyql.builder.terms import IRI, Literal, parse_term
 from tests.shared_data import needs_shared, shared_path
 
 DATA = shared_path("webqsp")

@@ -35,9 +35,9 @@ from agent.llm.client import (
     with_retries,
 )
 from pyql.action_parser import extract_action, parse_action
-from pyql.actions import openai_tools
+from pyql.environment.actions import openai_tools
 from pyql.errors import PyQLError
-from pyql.sparql_actions import SparqlActions
+from pyql.environment.sparql_actions import SparqlActions
 
 try:  # the HTTP library the installed openai package is built on
     import httpx2 as _httpx  # type: ignore[import-not-found]

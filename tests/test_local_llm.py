@@ -22,8 +22,8 @@ import pytest
 from agent.llm.client import LLMError, OpenAILLM
 from agent.llm.gbnf import action_gbnf, gbnf_to_regex
 from pyql.action_parser import extract_action
-from pyql.actions import render_docs
-from pyql.sparql_actions import SparqlActions
+from pyql.environment.actions import render_docs
+from pyql.environment.sparql_actions import SparqlActions
 from tests.processes import gone, wait_gone
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
@@ -68,7 +68,7 @@ def one_shot_prompt(new_id: str = "q03") -> tuple[str, str, list[str]]:
     relations the first observation listed.
     """
     from pyql.kb import KB
-    from pyql.sparql_environment import SparqlEnvironment
+    from pyql.environment.sparql import SparqlEnvironment
 
     qs = _questions()
     kb = KB.open("demo", "freebase")

@@ -8,7 +8,7 @@ from pathlib import Path
 from agent.evaluation.metrics import aggregate, logical_form_match, record_scores
 from agent.evaluation.smoke import smoke_run
 from pyql.interchange.sexpr import read_sexpr
-from pyql.profiles import FREEBASE
+from pyql.builder.profiles import FREEBASE
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAILQA = ROOT / "tests" / "data" / "grailqa" / "grailqa_v1.0_dev.json"

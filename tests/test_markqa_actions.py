@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyql import expressions as ex
+from pyql.builder import expressions as ex
 from pyql.errors import ArgumentError, PyQLError, QueryError
 from pyql.interchange.actions import read_actions, write_actions
 from pyql.interchange.markqa import program_to_query
-from pyql.profiles import WIKIDATA
-from pyql.query import Query
+from pyql.builder.profiles import WIKIDATA
+from pyql.builder.query import Query
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = [json.loads(line) for line in (ROOT / "pyql" / "data" / "wikidata_questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,7 +1,7 @@
 """The agent sees MarkQA's actions on a Wikidata-shaped KB (issue 21, item 6, surfaces).
 
 On a KB in Wikidata's statement model the environment offers MarkQA's numeric
-actions (:attr:`pyql.profiles.Profile.action_names`), and every surface the
+actions (:attr:`pyql.builder.profiles.Profile.action_names`), and every surface the
 LLM reads or is constrained by is generated from that action set: the prompt's
 action docs, the GBNF grammar (generic and per state, with expressions nested
 to a bounded depth), the JSON schema and the OpenAI tool schemas. A Freebase
@@ -40,12 +40,12 @@ from agent.llm.gbnf import (
 from agent.methods.query_agent import AgentConfig, QueryAgent
 from grammars.vocabulary import EXPRESSION_FUNCTIONS, MARKQA_ACTION_ORDER, SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
 from pyql.action_parser import parse_action
-from pyql.actions import openai_tools, render_docs
+from pyql.environment.actions import openai_tools, render_docs
 from pyql.errors import PyQLError
 from pyql.kb import KB
-from pyql.profiles import FREEBASE, WIKIDATA
-from pyql.sparql_actions import SparqlActions, convert_argument
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.builder.profiles import FREEBASE, WIKIDATA
+from pyql.environment.sparql_actions import SparqlActions, convert_argument
+from pyql.environment.sparql import SparqlEnvironment
 
 ROOT = Path(__file__).resolve().parent.parent
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"

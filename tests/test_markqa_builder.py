@@ -95,7 +95,7 @@ W = Query("wikidata")
 
 
 class Ratio:
-    """A stand-in for pyql.expressions (not merged yet): ((?a - ?b) / ?b) * 100."""
+    """A stand-in for pyql.builder.expressions (not merged yet): ((?a - ?b) / ?b) * 100."""
 
     def __init__(self, a: str, b: str) -> None:
         self.a, self.b = a, b
@@ -233,8 +233,8 @@ def test_freebase_type_constraint_unchanged() -> None:
 def test_actions_build_the_same_query(stores) -> None:
     from grammars.vocabulary import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
     from pyql.kb.oxigraph_backend import OxigraphKB
-    from pyql.sparql_actions import SparqlActions
-    from pyql.sparql_environment import SparqlEnvironment
+    from pyql.environment.sparql_actions import SparqlActions
+    from pyql.environment.sparql import SparqlEnvironment
 
     assert SparqlActions().names == SPARQL_ACTION_ORDER  # the default set is unchanged
     env = SparqlEnvironment(OxigraphKB(stores[0], profile="wikidata"), actions=SPARQL_ALL_ACTIONS)
@@ -258,9 +258,9 @@ def test_actions_build_the_same_query(stores) -> None:
 
 
 def test_expression_actions_nest_and_are_capped() -> None:
-    expressions = pytest.importorskip("pyql.expressions")
+    expressions = pytest.importorskip("pyql.builder.expressions")
     from pyql.action_parser import parse_action
-    from pyql.sparql_actions import markqa_argument
+    from pyql.environment.sparql_actions import markqa_argument
 
     arg = parse_action("add_bind(mul(div(sub(?pop_2021, ?pop_2011), ?pop_2011), 100), ?ans)").args[0]
     expected = expressions.mul(expressions.div(expressions.sub("pop_2021", "pop_2011"), "pop_2011"), 100)

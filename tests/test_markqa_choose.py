@@ -19,7 +19,7 @@ import pytest
 
 from agent.methods.choose import auto_look, enumerate_choices
 from pyql.kb import KB
-from pyql.next_steps import (
+from pyql.environment.next_steps import (
     QUANTITY_PROBE_ROWS,
     auxiliary_variables,
     next_steps,
@@ -27,9 +27,9 @@ from pyql.next_steps import (
     quantity_facts,
     quantity_probe_query,
 )
-from pyql.profiles import WIKIDATA
-from pyql.sparql_environment import SparqlEnvironment
-from pyql.terms import IRI
+from pyql.builder.profiles import WIKIDATA
+from pyql.environment.sparql import SparqlEnvironment
+from pyql.builder.terms import IRI
 
 ROOT = Path(__file__).resolve().parent.parent
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pyql import expressions
+from pyql.builder import expressions
 from pyql.action_parser import parse_action
-from pyql.sparql_actions import markqa_argument
+from pyql.environment.sparql_actions import markqa_argument
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = (ROOT / "docs" / "core.md").read_text(encoding="utf-8").split("### MarkQA's expression functions")[1].split("###")[0]

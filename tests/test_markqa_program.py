@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyql import expressions as ex
+from pyql.builder import expressions as ex
 from pyql.errors import MarkQAProgramError, PyQLError, QueryError, TermError
-from pyql.markqa_program import (
+from pyql.interchange.markqa_program import (
     FUNCTIONS,
     MAX_NESTING,
     METHODS,

@@ -14,7 +14,7 @@ from pyql.echo import plural
 from pyql.errors import KBError
 from pyql.kb import KB
 from pyql.kb.store import load_store, open_store
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 from pyql_sql.environment import TableEnvironment
 from pyql_sql import Table
 

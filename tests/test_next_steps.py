@@ -1,4 +1,4 @@
-"""pyql.next_steps: the valid next steps of a SPARQL episode, on the demo KB.
+"""pyql.environment.next_steps: the valid next steps of a SPARQL episode, on the demo KB.
 
 Every gold step of the demo questions must be among the steps enumerated at
 its point (up to the names of fresh variables), except the one whose literal
@@ -20,8 +20,8 @@ from agent.evaluation.metrics import exact_match
 from agent.methods.ranking import BM25Ranker
 from pyql.action_parser import parse_action
 from pyql.kb import KB
-from pyql.next_steps import NextStep, next_steps, question_literals, trial
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.next_steps import NextStep, next_steps, question_literals, trial
+from pyql.environment.sparql import SparqlEnvironment
 from tests.gold_steps import match_gold
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"

@@ -18,9 +18,9 @@ import pytest
 from correction import Eraser, registry
 from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from pyql.kb import KB, probes
-from pyql.query import Query
-from pyql.sparql_environment import SparqlEnvironment
-from pyql.terms import Variable
+from pyql.builder.query import Query
+from pyql.environment.sparql import SparqlEnvironment
+from pyql.builder.terms import Variable
 
 ROOT = Path(__file__).resolve().parent.parent
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyql.kb import KB, probes
-from pyql.query import Query
+from pyql.builder.query import Query
 
 WINDS = "meteorology.tropical_cyclone.highest_winds"
 

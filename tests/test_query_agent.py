@@ -13,7 +13,7 @@ from agent.methods.query_agent import (
     load_example,
 )
 from pyql.kb import KB
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.environment.sparql import SparqlEnvironment
 from tests.rachel_script import CORRECT, QUESTION, RACHEL, env_for
 
 COMPLETION = LLMConfig(mode="completion")
@@ -479,7 +479,7 @@ def test_choose_runs_on_a_table() -> None:
 
 def test_choices_are_ordered_against_the_question() -> None:
     from agent.methods.choose import rank_choices
-    from pyql.next_steps import NextStep
+    from pyql.environment.next_steps import NextStep
 
     steps = [
         NextStep("add_fact(?c, meteorology.tropical_cyclone.affected_areas, ?affected_areas)", "fact", "?affected_areas = Cuba"),

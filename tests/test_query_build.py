@@ -195,7 +195,7 @@ def test_prefixed_names_only_where_all_engines_agree() -> None:
 
 def test_actions_round_trip_to_the_same_query() -> None:
     from pyql.action_parser import parse_action
-    from pyql.legacy import calls_to_query
+    from pyql.interchange.actions import calls_to_query
 
     q = CYCLONES.add_max("?time").add_filter("?time", ">", "2001-01-01").set_answer("?cyclone")
     again = calls_to_query([parse_action(line) for line in q.actions()])

@@ -213,9 +213,9 @@ def test_failed_readi_steps_say_what_was_wrong_in_the_transcript() -> None:
 
 def test_edit_candidates_come_from_the_shared_candidate_function(kb: KB) -> None:
     """Issue 11: Readi's edit prompt lists the relations where the path broke, ranked and capped by
-    pyql.candidates.rank_relations (what ERASER's guidelines use)."""
+    pyql.environment.candidates.rank_relations (what ERASER's guidelines use)."""
     from agent.methods.ranking import BM25Ranker
-    from pyql.candidates import rank_relations
+    from pyql.environment.candidates import rank_relations
 
     question = "which country did tropical storm dolly hit?"
     llm = ScriptedLLM(["Path: Tropical Storm Dolly -> president", "Final Path: Tropical Storm Dolly -> president"])

@@ -17,9 +17,9 @@ from agent.llm.client import LLMConfig, LLMReply, ScriptedLLM
 from agent.methods.query_agent import AgentConfig, QueryAgent
 from pyql.errors import EngineError, TermError, UsageError
 from pyql.kb import KB
-from pyql.profiles import FREEBASE, infer_profile
-from pyql.sparql_environment import SparqlEnvironment
-from pyql.terms import parse_term
+from pyql.builder.profiles import FREEBASE, infer_profile
+from pyql.environment.sparql import SparqlEnvironment
+from pyql.builder.terms import parse_term
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPLETION = LLMConfig(mode="completion")

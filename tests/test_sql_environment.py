@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pyql.action_parser import parse_action
-from pyql.actions import render_docs
+from pyql.environment.actions import render_docs
 from pyql.cli import main
 from pyql_sql import Table, label_match
 from pyql_sql.actions import TableActions

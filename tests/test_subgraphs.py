@@ -16,7 +16,7 @@ from agent.evaluation.runner import KBProvider
 from pyql.errors import EngineError, KBError
 from pyql.kb import KB, kb_backends
 from pyql.kb.subgraphs import SubgraphSet, entity_id, read_subgraphs
-from pyql.query import Query
+from pyql.builder.query import Query
 from tests.fault_servers import FakeLLMServer, GoldResponder
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ from agent.llm.client import ScriptedLLM
 from agent.llm.likelihood import RelationPMI
 from agent.methods.choose import forced_choice
 from agent.methods.query_agent import AgentConfig, QueryAgent
-from pyql.next_steps import NextStep
+from pyql.environment.next_steps import NextStep
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.next_steps import scores_could_change, table_next_steps
 from pyql_sql.table import Table

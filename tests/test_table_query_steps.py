@@ -28,7 +28,7 @@ from pyql_sql.next_steps import (
     own_number,
     table_next_steps,
 )
-from pyql.grounding import ground
+from pyql.environment.grounding import ground
 
 SEASONS = Table.from_rows(
     ["Season", "Episodes", "Network"],

@@ -1,4 +1,4 @@
-"""``add_union`` (pyql/steps.py ``Disjunction``): a variable takes its values from any of its branches.
+"""``add_union`` (pyql/builder/steps.py ``Disjunction``): a variable takes its values from any of its branches.
 
 The same answers on pyoxigraph, rdflib and Virtuoso; a branch's own
 variables stay inside it; the action language reads and writes it; bad
@@ -13,8 +13,8 @@ from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from pyql.errors import PyQLError, QueryError
 from pyql.interchange import convert
 from pyql.kb import KB
-from pyql.query import Query
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.builder.query import Query
+from pyql.environment.sparql import SparqlEnvironment
 from tests.turtle_engines import answer_values, oxigraph_kb, rdflib_kb, virtuoso_kb
 
 NS = "http://rdf.freebase.com/ns/"
@@ -127,8 +127,8 @@ def test_an_environment_steps_add_union_and_observes_it() -> None:
 
 
 def test_the_docs_of_the_action_are_generated() -> None:
-    from pyql.actions import render_docs
-    from pyql.sparql_actions import SparqlActions
+    from pyql.environment.actions import render_docs
+    from pyql.environment.sparql_actions import SparqlActions
 
     docs = render_docs(SparqlActions(SPARQL_ALL_ACTIONS))
     assert "add_union(var, branch, branch_2" in docs and "UNION" in docs

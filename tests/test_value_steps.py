@@ -1,4 +1,4 @@
-"""pyql.value_steps and the choose mode's use of the question's values (issue 22, item 2).
+"""pyql.environment.value_steps and the choose mode's use of the question's values (issue 22, item 2).
 
 The enumerator offers filters with the grounded values in the variable's own
 datatype and precision, on any hop's numeric or date variable; the ranking
@@ -24,13 +24,13 @@ from agent.llm.client import LLMReply
 from agent.llm.gbnf import StateVocabulary, check_lines, state_gbnf
 from agent.methods.choose import rank_choices
 from agent.methods.query_agent import AgentConfig, QueryAgent
-from pyql.grounding import ground
+from pyql.environment.grounding import ground
 from pyql.kb import KB
-from pyql.next_steps import NextStep, next_steps
-from pyql.sparql_actions import SparqlActions
-from pyql.sparql_environment import SparqlEnvironment
-from pyql.terms import XSD, Literal
-from pyql.value_steps import prompt_values, question_value_fit, value_filters, value_hints
+from pyql.environment.next_steps import NextStep, next_steps
+from pyql.environment.sparql_actions import SparqlActions
+from pyql.environment.sparql import SparqlEnvironment
+from pyql.builder.terms import XSD, Literal
+from pyql.environment.value_steps import prompt_values, question_value_fit, value_filters, value_hints
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 ITEMS = {item["id"]: item for item in map(json.loads, DEMO.read_text(encoding="utf-8").splitlines()) if item}

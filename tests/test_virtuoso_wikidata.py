@@ -36,7 +36,7 @@ import pytest
 from pyql.interchange.markqa import program_to_query
 from pyql.kb.endpoint_backend import EndpointKB
 from pyql.kb.oxigraph_backend import OxigraphKB
-from pyql.terms import IRI, Literal
+from pyql.builder.terms import IRI, Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"

@@ -12,12 +12,12 @@ from decimal import Decimal
 import pytest
 
 from pyql.errors import EngineError
-from pyql.expressions import sub
+from pyql.builder.expressions import sub
 from pyql.kb import KB
 from pyql.kb.quantities import SAMPLE_ROWS, observe_quantities, quantity_focus, quantity_query
-from pyql.observation import Amount, QuantityRows
-from pyql.query import Query
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.kb.observation import Amount, QuantityRows
+from pyql.builder.query import Query
+from pyql.environment.sparql import SparqlEnvironment
 from grammars.vocabulary import SPARQL_ALL_ACTIONS
 
 WD = "http://www.wikidata.org/entity/"

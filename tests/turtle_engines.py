@@ -13,7 +13,7 @@ import pyoxigraph as ox
 
 from pyql.kb import KB
 from pyql.kb.oxigraph_backend import OxigraphKB
-from pyql.query import Query
+from pyql.builder.query import Query
 
 
 def oxigraph_kb(ttl: str, **options: Any) -> OxigraphKB:

@@ -10,7 +10,7 @@ for an evaluation, a data set item into a fresh environment:
 * else a **knowledge base**: the KB object given (an evaluation shares one),
   or ``--kb`` opened with ``--profile`` (a per-question form, ``subgraphs:FILE``,
   is the item's own ``subgraphs:FILE#ID``; without an item its ``#ID`` is needed): a
-  :class:`~pyql.sparql_environment.SparqlEnvironment`. Without ``--profile``
+  :class:`~pyql.environment.sparql.SparqlEnvironment`. Without ``--profile``
   the profile follows the KB (:func:`open_kb_for`): one bounded probe of its
   IRIs' namespaces (cached per KB) and the shape of the linked entities' ids.
 
@@ -35,13 +35,13 @@ from typing import Any, Callable, Iterable, Mapping
 from agent.methods import ranking
 from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from correction import eraser_for
-from pyql.agentbench_environment import AgentBenchEnvironment
+from pyql.environment.agentbench import AgentBenchEnvironment
 from pyql.cli import UsageError, read_entities
 from pyql.environment import Environment
 from pyql.errors import EngineError
 from pyql.kb import KB, kb_backends, probes
-from pyql.profiles import get_profile, infer_profile
-from pyql.sparql_environment import SparqlEnvironment
+from pyql.builder.profiles import get_profile, infer_profile
+from pyql.environment.sparql import SparqlEnvironment
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
 from pyql_sql.table import Table
@@ -129,7 +129,7 @@ def open_kb_for(spec: str, profile: str | None, entity_ids: Iterable[str] = (), 
     Without a profile the KB is opened with the generic one and asked which
     profile its IRIs point to (:func:`kb_profile`, once per KB); the ids of
     the linked entities (``Q…`` Wikidata's, ``m.…`` Freebase's) count too
-    (:func:`pyql.profiles.infer_profile`). A per-question form
+    (:func:`pyql.builder.profiles.infer_profile`). A per-question form
     (``subgraphs:FILE``) is not probed: the linked ids tell, else ``freebase``.
 
     Raises:
@@ -207,7 +207,7 @@ def candidate_ranker(name: str | None) -> Callable[[str | None, list[str]], list
     It is the ``--ranker`` of the run (:mod:`agent.methods.ranking`), asked for its
     full order (``get_relation`` observations keep their own, shuffled, cut).
     None for no name or ``none``: the environment then orders candidates by
-    word overlap with the question (:func:`pyql.candidates.rank_relations`).
+    word overlap with the question (:func:`pyql.environment.candidates.rank_relations`).
 
     Example:
         >>> candidate_ranker("bm25")("what category is it", ["a.b.formed", "a.b.category"])[0]
@@ -261,7 +261,7 @@ def open_environment(
             ``kb_timeout``, ``default_graph`` (:func:`kb_options`), ``run_advice``,
             ``escalate`` (the ablation switches of :class:`pyql.environment.Environment`),
             ``action_set`` (``sparql-all``: every SPARQL action, ties and ``add_union`` included;
-            ``agentbench``: an :class:`~pyql.agentbench_environment.AgentBenchEnvironment`
+            ``agentbench``: an :class:`~pyql.environment.agentbench.AgentBenchEnvironment`
             on the KB, observing by ``observe``, rows or type).
         item: a data set item (``question``, ``entities``, optional ``table``);
             it overrides the question and entities of ``options``.

@@ -265,7 +265,7 @@ def solver(method: str) -> Solver:
 
 
 def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None) -> Callable[[str | None, list[str]], list[str]] | None:
-    """The ``relation_ranker`` for :class:`~pyql.sparql_environment.SparqlEnvironment` (via :mod:`agent.methods.ranking`).
+    """The ``relation_ranker`` for :class:`~pyql.environment.sparql.SparqlEnvironment` (via :mod:`agent.methods.ranking`).
 
     ``none`` keeps the KB's order (the paper's "w/o RR" ablation); the others
     rank and keep the top ``max_relations``, shuffled (QueryAgent B.3). Calls

@@ -1368,7 +1368,7 @@ def tool_call_action(call: ToolCall, actions: Any = None) -> ActionCall:
             an identifier, or an argument is a JSON list or object.
 
     Example:
-        >>> from pyql.sparql_actions import SparqlActions
+        >>> from pyql.environment.sparql_actions import SparqlActions
         >>> c = tool_call_action(ToolCall("add_fact", {"tail": "?x", "head": "m.1", "relation": "r.s"}), SparqlActions())
         >>> c.text, [a.kind for a in c.args]
         ('add_fact(m.1, r.s, ?x)', ['name', 'name', 'variable'])
@@ -1494,7 +1494,7 @@ def complete_action(
     Args:
         llm: any :class:`LLM`.
         prompt: the prompt.
-        actions: the :class:`pyql.actions.ActionSet`.
+        actions: the :class:`pyql.environment.actions.ActionSet`.
         mode: one of :data:`ACTION_MODES`.
         step: the step number (fixes ``N`` in the grammar and in tool-call lines).
         resume: for ``grammar``: where the prompt ends (see :func:`agent.llm.gbnf.action_gbnf`).
@@ -1508,7 +1508,7 @@ def complete_action(
         LLMConfigError: an unknown mode.
 
     Example:
-        >>> from pyql.sparql_actions import SparqlActions
+        >>> from pyql.environment.sparql_actions import SparqlActions
         >>> llm = ScriptedLLM(["Thought 1: start.\\nAction 1: get_relation(m.0crbvqz)"])
         >>> text, reply = complete_action(llm, "Q", SparqlActions(), mode="grammar", step=1)
         >>> text.splitlines()[-1], llm.calls[0].kwargs["grammar"].startswith("root ::=")
@@ -1523,7 +1523,7 @@ def _mode_request(mode: str, actions: Any, *, step: int | None, resume: str | No
     if mode == "text":
         return {}
     if mode == "tools":
-        from pyql.actions import openai_tools
+        from pyql.environment.actions import openai_tools
 
         tools = openai_tools(actions)
         if state is not None:

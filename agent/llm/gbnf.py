@@ -2,7 +2,7 @@
 
 Grammar-constrained decoding makes an invalid action impossible: the server
 only samples tokens that keep the output inside the grammar. The grammar is
-generated from the action set's specs (:meth:`pyql.actions.ActionSet.specs`),
+generated from the action set's specs (:meth:`pyql.environment.actions.ActionSet.specs`),
 the same single source of truth as the documentation and the environment, so
 the model can only write ``Action N: name(args)`` with a known name, the
 right number of arguments, and arguments of plausible shapes for each
@@ -30,7 +30,7 @@ other      a node, or free text without ``,()"'`` and line breaks (a
 MarkQA's numeric actions (``add_quantity``, ``add_bind``, ...) get these rules
 from their parameter kinds like every other action, so a grammar of
 ``SparqlActions(SPARQL_ALL_ACTIONS)`` (what an environment on a
-Wikidata-shaped KB offers, :attr:`pyql.profiles.Profile.action_names`) lets
+Wikidata-shaped KB offers, :attr:`pyql.builder.profiles.Profile.action_names`) lets
 the model write them, and nothing in this module names them.
 
 The grammar is deliberately a little wider than what the environment accepts
@@ -41,7 +41,7 @@ equivalent Python regular expression: the tests use it to check the gold
 action chains against the very GBNF text sent to the server.
 
 Example:
-    >>> from pyql.sparql_actions import SparqlActions
+    >>> from pyql.environment.sparql_actions import SparqlActions
     >>> g = action_gbnf(SparqlActions(), step=2)
     >>> matcher = gbnf_to_regex(g)
     >>> bool(matcher.fullmatch("Thought 2: find the category.\\nAction 2: add_fact(m.0crbvqz, a.b, ?c)"))
@@ -111,7 +111,7 @@ KIND_RULES: dict[str, str] = {
     "operator": "operator",
 }
 
-#: The GBNF rule of each parameter kind of MarkQA's actions (:data:`pyql.sparql_actions.MARKQA_KINDS`;
+#: The GBNF rule of each parameter kind of MarkQA's actions (:data:`pyql.environment.sparql_actions.MARKQA_KINDS`;
 #: ``markqa``, an id, a variable or a name, uses ``text``).
 MARKQA_KIND_RULES: dict[str, str] = {
     "flag": "flag",
@@ -202,7 +202,7 @@ def action_gbnf(
     """The GBNF grammar of one step of the agent, for llama.cpp's ``grammar`` field.
 
     Args:
-        actions: a :class:`pyql.actions.ActionSet` (its ``specs()`` are used).
+        actions: a :class:`pyql.environment.actions.ActionSet` (its ``specs()`` are used).
         step: fix the step number ``N`` (else any number).
         thought: ``"optional"`` (default), ``"required"`` or ``"none"``: the
             ``Thought N: ...`` line before the action.
@@ -222,7 +222,7 @@ def action_gbnf(
         ValueError: an unknown ``thought`` or ``resume`` value, or an empty action set.
 
     Example:
-        >>> from pyql.sparql_actions import SparqlActions
+        >>> from pyql.environment.sparql_actions import SparqlActions
         >>> g = action_gbnf(SparqlActions(["add_max", "execute"]), resume="action")
         >>> print(g.splitlines()[0])
         root ::= " "? call
@@ -314,18 +314,18 @@ class StateVocabulary:
     def from_env(
         cls, env: Any, *, rank: Any = None, per_argument: int = 40, vocabulary: int = 40, entities: int = 40
     ) -> StateVocabulary:
-        """The vocabulary of a :class:`~pyql.sparql_environment.SparqlEnvironment` now.
+        """The vocabulary of a :class:`~pyql.environment.sparql.SparqlEnvironment` now.
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), "what category is rachel?", entities={"Rachel": "m.0crbvqz"})
             >>> _ = env.step("get_relation(m.0crbvqz)")
             >>> v = StateVocabulary.from_env(env)
             >>> v.entities, "meteorology.tropical_cyclone.category" in v.relations["m.0crbvqz"][0]
             (['m.0crbvqz'], True)
         """
-        from pyql.next_steps import overlap_rank, relation_vocabulary
+        from pyql.environment.next_steps import overlap_rank, relation_vocabulary
 
         rank = rank or overlap_rank
         memory = env.memory
@@ -427,7 +427,7 @@ def state_gbnf(
     some) is returned instead, so a request always has a bounded grammar.
 
     Example:
-        >>> from pyql.sparql_actions import SparqlActions
+        >>> from pyql.environment.sparql_actions import SparqlActions
         >>> state = StateVocabulary(["m.0crbvqz"], [], {"m.0crbvqz": (["meteorology.tropical_cyclone.category"], [])})
         >>> check_lines(state_gbnf(SparqlActions(), state, resume="action"), [
         ...     "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
@@ -604,8 +604,8 @@ def state_tools(tools: list[dict[str, Any]], actions: Any, state: StateVocabular
     arguments stay free strings (they may be values).
 
     Example:
-        >>> from pyql.actions import openai_tools
-        >>> from pyql.sparql_actions import SparqlActions
+        >>> from pyql.environment.actions import openai_tools
+        >>> from pyql.environment.sparql_actions import SparqlActions
         >>> acts = SparqlActions(["add_fact", "set_answer"])
         >>> state = StateVocabulary(["m.0c"], [], {"m.0c": (["a.b.c"], [])})
         >>> tools = state_tools(openai_tools(acts), acts, state)
@@ -674,11 +674,11 @@ def action_json_schema(actions: Any, *, thought: bool = True) -> dict[str, Any]:
     :func:`json_action_text` writes such an object as an action line.
 
     Args:
-        actions: a :class:`pyql.actions.ActionSet`.
+        actions: a :class:`pyql.environment.actions.ActionSet`.
         thought: include (and require) the ``thought`` field.
 
     Example:
-        >>> from pyql.sparql_actions import SparqlActions
+        >>> from pyql.environment.sparql_actions import SparqlActions
         >>> s = action_json_schema(SparqlActions(["add_max", "execute"]))
         >>> [a["properties"]["name"]["const"] for a in s["properties"]["action"]["anyOf"]]
         ['add_max', 'execute']
@@ -932,7 +932,7 @@ def check_lines(grammar: str, lines: Iterable[str]) -> list[str]:
     """The lines that the grammar does NOT accept (empty when all match).
 
     Example:
-        >>> from pyql.sparql_actions import SparqlActions
+        >>> from pyql.environment.sparql_actions import SparqlActions
         >>> check_lines(action_gbnf(SparqlActions(), resume="action"), ["execute()", "execute(1)"])
         ['execute(1)']
     """

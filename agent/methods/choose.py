@@ -2,7 +2,7 @@
 
 Small models discriminate far better than they generate, and large ones
 spend fewer tokens on a number than on an action. At each step the
-environment enumerates the valid next steps (:func:`pyql.next_steps.next_steps`:
+environment enumerates the valid next steps (:func:`pyql.environment.next_steps.next_steps`:
 ranked relations of the entities and variables as ``add_fact`` in the right
 direction, constraints and aggregates on the variables that exist,
 ``set_answer``, ``execute()``), each with a preview of its result; the prompt
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.llm.client import LLM, LLMReply
-from pyql.next_steps import (
+from pyql.environment.next_steps import (
     NextStep,
     arithmetic_score,
     next_steps,
@@ -42,8 +42,8 @@ from pyql.next_steps import (
     variable_kinds,
 )
 from pyql.errors import PyQLError
-from pyql.grounding import Grounding, dimension_words, ground
-from pyql.value_steps import question_value_fit
+from pyql.environment.grounding import Grounding, dimension_words, ground
+from pyql.environment.value_steps import question_value_fit
 from pyql_sql.next_steps import table_next_steps
 
 __all__ = [
@@ -92,7 +92,7 @@ def auto_look(env: Any) -> list[Any]:
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
         >>> [r.call.text for r in auto_look(env)], auto_look(env)
         (['get_relation(m.0crbvqz)'], [])
@@ -104,12 +104,12 @@ def auto_look(env: Any) -> list[Any]:
 
 def _read_ahead(env: Any, looks: Sequence[str]) -> Any:
     """A block in which the looks at entities read their relations from one query for them all (where the
-    environment and its KB can: :meth:`pyql.sparql_environment.SparqlEnvironment.looked_up`); a KB that
+    environment and its KB can: :meth:`pyql.environment.sparql.SparqlEnvironment.looked_up`); a KB that
     fails it leaves each look to its own query.
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz", "Iniki": "m.0dkl7"})
         >>> before = env.kb.stats.queries
         >>> [r.ok for r in auto_look(env)], env.kb.stats.queries - before
@@ -131,11 +131,11 @@ LOOK_VALUES = 100
 def _look(env: Any, action: str) -> Any:
     """Run one look; a variable's look reads the variable's values from the current observation where it
     showed them all (at most :data:`LOOK_VALUES`, IRIs only), as after an argmax, so the current
-    query is not evaluated again (:meth:`pyql.sparql_environment.SparqlEnvironment.known_values`).
+    query is not evaluated again (:meth:`pyql.environment.sparql.SparqlEnvironment.known_values`).
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
         >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.tropical_cyclone_season, ?s)")
         >>> sent, select = [], env.kb.select
@@ -147,7 +147,7 @@ def _look(env: Any, action: str) -> Any:
     values = _seen_values(env, match.group(1)) if match and getattr(env, "bounded_rows", 1) is None else None
     if values is None:
         return env.step(action)
-    from pyql.terms import Variable  # noqa: PLC0415
+    from pyql.builder.terms import Variable  # noqa: PLC0415
 
     with env.known_values(Variable(match.group(1)[1:]), values):  # type: ignore[union-attr]
         return env.step(action)
@@ -155,8 +155,8 @@ def _look(env: Any, action: str) -> Any:
 
 def _seen_values(env: Any, name: str) -> list[Any] | None:
     """Every value of ``name`` the observation of the current query showed, where they are all IRIs; else None."""
-    from pyql.batch_trials import current_record, has_alternatives  # noqa: PLC0415
-    from pyql.terms import IRI  # noqa: PLC0415
+    from pyql.environment.batch_trials import current_record, has_alternatives  # noqa: PLC0415
+    from pyql.builder.terms import IRI  # noqa: PLC0415
 
     record = current_record(env)
     # an optional or alternative part may leave the variable unbound in a row: its look reads the query
@@ -178,7 +178,7 @@ def enumerate_choices(
 
     ``order``: ``"ranked"`` (:func:`rank_choices` over up to ``3 * limit`` steps, the best ``limit`` kept)
     or ``"kind"`` (the enumerator's order and cap). ``batch``: the steps are checked in batched KB
-    queries (:class:`pyql.batch_trials.StepChecker`, a few queries per call); False: one trial per step.
+    queries (:class:`pyql.environment.batch_trials.StepChecker`, a few queries per call); False: one trial per step.
     """
     if order != "ranked":
         return next_steps(env, rank=rank, limit=limit, per_argument=per_argument, verify=True, batch=batch)
@@ -198,7 +198,7 @@ def enumerate_table_choices(
     """The valid next steps of a table episode (:func:`pyql_sql.next_steps.table_next_steps`), each with its preview.
 
     With ``preview``, a step's preview is the start of its observation, tried
-    and undone (:func:`pyql.next_steps.trial`: one SQL query per step, no LLM call).
+    and undone (:func:`pyql.environment.next_steps.trial`: one SQL query per step, no LLM call).
 
     Example:
         >>> from pyql_sql import Table

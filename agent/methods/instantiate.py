@@ -31,12 +31,12 @@ from typing import Any, Callable
 
 from agent.errors import InstantiationError  # noqa: F401 (defined in agent/errors.py)
 from agent.methods.reasoning_path import ANSWER, PathSpec
-from pyql.candidates import rank_relations
+from pyql.environment.candidates import rank_relations
 from pyql.echo import inline
 from pyql.errors import PyQLError
-from pyql.observation import Relations, Value
-from pyql.query import Query
-from pyql.terms import IRI, Variable
+from pyql.kb.observation import Relations, Value
+from pyql.builder.query import Query
+from pyql.builder.terms import IRI, Variable
 
 __all__ = ["ERROR_KINDS", "Instantiator", "PathInstance", "Triple"]
 
@@ -271,7 +271,7 @@ class Instantiator:
 
     def _ranked(self, question: str, relations: Sequence[str]) -> list[str]:
         """The candidates around a stuck point: ranked against the question and capped, by the shared
-        :func:`pyql.candidates.rank_relations` (the same candidates ERASER's guidelines list)."""
+        :func:`pyql.environment.candidates.rank_relations` (the same candidates ERASER's guidelines list)."""
         if not relations:
             return []
         return rank_relations(question, relations, lambda q, rs: self.ranker.rank(q or "", rs), self.around_cap)

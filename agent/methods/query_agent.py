@@ -13,7 +13,7 @@ observations, so the same loop drives the SPARQL and the SQL environments.
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.sparql_environment import SparqlEnvironment
+    >>> from pyql.environment.sparql import SparqlEnvironment
     >>> from agent.llm.client import ScriptedLLM
     >>> llm = ScriptedLLM([
     ...     " Rachel's category.\\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
@@ -46,11 +46,11 @@ from agent.methods.episode import (
     prompt_templates,
 )
 from grammars.vocabulary import FEEDBACK_MODES
-from pyql.actions import render_docs
+from pyql.environment.actions import render_docs
 from pyql.echo import one_line
 from pyql.errors import PyQLError
 from pyql.lines import split_lines
-from pyql.value_steps import prompt_values
+from pyql.environment.value_steps import prompt_values
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
 
@@ -68,7 +68,7 @@ _WIKIDATA_PROMPT = {"example": "wikidata", "choose": "wikidata_choose", "relatio
 
 
 def _statement_model(env: Any) -> bool:
-    """Whether the environment is on a KB in Wikidata's statement model (:attr:`pyql.profiles.Profile.statement_model`)."""
+    """Whether the environment is on a KB in Wikidata's statement model (:attr:`pyql.builder.profiles.Profile.statement_model`)."""
     return env.side == "sparql" and bool(env.kb.profile.statement_model)
 
 
@@ -430,7 +430,7 @@ class QueryAgent:
         import json
 
         from agent.llm.gbnf import state_tools
-        from pyql.actions import openai_tools
+        from pyql.environment.actions import openai_tools
 
         tools = openai_tools(env.actions)
         tools = state_tools(tools, env.actions, state) if state is not None else tools

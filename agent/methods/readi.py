@@ -376,7 +376,7 @@ def run_readi(llm: LLM, env: Any, question: str, config: Any = None) -> AgentRes
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> from agent.llm.client import ScriptedLLM
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Jamaica": "m.03_r3"})
         >>> llm = ScriptedLLM(["Path: Jamaica -> location.country.languages_spoken", "So {Jamaican English}."])

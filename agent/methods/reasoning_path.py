@@ -36,10 +36,10 @@ from agent.errors import PathSyntaxError  # noqa: F401 (defined in agent/errors.
 from agent.jsonlines import safe_text
 from grammars import lark_parser
 from pyql.errors import QueryError
-from pyql.profiles import Profile
-from pyql.query import Query
-from pyql.steps import Fact
-from pyql.terms import IRI, Variable
+from pyql.builder.profiles import Profile
+from pyql.builder.query import Query
+from pyql.builder.steps import Fact
+from pyql.builder.terms import IRI, Variable
 
 __all__ = [
     "PathSyntaxError",

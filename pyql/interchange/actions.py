@@ -4,10 +4,10 @@ Reading takes the lines ``pyql run`` would run, by its rules: blank lines
 and lines starting with ``#`` are skipped, a line is one action
 (``add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)``) or an
 LLM's ``Action N: ...`` line, and the arguments are converted as the SPARQL
-action set converts them (:func:`pyql.sparql_actions.convert_argument`),
+action set converts them (:func:`pyql.environment.sparql_actions.convert_argument`),
 without a KB. Steps that ask the KB and add nothing to the query
 (``get_relation``) are skipped; ``execute()`` ends the chain. Writing gives
-:meth:`pyql.query.Query.actions`, one line each.
+:meth:`pyql.builder.query.Query.actions`, one line each.
 
 Example:
     >>> query = read_actions("get_relation(m.0crbvqz)\\nadd_fact(m.0crbvqz, a.b.c, ?c)\\nexecute()", {}, FREEBASE)
@@ -20,14 +20,14 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from pyql.action_parser import ActionCall, extract_action, parse_action, render_action
-from pyql.actions import ActionSpec
+from pyql.environment.actions import ActionSpec
 from pyql.errors import ParseError, PyQLError, QueryError
 from pyql.interchange.registry import reader, writer
 from pyql.lines import split_lines
-from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
-from pyql.query import Query
+from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
+from pyql.builder.query import Query
 from grammars.vocabulary import SPARQL_ALL_ACTIONS
-from pyql.sparql_actions import SparqlActions, convert_argument
+from pyql.environment.sparql_actions import SparqlActions, convert_argument
 
 __all__ = ["ACTIONS", "read_actions", "write_actions", "calls_to_query", "parse_line"]
 
@@ -151,7 +151,7 @@ def read_actions(text: str, entities: Mapping[str, str], profile: Profile) -> Qu
 
 @writer("actions", "PyQL action lines, one a line, as `pyql run --actions` reads them")
 def write_actions(query: Query) -> str:
-    """The query's action lines (:meth:`~pyql.query.Query.actions`), each ending with a line break.
+    """The query's action lines (:meth:`~pyql.builder.query.Query.actions`), each ending with a line break.
 
     Example:
         >>> write_actions(Query().add_fact("?a", "r.s.t", "?b").set_answer("?b"))

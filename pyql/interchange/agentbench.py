@@ -60,25 +60,15 @@ from pyql.errors import (
     ParseError,
     PyQLError,
 )
+from grammars.vocabulary import AGENTBENCH_FUNCTIONS as FUNCTIONS
 from pyql.interchange.registry import reader
 from pyql.interchange.sexpr import read_sexpr
 from pyql.lines import split_lines
-from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
-from pyql.query import Query
+from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
+from pyql.builder.query import Query
 
 __all__ = ["FUNCTIONS", "agentbench_form", "read_agentbench"]
 
-#: AgentBench's functions → their parameters (``TOOLS_PARAM_ORDER`` of the task).
-FUNCTIONS: dict[str, tuple[str, ...]] = {
-    "get_relations": ("variable",),
-    "get_neighbors": ("variable", "relation"),
-    "intersection": ("variable1", "variable2"),
-    "union": ("variable1", "variable2"),
-    "get_attributes": ("variable",),
-    "argmax": ("variable", "attribute"),
-    "argmin": ("variable", "attribute"),
-    "count": ("variable",),
-}
 _CALL = re.compile(r"^\s*(?:Action\s*\d*\s*:\s*)?([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
 _FINAL = re.compile(r"(?:Find|Final) Answer\s*:\s*#(\d+)")
 _ENTITY = re.compile(r"^[mg]\.[0-9a-z_]+$")

@@ -32,7 +32,7 @@ from pyql.echo import MESSAGE_LIMIT, clip
 from pyql.errors import ItemError, PyQLError
 from pyql.interchange.registry import convert, reader_of, writer_of
 from pyql.lines import split_lines
-from pyql.profiles import Profile
+from pyql.builder.profiles import Profile
 
 __all__ = ["convert_jsonl", "convert_line", "error_object", "json_line"]
 

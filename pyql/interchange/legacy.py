@@ -3,7 +3,7 @@
 The programs of existing datasets (WebQSP's processed gold programs, as
 QueryAgent ships them) are parsed by the grammar in
 :mod:`pyql.action_parser` — never by ``eval`` — and replayed step by step
-on a :class:`~pyql.query.Query`, with the same argument rules as the action
+on a :class:`~pyql.builder.query.Query`, with the same argument rules as the action
 environment. Converted to action lines, a program keeps its own spelling
 (a direct conversion: ``'x0'`` becomes ``?x0``, nothing else changes).
 
@@ -24,8 +24,8 @@ from typing import Mapping
 from pyql.action_parser import parse_legacy_program, render_action
 from pyql.interchange.actions import ACTIONS, calls_to_query
 from pyql.interchange.registry import direct, reader
-from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
-from pyql.query import Query
+from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
+from pyql.builder.query import Query
 
 __all__ = ["program_to_query", "program_to_actions", "read_legacy", "legacy_to_actions"]
 

@@ -1,10 +1,10 @@
 """The ``markqa`` format: MarkQA's PyQL programs (``a = PyQL()`` ... ``print(a.sparql)``).
 
-A program is parsed by :mod:`pyql.markqa_program` (a lark grammar; never
-executed) and replayed on :class:`~pyql.query.Query` objects of the Wikidata
+A program is parsed by :mod:`pyql.interchange.markqa_program` (a lark grammar; never
+executed) and replayed on :class:`~pyql.builder.query.Query` objects of the Wikidata
 profile: each ``x = PyQL()`` starts a query, each ``x.method(...)`` calls
 the builder method of the same name with MarkQA's arguments, expression
-functions (``sub``, ``div``, ...) become :mod:`pyql.expressions` trees, a
+functions (``sub``, ``div``, ...) become :mod:`pyql.builder.expressions` trees, a
 bare object name (``b.add_sub_query(a)``) is that object's query as it is at
 that line, and the query printed by ``print(x.sparql)`` is the result.
 
@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyql.errors import MarkQAProgramError, PyQLError
-from pyql.expressions import DateLit, Entity, Var, operand
+from pyql.builder.expressions import DateLit, Entity, Var, operand
 from pyql.interchange.registry import reader
-from pyql.markqa_program import (
+from pyql.interchange.markqa_program import (
     Bool,
     Call,
     Create,
@@ -43,8 +43,8 @@ from pyql.markqa_program import (
     parse_markqa_program,
     to_expression,
 )
-from pyql.profiles import WIKIDATA, Profile
-from pyql.query import Query
+from pyql.builder.profiles import WIKIDATA, Profile
+from pyql.builder.query import Query
 
 __all__ = ["entity_or_variable", "program_to_query", "read_markqa"]
 
@@ -97,7 +97,7 @@ def entity_or_variable(text: str) -> str:
     """MarkQA's reading of a string where an entity or a variable belongs.
 
     ``*`` and a typed literal stay; the rest is read as an expression operand
-    (:func:`pyql.expressions.operand`, MarkQA's ``digit_or_var``): a number
+    (:func:`pyql.builder.expressions.operand`, MarkQA's ``digit_or_var``): a number
     stays, a QID (``wd:`` optional) is the entity, anything else a variable
     whose ``?`` was left out (spaces become ``_``).
 
@@ -273,7 +273,7 @@ def read_markqa(text: str, entities: Mapping[str, str], profile: Profile) -> Que
     """The query of a MarkQA program, on the Wikidata profile unless another Wikidata-shaped one is given.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> read_markqa("a = PyQL()\\na.add_time('Q1', 't')\\nprint(a.sparql)", {}, FREEBASE).profile.name
         'wikidata'
     """

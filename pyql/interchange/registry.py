@@ -3,7 +3,7 @@
 A conversion format is a way to write a query down: a legacy PyQL program,
 action lines, SPARQL, and later S-expressions, AgentBench actions, MarkQA
 programs. A format registers, in its own module of :mod:`pyql.interchange`,
-a *reader* (text → a :class:`~pyql.query.Query` chain, given the linked
+a *reader* (text → a :class:`~pyql.builder.query.Query` chain, given the linked
 entities, name → id, and a KB profile) with :func:`reader`, and/or a
 *writer* (a query → text) with :func:`writer`. Any reader then converts to
 any writer through the query (:func:`convert`).
@@ -34,8 +34,8 @@ from dataclasses import dataclass, replace
 from typing import Callable, Mapping, TypeVar
 
 from pyql.errors import ConversionError, UnknownFormatError
-from pyql.profiles import Profile, get_profile
-from pyql.query import Query
+from pyql.builder.profiles import Profile, get_profile
+from pyql.builder.query import Query
 
 __all__ = [
     "Format",
@@ -106,7 +106,7 @@ def reader(name: str, summary: str) -> Callable[[F], F]:
     """Register the decorated function as the reader of the format ``name``.
 
     The function takes ``(text, entities, profile)`` and returns a
-    :class:`~pyql.query.Query`, or raises a :class:`~pyql.errors.PyQLError`
+    :class:`~pyql.builder.query.Query`, or raises a :class:`~pyql.errors.PyQLError`
     saying where the text is wrong.
 
     Args:
@@ -132,7 +132,7 @@ def reader(name: str, summary: str) -> Callable[[F], F]:
 def writer(name: str, summary: str) -> Callable[[F], F]:
     """Register the decorated function as the writer of the format ``name``.
 
-    The function takes a :class:`~pyql.query.Query` and returns its text
+    The function takes a :class:`~pyql.builder.query.Query` and returns its text
     (as a file of the format holds it), or raises a
     :class:`~pyql.errors.ConversionError` when the format cannot say what
     the query says.

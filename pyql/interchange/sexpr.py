@@ -54,9 +54,9 @@ from typing import Mapping, Union
 
 from pyql.errors import ConversionError, ParseError, PyQLError
 from pyql.interchange.registry import reader, writer
-from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
-from pyql.query import Query
-from pyql.steps import (
+from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
+from pyql.builder.query import Query
+from pyql.builder.steps import (
     Aggregate,
     Answer,
     Argmax,
@@ -66,7 +66,7 @@ from pyql.steps import (
     TimeConstraint,
     TypeConstraint,
 )
-from pyql.terms import IRI, Literal, Term, Variable, parse_term
+from pyql.builder.terms import IRI, Literal, Term, Variable, parse_term
 
 __all__ = ["MAX_DEPTH", "Form", "parse_sexpr", "render_sexpr", "read_sexpr", "write_sexpr", "same_logical_form"]
 

@@ -1,9 +1,9 @@
 """The ``sparql`` format: SPARQL 1.1 text, written from a chain; gold SPARQL read into one.
 
-Writing gives :meth:`pyql.query.Query.sparql`: the query with its own
+Writing gives :meth:`pyql.builder.query.Query.sparql`: the query with its own
 PREFIX lines, for the query's KB profile. Reading takes the gold queries
 the benchmarks ship (WebQSP, CWQ, GrailQA: Virtuoso's dialect) through
-:func:`pyql.gold_sparql.gold_to_query`, which says what maps to which step
+:func:`pyql.interchange.gold_sparql.gold_to_query`, which says what maps to which step
 and what is refused.
 
 Example:
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from pyql.gold_sparql import gold_to_query
+from pyql.interchange.gold_sparql import gold_to_query
 from pyql.interchange.registry import reader, writer
-from pyql.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
-from pyql.query import Query
+from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
+from pyql.builder.query import Query
 
 __all__ = ["read_sparql", "write_sparql"]
 
@@ -43,7 +43,7 @@ def read_sparql(text: str, entities: Mapping[str, str], profile: Profile) -> Que
 
 @writer("sparql", "SPARQL 1.1, each query with its own PREFIX lines")
 def write_sparql(query: Query) -> str:
-    """The SPARQL text of the query (:meth:`~pyql.query.Query.sparql`).
+    """The SPARQL text of the query (:meth:`~pyql.builder.query.Query.sparql`).
 
     Example:
         >>> "SELECT *" in write_sparql(Query())

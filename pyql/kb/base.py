@@ -1,7 +1,7 @@
 """The knowledge-base interface every backend implements.
 
 A backend only has to run SELECT and ASK text and return rows of
-:mod:`pyql.terms` terms (``_select`` / ``_ask``); everything a step needs
+:mod:`pyql.builder.terms` terms (``_select`` / ``_ask``); everything a step needs
 (observations with labels and counts, one-hop relations, labels, labelled
 result rows) is built here on top, from the bounded queries of
 :mod:`pyql.kb.probes` (each built and read there), so all backends answer
@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import pyql.kb.probes as probes
 import pyql.kb.quantities as quantities
 from pyql.errors import EngineError, KBError, QueryError
-from pyql.observation import (
+from pyql.kb.observation import (
     BoundedRows,
     Observation,
     Relations,
@@ -39,9 +39,9 @@ from pyql.observation import (
     VariableValues,
     joined_rows,
 )
-from pyql.profiles import Profile, get_profile
-from pyql.query import Query
-from pyql.terms import IRI, BlankNode, Literal, Term, TermLike, Variable, parse_term
+from pyql.builder.profiles import Profile, get_profile
+from pyql.builder.query import Query
+from pyql.builder.terms import IRI, BlankNode, Literal, Term, TermLike, Variable, parse_term
 
 __all__ = ["KB", "KBStats", "Row", "Opener", "set_opener"]
 

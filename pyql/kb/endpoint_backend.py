@@ -60,8 +60,8 @@ from typing import Any, Iterator, Mapping
 
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, KBError
 from pyql.kb.base import KB
-from pyql.profiles import Profile
-from pyql.terms import IRI, BlankNode, Literal, Term, canonical_literal
+from pyql.builder.profiles import Profile
+from pyql.builder.terms import IRI, BlankNode, Literal, Term, canonical_literal
 
 __all__ = ["EndpointKB", "binding_to_term", "cell_problem", "declared_limit"]
 

@@ -42,7 +42,7 @@ import rdflib
 
 from pyql.errors import KBError
 from pyql.kb.oxigraph_backend import OxigraphKB
-from pyql.profiles import GENERIC, RDFS, Profile, get_profile
+from pyql.builder.profiles import GENERIC, RDFS, Profile, get_profile
 
 __all__ = [
     "ENTITY_NS",

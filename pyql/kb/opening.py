@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from pyql.errors import KBError
 from pyql.kb.base import KB, set_opener
 from pyql.kb.registry import kb_backend, kb_backends
-from pyql.profiles import Profile
+from pyql.builder.profiles import Profile
 
 if TYPE_CHECKING:
     from pyql.kb.oxigraph_backend import OxigraphKB

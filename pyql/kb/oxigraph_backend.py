@@ -20,8 +20,8 @@ from pyql.echo import one_line
 from pyql.errors import EngineError, KBError
 from pyql.kb.base import KB
 from pyql.kb.progress import LoadProgress
-from pyql.profiles import Profile
-from pyql.terms import IRI, BlankNode, Term, canonical_literal
+from pyql.builder.profiles import Profile
+from pyql.builder.terms import IRI, BlankNode, Term, canonical_literal
 
 __all__ = ["OxigraphKB", "from_oxigraph", "load_file", "one_line", "oxigraph_format"]
 

@@ -4,9 +4,9 @@ A step needs more than the query's answers: the values of its variables
 with labels and counts (the observation), the one-hop relations of an
 entity or a variable, labels of entities, labelled result rows, whether a
 relation exists, and the kinds of a relation's values. Each is one bounded
-query, built here from the folded scope of a query (:mod:`pyql.compiler`
+query, built here from the folded scope of a query (:mod:`pyql.builder.compiler`
 writes the query's own text), and read back here into the shapes of
-:mod:`pyql.observation`; :class:`pyql.kb.base.KB` only sends the text and
+:mod:`pyql.kb.observation`; :class:`pyql.kb.base.KB` only sends the text and
 hands the rows over, so every backend answers alike.
 
 ======================  ==============================  ===========================
@@ -32,7 +32,7 @@ The variables a probe binds for itself start with ``__`` (``?__count_x``,
 variables may not use.
 
 Example:
-    >>> from pyql.query import Query
+    >>> from pyql.builder.query import Query
     >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
     >>> text, variables = observation_query(q)
     >>> [str(v) for v in variables], f"?{COUNT_PREFIX}c" in text
@@ -44,13 +44,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
-import pyql.escape as escape
-from pyql.compiler import INDENT, Block, CompilableQuery, prefix_lines, term_sparql
+import pyql.builder.escape as escape
+from pyql.builder.compiler import INDENT, Block, CompilableQuery, prefix_lines, term_sparql
 from pyql.errors import EngineError, QueryError
-from pyql.observation import JoinedRows, Relations, Value, VariableValues, joined_rows
-from pyql.profiles import Profile, profile_of_iris
-from pyql.steps import Aggregate, Fact, Step
-from pyql.terms import DATE_TYPES, IRI, Literal, Term, Variable
+from pyql.kb.observation import JoinedRows, Relations, Value, VariableValues, joined_rows
+from pyql.builder.profiles import Profile, profile_of_iris
+from pyql.builder.steps import Aggregate, Fact, Step
+from pyql.builder.terms import DATE_TYPES, IRI, Literal, Term, Variable
 
 __all__ = [
     "COUNT_PREFIX",
@@ -143,7 +143,7 @@ def label_pattern(var: Variable, label: Variable, profile: Profile) -> str:
     """The optional pattern binding ``label`` to a label of ``var`` in the profile's language (or one without a language).
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> label_pattern(Variable("e"), Variable("l"), FREEBASE).startswith("OPTIONAL { ?e <http://rdf.freebase.com/ns/type.object.name> ?l .")
         True
     """
@@ -168,7 +168,7 @@ def observed_variables(query: CompilableQuery) -> list[Variable]:
     """The variables an observation shows: the answer once one is set, else every visible one.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y")
         >>> [str(v) for v in observed_variables(q)], [str(v) for v in observed_variables(q.set_answer("?y"))]
         (['?x', '?y'], ['?y'])
@@ -212,7 +212,7 @@ def observation_query(
     count is not above ``count_cap``, it is a lower bound ("at least 2").
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
         >>> text, variables = observation_query(q)
         >>> [str(v) for v in variables], text.count("UNION"), "LIMIT 1002" in text
@@ -312,7 +312,7 @@ def read_observation(
     a count taken over the first rows of a longer join is partial.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> n = lambda k: Literal(str(k), XSD + "integer")
         >>> rows = [{"__count_c": n(2), "__rows": n(2)}, {"c": n(7)}, {"c": n(5)}]
         >>> [str(v) for v in read_observation(rows, [Variable("c")], lambda t, l: Value(t), 10, 1000)]
@@ -353,10 +353,10 @@ def read_joined_rows(
 
     A value keeps the label the variable's sample gave it (``known``: the
     variables' lists); a variable with one value is left out
-    (:func:`pyql.observation.joined_rows`). None when fewer than two vary.
+    (:func:`pyql.kb.observation.joined_rows`). None when fewer than two vary.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> n = lambda k: Literal(str(k), XSD + "integer")
         >>> rows = [{"a": n(2), "b": n(9), ROW_MARK: n(1)}, {"a": n(1), "b": n(7), ROW_MARK: n(1)}, {"a": n(5)}]
         >>> print(read_joined_rows(rows, [Variable("a"), Variable("b")], lambda t, l: Value(t), 10))
@@ -383,13 +383,13 @@ def bounded_rows_query(query: CompilableQuery) -> tuple[str, list[Variable]]:
 
     These rows answer any later step that only changes the projection
     (``set_answer``, ``execute()``) without evaluating the join again
-    (:class:`~pyql.observation.BoundedRows`).
+    (:class:`~pyql.kb.observation.BoundedRows`).
 
     Raises:
         QueryError: when the query's rows are not bounded, or it has no variable.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").add_max("?y").set_answer("?x")
         >>> text, variables = bounded_rows_query(q)
         >>> [str(v) for v in variables], text.count("LIMIT 1")
@@ -409,7 +409,7 @@ def rows_query(query: CompilableQuery, limit: int) -> tuple[str, list[Variable]]
     """The query's projected rows with a label per variable, at most ``limit`` rows (:func:`read_rows` reads them).
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").set_answer("?x")
         >>> [str(v) for v in rows_query(q, 5)[1]]
         ['?x']
@@ -508,11 +508,11 @@ def relations_query(
     argmax is not evaluated again.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> text = relations_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), None, FREEBASE)
         >>> text.count("UNION"), "STRSTARTS" in text, text.count("LIMIT 10001")
         (1, True, 2)
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("freebase").add_fact("?x", "a.b.c", "m.0crbvqz")
         >>> "OPTIONAL {" in relations_query(Variable("x"), q, FREEBASE)
         True
@@ -533,7 +533,7 @@ def entities_relations_query(targets: Sequence[Term], profile: Profile, limit: i
     at most ``limit`` rows a target.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> fb = "http://rdf.freebase.com/ns/"
         >>> text = entities_relations_query([IRI(fb + "m.0crbvqz"), IRI(fb + "m.0dkl7")], FREEBASE)
         >>> text.count("LIMIT 10001"), "BIND(1 AS ?__t)" in text, text.rstrip().endswith("LIMIT 4000")
@@ -623,7 +623,7 @@ def read_relations(rows: Sequence[Row], target: Term, edges: int, limit: int, sh
     it means there were more.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> fb = "http://rdf.freebase.com/ns/"
         >>> rows = [{"__dir": Literal("forward"), "__r": IRI(fb + "a.b.c"), "__n": Literal("3", XSD + "integer")},
         ...         {"__dir": Literal("backward"), "__r": Literal("hidden"), "__n": Literal("9", XSD + "integer")}]
@@ -670,7 +670,7 @@ def relation_ask_query(
     is the subject), "backward" (the object) or None (either).
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> fb = "http://rdf.freebase.com/ns/"
         >>> text = relation_ask_query(IRI(fb + "m.0x"), IRI(fb + "a.b.c"), "backward", None, FREEBASE)
         >>> text.strip().splitlines()[-1]
@@ -713,7 +713,7 @@ def relation_ask_query(
 # ---------------------------------------------------------------------------
 
 #: The kinds of values an engine orders alike in its own order (a native
-#: argmax, :attr:`pyql.steps.Argmax.native`): numbers of any numeric type, or
+#: argmax, :attr:`pyql.builder.steps.Argmax.native`): numbers of any numeric type, or
 #: one date type (mixing two date types needs the ISO-text key).
 NATIVE_ORDER_KINDS = frozenset(
     {"numeric"}
@@ -737,7 +737,7 @@ def value_kinds_query(relation: IRI, profile: Profile, edges: int, limit: int = 
     (:meth:`pyql.kb.KB.value_kind` first reads a few, and caches the answer).
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> text = value_kinds_query(IRI("http://rdf.freebase.com/ns/people.person.date_of_birth"), FREEBASE, 20)
         >>> "LIMIT 20 }" in text, "LIMIT 21 }" in text, text.count("UNION")
         (True, True, 1)
@@ -765,7 +765,7 @@ def read_value_kinds(rows: Iterable[Row], edges: int) -> tuple[list[str | None],
     """The kinds (at most 2) from the rows of :func:`value_kinds_query`, and whether its ``edges`` were all the edges.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> read_value_kinds([{"__k": Literal("numeric")}, {"__n": Literal("21", XSD + "integer")}], 20)
         (['numeric'], False)
     """
@@ -791,7 +791,7 @@ def sources_of(var: Variable, steps: Sequence[Step]) -> tuple[tuple[IRI, ...], b
     same name.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query().add_fact("?p", "people.person.date_of_birth", "?d")
         >>> [r.value.rsplit("/", 1)[1] for r in sources_of(Variable("d"), q.steps)[0]]
         ['people.person.date_of_birth']
@@ -822,7 +822,7 @@ def labels_query(terms: Sequence[Term], profile: Profile) -> str:
     """One query for the labels of the given IRIs (``?__e`` and ``?__label``; :func:`read_labels` reads them).
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> "VALUES ?__e" in labels_query([IRI("http://rdf.freebase.com/ns/m.0crbvqz")], FREEBASE)
         True
     """
@@ -869,7 +869,7 @@ def profile_sample_query(limit: int = PROFILE_SAMPLE) -> str:
 
 
 def read_profile_sample(rows: Iterable[Row]) -> str:
-    """The profile the sample's IRIs point to (:func:`pyql.profiles.profile_of_iris`).
+    """The profile the sample's IRIs point to (:func:`pyql.builder.profiles.profile_of_iris`).
 
     Example:
         >>> read_profile_sample([{"__s": IRI("http://www.wikidata.org/entity/Q64"),
@@ -883,7 +883,7 @@ def entity_ask_query(entity: IRI, profile: Profile) -> str:
     """An ASK whether an IRI is in the KB at all: the subject or the object of one triple.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> print(entity_ask_query(IRI("http://rdf.freebase.com/ns/m.0crbvqz"), FREEBASE).splitlines()[-1])
         ASK { { <http://rdf.freebase.com/ns/m.0crbvqz> ?__p ?__o } UNION { ?__s ?__p <http://rdf.freebase.com/ns/m.0crbvqz> } }
     """
@@ -906,7 +906,7 @@ _WD_PROP = "http://www.wikidata.org/prop/"
 
 
 class ExpressionLike(Protocol):
-    """What the numeric probes read of an expression (:class:`pyql.expressions.Expression` is one)."""
+    """What the numeric probes read of an expression (:class:`pyql.builder.expressions.Expression` is one)."""
 
     def sparql(self, profile: Profile) -> str: ...
 
@@ -982,8 +982,8 @@ def operand_stats_query(
     ``pairs`` differ. :func:`read_operand_stats` reads the one row it returns.
 
     Example:
-        >>> from pyql.query import Query
-        >>> from pyql.expressions import sub
+        >>> from pyql.builder.query import Query
+        >>> from pyql.builder.expressions import sub
         >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a").add_quantity("Q64", "P1082", "b")
         >>> text = operand_stats_query(q, [Variable("a")], [sub("a", "b")], [(Variable("a"), Variable("b"))])
         >>> "LIMIT 1000 }" in text, "BIND((?a - ?b) AS ?__div_0)" in text, "?__differ_0" in text
@@ -1024,7 +1024,7 @@ def read_operand_stats(rows: Sequence[Row], variables: int, divisors: int = 0, p
     """The :class:`OperandStats` from the row of :func:`operand_stats_query` (with as many variables, divisors, pairs).
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> n = lambda k: Literal(str(k), XSD + "integer")
         >>> stats = read_operand_stats([{"__rows": n(2), "__bound_0": n(2), "__number_0": n(2), "__zero_0": n(2)}], 1, 1)
         >>> stats.rows, stats.variables[0].number, stats.divisors[0]["zero"]
@@ -1050,7 +1050,7 @@ def quantity_units_query(
     position. At most ``limit`` rows; :func:`read_quantity_units` reads them.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("wikidata").add_quantity("Q64", "P2046", "a").add_quantity("Q1794", "P2046", "b")
         >>> text = quantity_units_query(q, [Variable("value_st_a"), Variable("value_st_b")])
         >>> text.count("wikibase:quantityUnit ?__unit"), "LIMIT 1000 }" in text, text.rstrip().endswith("LIMIT 50")
@@ -1081,7 +1081,7 @@ def read_quantity_units(rows: Iterable[Row], value_nodes: int) -> tuple[tuple[tu
     """Per value node of :func:`quantity_units_query`, its units as (unit, label, SI unit), by label.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> km = IRI("http://www.wikidata.org/entity/Q828224")
         >>> read_quantity_units([{"__q": Literal("0", XSD + "integer"), "__unit": km, "__label": Literal("kilometre")}], 2)
         (((IRI('http://www.wikidata.org/entity/Q828224'), 'kilometre', None),), ())
@@ -1104,7 +1104,7 @@ def time_points_query(
     :func:`read_time_points` reads them.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("wikidata").add_quantity("Q64", "P1082", "pop")
         >>> text = time_points_query(q, Variable("statement_pop"), IRI("http://www.wikidata.org/entity/Q64"), Variable("pop"))
         >>> "?statement_pop pq:P585 ?__time ." in text, "BIND(wd:Q64 AS ?__e)" in text, text.rstrip().endswith("LIMIT 50")
@@ -1130,7 +1130,7 @@ def read_time_points(rows: Iterable[Row]) -> dict[Term, list[tuple[Literal, Term
     """The (point in time, amount) pairs of each entity from the rows of :func:`time_points_query`, by time.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> e, t = IRI("http://www.wikidata.org/entity/Q64"), Literal("2011-05-09T00:00:00Z", XSD + "dateTime")
         >>> read_time_points([{"__e": e, "__time": t, "__amount": Literal("1", XSD + "decimal")}])[e][0][0].lexical
         '2011-05-09T00:00:00Z'
@@ -1175,7 +1175,7 @@ def candidates_query(
         QueryError: no query, queries of different profiles, or a query without a variable to observe.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> base = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
         >>> text, variables = candidates_query([base, base.add_fact("?c", "a.b.c", "?d")])
         >>> text.count("UNION"), [[str(v) for v in vs] for vs in variables], text.count(f"LIMIT {CANDIDATE_ROWS}")
@@ -1231,7 +1231,7 @@ def read_candidates(
     A yes/no candidate's list holds one empty row when its answer is yes.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> n = lambda k: Literal(str(k), XSD + "integer")
         >>> rows = [{CANDIDATE_VAR: n(1), "c": n(7)}, {CANDIDATE_VAR: n(1), "c": n(5)}]
         >>> [[{k: str(v.term) for k, v in r.items()} for r in c] for c in read_candidates(rows, [[Variable("c")]] * 2, lambda t, l: Value(t))]

@@ -9,7 +9,7 @@ amount belongs to, not that one is in feet and one in metres, not which
 census year it is. This module reads it for the variables the last step
 is about (:func:`quantity_focus`), in one bounded query
 (:func:`quantity_query`: the first rows of the query, then a constant number
-of look-ups per row), into :class:`~pyql.observation.QuantityRows`
+of look-ups per row), into :class:`~pyql.kb.observation.QuantityRows`
 (:func:`read_quantity_rows`), which the observation prints after its lists.
 
 Which variables a step is about:
@@ -25,7 +25,7 @@ Which variables a step is about:
 A query with none of these (every Freebase query) costs nothing more.
 
 Example:
-    >>> from pyql.query import Query
+    >>> from pyql.builder.query import Query
     >>> q = Query("wikidata").add_type_constrain("Q515", "city").add_quantity("city", "P1082", "pop", 2021)
     >>> base, focus = quantity_focus(q)
     >>> [(str(d.var), d.kind, str(d.entity)) for d in focus]
@@ -41,13 +41,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pyql.escape as escape
-from pyql.compiler import INDENT, WIKIBASE, prefix_lines, term_sparql
+import pyql.builder.escape as escape
+from pyql.builder.compiler import INDENT, WIKIBASE, prefix_lines, term_sparql
 from pyql.errors import EngineError
-from pyql.observation import Amount, Observation, QuantityRows, Value
-from pyql.profiles import Profile
-from pyql.steps import Bind, Compare, PropertyFact, QuantityBase, Rank, Step
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.kb.observation import Amount, Observation, QuantityRows, Value
+from pyql.builder.profiles import Profile
+from pyql.builder.steps import Bind, Compare, PropertyFact, QuantityBase, Rank, Step
+from pyql.builder.terms import IRI, Literal, Term, Variable
 
 __all__ = ["Described", "SAMPLE_ROWS", "quantity_focus", "quantity_query", "read_quantity_rows", "observe_quantities"]
 
@@ -117,8 +117,8 @@ def quantity_focus(query: Any) -> tuple[Any, tuple[Described, ...]] | None:
     visible); the result of ``add_bind`` comes first, then its operands.
 
     Example:
-        >>> from pyql.query import Query
-        >>> from pyql.expressions import sub
+        >>> from pyql.builder.query import Query
+        >>> from pyql.builder.expressions import sub
         >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64", "P1082", "b", 2021)
         >>> [str(d.var) for d in quantity_focus(q.add_bind(sub("b", "a"), "d"))[1]]
         ['?d', '?b', '?a']
@@ -180,7 +180,7 @@ def quantity_query(query: Any, focus: Sequence[Described], shown: int) -> str:
     :data:`SAMPLE_ROWS` rows of ``query``), then for each row its units, qualifiers, ranks and labels.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("wikidata").add_quantity("Q130018", "P2044", "elevation", unit=True)
         >>> text = quantity_query(*quantity_focus(q), 5)
         >>> "?non_si_value_st_elevation wikibase:quantityUnit/p:P2370" in text, "LIMIT 1000" in text
@@ -231,7 +231,7 @@ def read_quantity_rows(rows: Iterable[Row], focus: Sequence[Described], value: V
     """The rows of :func:`quantity_query`: one row per distinct focus row (the first look-up found kept), at most ``shown``.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> d = Described(Variable("pop"), "quantity", IRI("http://www.wikidata.org/entity/Q64"))
         >>> rows = [{"pop": Literal("5", XSD + "decimal"), "__q0_elabel": Literal("Berlin", None, "en")}]
         >>> print(read_quantity_rows(rows, [d], lambda t, l: Value(t, l.lexical if l else None, False, str(t)[-3:]), 10))
@@ -264,7 +264,7 @@ def observe_quantities(kb: Any, query: Any, observation: Observation, shown: int
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> kb = KB.open("wikidata-demo")
         >>> q = Query("wikidata").add_quantity("Q1374", "P2044", "elevation")
         >>> print(kb.observe(q).quantities)  # KB.observe calls it

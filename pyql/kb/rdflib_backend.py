@@ -23,8 +23,8 @@ from rdflib.term import Literal as RdfLiteral
 from pyql.echo import one_line
 from pyql.errors import EngineError, KBError
 from pyql.kb.base import KB
-from pyql.profiles import Profile
-from pyql.terms import IRI, BlankNode, Term, canonical_literal
+from pyql.builder.profiles import Profile
+from pyql.builder.terms import IRI, BlankNode, Term, canonical_literal
 
 __all__ = ["RdflibKB", "from_rdflib", "RDF_FORMATS", "one_line"]
 

@@ -58,9 +58,9 @@ from pyql.errors import EngineError, EngineUnavailable, RecordingError, ReplayMi
 from pyql.kb.base import KB, set_opener
 from pyql.kb.opening import demo_kb_path, open_kb
 from pyql.kb.registry import kb_backends
-from pyql.profiles import Profile
+from pyql.builder.profiles import Profile
 from pyql.recording_store import RecordingStore, canonical_json
-from pyql.terms import IRI, BlankNode, Literal, Term
+from pyql.builder.terms import IRI, BlankNode, Literal, Term
 
 __all__ = ["RecordedKB", "kb_identity", "recorded_kbs", "encode_rows", "decode_rows"]
 

@@ -47,7 +47,7 @@ from pyql.errors import KBError
 
 if TYPE_CHECKING:
     from pyql.kb.base import KB
-    from pyql.profiles import Profile
+    from pyql.builder.profiles import Profile
 
 __all__ = ["MATCH_ORDER", "KBBackend", "KBRegistry", "kb_backend", "kb_backends"]
 

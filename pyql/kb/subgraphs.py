@@ -67,12 +67,12 @@ from typing import Any
 import pyoxigraph as ox
 
 from pyql.errors import EngineError, KBError
-from pyql.escape import XSD
+from pyql.builder.escape import XSD
 from pyql.kb.base import KB
 from pyql.kb.metaqa import entity_local
 from pyql.kb.oxigraph_backend import OxigraphKB
-from pyql.profiles import Profile, get_profile, profile_of_id
-from pyql.terms import Term
+from pyql.builder.profiles import Profile, get_profile, profile_of_id
+from pyql.builder.terms import Term
 
 __all__ = [
     "ENTITY_NS",

@@ -33,7 +33,7 @@ from agent.errors import DatasetError
 from agent.evaluation.datasets.registry import Source, dataset_format
 from pyql.errors import PyQLError
 from pyql.interchange.agentbench import FUNCTIONS, read_agentbench
-from pyql.profiles import FREEBASE
+from pyql.builder.profiles import FREEBASE
 
 __all__ = ["is_agentbench_kg", "gold_trajectory", "load_agentbench_kg"]
 

@@ -42,7 +42,7 @@ from agent.evaluation.datasets.registry import Source, dataset_format
 from pyql.errors import PyQLError
 from pyql.interchange.actions import read_actions
 from pyql.interchange.markqa import program_to_query
-from pyql.profiles import WIKIDATA
+from pyql.builder.profiles import WIKIDATA
 
 __all__ = ["COMP_LEVELS", "is_markqa", "load_markqa", "markqa_answer_match", "markqa_gold_actions", "markqa_value"]
 

@@ -2,8 +2,8 @@
 
 :class:`SparqlEnvironment` is a :class:`pyql.environment.Environment` whose
 backend is a KB (:mod:`pyql.kb`), whose actions are
-:class:`~pyql.sparql_actions.SparqlActions` and whose query is an immutable
-:class:`~pyql.query.Query`. Its memory (:class:`SparqlMemory`) also keeps
+:class:`~pyql.environment.sparql_actions.SparqlActions` and whose query is an immutable
+:class:`~pyql.builder.query.Query`. Its memory (:class:`SparqlMemory`) also keeps
 what ``get_relation`` returned and the entities seen in accepted results.
 
 Example:
@@ -26,13 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
-from pyql.candidates import Ranker, rank_relations
+from pyql.environment.candidates import Ranker, rank_relations
 from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRecord
 from pyql.errors import PyQLError
-from pyql.observation import BoundedRows, Observation, Relations, ResultSet, Value
-from pyql.query import Query
-from pyql.sparql_actions import SparqlActions
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.kb.observation import BoundedRows, Observation, Relations, ResultSet, Value
+from pyql.builder.query import Query
+from pyql.environment.sparql_actions import SparqlActions
+from pyql.builder.terms import IRI, Literal, Term, Variable
 
 __all__ = ["SparqlEnvironment", "SparqlMemory"]
 
@@ -68,7 +68,7 @@ class SparqlEnvironment(Environment):
         entities: linked entities, name → id (``{"Tropical Storm Rachel": "m.0crbvqz"}``).
         analyzer: a correction analyzer (ERASER), or None.
         actions: restrict to these action names (default: the KB profile's,
-            :attr:`pyql.profiles.Profile.action_names`: QueryAgent's set, and
+            :attr:`pyql.builder.profiles.Profile.action_names`: QueryAgent's set, and
             MarkQA's numeric actions too on a Wikidata-shaped KB).
         relation_ranker: called with (question, relations) when a relation
             list is longer than ``max_relations``; returns the relations to keep.
@@ -77,7 +77,7 @@ class SparqlEnvironment(Environment):
         undo_empty: without an analyzer, whether an empty result fails the step.
         run_advice, escalate: see :class:`pyql.environment.Environment` (ablation switches).
         candidate_ranker: orders relations best first for the candidate lists
-            of guidelines and looks (:func:`pyql.candidates.rank_relations`);
+            of guidelines and looks (:func:`pyql.environment.candidates.rank_relations`);
             None: word overlap with the question.
         max_candidates: relations per direction a look shows (default 10).
         count_cap: distinct values an observation counts exactly per
@@ -136,7 +136,7 @@ class SparqlEnvironment(Environment):
     def known_values(self, var: Variable, values: Sequence[Value]) -> Iterator[None]:
         """Within the block, the current query's rows are taken to be ``values`` of ``var``: a look at
         ``var`` (``get_relation(?var)``) reads them as a ``VALUES`` block instead of evaluating the
-        query again. The caller vouches that ``values`` (the :class:`~pyql.observation.Value` objects of an observation)
+        query again. The caller vouches that ``values`` (the :class:`~pyql.kb.observation.Value` objects of an observation)
         are every value ``var`` has in the current
         query (as an observation that showed them all says); the bounded rows are put back after.
 
@@ -228,7 +228,7 @@ class SparqlEnvironment(Environment):
 
     # -- candidates and looks ---------------------------------------------------
     def rank_relations(self, relations: Iterable[str], limit: int | None = None) -> list[str]:
-        """Relations ordered best first against the question (:func:`pyql.candidates.rank_relations`).
+        """Relations ordered best first against the question (:func:`pyql.environment.candidates.rank_relations`).
 
         Example:
             >>> from pyql.kb import KB

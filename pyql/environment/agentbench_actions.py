@@ -6,7 +6,7 @@ The seven functions of AgentBench's knowledge-graph task (THUDM/AgentBench,
 the next ``#k``) and its preconditions, plus the final answer, which the
 task reads from a reply's ``Final Answer: #k`` (here also the terminate
 action ``final_answer(#k)``). They run on an
-:class:`~pyql.agentbench_environment.AgentBenchEnvironment`, which compiles
+:class:`~pyql.environment.agentbench.AgentBenchEnvironment`, which compiles
 each variable to a pyql chain. The docstrings are what a model reads
 (``pyql docs --side agentbench``, the agent's prompt and tool schemas).
 
@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from grammars.vocabulary import AGENTBENCH_FUNCTIONS as FUNCTIONS
 from pyql.action_parser import Arg
-from pyql.actions import ActionSet, ActionSpec, StepResult, action
+from pyql.environment.actions import ActionSet, ActionSpec, StepResult, action
 from pyql.errors import ArgumentError, QueryError
-from pyql.interchange.agentbench import FUNCTIONS
-from pyql.terms import IRI
+from pyql.builder.terms import IRI
 
 __all__ = ["AgentBenchActions", "FINAL_ANSWER", "OBSERVE_MODES", "ORDER"]
 

@@ -2,8 +2,8 @@
 
 The docstrings below are what the LLM reads (``pyql docs``); keep them
 short, concrete and true. Each action runs on a
-:class:`~pyql.sparql_environment.SparqlEnvironment` and returns a
-:class:`~pyql.actions.StepResult`.
+:class:`~pyql.environment.sparql.SparqlEnvironment` and returns a
+:class:`~pyql.environment.actions.StepResult`.
 
 Example:
     >>> SparqlActions().names[:3]
@@ -28,12 +28,12 @@ from grammars.vocabulary import (
     SPARQL_ALL_ACTIONS,
 )
 from pyql.action_parser import Arg, parse_action
-from pyql.actions import ActionSet, ActionSpec, StepResult, action
+from pyql.environment.actions import ActionSet, ActionSpec, StepResult, action
 from pyql.errors import ArgumentError, PyQLError, QueryError, TermError
-from pyql.observation import BoundedRows, Relations
-from pyql.query import Query
-from pyql.steps import normalize_operator
-from pyql.terms import IRI, Literal, Term, Variable, parse_term, resolve_datatype
+from pyql.kb.observation import BoundedRows, Relations
+from pyql.builder.query import Query
+from pyql.builder.steps import normalize_operator
+from pyql.builder.terms import IRI, Literal, Term, Variable, parse_term, resolve_datatype
 
 __all__ = ["SparqlActions", "KBContext", "arg_to_term", "convert_argument", "markqa_argument", "ORDER", "MARKQA_KINDS"]
 
@@ -49,7 +49,7 @@ _SUB_QUERY_DEPTH: ContextVar[int] = ContextVar("pyql_sub_query_depth", default=0
 
 class KBContext(Protocol):
     """What a SPARQL action reads from its environment
-    (:class:`~pyql.sparql_environment.SparqlEnvironment` offers it)."""
+    (:class:`~pyql.environment.sparql.SparqlEnvironment` offers it)."""
 
     kb: Any
     query: Query
@@ -78,7 +78,7 @@ def arg_to_term(arg: Arg, profile: Any, role: str = "any") -> Term:
 
     Example:
         >>> from pyql.action_parser import parse_action
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> [arg_to_term(a, FREEBASE) for a in parse_action('f(?x, m.0a, "2011"^^xsd:gYear)').args][2].datatype
         'http://www.w3.org/2001/XMLSchema#gYear'
     """
@@ -107,7 +107,7 @@ def convert_argument(profile: Any, kind: str, arg: Arg, action_name: str, name: 
 
     Example:
         >>> from pyql.action_parser import parse_action
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> call = parse_action("add_filter(?w, >, 200)")
         >>> convert_argument(FREEBASE, "operator", call.args[1], "add_filter", "op", 1)
         '>'
@@ -160,7 +160,7 @@ def _markqa_text(arg: Arg) -> str:
 
 
 def _expression(arg: Arg, depth: int) -> Any:
-    """An expression argument: MarkQA's functions nested as calls, built by :mod:`pyql.expressions`."""
+    """An expression argument: MarkQA's functions nested as calls, built by :mod:`pyql.builder.expressions`."""
     if depth > MAX_EXPRESSION_DEPTH:
         raise QueryError(f"the expression nests deeper than {MAX_EXPRESSION_DEPTH} calls; bind a part to a variable first")
     if arg.kind != "text":
@@ -172,9 +172,9 @@ def _expression(arg: Arg, depth: int) -> Any:
     if call.name not in EXPRESSION_FUNCTIONS:
         raise QueryError(f"unknown expression function {call.name!r}; use one of {', '.join(EXPRESSION_FUNCTIONS)}")
     try:
-        functions = importlib.import_module("pyql.expressions")
+        functions = importlib.import_module("pyql.builder.expressions")
     except ImportError:  # pragma: no cover - the module comes with issue 21's expression tree
-        raise QueryError("expressions need pyql.expressions, which this installation lacks") from None
+        raise QueryError("expressions need pyql.builder.expressions, which this installation lacks") from None
     operands = [_expression(a, depth + 1) for a in call.args]
     try:
         return getattr(functions, call.name)(*operands)
@@ -232,7 +232,7 @@ def sub_query_argument(profile: Any, arg: Arg) -> Query:
             query, or one the query cannot take (naming it).
 
     Example:
-        >>> from pyql.profiles import WIKIDATA
+        >>> from pyql.builder.profiles import WIKIDATA
         >>> arg = parse_action("add_sub_query(query(add_quantity(Q64, P1082, ?pop), add_max(?pop)))").args[0]
         >>> sub_query_argument(WIKIDATA, arg).actions()
         ['add_quantity(wd:Q64, P1082, ?pop)', 'add_max(?pop)']
@@ -660,7 +660,7 @@ class SparqlActions(ActionSet):
 
     def _time_of(self, env: KBContext, add: Callable[[Query, str, str], Query], entity: str, new_var: str) -> StepResult:
         """The step of MarkQA's time actions: the query with one time property of an entity (``add`` is the
-        :class:`~pyql.query.Query` method writing it: start time P580, end time P582, point in time P585) into new_var."""
+        :class:`~pyql.builder.query.Query` method writing it: start time P580, end time P582, point in time P585) into new_var."""
         return self._observe(env, add(env.query, entity, new_var))
 
     @action("construct", entity="markqa", new_var="markqa")

@@ -27,13 +27,13 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Iterable
 
-import pyql.escape as escape
+import pyql.builder.escape as escape
 from pyql.action_parser import render_action
-from pyql.expressions import operand
-from pyql.compiler import Folded, compile_query, fold, fold_step
+from pyql.builder.expressions import operand
+from pyql.builder.compiler import Folded, compile_query, fold, fold_step
 from pyql.errors import PyQLError, QueryError
-from pyql.profiles import Profile, get_profile
-from pyql.steps import (
+from pyql.builder.profiles import Profile, get_profile
+from pyql.builder.steps import (
     Aggregate,
     Answer,
     Argmax,
@@ -57,7 +57,7 @@ from pyql.steps import (
     TypeConstraint,
     expression_variables,
 )
-from pyql.terms import IRI, Literal, Term, TermLike, Variable, parse_term
+from pyql.builder.terms import IRI, Literal, Term, TermLike, Variable, parse_term
 from pyql.errors import TermError
 
 __all__ = ["Query"]
@@ -158,7 +158,7 @@ class Query:
 
     Args:
         profile: "freebase" (default), "wikidata", "generic" or a
-            :class:`~pyql.profiles.Profile`.
+            :class:`~pyql.builder.profiles.Profile`.
         steps: the steps (normally built with the methods, not passed in).
 
     Example:
@@ -184,7 +184,7 @@ class Query:
         return new
 
     def term(self, value: TermLike, role: str = "any") -> Term:
-        """Read a value as a term of this query's profile (see :func:`pyql.terms.parse_term`).
+        """Read a value as a term of this query's profile (see :func:`pyql.builder.terms.parse_term`).
 
         Example:
             >>> Query().term("?x")
@@ -226,7 +226,7 @@ class Query:
         Computed once per query and cached on it (the query is immutable; the
         cache is not a field, so it plays no part in ``==`` and ``hash``).
         :attr:`variables`, :attr:`answer`, :attr:`is_ask` and the compiler
-        read it. See :func:`pyql.compiler.fold`.
+        read it. See :func:`pyql.builder.compiler.fold`.
 
         Example:
             >>> q = Query().add_fact("?c", "a.b.c", "?t").add_max("?t")
@@ -665,13 +665,13 @@ class Query:
     def add_bind(self, expression: object, var: TermLike) -> Query:
         """``BIND(expression AS ?var)``; ``?var`` (new) becomes the answer.
 
-        ``expression`` is built with MarkQA's functions (:mod:`pyql.expressions`:
+        ``expression`` is built with MarkQA's functions (:mod:`pyql.builder.expressions`:
         ``add``, ``sub``, ``mul``, ``div`` ...): anything with ``variables()``
         and ``sparql(profile)``; its variables must be in the query. A single
         operand (a variable name, a number) is read as MarkQA's ``digit_or_var`` reads it.
 
         Example:
-            >>> from pyql.expressions import sub
+            >>> from pyql.builder.expressions import sub
             >>> q = Query("wikidata").add_quantity("Q64", "P1082", "a", 2011).add_quantity("Q64", "P1082", "b", 2021)
             >>> q.add_bind(sub("b", "a"), "ans").sparql().splitlines()[-2].strip()
             'BIND((?b - ?a) AS ?ans)'

@@ -7,8 +7,8 @@ builds the same expressions as a small typed tree instead: :class:`Var`,
 :class:`Num`, :class:`DateLit`, :class:`Entity`, :class:`Op` (``+ - * /``)
 and :class:`Func` (``ABS``, ``CEIL``, ``FLOOR``, ``YEAR``, ``MONTH``, the
 ``xsd:decimal`` cast). Nodes are frozen; every variable, number, date and
-entity reaches SPARQL text through :mod:`pyql.escape` (via
-:mod:`pyql.terms` and the profile), never by formatting user text.
+entity reaches SPARQL text through :mod:`pyql.builder.escape` (via
+:mod:`pyql.builder.terms` and the profile), never by formatting user text.
 
 Operands are normalised as MarkQA's ``digit_or_var`` does (see
 :func:`operand`): a numeric string is a number, ``'Q42'`` an entity and any
@@ -41,8 +41,8 @@ from types import MappingProxyType
 from typing import Mapping, Union
 
 from pyql.errors import QueryError
-from pyql.profiles import Profile, get_profile
-from pyql.terms import XSD, Literal, Variable
+from pyql.builder.profiles import Profile, get_profile
+from pyql.builder.terms import XSD, Literal, Variable
 
 __all__ = [
     "MAX_DEPTH",

@@ -1,6 +1,6 @@
 """Trying candidate steps without keeping them: one by one (:func:`trial`), or many in one KB query (:class:`StepChecker`).
 
-The choose mode (:mod:`pyql.next_steps`) offers only steps that run. A
+The choose mode (:mod:`pyql.environment.next_steps`) offers only steps that run. A
 trial runs a step on the environment and undoes it: one KB query (or more)
 per candidate. The checker gets the same verdicts for most steps from one
 bounded query for a whole batch:
@@ -52,7 +52,7 @@ the engine rejected.
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.sparql_environment import SparqlEnvironment
+    >>> from pyql.environment.sparql import SparqlEnvironment
     >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
     >>> checker = StepChecker(env)
     >>> good = "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)"
@@ -74,11 +74,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyql.compiler import prefix_lines
+from pyql.builder.compiler import prefix_lines
 from pyql.errors import PyQLError
 from pyql.kb import probes
-from pyql.observation import Observation, ResultSet, Value, VariableValues
-from pyql.terms import IRI, XSD, Literal, Term, Variable
+from pyql.kb.observation import Observation, ResultSet, Value, VariableValues
+from pyql.builder.terms import IRI, XSD, Literal, Term, Variable
 
 __all__ = [
     "BATCHED_ACTIONS", "BATCH_SIZE", "FACT_ROWS", "FACT_WINDOW", "FactExtension", "PatternExtension", "Verdict", "StepChecker", "dry_run",
@@ -122,7 +122,7 @@ def trial(env: Any, action: str) -> Any:
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
         >>> trial(env, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok, env.query.steps
         (True, ())
@@ -171,7 +171,7 @@ def dry_run(env: Any, action: str) -> tuple[Any, Any]:
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
         >>> record, query = dry_run(env, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
         >>> record.ok, [str(v) for v in query.variables], env.kb.stats.queries, env.query.steps
@@ -211,7 +211,7 @@ def preview_of(cells: Sequence[dict[str, Value]], variables: Sequence[Any], befo
     Up to three values a variable, ``+more`` when the batch saw a fourth (it reads no count).
 
     Example:
-        >>> from pyql.terms import IRI, Variable
+        >>> from pyql.builder.terms import IRI, Variable
         >>> cells = [{"c": Value(IRI("http://x/a"), "A")}, {"c": Value(IRI("http://x/b"), "B")}]
         >>> preview_of(cells, [Variable("c")], set(), None, 60)
         '?c = A, B'
@@ -260,7 +260,7 @@ def fact_extension(base: Any, query: Any) -> FactExtension | None:
     relation, so one pattern with the relations in ``VALUES`` checks them all.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> base = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
         >>> found = fact_extension(base, base.add_fact("?d", "a.b.c", "?c"))
         >>> found.key, found.relation, found.forward, str(found.fresh), str(found.shown)
@@ -310,7 +310,7 @@ def argmax_lines(base: Any, query: Any) -> tuple[list[str], list[str], bool] | N
     the step's own query tells (the third item is True). None: ``base`` ranks in another way.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> base = Query("freebase").add_fact("?c", "a.b.c", "?w").add_max("?w")
         >>> before, lines, partial = argmax_lines(base, base.add_fact("?c", "a.b.d", "?k"))
         >>> before, lines[-2], partial
@@ -364,7 +364,7 @@ def pattern_extension(base: Any, query: Any) -> PatternExtension | None:
     variable they use is one ``base`` shows, or one local to a filter (not in ``base``'s pattern).
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> base = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
         >>> found = pattern_extension(base, base.add_filter("?c", "!=", "m.x"))
         >>> found.triples, found.filters, found.keys, str(found.shown)
@@ -585,7 +585,7 @@ def current_record(env: Any) -> Any:
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
         >>> current_record(env) is None
         True
@@ -602,7 +602,7 @@ def has_alternatives(query: Any) -> bool:
     shows may then be unbound in a row, so its observation's values are not its rows'.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> has_alternatives(Query().add_fact("m.0a", "a.b.c", "?x"))
         False
     """
@@ -614,7 +614,7 @@ class StepChecker:
     """Verdicts on candidate steps of one environment state, checked in batches (see the module docstring).
 
     Args:
-        env: a :class:`~pyql.sparql_environment.SparqlEnvironment`; its state must not change while the checker is used.
+        env: a :class:`~pyql.environment.sparql.SparqlEnvironment`; its state must not change while the checker is used.
         before: the variables that existed before the step (the preview shows the new ones).
         preview_chars: characters of a preview at most.
         batch: False: every candidate is tried one by one (:func:`trial`), as before batches.
@@ -914,8 +914,8 @@ def _extreme_row(observation: Observation, action: str, base: Any, query: Any) -
     (``ORDER BY`` and ``LIMIT 1`` over its rows); the row is the one with the extreme value.
 
     Example:
-        >>> from pyql.query import Query
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.query import Query
+        >>> from pyql.builder.terms import XSD
         >>> base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
         >>> n = lambda k: Value(Literal(str(k), XSD + "integer"))
         >>> seen = Observation((VariableValues(Variable("c"), (Value(IRI("http://x/a")),), 1), VariableValues(Variable("w"), (n(5), n(9)), 2)))
@@ -952,7 +952,7 @@ def _total_of_rows(observation: Observation, action: str, base: Any, query: Any)
     None otherwise (a batch checks it). The engine may write the number in another numeric type.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> base = Query("freebase").add_fact("?c", "meteorology.tropical_cyclone.highest_winds", "?w")
         >>> n = lambda k: Value(Literal(str(k), XSD + "integer"))
         >>> seen = Observation((VariableValues(Variable("c"), (Value(IRI("http://x/a")), Value(IRI("http://x/b"))), 2),

@@ -1,7 +1,7 @@
 """The steps a query is made of, one frozen dataclass per PyQL function.
 
-A :class:`~pyql.query.Query` is a profile plus a tuple of steps; the
-compiler (:mod:`pyql.compiler`) turns the tuple into SPARQL. Keeping steps
+A :class:`~pyql.builder.query.Query` is a profile plus a tuple of steps; the
+compiler (:mod:`pyql.builder.compiler`) turns the tuple into SPARQL. Keeping steps
 as data makes queries immutable, undo trivial, and lets an environment
 inspect exactly what the last step did.
 
@@ -10,12 +10,12 @@ arguments as written back (``arguments()``), so a query can be rendered as
 the action lines that build it.
 
 A new step kind is a frozen dataclass here and its rules in
-:mod:`pyql.compiler` (``@fold_rule(Kind)``: the scope after the step;
+:mod:`pyql.builder.compiler` (``@fold_rule(Kind)``: the scope after the step;
 ``@text_rule(Kind)``: its text in a block); nothing else dispatches on the
 type of a step.
 
 Example:
-    >>> from pyql.terms import Variable, IRI
+    >>> from pyql.builder.terms import Variable, IRI
     >>> s = Argmax(Variable("time"), descending=True)
     >>> s.action, [str(a) for a in s.arguments()]
     ('add_max', ['?time'])
@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Protocol
 
 from grammars.vocabulary import AGGREGATIONS, COMPARISON_OPERATORS, canonical_operator
 from pyql.errors import QueryError
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.builder.terms import IRI, Literal, Term, Variable
 
 __all__ = [
     "Step",
@@ -358,11 +358,11 @@ class Head(Step):
 
 
 class ExpressionLike(Protocol):
-    """What :class:`Bind` needs of an expression (:mod:`pyql.expressions` builds them).
+    """What :class:`Bind` needs of an expression (:mod:`pyql.builder.expressions` builds them).
 
     ``variables()`` names the variables used (``"x"`` or ``Variable("x")``),
     ``sparql(profile)`` is its SPARQL text, every term written through
-    :mod:`pyql.escape`.
+    :mod:`pyql.builder.escape`.
     """
 
     def variables(self) -> tuple[object, ...]: ...
@@ -371,7 +371,7 @@ class ExpressionLike(Protocol):
 
 
 def expression_variables(expression: ExpressionLike) -> tuple[Variable, ...]:
-    """The variables of an expression, as :class:`~pyql.terms.Variable` (order of first use).
+    """The variables of an expression, as :class:`~pyql.builder.terms.Variable` (order of first use).
 
     Example:
         >>> class Sum:
@@ -628,7 +628,7 @@ class Disjunction(Step):
     visible as after a fact.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> a, b = Query().add_fact("m.0a", "a.b.c", "?x"), Query().add_fact("m.0a", "a.b.d", "?x")
         >>> Disjunction(Variable("x"), (a, b)).action
         'add_union'

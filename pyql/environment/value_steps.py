@@ -1,12 +1,12 @@
 """The choose enumerator's steps that carry a value of the question: filters on numbers and dates.
 
-The question's values are grounded once (:func:`pyql.grounding.ground`:
+The question's values are grounded once (:func:`pyql.environment.grounding.ground`:
 numbers, dates at their precision, comparison cue words with their
 direction). On every numeric or date variable of the query, whatever hop
 bound it, :func:`value_filters` offers ``add_filter`` with those values, as
 literals of the variable's own datatype (the values it was seen with:
 ``xsd:date``, ``xsd:dateTime``, ``xsd:gYear``, integers, decimals), written
-through :func:`pyql.escape.literal`:
+through :func:`pyql.builder.escape.literal`:
 
 * a value after a comparison cue takes the cue's direction: "more than 3"
   is ``> 3``, "at least 3" ``>= 3``, "before March 1998" ``< 1998-03-01``,
@@ -22,8 +22,8 @@ through :func:`pyql.escape.literal`:
   ranking picks by the question's words).
 
 Example:
-    >>> from pyql.grounding import ground
-    >>> from pyql.terms import Literal, XSD
+    >>> from pyql.environment.grounding import ground
+    >>> from pyql.builder.terms import Literal, XSD
     >>> g = ground("cyclones formed in March 1998")
     >>> seen = {"?formed": (Literal("1998-03-05", XSD + "date"),)}
     >>> [s for s in value_filters(g, seen, built=set())]
@@ -39,9 +39,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
-from pyql import escape
-from pyql.grounding import Cue, DateValue, Grounded, Grounding, ground
-from pyql.terms import XSD, Literal
+from pyql.builder import escape
+from pyql.environment.grounding import Cue, DateValue, Grounded, Grounding, ground
+from pyql.builder.terms import XSD, Literal
 
 __all__ = ["date_literal", "number_literal", "prompt_values", "question_value_fit", "value_filters", "value_hints"]
 
@@ -186,8 +186,8 @@ def value_filters(grounding: Grounding, seen: Mapping[str, Sequence[Literal]], b
         built: the actions already in the query (a range's second comparison follows its first).
 
     Example:
-        >>> from pyql.grounding import ground
-        >>> from pyql.terms import Literal, XSD
+        >>> from pyql.environment.grounding import ground
+        >>> from pyql.builder.terms import Literal, XSD
         >>> value_filters(ground("cyclones with winds of more than 200 km/h"), {"?w": (Literal("280", XSD + "integer"),)}, set())
         ['add_filter(?w, >, 200)']
     """
@@ -230,7 +230,7 @@ def question_value_fit(grounding: Grounding, op: str, value: str) -> int:
     1 the value with another direction, 0 not a value of the question.
 
     Example:
-        >>> from pyql.grounding import ground
+        >>> from pyql.environment.grounding import ground
         >>> g = ground("cyclones that formed after 1998 with more than 200 deaths")
         >>> question_value_fit(g, ">=", '"1999-01-01"^^xsd:date'), question_value_fit(g, ">", "200"), question_value_fit(g, "<", "200")
         (2, 2, 1)
@@ -279,7 +279,7 @@ def value_hints(grounding: Grounding) -> list[tuple[str, list[str]]]:
     A bare year stands once, as a date; capitalised spans and quoted strings are names, not values, and are left out.
 
     Example:
-        >>> from pyql.grounding import ground
+        >>> from pyql.environment.grounding import ground
         >>> [line for line, _ in value_hints(ground("cyclones with more than 200 deaths since March 1998"))]
         ['"200" after "more than": 200, >', '"March 1998" after "since": a month, >= 1998-03-01']
         >>> value_hints(ground("governors in 2005"))[0]

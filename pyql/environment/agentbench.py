@@ -5,8 +5,8 @@ AgentBench's knowledge-graph task (THUDM/AgentBench,
 one call at a time; each set is a variable ``#0``, ``#1``, ... numbered in
 the order the calls made them, and ``Final Answer: #k`` answers with one.
 :class:`AgentBenchEnvironment` runs those calls
-(:class:`~pyql.agentbench_actions.AgentBenchActions`) on any pyql KB: every
-variable is a :class:`BenchVariable` whose chain (a :class:`~pyql.query.Query`)
+(:class:`~pyql.environment.agentbench_actions.AgentBenchActions`) on any pyql KB: every
+variable is a :class:`BenchVariable` whose chain (a :class:`~pyql.builder.query.Query`)
 is compiled from the variables it was made from, and whose S-expression is
 the one AgentBench's ``api.py`` builds (what :mod:`pyql.interchange.agentbench`
 reads). A step observes the new variable through the KB's bounded
@@ -48,13 +48,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping
 
 from pyql.action_parser import ActionCall, Arg, parse_action  # noqa: F401 (parse_action: the doctests use it)
-from pyql.agentbench_actions import FINAL_ANSWER, OBSERVE_MODES, AgentBenchActions
+from pyql.environment.agentbench_actions import FINAL_ANSWER, OBSERVE_MODES, AgentBenchActions
 from pyql.environment import Analyzer, Environment, FinalResult, StepRecord
 from pyql.errors import ArgumentError, PyQLError, QueryError
 from pyql.kb import probes
-from pyql.observation import ResultSet, Value
-from pyql.query import Query
-from pyql.terms import IRI, Term, Variable
+from pyql.kb.observation import ResultSet, Value
+from pyql.builder.query import Query
+from pyql.builder.terms import IRI, Term, Variable
 
 __all__ = ["AgentBenchEnvironment", "BenchVariable", "NUMBER_TYPE", "RANGE_RELATIONS"]
 
@@ -358,7 +358,7 @@ def short(term: Term, profile: Any) -> str:
     """A term as an S-expression writes it: an IRI by its short name.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> short(IRI("http://rdf.freebase.com/ns/m.0a"), FREEBASE)
         'm.0a'
     """

@@ -19,7 +19,7 @@ functions). Nothing is evaluated. Every method and function is checked
 against :data:`METHODS` and :data:`FUNCTIONS`, MarkQA's signatures written
 as one table below; any problem is one :class:`~pyql.errors.MarkQAProgramError`
 naming the line and column. :func:`to_expression` turns an expression
-argument into a :mod:`pyql.expressions` tree. Positions (``line``, ``col``)
+argument into a :mod:`pyql.builder.expressions` tree. Positions (``line``, ``col``)
 do not take part in equality, so a parsed program equals the statements it
 was rendered from (:func:`render_program`).
 
@@ -52,9 +52,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from lark.lark import PostLex
 
 from grammars import lark_parser
-from pyql import escape, expressions
+from pyql.builder import escape, expressions
 from pyql.errors import MarkQAProgramError, PyQLError
-from pyql.expressions import Expression
+from pyql.builder.expressions import Expression
 
 __all__ = [
     "MAX_NESTING",
@@ -84,7 +84,7 @@ __all__ = [
 
 #: The deepest bracket nesting in a statement (the method call's own parentheses count).
 #: Each MarkQA function adds at most two levels to an expression tree, so every
-#: expression the parser accepts fits :data:`pyql.expressions.MAX_DEPTH`.
+#: expression the parser accepts fits :data:`pyql.builder.expressions.MAX_DEPTH`.
 MAX_NESTING = expressions.MAX_DEPTH // 2
 
 
@@ -660,12 +660,12 @@ def _check_argument(sig: Signature, param: Param, value: Value, source: str) -> 
 
 
 def to_expression(value: Value) -> Expression:
-    """The :mod:`pyql.expressions` tree of an expression argument.
+    """The :mod:`pyql.builder.expressions` tree of an expression argument.
 
     A :class:`Number` is a number; a :class:`Str` is read as MarkQA's
     ``digit_or_var`` reads it (``'-3'`` a number, ``'Q42'`` an entity, any
     other name a variable); a :class:`FuncCall` calls the function of
-    :mod:`pyql.expressions` with the same name.
+    :mod:`pyql.builder.expressions` with the same name.
 
     Raises:
         MarkQAProgramError: an unknown function, wrong arguments, a value

@@ -1,10 +1,10 @@
 """The step kernel: run one action at a time, keep it or undo it.
 
 This module is neutral: it knows nothing of SPARQL or SQL. Both twins stand
-on it: :class:`pyql.sparql_environment.SparqlEnvironment` (a knowledge base)
+on it: :class:`pyql.environment.sparql.SparqlEnvironment` (a knowledge base)
 and :class:`pyql_sql.environment.TableEnvironment` (a table) are
 :class:`Environment` subclasses that supply an action set
-(:class:`~pyql.actions.ActionSet`), a query type (anything that offers the
+(:class:`~pyql.environment.actions.ActionSet`), a query type (anything that offers the
 :class:`StepQuery` protocol), their memory and their final result.
 
 :meth:`Environment.step` runs one action (Algorithm 1 of the QueryAgent
@@ -45,7 +45,7 @@ action on its own cap (``AgentConfig.max_repeats``), reading
 :attr:`StepRecord.repeats` and :attr:`StepRecord.repeat_kind`.
 
 Example:
-    >>> from pyql.actions import ActionSet, StepResult, action
+    >>> from pyql.environment.actions import ActionSet, StepResult, action
     >>> class Counter:
     ...     steps = (); variables = (); answer = None
     ...     def __init__(self, n=0): self.n = n
@@ -74,7 +74,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
 
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
-from pyql.actions import ActionSet, StepResult
+from pyql.environment.actions import ActionSet, StepResult
 from pyql.echo import ECHO_LIMIT, MESSAGE_LIMIT, clip, clip_echoes
 from pyql.errors import ParseError, PyQLError, QueryError
 
@@ -100,7 +100,7 @@ NO_CHANGE = "no_change"
 
 
 class StepQuery(Protocol):
-    """What every query of the step kernel offers (a SPARQL :class:`~pyql.query.Query`, a
+    """What every query of the step kernel offers (a SPARQL :class:`~pyql.builder.query.Query`, a
     :class:`~pyql_sql.query.TableQuery`): its steps, undo, the action lines
     that build it, its variables, its answer and its text.
     """
@@ -177,7 +177,7 @@ class StepRecord:
 class Memory:
     """The reasoning memory of an episode: what accepted steps established.
 
-    Each side adds what its rules need (:class:`~pyql.sparql_environment.SparqlMemory`:
+    Each side adds what its rules need (:class:`~pyql.environment.sparql.SparqlMemory`:
     the relations ``get_relation`` returned; ``TableMemory``: the columns looked at).
 
     Attributes:
@@ -381,7 +381,7 @@ class Environment:
 
         Example:
             >>> from pyql.kb import KB
-            >>> from pyql.sparql_environment import SparqlEnvironment
+            >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
             >>> saved = env.checkpoint()
             >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")

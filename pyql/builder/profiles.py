@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from grammars.vocabulary import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
-from pyql import escape
+from pyql.builder import escape
 from pyql.errors import TermError, UsageError
 
 __all__ = [
@@ -178,7 +178,7 @@ class Profile:
         return None
 
     def shorten(self, iri: str) -> str:
-        """The shortest name that :func:`pyql.terms.parse_term` reads back as ``iri``.
+        """The shortest name that :func:`pyql.builder.terms.parse_term` reads back as ``iri``.
 
         Example:
             >>> GENERIC.shorten("http://www.w3.org/2000/01/rdf-schema#label")

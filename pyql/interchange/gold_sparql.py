@@ -55,9 +55,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyql.errors import ConversionError, ParseError, PyQLError
-from pyql.profiles import Profile, get_profile
-from pyql.query import Query
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.builder.profiles import Profile, get_profile
+from pyql.builder.query import Query
+from pyql.builder.terms import IRI, Literal, Term, Variable
 
 __all__ = ["MAX_DEPTH", "gold_to_query"]
 

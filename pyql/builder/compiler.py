@@ -10,7 +10,7 @@ closes the block: the rows so far become a sub-SELECT (nested once more when
 the block had an argmax, so "count after argmax" counts the argmax rows),
 and only the aggregate and its group-by variables are visible afterwards. A
 second argmax, and a yes/no comparison after an argmax, also nest the block
-they apply to. The scope of a :class:`~pyql.query.Query` is folded once and
+they apply to. The scope of a :class:`~pyql.builder.query.Query` is folded once and
 cached on the (immutable) query as ``Query.scope``, so reading
 ``variables``, ``answer`` and ``is_ask`` after every step costs no text.
 
@@ -24,27 +24,27 @@ part once, however often ``sparql()`` is called along the way.
 expression type to its SQL: :data:`FOLD_RULES` (step type → the scope after
 the step) and :data:`TEXT_RULES` (part type → its text). To add a step kind:
 
-1. its frozen dataclass in :mod:`pyql.steps` (``action``, ``arguments()``,
+1. its frozen dataclass in :mod:`pyql.builder.steps` (``action``, ``arguments()``,
    its checks in ``__post_init__``);
 2. here, a function decorated with ``@fold_rule(Kind)`` that returns the
    scope after the step and, when the step becomes a part of a block, one
    decorated with ``@text_rule(Kind)`` that writes the part.
 
 Nothing else dispatches on step types (``Query.actions`` renders any step
-from its ``action`` and ``arguments()``); a :class:`~pyql.query.Query`
-method and an action of :mod:`pyql.sparql_actions` are what make it
+from its ``action`` and ``arguments()``); a :class:`~pyql.builder.query.Query`
+method and an action of :mod:`pyql.environment.sparql_actions` are what make it
 callable.
 
 The bounded queries a KB runs to look at a query (observation, relations,
 labels, rows, value kinds) are built, next to the code that reads their
 rows, in :mod:`pyql.kb.probes`.
 
-This module does not import :mod:`pyql.query` (which imports it): a query is
+This module does not import :mod:`pyql.builder.query` (which imports it): a query is
 anything shaped like :class:`CompilableQuery` (``profile``, ``steps`` and
-the folded ``scope``), which :class:`~pyql.query.Query` is.
+the folded ``scope``), which :class:`~pyql.builder.query.Query` is.
 
 Example:
-    >>> from pyql.query import Query
+    >>> from pyql.builder.query import Query
     >>> q = Query("freebase").add_fact("m.0crbvqz", "meteorology.tropical_cyclone.category", "?c")
     >>> print(compile_query(q).split("WHERE")[1].strip())
     {
@@ -57,10 +57,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, TypeVar, Union
 
-import pyql.escape as escape
+import pyql.builder.escape as escape
 from pyql.errors import QueryError
-from pyql.profiles import Profile
-from pyql.steps import (
+from pyql.builder.profiles import Profile
+from pyql.builder.steps import (
     Aggregate,
     Answer,
     Argmax,
@@ -81,7 +81,7 @@ from pyql.steps import (
     TimeConstraint,
     TypeConstraint,
 )
-from pyql.terms import IRI, Literal, Term, Variable
+from pyql.builder.terms import IRI, Literal, Term, Variable
 
 __all__ = [
     "CompilableQuery",
@@ -119,7 +119,7 @@ def term_sparql(term: Term, profile: Profile) -> str:
     """A term as query text (IRIs shortened only where every engine agrees).
 
     Example:
-        >>> from pyql.profiles import GENERIC
+        >>> from pyql.builder.profiles import GENERIC
         >>> term_sparql(IRI("http://www.w3.org/2000/01/rdf-schema#label"), GENERIC)
         'rdfs:label'
     """
@@ -141,7 +141,7 @@ def iri_text(iri: str, profile: Profile) -> str:
     """``profile.sparql_iri(iri)``, remembered per profile (relations and entities recur from step to step).
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> iri_text("http://www.w3.org/2001/XMLSchema#gYear", FREEBASE)
         'xsd:gYear'
     """
@@ -163,7 +163,7 @@ def prefix_lines(profile: Profile) -> str:
     """``profile.prefix_lines()``, written once per profile object.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> prefix_lines(FREEBASE) == FREEBASE.prefix_lines() and prefix_lines(FREEBASE) is prefix_lines(FREEBASE)
         True
     """
@@ -190,7 +190,7 @@ class TimeBound:
     helper variables (``?__t<index>_<i>``).
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query().add_fact("m.0s", "a.b.c", "?p").add_time_constrain(
         ...     "?p", "a.b.from", "a.b.to", "2005-12-31", "2005-01-01")
         >>> [(type(p).__name__, getattr(p, "end", None)) for p in q.scope.block.parts]
@@ -234,7 +234,7 @@ class Block:
             this one was made from); its text, once written, starts this one's.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> b = Query().add_fact("?c", "a.b.c", "?t").add_max("?t", limit=2).scope.block
         >>> b.has_modifiers, b.limit, b.offset, b.max_rows
         (True, 2, None, 2)
@@ -364,7 +364,7 @@ class Folded:
 
 
 class CompilableQuery(Protocol):
-    """What the compiler reads of a query (:class:`~pyql.query.Query` is one).
+    """What the compiler reads of a query (:class:`~pyql.builder.query.Query` is one).
 
     ``scope`` is the query's folded steps (``fold(steps)``), which a query
     computes once and caches.
@@ -434,7 +434,7 @@ def _rule(table: dict[type, Any], kind: type, what: str) -> Any:
     if rule is None:
         rule = next((table[base] for base in kind.__mro__ if base in table), None)
         if rule is None:
-            raise QueryError(f"unknown {what} {kind.__name__}: no rule for it in pyql.compiler")
+            raise QueryError(f"unknown {what} {kind.__name__}: no rule for it in pyql.builder.compiler")
         table[kind] = rule
     return rule
 
@@ -469,7 +469,7 @@ def fold_step(scope: Folded, step: Step, index: int) -> Folded:
     The step's rule comes from :data:`FOLD_RULES`.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query().add_fact("?c", "a.b.c", "?t")
         >>> fold_step(q.scope, q.add_max("?t").steps[-1], 1) == q.add_max("?t").scope
         True
@@ -549,7 +549,7 @@ def fold(steps: Sequence[Step], profile: Profile | None = None) -> Folded:
             that callers written for the single-pass compiler keep working.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> q = Query("freebase").add_fact("?x", "a.b.c", "?y").add_count("?x", "?n")
         >>> [str(v) for v in fold(q.steps).block.variables]
         ['?n']
@@ -571,7 +571,7 @@ def part_text(part: Part, profile: Profile) -> str:
     """The text of one part of a block (it may span lines); the rule comes from :data:`TEXT_RULES`.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> part_text(Filter(Variable("w"), ">", Literal("200", escape.XSD + "integer")), FREEBASE)
         'FILTER(?w > 200)'
     """
@@ -687,8 +687,8 @@ def render_query(scope: Folded, profile: Profile) -> str:
     """The SPARQL text of a folded scope: PREFIX lines, then SELECT DISTINCT or ASK.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
-        >>> from pyql.query import Query
+        >>> from pyql.builder.profiles import FREEBASE
+        >>> from pyql.builder.query import Query
         >>> q = Query().add_fact("?c", "a.b.c", "?t").set_answer("?c")
         >>> render_query(fold(q.steps), FREEBASE) == q.sparql()
         True
@@ -710,7 +710,7 @@ def compile_query(query: CompilableQuery) -> str:
     """The SPARQL text of a query: PREFIX lines, then SELECT DISTINCT or ASK.
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> print(compile_query(Query("generic")), end="")
         PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
         PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>

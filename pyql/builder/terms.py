@@ -1,13 +1,13 @@
 """RDF terms as pyql sees them: variables, IRIs, blank nodes and literals.
 
 Terms are small frozen values. Their SPARQL text comes only from
-:mod:`pyql.escape` (``term.sparql()``). Strings written by people or LLMs
+:mod:`pyql.builder.escape` (``term.sparql()``). Strings written by people or LLMs
 become terms through :func:`parse_term`, which knows the profile's bare
 names (Freebase ``m.0crbvqz`` and ``a.b.c`` relations, Wikidata ``Q42``),
 CURIEs, IRIs, numbers, dates and quoted or typed literals.
 
 Example:
-    >>> from pyql.profiles import FREEBASE
+    >>> from pyql.builder.profiles import FREEBASE
     >>> parse_term("m.0crbvqz", FREEBASE)
     IRI('http://rdf.freebase.com/ns/m.0crbvqz')
     >>> parse_term("1.0^^http://www.w3.org/2001/XMLSchema#float", FREEBASE).sparql()
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Union
 
-from pyql import escape
+from pyql.builder import escape
 from pyql.errors import TermError
 
 if TYPE_CHECKING:
-    from pyql.profiles import Profile
+    from pyql.builder.profiles import Profile
 
 __all__ = [
     "Term",
@@ -311,7 +311,7 @@ def resolve_datatype(text: str, profile: Profile) -> str:
     """A datatype as written (xsd:gYear, <http://...>, a full IRI) as its IRI.
 
     Example:
-        >>> from pyql.profiles import FREEBASE
+        >>> from pyql.builder.profiles import FREEBASE
         >>> resolve_datatype("xsd:float", FREEBASE)
         'http://www.w3.org/2001/XMLSchema#float'
     """
@@ -354,7 +354,7 @@ def parse_term(value: TermLike, profile: Profile, role: str = "any") -> Term:
         TermError: naming the value and listing the accepted forms.
 
     Example:
-        >>> from pyql.profiles import FREEBASE, WIKIDATA
+        >>> from pyql.builder.profiles import FREEBASE, WIKIDATA
         >>> parse_term("?x", FREEBASE)
         Variable(name='x')
         >>> parse_term("P31", WIKIDATA, role="relation")
@@ -391,7 +391,7 @@ def parse_term(value: TermLike, profile: Profile, role: str = "any") -> Term:
 
 def _other_profile(text: str, profile: Profile) -> str:
     """The part of the message for a name of another profile: which one reads it, and the flag to pass."""
-    from pyql.profiles import fitting_profiles
+    from pyql.builder.profiles import fitting_profiles
 
     others = fitting_profiles(text, profile)
     if not others:

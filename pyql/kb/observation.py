@@ -2,7 +2,7 @@
 relation lists and result rows, printed the way the papers show them.
 
 Example:
-    >>> from pyql.terms import IRI, Variable
+    >>> from pyql.builder.terms import IRI, Variable
     >>> v = Value(IRI("http://rdf.freebase.com/ns/m.0iselle"), "Hurricane Iselle", False, "m.0iselle")
     >>> print(VariableValues(Variable("cyclone"), (v,), 1))
     The value of variable ?cyclone is ['Hurricane Iselle' (m.0iselle)]
@@ -18,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pyql.echo import inline
-from pyql.terms import IRI, BlankNode, Literal, Term, Variable
+from pyql.builder.terms import IRI, BlankNode, Literal, Term, Variable
 
 __all__ = [
     "Value",
@@ -45,7 +45,7 @@ class Value:
     unnamed relationship node (Freebase CVT, blank node), and its short name.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> Value(Literal("85", XSD + "integer"), None, False, "85").display()
         '85'
     """
@@ -81,7 +81,7 @@ class Value:
         """The order values are shown in: numbers by value, then other literals by text, then entities by label.
 
         Example:
-            >>> from pyql.terms import XSD
+            >>> from pyql.builder.terms import XSD
             >>> values = [Value(Literal("b")), Value(Literal("10", XSD + "integer")), Value(Literal("9", XSD + "integer"))]
             >>> [v.display() for v in sorted(values, key=Value.sort_key)]
             ['9', '10', 'b']
@@ -124,7 +124,7 @@ class VariableValues:
     0`` still means "no value" in every case.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> v = Value(Literal("1", XSD + "integer"))
         >>> print(VariableValues(Variable("n"), (v,), 1000, capped=True))
         The value of variable ?n is [1] (more than 1,000 in total)
@@ -190,7 +190,7 @@ class JoinedRows:
     join has more distinct rows.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> k = Value(IRI("http://rdf.freebase.com/ns/m.0dkl7"), "Hurricane Katrina", False, "m.0dkl7")
         >>> rows = JoinedRows((Variable("cyclone"), Variable("winds")), ((k, Value(Literal("280.0", XSD + "float"))),), True)
         >>> print(rows)
@@ -325,7 +325,7 @@ def amount_text(value: Value) -> str:
     """A number as a reader reads it: thousands separated, no trailing zeros; anything else as it is shown.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> amount_text(Value(Literal("3677472.0", XSD + "decimal"))), amount_text(Value(Literal("891.120", XSD + "decimal")))
         ('3,677,472', '891.12')
         >>> amount_text(Value(Literal("-0.5", XSD + "decimal"))), amount_text(Value(Literal("n/a")))
@@ -350,7 +350,7 @@ def time_text(value: Value) -> str:
     """A date as a reader reads it: the day alone when the time is midnight (Wikidata's dates).
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> time_text(Value(Literal("2021-12-31T00:00:00Z", XSD + "dateTime")))
         '2021-12-31'
         >>> time_text(Value(Literal("2021-12-31T10:30:00Z", XSD + "dateTime")))
@@ -375,7 +375,7 @@ class Amount:
     not shown).
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> metre = Value(IRI("http://www.wikidata.org/entity/Q11573"), "metre", False, "Q11573")
         >>> foot = Value(IRI("http://www.wikidata.org/entity/Q3710"), "foot", False, "Q3710")
         >>> a = Amount(Value(Literal("6190.488", XSD + "decimal")), metre, Value(Literal("20310", XSD + "decimal")), foot,
@@ -419,7 +419,7 @@ class Amount:
         """The JSON view: the value, and each part that is known.
 
         Example:
-            >>> from pyql.terms import XSD
+            >>> from pyql.builder.terms import XSD
             >>> Amount(Value(Literal("5", XSD + "decimal"))).to_dict()
             {'value': '5'}
         """
@@ -452,7 +452,7 @@ class QuantityRows:
     more rows than shown; ``error`` that they could not be read.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> berlin = Value(IRI("http://www.wikidata.org/entity/Q64"), "Berlin", False, "Q64")
         >>> pop = lambda n, t: Amount(Value(Literal(n, XSD + "decimal")), entity=berlin,
         ...                           point_in_time=Value(Literal(t, XSD + "dateTime")))
@@ -583,7 +583,7 @@ class ResultSet:
     """Rows of a query with a label per value, or a boolean for ASK.
 
     Example:
-        >>> from pyql.terms import XSD
+        >>> from pyql.builder.terms import XSD
         >>> rs = ResultSet((Variable("n"),), ({"n": Value(Literal("3", XSD + "integer"))},))
         >>> print(rs)
         ?n

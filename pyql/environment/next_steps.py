@@ -22,7 +22,7 @@ environment knows, so every entry is an action the KB can run now:
 * ``set_answer`` on an existing variable, and ``execute()`` once the query
   says what it answers (after ``set_answer``, an aggregate or a comparison);
 * on a KB in Wikidata's statement model whose environment offers MarkQA's
-  actions (:attr:`pyql.profiles.Profile.action_names`): ``add_quantity`` of
+  actions (:attr:`pyql.builder.profiles.Profile.action_names`): ``add_quantity`` of
   the linked entities and entity variables with the properties, times, units
   and qualifiers one bounded probe saw (:func:`quantity_facts`), the start,
   end and point in time, ``add_bind`` arithmetic over the numeric and date
@@ -35,17 +35,17 @@ Every list is bounded (relations ranked and capped per argument, a cap on
 the whole list). With ``verify=True`` only steps that run without an error
 (and without an ERASER guideline) are kept, with the start of their result
 as a preview. The steps are checked in batches
-(:class:`pyql.batch_trials.StepChecker`): each is dry-run on the environment
+(:class:`pyql.environment.batch_trials.StepChecker`): each is dry-run on the environment
 (ERASER's rules before it, its query built, nothing sent), then one bounded
 query (a UNION of each step's own probe, ``LIMIT`` per step) says which give
-rows, for up to :data:`pyql.batch_trials.BATCH_SIZE` steps at once; the steps
+rows, for up to :data:`pyql.environment.batch_trials.BATCH_SIZE` steps at once; the steps
 a batch cannot decide (MarkQA's quantities and arithmetic, ``execute()``)
 are tried one by one and undone (:func:`trial`, one KB query or more each;
 ``batch=False`` tries every step so).
 
 Example:
     >>> from pyql.kb import KB
-    >>> from pyql.sparql_environment import SparqlEnvironment
+    >>> from pyql.environment.sparql import SparqlEnvironment
     >>> env = SparqlEnvironment(KB.open("demo"), "what category is tropical storm rachel?",
     ...                         entities={"Tropical Storm Rachel": "m.0crbvqz"})
     >>> [s.action for s in next_steps(env)]
@@ -66,14 +66,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyql.batch_trials import StepChecker, trial
+from pyql.environment.batch_trials import StepChecker, trial
 from pyql.errors import PyQLError
-from pyql.grounding import Grounding, dimension_words, ground
-from pyql.observation import Observation, Relations, Value
-from pyql.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
-from pyql.terms import Variable
-from pyql.terms import IRI, Literal
-from pyql.value_steps import value_filters
+from pyql.environment.grounding import Grounding, dimension_words, ground
+from pyql.kb.observation import Observation, Relations, Value
+from pyql.builder.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
+from pyql.builder.terms import Variable
+from pyql.builder.terms import IRI, Literal
+from pyql.environment.value_steps import value_filters
 
 __all__ = [
     "NextStep",
@@ -287,7 +287,7 @@ def variable_kinds(env: Any) -> dict[str, str]:
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Sandy": "m.0n9cgl4"})
         >>> _ = env.step("add_fact(m.0n9cgl4, meteorology.tropical_cyclone.damages, ?d)")
         >>> variable_kinds(env)
@@ -304,7 +304,7 @@ def auxiliary_variables(query: Any) -> set[str]:
     The choose mode offers no step on them (MarkQA names them ``?statement_<tag>``, ``?value_st_<tag>`` ...).
 
     Example:
-        >>> from pyql.query import Query
+        >>> from pyql.builder.query import Query
         >>> sorted(auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", 2011)))
         ['?statement_pop', '?time_pop', '?value_st_pop']
         >>> sorted(auxiliary_variables(Query(profile="wikidata").add_quantity("Q64", "P1082", "pop", True)))
@@ -583,7 +583,7 @@ def _ends(ep: _Episode) -> tuple[list[NextStep], list[NextStep], list[NextStep]]
 def _kept(checker: StepChecker, candidates: list[NextStep], budget: int) -> list[NextStep]:
     """Up to ``budget`` candidates that run without an error, with their preview (looks kept untried).
 
-    The candidates are checked in batches (:class:`pyql.batch_trials.StepChecker`), the first ``budget``
+    The candidates are checked in batches (:class:`pyql.environment.batch_trials.StepChecker`), the first ``budget``
     at once, then the rest at once when too few of them run.
     """
     out: list[NextStep] = []
@@ -619,7 +619,7 @@ def next_steps(
     """The valid next steps of a SPARQL environment, bounded (see the module docstring).
 
     Args:
-        env: a :class:`~pyql.sparql_environment.SparqlEnvironment`.
+        env: a :class:`~pyql.environment.sparql.SparqlEnvironment`.
         rank: orders relations and types against the question (default
             :func:`overlap_rank`; the agent passes its BM25 ranker).
         per_argument: relations kept per entity or variable.
@@ -630,7 +630,7 @@ def next_steps(
         today: the date "current" means (default: today).
         vocabulary: the KB's relations (default :func:`relation_vocabulary`).
         preview_chars: characters of the observation kept as a preview.
-        batch: check the steps in batched KB queries (:class:`~pyql.batch_trials.StepChecker`); False: one trial each.
+        batch: check the steps in batched KB queries (:class:`~pyql.environment.batch_trials.StepChecker`); False: one trial each.
 
     Returns:
         The steps in this order: quantities, facts, arithmetic, constraints,
@@ -643,7 +643,7 @@ def next_steps(
 
     Example:
         >>> from pyql.kb import KB
-        >>> from pyql.sparql_environment import SparqlEnvironment
+        >>> from pyql.environment.sparql import SparqlEnvironment
         >>> env = SparqlEnvironment(KB.open("demo"), "which cyclone had the highest winds?")
         >>> next_steps(env, limit=1)[0].action
         'add_fact(?tropical_cyclone, meteorology.tropical_cyclone.highest_winds, ?highest_winds)'
@@ -705,7 +705,7 @@ def _verified(
     """The candidates of each bucket that run, within the bucket's share of ``limit`` (see :func:`next_steps`).
 
     With ``batch`` the first candidates of every bucket, as many as its share can be, are checked in one
-    batched query (:class:`pyql.batch_trials.StepChecker`) before any bucket is filled.
+    batched query (:class:`pyql.environment.batch_trials.StepChecker`) before any bucket is filled.
     """
     quantities, facts, arithmetic, modifiers_, ends_ = buckets
     checker = StepChecker(env, ep.variables, preview_chars, batch=batch)
@@ -789,7 +789,7 @@ def quantity_probe_query(profile: Any, values: Sequence[IRI], limit: int = QUANT
     qualifier (then the statement's ``ps:`` entity says what holds it).
 
     Example:
-        >>> from pyql.profiles import WIKIDATA
+        >>> from pyql.builder.profiles import WIKIDATA
         >>> q = quantity_probe_query(WIKIDATA, [IRI("http://www.wikidata.org/entity/Q64")])
         >>> "VALUES ?e { wd:Q64 }" in q, q.rstrip().endswith("LIMIT 200")
         (True, True)
@@ -816,7 +816,7 @@ def _local(term: Any, namespace: str) -> str | None:
 def quantity_facts(kb: Any, values: Sequence[IRI]) -> list[QuantityFacts]:
     """The quantity properties of some entities, with units, times and qualifiers: one bounded probe, kept per KB object.
 
-    Empty on a KB whose profile has no statement model (:attr:`pyql.profiles.Profile.statement_model`).
+    Empty on a KB whose profile has no statement model (:attr:`pyql.builder.profiles.Profile.statement_model`).
 
     Example:
         >>> import pyql
