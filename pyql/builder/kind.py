@@ -128,7 +128,8 @@ class ActionDecl:
             ``{operators}`` is filled with the comparison operators).
         group: its group in the action order (:data:`grammars.vocabulary.SPARQL_ACTION_GROUPS`):
             ``default`` (QueryAgent's set), ``extra`` (offered by name) or ``markqa`` (MarkQA's functions).
-        after: the action of its group it is documented after (None: first of its group).
+        after: the action of its group it is documented after (None, or an action of no kind of its
+            group: first of its group; two after the same one: by name).
     """
 
     name: str
