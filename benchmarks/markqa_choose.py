@@ -47,7 +47,8 @@ from pyql.kb import KB  # noqa: E402
 from pyql.environment.next_steps import next_steps, trial  # noqa: E402
 from pyql.builder.query import Query  # noqa: E402
 from pyql.environment.sparql import SparqlEnvironment  # noqa: E402
-from pyql.builder.steps import Assignment, Bind  # noqa: E402
+from pyql.builder.kinds.assignment import Assignment  # noqa: E402
+from pyql.builder.kinds.bind import Bind  # noqa: E402
 from pyql.builder.terms import IRI, Variable  # noqa: E402
 
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"

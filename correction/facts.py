@@ -443,7 +443,7 @@ class Facts:
     @cached_property
     def query_facts(self) -> list[tuple[Any, Any, Any]]:
         """(head, relation, tail) of the triple patterns in the current query."""
-        from pyql.builder.steps import Fact
+        from pyql.builder.kinds.fact import Fact
 
         return [(s.head, s.relation, s.tail) for s in self.query_steps if isinstance(s, Fact)]
 

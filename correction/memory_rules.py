@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from correction.facts import Facts, facts, is_entity_name, kb_side, looks_unnamed_text, term_kind
 from correction.registry import rule
-from grammars.vocabulary import ORDERING_OPERATORS, SPARQL_ACTION_ORDER
+from grammars.vocabulary import ORDERING_OPERATORS
 from pyql.kb.observation import Relations
-from pyql.builder.steps import Aggregate
+from pyql.builder.kinds.aggregate import Aggregate
+from pyql.environment.sparql_actions import SPARQL_ACTION_ORDER
 from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:

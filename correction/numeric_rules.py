@@ -37,7 +37,8 @@ from pyql.errors import PyQLError
 from pyql.builder.expressions import DateLit, Expression, Func, Num, Op, Var, operand
 from pyql.kb import probes
 from pyql.kb.observation import Value
-from pyql.builder.steps import Quantity, QuantityBase, TypeConstraint
+from pyql.builder.kinds.quantity import Quantity, QuantityBase, quantity_call
+from pyql.builder.kinds.type_constraint import TypeConstraint
 from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
@@ -207,31 +208,14 @@ def _quantities(f: Facts) -> dict[str, QuantityBase]:
 def _quantity_call(
     step: QuantityBase, f: Facts, tag: str | None = None, time: object = None, unit: bool | None = None, entity: str | None = None
 ) -> str:
-    """The action that makes a quantity step again, with another tag, time, unit or entity."""
-    subject = entity or _entity_text(f, step.entity)
-    name = tag or step.tag.name
-    use_unit = step.unit if unit is None else unit
-    if isinstance(step, Quantity):
-        when = step.time if time is None else time
-        when_text = "false" if when is None or when is False else ("true" if when is True else _time_text(when, step))
-        tail = f", {when_text}, true" if use_unit else (f", {when_text}" if when_text != "false" else "")
-        return f"add_quantity({subject}, {step.prop}, {name}{tail})"
-    # entity, then three arguments (properties, qualifier or main object), then the tag
-    middle = [_entity_text(f, a) for a in step.arguments()[1:4]]
-    return f"{step.action}({', '.join([subject, *middle, name])}{', true' if use_unit else ''})"
+    """The action that makes a quantity step again, with another tag, time, unit or entity (the quantity kind's
+    :func:`~pyql.builder.kinds.quantity.quantity_call`, entities written as MarkQA's actions take them)."""
+    return quantity_call(step, lambda term: _entity_text(f, term), tag, time, unit, entity)
 
 
 def _entity_text(f: Facts, term: Any) -> str:
     """An entity as MarkQA's actions take it (``Q64``, not ``wd:Q64``), or a variable."""
     return f.short(term).removeprefix("wd:") if isinstance(term, IRI) else str(term)
-
-
-def _time_text(when: object, step: Quantity) -> str:
-    if isinstance(when, Literal):
-        return when.lexical[:10]
-    if isinstance(when, Variable):
-        return "true" if when == Variable("time_" + step.tag.name) else str(when)
-    return str(when)
 
 
 class _ProbeCache(threading.local):

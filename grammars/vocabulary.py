@@ -1,12 +1,13 @@
 """The vocabulary of the action language, defined once.
 
 Every part of pyql that reads or writes an operator, an aggregation, a
-feedback mode or an action's place in the documentation takes it from here:
+feedback mode or the groups of the SPARQL actions takes it from here:
 the lark grammar (its ``OPERATOR`` terminal is generated from
 :data:`WRITTEN_OPERATORS`), the SPARQL builder and the SQL twin (through
 :func:`canonical_operator`), the GBNF grammar and the JSON schema of the
 agent, the action documentation and the ERASER guidelines. A test checks
-that all of them agree.
+that all of them agree. The parameter kinds of the actions are
+:mod:`grammars.parameter_kinds`.
 
 It sits in the lowest layer (``grammars``) because the grammar itself is
 generated from it; it imports nothing from pyql.
@@ -29,10 +30,9 @@ __all__ = [
     "WRITTEN_OPERATORS",
     "AGGREGATIONS",
     "FEEDBACK_MODES",
-    "SPARQL_ACTION_ORDER",
-    "MARKQA_ACTION_ORDER",
-    "SPARQL_EXTRA_ACTION_ORDER",
-    "SPARQL_ALL_ACTIONS",
+    "SPARQL_LOOK_ACTIONS",
+    "SPARQL_END_ACTIONS",
+    "SPARQL_ACTION_GROUPS",
     "EXPRESSION_FUNCTIONS",
     "MAX_EXPRESSION_DEPTH",
     "TABLE_ACTION_ORDER",
@@ -62,48 +62,17 @@ AGGREGATIONS: tuple[str, ...] = ("MAX", "MIN", "COUNT", "SUM", "AVG")
 #: How a failed step is reported: eraser (targeted guidelines), raw (the raw error), none.
 FEEDBACK_MODES: tuple[str, ...] = ("eraser", "raw", "none")
 
-#: The order the SPARQL actions are documented (and offered) in.
-SPARQL_ACTION_ORDER: tuple[str, ...] = (
-    "get_relation",
-    "add_fact",
-    "add_type_constrain",
-    "add_max",
-    "add_min",
-    "add_count",
-    "add_sum",
-    "add_avg",
-    "add_filter",
-    "add_time_constrain",
-    "add_compare",
-    "set_answer",
-    "execute",
-)
+#: The SPARQL actions that are no step kind: the look, documented first, and the end, documented
+#: last. The step kinds' actions come between them; each kind's module declares its action's group
+#: and place (``pyql/builder/kinds/``, :func:`pyql.builder.kind.sparql_action_order`).
+SPARQL_LOOK_ACTIONS: tuple[str, ...] = ("get_relation",)
+SPARQL_END_ACTIONS: tuple[str, ...] = ("execute",)
 
-#: MarkQA's numeric functions on Wikidata's statement model, in the order they
-#: are documented after the SPARQL actions (``SparqlActions(SPARQL_ALL_ACTIONS)``
-#: offers them; the default action set stays :data:`SPARQL_ACTION_ORDER`).
-MARKQA_ACTION_ORDER: tuple[str, ...] = (
-    "add_quantity",
-    "add_quantity_with_qualifier",
-    "add_quantity_by_qualifier",
-    "add_bind",
-    "add_rank",
-    "add_sub_query",
-    "add_assignment",
-    "add_start_time",
-    "add_end_time",
-    "add_time",
-    "set_head",
-)
-
-#: SPARQL actions offered by name, beyond QueryAgent's default set (its prompt
-#: stays as the paper's): ``add_union``, S-expressions' ``OR``.
-SPARQL_EXTRA_ACTION_ORDER: tuple[str, ...] = ("add_union",)
-
-#: Every SPARQL action: the default ones, the extra ones, then MarkQA's, ``execute`` last.
-SPARQL_ALL_ACTIONS: tuple[str, ...] = (
-    SPARQL_ACTION_ORDER[:-1] + SPARQL_EXTRA_ACTION_ORDER + MARKQA_ACTION_ORDER + SPARQL_ACTION_ORDER[-1:]
-)
+#: The groups of the step kinds' actions, in the order they are documented: ``default``, QueryAgent's
+#: set (the paper's prompt; an environment offers it unless told otherwise); ``extra``, offered by
+#: name (``add_union``, S-expressions' ``OR``); ``markqa``, MarkQA's numeric functions on Wikidata's
+#: statement model (offered on a profile with a statement model).
+SPARQL_ACTION_GROUPS: tuple[str, ...] = ("default", "extra", "markqa")
 
 #: The expression functions ``add_bind`` takes in the action language (MarkQA's).
 EXPRESSION_FUNCTIONS: tuple[str, ...] = (

@@ -174,9 +174,11 @@ def convert_argument(table: Table, kind: str, arg: Arg, action_name: str, name: 
 
     Kinds: "column" (a :class:`~pyql_sql.table.Column` of the table),
     "operator" (one of ``> < >= <= = !=``; ``==``, ``<>``, ``=>`` and ``=<``
-    are read as ``=``, ``!=``, ``>=`` and ``<=``), "value" (the text as written, quotes removed) and
+    are read as ``=``, ``!=``, ``>=`` and ``<=``), "value" (the text as written, quotes removed),
     "aggregation" (None, MAX, MIN, COUNT, SUM or AVG, any case; ``None``
-    means no aggregation).
+    means no aggregation), and "text" (as written): the kinds the table of
+    parameter kinds gives the SQL side (:func:`grammars.parameter_kinds.kinds_of_side`),
+    whose rows the docs, the tool schemas and the GBNF grammar read too.
 
     Raises:
         UnknownColumnError: no header matches (with the closest headers).

@@ -249,24 +249,146 @@ def test_other_vocabularies_have_one_source() -> None:
     from grammars.vocabulary import (
         AGGREGATIONS,
         FEEDBACK_MODES,
-        SPARQL_ACTION_ORDER,
+        SPARQL_END_ACTIONS,
+        SPARQL_LOOK_ACTIONS,
         TABLE_ACTION_ORDER,
     )
+    from pyql.builder.kind import action_order, sparql_action_order
     from pyql.cli import build_parser
-    from pyql.builder.profiles import PROFILES
-    from pyql.environment.sparql_actions import SparqlActions
+    from pyql.builder.profiles import FREEBASE, PROFILES, WIKIDATA
+    from pyql.environment.sparql_actions import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS, SparqlActions
     from pyql.builder.steps import AGGREGATES
     from pyql_sql.actions import TableActions
     from pyql_sql.query import AGGREGATIONS as SQL_AGGREGATIONS
 
     assert AGGREGATES == SQL_AGGREGATIONS == AGGREGATIONS
     assert SparqlActions().names == SPARQL_ACTION_ORDER and TableActions().names == TABLE_ACTION_ORDER
+    # the SPARQL order: the look, the step kinds' actions in their declared groups and places, the end
+    assert SPARQL_ACTION_ORDER == (*SPARQL_LOOK_ACTIONS, *action_order(("default",)), *SPARQL_END_ACTIONS) == FREEBASE.action_names
+    assert SPARQL_ALL_ACTIONS == sparql_action_order() == WIKIDATA.action_names == SparqlActions(SPARQL_ALL_ACTIONS).names
     parser = build_parser()
     for command in ("run", "ask", "eval"):
         sub = parser._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
         choices = {a.dest: a.choices for a in sub._actions}
         assert tuple(choices["feedback"]) == FEEDBACK_MODES
         assert tuple(choices["profile"]) == tuple(PROFILES)
+
+
+def _probe_actions(kind: str) -> object:
+    """An action set with ``probe(x)`` of one parameter kind, and ``add_fact`` for a sub-query to hold."""
+    from pyql.environment.actions import ActionSet, action
+
+    class Probe(ActionSet):
+        @action("construct", x=kind)
+        def probe(self, env: object, x: object) -> None:
+            """Probe a kind.
+
+            Args:
+                x: the argument.
+
+            Example: probe(x)
+            """
+
+        @action("construct", head="node", relation="relation", tail="node")
+        def add_fact(self, env: object, head: object, relation: object, tail: object) -> None:
+            """A fact.
+
+            Example: add_fact(?x, a.b.c, ?y)
+            """
+
+    return Probe()
+
+
+def _side_converters() -> dict[str, object]:
+    """Each side's argument converter, ``(kind, arg) -> value``, on a small KB, table and AgentBench episode."""
+    from pyql.builder.profiles import FREEBASE, WIKIDATA
+    from pyql.environment.agentbench import AgentBenchEnvironment
+    from pyql.environment.sparql_actions import convert_argument
+    from pyql.kb import KB
+    from pyql_sql.actions import convert_argument as table_argument
+    from pyql_sql.table import Table
+    from grammars.parameter_kinds import PARAMETER_KINDS
+
+    table = Table.from_rows(["Name", "Lyrics theme/style"], [["Smith", "Romance"]])
+    bench = AgentBenchEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+    assert bench.step("get_neighbors(Rachel, meteorology.tropical_cyclone.category)").ok  # makes #0
+    return {
+        "sparql": lambda k, a: convert_argument(WIKIDATA if PARAMETER_KINDS[k].markqa else FREEBASE, k, a, "probe", "x", 0),
+        "sql": lambda k, a: table_argument(table, k, a, "probe", "x", 0),
+        "agentbench": lambda k, a: bench.actions.convert(bench, k, a, "probe", "x", 0),
+    }
+
+
+def test_parameter_kinds_agree_everywhere() -> None:
+    """One table of parameter kinds; the GBNF grammar, the JSON schema, the tool schemas, the action parser,
+    every side's converter and the docs cover every kind and agree with it."""
+    from agent.llm.gbnf import _KIND_PATTERNS, _KIND_RULE, action_gbnf, action_json_schema, gbnf_to_regex
+    from grammars.parameter_kinds import PARAMETER_KINDS, SIDES, kinds_of_side
+    from pyql.action_parser import ARG_KINDS, parse_action
+    from pyql.api_docs import parameter_kinds_table
+    from pyql.environment.actions import openai_tools, render_docs
+
+    converters = _side_converters()
+    docs = (ROOT / "docs" / "core.md").read_text(encoding="utf-8")
+    assert parameter_kinds_table() in docs
+    for name, kind in PARAMETER_KINDS.items():
+        assert kind.sides and set(kind.sides) <= set(SIDES) and set(kind.reads) <= set(ARG_KINDS), name
+        assert f"| `{name}` | {kind.description.replace('|', chr(92) + '|')} |" in parameter_kinds_table()
+        actions = _probe_actions(name)
+        line = f"probe({kind.example})"
+        # GBNF: the kind's rule, and its example written in it
+        assert _KIND_RULE[name] == kind.gbnf
+        grammar = action_gbnf(actions, resume="action")
+        assert f'"probe(" {kind.gbnf} ")"' in grammar, name
+        assert gbnf_to_regex(grammar).fullmatch(line), (name, line)
+        # the JSON schema of one step and the tool schemas
+        options = action_json_schema(actions)["properties"]["action"]["anyOf"]
+        probe = next(o for o in options if o["properties"]["name"]["const"] == "probe")["properties"]["args"]["prefixItems"][0]
+        assert probe.get("pattern") == kind.pattern == _KIND_PATTERNS.get(name) and probe["type"] == kind.json_type
+        if kind.pattern:
+            assert re.fullmatch(kind.pattern, kind.example), name
+        tool = next(t for t in openai_tools(actions) if t["function"]["name"] == "probe")["function"]["parameters"]["properties"]["x"]
+        assert tool["type"] == kind.json_type and tool.get("enum", []) == list(kind.enum)
+        assert f"| `x` | {name} |" in render_docs(actions, "markdown")
+        # the action parser reads the example as one argument of a kind the table names, and every side converts it
+        (arg,) = parse_action(line).args
+        assert arg.kind in kind.reads, (name, arg.kind)
+        for side in kind.sides:
+            assert converters[side](name, arg) is not None, (side, name)
+    for side in SIDES:
+        assert kinds_of_side(side), side
+
+
+def test_every_action_set_uses_kinds_its_side_reads() -> None:
+    from grammars.parameter_kinds import PARAMETER_KINDS
+    from pyql.environment.agentbench_actions import AgentBenchActions
+    from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS, SparqlActions
+    from pyql_sql.actions import TableActions
+    from pyql_sql.writable_environment import MutationActions
+
+    for side, actions in (
+        ("sparql", SparqlActions(SPARQL_ALL_ACTIONS)),
+        ("sql", TableActions()),
+        ("sql", MutationActions()),
+        ("agentbench", AgentBenchActions()),
+    ):
+        for spec in actions.specs():
+            for p in spec.params:
+                assert side in PARAMETER_KINDS[p.kind].sides, (side, spec.name, p.name, p.kind)
+
+
+def test_markqa_kinds_have_one_source() -> None:
+    """MarkQA's kinds (the issue: gbnf's lacked ``whole``) are the table's, in the action set and in the state grammar."""
+    from agent.llm.gbnf import _MARKQA_KINDS, StateVocabulary, gbnf_to_regex, state_gbnf
+    from grammars.parameter_kinds import PARAMETER_KINDS
+    from pyql.environment.sparql_actions import MARKQA_KINDS, SPARQL_ALL_ACTIONS, SparqlActions
+
+    assert set(MARKQA_KINDS) == set(_MARKQA_KINDS) == {n for n, k in PARAMETER_KINDS.items() if k.markqa} >= {"whole"}
+    state = StateVocabulary(["m.0c"], ["?t", "?c"], {"m.0c": (["a.b.c"], [])})
+    grammar = state_gbnf(SparqlActions(SPARQL_ALL_ACTIONS), state, resume="action")
+    matcher = gbnf_to_regex(grammar)
+    assert matcher.fullmatch("add_max(?t, ?c, 2, none)") and matcher.fullmatch("add_max(?t, ?c, 0, 3, true)")
+    assert not matcher.fullmatch("add_max(?t, *, two)") and not matcher.fullmatch("add_max(?t, *, 0, ?c)")
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from pyql.interchange.sexpr import read_sexpr, write_sexpr
 from pyql.kb import KB
 from pyql.builder.profiles import FREEBASE
 from pyql.builder.query import Query
-from pyql.builder.steps import Argmax
+from pyql.builder.kinds.argmax import Argmax
 from tests.turtle_engines import answer_values, oxigraph_kb, rdflib_kb, virtuoso_kb
 
 NS = "http://rdf.freebase.com/ns/"

@@ -150,17 +150,19 @@ def test_whole_reply_is_accepted(kb: KB) -> None:
 
 
 def test_every_accepted_action_is_documented_and_nothing_else() -> None:
-    from grammars.vocabulary import SPARQL_ALL_ACTIONS
+    from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS
 
     actions = SparqlActions(SPARQL_ALL_ACTIONS)  # the default set and MarkQA's
     docs = render_docs(actions, "markdown")
     prompt = render_docs(actions, "prompt")
     tools = json.loads(render_docs(actions, "openai-tools"))
+    from pyql.builder.kind import declarations
+
     marked = {
         name
         for name, fn in inspect.getmembers(SparqlActions, inspect.isfunction)
         if getattr(fn, "__pyql_action__", None)
-    }
+    } | {d.name for d in declarations()}  # the look and the end, and every action a step kind declares
     assert set(actions.names) == marked
     assert {t["function"]["name"] for t in tools} == marked
     operators = {t["function"]["name"]: t["function"]["parameters"]["properties"]["op"] for t in tools if "op" in t["function"]["parameters"]["properties"]}
@@ -171,7 +173,7 @@ def test_every_accepted_action_is_documented_and_nothing_else() -> None:
         assert all(p.description for p in spec.params), spec.name
         parse_action(spec.example)  # every documented example is a valid action
     env = SparqlEnvironment(KB.open("oxigraph:"))
-    for name in ("eval", "__init__", "convert", "_observe", "order", "spec", "method"):
+    for name in ("eval", "__init__", "convert", "_observe", "order", "spec", "method", "declarations", "run_declared", "_run_declared"):
         record = env.step(f"{name}()")
         assert record.error == "invalid_action", name
 

@@ -23,7 +23,7 @@ from pyql.interchange import convert
 from pyql.kb.oxigraph_backend import OxigraphKB
 from pyql.interchange.legacy import program_to_actions, program_to_query
 from pyql.builder.profiles import FREEBASE
-from pyql.builder.steps import Fact
+from pyql.builder.kinds.fact import Fact
 from pyql.builder.terms import IRI, Literal, parse_term
 from tests.shared_data import needs_shared, shared_path
 

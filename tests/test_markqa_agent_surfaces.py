@@ -38,7 +38,8 @@ from agent.llm.gbnf import (
     state_tools,
 )
 from agent.methods.query_agent import AgentConfig, QueryAgent
-from grammars.vocabulary import EXPRESSION_FUNCTIONS, MARKQA_ACTION_ORDER, SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
+from grammars.vocabulary import EXPRESSION_FUNCTIONS
+from pyql.environment.sparql_actions import MARKQA_ACTION_ORDER, SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
 from pyql.action_parser import parse_action
 from pyql.environment.actions import openai_tools, render_docs
 from pyql.errors import PyQLError

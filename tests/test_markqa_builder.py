@@ -231,7 +231,7 @@ def test_freebase_type_constraint_unchanged() -> None:
 
 
 def test_actions_build_the_same_query(stores) -> None:
-    from grammars.vocabulary import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
+    from pyql.environment.sparql_actions import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
     from pyql.kb.oxigraph_backend import OxigraphKB
     from pyql.environment.sparql_actions import SparqlActions
     from pyql.environment.sparql import SparqlEnvironment

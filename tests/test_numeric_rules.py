@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from correction import Eraser, registry
-from grammars.vocabulary import SPARQL_ALL_ACTIONS
+from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS
 from pyql.kb import KB, probes
 from pyql.builder.query import Query
 from pyql.environment.sparql import SparqlEnvironment

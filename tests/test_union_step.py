@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from grammars.vocabulary import SPARQL_ALL_ACTIONS
+from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS
 from pyql.errors import PyQLError, QueryError
 from pyql.interchange import convert
 from pyql.kb import KB

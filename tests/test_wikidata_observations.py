@@ -18,7 +18,7 @@ from pyql.kb.quantities import SAMPLE_ROWS, observe_quantities, quantity_focus, 
 from pyql.kb.observation import Amount, QuantityRows
 from pyql.builder.query import Query
 from pyql.environment.sparql import SparqlEnvironment
-from grammars.vocabulary import SPARQL_ALL_ACTIONS
+from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS
 
 WD = "http://www.wikidata.org/entity/"
 PREFIXES = """PREFIX wd: <http://www.wikidata.org/entity/>

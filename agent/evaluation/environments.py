@@ -33,7 +33,6 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 from agent.methods import ranking
-from grammars.vocabulary import SPARQL_ALL_ACTIONS
 from correction import eraser_for
 from pyql.environment.agentbench import AgentBenchEnvironment
 from pyql.cli import UsageError, read_entities
@@ -42,6 +41,7 @@ from pyql.errors import EngineError
 from pyql.kb import KB, kb_backends, probes
 from pyql.builder.profiles import get_profile, infer_profile
 from pyql.environment.sparql import SparqlEnvironment
+from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
 from pyql_sql.table import Table

@@ -9,14 +9,13 @@ right number of arguments, and arguments of plausible shapes for each
 parameter kind, optionally after one ``Thought N: ...`` line:
 
 ========== =========================================================
-kind       accepted shapes
-========== =========================================================
 variable   ``?x``
 relation   ``a.b.c``, ``wdt:P31``, ``<http://...>``, ``?r``
 node       the above, numbers ``10``, dates ``2005-12-31``, strings
            ``"x"``, ``"Rachel"@en``, ``"2011"^^xsd:gYear``
 operator   ``>``, ``<``, ``>=``, ``<=``, ``=``, ``!=``, ``==``, ``<>``
 flag       ``true``, ``false`` (also ``True``, ``False``)
+whole      a whole number ``3``, or ``none`` (also ``None``)
 time       a flag, a year ``2011``, a date, a variable
 expression MarkQA's expression functions nested as calls,
            ``mul(div(sub(?a, ?b), ?b), 100)``, up to
@@ -26,6 +25,11 @@ values     ``(Q319, Q2347978)``: names, numbers, dates or literals
 other      a node, or free text without ``,()"'`` and line breaks (a
            quote starts a string in the action language: quote such text)
 ========== =========================================================
+
+Which rule a parameter kind gets, and its JSON-schema pattern, is the
+kind's entry in :data:`grammars.parameter_kinds.PARAMETER_KINDS` (its
+``gbnf`` and ``pattern``), the one table the tool schemas, the action
+parsers and the docs read too.
 
 MarkQA's numeric actions (``add_quantity``, ``add_bind``, ...) get these rules
 from their parameter kinds like every other action, so a grammar of
@@ -58,7 +62,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from grammars.vocabulary import EXPRESSION_FUNCTIONS, MAX_EXPRESSION_DEPTH, WRITTEN_OPERATORS, operator_pattern
+from grammars.parameter_kinds import PARAMETER_KINDS
+from grammars.vocabulary import EXPRESSION_FUNCTIONS, MAX_EXPRESSION_DEPTH, WRITTEN_OPERATORS
 
 __all__ = [
     "action_gbnf",
@@ -92,6 +97,7 @@ relation ::= name | iri | variable
 node ::= variable | name | iri | date | number | literal
 text ::= node | [^,()"'\n` ] ([^,()"'\n`]* [^,()"'\n` ])?
 flag ::= "true" | "false" | "True" | "False"
+whole ::= [0-9]+ | "none" | "None"
 time ::= flag | date | number | variable
 values ::= "(" value-item (ws-sep value-item)* ")"
 value-item ::= name | iri | date | number | literal
@@ -103,25 +109,19 @@ operand ::= variable | date | number | name | string
 #: needs more binds a part to a variable first. Each level is one more GBNF rule.
 EXPRESSION_DEPTH = min(4, MAX_EXPRESSION_DEPTH)
 
-#: The GBNF rule used for each parameter kind (anything else uses ``text``).
+#: The GBNF rule of each parameter kind of the SPARQL side's own (the table's ``gbnf``).
 KIND_RULES: dict[str, str] = {
-    "variable": "variable",
-    "relation": "relation",
-    "node": "node",
-    "operator": "operator",
+    name: kind.gbnf for name, kind in PARAMETER_KINDS.items() if name in ("variable", "relation", "node", "operator")
 }
 
-#: The GBNF rule of each parameter kind of MarkQA's actions (:data:`pyql.environment.sparql_actions.MARKQA_KINDS`;
+#: The GBNF rule of each parameter kind of MarkQA's actions, and of ``query`` (the table's ``gbnf``;
 #: ``markqa``, an id, a variable or a name, uses ``text``).
 MARKQA_KIND_RULES: dict[str, str] = {
-    "flag": "flag",
-    "time": "time",
-    "values": "values",
-    "expression": "expression",
-    "query": "sub-query",
+    name: kind.gbnf for name, kind in PARAMETER_KINDS.items() if name not in KIND_RULES and kind.gbnf != "text"
 }
 
-_KIND_RULE = {**KIND_RULES, **MARKQA_KIND_RULES}
+#: The GBNF rule of every parameter kind (:data:`grammars.parameter_kinds.PARAMETER_KINDS`).
+_KIND_RULE = {name: kind.gbnf for name, kind in PARAMETER_KINDS.items()}
 
 
 def expression_rules(depth: int = EXPRESSION_DEPTH, operand: str = "operand", name: str = "expression") -> list[str]:
@@ -454,8 +454,8 @@ def state_gbnf(
     return text
 
 
-#: The parameter kinds of MarkQA's actions (their state rules: :func:`_markqa_part`).
-_MARKQA_KINDS = ("markqa", "flag", "time", "expression", "values")
+#: The parameter kinds of MarkQA's actions (their state rules: :func:`_markqa_part`; the table's ``markqa``).
+_MARKQA_KINDS = tuple(name for name, kind in PARAMETER_KINDS.items() if kind.markqa)
 
 #: What a value may be written as in a state grammar.
 _STATE_VALUE = "number | date | literal"
@@ -539,7 +539,7 @@ def _markqa_part(param: Any, state: StateVocabulary) -> str | None:
     """The state rule of one parameter of MarkQA's kinds; None when nothing may be written yet."""
     if param.kind == "expression":
         return "expression" if state.variables else None
-    if param.kind in ("flag", "time", "values"):
+    if param.kind in ("flag", "time", "values", "whole"):
         return param.kind
     rule = _MARKQA_PARAMS.get(param.name, "node-old")
     if rule is None:
@@ -656,12 +656,8 @@ def _reachable(lines: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------
 # JSON schema
 
-_KIND_PATTERNS = {
-    "variable": r"^\?[A-Za-z_][A-Za-z0-9_]*$",
-    "relation": r"^(\?[A-Za-z_][A-Za-z0-9_]*|[A-Za-z_][A-Za-z0-9_]*([.:-][A-Za-z0-9_]+)*|<[^<> ]+>)$",
-    "operator": f"^({operator_pattern()})$",
-    "flag": "^(true|false|True|False)$",
-}
+#: The JSON-schema pattern of each parameter kind that has one (the table's ``pattern``).
+_KIND_PATTERNS = {name: kind.pattern for name, kind in PARAMETER_KINDS.items() if kind.pattern is not None}
 
 
 def action_json_schema(actions: Any, *, thought: bool = True) -> dict[str, Any]:
@@ -689,7 +685,7 @@ def action_json_schema(actions: Any, *, thought: bool = True) -> dict[str, Any]:
     for spec in actions.specs():
         items = []
         for p in spec.params:
-            item: dict[str, Any] = {"type": "string", "description": f"{p.name} ({p.kind})"}
+            item: dict[str, Any] = {"type": PARAMETER_KINDS[p.kind].json_type, "description": f"{p.name} ({p.kind})"}
             if p.kind in _KIND_PATTERNS:
                 item["pattern"] = _KIND_PATTERNS[p.kind]
             items.append(item)

@@ -22,18 +22,16 @@ part once, however often ``sparql()`` is called along the way.
 
 **Step kinds dispatch through two tables**, as sqlglot's generator maps an
 expression type to its SQL: :data:`FOLD_RULES` (step type → the scope after
-the step) and :data:`TEXT_RULES` (part type → its text). To add a step kind:
-
-1. its frozen dataclass in :mod:`pyql.builder.steps` (``action``, ``arguments()``,
-   its checks in ``__post_init__``);
-2. here, a function decorated with ``@fold_rule(Kind)`` that returns the
-   scope after the step and, when the step becomes a part of a block, one
-   decorated with ``@text_rule(Kind)`` that writes the part.
-
+the step) and :data:`TEXT_RULES` (part type → its text). Each step kind
+registers its rules from its own module (:mod:`pyql.builder.kinds`, see
+:mod:`pyql.builder.kind`): ``@fold_rule(Kind)``, a function that returns the
+scope after the step (:func:`add_part` adds the step, or a part made of it,
+to the current block; :func:`nested` starts a block around one), and, when
+the step becomes a part of a block, ``@text_rule(PartKind)``, one that
+writes the part. This module knows no step kind: a block's argmax is
+anything shaped like :class:`Ordering`, a part anything with a text rule.
 Nothing else dispatches on step types (``Query.actions`` renders any step
-from its ``action`` and ``arguments()``); a :class:`~pyql.builder.query.Query`
-method and an action of :mod:`pyql.environment.sparql_actions` are what make it
-callable.
+from its ``action`` and ``arguments()``).
 
 The bounded queries a KB runs to look at a query (observation, relations,
 labels, rows, value kinds) are built, next to the code that reads their
@@ -55,40 +53,18 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence, TypeVar, Union
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
-import pyql.builder.escape as escape
 from pyql.errors import QueryError
 from pyql.builder.profiles import Profile
-from pyql.builder.steps import (
-    Aggregate,
-    Answer,
-    Argmax,
-    Assignment,
-    Bind,
-    Compare,
-    Disjunction,
-    Fact,
-    Filter,
-    Head,
-    Quantity,
-    QuantityBase,
-    QuantityByQualifier,
-    QuantityWithQualifier,
-    Rank,
-    Step,
-    SubQuery,
-    TimeConstraint,
-    TypeConstraint,
-)
-from pyql.builder.terms import IRI, Literal, Term, Variable
+from pyql.builder.steps import Step
+from pyql.builder.terms import IRI, Term, Variable
 
 __all__ = [
     "CompilableQuery",
     "Block",
     "Folded",
-    "TimeBound",
-    "Aggregation",
+    "Ordering",
     "Part",
     "FOLD_RULES",
     "TEXT_RULES",
@@ -96,6 +72,8 @@ __all__ = [
     "text_rule",
     "fold",
     "fold_step",
+    "add_part",
+    "nested",
     "part_text",
     "EMPTY_SCOPE",
     "render_query",
@@ -104,10 +82,6 @@ __all__ = [
     "iri_text",
     "term_sparql",
     "INDENT",
-    "Ranking",
-    "SubSelect",
-    "Alternatives",
-    "WIKIBASE",
 ]
 
 #: One level of indentation in the text pyql writes.
@@ -182,38 +156,35 @@ def prefix_lines(profile: Profile) -> str:
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TimeBound:
-    """One of the two FILTERs of a time constraint: its start side or its end side.
-
-    ``index`` is the position of the step in the query; it names the
-    helper variables (``?__t<index>_<i>``).
-
-    Example:
-        >>> from pyql.builder.query import Query
-        >>> q = Query().add_fact("m.0s", "a.b.c", "?p").add_time_constrain(
-        ...     "?p", "a.b.from", "a.b.to", "2005-12-31", "2005-01-01")
-        >>> [(type(p).__name__, getattr(p, "end", None)) for p in q.scope.block.parts]
-        [('Fact', None), ('TimeBound', False), ('TimeBound', True)]
-    """
-
-    step: TimeConstraint
-    index: int
-    end: bool
+# A part of a block: a step that joins the block as it is (a triple pattern, a FILTER, a BIND ...),
+# a part a step kind makes of its step (one side of a time constraint, an aggregation sub-SELECT ...)
+# or the rows of an inner block (a nested Block); anything whose type has a text rule (TEXT_RULES).
+Part = Any
 
 
-@dataclass(frozen=True)
-class Aggregation:
-    """An aggregate over the rows of ``block``: a sub-SELECT with its GROUP BY."""
+class Ordering(Protocol):
+    """What a block reads of the step that orders it (``add_max``/``add_min``, :mod:`pyql.builder.kinds.argmax`)."""
 
-    step: Aggregate
-    block: Block
+    @property
+    def var(self) -> Variable: ...
 
+    @property
+    def limit(self) -> int | None: ...
 
-# A part of a block: a triple pattern, a type constraint, a FILTER (add_filter
-# or add_compare), one side of a time constraint, the rows of an inner block
-# (a nested Block), or an aggregation sub-SELECT.
-Part = Union[Fact, TypeConstraint, Filter, TimeBound, "Block", Aggregation]
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def ties(self) -> bool: ...
+
+    @property
+    def descending(self) -> bool: ...
+
+    def order_by(self) -> str:
+        """The ORDER BY condition (``DESC(...)``)."""
+
+    def extreme_key(self) -> str:
+        """The key of the extreme kept with ties (in its MAX/MIN and in the FILTER equal to it)."""
 
 
 @dataclass(frozen=True)
@@ -245,7 +216,7 @@ class Block:
 
     parts: tuple[Part, ...] = ()
     variables: tuple[Variable, ...] = ()
-    argmax: Argmax | None = None
+    argmax: Ordering | None = None
     computed: tuple[Variable, ...] = ()
     one_row: bool = False
     base: Block | None = field(default=None, compare=False, repr=False)
@@ -281,7 +252,7 @@ class Block:
         argmax = self.argmax
         if argmax is None or argmax.ties:  # an argmax with ties is a pattern of the group (see group())
             return ""
-        out = "ORDER BY " + _order_key(argmax) + "\n" + (f"LIMIT {argmax.limit}\n" if argmax.limit is not None else "")
+        out = "ORDER BY " + argmax.order_by() + "\n" + (f"LIMIT {argmax.limit}\n" if argmax.limit is not None else "")
         if argmax.offset:
             out += f"OFFSET {argmax.offset}\n"
         return out
@@ -296,7 +267,7 @@ class Block:
         argmax = self.argmax
         if argmax is None or not argmax.ties:
             return ""
-        key = _extreme_key(argmax)
+        key = argmax.extreme_key()
         func = "MAX" if argmax.descending else "MIN"
         extreme = f"?__{func.lower()}_{argmax.var.name}"
         lead, inner = indent + _INDENT, indent + _INDENT + _INDENT
@@ -402,6 +373,7 @@ def fold_rule(kind: type) -> Callable[[_Rule], _Rule]:
     """Register the fold rule of a step type: ``rule(scope, step, index)`` returns the scope after the step.
 
     Example:
+        >>> from pyql.builder.kinds.fact import Fact
         >>> FOLD_RULES[Fact].__name__
         '_fold_fact'
     """
@@ -417,6 +389,7 @@ def text_rule(kind: type) -> Callable[[_Rule], _Rule]:
     """Register the text rule of a part type: ``rule(part, profile)`` returns its text (it may span lines).
 
     Example:
+        >>> from pyql.builder.kinds.fact import Fact
         >>> TEXT_RULES[Fact].__name__
         '_fact_text'
     """
@@ -434,7 +407,10 @@ def _rule(table: dict[type, Any], kind: type, what: str) -> Any:
     if rule is None:
         rule = next((table[base] for base in kind.__mro__ if base in table), None)
         if rule is None:
-            raise QueryError(f"unknown {what} {kind.__name__}: no rule for it in pyql.builder.compiler")
+            raise QueryError(
+                f"unknown {what} {kind.__name__}: no rule for it in pyql.builder.compiler "
+                f"(a step kind registers its rules with @fold_rule/@text_rule in its module of pyql.builder.kinds)"
+            )
         table[kind] = rule
     return rule
 
@@ -450,14 +426,29 @@ def _with_variables(variables: tuple[Variable, ...], new: Sequence[Variable]) ->
     return variables + tuple(added) if added else variables
 
 
-def _add_part(block: Block, part: Part, variables: Sequence[Variable] = ()) -> Block:
+def add_part(block: Block, part: Part, variables: Sequence[Variable] = ()) -> Block:
+    """``block`` with one more part, and the variables it makes visible (a fold rule's building block).
+
+    Example:
+        >>> from pyql.builder.query import Query
+        >>> fact = Query().add_fact("?c", "a.b.c", "?t").steps[0]
+        >>> [str(v) for v in add_part(Block(), fact, fact.variables()).variables]
+        ['?c', '?t']
+    """
     return Block(
         block.parts + (part,), _with_variables(block.variables, variables), block.argmax, block.computed, block.one_row, block
     )
 
 
-def _nested(block: Block) -> Block:
-    """A new block whose only pattern is ``block``'s rows."""
+def nested(block: Block) -> Block:
+    """A new block whose only pattern is ``block``'s rows (an argmax's rows before another ordering or a comparison).
+
+    Example:
+        >>> from pyql.builder.query import Query
+        >>> b = Query().add_fact("?c", "a.b.c", "?t").add_max("?t").scope.block
+        >>> nested(b).parts == (b,), nested(b).argmax is None
+        (True, True)
+    """
     return Block((block,), block.variables, None, block.computed)
 
 
@@ -475,69 +466,6 @@ def fold_step(scope: Folded, step: Step, index: int) -> Folded:
         True
     """
     return _rule(FOLD_RULES, type(step), "step")(scope, step, index)
-
-
-@fold_rule(Fact)
-def _fold_fact(scope: Folded, step: Fact, index: int) -> Folded:
-    return Folded(_add_part(scope.block, step, step.variables()), scope.answer, scope.ask)
-
-
-@fold_rule(TypeConstraint)
-def _fold_type(scope: Folded, step: TypeConstraint, index: int) -> Folded:
-    return Folded(_add_part(scope.block, step, (step.var,)), scope.answer, scope.ask)
-
-
-@fold_rule(Filter)
-def _fold_filter(scope: Folded, step: Filter, index: int) -> Folded:
-    return Folded(_add_part(scope.block, step), scope.answer, scope.ask)
-
-
-@fold_rule(Compare)
-def _fold_compare(scope: Folded, step: Compare, index: int) -> Folded:
-    block = scope.block
-    if block.argmax is not None:
-        block = _nested(block)
-    return Folded(_add_part(block, step), scope.answer, True)
-
-
-@fold_rule(TimeConstraint)
-def _fold_time(scope: Folded, step: TimeConstraint, index: int) -> Folded:
-    block = _add_part(_add_part(scope.block, TimeBound(step, index, False)), TimeBound(step, index, True))
-    return Folded(block, scope.answer, scope.ask)
-
-
-@fold_rule(Argmax)
-def _fold_argmax(scope: Folded, step: Argmax, index: int) -> Folded:
-    block = scope.block
-    if block.argmax is not None:
-        block = _nested(block)
-    answer = step.answer if step.answer is not None else scope.answer
-    return Folded(Block(block.parts, block.variables, step, block.computed, block.one_row, block), answer, scope.ask)
-
-
-@fold_rule(Aggregate)
-def _fold_aggregate(scope: Folded, step: Aggregate, index: int) -> Folded:
-    block = Block(
-        (Aggregation(step, scope.block),),
-        (*step.group_by, step.new_var),
-        None,
-        (step.new_var,),
-        step.func == "COUNT" and not step.group_by,
-    )
-    return Folded(block, None, scope.ask)
-
-
-@fold_rule(Answer)
-def _fold_answer(scope: Folded, step: Answer, index: int) -> Folded:
-    return Folded(scope.block, step.var, scope.ask)
-
-
-@fold_rule(Head)
-def _fold_head(scope: Folded, step: Head, index: int) -> Folded:
-    """Several answer variables: the block's rows, only those visible (projected in that order)."""
-    block = scope.block
-    narrowed = Block(block.parts, step.variables_, block.argmax, block.computed, block.one_row, block)
-    return Folded(narrowed, None, scope.ask)
 
 
 def fold(steps: Sequence[Step], profile: Profile | None = None) -> Folded:
@@ -572,115 +500,17 @@ def part_text(part: Part, profile: Profile) -> str:
 
     Example:
         >>> from pyql.builder.profiles import FREEBASE
-        >>> part_text(Filter(Variable("w"), ">", Literal("200", escape.XSD + "integer")), FREEBASE)
+        >>> from pyql.builder.kinds.comparison import Filter
+        >>> from pyql.builder.terms import Literal
+        >>> part_text(Filter(Variable("w"), ">", Literal("200", "http://www.w3.org/2001/XMLSchema#integer")), FREEBASE)
         'FILTER(?w > 200)'
     """
     return _rule(TEXT_RULES, type(part), "part")(part, profile)
 
 
-def _comparison(left: Term, op: str, right: Term, profile: Profile, native: bool = False) -> str:
-    """A comparison; dates compare as text at the coarser of the two precisions (unless ``native``)."""
-    date_side = None if native else next((t for t in (left, right) if isinstance(t, Literal) and t.is_date), None)
-    other = right if date_side is left else left
-    if date_side is not None and isinstance(other, Variable):
-        constant = escape.literal(date_side.lexical)
-        value = f"STR({other.sparql()})"
-        var_text = f"SUBSTR({value}, 1, STRLEN({constant}))"
-        const_text = f"SUBSTR({constant}, 1, STRLEN({value}))"
-        lhs, rhs = (var_text, const_text) if other is left else (const_text, var_text)
-        return f"(isLiteral({other.sparql()}) && {lhs} {op} {rhs})"
-    return f"({term_sparql(left, profile)} {op} {term_sparql(right, profile)})"
-
-
-def _value_key(step: Argmax) -> str:
-    # Numbers order as numbers; dates of mixed precision (xsd:date, gYear,
-    # dateTime) order as their ISO text, which every engine agrees on. A
-    # native argmax (values of one kind) orders by the variable itself.
-    v = "?" + step.var.name
-    return v if step.native else f"IF(isNumeric({v}), {v}, STR({v}))"
-
-
-def _extreme_key(step: Argmax) -> str:
-    """The key of an argmax with ties, in its MAX/MIN and in the FILTER equal to it.
-
-    As :func:`_value_key`, but the numeric branch is ``?v + 0`` (the same
-    number, of the same type): Virtuoso 7.2 answers ``MAX(IF(isNumeric(?v),
-    ?v, STR(?v)))`` with no value when ``?v`` holds dates or strings (MIN is
-    right), and with it a ties argmax over them gave no rows; with ``?v + 0``
-    it gives the largest text, as pyoxigraph and rdflib do.
-    """
-    if step.native:
-        return "?" + step.var.name
-    v = "?" + step.var.name
-    return f"IF(isNumeric({v}), {v} + 0, STR({v}))"
-
-
-def _order_key(step: Argmax) -> str:
-    key = _value_key(step)
-    return f"DESC({key})" if step.descending else f"ASC({key})"
-
-
-@text_rule(Fact)
-def _fact_text(part: Fact, profile: Profile) -> str:
-    return f"{term_sparql(part.head, profile)} {term_sparql(part.relation, profile)} {term_sparql(part.tail, profile)} ."
-
-
-@text_rule(TypeConstraint)
-def _type_text(part: TypeConstraint, profile: Profile) -> str:
-    """``?x type T .``; with a subclass relation (Wikidata) an instance of T or of a subclass of it.
-
-    That is ``?x wdt:P31/wdt:P279* T``, written as the union of its
-    zero-step and its one-or-more-step halves (``wdt:P31 T`` or
-    ``wdt:P31/wdt:P279+ T``): the same solutions, and Virtuoso 7.2 answers
-    it in full, where it loses rows of the ``*`` path joined with a
-    ``FILTER`` on a date or a sub-query (tests/test_virtuoso_wikidata.py).
-    """
-    var, kind, cls = part.var.sparql(), profile.sparql_iri(profile.type_predicate), term_sparql(part.type, profile)
-    if not profile.subclass_predicate:
-        return f"{var} {kind} {cls} ."
-    subclass = profile.sparql_iri(profile.subclass_predicate)
-    return f"{{ {var} {kind} {cls} . }} UNION {{ {var} {kind}/{subclass}+ {cls} . }}"
-
-
-@text_rule(Filter)  # add_filter and add_compare
-def _filter_text(part: Filter, profile: Profile) -> str:
-    return "FILTER" + _comparison(part.left, part.op, part.right, profile, part.native)
-
-
-@text_rule(TimeBound)
-def _time_filter(bound: TimeBound, profile: Profile) -> str:
-    """The FILTER of one side of a time constraint: no start (end), or one not after (before) the date."""
-    step = bound.step
-    v = step.var.sparql()
-    first = 2 if bound.end else 0
-    missing, present = (Variable(f"__t{bound.index}_{i}") for i in (first, first + 1))
-    if bound.end:
-        relation = term_sparql(step.end_relation, profile)
-        test = _comparison(present, ">=", step.end_after, profile)
-    else:
-        relation = term_sparql(step.start_relation, profile)
-        test = _comparison(present, "<=", step.start_before, profile)
-    return (
-        f"FILTER(NOT EXISTS {{ {v} {relation} {missing.sparql()} }} || "
-        f"EXISTS {{ {v} {relation} {present.sparql()} . FILTER{test} }})"
-    )
-
-
 @text_rule(Block)
 def _block_text(part: Block, profile: Profile) -> str:
     return part.pattern(profile)
-
-
-@text_rule(Aggregation)
-def _aggregation_text(part: Aggregation, profile: Profile) -> str:
-    step = part.step
-    distinct = "DISTINCT " if step.func == "COUNT" else ""
-    group = " ".join(v.sparql() for v in step.group_by)
-    select = (group + " " if group else "") + f"({step.func}({distinct}{step.var.sparql()}) AS {step.new_var.sparql()})"
-    sub = "{\n" + f"{_INDENT}SELECT {select} WHERE " + part.block.pattern(profile, _INDENT)
-    if group:
-        sub += f"\n{_INDENT}GROUP BY {group}"
-    return sub + "\n}"
 
 
 def render_query(scope: Folded, profile: Profile) -> str:
@@ -720,186 +550,3 @@ def compile_query(query: CompilableQuery) -> str:
         }
     """
     return render_query(query.scope, query.profile)
-
-
-# ---------------------------------------------------------------------------
-# MarkQA's functions on Wikidata's statement model (issue 21)
-# ---------------------------------------------------------------------------
-
-#: The namespaces of Wikidata's statement model (written through the profile's prefixes).
-_WD_PROP = "http://www.wikidata.org/prop/"
-WIKIBASE = "http://wikiba.se/ontology#"
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """The rank of ``add_rank``: ``(COUNT(DISTINCT ?var_list) + 1)`` over ``block`` (its FILTER included)."""
-
-    step: Rank
-    block: Block
-
-
-@dataclass(frozen=True)
-class SubSelect:
-    """One query of ``add_sub_query`` as a ``{ SELECT ... }`` block: its folded ``scope``."""
-
-    scope: Folded
-
-    @property
-    def projection(self) -> tuple[Variable, ...]:
-        """What it returns: its answer after an argmax (as MarkQA), else all its variables."""
-        block = self.scope.block
-        if block.argmax is not None and self.scope.answer is not None and self.scope.answer in block.variables:
-            return (self.scope.answer,)
-        return block.variables
-
-
-def _answer_scope(scope: Folded, block: Block, answer: Variable | None) -> Folded:
-    return Folded(block, answer, scope.ask)
-
-
-@fold_rule(QuantityBase)  # add_quantity, add_quantity_with_qualifier, add_quantity_by_qualifier
-def _fold_quantity(scope: Folded, step: QuantityBase, index: int) -> Folded:
-    return _answer_scope(scope, _add_part(scope.block, step, step.variables()), step.tag)  # type: ignore[attr-defined]
-
-
-@fold_rule(Bind)
-def _fold_bind(scope: Folded, step: Bind, index: int) -> Folded:
-    return _answer_scope(scope, _add_part(scope.block, step, (step.var,)), step.var)
-
-
-@fold_rule(Assignment)
-def _fold_assignment(scope: Folded, step: Assignment, index: int) -> Folded:
-    return _answer_scope(scope, _add_part(scope.block, step, (step.var,)), scope.answer)
-
-
-@fold_rule(Rank)
-def _fold_rank(scope: Folded, step: Rank, index: int) -> Folded:
-    inner = _add_part(scope.block, Filter(step.rank_var, "<", step.var_list))
-    block = Block((Ranking(step, inner),), (step.new_var,), None, (step.new_var,), True)
-    return Folded(block, None, scope.ask)
-
-
-@fold_rule(SubQuery)
-def _fold_sub_query(scope: Folded, step: SubQuery, index: int) -> Folded:
-    block = scope.block
-    if block.argmax is not None:
-        block = _nested(block)
-    for query in step.queries:
-        part = SubSelect(query.scope)
-        block = _add_part(block, part, part.projection)
-    return Folded(block, scope.answer, scope.ask)
-
-
-@dataclass(frozen=True)
-class Alternatives:
-    """The part of ``add_union``: each branch's rows of ``var`` (a ``{ SELECT DISTINCT ?var ... }``), joined by ``UNION``."""
-
-    step: Disjunction
-
-
-@fold_rule(Disjunction)
-def _fold_union(scope: Folded, step: Disjunction, index: int) -> Folded:
-    block = scope.block
-    if block.argmax is not None:
-        block = _nested(block)
-    return Folded(_add_part(block, Alternatives(step), (step.var,)), scope.answer, scope.ask)
-
-
-@text_rule(Alternatives)
-def _union_text(part: Alternatives, profile: Profile) -> str:
-    """``{ SELECT DISTINCT ?v WHERE { ... } } UNION { ... }``, a branch's ORDER BY/LIMIT inside its own."""
-    var = part.step.var.sparql()
-    texts = []
-    for branch in part.step.branches:
-        block = branch.scope.block
-        mods = "".join(f"{_INDENT}{line}\n" for line in block.modifiers().split("\n") if line)
-        texts.append("{\n" + f"{_INDENT}SELECT DISTINCT {var} WHERE " + block.group(profile, _INDENT) + "\n" + mods + "}")
-    return " UNION ".join(texts)
-
-
-def _pid_iri(namespace: str, pid: str, profile: Profile) -> str:
-    return iri_text(_WD_PROP + namespace + pid, profile)
-
-
-def _amount_lines(step: QuantityBase, main_prop: str, value_ns: str, profile: Profile) -> list[str]:
-    """The value node and amount lines of a quantity (and the SI conversion with ``unit``)."""
-    st, node, amount = step.statement_var.sparql(), step.value_node_var.sparql(), step.amount_var.sparql()
-    lines = [f"{st} {_pid_iri(value_ns, main_prop, profile)} {node} .", f"{node} {iri_text(WIKIBASE + 'quantityAmount', profile)} {amount} ."]
-    if step.unit:  # type: ignore[attr-defined]
-        conversion = "/".join(
-            (
-                iri_text(WIKIBASE + "quantityUnit", profile),
-                _pid_iri("", "P2370", profile),
-                _pid_iri("statement/value/", "P2370", profile),
-                iri_text(WIKIBASE + "quantityAmount", profile),
-            )
-        )
-        # A plain join: as OPTIONAL + FILTER(BOUND) Virtuoso 7.2 answers w24 in full, but pyoxigraph
-        # then evaluates the conversion for every value node (0.8 s instead of 10 ms at 2*10^5 statements).
-        factor = step.conversion_var.sparql()
-        lines.append(f"{node} {conversion} {factor} .")
-        lines.append(f"BIND(({amount} * {factor}) AS {step.tag.sparql()})")  # type: ignore[attr-defined]
-    return lines
-
-
-def _statement_line(step: QuantityBase, entity: Term, prop: str, profile: Profile) -> str:
-    return f"{term_sparql(entity, profile)} {_pid_iri('', prop, profile)} {step.statement_var.sparql()} ."
-
-
-@text_rule(Quantity)
-def _quantity_text(part: Quantity, profile: Profile) -> str:
-    """MarkQA's add_quantity: statement, value node, amount, [SI conversion], [point in time]."""
-    lines = [_statement_line(part, part.entity, part.prop, profile)] + _amount_lines(part, part.prop, "statement/value/", profile)
-    time_var = part.time_var
-    if time_var is not None:
-        lines.append(f"{part.statement_var.sparql()} {_pid_iri('qualifier/', 'P585', profile)} {time_var.sparql()} .")
-    if isinstance(part.time, Literal):
-        lines.append(f"FILTER({time_var.sparql()} = {term_sparql(part.time, profile)})")  # type: ignore[union-attr]
-    elif isinstance(part.time, int) and time_var is not None:
-        lines.append(f"FILTER(YEAR({time_var.sparql()}) = {escape.literal(str(part.time), escape.XSD + 'integer')})")
-    return "\n".join(lines)
-
-
-@text_rule(QuantityWithQualifier)
-def _quantity_with_qualifier_text(part: QuantityWithQualifier, profile: Profile) -> str:
-    """The statement's amount, with the qualifier ``pq:qualifier_prop qualifier_obj``."""
-    amount = _amount_lines(part, part.main_prop, "statement/value/", profile)
-    qualifier = (
-        f"{part.statement_var.sparql()} {_pid_iri('qualifier/', part.qualifier_prop, profile)} "
-        f"{term_sparql(part.qualifier_obj, profile)} ."
-    )
-    return "\n".join([_statement_line(part, part.entity, part.main_prop, profile), *amount[:2], qualifier, *amount[2:]])
-
-
-@text_rule(QuantityByQualifier)
-def _quantity_by_qualifier_text(part: QuantityByQualifier, profile: Profile) -> str:
-    """The amount of the qualifier ``pqv:qualifier_prop`` of the statement ``entity main_prop main_obj``."""
-    main = f"{part.statement_var.sparql()} {_pid_iri('statement/', part.main_prop, profile)} {term_sparql(part.main_obj, profile)} ."
-    amount = _amount_lines(part, part.qualifier_prop, "qualifier/value/", profile)
-    return "\n".join([_statement_line(part, part.entity, part.main_prop, profile), main, *amount])
-
-
-@text_rule(Bind)
-def _bind_text(part: Bind, profile: Profile) -> str:
-    return f"BIND({part.expression.sparql(profile)} AS {part.var.sparql()})"
-
-
-@text_rule(Assignment)
-def _assignment_text(part: Assignment, profile: Profile) -> str:
-    return f"VALUES {part.var.sparql()} {{ " + " ".join(term_sparql(v, profile) for v in part.values) + " }"
-
-
-@text_rule(Ranking)
-def _ranking_text(part: Ranking, profile: Profile) -> str:
-    step = part.step
-    select = f"((COUNT(DISTINCT {step.var_list.sparql()}) + 1) AS {step.new_var.sparql()})"
-    return "{\n" + f"{_INDENT}SELECT {select} WHERE " + part.block.pattern(profile, _INDENT) + "\n}"
-
-
-@text_rule(SubSelect)
-def _sub_select_text(part: SubSelect, profile: Profile) -> str:
-    block = part.scope.block
-    projection = " ".join(v.sparql() for v in part.projection) or "*"
-    mods = "".join(f"{_INDENT}{line}\n" for line in block.modifiers().split("\n") if line)
-    return "{\n" + f"{_INDENT}SELECT DISTINCT {projection} WHERE " + block.group(profile, _INDENT) + "\n" + mods + "}"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from grammars.vocabulary import SPARQL_ACTION_ORDER, SPARQL_ALL_ACTIONS
+from pyql.builder.kind import sparql_action_order
 from pyql.builder import escape
 from pyql.errors import TermError, UsageError
 
@@ -125,10 +125,11 @@ class Profile:
     def action_names(self) -> tuple[str, ...]:
         """The SPARQL actions an environment on a KB of this profile offers by default.
 
-        QueryAgent's set (:data:`grammars.vocabulary.SPARQL_ACTION_ORDER`);
-        with :attr:`statement_model`, MarkQA's numeric actions too
-        (:data:`grammars.vocabulary.SPARQL_ALL_ACTIONS`). Derive a profile
-        with ``with_(statement_model=...)`` to choose the other set.
+        QueryAgent's set (the ``default`` group of the step kinds' actions,
+        :func:`pyql.builder.kind.sparql_action_order`); with
+        :attr:`statement_model`, every SPARQL action (MarkQA's numeric ones
+        too). Derive a profile with ``with_(statement_model=...)`` to choose
+        the other set.
 
         Example:
             >>> "add_quantity" in WIKIDATA.action_names, "add_quantity" in FREEBASE.action_names
@@ -136,7 +137,7 @@ class Profile:
             >>> "add_bind" in WIKIDATA.with_(statement_model=False).action_names
             False
         """
-        return SPARQL_ALL_ACTIONS if self.statement_model else SPARQL_ACTION_ORDER
+        return sparql_action_order() if self.statement_model else sparql_action_order(("default",))
 
     def with_prefixes(self, prefixes: Mapping[str, str]) -> Profile:
         """A copy with more prefixes declared.

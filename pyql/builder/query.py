@@ -33,30 +33,21 @@ from pyql.builder.expressions import operand
 from pyql.builder.compiler import Folded, compile_query, fold, fold_step
 from pyql.errors import PyQLError, QueryError
 from pyql.builder.profiles import Profile, get_profile
-from pyql.builder.steps import (
-    Aggregate,
-    Answer,
-    Argmax,
-    Assignment,
-    Bind,
-    Compare,
-    EndTime,
-    Fact,
-    Filter,
-    Head,
-    PointInTime,
-    Quantity,
-    QuantityByQualifier,
-    QuantityWithQualifier,
-    Rank,
-    StartTime,
-    Step,
-    SubQuery,
-    Disjunction,
-    TimeConstraint,
-    TypeConstraint,
-    expression_variables,
-)
+from pyql.builder.kinds.aggregate import Aggregate
+from pyql.builder.kinds.answer import Answer, Head
+from pyql.builder.kinds.argmax import Argmax
+from pyql.builder.kinds.assignment import Assignment
+from pyql.builder.kinds.bind import Bind
+from pyql.builder.kinds.comparison import Compare, Filter
+from pyql.builder.kinds.fact import Fact
+from pyql.builder.kinds.quantity import Quantity, QuantityByQualifier, QuantityWithQualifier
+from pyql.builder.kinds.rank import Rank
+from pyql.builder.kinds.sub_query import SubQuery
+from pyql.builder.kinds.time_constraint import TimeConstraint
+from pyql.builder.kinds.time_property import EndTime, PointInTime, StartTime
+from pyql.builder.kinds.type_constraint import TypeConstraint
+from pyql.builder.kinds.union import Disjunction
+from pyql.builder.steps import Step, expression_variables
 from pyql.builder.terms import IRI, Literal, Term, TermLike, Variable, parse_term
 from pyql.errors import TermError
 

@@ -1,12 +1,18 @@
 """Action sets: the functions an LLM (or a script) may call, defined once.
 
 An action is a method of an :class:`ActionSet` subclass marked with
-:func:`action`. Its signature and its Google-style docstring are the single
-source of truth: the environment accepts exactly the marked methods, checks
-arity from the signature, converts each argument by the parameter kind
-given to :func:`action`, and the documentation an LLM sees
-(``pyql docs --format markdown|prompt|openai-tools``) is rendered from the
-same specs. Nothing is written twice.
+:func:`action`, or an action a step kind declares as data
+(:class:`pyql.builder.kind.ActionDecl`: its name, parameters with their
+kinds and defaults, its docstring), which an action set offers through
+:meth:`ActionSet.declarations`: a generic body then runs it
+(:meth:`ActionSet.run_declared`), or the set's method of the same name
+marked :func:`action_body` when the action does more. The signature and the
+Google-style docstring are the single source of truth: the environment
+accepts exactly the marked methods and the declared actions, checks arity
+from the signature, converts each argument by its parameter kind (one of
+:data:`grammars.parameter_kinds.PARAMETER_KINDS`), and the documentation an
+LLM sees (``pyql docs --format markdown|prompt|openai-tools``) is rendered
+from the same specs. Nothing is written twice.
 
 Example:
     >>> class Demo(ActionSet):
@@ -27,20 +33,23 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
+from grammars.parameter_kinds import DEFAULT_KIND, PARAMETER_KINDS
 from grammars.vocabulary import COMPARISON_OPERATORS
+from pyql.builder.kind import ActionDecl
 from pyql.errors import (
     ArityError,
     DocFormatError,  # noqa: F401 (defined in pyql/errors.py)
     InvalidActionError,
 )
 
-__all__ = ["StepResult", "action", "Param", "ActionSpec", "ActionSet", "render_docs", "DOC_FORMATS"]
+__all__ = ["StepResult", "action", "action_body", "Param", "ActionSpec", "ActionSet", "render_docs", "DOC_FORMATS"]
 
 DOC_FORMATS = ("markdown", "prompt", "openai-tools")
 
@@ -70,8 +79,8 @@ def action(kind: str, **param_kinds: str) -> Callable[[Callable[..., Any]], Call
     Args:
         kind: "interact" (asks the KB/DB, adds nothing to the query),
             "construct" (adds a clause) or "terminate" (``execute``).
-        **param_kinds: the kind of each parameter, read by the action set's
-            argument converter (e.g. "node", "relation", "variable", "operator").
+        **param_kinds: the kind of each parameter (:data:`grammars.parameter_kinds.PARAMETER_KINDS`;
+            unmarked: ``text``), read by the action set's argument converter.
 
     Example:
         >>> action("terminate")(lambda self, env: None).__pyql_action__
@@ -83,6 +92,20 @@ def action(kind: str, **param_kinds: str) -> Callable[[Callable[..., Any]], Call
         return fn
 
     return mark
+
+
+def action_body(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a method as the hand-written body of the declared action of its name (one that does more than the generic body).
+
+    Its signature must be the declaration's (``(self, env, <params>)``, defaults included); its
+    docstring is for the reader of the code, the LLM reads the declaration's.
+
+    Example:
+        >>> action_body(lambda self, env: None).__pyql_body__
+        True
+    """
+    fn.__pyql_body__ = True  # type: ignore[attr-defined]
+    return fn
 
 
 @dataclass(frozen=True)
@@ -191,21 +214,15 @@ class ActionSet:
         specs = {}
         for name, fn in inspect.getmembers(type(self), predicate=inspect.isfunction):
             marker = getattr(fn, "__pyql_action__", None)
-            if marker is None:
-                continue
-            kind, param_kinds = marker
-            summary, details, arg_docs, example = _parse_docstring(_fill_vocabulary(fn.__doc__ or ""))
-            params = []
-            for p in list(inspect.signature(fn).parameters.values())[2:]:  # skip self, env
-                params.append(
-                    Param(
-                        p.name,
-                        param_kinds.get(p.name, "text"),
-                        arg_docs.get(p.name, ""),
-                        p.default is inspect.Parameter.empty,
-                    )
-                )
-            specs[name] = ActionSpec(name, kind, tuple(params), summary, details, example)
+            if marker is not None:
+                specs[name] = _method_spec(name, fn, marker)
+        self._declared: dict[str, ActionDecl] = {}
+        for decl in self.declarations():
+            if decl.name in specs:
+                raise InvalidActionError(f"{decl.name} is both a marked method of {type(self).__name__} and a declared action; keep one")
+            _check_body(type(self), decl)
+            specs[decl.name] = _declared_spec(decl)
+            self._declared[decl.name] = decl
         order = self.order()
         ordered = sorted(specs, key=lambda n: (order.index(n) if n in order else len(order), n))
         if only is not None:
@@ -218,6 +235,17 @@ class ActionSet:
                 )
             ordered = [n for n in ordered if n in wanted]
         self._specs = {n: specs[n] for n in ordered}
+
+    def declarations(self) -> Sequence[ActionDecl]:
+        """The actions declared as data that the set offers (subclasses override; none by default)."""
+        return ()
+
+    def run_declared(self, env: Any, decl: ActionDecl, args: tuple[Any, ...]) -> StepResult:
+        """The generic body of a declared action: ``args`` are its converted arguments, in order, up to the last one given.
+
+        Subclasses that offer declared actions override it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} offers the declared action {decl.name} but runs no declared action")
 
     def order(self) -> list[str]:
         """The order actions are documented in (subclasses override)."""
@@ -274,9 +302,70 @@ class ActionSet:
         return arg
 
     def method(self, name: str) -> Callable[..., Any]:
-        """The bound method implementing an action."""
+        """The bound method implementing an action (a declared action without a hand-written body: its generic body).
+
+        It is called ``(env, **arguments)`` with the converted arguments given.
+        """
         self.spec(name)
-        return getattr(self, name)
+        decl = self._declared.get(name)
+        if decl is None or getattr(getattr(type(self), name, None), "__pyql_body__", False):
+            return getattr(self, name)  # type: ignore[no-any-return]
+        return functools.partial(self._run_declared, decl)
+
+    def _run_declared(self, decl: ActionDecl, env: Any, *args: Any, **kwargs: Any) -> StepResult:
+        """Bind the given arguments to the declaration; a gap before the last one given takes its default."""
+        given = decl.signature.bind(self, env, *args, **kwargs).arguments
+        last = max((i for i, p in enumerate(decl.params) if p.name in given), default=-1)
+        values = tuple(given[p.name] if p.name in given else p.default for p in decl.params[: last + 1])
+        return self.run_declared(env, decl, values)
+
+
+def _method_spec(name: str, fn: Callable[..., Any], marker: tuple[str, dict[str, str]]) -> ActionSpec:
+    """The spec of a method marked :func:`action`: its parameters from the signature, the rest from the docstring."""
+    kind, param_kinds = marker
+    summary, details, arg_docs, example = _parse_docstring(_fill_vocabulary(fn.__doc__ or ""))
+    params = []
+    for p in list(inspect.signature(fn).parameters.values())[2:]:  # skip self, env
+        params.append(
+            Param(p.name, _known_kind(param_kinds.get(p.name, DEFAULT_KIND), name), arg_docs.get(p.name, ""), p.default is inspect.Parameter.empty)
+        )
+    return ActionSpec(name, kind, tuple(params), summary, details, example)
+
+
+def _declared_spec(decl: ActionDecl) -> ActionSpec:
+    """The spec of a declared action (it adds a step: ``construct``), read from its declaration."""
+    summary, details, arg_docs, example = _parse_docstring(_fill_vocabulary(decl.doc))
+    params = tuple(Param(p.name, _known_kind(p.kind, decl.name), arg_docs.get(p.name, ""), p.required) for p in decl.params)
+    return ActionSpec(decl.name, "construct", params, summary, details, example)
+
+
+def _known_kind(kind: str, action_name: str) -> str:
+    if kind not in PARAMETER_KINDS:
+        raise InvalidActionError(
+            f"a parameter of {action_name} has the unknown kind {kind!r}; the kinds are {', '.join(PARAMETER_KINDS)} "
+            "(grammars/parameter_kinds.py)",
+            action=action_name,
+        )
+    return kind
+
+
+def _check_body(cls: type, decl: ActionDecl) -> None:
+    """A method named like a declared action must be its marked body, with the declaration's signature."""
+    fn = getattr(cls, decl.name, None)
+    if fn is None:
+        return
+    if not getattr(fn, "__pyql_body__", False):
+        raise InvalidActionError(
+            f"{cls.__name__}.{decl.name} is named like a declared action; mark it @action_body (its hand-written body) or rename it",
+            action=decl.name,
+        )
+    written = [(p.name, p.default) for p in inspect.signature(fn).parameters.values()]
+    if written != [(p.name, p.default) for p in decl.signature.parameters.values()]:
+        raise InvalidActionError(
+            f"the body of {decl.name} takes {[name for name, _ in written]} (with their defaults), "
+            f"but the action is declared {decl.signature}",
+            action=decl.name,
+        )
 
 
 def _markdown(actions: ActionSet) -> str:
@@ -310,20 +399,18 @@ def _prompt(actions: ActionSet) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-#: The closed set of values of a parameter kind, as a JSON-schema ``enum`` in the tool schemas.
-PARAM_ENUMS: dict[str, tuple[str, ...]] = {"operator": COMPARISON_OPERATORS}
-
-
 def _tool_property(param: Param) -> dict[str, Any]:
-    """One parameter as a JSON-schema property; a kind with a closed set of values (:data:`PARAM_ENUMS`) gets its ``enum``.
+    """One parameter as a JSON-schema property of its kind's type; a kind with a closed set of values
+    (:attr:`grammars.parameter_kinds.ParameterKind.enum`) gets its ``enum``.
 
     Example:
         >>> _tool_property(Param("op", "operator", "a comparison"))["enum"]
         ['>', '<', '>=', '<=', '=', '!=']
     """
-    prop: dict[str, Any] = {"type": "string", "description": param.description or param.kind}
-    if param.kind in PARAM_ENUMS:
-        prop["enum"] = list(PARAM_ENUMS[param.kind])
+    kind = PARAMETER_KINDS[param.kind]
+    prop: dict[str, Any] = {"type": kind.json_type, "description": param.description or param.kind}
+    if kind.enum:
+        prop["enum"] = list(kind.enum)
     return prop
 
 

@@ -70,8 +70,7 @@ from pyql.environment.batch_trials import StepChecker, trial
 from pyql.errors import PyQLError
 from pyql.environment.grounding import Grounding, dimension_words, ground
 from pyql.kb.observation import Observation, Relations, Value
-from pyql.builder.steps import PropertyFact, Quantity, QuantityBase, TypeConstraint
-from pyql.builder.terms import Variable
+from pyql.builder.kind import kind_of, kinds
 from pyql.builder.terms import IRI, Literal
 from pyql.environment.value_steps import value_filters
 
@@ -99,7 +98,6 @@ _SPANS = (("from", "to"), ("start_date", "end_date"), ("start", "end"), ("date_f
 _CURRENT = re.compile(r"\b(current|currently|now|today|present|incumbent)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 _WORD = re.compile(r"[a-z0-9]+")
-_AGGREGATES = ("add_count(", "add_sum(", "add_avg(", "add_bind(", "add_rank(")
 
 
 @dataclass(frozen=True)
@@ -302,6 +300,7 @@ def auxiliary_variables(query: Any) -> set[str]:
     nodes, its unit conversion, and the point in time of a year or date it was asked for.
 
     The choose mode offers no step on them (MarkQA names them ``?statement_<tag>``, ``?value_st_<tag>`` ...).
+    Each step kind says which are its own (its ``auxiliary_variables`` hook, :class:`pyql.builder.kind.StepKind`).
 
     Example:
         >>> from pyql.builder.query import Query
@@ -312,13 +311,9 @@ def auxiliary_variables(query: Any) -> set[str]:
     """
     out: set[str] = set()
     for step in query.steps:
-        if isinstance(step, QuantityBase):
-            made = [step.statement_var, step.value_node_var]
-            if step.unit:
-                made += [step.conversion_var, step.amount_var]
-            if isinstance(step, Quantity) and isinstance(step.time, (int, Literal)) and step.time_var is not None:
-                made.append(step.time_var)
-            out |= {str(v) for v in made}
+        kind = kind_of(step)
+        if kind is not None and kind.auxiliary_variables is not None:
+            out |= {str(v) for v in kind.auxiliary_variables(step)}
     return out
 
 
@@ -406,6 +401,10 @@ class _Episode:
     relation_names: dict[str, str] = dataclasses.field(default_factory=dict)  # relation -> a fresh variable's name
     links: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)  # variable -> (relation, linked entity)
     grounding: Grounding | None = None  # the question's values and cue words (linked entities' names left out)
+
+    def fresh(self, hint: str) -> str:
+        """A new variable named after ``hint`` (``?population``, ``?population_2`` ...), none of the query's."""
+        return _fresh(hint, set(self.taken))
 
 
 def _episode(env: Any, today: _dt.date | None) -> _Episode:
@@ -568,8 +567,8 @@ def _ends(ep: _Episode) -> tuple[list[NextStep], list[NextStep], list[NextStep]]
         for var in reversed(variables)
         if var != str(query.answer) and kinds[var] not in ("unnamed",) and not query.is_ask
     ]
-    # execute() once the query says what it answers: set_answer, an aggregate or a comparison
-    answered = query.answer is not None or query.is_ask or any(b.startswith(_AGGREGATES) for b in ep.built)
+    # execute() once the query says what it answers: set_answer, a comparison, or a step of a kind that answers (an aggregate)
+    answered = query.answer is not None or query.is_ask or any(_answers(step) for step in query.steps)
     finish = [NextStep("execute()", "execute")] if query.steps and answered else []
     looks = [NextStep(f"get_relation({e})", "look") for e in ep.entities if e not in ep.looked]
     looks += [
@@ -578,6 +577,22 @@ def _ends(ep: _Episode) -> tuple[list[NextStep], list[NextStep], list[NextStep]]
         if v not in ep.looked and kinds[v] in ("entity", "unnamed")
     ]
     return answers, finish, looks
+
+
+def _kind_steps(env: Any, ep: _Episode) -> list[NextStep]:
+    """The candidates of the step kinds that offer their own (their ``choose`` hook,
+    :class:`pyql.builder.kind.StepKind`), for the kinds whose actions the environment offers."""
+    out: list[NextStep] = []
+    for kind in kinds():
+        if kind.choose is not None and any(d.name in env.actions.names for d in kind.actions):
+            out += [NextStep(line, step_kind) for line, step_kind in kind.choose(ep)]
+    return out
+
+
+def _answers(step: Any) -> bool:
+    """Whether after the step the query says what it answers (its kind's ``answers``: an aggregate, ``add_bind``, ``add_rank``)."""
+    kind = kind_of(step)
+    return kind is not None and kind.answers
 
 
 def _kept(checker: StepChecker, candidates: list[NextStep], budget: int) -> list[NextStep]:
@@ -654,15 +669,28 @@ def next_steps(
     ep = _episode(env, today)
     if env.kb.profile.statement_model:
         ep = dataclasses.replace(ep, relation_names=_relation_names(env, ep), links=_links(env, ep))
+    quantities, facts, arithmetic, constrain, aggregate, answers, finish, looks = _candidates(
+        env, ep, rank, per_argument, vocabulary_limit, vocabulary
+    )
+    if not verify:
+        return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
+    buckets = (quantities, facts, arithmetic, _cued_first(ep, [*constrain, *aggregate]), [*answers, *finish, *looks])
+    return _verified(env, ep, buckets, limit, preview_chars, batch)
+
+
+def _candidates(
+    env: Any, ep: _Episode, rank: Rank, per_argument: int, vocabulary_limit: int, vocabulary: Sequence[str] | None
+) -> tuple[list[NextStep], ...]:
+    """Every candidate, by bucket: quantities, facts, arithmetic, constraints, aggregates, answers, ``execute()``, looks."""
     facts = _looked_facts(ep, rank, per_argument) + _vocabulary_facts(env, ep, rank, vocabulary_limit, vocabulary)
     constrain, aggregate = _modifiers(env, ep, rank)
     constrain = [*_class_steps(env, ep), *constrain]
     quantities, arithmetic, aggregate = _numeric_steps(env, ep, rank, per_argument, aggregate)
     answers, finish, looks = _ends(ep)
-    if not verify:
-        return list(dict.fromkeys([*quantities, *facts, *arithmetic, *constrain, *aggregate, *answers, *finish, *looks]))[:limit]
-    buckets = (quantities, facts, arithmetic, _cued_first(ep, [*constrain, *aggregate]), [*answers, *finish, *looks])
-    return _verified(env, ep, buckets, limit, preview_chars, batch)
+    for step in _kind_steps(env, ep):  # the candidates of kinds that offer their own, in the bucket of their kind
+        {"quantity": quantities, "fact": facts, "arithmetic": arithmetic, "aggregate": aggregate, "answer": answers,
+         "look": looks}.get(step.kind, constrain).append(step)
+    return quantities, facts, arithmetic, constrain, aggregate, answers, finish, looks
 
 
 def _numeric_steps(
@@ -1037,13 +1065,13 @@ def arithmetic_score(question: str | None, action: str) -> float:
 
 
 def _years_of(query: Any) -> dict[str, int]:
-    """The year each quantity's amount was asked for (``add_quantity(..., ?pop, 2021)``: ``{"?pop": 2021}``)."""
+    """The year each quantity's amount was asked for (``add_quantity(..., ?pop, 2021)``: ``{"?pop": 2021}``; its kind's ``asked_year`` hook)."""
     out = {}
     for step in query.steps:
-        if isinstance(step, Quantity) and isinstance(step.time, int):
-            out[str(step.tag)] = step.time
-        elif isinstance(step, Quantity) and isinstance(step.time, Literal) and step.time.lexical[:4].isdigit():
-            out[str(step.tag)] = int(step.time.lexical[:4])
+        kind = kind_of(step)
+        asked = kind.asked_year(step) if kind is not None and kind.asked_year is not None else None
+        if asked is not None:
+            out[str(asked[0])] = asked[1]
     return out
 
 
@@ -1184,18 +1212,14 @@ def _literal_comparisons(env: Any, ep: _Episode) -> list[NextStep]:
 
 
 def _structural_kinds(query: Any, values: dict[str, tuple[Value, ...]]) -> dict[str, str]:
-    """Kinds the steps say when no value of the variable was shown: a quantity's amount is a number, its
-    point in time asked for and a start, end or point in time are dates, a type's instances entities."""
+    """Kinds the steps say when no value of the variable was shown (their kinds' ``value_kinds`` hooks): a
+    quantity's amount is a number, its point in time asked for and a start, end or point in time are dates,
+    a type's instances entities."""
     out: dict[str, str] = {}
     for step in query.steps:
-        if isinstance(step, QuantityBase):
-            out[str(step.tag)] = "number"  # type: ignore[attr-defined]
-            if isinstance(step, Quantity) and isinstance(step.time, Variable):
-                out[str(step.time)] = "date"
-        elif isinstance(step, PropertyFact) and isinstance(step.tail, Variable):
-            out[str(step.tail)] = "date"
-        elif isinstance(step, TypeConstraint):
-            out[str(step.var)] = "entity"  # instances of a class (an observation may show only the answer)
+        kind = kind_of(step)
+        if kind is not None and kind.value_kinds is not None:
+            out.update({str(var): held for var, held in kind.value_kinds(step).items()})
     return {var: kind for var, kind in out.items() if not values.get(var)}
 
 

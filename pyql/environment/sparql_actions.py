@@ -1,6 +1,17 @@
 """The SPARQL action set: the PyQL functions an LLM calls on a knowledge base.
 
-The docstrings below are what the LLM reads (``pyql docs``); keep them
+The actions that add a step are declared by their step kinds
+(:mod:`pyql.builder.kinds`: name, parameters with their kinds and defaults,
+the docstring the LLM reads, the place in the action order); the set
+offers every declaration (:meth:`SparqlActions.declarations`) and runs one
+by calling the :class:`~pyql.builder.query.Query` method of its name and
+observing the new query (:meth:`SparqlActions.run_declared`). Four have a
+hand-written body because they do more: ``add_max``/``add_min`` and
+``add_filter`` ask the KB whether the engine's own order or comparison is
+right for the variable's values (cheaper, and index-backed), and
+``add_compare`` observes a yes/no query. ``get_relation`` (a look) and
+``execute()`` (the end) are no step kind: they are methods here, marked
+``@action``. Docstrings are what the LLM reads (``pyql docs``); keep them
 short, concrete and true. Each action runs on a
 :class:`~pyql.environment.sparql.SparqlEnvironment` and returns a
 :class:`~pyql.environment.actions.StepResult`.
@@ -19,29 +30,46 @@ import importlib
 from contextvars import ContextVar
 from typing import Any, Callable, Mapping, Protocol
 
-from grammars.vocabulary import (
-    COMPARISON_OPERATORS,
-    EXPRESSION_FUNCTIONS,
-    MARKQA_ACTION_ORDER,
-    MAX_EXPRESSION_DEPTH,
-    SPARQL_ACTION_ORDER,
-    SPARQL_ALL_ACTIONS,
-)
+from grammars.parameter_kinds import PARAMETER_KINDS
+from grammars.vocabulary import COMPARISON_OPERATORS, EXPRESSION_FUNCTIONS, MAX_EXPRESSION_DEPTH
 from pyql.action_parser import Arg, parse_action
-from pyql.environment.actions import ActionSet, ActionSpec, StepResult, action
+from pyql.builder.kind import ActionDecl, action_order, declarations, sparql_action_order
+from pyql.environment.actions import ActionSet, ActionSpec, StepResult, action, action_body
 from pyql.errors import ArgumentError, PyQLError, QueryError, TermError
 from pyql.kb.observation import BoundedRows, Relations
 from pyql.builder.query import Query
 from pyql.builder.steps import normalize_operator
 from pyql.builder.terms import IRI, Literal, Term, Variable, parse_term, resolve_datatype
 
-__all__ = ["SparqlActions", "KBContext", "arg_to_term", "convert_argument", "markqa_argument", "ORDER", "MARKQA_KINDS"]
+__all__ = [
+    "SparqlActions",
+    "KBContext",
+    "arg_to_term",
+    "convert_argument",
+    "markqa_argument",
+    "ORDER",
+    "MARKQA_KINDS",
+    "SPARQL_ACTION_ORDER",
+    "SPARQL_EXTRA_ACTION_ORDER",
+    "MARKQA_ACTION_ORDER",
+    "SPARQL_ALL_ACTIONS",
+]
 
-#: The order the actions are documented in (the vocabulary's): the default ones, MarkQA's, execute.
+#: QueryAgent's SPARQL actions (the step kinds' ``default`` group between ``get_relation`` and
+#: ``execute``): the set an environment offers unless told otherwise.
+SPARQL_ACTION_ORDER: tuple[str, ...] = sparql_action_order(("default",))
+#: The step kinds' actions offered by name beyond QueryAgent's set (``add_union``, S-expressions' ``OR``).
+SPARQL_EXTRA_ACTION_ORDER: tuple[str, ...] = action_order(("extra",))
+#: MarkQA's numeric functions on Wikidata's statement model (offered on a profile with a statement model).
+MARKQA_ACTION_ORDER: tuple[str, ...] = action_order(("markqa",))
+#: Every SPARQL action, in the order they are documented: the default ones, the extra ones, MarkQA's, ``execute`` last.
+SPARQL_ALL_ACTIONS: tuple[str, ...] = sparql_action_order()
+
+#: The order the actions are documented in (see :meth:`SparqlActions.order`).
 ORDER = list(SPARQL_ALL_ACTIONS)
 
-#: Parameter kinds of MarkQA's actions (see :func:`markqa_argument`).
-MARKQA_KINDS = ("markqa", "flag", "time", "expression", "values", "whole")
+#: Parameter kinds of MarkQA's actions (see :func:`markqa_argument`): those the table marks as MarkQA's.
+MARKQA_KINDS = tuple(name for name, kind in PARAMETER_KINDS.items() if kind.markqa)
 #: How deep ``query(...)`` arguments may nest (a sub-query of a sub-query ...).
 MAX_SUB_QUERY_DEPTH = 8
 _SUB_QUERY_DEPTH: ContextVar[int] = ContextVar("pyql_sub_query_depth", default=0)
@@ -273,14 +301,18 @@ def _replay(profile: Any, lines: tuple[Arg, ...]) -> Query:
     return query
 
 
-_ALL: list[Any] = []
+_ALL: dict[tuple[str, ...], Any] = {}
 
 
 def _all_actions() -> Any:
-    """Every SPARQL action (MarkQA's included), made once."""
-    if not _ALL:
-        _ALL.append(SparqlActions(SPARQL_ALL_ACTIONS))
-    return _ALL[0]
+    """Every SPARQL action (MarkQA's included), made once per set of declared actions."""
+    names = sparql_action_order()
+    actions = _ALL.get(names)
+    if actions is None:
+        actions = SparqlActions(names)
+        _ALL.clear()  # a kind registered or dropped since (a test's scope): the old set is stale
+        _ALL[names] = actions
+    return actions
 
 
 def _without_markqa_extras(spec: ActionSpec) -> ActionSpec:
@@ -290,20 +322,30 @@ def _without_markqa_extras(spec: ActionSpec) -> ActionSpec:
 
 
 class SparqlActions(ActionSet):
-    """The PyQL functions for knowledge bases (SPARQL version)."""
+    """The PyQL functions for knowledge bases (SPARQL version): ``get_relation``, the step kinds' actions, ``execute``."""
 
     title = "PyQL actions (SPARQL version)"
 
     def __init__(self, only: Any = None) -> None:
         # The default set is QueryAgent's; MarkQA's actions are offered by name (SPARQL_ALL_ACTIONS: all).
-        super().__init__(SPARQL_ACTION_ORDER if only is None else only)
-        if not any(name in MARKQA_ACTION_ORDER for name in self.names):
+        super().__init__(sparql_action_order(("default",)) if only is None else only)
+        markqa = action_order(("markqa",))
+        if not any(name in markqa for name in self.names):
             # Without MarkQA's actions, QueryAgent's add_max(max_var), add_count(count_var, new_var) ...
             # keep their own signatures: MarkQA's optional extras (return_obj, offset, limit, group_obj) go.
             self._specs = {name: _without_markqa_extras(spec) for name, spec in self._specs.items()}
 
     def order(self) -> list[str]:
-        return ORDER
+        """The look, the step kinds' actions in their declared order, ``execute``."""
+        return list(sparql_action_order())
+
+    def declarations(self) -> tuple[ActionDecl, ...]:
+        """Every action a step kind declares (:func:`pyql.builder.kind.declarations`)."""
+        return declarations()
+
+    def run_declared(self, env: KBContext, decl: ActionDecl, args: tuple[Any, ...]) -> StepResult:
+        """A declared action: the :class:`~pyql.builder.query.Query` method of its name, then the observation of the new query."""
+        return self._observe(env, getattr(env.query, decl.name)(*args))
 
     def convert(self, env: KBContext, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
         """Convert one argument for a parameter kind (see :func:`convert_argument`)."""
@@ -345,372 +387,35 @@ class SparqlActions(ActionSet):
         # An empty list read from a capped sample (only hidden relations in it) is no empty result.
         return StepResult(result=relations, observation=str(relations), empty=relations.is_empty and relations.complete)
 
-    # -- constructing the query ------------------------------------------------
-    @action("construct", head="node", relation="relation", tail="node")
-    def add_fact(self, env: KBContext, head: Term, relation: Term, tail: Term) -> StepResult:
-        """Add a triple pattern (head, relation, tail) to the query.
-
-        Use a relation returned by get_relation; a forward relation of X is written add_fact(X, relation, ?new), a backward one add_fact(?new, relation, X).
-
-        Args:
-            head: an entity id or a variable.
-            relation: a relation such as meteorology.tropical_cyclone.category.
-            tail: an entity id, a variable or a value.
-
-        Example: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?category)
-        """
-        return self._observe(env, env.query.add_fact(head, relation, tail))
-
-    @action("construct", type="relation", var="variable")
-    def add_type_constrain(self, env: KBContext, type: Term, var: Variable) -> StepResult:
-        """Constrain a variable to be of a type.
-
-        Args:
-            type: a type such as meteorology.tropical_cyclone.
-            var: an existing variable.
-
-        Example: add_type_constrain(meteorology.tropical_cyclone, ?cyclone)
-        """
-        return self._observe(env, env.query.add_type_constrain(type, var))
-
-    @action("construct", max_var="variable", return_obj="markqa", offset="whole", limit="whole", ties="flag")
-    def add_max(
-        self, env: KBContext, max_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1, ties: bool = False
-    ) -> StepResult:
-        """Constrain the query to return only the result where max_var is the biggest.
-
-        Args:
-            max_var: an existing variable holding numbers or dates.
-            return_obj: optional (MarkQA's): the variable returned afterwards.
-            offset: optional: rows skipped first (the third largest: 2).
-            limit: optional: rows kept (default 1; none keeps all).
-            ties: optional: true keeps every row whose max_var equals the largest value (offset 0, limit 1), not one.
-
-        Example: add_max(?time)
-        """
-        # The engine's own order when the KB knows the values are of one kind (an index can answer it).
+    # -- the hand-written bodies of declared actions (their declarations: pyql/builder/kinds/) -----
+    @action_body
+    def add_max(self, env: KBContext, max_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1, ties: bool = False) -> StepResult:
+        """``add_max`` (:mod:`pyql.builder.kinds.argmax`) with the engine's own order when the KB knows the values
+        are of one kind (an index can answer it: :meth:`pyql.kb.KB.native_order`)."""
         native = env.kb.native_order(max_var, env.query)
         return self._observe(env, env.query.add_max(max_var, return_obj, offset, limit, ties, native=native))
 
-    @action("construct", min_var="variable", return_obj="markqa", offset="whole", limit="whole", ties="flag")
-    def add_min(
-        self, env: KBContext, min_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1, ties: bool = False
-    ) -> StepResult:
-        """Constrain the query to return only the result where min_var is the smallest.
-
-        Args:
-            min_var: an existing variable holding numbers or dates.
-            return_obj: optional (MarkQA's): the variable returned afterwards.
-            offset: optional: rows skipped first.
-            limit: optional: rows kept (default 1; none keeps all).
-            ties: optional: true keeps every row whose min_var equals the smallest value (offset 0, limit 1), not one.
-
-        Example: add_min(?time)
-        """
+    @action_body
+    def add_min(self, env: KBContext, min_var: Variable, return_obj: Any = None, offset: int = 0, limit: int | None = 1, ties: bool = False) -> StepResult:
+        """``add_min``, with the engine's own order where it is right (as :meth:`add_max`)."""
         native = env.kb.native_order(min_var, env.query)
         return self._observe(env, env.query.add_min(min_var, return_obj, offset, limit, ties, native=native))
 
-    @action("construct", count_var="variable", new_var="variable", group_obj="markqa")
-    def add_count(self, env: KBContext, count_var: Variable, new_var: Variable, group_obj: Any = None) -> StepResult:
-        """Count the distinct values of count_var and store the number in the new variable new_var.
-
-        Args:
-            count_var: an existing variable.
-            new_var: a new variable for the count.
-            group_obj: optional (MarkQA's): count per value of this variable.
-
-        Example: add_count(?cyclone, ?number)
-        """
-        return self._observe(env, env.query.add_count(count_var, new_var, group_obj))
-
-    @action("construct", sum_var="variable", new_var="variable", group_obj="markqa")
-    def add_sum(self, env: KBContext, sum_var: Variable, new_var: Variable, group_obj: Any = None) -> StepResult:
-        """Sum the values of sum_var and store the total in the new variable new_var.
-
-        Args:
-            sum_var: an existing variable holding numbers.
-            new_var: a new variable for the sum.
-            group_obj: optional (MarkQA's): sum per value of this variable.
-
-        Example: add_sum(?fatalities, ?total)
-        """
-        return self._observe(env, env.query.add_sum(sum_var, new_var, group_obj))
-
-    @action("construct", avg_var="variable", new_var="variable", group_obj="markqa")
-    def add_avg(self, env: KBContext, avg_var: Variable, new_var: Variable, group_obj: Any = None) -> StepResult:
-        """Average the values of avg_var and store the mean in the new variable new_var.
-
-        Args:
-            avg_var: an existing variable holding numbers.
-            new_var: a new variable for the average.
-            group_obj: optional (MarkQA's): average per value of this variable.
-
-        Example: add_avg(?wind, ?mean)
-        """
-        return self._observe(env, env.query.add_avg(avg_var, new_var, group_obj))
-
-    @action("construct", ob1="node", op="operator", ob2="node")
+    @action_body
     def add_filter(self, env: KBContext, ob1: Term, op: str, ob2: Term) -> StepResult:
-        """Add a filter constraint: the result must satisfy "ob1 op ob2".
-
-        ob1 and ob2 can be variables, numbers or dates; op is one of {operators}. For example, if ?length must be greater than 10, use add_filter(?length, >, 10).
-
-        Args:
-            ob1: a variable (or a value).
-            op: one of {operators}.
-            ob2: a variable, a number (10, 0.3) or a date (2005-08-23).
-
-        Example: add_filter(?length, >, 10)
-        """
-        # The engine's own comparison when the variable's dates all have the literal's type (cheaper per row).
+        """``add_filter`` (:mod:`pyql.builder.kinds.comparison`) with the engine's own comparison when the variable's
+        dates all have the literal's type (cheaper per row: :meth:`pyql.kb.KB.native_compare`)."""
         native = env.kb.native_compare(ob1, ob2, env.query)
         return self._observe(env, env.query.add_filter(ob1, op, ob2, native=native))
 
-    @action(
-        "construct",
-        var="variable",
-        start_relation="relation",
-        end_relation="relation",
-        start_before="node",
-        end_after="node",
-    )
-    def add_time_constrain(
-        self,
-        env: KBContext,
-        var: Variable,
-        start_relation: Term,
-        end_relation: Term,
-        start_before: Term,
-        end_after: Term,
-    ) -> StepResult:
-        """Keep var only when it was in force at some time between end_after and start_before.
-
-        var has a start date (start_relation) and an end date (end_relation); a missing date counts as open. To ask about the year 2005, use start_before 2005-12-31 and end_after 2005-01-01.
-
-        Args:
-            var: an existing variable, e.g. a position held.
-            start_relation: the relation to its start date.
-            end_relation: the relation to its end date.
-            start_before: the latest allowed start date.
-            end_after: the earliest allowed end date.
-
-        Example: add_time_constrain(?position, government.government_position_held.from, government.government_position_held.to, 2005-12-31, 2005-01-01)
-        """
-        return self._observe(
-            env, env.query.add_time_constrain(var, start_relation, end_relation, start_before, end_after)
-        )
-
-    @action("construct", ob1="node", op="operator", ob2="node")
+    @action_body
     def add_compare(self, env: KBContext, ob1: Term, op: str, ob2: Term) -> StepResult:
-        """For a yes/no question: check whether "ob1 op ob2" holds; the query then answers yes or no.
-
-        Args:
-            ob1: a variable or a value.
-            op: one of {operators}.
-            ob2: a variable or a value.
-
-        Example: add_compare(?wind1, >, ?wind2)
-        """
+        """``add_compare``: a yes/no query is observed as it is (no rows to reuse or describe, and "no" is no empty result)."""
         query = env.query.add_compare(ob1, op, ob2)
         observation = env.kb.observe(query, count_cap=env.count_cap)
         return StepResult(query=query, result=observation, observation=str(observation))
 
-    @action("construct", answer_var="variable")
-    def set_answer(self, env: KBContext, answer_var: Variable) -> StepResult:
-        """Set the variable the query returns; it must be an existing variable.
-
-        Args:
-            answer_var: an existing variable.
-
-        Example: set_answer(?cyclone)
-        """
-        return self._observe(env, env.query.set_answer(answer_var))
-
-    # -- MarkQA's functions (Wikidata) -------------------------------------------
-    @action("construct", entity="markqa", prop="markqa", tag="markqa", time="time", unit="flag")
-    def add_quantity(self, env: KBContext, entity: str, prop: str, tag: str, time: Any = False, unit: bool = False) -> StepResult:
-        """Get the amount of a quantity statement of an entity into ?tag (Wikidata's p:/psv:/wikibase:quantityAmount).
-
-        time: a year (the statement's point in time P585 is in that year), a date, a variable to bind the point in time to, or true to get it as ?time_tag. unit: true converts the amount to SI units.
-
-        Args:
-            entity: an entity id such as Q64, or a variable.
-            prop: a quantity property such as P1082.
-            tag: the new variable for the amount, e.g. pop_2011.
-            time: optional: a year, a date, a variable or true.
-            unit: optional: true to convert to SI units.
-
-        Example: add_quantity(Q64, P1082, pop_2011, 2011)
-        """
-        return self._observe(env, env.query.add_quantity(entity, prop, tag, time, unit))
-
-    @action("construct", entity="markqa", main_prop="markqa", qualifier_prop="markqa", qualifier_obj="markqa", tag="markqa", unit="flag")
-    def add_quantity_with_qualifier(
-        self, env: KBContext, entity: str, main_prop: str, qualifier_prop: str, qualifier_obj: str, tag: str, unit: bool = False
-    ) -> StepResult:
-        """Get the amount of a quantity statement whose qualifier qualifier_prop is qualifier_obj.
-
-        Args:
-            entity: an entity id or a variable.
-            main_prop: the quantity property.
-            qualifier_prop: the qualifier property, e.g. P518 (applies to part).
-            qualifier_obj: the qualifier's value.
-            tag: the new variable for the amount.
-            unit: optional: true to convert to SI units.
-
-        Example: add_quantity_with_qualifier(Q1, P2069, P518, Q2, perf)
-        """
-        query = env.query.add_quantity_with_qualifier(entity, main_prop, qualifier_prop, qualifier_obj, tag, unit)
-        return self._observe(env, query)
-
-    @action("construct", entity="markqa", main_prop="markqa", main_obj="markqa", qualifier_prop="markqa", tag="markqa", unit="flag")
-    def add_quantity_by_qualifier(
-        self, env: KBContext, entity: str, main_prop: str, main_obj: str, qualifier_prop: str, tag: str, unit: bool = False
-    ) -> StepResult:
-        """Get the amount held by the qualifier qualifier_prop of the statement (entity, main_prop, main_obj).
-
-        Args:
-            entity: an entity id or a variable.
-            main_prop: the statement's property, e.g. P186 (made from material).
-            main_obj: the statement's value.
-            qualifier_prop: the quantity qualifier, e.g. P2067 (mass).
-            tag: the new variable for the amount.
-            unit: optional: true to convert to SI units.
-
-        Example: add_quantity_by_qualifier(Q1, P186, Q2, P2067, mass)
-        """
-        query = env.query.add_quantity_by_qualifier(entity, main_prop, main_obj, qualifier_prop, tag, unit)
-        return self._observe(env, query)
-
-    @action("construct", expression="expression", var="markqa")
-    def add_bind(self, env: KBContext, expression: Any, var: str) -> StepResult:
-        """Compute an expression over existing variables and numbers into the new variable var.
-
-        Expression functions: add, sub, mul, div, abs, ceil_mul, ceil_div, floor_mul, floor_div, avg, year, month, to_date, to_decimal.
-
-        Args:
-            expression: nested calls such as mul(div(sub(?b, ?a), ?a), 100).
-            var: the new variable.
-
-        Example: add_bind(mul(div(sub(?pop_2021, ?pop_2011), ?pop_2011), 100), ?ans)
-        """
-        return self._observe(env, env.query.add_bind(expression, var))
-
-    @action("construct", rank_var="markqa", var_list="markqa", new_var="markqa")
-    def add_rank(self, env: KBContext, rank_var: str, var_list: str, new_var: str) -> StepResult:
-        """Rank a value among values (largest first): 1 + the number of distinct values of var_list greater than rank_var.
-
-        Args:
-            rank_var: the variable holding the value ranked.
-            var_list: the variable holding every value it is ranked among.
-            new_var: the new variable for the rank.
-
-        Example: add_rank(?berlin_area, ?area, ?rank)
-        """
-        return self._observe(env, env.query.add_rank(rank_var, var_list, new_var))
-
-    @action("construct", sub_query="query", sub_query_2="query", sub_query_3="query", sub_query_4="query")
-    def add_sub_query(
-        self, env: KBContext, sub_query: Query, sub_query_2: Query | None = None, sub_query_3: Query | None = None,
-        sub_query_4: Query | None = None,
-    ) -> StepResult:
-        """Join independent queries (up to four) with the query on their shared variables; each is written query(action, ...).
-
-        Args:
-            sub_query: query(...) holding the actions that build it.
-            sub_query_2: optional: another query(...).
-            sub_query_3: optional: another query(...).
-            sub_query_4: optional: another query(...).
-
-        Example: add_sub_query(query(add_quantity(Q64, P1082, ?a, 2021)), query(add_quantity(Q90, P1082, ?b, 2021)))
-        """
-        queries = [q for q in (sub_query, sub_query_2, sub_query_3, sub_query_4) if q is not None]
-        return self._observe(env, env.query.add_sub_query(*queries))
-
-    @action("construct", var="variable", branch="query", branch_2="query", branch_3="query", branch_4="query")
-    def add_union(
-        self, env: KBContext, var: Variable, branch: Query, branch_2: Query, branch_3: Query | None = None,
-        branch_4: Query | None = None,
-    ) -> StepResult:
-        """var takes its values from any of the branches (up to four; SPARQL UNION); each branch is written query(action, ...) and binds var, and only var joins the query.
-
-        Args:
-            var: the variable the branches bind.
-            branch: query(...) of the first way to reach var.
-            branch_2: query(...) of the second way.
-            branch_3: optional: a third query(...).
-            branch_4: optional: a fourth query(...).
-
-        Example: add_union(?x, query(add_fact(m.0j6tr, sports.team.championships, ?x)), query(add_fact(?x, sports.event.runner_up, m.0j6tr)))
-        """
-        branches = [q for q in (branch, branch_2, branch_3, branch_4) if q is not None]
-        return self._observe(env, env.query.add_union(var, *branches))
-
-    @action("construct", values="values", var="markqa")
-    def add_assignment(self, env: KBContext, values: list[str], var: str) -> StepResult:
-        """Let a variable take each of some values (VALUES).
-
-        Args:
-            values: entity ids or values in parentheses.
-            var: the variable.
-
-        Example: add_assignment((Q319, Q2347978), ?car)
-        """
-        return self._observe(env, env.query.add_assignment(values, var))
-
-    def _time_of(self, env: KBContext, add: Callable[[Query, str, str], Query], entity: str, new_var: str) -> StepResult:
-        """The step of MarkQA's time actions: the query with one time property of an entity (``add`` is the
-        :class:`~pyql.builder.query.Query` method writing it: start time P580, end time P582, point in time P585) into new_var."""
-        return self._observe(env, add(env.query, entity, new_var))
-
-    @action("construct", entity="markqa", new_var="markqa")
-    def add_start_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
-        """Get the start time (P580) of an entity into new_var.
-
-        Args:
-            entity: an entity id or a variable.
-            new_var: the new variable.
-
-        Example: add_start_time(Q8, ?start)
-        """
-        return self._time_of(env, Query.add_start_time, entity, new_var)
-
-    @action("construct", entity="markqa", new_var="markqa")
-    def add_end_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
-        """Get the end time (P582) of an entity into new_var.
-
-        Args:
-            entity: an entity id or a variable.
-            new_var: the new variable.
-
-        Example: add_end_time(Q8, ?end)
-        """
-        return self._time_of(env, Query.add_end_time, entity, new_var)
-
-    @action("construct", entity="markqa", new_var="markqa")
-    def add_time(self, env: KBContext, entity: str, new_var: str) -> StepResult:
-        """Get the point in time (P585) of an entity into new_var.
-
-        Args:
-            entity: an entity id or a variable.
-            new_var: the new variable.
-
-        Example: add_time(Q8, ?when)
-        """
-        return self._time_of(env, Query.add_time, entity, new_var)
-
-    @action("construct", head="markqa")
-    def set_head(self, env: KBContext, head: Any) -> StepResult:
-        """Set what the query returns, as MarkQA's set_head: SELECT ?var (or SELECT *); raw SPARQL is refused.
-
-        Args:
-            head: SELECT ?var or SELECT *.
-
-        Example: set_head(SELECT ?ans)
-        """
-        text = head.raw if isinstance(head, Arg) else str(head)
-        return self._observe(env, env.query.set_head(text))
-
+    # -- the end -----------------------------------------------------------------------------
     @action("terminate")
     def execute(self, env: KBContext) -> StepResult:
         """Run the finished query and get the final answer.

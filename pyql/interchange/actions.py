@@ -26,8 +26,7 @@ from pyql.interchange.registry import reader, writer
 from pyql.lines import split_lines
 from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
 from pyql.builder.query import Query
-from grammars.vocabulary import SPARQL_ALL_ACTIONS
-from pyql.environment.sparql_actions import SparqlActions, convert_argument
+from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS, SparqlActions, convert_argument
 
 __all__ = ["ACTIONS", "read_actions", "write_actions", "calls_to_query", "parse_line"]
 

@@ -34,7 +34,10 @@ refused): a chain orders and counts the whole query. ``OR`` is an
 Writing goes the other way: the chain's query graph, rooted at the answer
 variable, must be a tree whose every variable is constrained; each
 variable becomes ``(AND ...)`` of what constrains it, an ``add_union`` on it
-``(OR ...)`` of its branches' sets. :func:`same_logical_form`
+``(OR ...)`` of its branches' sets. What each step is in a form (a join, a
+class, a comparison, a time span, a union, the count, the superlative, the
+answer) is its step kind's ``sexpr`` hook, in the kind's module
+(:mod:`pyql.builder.kinds`); a kind without one has no S-expression. :func:`same_logical_form`
 compares two forms as GrailQA's evaluation compares logical forms: as
 graphs, so ``AND``'s and ``OR``'s arguments may come in any order.
 
@@ -56,16 +59,13 @@ from pyql.errors import ConversionError, ParseError, PyQLError
 from pyql.interchange.registry import reader, writer
 from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
 from pyql.builder.query import Query
-from pyql.builder.steps import (
-    Aggregate,
-    Answer,
-    Argmax,
-    Disjunction,
-    Fact,
-    Filter,
-    TimeConstraint,
-    TypeConstraint,
-)
+from pyql.builder.kind import SexprPart, kind_of
+from pyql.builder.kinds.aggregate import Aggregate
+from pyql.builder.kinds.argmax import Argmax
+from pyql.builder.kinds.comparison import Filter
+from pyql.builder.kinds.fact import Fact
+from pyql.builder.kinds.time_constraint import TimeConstraint
+from pyql.builder.kinds.union import Disjunction
 from pyql.builder.terms import IRI, Literal, Term, Variable, parse_term
 
 __all__ = ["MAX_DEPTH", "Form", "parse_sexpr", "render_sexpr", "read_sexpr", "write_sexpr", "same_logical_form"]
@@ -445,35 +445,32 @@ class _Writer:
         return step.left in nodes and step.right in nodes
 
     def take(self, step: object) -> None:
-        if isinstance(step, Fact):
-            if not isinstance(step.relation, IRI):
-                raise ConversionError(f"{step.action} with a variable relation ({step.relation}) has no S-expression")
-            if step.relation.value == self.profile.type_predicate and isinstance(step.head, Variable) and isinstance(step.tail, IRI):
-                # ?x type.object.type C (as gold SPARQL writes a class) is the triple add_type_constrain makes: (AND C ...)
-                self.types.setdefault(step.head, []).append(step.tail)
-                return
-            self.facts.append(step)
-        elif isinstance(step, TypeConstraint):
-            self.types.setdefault(step.var, []).append(step.type)
-        elif isinstance(step, Filter) and type(step) is Filter and isinstance(step.left, Variable):
-            if step.op == "!=" and isinstance(step.right, (IRI, Variable)):
-                self.distinct.append(step)
-                return
-            if step.op not in _OPS or not isinstance(step.right, Literal):
-                raise ConversionError(f"add_filter({step.left}, {step.op}, {step.right}) has no S-expression")
-            self.filters.setdefault(step.left, []).append(step)
-        elif isinstance(step, TimeConstraint):
-            self.times.setdefault(step.var, []).append(step)
-        elif isinstance(step, Disjunction):
-            self.unions.setdefault(step.var, []).append(step)
-        elif isinstance(step, Aggregate) and step.func == "COUNT" and not step.group_by and self.count is None:
-            self.count = step
-        elif isinstance(step, Argmax) and step.limit == 1 and step.offset == 0 and self.argmax is None:
-            self.argmax = step
-        elif isinstance(step, Answer):
-            self.answer = step.var
-        else:
+        """Keep a step where its role in the form puts it (its kind's ``sexpr`` hook, :class:`pyql.builder.kind.StepKind`)."""
+        kind = kind_of(step)
+        part = kind.sexpr(step, self.profile) if kind is not None and kind.sexpr is not None else None
+        if part is None or not self.place(part):
             raise ConversionError(f"the step {getattr(step, 'action', type(step).__name__)} has no S-expression")
+
+    def place(self, part: SexprPart) -> bool:
+        """Keep one step's part by its role; False when the form has no room for it (a second count or superlative)."""
+        if part.role == "join":
+            self.facts.append(part.item)
+        elif part.role == "class":
+            self.types.setdefault(part.var, []).append(part.item)
+        elif part.role == "distinct":
+            self.distinct.append(part.item)
+        elif part.role in ("comparison", "time_span", "union"):
+            held = {"comparison": self.filters, "time_span": self.times, "union": self.unions}[part.role]
+            held.setdefault(part.var, []).append(part.item)
+        elif part.role == "count" and self.count is None:
+            self.count = part.item
+        elif part.role == "superlative" and self.argmax is None:
+            self.argmax = part.item
+        elif part.role == "answer":
+            self.answer = part.var
+        else:
+            return False
+        return True
 
     def entities(self) -> set[Term]:
         """The entities the form names, those of ``add_union``'s branches included."""

@@ -49,7 +49,9 @@ from pyql.builder.compiler import INDENT, Block, CompilableQuery, prefix_lines, 
 from pyql.errors import EngineError, QueryError
 from pyql.kb.observation import JoinedRows, Relations, Value, VariableValues, joined_rows
 from pyql.builder.profiles import Profile, profile_of_iris
-from pyql.builder.steps import Aggregate, Fact, Step
+from pyql.builder.steps import Step
+from pyql.builder.kinds.aggregate import Aggregate
+from pyql.builder.kinds.fact import Fact
 from pyql.builder.terms import DATE_TYPES, IRI, Literal, Term, Variable
 
 __all__ = [

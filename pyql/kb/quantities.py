@@ -12,7 +12,9 @@ is about (:func:`quantity_focus`), in one bounded query
 of look-ups per row), into :class:`~pyql.kb.observation.QuantityRows`
 (:func:`read_quantity_rows`), which the observation prints after its lists.
 
-Which variables a step is about:
+Which variables a step is about is its kind's ``focus`` hook
+(:class:`pyql.builder.kind.StepKind`), and what a variable is its kind's
+``described`` hook, each in the kind's module:
 
 * ``add_quantity``, ``add_quantity_with_qualifier``, ``add_quantity_by_qualifier``: its tag;
 * ``add_bind``: its result and its operands (which amounts gave which result);
@@ -20,7 +22,8 @@ Which variables a step is about:
   ``add_compare``: the values compared (both read on the query before the
   step, whose rows they are);
 * ``add_time``, ``add_start_time``, ``add_end_time``: the date, with its entity;
-* any other step (``add_filter``, ``add_max``, ``add_compare``, ``set_answer``): the quantities and dates it mentions.
+* any other step (``add_filter``, ``add_max``, ``set_answer``; a kind without a
+  ``focus`` hook): the quantities and dates it mentions.
 
 A query with none of these (every Freebase query) costs nothing more.
 
@@ -38,15 +41,17 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import pyql.builder.escape as escape
-from pyql.builder.compiler import INDENT, WIKIBASE, prefix_lines, term_sparql
+from pyql.builder.compiler import INDENT, prefix_lines, term_sparql
+from pyql.builder.kind import kind_of
 from pyql.errors import EngineError
 from pyql.kb.observation import Amount, Observation, QuantityRows, Value
 from pyql.builder.profiles import Profile
-from pyql.builder.steps import Bind, Compare, PropertyFact, QuantityBase, Rank, Step
+from pyql.builder.steps import Step
+from pyql.builder.kinds.quantity import WIKIBASE, Described, Focus
 from pyql.builder.terms import IRI, Literal, Term, Variable
 
 __all__ = ["Described", "SAMPLE_ROWS", "quantity_focus", "quantity_query", "read_quantity_rows", "observe_quantities"]
@@ -64,50 +69,25 @@ Row = Mapping[str, Term]
 ValueOf = Callable[[Term, "Term | None"], Value]
 
 
-@dataclass(frozen=True)
-class Described:
-    """A variable an observation describes, and the query variables around it.
-
-    ``kind`` is ``quantity`` (an amount of a statement), ``date`` (a date
-    of ``add_time``/``add_start_time``/``add_end_time``) or ``value`` (an
-    ``add_bind`` result, shown as it is). A quantity has its statement and
-    value node (None when not visible, e.g. outside a sub-query), and with
-    ``converted`` (``unit=True``) the amount as stored.
-    """
-
-    var: Variable
-    kind: str
-    entity: Term | None = None
-    statement: Variable | None = None
-    value_node: Variable | None = None
-    stored: Variable | None = None
-    converted: bool = False
-
-    def needed(self) -> tuple[Variable, ...]:
-        """The query's variables the look-ups read: itself, its entity, statement, value node, stored amount."""
-        extra = (self.entity,) if isinstance(self.entity, Variable) else ()
-        parts = (self.statement, self.value_node, self.stored)
-        return (self.var,) + extra + tuple(v for v in parts if v is not None)
-
-
 def _described(steps: Sequence[Step], visible: Sequence[Variable]) -> dict[Variable, Described]:
-    """Every describable variable of the steps, by variable (the helper variables kept only when visible)."""
+    """Every describable variable of the steps (their kinds' ``described`` hooks), by variable (the helper
+    variables kept only when visible)."""
     seen = set(visible)
     keep = lambda v: v if v in seen else None  # noqa: E731
     out: dict[Variable, Described] = {}
     for step in steps:
-        if isinstance(step, QuantityBase):
-            tag: Variable = step.tag  # type: ignore[attr-defined]
-            converted = bool(step.unit)  # type: ignore[attr-defined]
-            out[tag] = Described(
-                tag, "quantity", step.entity, keep(step.statement_var), keep(step.value_node_var),  # type: ignore[attr-defined]
-                keep(step.amount_var) if converted else None, converted,
-            )
-        elif isinstance(step, PropertyFact) and isinstance(step.tail, Variable):
-            out[step.tail] = Described(step.tail, "date", step.head)
-        elif isinstance(step, Bind):
-            out[step.var] = Described(step.var, "value")
+        kind = kind_of(step)
+        if kind is None or kind.described is None:
+            continue
+        for d in kind.described(step):
+            out[d.var] = replace(d, statement=keep(d.statement), value_node=keep(d.value_node), stored=keep(d.stored))
     return out
+
+
+def _focus(step: Step) -> Focus:
+    """What a quantity observation after the step is about: its kind's ``focus`` hook, else the variables it mentions."""
+    kind = kind_of(step)
+    return kind.focus(step) if kind is not None and kind.focus is not None else Focus(step.variables())
 
 
 def quantity_focus(query: Any) -> tuple[Any, tuple[Described, ...]] | None:
@@ -127,21 +107,15 @@ def quantity_focus(query: Any) -> tuple[Any, tuple[Described, ...]] | None:
     """
     if not query.steps:
         return None
-    last = query.steps[-1]
+    focus = _focus(query.steps[-1])
     # A rank, a yes/no comparison: their rows are gone afterwards (or are none when the answer is no).
-    base = query.undo() if isinstance(last, (Rank, Compare)) else query
-    if isinstance(last, Rank):
-        wanted: tuple[Variable, ...] = (last.rank_var, last.var_list)
-    elif isinstance(last, Bind):
-        wanted = (last.var,) + tuple(v for v in last.variables() if v != last.var)
-    else:
-        wanted = last.variables()
+    base = query.undo() if focus.before else query
     visible = base.scope.block.variables
     described = _described(base.steps, visible)
-    focus = tuple(described[v] for v in dict.fromkeys(wanted) if v in described and v in visible)
-    if not any(d.kind != "value" for d in focus):
+    chosen = tuple(described[v] for v in dict.fromkeys(focus.wanted) if v in described and v in visible)
+    if not any(d.kind != "value" for d in chosen):
         return None
-    return base, focus
+    return base, chosen
 
 
 def _label(subject: str, label: Variable, profile: Profile) -> str:
