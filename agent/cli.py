@@ -82,7 +82,7 @@ from agent.evaluation.runner import (
 from agent.evaluation.trace_html import write_html
 from agent.faults import InfraFailure, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
-from agent.llm.client import add_llm_arguments, config_from_args
+from agent.llm.config import add_llm_arguments, config_from_args
 from agent.llm.recording import RecordedLLM
 from agent.llm.local import (
     INSTALL_HINT,

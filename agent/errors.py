@@ -2,7 +2,7 @@
 
 Each carries a ``kind`` (the stable word a run file and ``--json`` output
 use) and a message that says what to do. Modules re-export the classes they
-raise, so ``from agent.llm.client import LLMError`` keeps working.
+raise, so ``from agent.llm.retries import LLMError`` keeps working.
 
 Example:
     >>> issubclass(ScorerError, PyQLError), ScorerError("x").kind

@@ -52,7 +52,8 @@ SECTION = "## Agents with the local model"
 
 
 def _llm(args: argparse.Namespace, stack: contextlib.ExitStack):  # type: ignore[no-untyped-def]
-    from agent.llm.client import LLMConfig, OpenAILLM
+    from agent.llm.client import OpenAILLM
+    from agent.llm.config import LLMConfig
 
     if os.environ.get("OPENAI_BASE_URL"):
         config = LLMConfig.from_env(mode=args.llm_mode, max_tokens=args.max_tokens)

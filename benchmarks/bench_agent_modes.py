@@ -55,7 +55,7 @@ from agent.evaluation.datasets import iter_items, load_dataset
 from agent.evaluation.metrics import aggregate, record_scores
 from agent.evaluation.runner import RunSettings, read_run, run_eval
 from agent.evaluation.smoke import FB, SmokeError, gold_turtle
-from agent.llm.client import LLMReply
+from agent.llm.replies import LLMReply
 from pyql.lines import split_lines
 
 NAME = rdflib.URIRef(FB + "type.object.name")
@@ -286,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         return config
 
     settings.agent_config = agent_config  # type: ignore[method-assign]  # the knobs RunSettings has no flag for
-    from agent.llm.client import LLMConfig, OpenAILLM
+    from agent.llm.client import OpenAILLM
+    from agent.llm.config import LLMConfig
 
     with contextlib.ExitStack() as stack:
         llm: Any

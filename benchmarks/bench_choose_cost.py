@@ -53,7 +53,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import agent.methods.choose as choose  # noqa: E402
-from agent.llm.client import LLMReply  # noqa: E402
+from agent.llm.replies import LLMReply  # noqa: E402
 from agent.methods.query_agent import AgentConfig, QueryAgent  # noqa: E402
 from correction import Eraser  # noqa: E402
 from pyql.kb import KB  # noqa: E402

@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agent.cli import eval_command
-from agent.llm.client import LLMReply
+from agent.llm.replies import LLMReply
 from pyql.cli import build_parser
 from pyql.recording_store import RecordingStore
 

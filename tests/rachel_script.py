@@ -1,6 +1,6 @@
 """The scripted Rachel episode the agent tests replay: the demo KB's question, its entity and a correct reply script.
 
-A :class:`~agent.llm.client.ScriptedLLM` given :data:`CORRECT` answers the
+A :class:`~agent.llm.scripted.ScriptedLLM` given :data:`CORRECT` answers the
 question step by step, one reply per call, as a model that makes no mistake
 would (the ERASER feedback of the agent on, unless asked otherwise).
 

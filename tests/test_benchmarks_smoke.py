@@ -26,7 +26,8 @@ from agent.evaluation.smoke import (
     smoke_run,
 )
 from agent.evaluation.metrics import readi_metrics
-from agent.llm.client import LLMConfig, ScriptedLLM
+from agent.llm.config import LLMConfig
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.instantiate import Instantiator
 from agent.methods.reasoning_path import parse_paths
 from pyql.cli import build_parser

@@ -27,7 +27,10 @@ from agent.errors import ContextOverflow, LLMError
 from agent.evaluation.metrics import aggregate
 from agent.evaluation.runner import RunSettings, make_record, run_question
 from agent.faults import FINISHED, failed_to_run
-from agent.llm.client import LLMConfig, LLMReply, OpenAILLM, ScriptedLLM
+from agent.llm.client import OpenAILLM
+from agent.llm.config import LLMConfig
+from agent.llm.replies import LLMReply
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.context_budget import SLACK_TOKENS, ContextBudget, EstimateCounter, budget_for
 from agent.methods.episode import load_example
 from agent.methods.query_agent import AgentConfig, QueryAgent
@@ -168,7 +171,7 @@ def test_the_agent_token_cap_applies_below_the_context(kb: KB) -> None:
 
 
 def test_the_tools_modes_schemas_take_context_too(kb: KB) -> None:
-    from agent.llm.client import ToolCall
+    from agent.llm.replies import ToolCall
     from agent.llm.gbnf import StateVocabulary, state_tools
     from pyql.environment.actions import openai_tools
 

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from agent.errors import LLMError
 from agent.evaluation.datasets import DatasetError, detect_format, load_dataset
 from agent.evaluation.metrics import (
     MetricsError,
@@ -50,7 +51,9 @@ from agent.evaluation.runner import (
     run_question,
     summary_path,
 )
-from agent.llm.client import LLMConfig, LLMError, LLMReply, ScriptedLLM
+from agent.llm.config import LLMConfig
+from agent.llm.replies import LLMReply
+from agent.llm.scripted import ScriptedLLM
 from pyql.cli import main
 from tests.shared_data import needs_shared, shared_path
 

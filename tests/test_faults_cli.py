@@ -31,7 +31,7 @@ import pytest
 
 from agent.evaluation.runner import RunSettings, read_run, run_question
 from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
-from agent.llm.client import ScriptedLLM
+from agent.llm.scripted import ScriptedLLM
 from pyql.cli import EXIT_OK, EXIT_SERVICE, EXIT_STEPS_FAILED, EXIT_USAGE, main
 from pyql.errors import EngineTimeout
 from tests.fault_servers import (
@@ -368,7 +368,7 @@ def test_a_table_time_out_is_the_query_s_fault() -> None:
 
 def test_force_answer_on_a_dead_llm_does_not_guess() -> None:
     """At the step limit the agent asks the LLM which variable is the answer; a dead LLM ends the question unrun."""
-    from agent.llm.client import LLMError
+    from agent.errors import LLMError
     from agent.methods.query_agent import AgentConfig, QueryAgent
     from pyql.kb import KB
     from pyql.environment.sparql import SparqlEnvironment
@@ -385,14 +385,14 @@ class _FirstStepLLM:
     """Thread-safe: always the first gold action of the question in the (chat) prompt."""
 
     def __init__(self, items: list[dict[str, Any]]) -> None:
-        from agent.llm.client import LLMConfig
+        from agent.llm.config import LLMConfig
 
         self.config = LLMConfig(mode="chat")
         self.model = "first-step"
         self.by_question = {item["question"]: item for item in items}
 
     def complete(self, prompt: Any, **kwargs: Any) -> Any:
-        from agent.llm.client import LLMReply
+        from agent.llm.replies import LLMReply
 
         user = next(m["content"] for m in prompt if m["role"] == "user")
         item = self.by_question[user.split("Question:", 1)[1].strip().splitlines()[0].strip()]

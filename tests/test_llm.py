@@ -1,4 +1,4 @@
-"""Tests of agent.llm.client: config, ScriptedLLM, retries, and OpenAILLM against a loopback fake server.
+"""Tests of agent/llm/: config, ScriptedLLM, retries, the action modes, and OpenAILLM against a loopback fake server.
 
 No network: the OpenAI-compatible server is an ``http.server`` in a thread on
 127.0.0.1, made here, that records every request and answers from a plan.
@@ -15,25 +15,13 @@ from typing import Any
 import openai
 import pytest
 
-from agent.llm.client import (
-    DEFAULT_STOP,
-    LLMConfig,
-    LLMConfigError,
-    LLMError,
-    LLMReply,
-    OpenAILLM,
-    ScriptedLLM,
-    ToolCall,
-    UsageMeter,
-    complete_action,
-    config_from_args,
-    is_retryable,
-    reply_action,
-    reply_action_text,
-    retry_delay,
-    tool_call_action,
-    with_retries,
-)
+from agent.errors import LLMConfigError, LLMError
+from agent.llm.client import OpenAILLM
+from agent.llm.config import DEFAULT_STOP, LLMConfig, config_from_args
+from agent.llm.decoding import complete_action, reply_action, reply_action_text, tool_call_action
+from agent.llm.replies import LLMReply, ToolCall, UsageMeter
+from agent.llm.retries import is_retryable, retry_delay, with_retries
+from agent.llm.scripted import ScriptedLLM
 from pyql.action_parser import extract_action, parse_action
 from pyql.environment.actions import openai_tools
 from pyql.errors import PyQLError
@@ -202,7 +190,7 @@ def test_config_validation(kwargs: dict[str, Any], match: str) -> None:
 def test_config_from_args_keeps_env_when_flag_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
 
-    from agent.llm.client import add_llm_arguments
+    from agent.llm.config import add_llm_arguments
 
     monkeypatch.setenv("PYQL_MODEL", "env-model")
     parser = argparse.ArgumentParser()

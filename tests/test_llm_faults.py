@@ -17,16 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent.errors import LLMError
 from agent.jsonlines import count_unsafe, dumps_line, safe_json, safe_text
-from agent.llm.client import (
-    LLMConfig,
-    LLMError,
-    LLMReply,
-    OpenAILLM,
-    ScriptedLLM,
-    ToolCall,
-    UsageMeter,
-)
+from agent.llm.client import OpenAILLM
+from agent.llm.config import LLMConfig
+from agent.llm.replies import LLMReply, ToolCall, UsageMeter
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.readi import Readi, ReadiConfig
 from pyql.kb import KB
 from tests.fault_servers import FakeLLMServer, Reply, chat_body

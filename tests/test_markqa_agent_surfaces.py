@@ -22,7 +22,7 @@ from types import ModuleType
 
 import pytest
 
-from agent.llm.client import ScriptedLLM
+from agent.llm.scripted import ScriptedLLM
 from agent.llm.gbnf import (
     EXPRESSION_DEPTH,
     StateVocabulary,

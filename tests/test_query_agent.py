@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from agent.errors import LLMError
 from agent.evaluation.environments import feedback_options
-from agent.llm.client import LLMConfig, LLMError, ScriptedLLM
+from agent.llm.config import LLMConfig
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.query_agent import (
     AgentConfig,
     AgentConfigError,
@@ -321,7 +323,7 @@ import re
 from pathlib import Path
 
 from agent.evaluation.metrics import exact_match
-from agent.llm.client import LLMReply
+from agent.llm.replies import LLMReply
 from agent.methods.choose import choice_gbnf
 from pyql.action_parser import parse_action
 from tests.gold_steps import match_gold
@@ -505,7 +507,7 @@ def test_choices_are_ordered_against_the_question() -> None:
 
 def test_tools_mode_steps_the_tool_call_itself(kb: KB) -> None:
     """A native tool call reaches Environment.step as an ActionCall (no text round trip); the trace reads as in text mode."""
-    from agent.llm.client import LLMReply, ToolCall
+    from agent.llm.replies import LLMReply, ToolCall
     from pyql.action_parser import ActionCall
 
     class Recording(SparqlEnvironment):

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.llm.client import LLMError, ScriptedLLM
+from agent.errors import LLMError
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.instantiate import Instantiator
 from agent.methods.readi import Readi, ReadiConfig, parse_answers
 from agent.methods.reasoning_path import (
@@ -239,7 +240,7 @@ def test_an_unknown_start_lists_the_topic_entities(kb: KB) -> None:
 def test_edit_on_a_local_server_is_constrained_to_the_candidates(kb: KB) -> None:
     """Issue 11, item 6: on a local llama.cpp server the edit's grammar allows the topic entities as starts
     and only the prompt's candidate relations, and every sentence of it is a path Readi reads."""
-    from agent.llm.client import LLMConfig
+    from agent.llm.config import LLMConfig
     from agent.llm.gbnf import gbnf_to_regex
 
     question = "which country did tropical storm dolly hit?"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm.client import ScriptedLLM
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.readi_table import (
     TablePath,
     TablePathError,

@@ -25,7 +25,9 @@ import pytest
 
 from agent.cli import eval_command
 from agent.errors import LLMReplayMiss
-from agent.llm.client import LLMConfig, LLMReply, ScriptedLLM
+from agent.llm.config import LLMConfig
+from agent.llm.replies import LLMReply
+from agent.llm.scripted import ScriptedLLM
 from agent.llm.recording import RecordedLLM
 from pyql.cli import build_parser, main
 from pyql.errors import EngineError, RecordingError, ReplayMiss

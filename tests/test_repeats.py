@@ -13,7 +13,9 @@ import pytest
 
 from agent.evaluation.environments import feedback_options, open_kb_for
 from agent.evaluation.metrics import aggregate
-from agent.llm.client import LLMConfig, LLMReply, ScriptedLLM
+from agent.llm.config import LLMConfig
+from agent.llm.replies import LLMReply
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.query_agent import AgentConfig, QueryAgent
 from pyql.errors import EngineError, TermError, UsageError
 from pyql.kb import KB

@@ -145,7 +145,7 @@ def test_dbbench_dev_first_choices() -> None:
 
 
 def test_table_readi_edits_with_the_same_candidates() -> None:
-    from agent.llm.client import ScriptedLLM
+    from agent.llm.scripted import ScriptedLLM
     from agent.methods.readi_table import TableReadi
 
     t = Table.from_rows(["Venue", "Opponent", "Crowd"], [["MCG", "Athlone Town", "21000"], ["SCG", "Other", "100"]])
@@ -159,7 +159,7 @@ def test_table_readi_edits_with_the_same_candidates() -> None:
 
 def test_the_agent_keeps_table_observations_short_in_choose_mode() -> None:
     from agent.evaluation.environments import feedback_options
-    from agent.llm.client import ScriptedLLM
+    from agent.llm.scripted import ScriptedLLM
     from agent.methods.query_agent import AgentConfig, QueryAgent
 
     t = Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"], ["7", "Shamrock Rovers"]])

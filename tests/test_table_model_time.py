@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.evaluation.environments import feedback_options, open_environment
-from agent.llm.client import ScriptedLLM
+from agent.llm.scripted import ScriptedLLM
 from agent.llm.likelihood import RelationPMI
 from agent.methods.choose import forced_choice
 from agent.methods.query_agent import AgentConfig, QueryAgent

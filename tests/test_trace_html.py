@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from agent.errors import LLMError
 from agent.evaluation.datasets import load_dataset
 from agent.evaluation.runner import RunSettings, latest_records, read_run, run_eval
 from agent.evaluation.trace_html import render_html
-from agent.llm.client import LLMConfig, LLMError, ScriptedLLM
+from agent.llm.config import LLMConfig
+from agent.llm.scripted import ScriptedLLM
 from pyql.cli import main
 
 DEMO = Path(__file__).resolve().parents[1] / "pyql" / "data" / "demo_questions.jsonl"

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agent.evaluation.environments import feedback_options
 from agent.evaluation.metrics import exact_match
-from agent.llm.client import LLMReply
+from agent.llm.replies import LLMReply
 from agent.llm.gbnf import StateVocabulary, check_lines, state_gbnf
 from agent.methods.choose import rank_choices
 from agent.methods.query_agent import AgentConfig, QueryAgent

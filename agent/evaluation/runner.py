@@ -58,7 +58,8 @@ into the LLM calls, which overlap.
 Example:
     >>> import json, tempfile
     >>> from pathlib import Path
-    >>> from agent.llm.client import ScriptedLLM, LLMConfig
+    >>> from agent.llm.config import LLMConfig
+    >>> from agent.llm.scripted import ScriptedLLM
     >>> item = {"id": "q01", "question": "what category is tropical storm rachel?",
     ...         "entities": {"Tropical Storm Rachel": "m.0crbvqz"}, "answers": ["m.05f4r3k"]}
     >>> llm = ScriptedLLM([" Category.\\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
@@ -430,7 +431,7 @@ def model_name(llm: Any) -> str | None:
     """The model name of an LLM object, without asking a server.
 
     Example:
-        >>> from agent.llm.client import ScriptedLLM
+        >>> from agent.llm.scripted import ScriptedLLM
         >>> model_name(ScriptedLLM([])), model_name(object())
         ('scripted', None)
     """

@@ -8,7 +8,7 @@ dataset's published format) is loaded by
 triple patterns; MetaQA 1-hop uses a ``kb.txt`` excerpt, 2/3-hop a
 ``kb.txt`` built from the items' question types and answers,
 :func:`metaqa_kb_lines`; table questions carry their table), and
-:class:`agent.llm.client.ScriptedLLM` replays each item's gold action chain
+:class:`agent.llm.scripted.ScriptedLLM` replays each item's gold action chain
 (:func:`agent.evaluation.datasets.graph_query_actions` and friends) through the real
 agent, runner, metrics and ``summary.md``; with ``method="readi"`` it
 replays Readi's reasoning paths and QA answer instead
@@ -49,7 +49,8 @@ from agent.evaluation.datasets import (
 )
 from agent.evaluation.metrics import summary_markdown_path
 from agent.evaluation.runner import EvalOutcome, RunSettings, run_eval, summary_text
-from agent.llm.client import LLMConfig, ScriptedLLM
+from agent.llm.config import LLMConfig
+from agent.llm.scripted import ScriptedLLM
 from pyql.lines import split_lines
 
 __all__ = [

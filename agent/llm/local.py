@@ -48,15 +48,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
-from agent.llm.client import (
-    NO_KEY,
-    LLMConfig,
-    LLMConfigError,
-    LLMError,
-    OpenAILLM,
-    UsageMeter,
-    is_loopback,
-)
+from agent.errors import LLMConfigError, LLMError
+from agent.llm.client import OpenAILLM
+from agent.llm.config import NO_KEY, LLMConfig, is_loopback
+from agent.llm.replies import UsageMeter
 
 __all__ = [
     "DEFAULT_N_CTX",

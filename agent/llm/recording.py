@@ -1,6 +1,6 @@
 """Recording and replaying LLM calls (``--record DIR``, ``--replay DIR``).
 
-:class:`RecordedLLM` is an :class:`~agent.llm.client.LLM` in front of the
+:class:`RecordedLLM` is an :class:`~agent.llm.replies.LLM` in front of the
 one a command would use: every :meth:`~RecordedLLM.complete` call is keyed
 by what decides the reply (the model asked for, the endpoint mode, the
 sampling settings, the stop sequences, the prompt or messages, the tools
@@ -24,7 +24,7 @@ one entry, and a replay answers it with the first reply.
 
 Example:
     >>> import tempfile
-    >>> from agent.llm.client import ScriptedLLM
+    >>> from agent.llm.scripted import ScriptedLLM
     >>> from pyql.recording_store import RecordingStore
     >>> directory = tempfile.mkdtemp()
     >>> live = ScriptedLLM(["Action 1: execute()"], model="m")
@@ -45,7 +45,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent.errors import LLMError, LLMReplayMiss
-from agent.llm.client import LLMConfig, LLMReply, Prompt, ToolCall, UsageMeter
+from agent.llm.config import LLMConfig
+from agent.llm.replies import LLMReply, Prompt, ToolCall, UsageMeter
 from agent.llm.likelihood import RelationPMI
 from pyql.echo import one_line
 from pyql.recording_store import RecordingStore

@@ -32,7 +32,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.llm.client import LLM, LLMReply
+from agent.llm.replies import LLM, LLMReply
 from pyql.environment.next_steps import (
     NextStep,
     arithmetic_score,

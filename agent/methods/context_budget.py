@@ -3,7 +3,7 @@
 Every method builds its prompts through one :class:`ContextBudget`
 (:func:`budget_for` gives the one of an LLM):
 
-* **The context.** ``--context-tokens N`` (:attr:`agent.llm.client.LLMConfig.context_tokens`;
+* **The context.** ``--context-tokens N`` (:attr:`agent.llm.config.LLMConfig.context_tokens`;
   the local model's server sets it to its ``n_ctx``), else unknown: then
   only the agent's own cap (``AgentConfig.token_budget``) applies, until the
   server reports its size the way every OpenAI-compatible server does: by
@@ -484,7 +484,8 @@ def budget_for(llm: Any) -> ContextBudget:
     model on loopback, else the estimate.
 
     Example:
-        >>> from agent.llm.client import LLMConfig, ScriptedLLM
+        >>> from agent.llm.config import LLMConfig
+        >>> from agent.llm.scripted import ScriptedLLM
         >>> b = budget_for(ScriptedLLM([], config=LLMConfig(context_tokens=2048, max_tokens=128)))
         >>> (b.context_tokens, b.reserve, b.limit(), type(b.counter).__name__)
         (2048, 128, 1888, 'EstimateCounter')

@@ -56,7 +56,7 @@ def cap_strings(value: Any, limit: int = RECORD_TEXT_LIMIT) -> Any:
 
     Scoring uses the agent's answers as they are; only what is written is cut.
     A string that already ends with a cut note (a reply the LLM client cut,
-    :func:`agent.llm.client.cap_reply`) keeps that note, which has the first
+    :func:`agent.llm.replies.cap_reply`) keeps that note, which has the first
     length, so capping twice changes nothing. Dict keys are cut as values
     are (an entity mention of a data set is a key). The same string is
     always cut the same way: an answer and a gold answer that were equal

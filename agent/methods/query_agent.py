@@ -14,7 +14,7 @@ observations, so the same loop drives the SPARQL and the SQL environments.
 Example:
     >>> from pyql.kb import KB
     >>> from pyql.environment.sparql import SparqlEnvironment
-    >>> from agent.llm.client import ScriptedLLM
+    >>> from agent.llm.scripted import ScriptedLLM
     >>> llm = ScriptedLLM([
     ...     " Rachel's category.\\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
     ...     " That is the answer.\\nAction 2: execute()",
@@ -32,9 +32,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.errors import ContextOverflow
+from agent.errors import ContextOverflow, LLMError
 from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind, infra_failure
-from agent.llm.client import DEFAULT_STOP, LLM, LLMError, complete_action, reply_action
+from agent.llm.config import DEFAULT_STOP
+from agent.llm.decoding import complete_action, reply_action
+from agent.llm.replies import LLM
 from agent.methods.context_budget import Block, ask_within, budget_for, shortened, summarised
 from agent.methods.episode import (
     TEMPLATE_VERSION,
@@ -194,7 +196,7 @@ class QueryAgent:
     """The step-by-step agent (QueryAgent, Algorithm 1).
 
     Args:
-        llm: any :class:`agent.llm.client.LLM`.
+        llm: any :class:`agent.llm.replies.LLM`.
         config: an :class:`AgentConfig`.
     """
 
@@ -369,7 +371,7 @@ class QueryAgent:
         It ends when the LLM failed (``episode.error``) or when the same failed
         action came back ``max_repeats`` times (``episode.stopped``; the agent
         then answers with what it has). A native tool call goes to the
-        environment as the structured call (:func:`agent.llm.client.reply_action`);
+        environment as the structured call (:func:`agent.llm.decoding.reply_action`);
         its ``Action N:`` line is what the prompt and the trace show.
         """
         if self.config.action_mode == "choose":

@@ -16,7 +16,7 @@
 
 Example:
     >>> from pyql.kb import KB
-    >>> from agent.llm.client import ScriptedLLM
+    >>> from agent.llm.scripted import ScriptedLLM
     >>> llm = ScriptedLLM(["One entity.\\nPath: {\\"Jamaica\\": [Jamaica -> location.country.languages_spoken]}"])
     >>> result = Readi(llm, ReadiConfig(skip_qa=True)).run(KB.open("demo"), "what languages are spoken in jamaica?", {"Jamaica": "m.03_r3"})
     >>> sorted(a["value"] for a in result.answers), result.llm_calls, result.extra["isr"]
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
-from agent.llm.client import LLM
+from agent.llm.replies import LLM
 from agent.llm.gbnf import path_gbnf
 from agent.methods.context_budget import budget_for
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
@@ -224,7 +224,7 @@ class Readi:
     """The Readi method on a knowledge base.
 
     Args:
-        llm: any :class:`agent.llm.client.LLM`.
+        llm: any :class:`agent.llm.replies.LLM`.
         config: a :class:`ReadiConfig`.
         ranker: relation ranker for binding and for candidates (BM25 by default).
         vocabulary: the KB's relation names (read from the KB if None).
@@ -377,7 +377,7 @@ def run_readi(llm: LLM, env: Any, question: str, config: Any = None) -> AgentRes
     Example:
         >>> from pyql.kb import KB
         >>> from pyql.environment.sparql import SparqlEnvironment
-        >>> from agent.llm.client import ScriptedLLM
+        >>> from agent.llm.scripted import ScriptedLLM
         >>> env = SparqlEnvironment(KB.open("demo"), entities={"Jamaica": "m.03_r3"})
         >>> llm = ScriptedLLM(["Path: Jamaica -> location.country.languages_spoken", "So {Jamaican English}."])
         >>> run_readi(llm, env, "what languages are spoken in jamaica?").llm_calls

@@ -10,7 +10,7 @@ an edit and how the edit prompt says it. Answering from the instances stays
 with each method.
 
 Example:
-    >>> from agent.llm.client import ScriptedLLM
+    >>> from agent.llm.scripted import ScriptedLLM
     >>> class Words:
     ...     stop, unchanged, empty_path = ["\\n"], "same again", []
     ...     def generate_prompt(self, question): return question
@@ -34,9 +34,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, Union
 
-from agent.errors import ContextOverflow
+from agent.errors import ContextOverflow, LLMError
 from agent.faults import infra_failure
-from agent.llm.client import LLM, LLMError
+from agent.llm.replies import LLM
 from agent.methods.context_budget import ask_within, budget_for
 from agent.methods.episode import StepTrace, prompt_hash
 from pyql.errors import ParseError
@@ -129,7 +129,7 @@ def ask_llm(
     the message as its observation.
 
     Example:
-        >>> from agent.llm.client import LLMConfig, ScriptedLLM
+        >>> from agent.llm.config import LLMConfig; from agent.llm.scripted import ScriptedLLM
         >>> traces = []
         >>> ask_llm(ScriptedLLM(["Path: x"]), "p", "generate_path", traces, ["\\nQ:"]), traces[0].action
         ('Path: x', 'generate_path')
@@ -206,7 +206,7 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     description of its instance as the observation.
 
     Example:
-        >>> from agent.llm.client import ScriptedLLM
+        >>> from agent.llm.scripted import ScriptedLLM
         >>> class Numbers:
         ...     stop, unchanged, empty_path = ["\\n"], "same again", []
         ...     def generate_prompt(self, question): return question

@@ -11,7 +11,7 @@ chosen columns are kept. The QA call answers from the selected items.
 
 Example:
     >>> from pyql_sql import Table
-    >>> from agent.llm.client import ScriptedLLM
+    >>> from agent.llm.scripted import ScriptedLLM
     >>> t = Table.from_rows(["year", "league"], [["2001", "USL A-League"], ["2002", "USL A-League"], ["2003", "NPSL"]])
     >>> llm = ScriptedLLM(['Chosen Headers: ["year", "league"]\\nConstrains: "league": ["usl a-league"]',
     ...                    "Thought: 2002 is the last.\\nAnswer: ['2002']"])
@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from agent.errors import TablePathError  # noqa: F401 (defined in agent/errors.py)
 from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
-from agent.llm.client import LLM
+from agent.llm.replies import LLM
 from agent.methods.context_budget import budget_for
 from agent.methods.episode import AgentResult, StepTrace, prompt_templates
 from agent.methods.readi_loop import UNANSWERED, ask_llm, llm_failure, run_loop
@@ -270,7 +270,7 @@ class TableReadi:
     """Readi on one table.
 
     Args:
-        llm: any :class:`agent.llm.client.LLM`.
+        llm: any :class:`agent.llm.replies.LLM`.
         max_edits: edit calls at most (default 4).
         max_items: table items given to the QA call.
         timeout: seconds per SQL query.
