@@ -162,14 +162,15 @@ class LocalScorer:
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise ScorerError("scoring relations with the local model needs llama-cpp-python: pip install -e '.[local]'") from exc
-            from agent.llm.local import model_path
+            from agent.llm.local import model_path, without_extra_bufts
 
             path = Path(self.path) if self.path is not None else model_path()
             if not path.is_file():
                 raise ScorerError(f"no model file at {path}: give a GGUF file")
             try:
-                self._model = Llama(str(path), logits_all=True, n_ctx=self.n_ctx, n_threads=self.n_threads,
-                                    n_threads_batch=self.n_threads, verbose=False)
+                with without_extra_bufts():  # AMX CPUs: as the server does (docs/llm.md, "AMX CPUs")
+                    self._model = Llama(str(path), logits_all=True, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                                        n_threads_batch=self.n_threads, verbose=False)
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ScorerError(f"llama.cpp could not load {path}: {exc}") from exc
             # free the model before the interpreter tears llama.cpp's bindings down (else its __del__ fails at

@@ -145,6 +145,42 @@ def cpu_has_amx() -> bool:
     return False
 
 
+@contextlib.contextmanager
+def without_extra_bufts(off: bool | None = None) -> Iterator[None]:
+    """Models loaded in this process inside the block skip llama.cpp's extra buffer types (AMX, repacked kernels).
+
+    The in-process counterpart of :class:`LocalServer`'s ``extra_bufts``:
+    on CPUs that report AMX (:func:`cpu_has_amx`; None decides by it) this
+    llama.cpp build crashes in its AMX kernel at the first evaluation, with
+    a segmentation fault the process cannot catch. Nothing changes where the
+    bindings have no such parameter or ``off`` is False.
+
+    Example:
+        >>> with without_extra_bufts(False):
+        ...     pass
+    """
+    if not (cpu_has_amx() if off is None else off):
+        yield
+        return
+    import llama_cpp.llama_cpp as bindings
+
+    if "use_extra_bufts" not in dict(bindings.llama_model_params._fields_):
+        yield
+        return
+    default = bindings.llama_model_default_params
+
+    def params() -> Any:
+        p = default()
+        p.use_extra_bufts = False
+        return p
+
+    bindings.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = default
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free on ``host`` right now (asked from the OS).
 
