@@ -512,7 +512,14 @@ class Query:
         return self._aggregate("AVG", var, new_var, group_by, group_obj)
 
     def add_time_constrain(
-        self, var: TermLike, start_relation: TermLike, end_relation: TermLike, start_before: TermLike, end_after: TermLike
+        self,
+        var: TermLike,
+        start_relation: TermLike,
+        end_relation: TermLike,
+        start_before: TermLike,
+        end_after: TermLike,
+        *,
+        by_end: bool = False,
     ) -> Query:
         """Keep ``var`` (e.g. a position held) when it was in force between
         ``end_after`` and ``start_before`` (WebQSP's pattern).
@@ -520,6 +527,8 @@ class Query:
         A missing start or end counts as open. The argument order is the one
         of the legacy PyQL programs:
         ``add_time_constrain(?x1, from_rel, to_rel, "2011-12-31", "2011-01-01")``.
+        ``by_end``: the constraint is named by its end relation in an
+        S-expression (``(TC X r.to 2011)``); the query is the same.
 
         Example:
             >>> q = Query().add_fact("m.0s", "a.b.c", "?p").add_time_constrain(
@@ -553,6 +562,7 @@ class Query:
                 relation(end_relation, "end"),
                 date(start_before, "start_before"),
                 date(end_after, "end_after"),
+                by_end,
             )
         )
 
