@@ -198,3 +198,23 @@ def test_freebase_keeps_its_text_comparison_of_mixed_date_types() -> None:
     text = comparison_text(Variable("d"), ">=", Literal("1990", XSD + "gYear"), FREEBASE)
     assert text == '(isLiteral(?d) && SUBSTR(STR(?d), 1, STRLEN("1990")) >= SUBSTR("1990", 1, STRLEN(STR(?d))))'
     assert "SUBSTR(STR(?d), 1, STRLEN" not in comparison_text(Variable("d"), ">=", Literal("1990", XSD + "gYear"), WIKIDATA)
+
+
+def test_an_expression_filter_as_an_action_line_reads_back_and_runs_with_eraser() -> None:
+    """``Query.actions()`` writes ``add_filter(year(?t), >, 2001)``; the action reader and an environment (ERASER
+    on: the operand, unknown-variable and before-get_relation rules) take it as it is written."""
+    from pyql.environment.sparql import SparqlEnvironment
+    from correction.analyzer import Eraser
+    from pyql.interchange.actions import read_actions
+    from pyql.kb import KB
+
+    query = program_to_query(CASES["year(t) > 2001 (the API document's example)"][0])
+    assert read_actions("\n".join(query.actions()), {}, WIKIDATA) == query
+    env = SparqlEnvironment(KB.open("wikidata-demo"), analyzer=Eraser())
+    for line in ("add_type_constrain(Q159821, ?g)", "add_start_time(?g, ?s)", "add_filter(year(?s), >, 2012)", "set_answer(?g)"):
+        record = env.step(line)
+        assert record.ok, (line, record.error, record.observation)
+    assert "'2016 Summer Olympics'" in record.observation and "2012 Summer" not in record.observation
+    unknown = env.step("add_filter(year(?nowhere), >, 2012)")  # refused as add_filter(?nowhere, >, 2012) is
+    plain = env.step("add_filter(?nowhere, >, 2012)")
+    assert not unknown.ok and (unknown.error, unknown.observation) == (plain.error, plain.observation.replace("Thought 7", "Thought 6").replace("Action 7", "Action 6"))

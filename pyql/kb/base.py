@@ -39,6 +39,7 @@ from pyql.kb.observation import (
     VariableValues,
     joined_rows,
 )
+from pyql.builder.expressions import Expression
 from pyql.builder.profiles import Profile, get_profile
 from pyql.builder.query import Query
 from pyql.builder.terms import IRI, BlankNode, Literal, Term, TermLike, Variable, parse_term
@@ -587,7 +588,7 @@ class KB(ABC):
             return True
         return any(self.value_kind(r) in probes.NATIVE_ORDER_KINDS for r in relations)
 
-    def native_compare(self, left: TermLike, right: TermLike, query: Query) -> bool:
+    def native_compare(self, left: TermLike | Expression, right: TermLike | Expression, query: Query) -> bool:
         """Whether ``add_filter(left, op, right)`` may use the engine's own comparison (``native=True``).
 
         True when one side is a variable and the other a date literal, and
@@ -604,6 +605,8 @@ class KB(ABC):
             False
         """
         self._check_profile(query)
+        if isinstance(left, Expression) or isinstance(right, Expression):
+            return False  # a computed side (MarkQA's year(?t)) is compared as written
         a, b = self.term(left), self.term(right)
         var, lit = (a, b) if isinstance(a, Variable) else (b, a)
         if not (isinstance(var, Variable) and isinstance(lit, Literal) and lit.is_date):

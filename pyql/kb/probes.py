@@ -247,12 +247,16 @@ def observation_query(
     rows = observation_rows(count_cap, row_cap)
     # Samples read enough rows to find per_variable values where the join has them.
     sample_rows = max(rows, SAMPLE_ROWS_PER_VALUE * int(per_variable))
-    branches = [_counts_branch(core, variables, rows + 1)]
-    plain = unlabelled(query)
-    branches += [_sample_branch(core, v, v in plain, sample_rows, per_variable, profile) for v in variables]
+    branches = [_counts_branch(core, variables, rows + 1), *_sample_branches(query, core, variables, sample_rows, per_variable)]
     branches += [_rows_branch(core, variables, sample_rows, per_variable + 1)] if len(variables) > 1 else []
     body = "\nUNION\n".join(branches)
     return prefix_lines(profile) + "SELECT * WHERE {\n" + _indent(body, INDENT) + "}\n", variables
+
+
+def _sample_branches(query: CompilableQuery, core: str, variables: Sequence[Variable], sample_rows: int, per_variable: int) -> list[str]:
+    """A sample branch per variable, labelled unless it is an aggregate's or a computed literal (:func:`unlabelled`)."""
+    plain = unlabelled(query)
+    return [_sample_branch(core, v, v in plain, sample_rows, per_variable, query.profile) for v in variables]
 
 
 def _first_rows(core: str, projected: Sequence[Variable], n: int) -> str:
