@@ -218,3 +218,14 @@ def test_an_expression_filter_as_an_action_line_reads_back_and_runs_with_eraser(
     unknown = env.step("add_filter(year(?nowhere), >, 2012)")  # refused as add_filter(?nowhere, >, 2012) is
     plain = env.step("add_filter(?nowhere, >, 2012)")
     assert not unknown.ok and (unknown.error, unknown.observation) == (plain.error, plain.observation.replace("Thought 7", "Thought 6").replace("Action 7", "Action 6"))
+
+
+def test_on_wikidata_the_engines_typed_comparison_is_never_chosen(local_engines: tuple[OxigraphKB, RdflibKB]) -> None:
+    """Every value of P585 is an xsd:dateTime, as the literal; on Freebase that makes the engine's own comparison
+    right and cheaper (``native``), on Wikidata it would drop the BCE dates on rdflib and compare instants."""
+    oxigraph, rdflib = local_engines
+    query = Query("wikidata").add_type_constrain("Q100", "e").add_time("e", "t")
+    literal = '"-0100-01-01T00:00:00Z"^^xsd:dateTime'
+    assert oxigraph.value_kind(query.steps[-1].relation) == XSD + "dateTime"
+    assert oxigraph.native_compare("?t", literal, query) is False
+    assert _answers(rdflib, query.add_filter("?t", "<", literal).set_answer("?e")) == ["Q1"]
