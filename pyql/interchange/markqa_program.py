@@ -1030,7 +1030,7 @@ def _result(statements: list[Statement] | tuple[Statement, ...], source: str) ->
         raise _error(f"the program makes no PyQL object; {_SHAPES}", 1, 1, source)
     last = made[-1]
     inside = _sub_queries_of(statements).get(last.var, set())
-    left = [st.var for st in dict((st.var, st) for st in made).values() if st.var != last.var and st.var not in inside]
+    left = [name for name in dict.fromkeys(st.var for st in made) if name != last.var and name not in inside]
     if left:
         end = statements[-1]
         others = ", ".join(left)
