@@ -84,6 +84,7 @@ from agent.faults import InfraFailure, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.client import add_llm_arguments, config_from_args
 from agent.llm.recording import RecordedLLM
+from agent.methods.sides import infra_kb, side_for
 from agent.llm.local import (
     INSTALL_HINT,
     LOCAL_MODEL_NAME,
@@ -535,7 +536,7 @@ def _ask(
     """Open the environment and the LLM and answer the question: the result, its record, the LLM's URL and the query language."""
     ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
     env = open_environment(args, item, ranker=ranker, agent=True)
-    if env.side == "sql":
+    if side_for(env).data == "table":
         item["table"] = {"name": env.table.name}
     with _llm_for(args, llm, stores) as the_llm:
         result = answer_item(item, the_llm, settings, env=env, solve=solve)
@@ -896,7 +897,7 @@ def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) 
     """
     outcome = EpisodeOutcome()
     last_execute = None
-    kb = getattr(env, "kb", None) if env.side == "sparql" else None
+    kb = infra_kb(env)
     for line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue

@@ -108,6 +108,7 @@ from agent.methods import ranking
 from agent.methods.episode import RECORD_TEXT_LIMIT, AgentResult, cap_strings
 from agent.methods.query_agent import AgentConfig, QueryAgent
 from agent.methods.readi import run_readi
+from agent.methods.sides import infra_kb
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import KB, KBStats, kb_backends
@@ -590,7 +591,9 @@ def answer_item(
             env = environment_for(item, kb, settings, ranker)
         return solve(llm, env, str(item["question"]), config)
     except PyQLError as exc:
-        the_kb = getattr(env, "kb", None) if env is not None and env.side == "sparql" else None if callable(kb) else kb
+        the_kb = infra_kb(env) if env is not None else None  # a KB side's own KB; else the one given, if opened
+        if the_kb is None:
+            the_kb = None if callable(kb) else kb
         failure = infra_failure(exc, the_kb)
         return AgentResult(
             question=str(item.get("question")),

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agent.errors import ContextOverflow
@@ -40,37 +40,22 @@ from agent.methods.episode import (
     TEMPLATE_VERSION,
     AgentConfigError,
     AgentResult,
+    Episode,
     StepTrace,
+    Turn,
     load_example,
+    observation_of,
     prompt_hash,
     prompt_templates,
+    record_fields,
 )
+from agent.methods.sides import Side, side_for
 from grammars.vocabulary import FEEDBACK_MODES
-from pyql.environment.actions import render_docs
 from pyql.echo import one_line
 from pyql.errors import PyQLError
 from pyql.lines import split_lines
-from pyql.environment.value_steps import prompt_values
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
-
-_NO_FEEDBACK = "The action could not be executed."
-
-#: The prompt template and the default one-shot example of each environment side.
-_PROMPTS = {
-    "sparql": ("queryagent_kb.j2", "freebase"),
-    "sql": ("queryagent_table.j2", "table"),
-    "agentbench": ("agentbench_kg.j2", "agentbench"),  # AgentBench's functions and #k variables
-}
-#: On a KB in Wikidata's statement model (MarkQA's numeric actions offered): the default examples of
-#: the text and the choose modes, and a relation for the prompt's rules.
-_WIKIDATA_PROMPT = {"example": "wikidata", "choose": "wikidata_choose", "relation_example": "wdt:P1082"}
-
-
-def _statement_model(env: Any) -> bool:
-    """Whether the environment is on a KB in Wikidata's statement model (:attr:`pyql.builder.profiles.Profile.statement_model`)."""
-    return env.side == "sparql" and bool(env.kb.profile.statement_model)
-
 
 @dataclass
 class AgentConfig:
@@ -155,41 +140,6 @@ class AgentConfig:
             raise AgentConfigError(f"max_repeats must be ≥ 1, got {self.max_repeats}")
 
 
-@dataclass
-class _Turn:
-    step: int
-    thought_action: str
-    observation: str
-
-
-@dataclass
-class _Episode:
-    """The running state of one question."""
-
-    head: str
-    turns: list[_Turn] = field(default_factory=list)
-    traces: list[StepTrace] = field(default_factory=list)
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    error: str | None = None
-    forced: bool = False
-    stopped: str | None = None
-    stopped_by: str | None = None
-    invalid_choices: int = 0
-    bad_arguments: Counter = field(default_factory=Counter)
-    column_scores: dict[str, float] | None = None  # a table's headers scored by the model (choose mode, first_relation="model")
-    scoring_pending: tuple[int, float] = (0, 0.0)  # scorer requests and seconds not yet in a trace
-    column_scoring: dict[str, Any] | None = None  # whether and why the headers were scored (the record's extra)
-
-    def repeated(self, record: Any, cap: int) -> bool:
-        """Whether ``record`` repeats a mistake (or a step that changed nothing) ``cap`` times: the line stops."""
-        if record.repeats < cap:
-            return False
-        self.stopped, self.stopped_by = "repeated_mistake", record.repeat_kind or record.error
-        return True
-
-
 class QueryAgent:
     """The step-by-step agent (QueryAgent, Algorithm 1).
 
@@ -215,31 +165,14 @@ class QueryAgent:
     def head(self, env: Any, question: str) -> str:
         """The fixed part of the prompt: task, action docs, example, question.
 
-        The template and the default one-shot example follow the environment's side.
+        The template and the default one-shot example follow the environment's side (:mod:`agent.methods.sides`).
         """
-        if env.side not in _PROMPTS:
-            raise AgentConfigError(f"QueryAgent has no prompt for a {env.side!r} environment; it knows {', '.join(_PROMPTS)}")
-        template, default_example = _PROMPTS[env.side]
-        wikidata = _statement_model(env)  # MarkQA's actions are in the docs; the example shows them
-        if self.config.action_mode == "choose" and env.side == "sql":
-            example = load_example(self.config.example or "table_choose")
-            return self._jinja.get_template("queryagent_table_choose.j2").render(example=example, question=question, table=env.describe_table())
+        side = side_for(env)
         if self.config.action_mode == "choose":
-            example = load_example(self.config.example or (_WIKIDATA_PROMPT["choose"] if wikidata else "freebase_choose"))
-            entities = repr(dict(env.memory.entities))
-            return self._jinja.get_template("queryagent_choose.j2").render(example=example, question=question, entities=entities)
-        example = load_example(self.config.example or (_WIKIDATA_PROMPT["example"] if wikidata else default_example))
-        docs = render_docs(env.actions, "prompt")
-        if env.side == "sql":
-            return self._jinja.get_template(template).render(
-                docs=docs, example=example, question=question, table=env.describe_table()
-            )
-        entities = repr(dict(env.memory.entities))
-        extra = {"relation_example": _WIKIDATA_PROMPT["relation_example"]} if wikidata else {}
-        extra["values"] = prompt_values(question, env.memory.entities)  # grounded: numbers, dates at their precision, cues
-        return self._jinja.get_template(template).render(docs=docs, example=example, question=question, entities=entities, **extra)
+            return side.choose_head(env, question, self.config.example, self._jinja)
+        return side.written_head(env, question, self.config.example, self._jinja)
 
-    def prompt(self, head: str, turns: list[_Turn], step: int, ending: tuple[str, str] | None = None, overhead: int = 0) -> Any:
+    def prompt(self, head: str, turns: list[Turn], step: int, ending: tuple[str, str] | None = None, overhead: int = 0) -> Any:
         """The prompt for ``step`` within the context budget: one text (completion style) or chat messages.
 
         ``ending`` is what follows the history, as (text, chat message): the
@@ -266,7 +199,7 @@ class QueryAgent:
             blocks.append(Block.kept(text))
         return budget_for(self.llm).fit(blocks, cap=self.config.token_budget, overhead=overhead)
 
-    def _turn_block(self, turn: _Turn, chat: bool, last: bool) -> Block:
+    def _turn_block(self, turn: Turn, chat: bool, last: bool) -> Block:
         """A past turn: whole; its observation shortened; summarised (its action and a one-line outcome)."""
         seen = f"Observation {turn.step}: "
 
@@ -283,9 +216,7 @@ class QueryAgent:
 
     # -- the loop --------------------------------------------------------------
     def _observation(self, record: Any) -> str:
-        if record.ok or self.config.feedback != "none":
-            return record.observation
-        return _NO_FEEDBACK
+        return observation_of(record, self.config.feedback)
 
     def check_environment(self, env: Any) -> None:
         """Check that the environment was built for this feedback mode (the agent never changes it).
@@ -322,15 +253,16 @@ class QueryAgent:
         """
         self.check_environment(env)
         started = time.perf_counter()
-        episode = _Episode(head=self.head(env, question))
+        side = side_for(env)  # the one place the side is asked
+        episode = Episode(head=self.head(env, question))
         for step in range(1, self.config.max_steps + 1):
-            if not self._step(env, episode, step):
+            if not self._step(env, side, episode, step):
                 break
             if env.done:
                 break
         if not env.done and episode.error is None:
             episode.forced = True
-            self._force_answer(env, episode, len(episode.traces) + 1)
+            self._force_answer(env, side, episode, len(episode.traces) + 1)
         final = env.final_result()
         return AgentResult(
             question=question,
@@ -339,7 +271,7 @@ class QueryAgent:
             done=env.done,
             forced=episode.forced,
             query=final.query,
-            chain=list(env.query.actions()) if env.side == "sparql" else [],
+            chain=side.chain(env),
             llm_calls=episode.calls,
             tokens_in=episode.tokens_in,
             tokens_out=episode.tokens_out,
@@ -355,15 +287,11 @@ class QueryAgent:
             extra={"column_scoring": episode.column_scoring} if episode.column_scoring is not None else {},
         )
 
-    def _infra(self, env: Any, record: Any, episode: _Episode) -> bool:
+    def _infra(self, env: Any, side: Side, record: Any, episode: Episode) -> bool:
         """Whether the step failed on a service (then the episode ends with the failure as its error)."""
-        failure = infra_failure(record.exception, getattr(env, "kb", None) if env.side == "sparql" else None)
-        if failure is None:
-            return False
-        episode.error = str(failure)
-        return True
+        return episode.failed_on_service(record, side.infra_kb(env))
 
-    def _step(self, env: Any, episode: _Episode, step: int) -> bool:
+    def _step(self, env: Any, side: Side, episode: Episode, step: int) -> bool:
         """One LLM call and the action it wrote; False when the episode must end here.
 
         It ends when the LLM failed (``episode.error``) or when the same failed
@@ -373,9 +301,9 @@ class QueryAgent:
         its ``Action N:`` line is what the prompt and the trace show.
         """
         if self.config.action_mode == "choose":
-            return self._choose_step(env, episode, step)
+            return self._choose_step(env, side, episode, step)
         style = self._style()
-        state = self._state(env)
+        state = self._state(env, side)
 
         def call(prompt: Any) -> tuple[str, Any]:
             return complete_action(
@@ -392,9 +320,9 @@ class QueryAgent:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
         except ContextOverflow as exc:
-            return _overflowed(episode, exc)
+            return episode.overflowed(exc)
         budget_for(self.llm).observe(prompt, reply)
-        _count([reply], episode)
+        episode.count([reply])
         if style == "text" and not reply.tool_calls:
             text = f"Thought {step}:" + text
         tools = self.config.action_mode == "tools" and bool(reply.tool_calls)  # other modes: tool calls are text
@@ -405,8 +333,8 @@ class QueryAgent:
         observation = self._observation(record)
         action_line = record.call.text if record.call is not None else None
         thought_action = text.strip() if record.call is None else _thought_action(text, step, action_line)
-        episode.turns.append(_Turn(step, thought_action, observation))
-        episode.traces.append(
+        episode.turns.append(Turn(step, thought_action, observation))
+        episode.add(
             StepTrace(
                 step=step,
                 prompt_sha256=prompt_hash(prompt),
@@ -416,10 +344,10 @@ class QueryAgent:
                 tokens_in=reply.usage_in,
                 tokens_out=reply.usage_out,
                 attempts=reply.attempts,
-                **_record_fields(record, observation),
+                **record_fields(record, observation),
             )
         )
-        if self._infra(env, record, episode):
+        if self._infra(env, side, record, episode):
             return False
         return not episode.repeated(record, self.config.max_repeats)
 
@@ -436,7 +364,7 @@ class QueryAgent:
         tools = state_tools(tools, env.actions, state) if state is not None else tools
         return budget_for(self.llm).count(json.dumps(tools, ensure_ascii=False))
 
-    def _bad_arguments(self, env: Any, episode: _Episode, step: int, prompt: Any, reply: Any, text: str, call: Any) -> bool:
+    def _bad_arguments(self, env: Any, episode: Episode, step: int, prompt: Any, reply: Any, text: str, call: Any) -> bool:
         """A native tool call whose arguments are not JSON: not run; said, kept as sent, counted as a repeat.
 
         The observation says the arguments were not JSON (with the parser's
@@ -457,8 +385,8 @@ class QueryAgent:
         )
         key = (call.name, raw)
         episode.bad_arguments[key] += 1
-        episode.turns.append(_Turn(step, text.strip(), observation))
-        episode.traces.append(StepTrace(
+        episode.turns.append(Turn(step, text.strip(), observation))
+        episode.add(StepTrace(
             step=step, prompt_sha256=prompt_hash(prompt), prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
             reply=text, action=f"{call.name}({raw})", ok=False, error="tool_arguments_not_json", observation=observation,
             llm_seconds=round(reply.latency, 4), tokens_in=reply.usage_in, tokens_out=reply.usage_out, attempts=reply.attempts,
@@ -468,9 +396,9 @@ class QueryAgent:
             return False
         return True
 
-    def _state(self, env: Any) -> Any:
+    def _state(self, env: Any, side: Side) -> Any:
         """The episode's vocabulary for a state-aware grammar or tool enums (None: not used)."""
-        if self.config.action_mode not in ("grammar", "tools") or not self.config.state_constraints or env.side != "sparql":
+        if self.config.action_mode not in ("grammar", "tools") or not self.config.state_constraints or not side.state_vocabulary:
             return None
         from agent.llm.gbnf import StateVocabulary
 
@@ -484,20 +412,20 @@ class QueryAgent:
             self._ranker = BM25Ranker().rank
         return self._ranker
 
-    def _choose_step(self, env: Any, episode: _Episode, step: int) -> bool:
+    def _choose_step(self, env: Any, side: Side, episode: Episode, step: int) -> bool:
         """Choose mode: list the valid next steps, ask for a number, run that step (:mod:`agent.methods.choose`)."""
-        from agent.methods.choose import ask_choice, choice_lines, forced_choice, table_observation
+        from agent.methods.choose import ask_choice, choice_lines
 
-        choices = self._choices(env, episode)
+        choices = side.choices(env, episode, self.config, self._rank(), self.scorer)
         if episode.stopped or not choices:
             return False
-        choices, scoring = self._model_ordered(env, episode, choices)
+        choices, scoring = side.ordered(env, episode, choices, self.config, self.scorer)
         if choices is None:
             return False
         last = episode.traces[-1] if episode.traces else None
-        forced = forced_choice(choices, last.action if last is not None and last.ok else None) if env.side == "sql" else None
+        forced = side.forced_choice(choices, last.action if last is not None and last.ok else None)
         if forced is not None:
-            return self._take_without_call(env, episode, step, choices[0].action, forced, scoring)
+            return self._take_without_call(env, side, episode, step, choices[0].action, forced, scoring)
         listing = f"Choices {step}:\n{choice_lines(choices, self.config.choice_preview)}\n"
         ending = (f"{listing}Choice {step}:", f"{listing}Answer with the number of the step to take.")
         grammar = getattr(getattr(self.llm, "config", None), "local", True)
@@ -510,9 +438,9 @@ class QueryAgent:
             episode.error = str(infra_failure(exc))  # "llm_error: ..." on one line
             return False
         except ContextOverflow as exc:
-            return _overflowed(episode, exc)
+            return episode.overflowed(exc)
         budget_for(self.llm).observe(prompt, replies[0])
-        _count(replies, episode)
+        episode.count(replies)
         common = self._choice_fields(episode, prompt, replies, scoring)
         reply = replies[-1]
         if picked is None:
@@ -520,135 +448,40 @@ class QueryAgent:
         action = choices[picked - 1].action
         record = env.step(action)
         observation = self._observation(record)
-        kept = table_observation(observation) if env.side == "sql" else observation
-        episode.turns.append(_Turn(step, f"Action {step}: {action}", kept))
-        fields = _record_fields(record, observation)
+        episode.turns.append(Turn(step, f"Action {step}: {action}", side.choice_observation(observation)))
+        fields = record_fields(record, observation)
         fields["action"] = action
-        episode.traces.append(StepTrace(**fields, **common))
-        return not self._infra(env, record, episode) and not episode.repeated(record, self.config.max_repeats)
+        episode.add(StepTrace(**fields, **common))
+        return not self._infra(env, side, record, episode) and not episode.repeated(record, self.config.max_repeats)
 
-    def _take_without_call(self, env: Any, episode: _Episode, step: int, action: str, why: str, scoring: tuple[int, float]) -> bool:
+    def _take_without_call(self, env: Any, side: Side, episode: Episode, step: int, action: str, why: str, scoring: tuple[int, float]) -> bool:
         """Choose mode: a step that is no choice (:func:`agent.methods.choose.forced_choice`), taken without an LLM call.
 
         The trace says why (``without_call``); the prompt's history shows it as any other step.
         """
-        from agent.methods.choose import table_observation
-
         record = env.step(action)
         observation = self._observation(record)
-        episode.turns.append(_Turn(step, f"Action {step}: {action}", table_observation(observation) if env.side == "sql" else observation))
-        fields = _record_fields(record, observation)
+        episode.turns.append(Turn(step, f"Action {step}: {action}", side.choice_observation(observation)))
+        fields = record_fields(record, observation)
         fields["action"] = action
-        episode.traces.append(StepTrace(
+        episode.add(StepTrace(
             step=len(episode.traces) + 1, prompt_sha256="", reply="", llm_seconds=round(scoring[1], 4),
             scoring_requests=scoring[0], without_call=why, **fields,
         ))
-        return not self._infra(env, record, episode) and not episode.repeated(record, self.config.max_repeats)
+        return not self._infra(env, side, record, episode) and not episode.repeated(record, self.config.max_repeats)
 
-    def _invalid_choice(self, episode: _Episode, step: int, reply: Any, n: int, common: dict[str, Any]) -> bool:
+    def _invalid_choice(self, episode: Episode, step: int, reply: Any, n: int, common: dict[str, Any]) -> bool:
         """A reply with no number in range: traced, said, and counted as a repeat (False: the line stops)."""
         observation = f"Choose one of the numbers 1 to {n}."
         episode.invalid_choices += 1
-        episode.turns.append(_Turn(step, f"Action {step}: {reply.text.strip()}", observation))
-        episode.traces.append(StepTrace(action=None, ok=False, error="invalid_choice", observation=observation, **common))
+        episode.turns.append(Turn(step, f"Action {step}: {reply.text.strip()}", observation))
+        episode.add(StepTrace(action=None, ok=False, error="invalid_choice", observation=observation, **common))
         if episode.invalid_choices > self.config.max_repeats:
             episode.stopped, episode.stopped_by = "repeated_mistake", "invalid_choice"
             return False
         return True
 
-    def _choices(self, env: Any, episode: _Episode) -> list[Any]:
-        """Choose mode: the environment's own looks first (``auto_look``), then the steps to list."""
-        from agent.methods.choose import auto_look, enumerate_choices
-
-        if env.side == "sql":
-            return self._table_choices(env, episode)
-        if self.config.auto_look:
-            for record in auto_look(env):
-                episode.traces.append(_env_trace(len(episode.traces) + 1, record))
-                if episode.repeated(record, self.config.max_repeats):  # a look that keeps failing ends the line too
-                    return []
-        return enumerate_choices(
-            env, rank=self._rank(), limit=self.config.max_choices, per_argument=self.config.choice_relations,
-            order=self.config.choice_order,
-        )
-
-    def _model_ordered(self, env: Any, episode: _Episode, choices: list[Any]) -> tuple[list[Any] | None, tuple[int, float]]:
-        """With ``first_relation="model"``, before the first fact: the facts ordered by the model's PMI.
-
-        Returns the choices (None when the scorer failed: ``episode.error`` says why) and
-        the scorer's (requests, seconds) spent.
-        """
-        if env.side == "sql":
-            spent, episode.scoring_pending = episode.scoring_pending, (0, 0.0)
-            return choices, spent
-        if self.config.first_relation != "model" or env.side != "sparql" or any(a.startswith("add_fact(") for a in env.query.actions()):
-            return choices, (0, 0.0)
-        from agent.llm.likelihood import ScorerError, local_scorer
-        from agent.methods.choose import fact_relation, model_order
-
-        pmi = self.scorer if self.scorer is not None else local_scorer()
-        before = (pmi.requests, pmi.seconds)
-        try:
-            ordered = model_order(choices, pmi.scores(env.question, [fact_relation(c.action) for c in choices if c.kind == "fact"]))
-        except ScorerError as exc:
-            episode.error = f"llm_error: {exc}"
-            return None, (0, 0.0)
-        return ordered, (pmi.requests - before[0], pmi.seconds - before[1])
-
-    def _table_choices(self, env: Any, episode: _Episode) -> list[Any]:
-        """A table's steps; with ``first_relation="model"``, the headers scored by the model only when that could matter.
-
-        The list is made without scores first; the model scores the headers
-        (once a question) only when :func:`pyql_sql.next_steps.scores_could_change`
-        says the scores could change the first listed step (a tie among the
-        answers, a number with no header next to it), and the list is made
-        again with them. What was decided, and why, is the record's
-        ``extra["column_scoring"]``.
-        """
-        from agent.methods.choose import enumerate_table_choices
-
-        def listing(scores: dict[str, float] | None) -> list[Any]:
-            return enumerate_table_choices(env, scores=scores, limit=min(self.config.max_choices, 8), preview=self.config.choice_preview)
-
-        choices = listing(episode.column_scores)
-        if self.config.first_relation != "model" or episode.column_scores is not None:
-            return choices
-        from pyql_sql.next_steps import scores_could_change
-
-        why = scores_could_change(env, choices)
-        if why is None:
-            if episode.column_scoring is None:
-                episode.column_scoring = {"scored": False, "why": "the question's words decided the first listed step"}
-            return choices
-        scores = self._column_scores(env, episode, why)
-        return [] if episode.error else listing(scores)
-
-    def _column_scores(self, env: Any, episode: _Episode, why: str) -> dict[str, float] | None:
-        """The table's headers scored by the model's PMI (once a question; ``why``: what the scores may decide).
-
-        The scores rank the answer columns and the numeric column of a number
-        with no header next to it (:func:`pyql_sql.next_steps.table_next_steps`);
-        their cost is traced with the next choice. A scorer failure ends the episode (``episode.error``).
-        """
-        from agent.llm.likelihood import ScorerError, local_scorer
-        from pyql_sql.next_steps import column_words
-
-        pmi = self.scorer if self.scorer is not None else local_scorer()
-        before = (pmi.requests, pmi.seconds, getattr(pmi, "tokens", 0))
-        try:
-            episode.column_scores = pmi.scores(env.question, list(env.table.headers), words=column_words)
-        except ScorerError as exc:
-            episode.error = f"llm_error: {exc}"
-            return None
-        spent = (pmi.requests - before[0], pmi.seconds - before[1], getattr(pmi, "tokens", 0) - before[2])
-        episode.scoring_pending = spent[:2]
-        episode.column_scoring = {
-            "scored": True, "why": why, "step": len(episode.traces) + 1,
-            "requests": spent[0], "tokens": spent[2], "seconds": round(spent[1], 4),
-        }
-        return episode.column_scores
-
-    def _choice_fields(self, episode: _Episode, prompt: Any, replies: list[Any], scoring: tuple[int, float]) -> dict[str, Any]:
+    def _choice_fields(self, episode: Episode, prompt: Any, replies: list[Any], scoring: tuple[int, float]) -> dict[str, Any]:
         """The trace fields of a choose step that come from its LLM calls (and the scorer's)."""
         return {
             "step": len(episode.traces) + 1,
@@ -662,116 +495,37 @@ class QueryAgent:
             "scoring_requests": scoring[0],
         }
 
-    def _force_answer(self, env: Any, episode: _Episode, step: int) -> None:
-        """At the step limit: ask which variable is the answer, set it and execute.
+    def _force_answer(self, env: Any, side: Side, episode: Episode, step: int) -> None:
+        """At the step limit: the side forces an answer (:meth:`agent.methods.sides.Side.force_answer`), asking the LLM
+        which variable is the answer where it needs to.
 
         A service failure on the way (the LLM after its retries, the KB) ends
         the episode as failed to run instead of forcing a guess.
         """
-        if env.side == "agentbench":
-            self._force_final_answer(env, episode, step)
-            return
-        variables = [str(v) for v in getattr(env.query, "variables", ())]
-        head, turns, traces = episode.head, episode.turns, episode.traces
-        if variables and hasattr(env.query, "set_answer"):
-            ask = self._jinja.get_template("force_answer.j2").render(variables=variables, step=step)
+        head, turns = episode.head, episode.turns
+
+        def ask(variables: list[str]) -> tuple[Any, str] | None:
+            question = self._jinja.get_template("force_answer.j2").render(variables=variables, step=step)
             chosen = variables[-1]
             try:
                 prompt, reply = ask_within(
-                    budget_for(self.llm), lambda: self.prompt(head, turns, step, (ask, ask)),
+                    budget_for(self.llm), lambda: self.prompt(head, turns, step, (question, question)),
                     lambda p: self.llm.complete(p, stop=[")", "\n"]),
                 )
             except LLMError as exc:
                 episode.error = str(infra_failure(exc))
-                return
+                return None
             except ContextOverflow as exc:
-                _overflowed(episode, exc)
-                return
+                episode.overflowed(exc)
+                return None
             budget_for(self.llm).observe(prompt, reply)
-            episode.calls += 1
-            episode.tokens_in += reply.usage_in
-            episode.tokens_out += reply.usage_out
+            episode.count([reply])
             picked = reply.text.strip().split(")")[0].split()[:1]
             if picked and picked[0] in variables:
                 chosen = picked[0]
-            record = env.step(f"set_answer({chosen})")
-            traces.append(_forced_trace(step, prompt, f"set_answer({chosen})", record))
-            if self._infra(env, record, episode):
-                return
-            step += 1
-        record = env.step("execute()")
-        traces.append(_forced_trace(step, "", "execute()", record))
-        self._infra(env, record, episode)
+            return prompt, chosen
 
-    def _force_final_answer(self, env: Any, episode: _Episode, step: int) -> None:
-        """At the step limit with AgentBench's functions: answer with the last variable made (none: no answer)."""
-        if not env.variables:
-            return
-        record = env.step(f"Final Answer: #{env.variables[-1].index}")
-        episode.traces.append(_forced_trace(step, "", record.call.text if record.call is not None else record.text, record))
-        self._infra(env, record, episode)
-
-
-def _overflowed(episode: _Episode, exc: ContextOverflow) -> bool:
-    """The prompt did not fit the model's context: the episode ends with ``context_overflow`` (scored as failed; False)."""
-    episode.error = f"{exc.kind}: {one_line(str(exc), limit=len(str(exc)))}"
-    return False
-
-
-def _count(replies: list[Any], episode: _Episode) -> None:
-    """Add the LLM calls and tokens of ``replies`` to the episode's totals."""
-    episode.calls += len(replies)
-    episode.tokens_in += sum(r.usage_in for r in replies)
-    episode.tokens_out += sum(r.usage_out for r in replies)
-
-
-def _record_fields(record: Any, observation: str) -> dict[str, Any]:
-    """The trace fields of a step that come from the environment's record."""
-    return {
-        "action": record.call.text if record.call is not None else None,
-        "ok": record.ok,
-        "error": record.error,
-        "observation": observation,
-        "rule": record.error if record.guideline else None,
-        "kb_queries": record.kb_queries,
-        "kb_seconds": round(record.seconds, 6),
-        "advice": record.advice,
-        "escalation": record.escalation,
-    }
-
-
-def _forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace:
-    return StepTrace(
-        step=step,
-        prompt_sha256=prompt_hash(prompt) if prompt else "",
-        reply="",
-        action=action,
-        ok=record.ok,
-        error=record.error,
-        observation=record.observation,
-        rule=record.error if record.guideline else None,
-        kb_queries=record.kb_queries,
-        kb_seconds=round(record.seconds, 6),
-        forced=True,
-        advice=record.advice,
-        escalation=record.escalation,
-    )
-
-
-def _env_trace(step: int, record: Any) -> StepTrace:
-    """A step the environment took itself (choose mode's looks): no LLM call."""
-    return StepTrace(
-        step=step,
-        prompt_sha256="",
-        reply="",
-        action=record.call.text if record.call is not None else record.text,
-        ok=record.ok,
-        error=record.error,
-        observation=record.observation,
-        kb_queries=record.kb_queries,
-        kb_seconds=round(record.seconds, 6),
-        escalation=record.escalation,
-    )
+        side.force_answer(env, episode, step, ask)
 
 
 def _thought_action(text: str, step: int, action_line: str | None) -> str:
@@ -788,7 +542,7 @@ def _thought_action(text: str, step: int, action_line: str | None) -> str:
     return f"Thought {step}: {thought}\nAction {step}: {action_line}"
 
 
-def _action_line(turn: _Turn) -> str:
+def _action_line(turn: Turn) -> str:
     """A turn as its summary shows it: its ``Action N:`` line (the thought dropped), else its reply's first line, cut."""
     lines = split_lines(turn.thought_action.strip())
     found = next((line for line in lines if line.strip().lower().startswith("action")), None)

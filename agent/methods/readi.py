@@ -40,6 +40,7 @@ from agent.methods.episode import AgentResult, StepTrace, prompt_templates
 from agent.methods.instantiate import Instantiator, PathInstance
 from agent.methods.readi_loop import UNANSWERED, LoopOutcome, ask_llm, llm_failure, run_loop
 from agent.methods.readi_table import TableReadi
+from agent.methods.sides import side_for
 from agent.methods.reasoning_path import (
     PathSpec,
     PathSyntaxError,
@@ -383,6 +384,6 @@ def run_readi(llm: LLM, env: Any, question: str, config: Any = None) -> AgentRes
         >>> run_readi(llm, env, "what languages are spoken in jamaica?").llm_calls
         2
     """
-    if env.side == "sql":
+    if side_for(env).data == "table":
         return TableReadi(llm).run(env.table, question)
     return Readi(llm).run(env.kb, question, dict(env.memory.entities))
