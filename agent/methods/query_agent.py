@@ -35,7 +35,7 @@ from typing import Any
 from agent.errors import ContextOverflow
 from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind, infra_failure
 from agent.llm.client import DEFAULT_STOP, LLM, LLMError, complete_action, reply_action
-from agent.methods.context_budget import Block, ask_within, budget_for, shortened, summarised
+from agent.methods.context_budget import ask_within, budget_for
 from agent.methods.episode import (
     TEMPLATE_VERSION,
     AgentConfigError,
@@ -49,11 +49,10 @@ from agent.methods.episode import (
     prompt_templates,
     record_fields,
 )
+from agent.methods.prompting import Prompter, full_prompt, thought_action
 from agent.methods.sides import Side, side_for
 from grammars.vocabulary import FEEDBACK_MODES
-from pyql.echo import one_line
 from pyql.errors import PyQLError
-from pyql.lines import split_lines
 
 __all__ = ["AgentConfig", "AgentConfigError", "QueryAgent", "AgentResult", "StepTrace", "load_example", "prompt_templates", "FEEDBACK_MODES", "TEMPLATE_VERSION"]
 
@@ -153,14 +152,12 @@ class QueryAgent:
         self.config = config or AgentConfig()
         self.scorer = scorer  # an agent.llm.likelihood.RelationPMI for first_relation="model" (None: the bundled model)
         self._jinja = prompt_templates()
+        self._prompter = Prompter(llm, self.config.prompt_style, self.config.token_budget, self.config.keep_observation)
         self._ranker: Any = None
 
     # -- prompt ----------------------------------------------------------------
     def _style(self) -> str:
-        if self.config.prompt_style != "auto":
-            return self.config.prompt_style
-        mode = getattr(getattr(self.llm, "config", None), "mode", "completion")
-        return "chat" if mode == "chat" else "text"
+        return self._prompter.style()
 
     def head(self, env: Any, question: str) -> str:
         """The fixed part of the prompt: task, action docs, example, question.
@@ -173,46 +170,12 @@ class QueryAgent:
         return side.written_head(env, question, self.config.example, self._jinja)
 
     def prompt(self, head: str, turns: list[Turn], step: int, ending: tuple[str, str] | None = None, overhead: int = 0) -> Any:
-        """The prompt for ``step`` within the context budget: one text (completion style) or chat messages.
-
-        ``ending`` is what follows the history, as (text, chat message): the
-        choose mode's list, the forced answer's question; None: ``Thought N:``
-        in a text prompt (nothing in choose mode), nothing in chat. Older
-        turns are shortened, then summarised, when the prompt is over the
-        budget (:func:`agent.methods.context_budget.budget_for`); the last turn and the ending never are.
-        ``overhead``: tokens the request takes besides the prompt (the tools mode's schemas).
+        """The prompt for ``step`` within the context budget (:meth:`agent.methods.prompting.Prompter.prompt`).
 
         Raises:
             ContextOverflow: the prompt does not fit even so.
         """
-        chat = self._style() == "chat"
-        if chat:
-            system, _, question = head.rpartition("\nQuestion:")
-            blocks = [Block.kept({"role": "system", "content": system.strip()}, {"role": "user", "content": ("Question:" + question).strip()})]
-        else:
-            blocks = [Block.kept(f"{head.rstrip()}\n")]
-        blocks += [self._turn_block(t, chat, last=i == len(turns) - 1) for i, t in enumerate(turns)]
-        text, message = ending if ending is not None else ("" if self.config.action_mode == "choose" else f"Thought {step}:", "")
-        if chat and message:
-            blocks.append(Block.kept({"role": "user", "content": message}))
-        elif not chat and text:
-            blocks.append(Block.kept(text))
-        return budget_for(self.llm).fit(blocks, cap=self.config.token_budget, overhead=overhead)
-
-    def _turn_block(self, turn: Turn, chat: bool, last: bool) -> Block:
-        """A past turn: whole; its observation shortened; summarised (its action and a one-line outcome)."""
-        seen = f"Observation {turn.step}: "
-
-        def pieces(said: str, observation: str) -> tuple[Any, ...]:
-            if chat:
-                return ({"role": "assistant", "content": said}, {"role": "user", "content": seen + observation})
-            return (f"{said}\n{seen}{observation}\n",)
-
-        whole = pieces(turn.thought_action, turn.observation)
-        if last:
-            return Block(whole)
-        short = pieces(turn.thought_action, shortened(turn.observation, self.config.keep_observation))
-        return Block(whole, short, pieces(_action_line(turn), summarised(turn.observation)))
+        return self._prompter.prompt(head, turns, step, ending, overhead, thought=self.config.action_mode != "choose")
 
     # -- the loop --------------------------------------------------------------
     def _observation(self, record: Any) -> str:
@@ -331,14 +294,13 @@ class QueryAgent:
             return self._bad_arguments(env, episode, step, prompt, reply, text, bad)
         record = env.step(reply_action(reply, env.actions, step) if tools else text)
         observation = self._observation(record)
-        action_line = record.call.text if record.call is not None else None
-        thought_action = text.strip() if record.call is None else _thought_action(text, step, action_line)
-        episode.turns.append(Turn(step, thought_action, observation))
+        written = text.strip() if record.call is None else thought_action(text, step, record.call.text)
+        episode.turns.append(Turn(step, written, observation))
         episode.add(
             StepTrace(
                 step=step,
                 prompt_sha256=prompt_hash(prompt),
-                prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
+                prompt=full_prompt(prompt) if self.config.trace_prompts == "full" else None,
                 reply=reply.text if not reply.tool_calls else text,
                 llm_seconds=round(reply.latency, 4),
                 tokens_in=reply.usage_in,
@@ -387,7 +349,7 @@ class QueryAgent:
         episode.bad_arguments[key] += 1
         episode.turns.append(Turn(step, text.strip(), observation))
         episode.add(StepTrace(
-            step=step, prompt_sha256=prompt_hash(prompt), prompt=_full(prompt) if self.config.trace_prompts == "full" else None,
+            step=step, prompt_sha256=prompt_hash(prompt), prompt=full_prompt(prompt) if self.config.trace_prompts == "full" else None,
             reply=text, action=f"{call.name}({raw})", ok=False, error="tool_arguments_not_json", observation=observation,
             llm_seconds=round(reply.latency, 4), tokens_in=reply.usage_in, tokens_out=reply.usage_out, attempts=reply.attempts,
         ))
@@ -486,7 +448,7 @@ class QueryAgent:
         return {
             "step": len(episode.traces) + 1,
             "prompt_sha256": prompt_hash(prompt),
-            "prompt": _full(prompt) if self.config.trace_prompts == "full" else None,
+            "prompt": full_prompt(prompt) if self.config.trace_prompts == "full" else None,
             "reply": replies[-1].text,
             "llm_seconds": round(sum(r.latency for r in replies) + scoring[1], 4),
             "tokens_in": sum(r.usage_in for r in replies),
@@ -528,28 +490,5 @@ class QueryAgent:
         side.force_answer(env, episode, step, ask)
 
 
-def _thought_action(text: str, step: int, action_line: str | None) -> str:
-    """The Thought/Action pair as it goes back into the prompt (trailing text dropped)."""
-    thought = ""
-    for line in split_lines(text):
-        stripped = line.strip()
-        if stripped.lower().startswith("thought"):
-            thought = stripped.split(":", 1)[1].strip() if ":" in stripped else ""
-            break
-    if not thought:
-        first = split_lines(text.strip())[0] if text.strip() else ""
-        thought = "" if first.lower().startswith("action") else first
-    return f"Thought {step}: {thought}\nAction {step}: {action_line}"
-
-
-def _action_line(turn: Turn) -> str:
-    """A turn as its summary shows it: its ``Action N:`` line (the thought dropped), else its reply's first line, cut."""
-    lines = split_lines(turn.thought_action.strip())
-    found = next((line for line in lines if line.strip().lower().startswith("action")), None)
-    return found.strip() if found is not None else f"Action {turn.step}: " + one_line(lines[0] if lines else "", limit=80)
-
-
-def _full(prompt: Any) -> str:
-    if isinstance(prompt, str):
-        return prompt
-    return "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in prompt)
+#: The former name of :func:`agent.methods.prompting.thought_action` (tests import it from here).
+_thought_action = thought_action
