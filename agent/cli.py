@@ -84,6 +84,9 @@ from agent.faults import InfraFailure, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.client import add_llm_arguments, config_from_args
 from agent.llm.recording import RecordedLLM
+from agent.methods.policies.registry import help_text as policy_help
+from agent.methods.policies.registry import modes_for, or_list
+from agent.methods.policies.registry import names as policy_names
 from agent.methods.sides import infra_kb, side_for
 from agent.llm.local import (
     INSTALL_HINT,
@@ -184,6 +187,7 @@ def _kb_arguments(group: Any) -> None:
 
 def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     add_llm_arguments(parser)
+    _registered_action_modes(parser)
     g = parser.add_argument_group("agent")
     g.add_argument("--method", default="queryagent", choices=["queryagent", "readi"],
                    help="queryagent: step by step with ERASER (default); readi: reasoning paths (when available)")
@@ -219,6 +223,19 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--prices", help='price table JSON {"model": [USD per 1M input tokens, per 1M output]} for the cost')
     _kb_arguments(parser.add_argument_group("knowledge base"))
     _recording_arguments(parser)
+
+
+def _registered_action_modes(parser: argparse.ArgumentParser) -> None:
+    """``--action-mode`` (added with the LLM flags) takes the registered policies, as the registry is when the parser is built.
+
+    Example:
+        >>> p = argparse.ArgumentParser(); add_llm_arguments(p); _registered_action_modes(p)
+        >>> p._option_string_actions["--action-mode"].choices
+        ['text', 'tools', 'grammar', 'choose']
+    """
+    found = parser._option_string_actions["--action-mode"]
+    found.choices = list(policy_names())
+    found.help = f"{policy_help()} (default: choose with the bundled local model on a KB, text otherwise)"
 
 
 def _first_relation(args: argparse.Namespace, local_choose: bool) -> str:
@@ -294,8 +311,9 @@ def _action_set(args: argparse.Namespace) -> str:
         raise UsageError("--observe applies to --action-set agentbench (AgentBench's #k variables)")
     if name == "agentbench" and (getattr(args, "db", None) or getattr(args, "table_json", None)):
         raise UsageError("--action-set agentbench drives a KB (--kb), not a table")
-    if name == "agentbench" and getattr(args, "action_mode", None) in ("choose", "grammar"):
-        raise UsageError(f"--action-set agentbench runs in the text or tools action mode, not {args.action_mode}")
+    mode = getattr(args, "action_mode", None)
+    if name == "agentbench" and mode and mode not in modes_for("agentbench"):
+        raise UsageError(f"--action-set agentbench runs in the {or_list(modes_for('agentbench'))} action mode, not {mode}")
     return name
 
 

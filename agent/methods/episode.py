@@ -257,6 +257,7 @@ class Episode:
 
     Attributes:
         head: the prompt's fixed part (task, docs, example, question).
+        side: the environment's side (:class:`agent.methods.sides.Side`), asked once where the episode starts.
         turns: the steps taken, as the prompt shows them.
         traces: every step traced (:meth:`add`).
         calls, tokens_in, tokens_out: the LLM calls made and their tokens.
@@ -271,6 +272,7 @@ class Episode:
     """
 
     head: str
+    side: Any = None
     turns: list[Turn] = field(default_factory=list)
     traces: list[StepTrace] = field(default_factory=list)
     calls: int = 0

@@ -55,6 +55,10 @@ _WIKIDATA_PROMPT = {"example": "wikidata", "choose": "wikidata_choose", "relatio
 #: the variable chosen), or None when the LLM failed (the episode's error says why).
 AskVariable = Callable[[list[str]], "tuple[Any, str] | None"]
 
+#: What :meth:`Side.ordered` gives: the steps in the order shown (None: the scorer failed), the scorer's
+#: (requests, seconds), and the model's score of each step it scored, by action.
+Ordered = tuple["list[Any] | None", tuple[int, float], dict[str, float]]
+
 S = TypeVar("S", bound="type[Side]")
 
 _SIDES: dict[str, Side] = {}
@@ -163,9 +167,10 @@ class Side:
         or the episode ended on the way (``episode.error``, ``episode.stopped``)."""
         raise NotImplementedError
 
-    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> tuple[list[Any] | None, tuple[int, float]]:
-        """The listed steps in the order shown, and the scorer's (requests, seconds) spent on it; None: the scorer failed."""
-        return choices, (0, 0.0)
+    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> Ordered:
+        """The listed steps in the order shown (None: the scorer failed, ``episode.error`` says why), the
+        scorer's (requests, seconds) spent on it, and the model's score of each step it scored (by action)."""
+        return choices, (0, 0.0), {}
 
     def forced_choice(self, choices: Sequence[Any], previous: str | None) -> str | None:
         """Why the first listed step is taken without asking the LLM (:func:`agent.methods.choose.forced_choice`); None: ask."""
@@ -244,25 +249,26 @@ class KBSide(Side):
             env, rank=rank, limit=config.max_choices, per_argument=config.choice_relations, order=config.choice_order,
         )
 
-    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> tuple[list[Any] | None, tuple[int, float]]:
+    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> Ordered:
         """With ``first_relation="model"``, before the first fact: the facts ordered by the model's PMI.
 
-        Returns the choices (None when the scorer failed: ``episode.error`` says why) and
-        the scorer's (requests, seconds) spent.
+        Returns the choices (None when the scorer failed: ``episode.error`` says why),
+        the scorer's (requests, seconds) spent, and each fact's score.
         """
         if config.first_relation != "model" or any(a.startswith("add_fact(") for a in env.query.actions()):
-            return choices, (0, 0.0)
+            return choices, (0, 0.0), {}
         from agent.llm.likelihood import ScorerError, local_scorer
         from agent.methods.choose import fact_relation, model_order
 
         pmi = scorer if scorer is not None else local_scorer()
         before = (pmi.requests, pmi.seconds)
         try:
-            ordered = model_order(choices, pmi.scores(env.question, [fact_relation(c.action) for c in choices if c.kind == "fact"]))
+            scores = pmi.scores(env.question, [fact_relation(c.action) for c in choices if c.kind == "fact"])
         except ScorerError as exc:
             episode.error = f"llm_error: {exc}"
-            return None, (0, 0.0)
-        return ordered, (pmi.requests - before[0], pmi.seconds - before[1])
+            return None, (0, 0.0), {}
+        by_action = {c.action: scores[fact_relation(c.action)] for c in choices if c.kind == "fact" and fact_relation(c.action) in scores}
+        return model_order(choices, scores), (pmi.requests - before[0], pmi.seconds - before[1]), by_action
 
 
 @side("sql")
@@ -337,10 +343,10 @@ class TableSide(Side):
         }
         return episode.column_scores
 
-    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> tuple[list[Any] | None, tuple[int, float]]:
-        """The list as made (the scores, if any, ordered it); the headers' scoring cost goes with this choice."""
+    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> Ordered:
+        """The list as made (the headers' scores, if any, ordered it); the headers' scoring cost goes with this choice."""
         spent, episode.scoring_pending = episode.scoring_pending, (0, 0.0)
-        return choices, spent
+        return choices, spent, {}
 
     def forced_choice(self, choices: Sequence[Any], previous: str | None) -> str | None:
         from agent.methods.choose import forced_choice
@@ -370,8 +376,8 @@ class AgentBenchSide(KBSide):
     def infra_kb(self, env: Any) -> Any:
         return None
 
-    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> tuple[list[Any] | None, tuple[int, float]]:
-        return choices, (0, 0.0)
+    def ordered(self, env: Any, episode: Episode, choices: list[Any], config: Any, scorer: Any) -> Ordered:
+        return choices, (0, 0.0), {}
 
     def force_answer(self, env: Any, episode: Episode, step: int, ask: AskVariable) -> None:
         """At the step limit: answer with the last variable made (none: no answer)."""
