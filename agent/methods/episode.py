@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from collections import Counter
@@ -44,12 +45,14 @@ __all__ = [
     "StepTrace",
     "AgentResult",
     "Turn",
+    "Usage",
     "Episode",
     "NO_FEEDBACK",
     "observation_of",
     "record_fields",
     "forced_trace",
     "env_trace",
+    "as_branch",
     "prompt_hash",
     "prompt_templates",
     "load_example",
@@ -138,6 +141,16 @@ class StepTrace:
     (choose mode, ``first_relation="model"``; their time is in ``llm_seconds``).
     ``without_call``: why choose mode took the step without asking the LLM
     (:func:`agent.methods.choose.forced_choice`), or None.
+
+    The steps of an episode are a tree: ``parent`` is the 1-based position
+    in :attr:`AgentResult.steps` of the step this one follows on its branch
+    (None for the first step of a branch from the start), and ``pruned``
+    says why a strategy dropped the branch at this step (None: kept). A
+    linear run is a tree with one branch: each step's parent is the step
+    before it (:func:`as_branch`). Positions, not ``step`` numbers, are what
+    ``parent`` refers to: a step number is the step of its branch (the
+    choose mode numbers by position, the written modes by the loop's step,
+    and a search repeats them across branches).
     """
 
     step: int
@@ -160,6 +173,8 @@ class StepTrace:
     escalation: int = 0
     scoring_requests: int = 0
     without_call: str | None = None
+    parent: int | None = None
+    pruned: str | None = None
 
 
 @dataclass
@@ -252,6 +267,15 @@ class Turn:
 
 
 @dataclass
+class Usage:
+    """The LLM calls of a question and their tokens, shared by every branch of its episode."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+@dataclass
 class Episode:
     """The running state of one question: what the prompt shows, what the trace keeps, why it ended.
 
@@ -260,7 +284,7 @@ class Episode:
         side: the environment's side (:class:`agent.methods.sides.Side`), asked once where the episode starts.
         turns: the steps taken, as the prompt shows them.
         traces: every step traced (:meth:`add`).
-        calls, tokens_in, tokens_out: the LLM calls made and their tokens.
+        usage: the LLM calls made and their tokens (:attr:`calls`, :attr:`tokens_in`, :attr:`tokens_out`).
         error: what ended the episode (``kind: message``), or None.
         forced: whether the answer was forced at the step limit.
         stopped, stopped_by: ``repeated_mistake`` and the kind of the repeat that ended the line.
@@ -269,15 +293,14 @@ class Episode:
         column_scores: choose mode on a table: the headers scored by the model (``first_relation="model"``).
         scoring_pending: choose mode: scorer requests and seconds not yet in a trace.
         column_scoring: choose mode on a table: whether and why the headers were scored (the result's ``extra``).
+        tip: the position in :attr:`traces` of this branch's last step (None before the first).
     """
 
     head: str
     side: Any = None
     turns: list[Turn] = field(default_factory=list)
     traces: list[StepTrace] = field(default_factory=list)
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
+    usage: Usage = field(default_factory=lambda: Usage())
     error: str | None = None
     forced: bool = False
     stopped: str | None = None
@@ -287,17 +310,57 @@ class Episode:
     column_scores: dict[str, float] | None = None
     scoring_pending: tuple[int, float] = (0, 0.0)
     column_scoring: dict[str, Any] | None = None
+    tip: int | None = None
 
     def add(self, trace: StepTrace) -> StepTrace:
-        """Trace one step of the episode."""
+        """Trace one step of the episode, on its branch: its parent is the branch's last step (:attr:`tip`), and it becomes the tip.
+
+        Example:
+            >>> e = Episode(head="")
+            >>> [(t.step, t.parent) for t in (e.add(StepTrace(1, "", "", "a()", True, None, "")), e.add(StepTrace(2, "", "", "b()", True, None, "")))]
+            [(1, None), (2, 1)]
+        """
+        trace.parent = self.tip
         self.traces.append(trace)
+        self.tip = len(self.traces)
         return trace
+
+    def branch(self) -> Episode:
+        """Another branch from here (a search's candidate, stepped on a fork of the environment): its own turns, tip and
+        repeat counts; the same traces (one tree) and the same usage (the question's totals).
+
+        Example:
+            >>> e = Episode(head="h")
+            >>> _ = e.add(StepTrace(1, "", "", "a()", True, None, ""))
+            >>> b = e.branch(); _ = b.add(StepTrace(2, "", "", "b()", True, None, "")); _ = e.add(StepTrace(2, "", "", "c()", True, None, ""))
+            >>> [(t.action, t.parent) for t in e.traces], b.traces is e.traces
+            ([('a()', None), ('b()', 1), ('c()', 1)], True)
+        """
+        twin = copy.copy(self)
+        twin.turns = list(self.turns)
+        twin.bad_arguments = Counter(self.bad_arguments)
+        return twin
+
+    @property
+    def calls(self) -> int:
+        """LLM calls made (on every branch)."""
+        return self.usage.calls
+
+    @property
+    def tokens_in(self) -> int:
+        """Prompt tokens of those calls."""
+        return self.usage.tokens_in
+
+    @property
+    def tokens_out(self) -> int:
+        """Reply tokens of those calls."""
+        return self.usage.tokens_out
 
     def count(self, replies: Sequence[Any]) -> None:
         """Add the LLM calls and tokens of ``replies`` to the episode's totals."""
-        self.calls += len(replies)
-        self.tokens_in += sum(r.usage_in for r in replies)
-        self.tokens_out += sum(r.usage_out for r in replies)
+        self.usage.calls += len(replies)
+        self.usage.tokens_in += sum(r.usage_in for r in replies)
+        self.usage.tokens_out += sum(r.usage_out for r in replies)
 
     def repeated(self, record: Any, cap: int) -> bool:
         """Whether ``record`` repeats a mistake (or a step that changed nothing) ``cap`` times: the line stops."""
@@ -393,9 +456,33 @@ def prompt_hash(prompt: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def as_branch(traces: Sequence[StepTrace]) -> list[StepTrace]:
+    """The steps as one branch: each one's parent is the step before it (a linear run; the first has none).
+
+    Example:
+        >>> [t.parent for t in as_branch([StepTrace(i, "", "", None, True, None, "") for i in (1, 2, 3)])]
+        [None, 1, 2]
+    """
+    for position, trace in enumerate(traces):
+        trace.parent = position or None
+    return list(traces)
+
+
 def result_from_dict(data: Mapping[str, Any]) -> AgentResult:
-    """Rebuild an :class:`AgentResult` from its :meth:`AgentResult.to_dict` form."""
+    """Rebuild an :class:`AgentResult` from its :meth:`AgentResult.to_dict` form.
+
+    A record written before steps had parents (no step has the field) is read as one branch (:func:`as_branch`).
+
+    Example:
+        >>> old = {"question": "q?", "answers": [], "done": False, "forced": False, "query": "",
+        ...        "steps": [{"step": i, "prompt_sha256": "", "reply": "", "action": "a()", "ok": True, "error": None, "observation": ""} for i in (1, 2)]}
+        >>> [(s.parent, s.pruned) for s in result_from_dict(old).steps]
+        [(None, None), (1, None)]
+    """
     fields = dict(data)
     fields.pop("template_version", None)
-    fields["steps"] = [StepTrace(**s) for s in fields.get("steps", [])]
+    steps = list(fields.get("steps", []))
+    fields["steps"] = [StepTrace(**s) for s in steps]
+    if steps and not any("parent" in s for s in steps):
+        as_branch(fields["steps"])
     return AgentResult(**fields)

@@ -10,6 +10,8 @@ at once (failed to run); the same failed action ``max_repeats`` times
 ends the line of action, and the agent answers with what it has.
 
 The side is asked once, where the episode starts (:func:`agent.methods.sides.side_for`).
+A linear run is a tree with one branch: each step's ``parent`` is the step
+before it (:meth:`agent.methods.episode.Episode.add`).
 
 Example:
     >>> from pyql.kb import KB
@@ -22,8 +24,8 @@ Example:
     ... ])
     >>> env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
     >>> result = solve_greedy(llm, env, "what category is tropical storm rachel?", AgentConfig(feedback="raw"))
-    >>> [a["label"] for a in result.answers], [s.step for s in result.steps]
-    (['Tropical storm (SSHS)'], [1, 2])
+    >>> [a["label"] for a in result.answers], [(s.step, s.parent) for s in result.steps]
+    (['Tropical storm (SSHS)'], [(1, None), (2, 1)])
 """
 
 from __future__ import annotations
