@@ -168,6 +168,7 @@ def test_a_rejected_query_stays_the_query_s_fault() -> None:
 # -- pyql run: the step stops the run, exit 3, no ERASER advice ----------------------------------------
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("shape", ["results without bindings", "a boolean", "plain string cells", "a cell of unknown type",
                                    "bindings not a list", "a JSON array"])
 def test_run_stops_at_a_wrong_shape_with_exit_3(shape: str) -> None:
@@ -184,6 +185,7 @@ def test_run_stops_at_a_wrong_shape_with_exit_3(shape: str) -> None:
     assert final["answers"] == [] and final["error"]["kind"] == "engine_unavailable"
 
 
+@pytest.mark.cli
 def test_run_probe_answered_with_bindings_is_no_answer() -> None:
     """A step times out; the probe ``ASK {}`` gets bindings instead of a boolean: the KB is not answering (exit 3)."""
     def fail(query: str) -> Reply | None:
@@ -205,6 +207,7 @@ def test_run_probe_answered_with_bindings_is_no_answer() -> None:
 # -- pyql eval: failed to run, not scored, exit 3 ------------------------------------------------------
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("shape", ["results without bindings", "a boolean", "plain string cells", "a cell of unknown type"])
 def test_eval_question_with_a_wrong_shape_failed_to_run(tmp_path: Path, shape: str) -> None:
     items = demo_items("q01", "q03")
@@ -288,6 +291,7 @@ def measure(rows: int, *, trace: bool) -> dict[str, Any]:
     return figures
 
 
+@pytest.mark.cli
 def test_a_bounded_step_over_a_million_rows_reads_few_of_them() -> None:
     rows = 1_000_000
     figures = measure(rows, trace=True)
