@@ -58,21 +58,21 @@ def test_the_readmes_command_runs_on_workers_without_the_slow_tier() -> None:
         assert f"`python -m pytest -q -m {marker}`" in README, marker
 
 
-def _collected(*args: str) -> set[str]:
+def _collected(marker: str) -> set[str]:
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider",
-                           *args, "tests/test_tiers.py", "tests/test_interrupts.py", "tests/test_packaging.py",
-                           "tests/test_virtuoso_harness.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                           "-m", marker, "tests/test_tiers.py", "tests/test_packaging.py", "tests/test_virtuoso_harness.py"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    return {line.split("@")[0] for line in done.stdout.splitlines() if "::" in line}
+    return {line for line in done.stdout.splitlines() if "::" in line}
 
 
 @pytest.mark.cli
 def test_the_tiers_select_by_their_markers() -> None:
-    default, quick, slow = _collected(), _collected("-m", "quick"), _collected("-m", "slow")
-    assert "tests/test_tiers.py::test_the_tiers_select_by_their_markers" in default - quick  # a cli test
+    quick, slow = _collected("quick"), _collected("slow")
     assert "tests/test_tiers.py::test_every_shared_file_says_where_it_comes_from_and_where_it_goes" in quick
-    assert slow and not slow & default and all(name.startswith("tests/test_packaging.py") for name in slow)
-    assert not any(name.startswith(("tests/test_interrupts.py", "tests/test_virtuoso_harness.py")) for name in quick)
+    assert "tests/test_tiers.py::test_the_tiers_select_by_their_markers" not in quick  # a cli test
+    assert not any(name.startswith(("tests/test_packaging.py", "tests/test_virtuoso_harness.py")) for name in quick)
+    assert slow and all(name.startswith("tests/test_packaging.py") for name in slow)  # slow, and cli
 
 
 def test_every_shared_file_says_where_it_comes_from_and_where_it_goes() -> None:
