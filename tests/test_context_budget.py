@@ -405,6 +405,7 @@ def local_server():
         yield server
 
 
+@pytest.mark.slow  # twelve steps of the real model on a 4,096-token context: minutes on 2 cores (CI runs the slow tier)
 @pytest.mark.llm
 @needs_shared("dbbench")
 def test_the_local_model_does_not_overflow_on_dbbench_dev_1(local_server) -> None:
