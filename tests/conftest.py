@@ -89,10 +89,15 @@ try:
     from hypothesis import settings as _hypothesis_settings
 except ImportError:  # pragma: no cover - hypothesis is in the dev extra
     _hypothesis_settings = None
+# On parallel workers (pytest-xdist) the cores are shared: hypothesis's default deadline (200 ms an example) would
+# time the other workers' load, not the code, so the profiles for workers have none; a test that bounds its time
+# says so itself. One process (`-n 0`) keeps hypothesis's defaults.
 if _hypothesis_settings is not None:
-    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
-    if _os.environ.get("PYQL_HYPOTHESIS_PROFILE"):
-        _hypothesis_settings.load_profile(_os.environ["PYQL_HYPOTHESIS_PROFILE"])
+    _hypothesis_settings.register_profile("workers", deadline=None)
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
+    _profile = _os.environ.get("PYQL_HYPOTHESIS_PROFILE") or ("workers" if _os.environ.get("PYTEST_XDIST_WORKER") else "")
+    if _profile:
+        _hypothesis_settings.load_profile(_profile)
 
 
 # A runner that starts the suite in the background without job control (`( pytest & )` in a script) leaves
