@@ -450,9 +450,9 @@ def model_name(llm: Any) -> str | None:
 
 #: The settings a record carries and a resumed run must share (:func:`run_fingerprint`).
 FINGERPRINT_KEYS = (
-    "model", "llm_mode", "temperature", "max_tokens", "method", "feedback", "kb", "action_mode", "max_steps",
-    "max_repeats", "run_advice", "escalate", "example", "ranker", "max_relations", "first_relation",
-    "choice_preview", "kb_timeout", "default_graph", "count_cap",
+    "model", "llm_mode", "temperature", "max_tokens", "context_tokens", "max_reply_chars", "method", "feedback", "kb",
+    "action_mode", "max_steps", "max_repeats", "run_advice", "escalate", "example", "ranker", "max_relations",
+    "first_relation", "choice_preview", "kb_timeout", "default_graph", "count_cap",
 )
 
 
@@ -482,6 +482,8 @@ def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
         "llm_mode": getattr(config, "mode", None),
         "temperature": getattr(config, "temperature", None),
         "max_tokens": getattr(config, "max_tokens", None),
+        "context_tokens": getattr(config, "context_tokens", None),  # prompts are fitted to it: answers change with it
+        "max_reply_chars": getattr(config, "max_reply_chars", None),  # replies are cut there: answers change with it
         "kb": _kb_spec(settings.kb),
     }
     for key in FINGERPRINT_KEYS:
