@@ -555,6 +555,8 @@ def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
     kind, message = error.get("kind", "error"), " ".join(str(error.get("message", "")).split())
     if kind == "replay_miss":
         return f"the question failed to run: replay_miss: {message} (record it again with --record, without --replay)"
+    if kind == "recording_unavailable":
+        return f"the question failed to run: the recording or KB cache could not be used: {message}"
     if kind == "llm_error":
         where = llm_url or "OpenAI's API (https://api.openai.com/v1)"
         return f"the question failed to run: the LLM at {where} failed: {message}"

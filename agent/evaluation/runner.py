@@ -110,7 +110,7 @@ from agent.methods.episode import RECORD_TEXT_LIMIT, AgentResult, cap_strings
 from agent.methods.query_agent import AgentConfig, QueryAgent
 from agent.methods.readi import run_readi
 from pyql.environment import Environment
-from pyql.errors import PyQLError
+from pyql.errors import PyQLError, RecordingDamaged
 from pyql.kb import KB, KBStats, kb_backends
 
 __all__ = [
@@ -580,7 +580,8 @@ def answer_item(
     (``kind: message``). When the error is a service failure
     (:func:`agent.faults.infra_failure`: the KB cannot be reached or does not
     answer, the LLM failed) the status is ``failed_to_run``, else
-    ``finished``. Other exceptions (bugs, Ctrl-C) propagate.
+    ``finished``. A damaged recording or cache (:class:`~pyql.errors.RecordingDamaged`)
+    and other exceptions (bugs, Ctrl-C) propagate.
 
     Args: as :func:`run_question`.
     """
@@ -592,6 +593,8 @@ def answer_item(
         if env is None:
             env = environment_for(item, kb, settings, ranker)
         return solve(llm, env, str(item["question"]), config)
+    except RecordingDamaged:
+        raise  # the user's recording or cache is damaged: the run stops (no question is failed or scored for it)
     except PyQLError as exc:
         the_kb = getattr(env, "kb", None) if env is not None and env.side == "sparql" else None if callable(kb) else kb
         failure = infra_failure(exc, the_kb)

@@ -63,7 +63,7 @@ from pyql.kb.base import KB
 from pyql.builder.profiles import Profile
 from pyql.builder.terms import IRI, BlankNode, Literal, Term, canonical_literal
 
-__all__ = ["EndpointKB", "binding_to_term", "cell_problem", "declared_limit"]
+__all__ = ["EndpointKB", "binding_to_term", "cell_problem", "declared_limit", "selected_variables"]
 
 #: Answers larger than this many bytes are refused (an endpoint that ignores LIMIT).
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -98,6 +98,45 @@ def declared_limit(sparql: str) -> int | None:
     tail = sparql[sparql.rfind("}") + 1 :]
     match = re.search(r"(?i)\bLIMIT\s+(\d+)", tail)
     return int(match.group(1)) if match else None
+
+
+#: The tokens :func:`selected_variables` reads: comments, IRIs and strings (skipped whole), variables, words, the rest.
+_QUERY_TOKEN = re.compile(
+    r"""\#[^\n]*|<[^<>"{}|^`\\\s]*>|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[?$](\w+)|([A-Za-z_]\w*)|(\S)""",
+    re.DOTALL,
+)
+
+
+def selected_variables(sparql: str) -> frozenset[str] | None:
+    """The variables a SELECT's answer may bind: those its (outermost) projection names, ``AS ?v`` aliases
+    included; None for ``SELECT *`` or text that is no SELECT (then any variable may come back).
+
+    Example:
+        >>> sorted(selected_variables("PREFIX ns: <http://x/?a> SELECT DISTINCT ?x (COUNT(?y) AS ?n) WHERE { ?x ns:p ?y }"))
+        ['n', 'x']
+        >>> selected_variables("SELECT * WHERE { ?s ?p ?o }") is None, selected_variables("ASK { ?s ?p ?o }") is None
+        (True, True)
+    """
+    names: set[str] = set()
+    depth, started, alias = 0, False, False
+    for match in _QUERY_TOKEN.finditer(sparql):
+        var, word, other = match.group(1), match.group(2), match.group(3)
+        keyword = (word or "").upper()
+        if not started:
+            if keyword in ("ASK", "CONSTRUCT", "DESCRIBE"):
+                return None
+            started = keyword == "SELECT"
+            continue
+        if depth == 0 and (keyword in ("WHERE", "FROM") or other == "{"):
+            return frozenset(names)
+        if other == "*" and depth == 0:
+            return None
+        if other in ("(", ")"):
+            depth += 1 if other == "(" else -1
+        if var is not None and (depth == 0 or alias):
+            names.add(var)
+        alias = keyword == "AS"
+    return frozenset(names) if started else None
 
 
 def binding_to_term(binding: Mapping[str, Any]) -> Term:
@@ -675,6 +714,9 @@ class EndpointKB(KB):
         answer = self._run(sparql, "SELECT", limit)
         if answer.rows is None:
             raise self._wrong_shape(answer, "SELECT", sparql, self._select_problem(answer))
+        unasked = self._unasked_variables(answer, sparql)
+        if unasked:
+            raise self._wrong_shape(answer, "SELECT", sparql, unasked)
         if answer.more:
             # The endpoint ignored the LIMIT: keep what the query asked for (the rest was not read).
             self.limit_violations += 1
@@ -690,6 +732,24 @@ class EndpointKB(KB):
         if not isinstance(boolean, bool):
             raise self._wrong_shape(answer, "ASK", sparql, f"with a boolean that is not true or false ({json.dumps(boolean):.50})")
         return boolean
+
+    @staticmethod
+    def _unasked_variables(answer: _Answer, sparql: str) -> str | None:
+        """What is wrong when the answer binds (or its ``head.vars`` names) a variable the query does not select:
+        read as the query's rows, it would be empty rows (issue 35: "the entity is not in the KB"), so it is the
+        service's fault; None when every variable is one the query selects (or the query selects ``*``)."""
+        selected = selected_variables(sparql)
+        if selected is None:
+            return None
+        head = answer.top.get("head")
+        named = head.get("vars") if isinstance(head, dict) else None
+        found = {name for row in answer.rows or () for name in row}
+        found |= {v for v in named if isinstance(v, str)} if isinstance(named, list) else set()
+        unasked = sorted(found - selected)
+        if not unasked:
+            return None
+        asked = " ".join("?" + v for v in sorted(selected)) or "no variable"
+        return f"with variables the query does not select ({' '.join('?' + v for v in unasked[:5])}; it selects {asked})"
 
     @staticmethod
     def _select_problem(answer: _Answer) -> str:

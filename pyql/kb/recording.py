@@ -54,7 +54,7 @@ from typing import Any
 import pyql.errors as errors
 import pyql.kb.base as base
 from pyql.echo import one_line
-from pyql.errors import EngineError, EngineUnavailable, RecordingError, ReplayMiss
+from pyql.errors import EngineError, EngineUnavailable, RecordingError, RecordingUnavailable, ReplayMiss
 from pyql.kb.base import KB, set_opener
 from pyql.kb.opening import demo_kb_path, open_kb
 from pyql.kb.registry import kb_backends
@@ -164,10 +164,14 @@ def decode_rows(data: Any) -> list[dict[str, Term]] | bool:
     """
     try:
         if isinstance(data, dict):
-            return bool(data["boolean"])
+            if not isinstance(data["boolean"], bool):
+                raise TypeError(f"the boolean is {data['boolean']!r}")
+            return data["boolean"]
+        if not isinstance(data, list):
+            raise TypeError(f"the rows are a {type(data).__name__}")
         return [{str(name): _decode_term(cell) for name, cell in row.items()} for row in data]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise RecordingError(f"a recorded KB answer is not in pyql's form ({type(exc).__name__}: {exc}); the file is damaged") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise RecordingError(f"a recorded KB answer is not in pyql's form ({type(exc).__name__}: {exc})") from None
 
 
 def _encode_term(term: Term) -> list[Any]:
@@ -177,7 +181,7 @@ def _encode_term(term: Term) -> list[Any]:
         return ["b", term.id]
     if isinstance(term, Literal):
         return ["l", term.lexical, term.datatype, term.lang]
-    raise RecordingError(f"a KB answered a {type(term).__name__} ({term}), which a recording cannot keep")
+    raise RecordingUnavailable(f"a KB answered a {type(term).__name__} ({term}), which a recording cannot keep")
 
 
 def _decode_term(cell: list[Any]) -> Term:
@@ -228,7 +232,7 @@ class RecordedKB(KB):
         request = {"kb": self.identity, "form": form, "query": sparql}
         mode = self.store.mode
         if mode != "record":
-            found = self.store.get("kb", request)
+            found = self.store.get("kb", request, decode=_recorded_answer)
             if found is not None:
                 return _replayed(found, sparql)
             if mode == "replay" or self.inner is None:
@@ -251,15 +255,36 @@ class RecordedKB(KB):
         return result
 
 
-def _replayed(found: Any, sparql: str) -> list[dict[str, Term]] | bool:
-    """A recorded answer: the rows, or the recorded engine error raised again."""
-    if isinstance(found, dict) and "error" in found:
-        error = found["error"]
-        cls = getattr(errors, str(error.get("class")), None)
-        if not (isinstance(cls, type) and issubclass(cls, EngineError)):
-            cls = EngineError
-        raise cls(str(error.get("message")), query=sparql)
-    return decode_rows(found)
+def _recorded_answer(data: Any) -> list[dict[str, Term]] | bool | dict[str, str]:
+    """A recorded KB answer as kept: its rows or boolean (:func:`decode_rows`), or its engine error ``{"class", "message"}``.
+
+    Raises:
+        RecordingError: neither (the store names the entry as damaged).
+
+    Example:
+        >>> _recorded_answer({"error": {"class": "EngineError", "message": "rejected"}})
+        {'class': 'EngineError', 'message': 'rejected'}
+        >>> _recorded_answer({"error": "rejected"})
+        Traceback (most recent call last):
+        ...
+        pyql.errors.RecordingError: a recorded KB error is not {"class", "message"}: 'rejected'
+    """
+    if isinstance(data, dict) and "error" in data:
+        error = data["error"]
+        if not (isinstance(error, dict) and isinstance(error.get("class"), str) and isinstance(error.get("message"), str)):
+            raise RecordingError(f'a recorded KB error is not {{"class", "message"}}: {one_line(repr(error), 80)}')
+        return dict(error)
+    return decode_rows(data)
+
+
+def _replayed(found: list[dict[str, Term]] | bool | dict[str, str], sparql: str) -> list[dict[str, Term]] | bool:
+    """A recorded answer (:func:`_recorded_answer`): the rows, or the recorded engine error raised again."""
+    if isinstance(found, dict):
+        cls = getattr(errors, found["class"], None)
+        if not (isinstance(cls, type) and issubclass(cls, EngineError)) or issubclass(cls, EngineUnavailable):
+            cls = EngineError  # what a recording keeps is the query's error (an unavailable engine is never kept)
+        raise cls(found["message"], query=sparql)
+    return found
 
 
 def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = "freebase",
@@ -286,7 +311,7 @@ def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = 
     key = str(spec) if isinstance(spec, (str, os.PathLike)) else None
     if store.mode == "replay":
         recorded = store.name("kb-spec", key) if key is not None else None
-        identity = json.loads(recorded) if recorded else kb_identity(spec, options)
+        identity = _recorded_identity(store, key, recorded) if recorded else kb_identity(spec, options)
         entry = kb_backends.backend_for(spec)
         if entry is not None and entry.profile_of is not None:  # the profile the form's KBs have (subgraphs: sg: names)
             profile = entry.profile_of(profile)
@@ -296,6 +321,21 @@ def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = 
     if store.mode == "record" and key is not None:
         store.name("kb-spec", key, canonical_json(identity))
     return RecordedKB(store, identity, inner)
+
+
+def _recorded_identity(store: RecordingStore, spec: str | None, recorded: str) -> dict[str, Any]:
+    """The identity a recording gave a ``--kb`` spec.
+
+    Raises:
+        pyql.errors.RecordingDamaged: it is not a JSON object (the file is damaged).
+    """
+    try:
+        identity = json.loads(recorded)
+    except json.JSONDecodeError:
+        identity = None
+    if not isinstance(identity, dict):
+        raise store.damaged(f"the identity it names for --kb {spec} is not a JSON object: {one_line(recorded, 80)!r}")
+    return identity
 
 
 @contextlib.contextmanager
