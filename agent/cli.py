@@ -103,7 +103,7 @@ from pyql.cli import (
     seconds,
     whole,
 )
-from pyql.echo import inline, plural, visible
+from pyql.echo import inline, plural, redact_credentials, visible
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
@@ -539,7 +539,7 @@ def _llm_url(llm: Any) -> str | None:
     if inner is not None:
         return _llm_url(inner)
     url = getattr(getattr(llm, "config", None), "base_url", None)
-    return str(url) if url else None
+    return redact_credentials(str(url)) if url else None
 
 
 def _failure_line(error: dict[str, str], llm_url: str | None) -> str:

@@ -74,7 +74,7 @@ import textwrap  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO  # noqa: E402
 
-from pyql.echo import MESSAGE_LIMIT, clip, plural  # noqa: E402
+from pyql.echo import MESSAGE_LIMIT, clip, plural, redact_credentials  # noqa: E402
 from pyql.errors import (  # noqa: E402
     PyQLError,
     UsageError,  # noqa: F401 (defined in pyql/errors.py)
@@ -672,7 +672,7 @@ def _run(argv: Sequence[str] | None, out: TextIO, process: bool) -> int:
             interrupts.running()  # the command cleans up on Ctrl-C (KeyboardInterrupt) and says one line
         return int(args.func(args, out) or 0)
     except PyQLError as exc:  # UsageError and every other pyql error: one line (a long one clipped), exit status 2
-        message = clip(" ".join(str(exc).split()), MESSAGE_LIMIT)
+        message = clip(" ".join(redact_credentials(str(exc)).split()), MESSAGE_LIMIT)  # never a URL's password
         print(message if message.startswith("pyql") else f"pyql: {message}", file=out if out is not sys.stdout else sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head

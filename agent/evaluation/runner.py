@@ -110,6 +110,7 @@ from agent.methods.episode import RECORD_TEXT_LIMIT, AgentResult, cap_strings
 from agent.methods.query_agent import AgentConfig, QueryAgent
 from agent.methods.readi import run_readi
 from pyql.environment import Environment
+from pyql.echo import redact_credentials
 from pyql.errors import PyQLError, RecordingDamaged
 from pyql.kb import KB, KBStats, kb_backends
 
@@ -230,9 +231,15 @@ class RunSettings:
         )
 
     def describe(self) -> dict[str, Any]:
-        """The settings as JSON (for the summary file), without the price table."""
+        """The settings as JSON (for the summary file), without the price table, and without a password in the KB's URL.
+
+        Example:
+            >>> RunSettings(kb="http://alice:s3cret@127.0.0.1:8890/sparql").describe()["kb"]
+            'http://alice:***@127.0.0.1:8890/sparql'
+        """
         out = asdict(self)
         out.pop("prices", None)
+        out["kb"] = None if self.kb is None else redact_credentials(str(self.kb))
         return out
 
 
@@ -457,10 +464,11 @@ FINGERPRINT_KEYS = (
 
 
 def _kb_spec(kb: Any) -> Any:
-    """A KB spec as recorded: a file's absolute path (the same KB however it was written), else as given."""
+    """A KB spec as recorded: a file's absolute path (the same KB however it was written), else as given (a URL's
+    password written ``***``: it is in no record, and a resume with another password is the same KB)."""
     if isinstance(kb, (str, Path)) and not str(kb).startswith(("http://", "https://")) and Path(kb).exists():
         return str(Path(kb).resolve())
-    return None if kb is None else str(kb)
+    return None if kb is None else redact_credentials(str(kb))
 
 
 def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
@@ -1307,7 +1315,8 @@ def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: s
     outcome.summary.update(provenance or {})
     try:
         summary = cap_strings(outcome.summary)  # what the data set named (a kind, a data set) is capped as in the records
-        summary_path(path).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        text = redact_credentials(json.dumps(summary, ensure_ascii=False, indent=2))  # no URL's password, as in the records
+        summary_path(path).write_text(text + "\n", encoding="utf-8")
         write_summary_markdown(
             summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
         )

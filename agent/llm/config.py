@@ -24,6 +24,7 @@ from typing import Any, Mapping
 
 from agent.errors import LLMConfigError  # noqa: F401 (defined in agent/errors.py)
 from pyql.cli import MAX_SECONDS, number, seconds, whole
+from pyql.echo import redact_credentials
 
 __all__ = [
     "ACTION_MODES",
@@ -252,14 +253,15 @@ class LLMConfig:
         return self if self.api_key else replace(self, api_key=NO_KEY)
 
     def describe(self) -> str:
-        """A one-line description without the key (for logs and run records).
+        """A one-line description without the key, nor a password in the base URL (for logs and run records).
 
         Example:
-            >>> LLMConfig(base_url="http://127.0.0.1:8000/v1", model="m", api_key="sk-secret").describe()
-            'model=m mode=chat base_url=http://127.0.0.1:8000/v1 temperature=0.0 max_tokens=256'
+            >>> LLMConfig(base_url="http://bob:pw@127.0.0.1:8000/v1", model="m", api_key="sk-secret").describe()
+            'model=m mode=chat base_url=http://bob:***@127.0.0.1:8000/v1 temperature=0.0 max_tokens=256'
         """
+        where = redact_credentials(self.base_url) if self.base_url else "(OpenAI)"
         return (
-            f"model={self.model or '(server default)'} mode={self.mode} base_url={self.base_url or '(OpenAI)'} "
+            f"model={self.model or '(server default)'} mode={self.mode} base_url={where} "
             f"temperature={self.temperature} max_tokens={self.max_tokens}"
         )
 

@@ -28,7 +28,10 @@ Faults are told apart (see ``docs/reliability.md``):
   query, as Virtuoso and Blazegraph send), or cut the result at its row limit
   (``X-SPARQL-MaxRows``) instead of passing it as complete.
 
-Every message names the endpoint's URL. The row count the query asked for
+Every message names the endpoint's URL. Credentials written in the URL
+(``http://alice:s3cret@host/sparql``) are sent as HTTP basic
+authentication, to that origin only, and never said: :attr:`EndpointKB.url`
+and every message write the password ``***``. The row count the query asked for
 (its final ``LIMIT``) is enforced on the answer: an endpoint that ignores
 LIMIT cannot make an observation or a relation list unbounded. The answer is
 parsed as it arrives and reading stops at ``LIMIT + 1`` rows (the connection
@@ -45,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import codecs
 import http.client
 import json
@@ -58,6 +62,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
+from pyql.echo import redact_credentials
 from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, KBError
 from pyql.kb.base import KB
 from pyql.builder.profiles import Profile
@@ -512,14 +517,15 @@ class EndpointKB(KB):
     ) -> None:
         super().__init__(profile, **options)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise KBError(f"an endpoint URL starts with http:// or https://, got {url!r}")
+            raise KBError(f"an endpoint URL starts with http:// or https://, got {redact_credentials(repr(url))}")
         try:
             seconds = float(timeout)
         except (TypeError, ValueError):
             raise KBError(f"the endpoint timeout is in seconds, not {timeout!r}") from None
         if not seconds > 0 or seconds != seconds or seconds == float("inf"):
             raise KBError(f"the endpoint timeout is in seconds and must be positive, not {timeout!r}")
-        self.url = url
+        self.url = redact_credentials(url)  # what every message and record says: never the password
+        self._address, self._authorization = _without_credentials(url)
         self.timeout = seconds
         self.default_graph = default_graph
         self.max_bytes = int(max_bytes)
@@ -546,14 +552,14 @@ class EndpointKB(KB):
         ``exchange.limit + 1`` rows; any other answer is read whole, for its message.
         """
         try:
-            url = self.url
+            url = self._address
             body = self._form(sparql)
             for _ in range(_MAX_REDIRECTS + 1):
                 conn, target = self._connect(url, max(deadline - time.monotonic(), 0.001))
                 exchange.conn = conn
                 if exchange.cancel.is_set():
                     return
-                conn.request("POST", target, body=body, headers=_HEADERS)
+                conn.request("POST", target, body=body, headers=self._headers(url))
                 response = conn.getresponse()
                 location = response.getheader("Location")
                 if response.status in _REDIRECTS and location:
@@ -573,7 +579,9 @@ class EndpointKB(KB):
                 conn.close()  # also when reading stopped at the limit: the rest is never read
                 return
             raise EngineUnavailable(
-                f"the endpoint {self.url} redirected more than {_MAX_REDIRECTS} times (last to {url})", query=sparql, url=self.url
+                f"the endpoint {self.url} redirected more than {_MAX_REDIRECTS} times (last to {redact_credentials(url)})",
+                query=sparql,
+                url=self.url,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             exchange.error = exc
@@ -585,6 +593,13 @@ class EndpointKB(KB):
                     conn_.close()
                 except Exception:  # pragma: no cover - closing a broken connection
                     pass
+
+    def _headers(self, url: str) -> dict[str, str]:
+        """The request's headers: the URL's credentials as HTTP basic authentication, sent to its own origin only
+        (not to another host a redirect names)."""
+        if self._authorization is None or _origin(url) != _origin(self._address):
+            return _HEADERS
+        return {**_HEADERS, "Authorization": self._authorization}
 
     def _connect(self, url: str, seconds: float) -> tuple[http.client.HTTPConnection, str]:
         """A connection for ``url`` (through the environment's proxy, if any) and the request target to send."""
@@ -770,6 +785,31 @@ class EndpointKB(KB):
             url=self.url,
             status=200,
         )
+
+
+def _without_credentials(url: str) -> tuple[str, str | None]:
+    """The URL without its user information, and that information as an HTTP basic ``Authorization`` value.
+
+    Example:
+        >>> _without_credentials("http://alice:s%40cret@127.0.0.1:8890/sparql")
+        ('http://127.0.0.1:8890/sparql', 'Basic YWxpY2U6c0BjcmV0')
+        >>> _without_credentials("https://example.org/sparql")
+        ('https://example.org/sparql', None)
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), f"Basic {token}"
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """A URL's scheme, host and port (credentials are sent to their own origin only)."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
 def _proxy_for(parts: urllib.parse.SplitResult) -> urllib.parse.SplitResult | None:

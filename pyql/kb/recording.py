@@ -18,8 +18,9 @@ keyed by its text and the KB's identity (:func:`kb_identity`):
 <pyql.kb.base.KB.open>` of a command goes through one store (the CLI does
 it for ``run``, ``ask`` and ``eval``).
 
-A KB's identity is what its answers depend on: an endpoint's URL and
-default graph; a file's content (sha256) and the engine that reads it; an
+A KB's identity is what its answers depend on: an endpoint's URL (a
+password in it written ``***``: a recording is published, and the answers
+do not depend on the password) and default graph; a file's content (sha256) and the engine that reads it; an
 on-disk store's manifest (the files loaded into it). A changed file or
 store is another identity, so a cache is never used for other data; an
 endpoint's data changing behind its URL is not seen (clear the cache).
@@ -53,7 +54,7 @@ from typing import Any
 
 import pyql.errors as errors
 import pyql.kb.base as base
-from pyql.echo import one_line
+from pyql.echo import one_line, redact_credentials
 from pyql.errors import EngineError, EngineUnavailable, RecordingError, RecordingUnavailable, ReplayMiss
 from pyql.kb.base import KB, set_opener
 from pyql.kb.opening import demo_kb_path, open_kb
@@ -121,7 +122,7 @@ def kb_identity(spec: object, options: dict[str, Any] | None = None) -> dict[str
         )
     text = str(spec)
     if "default_graph" in entry.options:
-        return {"endpoint": text, "default_graph": options.get("default_graph")}
+        return {"endpoint": redact_credentials(text), "default_graph": options.get("default_graph")}  # never a password
     argument = str(entry.argument(text))
     engine = {"demo": "FILE", "oxigraph:DIR": "FILE"}.get(entry.form, entry.form)
     if entry.form == "demo" or argument == "demo":
@@ -308,7 +309,7 @@ def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = 
         >>> store.stats["kb"]["hits"]
         1
     """
-    key = str(spec) if isinstance(spec, (str, os.PathLike)) else None
+    key = redact_credentials(str(spec)) if isinstance(spec, (str, os.PathLike)) else None  # the file is published
     if store.mode == "replay":
         recorded = store.name("kb-spec", key) if key is not None else None
         identity = _recorded_identity(store, key, recorded) if recorded else kb_identity(spec, options)
