@@ -44,7 +44,7 @@ Example:
     0
     >>> a = build_parser().parse_args(["ask", "what category is tropical storm rachel?", "--kb", "demo"])
     >>> (a.method, a.feedback, a.max_steps, a.ranker, a.max_relations, a.trace_prompts)
-    ('queryagent', 'eraser', 12, 'bm25', 40, 'hash')
+    ('greedy', 'eraser', 12, 'bm25', 40, 'hash')
 """
 
 from __future__ import annotations
@@ -83,6 +83,11 @@ from agent.faults import InfraFailure, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.config import add_llm_arguments, config_from_args
 from agent.llm.recording import RecordedLLM
+from agent.methods.policies.registry import help_text as policy_help
+from agent.methods.policies.registry import modes_for, or_list
+from agent.methods.policies.registry import names as policy_names
+from agent.methods.sides import infra_kb, side_for
+from agent.methods.strategies import registry as strategies
 from agent.llm.local import (
     INSTALL_HINT,
     LOCAL_MODEL_NAME,
@@ -116,6 +121,8 @@ from pyql.environment.sparql import SparqlEnvironment
 __all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
+#: ``--method``'s default: the greedy strategy (QueryAgent's loop).
+_DEFAULT_METHOD = "greedy"
 #: The action sets a KB can be driven with (``--action-set``).
 _KB_ACTION_SETS = ("sparql", "sparql-all", "agentbench")
 
@@ -161,9 +168,9 @@ def _kb_arguments(group: Any) -> None:
 
 def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     add_llm_arguments(parser)
+    _registered_action_modes(parser)
     g = parser.add_argument_group("agent")
-    g.add_argument("--method", default="queryagent", choices=["queryagent", "readi"],
-                   help="queryagent: step by step with ERASER (default); readi: reasoning paths (when available)")
+    g.add_argument("--method", default=_DEFAULT_METHOD, choices=strategies.method_choices(), help=strategies.method_help(_DEFAULT_METHOD))
     g.add_argument("--feedback", default="eraser", choices=list(FEEDBACK_MODES),
                    help="eraser: targeted guidelines (default); raw: the raw error; none: only that the step failed")
     g.add_argument("--max-steps", type=_positive, default=12, help="actions before the agent must answer (default 12)")
@@ -194,8 +201,62 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--trace-prompts", default="hash", choices=["hash", "full"],
                    help="trace each prompt's sha256 (default) or the full text")
     g.add_argument("--prices", help='price table JSON {"model": [USD per 1M input tokens, per 1M output]} for the cost')
+    _strategy_arguments(parser.add_argument_group("strategy options (each for its --method)"))
     _kb_arguments(parser.add_argument_group("knowledge base"))
     _recording_arguments(parser)
+
+
+def _strategy_arguments(group: Any) -> None:
+    """One flag per option of every registered strategy (:class:`agent.methods.strategies.registry.Option`), as the
+    registry is when the parser is built; a value not allowed is a usage error naming what is."""
+    for owner, option in strategies.options():
+        group.add_argument(
+            option.flag, dest=f"strategy_{option.name}", type=_option_value(option), default=None, metavar=option.type.__name__.upper(),
+            help=f"--method {owner.name}: {option.help} (default {option.default}; {option.allowed()})",
+        )
+
+
+def _option_value(option: Any) -> Any:
+    """The ``type=`` of an option's flag: its value, or argparse's error saying what is allowed."""
+
+    def parse(text: str) -> Any:
+        try:
+            return option.parse(text)
+        except PyQLError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = option.type.__name__
+    return parse
+
+
+def _strategy_options(args: argparse.Namespace, method: str) -> dict[str, Any]:
+    """The options given for the chosen strategy (the others take their defaults).
+
+    Raises:
+        UsageError: an option of another strategy was given.
+    """
+    given = {o.name: getattr(args, f"strategy_{o.name}", None) for _, o in strategies.options()}
+    chosen = strategies.entry(method)
+    mine = {o.name for o in chosen.options}
+    stray = [name for name, value in given.items() if value is not None and name not in mine]
+    if stray:
+        owners = {o.name: e.name for e, o in strategies.options()}
+        said = ", ".join(f"--{n.replace('_', '-')} (--method {owners[n]})" for n in stray)
+        raise UsageError(f"{said}: not an option of --method {chosen.name}")
+    return {name: given[name] for name in mine if given[name] is not None}
+
+
+def _registered_action_modes(parser: argparse.ArgumentParser) -> None:
+    """``--action-mode`` (added with the LLM flags) takes the registered policies, as the registry is when the parser is built.
+
+    Example:
+        >>> p = argparse.ArgumentParser(); add_llm_arguments(p); _registered_action_modes(p)
+        >>> p._option_string_actions["--action-mode"].choices
+        ['text', 'tools', 'grammar', 'choose']
+    """
+    found = parser._option_string_actions["--action-mode"]
+    found.choices = list(policy_names())
+    found.help = f"{policy_help()} (default: choose with the bundled local model on a KB, text otherwise)"
 
 
 def _first_relation(args: argparse.Namespace, local_choose: bool) -> str:
@@ -238,7 +299,8 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
     return RunSettings(
         kb=args.kb,
         profile=args.profile or "freebase",  # eval resolves a missing --profile from the KB (_eval_provider)
-        method=args.method,
+        method=strategies.canonical(args.method) or args.method,
+        options=_strategy_options(args, args.method),
         feedback=args.feedback,
         max_steps=args.max_steps,
         max_repeats=getattr(args, "max_repeats", 3),
@@ -271,8 +333,9 @@ def _action_set(args: argparse.Namespace) -> str:
         raise UsageError("--observe applies to --action-set agentbench (AgentBench's #k variables)")
     if name == "agentbench" and (getattr(args, "db", None) or getattr(args, "table_json", None)):
         raise UsageError("--action-set agentbench drives a KB (--kb), not a table")
-    if name == "agentbench" and getattr(args, "action_mode", None) in ("choose", "grammar"):
-        raise UsageError(f"--action-set agentbench runs in the text or tools action mode, not {args.action_mode}")
+    mode = getattr(args, "action_mode", None)
+    if name == "agentbench" and mode and mode not in modes_for("agentbench"):
+        raise UsageError(f"--action-set agentbench runs in the {or_list(modes_for('agentbench'))} action mode, not {mode}")
     return name
 
 
@@ -499,7 +562,7 @@ def _ask_request(args: argparse.Namespace, llm: Any) -> tuple[dict[str, Any], Ru
     if not question:
         raise UsageError("pyql ask: the question is empty")
     settings = _settings(args, llm)
-    solve = solver(settings.method)
+    solve = solver(settings.method, settings.options)
     config = settings.agent_config()  # bad settings fail before the LLM starts
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
@@ -513,7 +576,7 @@ def _ask(
     """Open the environment and the LLM and answer the question: the result, its record, the LLM's URL and the query language."""
     ranker = None if args.db or args.table_json else relation_ranker(settings.ranker, settings.max_relations)
     env = open_environment(args, item, ranker=ranker, agent=True)
-    if env.side == "sql":
+    if side_for(env).data == "table":
         item["table"] = {"name": env.table.name}
     with _llm_for(args, llm, stores) as the_llm:
         result = answer_item(item, the_llm, settings, env=env, solve=solve)
@@ -595,7 +658,7 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     or run file is opened.
     """
     settings = _settings(args, llm)
-    solver(settings.method)
+    solver(settings.method, settings.options)
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
     settings = _checked_eval(args, settings, dataset)
@@ -877,7 +940,7 @@ def run_episode(env: Environment, lines: list[str], as_json: bool, out: TextIO) 
     """
     outcome = EpisodeOutcome()
     last_execute = None
-    kb = getattr(env, "kb", None) if env.side == "sparql" else None
+    kb = infra_kb(env)
     for line in lines:
         if not line.strip() or line.lstrip().startswith("#"):
             continue

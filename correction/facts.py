@@ -41,6 +41,7 @@ from pyql.echo import one_line
 from pyql.errors import PyQLError
 from pyql.kb.observation import Observation, Relations, Value
 from pyql.environment.sparql_actions import KBContext
+from pyql.builder.expressions import DateLit, Entity, Expression, Var
 from pyql.builder.terms import IRI, BlankNode, Literal, Term, Variable, parse_term
 from pyql_sql.actions import TableContext
 
@@ -206,16 +207,22 @@ def value_kind(value: Value) -> str:
     return term_kind(term)
 
 
-def term_kind(term: Term) -> str:
+def term_kind(term: Term | Expression) -> str:
     """"variable", "entity", "number", "date" or "text" for a term in an action.
 
     A four-digit integer counts as a number here (rules that accept years
-    say so themselves).
+    say so themselves). A side MarkQA computes (``year(?t)``, ``sub(?a, ?b)``:
+    an operation or a function of :mod:`pyql.builder.expressions`) is a number.
 
     Example:
         >>> term_kind(Literal("10", "http://www.w3.org/2001/XMLSchema#integer")), term_kind(Variable("x"))
         ('number', 'variable')
+        >>> from pyql.builder.expressions import year
+        >>> term_kind(year("t"))
+        'number'
     """
+    if isinstance(term, Expression):
+        return {Var: "variable", DateLit: "date", Entity: "entity"}.get(type(term), "number")
     if isinstance(term, Variable):
         return "variable"
     if isinstance(term, (IRI, BlankNode)):

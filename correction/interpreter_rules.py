@@ -31,6 +31,7 @@ from pyql.errors import (
     ParseError,
     PyQLError,
 )
+from pyql.builder.expressions import Expression
 from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
@@ -492,7 +493,7 @@ def _bad_operand(f: Any, op: str) -> tuple[str, str, str] | None:
     for position, param, term in terms:
         if isinstance(term, IRI) and profile is not None and is_relation_name(f.short(term), profile):
             return position, f.raw(param), "it is a relation, not a value: a relation belongs in add_fact"
-    if not any(isinstance(t, Variable) for _, _, t in terms):
+    if not any(isinstance(t, Variable) or (isinstance(t, Expression) and t.variables()) for _, _, t in terms):
         position, param, _ = terms[0]
         return position, f.raw(param), "neither side is a variable, so the filter does not constrain the query"
     for position, param, term in terms:

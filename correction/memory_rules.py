@@ -25,8 +25,10 @@ from correction.facts import Facts, facts, is_entity_name, kb_side, looks_unname
 from correction.registry import rule
 from grammars.vocabulary import ORDERING_OPERATORS
 from pyql.kb.observation import Relations
+from pyql.builder.expressions import Expression
 from pyql.builder.kinds.aggregate import Aggregate
 from pyql.environment.sparql_actions import SPARQL_ACTION_ORDER
+from pyql.builder.steps import expression_variables
 from pyql.builder.terms import IRI, Literal, Variable
 
 if TYPE_CHECKING:
@@ -531,10 +533,8 @@ def filter_before_get_relation(record: StepRecord, env: Environment) -> dict[str
     f = facts(record, env)
     if f.got_relations:
         return None
-    operands = [f.term("ob1"), f.term("ob2")]
-    if any(isinstance(t, Variable) for t in operands) and all(
-        f.is_created(t) for t in operands if isinstance(t, Variable)
-    ):
+    variables = [v for t in (f.term("ob1"), f.term("ob2")) for v in _operand_variables(t)]
+    if variables and all(f.is_created(v) for v in variables):
         return None  # the variables exist (an entity-less question built them): the filter has something to filter
     return {
         "choices": [f"get_relation({e})" for e in f.linked],
@@ -543,11 +543,18 @@ def filter_before_get_relation(record: StepRecord, env: Environment) -> dict[str
     }
 
 
+def _operand_variables(term: Any) -> tuple[Variable, ...]:
+    """The variables of a compared side: the variable, or those of an expression MarkQA computes (``year(?t)``)."""
+    if isinstance(term, Variable):
+        return (term,)
+    return expression_variables(term) if isinstance(term, Expression) else ()
+
+
 def _unknown_variable(f: Facts) -> str | None:
     for param in ("ob1", "ob2"):
-        term = f.term(param)
-        if isinstance(term, Variable) and not f.is_created(term):
-            return str(term)
+        for var in _operand_variables(f.term(param)):
+            if not f.is_created(var):
+                return str(var)
     return None
 
 

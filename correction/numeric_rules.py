@@ -538,7 +538,9 @@ def _unit_pairs(record: StepRecord, f: Facts) -> tuple[list[str], Expression | N
     if record.action == "add_rank":
         return list(_rank_operands(f)), None
     terms = [f.term("ob1"), f.term("ob2")]
-    return [t.name for t in terms if isinstance(t, Variable)], None
+    computed = next((t for t in terms if isinstance(t, (Op, Func))), None)  # MarkQA's add_filter(sub('a', 'b'), '>', 0)
+    names = [v for t in terms for v in ((t.name,) if isinstance(t, Variable) else t.variables() if isinstance(t, Expression) else ())]
+    return list(dict.fromkeys(names)), computed
 
 
 @_numeric_rule(

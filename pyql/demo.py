@@ -37,7 +37,7 @@ from pyql.echo import plural
 from pyql.errors import EngineError, PyQLError, UsageError
 from pyql.interchange.markqa import program_to_query
 from pyql.kb import KB
-from pyql.interchange.markqa_program import Call, Print, parse_markqa_program
+from pyql.interchange.markqa_program import Call, parse_markqa_program, result_object
 from pyql.kb.observation import ResultSet
 from pyql.builder.profiles import get_profile
 from pyql.builder.query import Query
@@ -235,9 +235,9 @@ def _run_episode(kb: KB, episode: Episode, number: int, out: TextIO, show_sparql
 
 
 def _program_lines(program: str) -> list[str]:
-    """The source line of each call on the printed query, in order: one step each."""
+    """The source line of each call on the program's query (printed, or its last object's), in order: one step each."""
     statements = parse_markqa_program(program)
-    printed = next(s.receiver for s in statements if isinstance(s, Print))
+    printed = result_object(statements)
     lines = program.splitlines()
     return [lines[s.line - 1].strip() for s in statements if isinstance(s, Call) and s.receiver == printed]
 

@@ -112,6 +112,20 @@ class WritableTableEnvironment(TableEnvironment):
         self.state: TableState | None = None
         super().__init__(*args, **kwargs)
 
+    def fork_state(self, twin: Any) -> None:
+        """A fork writes its own copy of the table (:meth:`~pyql_sql.mutation.TableState.copy`): a change in one never shows in the other.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> env = WritableTableEnvironment(Table.from_rows(["a"], [["1"]], name="T"))
+            >>> twin = env.fork()
+            >>> twin.step("insert_row(a = 2)").ok, env.state is None, twin.state.rows()
+            (True, True, [('1',), ('2',)])
+        """
+        super().fork_state(twin)
+        if self.state is not None:
+            twin.state = self.state.copy()
+
     def arguments(self, call: ActionCall) -> list[Arg]:
         """A change's values are one argument, commas and all; other actions as the table side splits them.
 

@@ -50,7 +50,7 @@ def test_smoke_run_scores_every_item(benchmark: str, tmp_path: Path) -> None:
     summary = json.loads(outcome.summary_file.read_text())
     assert summary["questions"] == m.questions and summary["metrics"]["em"] == 1.0
     table = (tmp_path / "smoke.summary.md").read_text()  # the paper-layout table next to the summary JSON
-    assert "as in the papers' tables" in table and "| this run: queryagent, gold-replay | pyql | 100.0 |" in table
+    assert "as in the papers' tables" in table and "| this run: greedy, gold-replay | pyql | 100.0 |" in table
 
 
 def test_the_smoke_runs_are_the_fixtures_the_formats_register() -> None:

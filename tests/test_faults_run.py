@@ -251,7 +251,7 @@ def test_resume_with_other_settings_is_refused_unless_allow_mixed(tmp_path: Path
         assert first.returncode == EXIT_OK, stderr_of(first)
         record = json_lines(out.read_bytes())[0]
         assert record["settings"]["model"] == "fake" and record["settings"]["feedback"] == "eraser"
-        assert record["settings"]["kb"] == "demo" and record["settings"]["method"] == "queryagent"
+        assert record["settings"]["kb"] == "demo" and record["settings"]["method"] == "greedy"  # --method queryagent, the default, is written by its strategy's name
         both = _data(tmp_path, items, "both.jsonl")
         posts = len(llm.posts)
         refused = pyql("eval", str(both), *common, "--model", "other", "--feedback", "raw", "--resume")

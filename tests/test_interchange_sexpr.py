@@ -22,10 +22,14 @@ from pyql.interchange.sexpr import (
     same_logical_form,
     write_sexpr,
 )
+from pyql.builder.kinds.time_constraint import TimeConstraint
+from pyql.interchange.sparql import read_sparql
 from pyql.kb import KB
 from pyql.builder.profiles import FREEBASE
 from pyql.builder.query import Query
 from pyql.builder.terms import IRI
+
+from tests.shared_data import needs_shared, shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAILQA = ROOT / "tests" / "data" / "grailqa" / "grailqa_v1.0_dev.json"
@@ -380,3 +384,91 @@ def test_grailqa_gold_sparql_writes_grailqas_own_forms() -> None:
         gold = parse_sexpr(item["s_expression"])
         outcomes.append("same" if same_logical_form(form, item["s_expression"]) or parse_sexpr(form) == gold else "inner class kept")
     assert sorted(outcomes) == ["inner class kept", "inner class kept", "refused: not on one path", "same", "same"]
+
+
+# -- TC by an end relation, as WebQSP's forms write it (issue 36, item 5) ------------------------
+
+END_FORMS = [
+    ("(TC (JOIN (R government.government_position_held) m.02mjmr) government.government_position_held.to 2000-01-01)",
+     "government.government_position_held.to", "government.government_position_held.from", "2000-01-01", "2000-01-01"),
+    ("(JOIN (R people.place_lived.location) (TC (JOIN (R people.person.places_lived) m.0dzf_) people.place_lived.end_date 2011))",
+     "people.place_lived.end_date", "people.place_lived.start_date", "2011-12-31", "2011-01-01"),
+    ("(TC (JOIN a.deal.party m.0a) a.deal.to_date 1999-03-02)", "a.deal.to_date", "a.deal.from_date", "1999-03-02", "1999-03-02"),
+]
+
+
+@pytest.mark.parametrize("form, named, twin, before, after", END_FORMS, ids=["to", "end_date", "to_date"])
+def test_a_tc_by_its_end_relation_reads_with_its_start_twin_and_writes_back(form: str, named: str, twin: str, before: str, after: str) -> None:
+    query = read_sexpr(form, {}, FREEBASE)
+    (span,) = [s for s in query.steps if isinstance(s, TimeConstraint)]
+    assert (FREEBASE.shorten(span.start_relation.value), FREEBASE.shorten(span.end_relation.value)) == (twin, named)
+    assert (span.start_before.lexical, span.end_after.lexical, span.by_end) == (before, after, True)
+    assert write_sexpr(query) == form
+    by_start = read_sexpr(form.replace(named, twin), {}, FREEBASE)  # the same span named by its start: the same query
+    assert by_start.sparql() == query.sparql() and write_sexpr(by_start) == form.replace(named, twin)
+
+
+# Who held which position on 1 January 2000: the state senate seat (1997 to 2004) only; the US senate seat
+# began in 2005, the presidency (no end) in 2009, and an undated seat counts as open on both sides.
+POSITIONS_TTL = """
+@prefix ns: <http://rdf.freebase.com/ns/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ns:m.02mjmr ns:government.politician.government_positions_held ns:m.p1, ns:m.p2, ns:m.p3, ns:m.p4 .
+ns:m.p1 ns:government.government_position_held.from "1997-01-08"^^xsd:date ; ns:government.government_position_held.to "2004-11-04"^^xsd:date .
+ns:m.p2 ns:government.government_position_held.from "2005-01-03"^^xsd:date ; ns:government.government_position_held.to "2008-11-16"^^xsd:date .
+ns:m.p3 ns:government.government_position_held.from "2009-01-20"^^xsd:date .
+ns:m.p4 ns:government.government_position_held.to "1996"^^xsd:gYear .
+ns:m.p5 ns:government.government_position_held.from "1990"^^xsd:gYear .
+"""
+# WebQSP's gold SPARQL in the shape of WebQTest-343 and -305: the end's time block first (written here).
+GOLD_END_FIRST = """PREFIX ns: <http://rdf.freebase.com/ns/>
+SELECT DISTINCT ?x
+WHERE {
+FILTER (?x != ns:m.02mjmr)
+ns:m.02mjmr ns:government.politician.government_positions_held ?x .
+FILTER(NOT EXISTS {?x ns:government.government_position_held.to ?sk0} || 
+EXISTS {?x ns:government.government_position_held.to ?sk1 . 
+FILTER(xsd:datetime(?sk1) >= "%s"^^xsd:dateTime) })
+FILTER(NOT EXISTS {?x ns:government.government_position_held.from ?sk2} || 
+EXISTS {?x ns:government.government_position_held.from ?sk3 . 
+FILTER(xsd:datetime(?sk3) <= "%s"^^xsd:dateTime) })
+}
+"""
+
+
+@pytest.mark.parametrize("time, first, last, held", [("2000-01-01", "2000-01-01", "2000-01-01", ["m.p1"]),
+                                                     ("2004", "2004-01-01", "2004-12-31", ["m.p1"]),
+                                                     ("2008", "2008-01-01", "2008-12-31", ["m.p2"])])
+def test_a_tc_by_its_end_relation_answers_as_the_gold_sparql_it_comes_from(time: str, first: str, last: str, held: list[str], tmp_path: Path) -> None:
+    path = tmp_path / "kb.ttl"
+    path.write_text(POSITIONS_TTL)
+    form = f"(TC (JOIN (R government.politician.government_positions_held) m.02mjmr) government.government_position_held.to {time})"
+    gold = GOLD_END_FIRST % (first, last)
+    for kb in (KB.open(f"rdflib:{path}"), KB.open(str(path))):
+        answers = lambda q: sorted(v.short for v in kb.execute(q).answers())  # noqa: E731
+        assert answers(read_sexpr(form, {}, FREEBASE)) == answers(read_sparql(gold, {}, FREEBASE)) == held
+    assert convert(gold, "sparql", "sexpr") == form  # the gold's end block first: the form names the end relation
+
+
+@needs_shared("webqsp")
+def test_webqsps_time_constraints_go_to_forms_and_back() -> None:
+    """Every WebQSP test query with a time constraint that converts: gold SPARQL → form → chain keeps the span, and
+    the forms of the gold queries that write the end's block first name the end relation (10 of them)."""
+    items = json.loads(shared_path("webqsp").read_text(encoding="utf-8"))
+    kept, by_end = 0, 0
+    for item in items:
+        if "NOT EXISTS" not in item["sparql_query"]:
+            continue
+        try:
+            gold = read_sparql(item["sparql_query"], {}, FREEBASE)
+            form = write_sexpr(gold)
+            back = read_sexpr(form, {}, FREEBASE)
+        except (ConversionError, ParseError):
+            continue  # what a form cannot say, or a one-relation span (a year of release_date): refused, as before
+        spans = lambda q: [(s.start_relation, s.end_relation, s.start_before, s.end_after, s.by_end)  # noqa: E731
+                           for s in q.steps if isinstance(s, TimeConstraint)]
+        assert spans(back) == spans(gold), item["qid"]
+        kept += 1
+        by_end += any(span[-1] for span in spans(gold))
+        assert any(span[-1] for span in spans(gold)) == (".to " in form or ".end_date " in form), (item["qid"], form)
+    assert (kept, by_end) == (94, 10)

@@ -7,6 +7,8 @@ with the install hint).
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import re
 import shutil
@@ -126,6 +128,55 @@ def test_advice_escalation_and_scoring_show_on_their_steps() -> None:
     assert "advice: fact_before_get_relation" in html and "repeat, level 2" in html and "7 scoring req." in html
     plain = render_html([{"id": "q1", "question": "q?", "gold": [], "answers": [], "steps": [dict(step, advice=None, scoring_requests=0)], "done": False}])
     assert "advice:" not in plain and "repeat, level" not in plain and "scoring req." not in plain
+
+
+def _step(n: int, action: str, parent: int | None, pruned: str | None = None, ok: bool = True) -> dict:
+    return {"step": n, "reply": "", "action": action, "ok": ok, "error": None if ok else "empty_result", "observation": f"after {action}",
+            "rule": None, "prompt_sha256": "", "parent": parent, "pruned": pruned}
+
+
+#: A search's steps: a look, two branches from it (one pruned: its step had no rows), the kept branch going on.
+TREE = [
+    _step(1, "get_relation(m.0crbvqz)", None),
+    _step(2, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?f)", 1, pruned="no rows", ok=False),
+    _step(2, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)", 1),
+    _step(3, "execute()", 3),
+]
+
+
+def tree_record(**more: object) -> dict:
+    return {"id": "tree", "question": "which category?", "gold": ["m.05f4r3k"], "answers": [{"value": "m.05f4r3k", "label": None}],
+            "steps": TREE, "done": True, "method": "beam", **more}
+
+
+def test_a_tree_renders_each_step_under_its_parent_with_pruned_branches_marked() -> None:
+    html = render_html([tree_record()])
+    rows = re.findall(r'<tr class="([^"]*)">\s*<td class="n">(\d+)</td>\s*<td class="thought"></td>\s*'
+                      r'<td class="action" style="padding-left: (\d+)px">(<span class="branch">↳</span> )?', html)
+    assert rows == [("ok", "1", "8", ""), ("failed pruned", "2", "22", '<span class="branch">↳</span> '),
+                    ("ok", "2", "22", '<span class="branch">↳</span> '), ("ok", "3", "36", '<span class="branch">↳</span> ')]
+    assert '<span class="badge prune">pruned: no rows</span>' in html and "4 steps, 1 failed, 1 pruned" in html
+    assert "a branch the strategy dropped" in html  # the legend, on a page with a tree
+    assert html.index("meteorology.tropical_cyclone.formed") < html.index("meteorology.tropical_cyclone.category") < html.index("execute()")
+
+
+def test_one_branch_and_an_old_run_file_render_as_before(run_file: Path) -> None:
+    """A linear run (parents written) and a record of before parents (none) render the same page, as before trees."""
+    from agent.methods.episode import result_from_dict
+
+    records = latest_records(read_run(run_file))
+    assert all([s["parent"] for s in r["steps"]] == [None, *range(1, len(r["steps"]))][: len(r["steps"])] for r in records)
+    old = [{**r, "steps": [{k: v for k, v in s.items() if k not in ("parent", "pruned")} for s in r["steps"]]} for r in records]
+    same = lambda html: re.sub(r"generated [^<]*", "", html)  # noqa: E731
+    assert same(render_html(old)) == same(render_html(records))
+    body = render_html(records).split("<body>", 1)[1]
+    assert 'style="padding-left' not in body and "pruned" not in body and "↳" not in body
+    rebuilt = result_from_dict({k: old[1][k] for k in ("question", "answers", "steps", "done", "forced", "query")})
+    assert [s.parent for s in rebuilt.steps] == [None, *range(1, len(rebuilt.steps))] and all(s.pruned is None for s in rebuilt.steps)
+    text = io.StringIO()
+    tree_file = run_file.with_name("tree.jsonl")
+    tree_file.write_text(json.dumps(tree_record()) + "\n" + json.dumps(old[0]) + "\n", encoding="utf-8")
+    assert main(["trace", str(tree_file)], out=text) == 0 and "| questions | 2 |" in text.getvalue()
 
 
 def test_trace_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -324,3 +375,39 @@ def test_outcome_filter_hides_the_other_questions_in_chromium(tmp_path: Path) ->
     for outcome in ("correct", "wrong", "failed"):
         assert filters[outcome]["questions"] == [f"q o-{outcome}"] * 3, outcome
         assert filters[outcome]["index"] == 3, outcome
+
+
+TREE_MEASURE = """<script>
+const rows = [...document.querySelectorAll('table.steps tr')].filter(tr => tr.querySelector('td.n'));
+const out = rows.map(tr => {
+  const n = tr.querySelector('td.n'), action = tr.querySelector('td.action');
+  return {text: n.textContent.trim(), left: action.getBoundingClientRect().left + parseFloat(getComputedStyle(action).paddingLeft),
+          arrow: !!action.querySelector('.branch'),
+          opacity: parseFloat(getComputedStyle(tr.querySelector('td.thought')).opacity), pruned: tr.classList.contains('pruned'),
+          badge: !!tr.querySelector('.badge.prune')};
+});
+const pre = document.createElement('pre');
+pre.id = 'pyql-test-result';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>"""
+
+
+@pytest.mark.browser
+def test_a_tree_shows_indented_with_its_pruned_branch_in_chromium(tmp_path: Path) -> None:
+    html = render_html([tree_record()]).replace('<details class="q o-correct" id="q1">', '<details class="q o-correct" id="q1" open>')
+    browser = chromium()
+    test_copy = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html).replace("</body>", TREE_MEASURE + "</body>")
+    path = tmp_path / "tree.html"
+    path.write_text(test_copy, encoding="utf-8")
+    result = headless(browser, tmp_path / "profile", "--window-size=1200,1600", "--dump-dom", path.as_uri())
+    found = re.search(r'<pre id="pyql-test-result">(.*?)</pre>', result.stdout, re.DOTALL)
+    assert found, result.stderr[-2000:]
+    rows = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert [(r["text"], r["arrow"]) for r in rows] == [("1", False), ("2", True), ("2", True), ("3", True)]
+    root, pruned, kept, last = rows
+    assert root["left"] < pruned["left"] == kept["left"] < last["left"]  # each step indented under the one it follows
+    assert pruned["pruned"] and pruned["badge"] and pruned["opacity"] < 1
+    assert not kept["pruned"] and kept["opacity"] == 1 and not last["badge"]
+    assert measured(html, tmp_path)["overlaps"] == []
+

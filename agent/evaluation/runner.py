@@ -91,7 +91,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
-from agent.errors import EvalError  # noqa: F401 (defined in agent/errors.py)
+from agent.errors import AgentConfigError, EvalError  # noqa: F401 (EvalError: defined in agent/errors.py)
 from agent.evaluation.environments import KB_HINT, kb_options, open_environment
 from agent.evaluation.metrics import (
     CategoryProgress,
@@ -104,18 +104,17 @@ from agent.evaluation.metrics import (
 )
 from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
-from agent.llm.likelihood import RelationPMI
 from agent.methods import ranking
 from agent.methods.episode import RECORD_TEXT_LIMIT, AgentResult, cap_strings
-from agent.methods.query_agent import AgentConfig, QueryAgent
-from agent.methods.readi import run_readi
+from agent.methods.config import AgentConfig
+from agent.methods.sides import infra_kb
+from agent.methods.strategies import registry as strategies
 from pyql.environment import Environment
 from pyql.echo import redact_credentials
 from pyql.errors import PyQLError, RecordingDamaged
 from pyql.kb import KB, KBStats, kb_backends
 
 __all__ = [
-    "METHODS",
     "EvalError",
     "EvalOutcome",
     "capped_record",
@@ -144,9 +143,6 @@ __all__ = [
     "summary_text",
 ]
 
-#: The ``--method`` values: QueryAgent (here) and Readi (``agent.methods.readi``, when present).
-METHODS: tuple[str, ...] = ("queryagent", "readi")
-
 Solver = Callable[[Any, Any, str, AgentConfig], AgentResult]
 
 
@@ -168,7 +164,10 @@ class RunSettings:
     Attributes:
         kb: the KB spec (any form of :meth:`pyql.kb.KB.open`: ``demo``, a file, ``oxigraph:DIR``, an endpoint URL, ...); None for table data.
         profile: the KB profile (freebase, wikidata, generic).
-        method: one of :data:`METHODS`.
+        method: a registered strategy (:mod:`agent.methods.strategies`): ``greedy`` (QueryAgent; ``queryagent`` is
+            its alias, kept as ``greedy``), ``readi``, or one registered with ``@strategy``.
+        options: the strategy's options (:class:`agent.methods.strategies.registry.Option`), by name; those not
+            given take their defaults.
         feedback: eraser, raw or none (see :class:`agent.methods.query_agent.AgentConfig`).
         max_steps: the agent's step limit.
         max_repeats: repeats of one failed action before the agent stops that line (QueryAgent).
@@ -197,7 +196,7 @@ class RunSettings:
 
     kb: str | None = None
     profile: str = "freebase"
-    method: str = "queryagent"
+    method: str = "greedy"
     feedback: str = "eraser"
     max_steps: int = 12
     max_repeats: int = 3
@@ -216,6 +215,10 @@ class RunSettings:
     count_cap: int | None = None
     action_set: str = "sparql"
     observe: str = "rows"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.method = strategies.canonical(self.method) or self.method  # an alias is written as the strategy's name
 
     def agent_config(self) -> AgentConfig:
         """The :class:`AgentConfig` of these settings (raises AgentConfigError for bad values)."""
@@ -231,7 +234,8 @@ class RunSettings:
         )
 
     def describe(self) -> dict[str, Any]:
-        """The settings as JSON (for the summary file), without the price table, and without a password in the KB's URL.
+        """The settings as JSON (for the summary file), without the price table (the options only when there are some),
+        and without a password in the KB's URL.
 
         Example:
             >>> RunSettings(kb="http://alice:s3cret@127.0.0.1:8890/sparql").describe()["kb"]
@@ -239,37 +243,36 @@ class RunSettings:
         """
         out = asdict(self)
         out.pop("prices", None)
+        if not self.options:
+            out.pop("options", None)
         out["kb"] = None if self.kb is None else redact_credentials(str(self.kb))
         return out
 
 
-def solver(method: str) -> Solver:
-    """The function that answers one question with ``method``: ``solve(llm, env, question, config)``.
+def solver(method: str, options: Mapping[str, Any] | None = None) -> Solver:
+    """The function that answers one question with the strategy ``method``: ``solve(llm, env, question, config)``.
 
-    ``queryagent`` runs :class:`~agent.methods.query_agent.QueryAgent`; ``readi``
-    runs :func:`agent.methods.readi.run_readi`, on a KB or a table alike.
+    The strategies are registered in :mod:`agent.methods.strategies` (``greedy``
+    runs :class:`~agent.methods.query_agent.QueryAgent`, ``queryagent`` is its
+    alias; ``readi`` runs :func:`agent.methods.readi.run_readi`, on a KB or a
+    table alike); ``options`` are the strategy's, checked (the others take
+    their defaults).
 
     Raises:
-        EvalError: an unknown method.
+        EvalError: an unknown method, or an option it does not have or a value it does not allow.
 
     Example:
-        >>> solver("queryagent").__name__, solver("readi").__name__
-        ('solve_queryagent', 'run_readi')
+        >>> solver("queryagent").__name__, solver("greedy").__name__, solver("readi").__name__
+        ('solve_greedy', 'solve_greedy', 'run_readi')
         >>> solver("magic")
         Traceback (most recent call last):
         ...
-        agent.errors.EvalError: unknown method 'magic'; use one of queryagent, readi
+        agent.errors.EvalError: unknown method 'magic'; use one of greedy, queryagent, readi
     """
-    if method == "queryagent":
-
-        def solve_queryagent(llm: Any, env: Any, question: str, config: AgentConfig) -> AgentResult:
-            scorer = getattr(llm, "relation_scorer", None)  # a recorded or replayed scorer (agent.llm.recording)
-            return QueryAgent(llm, config, scorer=scorer if isinstance(scorer, RelationPMI) else None).run(env, question)
-
-        return solve_queryagent
-    if method == "readi":
-        return run_readi
-    raise EvalError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    try:
+        return strategies.entry(method).bind(options)
+    except AgentConfigError as exc:
+        raise EvalError(str(exc)) from None
 
 
 def relation_ranker(name: str | None, max_relations: int = 40, lock: Any = None) -> Callable[[str | None, list[str]], list[str]] | None:
@@ -497,15 +500,22 @@ def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
     for key in FINGERPRINT_KEYS:
         if key not in out:
             out[key] = getattr(settings, key)
+    if settings.options:  # a strategy's options decide its answers too (none: nothing written, as before options)
+        out["options"] = dict(settings.options)
     return out
 
 
 def _recorded_settings(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings a record was answered with (older records: their method, feedback and model)."""
+    """The settings a record was answered with (older records: their method, feedback and model).
+
+    A method recorded by a name that is now an alias is read as the strategy's name (``queryagent``
+    is ``greedy``), so a run file written before strategies had names resumes with the same settings.
+    """
     recorded = record.get("settings")
-    if isinstance(recorded, Mapping):
-        return dict(recorded)
-    return {k: record[k] for k in ("method", "feedback", "model") if k in record}
+    out = dict(recorded) if isinstance(recorded, Mapping) else {k: record[k] for k in ("method", "feedback", "model") if k in record}
+    if isinstance(out.get("method"), str):
+        out["method"] = strategies.canonical(out["method"]) or out["method"]
+    return out
 
 
 def settings_differences(records: Iterable[Mapping[str, Any]], current: Mapping[str, Any]) -> list[str]:
@@ -593,7 +603,7 @@ def answer_item(
 
     Args: as :func:`run_question`.
     """
-    solve = solve or solver(settings.method)
+    solve = solve or solver(settings.method, settings.options)
     started = time.perf_counter()
     try:
         config = settings.agent_config()
@@ -604,7 +614,9 @@ def answer_item(
     except RecordingDamaged:
         raise  # the user's recording or cache is damaged: the run stops (no question is failed or scored for it)
     except PyQLError as exc:
-        the_kb = getattr(env, "kb", None) if env is not None and env.side == "sparql" else None if callable(kb) else kb
+        the_kb = infra_kb(env) if env is not None else None  # a KB side's own KB; else the one given, if opened
+        if the_kb is None:
+            the_kb = None if callable(kb) else kb
         failure = infra_failure(exc, the_kb)
         return AgentResult(
             question=str(item.get("question")),
@@ -1140,7 +1152,7 @@ def run_eval(
     path = Path(out)
     max_infra_failures = _checked_limits(concurrency, max_infra_failures, max_llm_failures)
     items = list(items)
-    solve = solver(settings.method)
+    solve = solver(settings.method, settings.options)
     settings.agent_config()  # bad settings fail before anything runs
     own_writer = writer is None
     writer = writer if writer is not None else RunWriter(path, regular_only=True)

@@ -21,7 +21,12 @@ sequences and other control or format characters are shown as ``\\u202e``,
   with the rule id as a badge; forced steps (the step limit) are grey. A
   step that ran with ERASER's advice has an ``advice`` badge with the rule,
   a repeated failed action its escalation level (``repeat, level N``), and a
-  choose step whose list the model ordered its scoring requests.
+  choose step whose list the model ordered its scoring requests. The steps
+  of a search are a tree (each step's ``parent``): a question whose steps
+  branch shows each step indented under the one it follows, and a branch
+  the strategy dropped has a ``pruned`` badge with the reason; one branch
+  (every linear run, and a run file written before steps had parents) is
+  shown as it ran.
   Every question has an outcome (:data:`OUTCOMES`): ``correct`` (F1 or
   accuracy 1), ``wrong`` (answered, not fully right), ``failed`` (the
   episode ended on an error, e.g. the LLM or the KB could not be reached)
@@ -138,7 +143,58 @@ def _step_view(step: Mapping[str, Any]) -> dict[str, Any]:
         "advice": step.get("advice"),
         "escalation": int(step.get("escalation") or 0),
         "scoring_requests": int(step.get("scoring_requests") or 0),
+        "pruned": step.get("pruned"),
+        "depth": 0,
     }
+
+
+def _parents(steps: Sequence[Mapping[str, Any]]) -> list[int | None]:
+    """Each step's parent (a 1-based position in ``steps``), as the record says; a record without parents is one branch.
+
+    A parent that names no earlier step makes the step a root (a record cut or written by hand).
+
+    Example:
+        >>> _parents([{"step": 1}, {"step": 2}]), _parents([{"parent": None}, {"parent": 1}, {"parent": 1}, {"parent": 7}])
+        ([None, 1], [None, 1, 1, None])
+    """
+    if not any("parent" in s for s in steps):
+        return [position or None for position in range(len(steps))]
+    out: list[int | None] = []
+    for position, step in enumerate(steps, 1):
+        parent = step.get("parent")
+        out.append(parent if isinstance(parent, int) and not isinstance(parent, bool) and 1 <= parent < position else None)
+    return out
+
+
+def _tree(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """The steps' views in the order the page shows them, and whether they branch.
+
+    One branch (each step's parent the step before it) is shown as it ran,
+    every step at depth 0. A tree is shown depth first: each step under its
+    parent, its children in the order they ran, ``depth`` the indentation.
+
+    Example:
+        >>> views, branched = _tree([{"action": "a()", "parent": None}, {"action": "b()", "parent": 1, "pruned": "empty"},
+        ...                          {"action": "c()", "parent": 1}, {"action": "d()", "parent": 3}])
+        >>> branched, [(v["action"], v["depth"], v["pruned"]) for v in views]
+        (True, [('a()', 0, None), ('b()', 1, 'empty'), ('c()', 1, None), ('d()', 2, None)])
+    """
+    views = [_step_view(s) for s in steps]
+    parents = _parents(steps)
+    if all(parent == (position or None) for position, parent in enumerate(parents)):
+        return views, False
+    children: dict[int | None, list[int]] = {}
+    for position, parent in enumerate(parents, 1):
+        children.setdefault(parent, []).append(position)
+    ordered: list[dict[str, Any]] = []
+    stack = [(position, 0) for position in reversed(children.get(None, []))]
+    while stack:
+        position, depth = stack.pop()
+        view = views[position - 1]
+        view["depth"] = depth
+        ordered.append(view)
+        stack.extend((child, depth + 1) for child in reversed(children.get(position, [])))
+    return ordered, True
 
 
 def _answers_view(answers: Sequence[Any], gold: Sequence[Any] | None) -> list[dict[str, Any]]:
@@ -176,7 +232,7 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
     scores = record_scores(record)
     gold = record.get("gold")
     answers = _answers_view(record.get("answers") or [], gold)
-    steps = [_step_view(s) for s in record.get("steps") or []]
+    steps, branched = _tree(record.get("steps") or [])
     f1 = scores.get("denotation", scores.get("f1")) if record.get("table") else scores.get("f1")
     state = _state(record, f1)
     return {
@@ -196,6 +252,8 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
         "outcome": _OUTCOME_OF_STATE[state],
         "open": _OUTCOME_OF_STATE[state] in ("wrong", "failed"),
         "steps": steps,
+        "branched": branched,
+        "pruned_steps": sum(1 for s in steps if s["pruned"]),
         "failed_steps": sum(1 for s in steps if not s["ok"]),
         "rules": dict(record.get("rules") or {}),
         "error": record.get("error"),
@@ -247,6 +305,7 @@ def render_html(records: Sequence[Mapping[str, Any]] | Iterable[Mapping[str, Any
         methods=methods,
         questions=questions,
         outcome_counts=counts,
+        branched=any(q["branched"] for q in questions),
     )
 
 

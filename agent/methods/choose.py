@@ -198,7 +198,7 @@ def enumerate_table_choices(
     """The valid next steps of a table episode (:func:`pyql_sql.next_steps.table_next_steps`), each with its preview.
 
     With ``preview``, a step's preview is the start of its observation, tried
-    and undone (:func:`pyql.environment.next_steps.trial`: one SQL query per step, no LLM call).
+    on a fork of the environment (:func:`pyql.environment.next_steps.trial`: one SQL query per step, no LLM call).
 
     Example:
         >>> from pyql_sql import Table

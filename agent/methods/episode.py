@@ -1,11 +1,15 @@
-"""One episode of an agent, as it is traced: its steps, its result, its prompts.
+"""One episode of an agent, as it runs and as it is traced: its state, its steps, its result, its prompts.
 
-Both agents (QueryAgent in :mod:`agent.methods.query_agent`, Readi in
-:mod:`agent.methods.readi`) record what they did in the same shapes: a
-:class:`StepTrace` per LLM call or action, and one :class:`AgentResult` per
-question, which the runner writes as the question's trace line. Prompts come
-from the jinja2 templates in ``agent/templates`` (:func:`prompt_templates`)
-and are traced by their sha256 (:func:`prompt_hash`).
+While a question is answered step by step, its :class:`Episode` holds what
+the prompt shows (the fixed head, one :class:`Turn` per step taken) and what
+the trace keeps (one :class:`StepTrace` per LLM call or action, written by
+the policy that knows its format, :mod:`agent.methods.policies`), with the
+counters and the reason it ended. Every strategy
+(:mod:`agent.methods.strategies`: the greedy loop, Readi) records what it did
+in the same shapes, one :class:`AgentResult` per question, which the runner
+writes as the question's trace line. Prompts come from the jinja2 templates
+in ``agent/templates`` (:func:`prompt_templates`) and are traced by their
+sha256 (:func:`prompt_hash`).
 
 Example:
     >>> r = AgentResult("q?", [{"value": "x", "label": None}], [], True, False, "SELECT ...")
@@ -17,17 +21,21 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import jinja2
 
 from agent.errors import AgentConfigError  # noqa: F401 (defined in agent/errors.py)
-from agent.faults import FAILED_TO_RUN, FINISHED, error_kind
+from agent.errors import ContextOverflow
+from agent.faults import FAILED_TO_RUN, FINISHED, error_kind, infra_failure
+from pyql.echo import one_line
 
 __all__ = [
     "RECORD_TEXT_LIMIT",
@@ -36,6 +44,15 @@ __all__ = [
     "AgentConfigError",
     "StepTrace",
     "AgentResult",
+    "Turn",
+    "Usage",
+    "Episode",
+    "NO_FEEDBACK",
+    "observation_of",
+    "record_fields",
+    "forced_trace",
+    "env_trace",
+    "as_branch",
     "prompt_hash",
     "prompt_templates",
     "load_example",
@@ -124,6 +141,16 @@ class StepTrace:
     (choose mode, ``first_relation="model"``; their time is in ``llm_seconds``).
     ``without_call``: why choose mode took the step without asking the LLM
     (:func:`agent.methods.choose.forced_choice`), or None.
+
+    The steps of an episode are a tree: ``parent`` is the 1-based position
+    in :attr:`AgentResult.steps` of the step this one follows on its branch
+    (None for the first step of a branch from the start), and ``pruned``
+    says why a strategy dropped the branch at this step (None: kept). A
+    linear run is a tree with one branch: each step's parent is the step
+    before it (:func:`as_branch`). Positions, not ``step`` numbers, are what
+    ``parent`` refers to: a step number is the step of its branch (the
+    choose mode numbers by position, the written modes by the loop's step,
+    and a search repeats them across branches).
     """
 
     step: int
@@ -146,6 +173,8 @@ class StepTrace:
     escalation: int = 0
     scoring_requests: int = 0
     without_call: str | None = None
+    parent: int | None = None
+    pruned: str | None = None
 
 
 @dataclass
@@ -228,14 +257,232 @@ class AgentResult:
         }
 
 
+@dataclass
+class Turn:
+    """One step as the prompt's history shows it: its number, the action as written, and what it observed."""
+
+    step: int
+    thought_action: str
+    observation: str
+
+
+@dataclass
+class Usage:
+    """The LLM calls of a question and their tokens, shared by every branch of its episode."""
+
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+@dataclass
+class Episode:
+    """The running state of one question: what the prompt shows, what the trace keeps, why it ended.
+
+    Attributes:
+        head: the prompt's fixed part (task, docs, example, question).
+        side: the environment's side (:class:`agent.methods.sides.Side`), asked once where the episode starts.
+        turns: the steps taken, as the prompt shows them.
+        traces: every step traced (:meth:`add`).
+        usage: the LLM calls made and their tokens (:attr:`calls`, :attr:`tokens_in`, :attr:`tokens_out`).
+        error: what ended the episode (``kind: message``), or None.
+        forced: whether the answer was forced at the step limit.
+        stopped, stopped_by: ``repeated_mistake`` and the kind of the repeat that ended the line.
+        invalid_choices: choose mode: replies without a listed number so far.
+        bad_arguments: tools mode: tool calls whose arguments were not JSON, by (name, arguments).
+        column_scores: choose mode on a table: the headers scored by the model (``first_relation="model"``).
+        scoring_pending: choose mode: scorer requests and seconds not yet in a trace.
+        column_scoring: choose mode on a table: whether and why the headers were scored (the result's ``extra``).
+        tip: the position in :attr:`traces` of this branch's last step (None before the first).
+    """
+
+    head: str
+    side: Any = None
+    turns: list[Turn] = field(default_factory=list)
+    traces: list[StepTrace] = field(default_factory=list)
+    usage: Usage = field(default_factory=lambda: Usage())
+    error: str | None = None
+    forced: bool = False
+    stopped: str | None = None
+    stopped_by: str | None = None
+    invalid_choices: int = 0
+    bad_arguments: Counter = field(default_factory=Counter)
+    column_scores: dict[str, float] | None = None
+    scoring_pending: tuple[int, float] = (0, 0.0)
+    column_scoring: dict[str, Any] | None = None
+    tip: int | None = None
+
+    def add(self, trace: StepTrace) -> StepTrace:
+        """Trace one step of the episode, on its branch: its parent is the branch's last step (:attr:`tip`), and it becomes the tip.
+
+        Example:
+            >>> e = Episode(head="")
+            >>> [(t.step, t.parent) for t in (e.add(StepTrace(1, "", "", "a()", True, None, "")), e.add(StepTrace(2, "", "", "b()", True, None, "")))]
+            [(1, None), (2, 1)]
+        """
+        trace.parent = self.tip
+        self.traces.append(trace)
+        self.tip = len(self.traces)
+        return trace
+
+    def branch(self) -> Episode:
+        """Another branch from here (a search's candidate, stepped on a fork of the environment): its own turns, tip and
+        repeat counts; the same traces (one tree) and the same usage (the question's totals).
+
+        Example:
+            >>> e = Episode(head="h")
+            >>> _ = e.add(StepTrace(1, "", "", "a()", True, None, ""))
+            >>> b = e.branch(); _ = b.add(StepTrace(2, "", "", "b()", True, None, "")); _ = e.add(StepTrace(2, "", "", "c()", True, None, ""))
+            >>> [(t.action, t.parent) for t in e.traces], b.traces is e.traces
+            ([('a()', None), ('b()', 1), ('c()', 1)], True)
+        """
+        twin = copy.copy(self)
+        twin.turns = list(self.turns)
+        twin.bad_arguments = Counter(self.bad_arguments)
+        return twin
+
+    @property
+    def calls(self) -> int:
+        """LLM calls made (on every branch)."""
+        return self.usage.calls
+
+    @property
+    def tokens_in(self) -> int:
+        """Prompt tokens of those calls."""
+        return self.usage.tokens_in
+
+    @property
+    def tokens_out(self) -> int:
+        """Reply tokens of those calls."""
+        return self.usage.tokens_out
+
+    def count(self, replies: Sequence[Any]) -> None:
+        """Add the LLM calls and tokens of ``replies`` to the episode's totals."""
+        self.usage.calls += len(replies)
+        self.usage.tokens_in += sum(r.usage_in for r in replies)
+        self.usage.tokens_out += sum(r.usage_out for r in replies)
+
+    def repeated(self, record: Any, cap: int) -> bool:
+        """Whether ``record`` repeats a mistake (or a step that changed nothing) ``cap`` times: the line stops."""
+        if record.repeats < cap:
+            return False
+        self.stopped, self.stopped_by = "repeated_mistake", record.repeat_kind or record.error
+        return True
+
+    def failed_on_service(self, record: Any, kb: Any = None) -> bool:
+        """Whether the step failed on a service (:func:`agent.faults.infra_failure`; ``kb`` tells an
+        unreachable KB from a query's fault); then the episode ends with the failure as its error."""
+        failure = infra_failure(record.exception, kb)
+        if failure is None:
+            return False
+        self.error = str(failure)
+        return True
+
+    def overflowed(self, exc: ContextOverflow) -> bool:
+        """The prompt did not fit the model's context: the episode ends with ``context_overflow`` (scored as failed; False)."""
+        self.error = f"{exc.kind}: {one_line(str(exc), limit=len(str(exc)))}"
+        return False
+
+
+#: The observation of a failed step with ``feedback="none"``.
+NO_FEEDBACK = "The action could not be executed."
+
+
+def observation_of(record: Any, feedback: str) -> str:
+    """A step's observation as the agent is told it: the environment's, or only that it failed (``feedback="none"``).
+
+    Example:
+        >>> from pyql.environment import StepRecord
+        >>> observation_of(StepRecord(1, "f()", error="wrong_arity", observation="f takes 2"), "none")
+        'The action could not be executed.'
+    """
+    if record.ok or feedback != "none":
+        return str(record.observation)
+    return NO_FEEDBACK
+
+
+def record_fields(record: Any, observation: str) -> dict[str, Any]:
+    """The trace fields of a step that come from the environment's record."""
+    return {
+        "action": record.call.text if record.call is not None else None,
+        "ok": record.ok,
+        "error": record.error,
+        "observation": observation,
+        "rule": record.error if record.guideline else None,
+        "kb_queries": record.kb_queries,
+        "kb_seconds": round(record.seconds, 6),
+        "advice": record.advice,
+        "escalation": record.escalation,
+    }
+
+
+def forced_trace(step: int, prompt: Any, action: str, record: Any) -> StepTrace:
+    """A step forced at the step limit (the answer set, executed)."""
+    return StepTrace(
+        step=step,
+        prompt_sha256=prompt_hash(prompt) if prompt else "",
+        reply="",
+        action=action,
+        ok=record.ok,
+        error=record.error,
+        observation=record.observation,
+        rule=record.error if record.guideline else None,
+        kb_queries=record.kb_queries,
+        kb_seconds=round(record.seconds, 6),
+        forced=True,
+        advice=record.advice,
+        escalation=record.escalation,
+    )
+
+
+def env_trace(step: int, record: Any) -> StepTrace:
+    """A step the environment took itself (choose mode's looks): no LLM call."""
+    return StepTrace(
+        step=step,
+        prompt_sha256="",
+        reply="",
+        action=record.call.text if record.call is not None else record.text,
+        ok=record.ok,
+        error=record.error,
+        observation=record.observation,
+        kb_queries=record.kb_queries,
+        kb_seconds=round(record.seconds, 6),
+        escalation=record.escalation,
+    )
+
+
 def prompt_hash(prompt: Any) -> str:
     text = prompt if isinstance(prompt, str) else "\x1e".join(f"{m['role']}\x1f{m['content']}" for m in prompt)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def as_branch(traces: Sequence[StepTrace]) -> list[StepTrace]:
+    """The steps as one branch: each one's parent is the step before it (a linear run; the first has none).
+
+    Example:
+        >>> [t.parent for t in as_branch([StepTrace(i, "", "", None, True, None, "") for i in (1, 2, 3)])]
+        [None, 1, 2]
+    """
+    for position, trace in enumerate(traces):
+        trace.parent = position or None
+    return list(traces)
+
+
 def result_from_dict(data: Mapping[str, Any]) -> AgentResult:
-    """Rebuild an :class:`AgentResult` from its :meth:`AgentResult.to_dict` form."""
+    """Rebuild an :class:`AgentResult` from its :meth:`AgentResult.to_dict` form.
+
+    A record written before steps had parents (no step has the field) is read as one branch (:func:`as_branch`).
+
+    Example:
+        >>> old = {"question": "q?", "answers": [], "done": False, "forced": False, "query": "",
+        ...        "steps": [{"step": i, "prompt_sha256": "", "reply": "", "action": "a()", "ok": True, "error": None, "observation": ""} for i in (1, 2)]}
+        >>> [(s.parent, s.pruned) for s in result_from_dict(old).steps]
+        [(None, None), (1, None)]
+    """
     fields = dict(data)
     fields.pop("template_version", None)
-    fields["steps"] = [StepTrace(**s) for s in fields.get("steps", [])]
+    steps = list(fields.get("steps", []))
+    fields["steps"] = [StepTrace(**s) for s in steps]
+    if steps and not any("parent" in s for s in steps):
+        as_branch(fields["steps"])
     return AgentResult(**fields)

@@ -36,10 +36,11 @@ from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
 from agent.llm.replies import LLM
 from agent.llm.gbnf import path_gbnf
 from agent.methods.context_budget import budget_for
-from agent.methods.episode import AgentResult, StepTrace, prompt_templates
+from agent.methods.episode import AgentResult, StepTrace, as_branch, prompt_templates
 from agent.methods.instantiate import Instantiator, PathInstance
 from agent.methods.readi_loop import UNANSWERED, LoopOutcome, ask_llm, llm_failure, run_loop
 from agent.methods.readi_table import TableReadi
+from agent.methods.sides import side_for
 from agent.methods.reasoning_path import (
     PathSpec,
     PathSyntaxError,
@@ -276,7 +277,7 @@ class Readi:
                 if got is None:
                     error = llm_failure(loop.traces)
                 answers = got or []
-        traces = loop.traces
+        traces = as_branch(loop.traces)  # one branch: each call follows the one before
         return AgentResult(
             question=question,
             answers=answers,
@@ -383,6 +384,6 @@ def run_readi(llm: LLM, env: Any, question: str, config: Any = None) -> AgentRes
         >>> run_readi(llm, env, "what languages are spoken in jamaica?").llm_calls
         2
     """
-    if env.side == "sql":
+    if side_for(env).data == "table":
         return TableReadi(llm).run(env.table, question)
     return Readi(llm).run(env.kb, question, dict(env.memory.entities))

@@ -33,7 +33,7 @@ from agent.errors import TablePathError  # noqa: F401 (defined in agent/errors.p
 from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
 from agent.llm.replies import LLM
 from agent.methods.context_budget import budget_for
-from agent.methods.episode import AgentResult, StepTrace, prompt_templates
+from agent.methods.episode import AgentResult, StepTrace, as_branch, prompt_templates
 from agent.methods.readi_loop import UNANSWERED, ask_llm, llm_failure, run_loop
 from pyql.errors import ParseError, PyQLError
 from pyql.lines import split_lines
@@ -309,7 +309,7 @@ class TableReadi:
         return AgentResult(
             question=question,
             answers=answers,
-            steps=traces,
+            steps=as_branch(traces),  # one branch: each call follows the one before
             done=error is None,
             forced=False,
             query="",

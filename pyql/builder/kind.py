@@ -212,6 +212,9 @@ class StepKind:
         value_kinds: ``(step) -> {variable: "number" | "date" | "entity"}``: what its variables hold when no
             value of them was shown (the choose mode).
         asked_year: ``(step) -> (variable, year) | None``: the year its amount was asked for (the choose mode's arithmetic).
+        literal_variables: ``(step) -> variables`` it computes into a literal (a BIND of arithmetic, a converted
+            amount): an observation asks no labels of them (:mod:`pyql.kb.probes`), as of an aggregate's result;
+            an engine would look a label up for every labelled resource of the KB before it knows the value.
         described: ``(step) -> Described...``: what a quantity observation says of its variables
             (:class:`pyql.builder.kinds.quantity.Described`, read by :mod:`pyql.kb.quantities`).
         focus: ``(step) -> Focus``: what a quantity observation after it is about (default: its variables;
@@ -229,6 +232,7 @@ class StepKind:
     auxiliary_variables: Callable[[Any], tuple[Any, ...]] | None = None
     value_kinds: Callable[[Any], dict[Any, str]] | None = None
     asked_year: Callable[[Any], tuple[Any, int] | None] | None = None
+    literal_variables: Callable[[Any], tuple[Any, ...]] | None = None
     described: Callable[[Any], tuple[Any, ...]] | None = None
     focus: Callable[[Any], Any] | None = None
     sexpr: Callable[[Any, Any], SexprPart | None] | None = None

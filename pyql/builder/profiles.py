@@ -81,6 +81,19 @@ class Profile:
             qualifiers), so MarkQA's numeric actions apply: its environments
             offer them (:attr:`action_names`), and the agent's docs, grammars,
             tool schemas and choose mode follow.
+        date_comparison: how a variable compares with a date literal
+            (``add_filter``, ``add_compare``, ``add_time_constrain``):
+            ``"text"``, as ISO text at the coarser of the two precisions
+            (Freebase mixes ``xsd:date``, ``gYear``, ``gYearMonth`` and
+            ``dateTime`` on one relation; a year before 1000 or BCE orders
+            wrongly as text), or ``"value"``, as dates: the year as a number
+            (years before 1000, BCE years and years past 9999 in order), then
+            the month and day, at the literal's precision (a ``gYear`` its
+            year, a ``gYearMonth`` its month, a date or midnight ``dateTime``
+            its day), on every engine alike (Wikidata's times are
+            ``xsd:dateTime``, BCE years among them, which rdflib and Virtuoso
+            cannot compare as typed values). See
+            :func:`pyql.builder.kinds.comparison.comparison_text`.
 
     Example:
         >>> GENERIC.with_prefixes({"ex": "http://example.org/"}).prefixes["ex"]
@@ -98,9 +111,12 @@ class Profile:
     bare_names: str | None = None
     subclass_predicate: str | None = None
     statement_model: bool = False
+    date_comparison: str = "text"
     _sorted_namespaces: tuple[tuple[str, str], ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.date_comparison not in ("text", "value"):
+            raise UsageError(f"date_comparison of a profile is 'text' or 'value', not {self.date_comparison!r}")
         for prefix, namespace in self.prefixes.items():
             escape.prefixed_name(prefix, "x")
             escape.iri(namespace)
@@ -263,6 +279,7 @@ WIKIDATA = Profile(
     bare_names="wikidata",
     subclass_predicate="http://www.wikidata.org/prop/direct/P279",
     statement_model=True,
+    date_comparison="value",
 )
 
 GENERIC = Profile(

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -29,7 +30,7 @@ from typing import Iterable
 
 import pyql.builder.escape as escape
 from pyql.action_parser import render_action
-from pyql.builder.expressions import operand
+from pyql.builder.expressions import DateLit, Entity, Expression, Num, Var, operand
 from pyql.builder.compiler import Folded, compile_query, fold, fold_step
 from pyql.errors import PyQLError, QueryError
 from pyql.builder.profiles import Profile, get_profile
@@ -38,7 +39,7 @@ from pyql.builder.kinds.answer import Answer, Head
 from pyql.builder.kinds.argmax import Argmax
 from pyql.builder.kinds.assignment import Assignment
 from pyql.builder.kinds.bind import Bind
-from pyql.builder.kinds.comparison import Compare, Filter
+from pyql.builder.kinds.comparison import Compare, Filter, Side
 from pyql.builder.kinds.fact import Fact
 from pyql.builder.kinds.quantity import Quantity, QuantityByQualifier, QuantityWithQualifier
 from pyql.builder.kinds.rank import Rank
@@ -96,6 +97,8 @@ _MQ_NAME_RE = re.compile(r"[^\W\d][\w ]*\Z")
 _QID_RE = re.compile(r"(?:wd:)?[Qq]([0-9]+)\Z")
 _QID_LIKE_RE = re.compile(r"wd:.*|[Qq][0-9]+[A-Za-z0-9]*\Z|[Qq]\Z", re.S)
 _PID_RE = re.compile(r"(?:(?:wdt|p|ps|pq|psv|pqv):)?[Pp]?([0-9]+)\Z")
+#: What a comparison's side may be, for its errors.
+_SIDES = "a variable, an entity, a number, a date or an expression of MarkQA's functions such as year('t') or sub('a', 'b')"
 
 
 def _mq_var(value: object, what: str) -> Variable:
@@ -191,8 +194,11 @@ class Query:
             raise QueryError(f"{what} must be a variable such as ?x, not {value!r}")
         return term
 
-    def _operand(self, value: TermLike) -> Term:
-        """A compared value: a term, or on Wikidata a bare name as MarkQA writes a variable (``pop_2011``)."""
+    def _operand(self, value: TermLike | Expression, action: str) -> Side:
+        """A compared value: a term, an expression of MarkQA's functions (``year('t')``, ``sub('a', 'b')``), or on
+        Wikidata a bare name as MarkQA writes a variable (``pop_2011``)."""
+        if isinstance(value, Expression):
+            return self._expression_side(value, action)
         if (
             self.profile.bare_names == "wikidata"
             and isinstance(value, str)
@@ -201,7 +207,31 @@ class Query:
             and value.strip().lower() not in ("true", "false")
         ):
             return _mq_var(value, "a compared variable")
+        if not isinstance(value, (str, int, float, Decimal, _dt.date, Term)):
+            raise QueryError(f"{action} compares {_SIDES}, not {value!r}")
         return self.term(value)
+
+    def _expression_side(self, expression: Expression, action: str) -> Side:
+        """An expression compared: a lone variable, number, entity or date as that term; an operation or a function
+        kept whole, its variables in the query."""
+        if isinstance(expression, Var):
+            return self.term("?" + expression.name)
+        if isinstance(expression, Num):
+            text = format(expression.value, "f")
+            return self.term(Decimal(text) if "." in text else int(text))
+        if isinstance(expression, Entity):
+            return self.term(expression.id, "entity")
+        if isinstance(expression, DateLit):
+            return self.term(expression.value)  # the day, a date literal as MarkQA's to_date(...) compared
+        missing = [v for v in expression_variables(expression) if v not in self.variables]
+        if missing:
+            existing = ", ".join(str(v) for v in self.variables) or "none yet"
+            raise QueryError(
+                f"{action}: {', '.join(map(str, missing))} of {expression.markqa()} not in the query; add the step that "
+                f"makes it first (existing variables: {existing})"
+            )
+        expression.sparql(self.profile)  # an entity the profile cannot name is refused now, not when compiled
+        return expression
 
     def _visible(self, var: Variable, action: str) -> Variable:
         if var not in self.variables:
@@ -316,6 +346,9 @@ class Query:
         precision of the two, as text. ``native=True`` writes the engine's
         own comparison instead: the same, and cheaper, when every value of
         the variable has the literal's datatype (:meth:`pyql.kb.KB.native_compare`).
+        A side may be an expression of MarkQA's functions
+        (:mod:`pyql.builder.expressions`), as MarkQA's ``add_filter(year('x1'),
+        '>', 2001)``; its variables must be in the query.
 
         Example:
             >>> "FILTER(?w > 200)" in Query().add_fact("?c", "a.b.c", "?w").add_filter("?w", ">", 200).sparql()
@@ -325,8 +358,16 @@ class Query:
             True
             >>> "SUBSTR" in q.add_filter("?d", ">=", "1990-01-01", native=True).sparql()
             False
+            >>> from pyql.builder.expressions import sub, year
+            >>> w = Query("wikidata").add_time("Q159821", "t")
+            >>> w.add_filter(year("t"), ">", 2001).sparql().splitlines()[-2].strip()
+            'FILTER(YEAR(?t) > 2001)'
+            >>> w.add_filter(sub("t", "u"), ">", 0)
+            Traceback (most recent call last):
+            ...
+            pyql.errors.QueryError: add_filter: ?u of sub(?t, ?u) not in the query; add the step that makes it first (existing variables: ?t)
         """
-        return self._with(Filter(self._operand(left), op, self._operand(right), native))
+        return self._with(Filter(self._operand(left, "add_filter"), op, self._operand(right, "add_filter"), native))
 
     def add_compare(self, left: TermLike, op: str, right: TermLike) -> Query:
         """Turn the query into a yes/no question: is there a row where ``left op right``?
@@ -339,7 +380,7 @@ class Query:
             >>> w.add_compare("a", ">", "b").actions()[-1]
             'add_compare(?a, >, ?b)'
         """
-        return self._with(Compare(self._operand(left), op, self._operand(right)))
+        return self._with(Compare(self._operand(left, "add_compare"), op, self._operand(right, "add_compare")))
 
     def _argmax(
         self,
@@ -471,7 +512,14 @@ class Query:
         return self._aggregate("AVG", var, new_var, group_by, group_obj)
 
     def add_time_constrain(
-        self, var: TermLike, start_relation: TermLike, end_relation: TermLike, start_before: TermLike, end_after: TermLike
+        self,
+        var: TermLike,
+        start_relation: TermLike,
+        end_relation: TermLike,
+        start_before: TermLike,
+        end_after: TermLike,
+        *,
+        by_end: bool = False,
     ) -> Query:
         """Keep ``var`` (e.g. a position held) when it was in force between
         ``end_after`` and ``start_before`` (WebQSP's pattern).
@@ -479,6 +527,8 @@ class Query:
         A missing start or end counts as open. The argument order is the one
         of the legacy PyQL programs:
         ``add_time_constrain(?x1, from_rel, to_rel, "2011-12-31", "2011-01-01")``.
+        ``by_end``: the constraint is named by its end relation in an
+        S-expression (``(TC X r.to 2011)``); the query is the same.
 
         Example:
             >>> q = Query().add_fact("m.0s", "a.b.c", "?p").add_time_constrain(
@@ -512,6 +562,7 @@ class Query:
                 relation(end_relation, "end"),
                 date(start_before, "start_before"),
                 date(end_after, "end_after"),
+                by_end,
             )
         )
 

@@ -213,6 +213,22 @@ class AgentBenchEnvironment(Environment):
         self._kinds: dict[str, bool] = {}
         super().__init__(AgentBenchActions(), question, entities, analyzer, undo_empty, run_advice=run_advice, escalate=escalate)
 
+    def fork_state(self, twin: Any) -> None:
+        """A fork has its own variables (``#k`` of one fork is not another's) and the relation lists read of them;
+        the KB's own facts (ranges, value kinds) are shared.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = AgentBenchEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+            >>> twin = env.fork()
+            >>> twin.step("get_neighbors(Rachel, meteorology.tropical_cyclone.category)").ok, len(twin.variables), len(env.variables)
+            (True, 1, 0)
+        """
+        super().fork_state(twin)
+        twin.variables = list(self.variables)
+        twin.relation_lists = dict(self.relation_lists)
+        twin.attribute_lists = dict(self.attribute_lists)
+
     def empty_query(self) -> Query:
         return Query(self.kb.profile)
 

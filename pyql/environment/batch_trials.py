@@ -1,7 +1,7 @@
 """Trying candidate steps without keeping them: one by one (:func:`trial`), or many in one KB query (:class:`StepChecker`).
 
 The choose mode (:mod:`pyql.environment.next_steps`) offers only steps that run. A
-trial runs a step on the environment and undoes it: one KB query (or more)
+trial runs a step on a fork of the environment (kept apart, never undone): one KB query (or more)
 per candidate. The checker gets the same verdicts for most steps from one
 bounded query for a whole batch:
 
@@ -114,7 +114,8 @@ _ENTITY_FACTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, bool], tuple[
 
 
 def trial(env: Any, action: str) -> Any:
-    """Run ``action`` on the environment and undo it: the step's record, the episode unchanged.
+    """Run ``action`` on a fork of the environment (:meth:`~pyql.environment.kernel.Environment.fork`): the step's record,
+    the episode unchanged.
 
     The KB queries it sent stay counted in the environment's counters. A
     tried step's observation skips the look-up of quantities' units and
@@ -127,13 +128,9 @@ def trial(env: Any, action: str) -> Any:
         >>> trial(env, "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok, env.query.steps
         (True, ())
     """
-    saved = env.checkpoint()
-    describe, env.describe_quantities = env.describe_quantities, False
-    try:
-        return env.step(action)
-    finally:
-        env.rollback(saved)
-        env.describe_quantities = describe
+    fork = env.fork()
+    fork.describe_quantities = False
+    return fork.step(action)
 
 
 class _Recorder:
@@ -164,9 +161,9 @@ class _Recorder:
 def dry_run(env: Any, action: str) -> tuple[Any, Any]:
     """The step's record and the query its observation would read (None when it fails before), nothing sent for it.
 
-    The environment runs ``action`` as :func:`trial` does (parsing, ERASER's
+    A fork of the environment runs ``action`` as :func:`trial` does (parsing, ERASER's
     rules before the step, building the query; what those read from the KB
-    is read), but its KB's ``observe`` only keeps the query. The episode is
+    is read), but the fork's KB's ``observe`` only keeps the query. The episode is
     left as it was.
 
     Example:
@@ -179,15 +176,10 @@ def dry_run(env: Any, action: str) -> tuple[Any, Any]:
         >>> dry_run(env, "add_max(?nothing)")[1] is None
         True
     """
-    saved = env.checkpoint()
-    real = env.kb
-    recorder = _Recorder(real)
-    env.kb = recorder
-    try:
-        record = env.step(action)
-    finally:
-        env.kb = real
-        env.rollback(saved)
+    fork = env.fork()
+    recorder = _Recorder(env.kb)
+    fork.kb = recorder
+    record = fork.step(action)
     ran = record.ok and len(recorder.queries) == 1
     return record, recorder.queries[0] if ran else None
 

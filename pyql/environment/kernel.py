@@ -68,10 +68,11 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import re
 import time
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
 from pyql.environment.actions import ActionSet, StepResult
@@ -92,6 +93,9 @@ __all__ = [
     "ESCALATION_LEVELS",
     "NO_CHANGE",
 ]
+
+#: An environment class (:meth:`Environment.fork` gives one of the same class).
+E = TypeVar("E", bound="Environment")
 
 #: The escalation levels of a repeated failed action (1: says so, 2: looks, 3: stop).
 ESCALATION_LEVELS: tuple[int, ...] = (1, 2, 3)
@@ -374,32 +378,48 @@ class Environment:
             for var in record.query_after.variables:
                 self.memory.variables.setdefault(str(var), record.index)
 
-    def checkpoint(self) -> tuple[Any, ...]:
-        """The episode's state, for :meth:`rollback` (a step tried and undone must leave no trace).
+    def fork(self: E) -> E:
+        """A copy of the episode to go on with apart: the same class, its own steps from here.
 
-        Subclasses that keep more state per step extend the tuple.
+        What is read-only or a cache is shared (the action set, the analyzer,
+        the backend and its counters, relations already read); the small
+        per-episode state is copied: the query (immutable, so shared as it
+        is), ``done``, the final result, the history, the memory (every
+        container in it, nested ones too) and the outcomes repeats are
+        counted against, plus what a subclass keeps per episode
+        (:meth:`fork_state`). Steps taken on one fork never show in the
+        other: a step tried and dropped is a step on a fork (the choose
+        mode's trials, :func:`pyql.environment.batch_trials.trial`), and a
+        search runs each candidate on a fork of its own. The backend queries
+        a fork sends are counted by the backend as any other (so a trial's
+        queries stay in the episode's counters).
 
         Example:
             >>> from pyql.kb import KB
             >>> from pyql.environment.sparql import SparqlEnvironment
             >>> env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
-            >>> saved = env.checkpoint()
-            >>> _ = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
-            >>> env.rollback(saved); env.query.steps, len(env.history)
-            ((), 0)
+            >>> twin = env.fork()
+            >>> twin.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)").ok
+            True
+            >>> len(twin.query.steps), len(twin.history), env.query.steps, len(env.history), type(twin).__name__
+            (1, 1, (), 0, 'SparqlEnvironment')
         """
-        memory = {f.name: _copy(getattr(self.memory, f.name)) for f in fields(self.memory)}
-        outcomes = {k: list(v) for k, v in self._outcomes.items()}
-        return (self.query, self.done, self.final, len(self.history), memory, outcomes)
+        twin = copy.copy(self)
+        twin.history = list(self.history)
+        twin.memory = copy.copy(self.memory)
+        for f in fields(self.memory):
+            setattr(twin.memory, f.name, _copy(getattr(self.memory, f.name)))
+        twin._outcomes = _copy(self._outcomes)
+        self.fork_state(twin)
+        return twin
 
-    def rollback(self, state: tuple[Any, ...]) -> None:
-        """Put back the state :meth:`checkpoint` gave: the steps taken since are forgotten (their KB queries stay counted)."""
-        query, done, final, history, memory, outcomes = state[:6]
-        self.query, self.done, self.final = query, done, final
-        del self.history[history:]
-        for name, value in memory.items():
-            setattr(self.memory, name, value)
-        self._outcomes = outcomes
+    def fork_state(self, twin: Any) -> None:
+        """Copy into ``twin`` (a shallow copy of this environment, :meth:`fork`) the state a subclass keeps per episode.
+
+        The kernel's own state is copied already; a subclass that keeps more
+        (rows read, variables made, a table written) overrides this and
+        copies what a step may change, in place or not.
+        """
 
     def answers(self) -> list[Any]:
         """The answers after ``execute()``, as the backend gives them (empty before)."""
@@ -717,7 +737,21 @@ def _parse(text: str, index: int) -> ActionCall:
 
 
 def _copy(value: Any) -> Any:
-    """A shallow copy of a memory field that a step changes in place (dicts, lists, sets); other values as they are."""
-    if isinstance(value, (dict, list, set)):
-        return type(value)(value)
+    """A copy of the containers in a value (dicts, lists, sets, nested too), so a fork's steps never change another's;
+    other values (records, results, queries: never changed once made) as they are.
+
+    Example:
+        >>> kept = {"a": [1, {2}]}
+        >>> twin = _copy(kept)
+        >>> twin["a"][1].add(3); twin["a"].append(4)
+        >>> kept, twin
+        ({'a': [1, {2}]}, {'a': [1, {2, 3}, 4]})
+    """
+    if isinstance(value, dict):
+        out = copy.copy(value)  # its own kind (a Counter stays one)
+        for key, item in value.items():
+            out[key] = _copy(item)
+        return out
+    if isinstance(value, (list, set)):
+        return type(value)(_copy(v) for v in value)
     return value

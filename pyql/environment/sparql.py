@@ -188,24 +188,20 @@ class SparqlEnvironment(Environment):
         finally:
             self._looked = saved
 
-    def checkpoint(self) -> tuple[Any, ...]:
-        """The episode's state with the current query's known rows (a tried step must not drop them: the next
-        ``set_answer`` or ``execute()`` reads them instead of querying again).
+    def fork_state(self, twin: Any) -> None:
+        """A fork keeps the current query's known rows (:attr:`bounded_rows`: its next ``set_answer`` or
+        ``execute()`` reads them instead of querying again) and the relations read ahead; both are
+        replaced, never changed in place, so the fork shares them as they are.
 
         Example:
             >>> from pyql.kb import KB
             >>> env = SparqlEnvironment(KB.open("demo"))
             >>> _ = env.step("add_fact(?c, meteorology.tropical_cyclone.formed, ?t)"); _ = env.step("add_max(?t)")
-            >>> saved, rows = env.checkpoint(), env.bounded_rows
-            >>> _ = env.step("add_fact(?c, meteorology.tropical_cyclone.category, ?k)")
-            >>> env.rollback(saved); env.bounded_rows is rows
-            True
+            >>> twin = env.fork()
+            >>> _ = twin.step("add_fact(?c, meteorology.tropical_cyclone.category, ?k)")
+            >>> twin.bounded_rows is env.bounded_rows, env.bounded_rows is not None
+            (False, True)
         """
-        return (*super().checkpoint(), self._rows)
-
-    def rollback(self, state: tuple[Any, ...]) -> None:
-        super().rollback(state)
-        self._rows = state[6]
 
     def new_memory(self, entities: dict[str, str]) -> SparqlMemory:
         return SparqlMemory(entities=entities)

@@ -128,7 +128,9 @@ def convert_argument(profile: Any, kind: str, arg: Arg, action_name: str, name: 
     """Convert one parsed argument for a parameter kind of a SPARQL action.
 
     Kinds: "operator" (a comparison operator), "variable", "relation" (a
-    relation name or a variable), "node" (an entity, a variable or a value).
+    relation name or a variable), "node" (an entity, a variable or a value;
+    or a call of MarkQA's expression functions, ``year(?t)``, a compared side
+    of ``add_filter``/``add_compare``).
 
     Raises:
         ArgumentError: naming the action, the parameter and what is allowed.
@@ -159,15 +161,12 @@ def convert_argument(profile: Any, kind: str, arg: Arg, action_name: str, name: 
         except (QueryError, TermError) as exc:
             raise fail(f"argument {position + 1} ({name}) of {action_name}: {exc}") from None
     if kind == "operator":
-        if arg.kind != "operator":
-            raise fail(
-                f"You used {arg.raw} as the operator of {action_name}, which is invalid; "
-                f"the operator must be one of {', '.join(COMPARISON_OPERATORS)}."
-            )
+        return _operator(arg, action_name, fail)
+    if kind == "node" and _is_expression_call(arg):  # MarkQA's add_filter(year(?t), >, 2001): a side computed
         try:
-            return normalize_operator(arg.value)
-        except QueryError as exc:
-            raise fail(str(exc)) from None
+            return _expression(arg, 1)
+        except (QueryError, TermError) as exc:
+            raise fail(f"argument {position + 1} ({name}) of {action_name}: {exc}") from None
     role = "relation" if kind == "relation" else "entity"
     try:
         term = arg_to_term(arg, profile, role)
@@ -178,6 +177,25 @@ def convert_argument(profile: Any, kind: str, arg: Arg, action_name: str, name: 
     if kind == "relation" and not isinstance(term, (IRI, Variable)):
         raise fail(f"argument {position + 1} ({name}) of {action_name} must be a relation such as a.b.c, not {arg.raw}")
     return term
+
+
+def _operator(arg: Arg, action_name: str, fail: Callable[[str], ArgumentError]) -> str:
+    """A comparison operator argument, in its SPARQL form."""
+    if arg.kind != "operator":
+        raise fail(
+            f"You used {arg.raw} as the operator of {action_name}, which is invalid; "
+            f"the operator must be one of {', '.join(COMPARISON_OPERATORS)}."
+        )
+    try:
+        return normalize_operator(arg.value)
+    except QueryError as exc:
+        raise fail(str(exc)) from None
+
+
+def _is_expression_call(arg: Arg) -> bool:
+    """Whether an argument is a call of one of MarkQA's expression functions (``year(?t)``, ``sub(?a, ?b)``)."""
+    head = arg.raw.split("(", 1)[0].strip() if arg.kind == "text" and arg.raw.rstrip().endswith(")") else ""
+    return head in EXPRESSION_FUNCTIONS
 
 
 def _markqa_text(arg: Arg) -> str:

@@ -671,11 +671,14 @@ class _Chain:
             raise self.parser.refuse(f"FILTER ({left} != {right}) is false for every row: the query has no answer", token)
 
     def time_constraints(self, halves: dict[Variable, dict[str, tuple[IRI, Literal]]]) -> None:
+        """One ``add_time_constrain`` per variable's two time blocks; named by its end relation (``by_end``, as
+        WebQSP's S-expressions name it) when the end's block comes first."""
         for var, sides in halves.items():
             if set(sides) != {"start", "end"}:
                 raise self.parser.refuse(f"a time block on {var} without its twin (start and end) has no step")
             (start, before), (end, after) = sides["start"], sides["end"]
-            self.query = self.query.add_time_constrain(var, start, end, before, after)
+            by_end = next(iter(sides)) == "end"
+            self.query = self.query.add_time_constrain(var, start, end, before, after, by_end=by_end)
 
     def order(self, modifiers: dict[str, Any]) -> None:
         conditions = modifiers.get("order")

@@ -6,7 +6,9 @@ profile: each ``x = PyQL()`` starts a query, each ``x.method(...)`` calls
 the builder method of the same name with MarkQA's arguments, expression
 functions (``sub``, ``div``, ...) become :mod:`pyql.builder.expressions` trees, a
 bare object name (``b.add_sub_query(a)``) is that object's query as it is at
-that line, and the query printed by ``print(x.sparql)`` is the result.
+that line, and the query printed by ``print(x.sparql)`` is the result; a program that
+prints nothing gives its last object's query, as MarkQA's evaluation reads
+it (:func:`~pyql.interchange.markqa_program.result_object`).
 
 Example:
     >>> program = '''a = PyQL()
@@ -41,6 +43,7 @@ from pyql.interchange.markqa_program import (
     Value,
     bound_arguments,
     parse_markqa_program,
+    result_object,
     to_expression,
 )
 from pyql.builder.profiles import WIKIDATA, Profile
@@ -224,6 +227,8 @@ def _sub_queries(call: Call, program: Mapping[str, _Object], objects: dict[str, 
 def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Query:
     """The query a MarkQA program prints, built without running the program.
 
+    A program that prints nothing gives its last object's query, as MarkQA's
+    evaluation reads it (:func:`pyql.interchange.markqa_program.result_object`).
     Sub-queries come first in their object's query, as MarkQA writes them
     (see :class:`_Object`).
 
@@ -234,6 +239,8 @@ def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Qu
     Example:
         >>> program_to_query("a = PyQL()\\na.add_time('Q1', 't')\\nprint(a.sparql)").answer is None
         True
+        >>> program_to_query("a=PyQL()\\na.add_fact('Q222823', 'P176', 'x0' ,'wdt')").actions()
+        ['add_fact(wd:Q222823, wdt:P176, ?x0)']
         >>> later = "a = PyQL()\\na.add_time('Q1', 't')\\nb = PyQL()\\nb.add_bind(year('t'), 'y')\\nb.add_sub_query(a)\\nprint(b.sparql)"
         >>> program_to_query(later).actions()[-1]
         'add_bind(year(?t), ?y)'
@@ -242,7 +249,6 @@ def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Qu
     last = {st.receiver: i for i, st in enumerate(statements) if isinstance(st, Call) and st.method == "add_sub_query"}
     program: dict[str, _Object] = {}
     objects: dict[str, Query] = {}
-    printed: Query | None = None
     for index, statement in enumerate(statements):
         if isinstance(statement, Create):
             program[statement.var] = _Object(profile, last.get(statement.var, -1))
@@ -260,15 +266,14 @@ def program_to_query(text: str | bytes, profile: str | Profile = WIKIDATA) -> Qu
             if index >= target.last_sub_query:
                 objects[statement.receiver] = target.built(objects)
         elif isinstance(statement, Print):
-            printed = objects[statement.receiver] = program[statement.receiver].built(objects)
+            objects[statement.receiver] = program[statement.receiver].built(objects)
     for name, target in program.items():  # every call checked, as running the program would
         objects[name] = target.built(objects)
-    if printed is None:  # the parser requires a print; kept for safety
-        raise _error_at("the program prints no query (end it with print(x.sparql))", 1, 1)
-    return printed
+    return objects[result_object(statements)]
 
 
-@reader("markqa", "MarkQA programs: a = PyQL(), a.add_quantity('Q64', 'P1082', 'pop', 2021), ..., print(a.sparql)")
+@reader("markqa", "MarkQA programs: a = PyQL(), a.add_quantity('Q64', 'P1082', 'pop', 2021), ..., print(a.sparql); "
+                  "without a print line the last PyQL object made is the query, as MarkQA's evaluation reads it")
 def read_markqa(text: str, entities: Mapping[str, str], profile: Profile) -> Query:
     """The query of a MarkQA program, on the Wikidata profile unless another Wikidata-shaped one is given.
 

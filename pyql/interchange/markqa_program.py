@@ -15,7 +15,11 @@ a small Python program over ``PyQL()`` objects and runs it with ``exec``::
 (``print(x.sparql)``), whose arguments are typed values (:class:`Str`,
 :class:`Number`, :class:`Bool`, :class:`NoneValue`, :class:`ListValue`,
 :class:`Ref` to another object, :class:`FuncCall` of MarkQA's expression
-functions). Nothing is evaluated. Every method and function is checked
+functions). Nothing is evaluated. A program need not print: as MarkQA's
+evaluation appends ``print(<last object>.sparql)`` to a program without a
+``print`` line (every program of MarkQA's own PyQL documentation is written
+so), the query of a program that prints nothing is its last object's
+(:func:`result_object`), unless its objects leave the answer ambiguous. Every method and function is checked
 against :data:`METHODS` and :data:`FUNCTIONS`, MarkQA's signatures written
 as one table below; any problem is one :class:`~pyql.errors.MarkQAProgramError`
 naming the line and column. :func:`to_expression` turns an expression
@@ -75,6 +79,7 @@ __all__ = [
     "METHODS",
     "FUNCTIONS",
     "parse_markqa_program",
+    "result_object",
     "is_markqa_program",
     "render_program",
     "render_value",
@@ -979,9 +984,10 @@ class _Reader:
 
 
 def _check_program(statements: list[Statement], source: str) -> None:
-    """MarkQA's rules over the statements: defined objects, known methods, fitting arguments, one final print."""
+    """MarkQA's rules over the statements: defined objects, known methods, fitting arguments, a print only at the end,
+    and a query the program gives (printed, or left by its last object: :func:`result_object`)."""
     if not statements:
-        raise _error(f"the program has no statements ({_SHAPES}, ending with print(x.sparql))", 1, 1, source)
+        raise _error(f"the program has no statements ({_SHAPES})", 1, 1, source)
     objects: dict[str, int] = {}
     for index, st in enumerate(statements):
         if isinstance(st, Create):
@@ -993,9 +999,75 @@ def _check_program(statements: list[Statement], source: str) -> None:
                 raise _error("print(...) must be the last statement: the program's query is the one printed", st.line, st.col, source)
             continue
         _check_call(st, objects, source)
-    if not isinstance(statements[-1], Print):
-        last = statements[-1]
-        raise _error("the program must end with print(x.sparql), which names its query", last.line, last.col, source)
+    _result(statements, source)
+
+
+def _sub_queries_of(statements: list[Statement] | tuple[Statement, ...]) -> dict[str, set[str]]:
+    """Each object's sub-queries, directly or through others (``b.add_sub_query(a)`` makes ``a`` one of ``b``'s)."""
+    direct: dict[str, set[str]] = {st.var: set() for st in statements if isinstance(st, Create)}
+    for st in statements:
+        if isinstance(st, Call) and st.method == "add_sub_query":
+            direct.setdefault(st.receiver, set()).update(v.name for v in (*st.args, *(kv[1] for kv in st.kwargs)) if isinstance(v, Ref))
+    closed: dict[str, set[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        stack = list(direct[name])
+        while stack:
+            item = stack.pop()
+            if item not in seen:
+                seen.add(item)
+                stack.extend(direct.get(item, ()))
+        closed[name] = seen
+    return closed
+
+
+def _result(statements: list[Statement] | tuple[Statement, ...], source: str) -> str:
+    """The object whose query the program gives (see :func:`result_object`)."""
+    if statements and isinstance(statements[-1], Print):
+        return statements[-1].receiver
+    made = [st for st in statements if isinstance(st, Create)]
+    if not made:
+        raise _error(f"the program makes no PyQL object; {_SHAPES}", 1, 1, source)
+    last = made[-1]
+    inside = _sub_queries_of(statements).get(last.var, set())
+    left = [name for name in dict.fromkeys(st.var for st in made) if name != last.var and name not in inside]
+    if left:
+        end = statements[-1]
+        others = ", ".join(left)
+        raise _error(
+            f"the program prints no query, and its last PyQL object {last.var} does not hold {others} as a sub-query, "
+            f"so which object is the answer is ambiguous ({last.var} or {others}); end the program with print(x.sparql) "
+            "naming it",
+            end.line, end.col, source,
+        )
+    return last.var
+
+
+def result_object(statements: list[Statement] | tuple[Statement, ...]) -> str:
+    """The name of the PyQL object whose query a program gives, as MarkQA's evaluation reads a program.
+
+    The object printed by the final ``print(x.sparql)``; without one, the
+    last object the program makes (MarkQA's evaluation appends
+    ``print(<last object>.sparql)`` to a program that prints nothing), as long
+    as every other object is one of its sub-queries (directly or through
+    others). Otherwise the answer is ambiguous and the program is refused.
+
+    Raises:
+        MarkQAProgramError: no object, or objects that leave the answer
+            ambiguous (named in the message).
+
+    Example:
+        >>> result_object(parse_markqa_program("a = PyQL()\\na.add_time('Q1', 't')"))
+        'a'
+        >>> made = "a = PyQL()\\na.add_time('Q1', 't')\\nb = PyQL()\\nb.add_time('Q2', 'u')\\n"
+        >>> result_object(parse_markqa_program(made + "b.add_sub_query(a)"))
+        'b'
+        >>> result_object(parse_markqa_program(made))
+        Traceback (most recent call last):
+        ...
+        pyql.errors.MarkQAProgramError: MarkQA program, line 4, column 1: the program prints no query, and its last PyQL object b does not hold a as a sub-query, so which object is the answer is ambiguous (b or a); end the program with print(x.sparql) naming it
+    """
+    return _result(statements, "")
 
 
 def _require_object(name: str, objects: dict[str, int], line: int, col: int, source: str) -> None:
@@ -1032,11 +1104,14 @@ def parse_markqa_program(text: str | bytes) -> list[Statement]:
             statement; ``#`` comments and blank lines are ignored.
 
     Returns:
-        :class:`Create`, :class:`Call` and :class:`Print` statements in order;
-        the last one is the :class:`Print`.
+        :class:`Create`, :class:`Call` and :class:`Print` statements in order,
+        as written: a program may end with ``print(x.sparql)`` or, as
+        MarkQA's evaluation allows, print nothing (its query is then its last
+        object's, :func:`result_object`).
 
     Raises:
-        MarkQAProgramError: the program does not parse or is not MarkQA; the
+        MarkQAProgramError: the program does not parse or is not MarkQA, or
+            prints nothing while its objects leave the answer ambiguous; the
             message names the line and column.
         TypeError: ``text`` is neither str nor bytes.
 
@@ -1147,16 +1222,32 @@ def render_program(statements: list[Statement] | tuple[Statement, ...], quote: s
 _CREATE_RE = re.compile(r"[^\W\d]\w*[ \t]*=[ \t]*PyQL[ \t]*\([ \t]*\)")
 _CODE_RE = re.compile(r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^'"#])*""")
 _PRINT_RE = re.compile(r"print[ \t]*\([ \t]*[^\W\d]\w*[ \t]*\.[ \t]*sparql[ \t]*\)")
+_CALL_RE = re.compile(r"[^\W\d]\w*[ \t]*\.[ \t]*[^\W\d]\w*[ \t]*\(.*\)", re.S)
+#: What only a MarkQA program writes (a legacy WebQSP program, the same shape, never does): a Wikidata id
+#: in quotes, one of MarkQA's expression functions, or a method the legacy programs lack.
+_ONLY_MARKQA = ("add_quantity", "add_quantity_with_qualifier", "add_quantity_by_qualifier", "add_bind", "add_rank",
+                "add_assignment", "add_start_time", "add_end_time", "add_time", "add_sub_query", "set_head")
+_MARKQA_MARK_RE = re.compile(
+    r"""['"](?:wd:)?[Qq][0-9]+['"]|['"][Pp][0-9]+['"]"""
+    + r"|(?<![\w.])(?:" + "|".join(sorted(FUNCTIONS)) + r")[ \t]*\("
+    + r"|\.[ \t]*(?:" + "|".join(_ONLY_MARKQA) + r")[ \t]*\("
+)
 
 
 def is_markqa_program(text: str | bytes) -> bool:
-    """A cheap sniff: statements on ``PyQL()`` objects, ending with ``print(x.sparql)``.
+    """A cheap sniff: statements on ``PyQL()`` objects, ending with ``print(x.sparql)``, or, as MarkQA's
+    documentation writes them, printing nothing but saying MarkQA's things (a QID or PID in quotes, an
+    expression function such as ``sub(...)``, a method such as ``add_quantity``).
 
     Nothing is parsed (use :func:`parse_markqa_program` for that) and
-    nothing raises: text that cannot be a MarkQA program gives False.
+    nothing raises: text that cannot be a MarkQA program gives False. A
+    program without ``print`` and without those marks is a legacy (WebQSP)
+    program as far as this sniff can tell.
 
     Example:
         >>> is_markqa_program("a = PyQL()\\na.add_max('x')\\nprint(a.sparql)  # the query\\n")
+        True
+        >>> is_markqa_program("a=PyQL()\\na.add_fact('Q222823', 'P176', 'x0' ,'wdt')")
         True
         >>> is_markqa_program("a=PyQL()\\na.add_fact('m.03_r3', 'location.country.languages_spoken', 'x0')")
         False
@@ -1172,6 +1263,10 @@ def is_markqa_program(text: str | bytes) -> bool:
     for line in text.splitlines():
         code = _CODE_RE.match(line).group()  # type: ignore[union-attr]  # the line up to its comment
         segments.extend(s.strip() for s in code.split(";") if s.strip())
-    if not segments or not _PRINT_RE.fullmatch(segments[-1]):
+    if not segments or not any(_CREATE_RE.fullmatch(s) for s in segments):
         return False
-    return any(_CREATE_RE.fullmatch(s) for s in segments)
+    if _PRINT_RE.fullmatch(segments[-1]):
+        return True
+    if not all(_CREATE_RE.fullmatch(s) or _CALL_RE.fullmatch(s) for s in segments):
+        return False
+    return any(_MARKQA_MARK_RE.search(s) for s in segments)

@@ -14,9 +14,11 @@ form                         the set it names
                              more arguments)
 ``(lt r v)``                 the ``x`` with ``(x, r, y)`` and ``y < v``
                              (also ``le``, ``gt``, ``ge``)
-``(TC X r t)``               X's members whose time span (``r`` its start
-                             relation, e.g. ``government.government_position_held.from``;
-                             the end relation is ``r``'s ``.to`` twin) holds at ``t``
+``(TC X r t)``               X's members whose time span holds at ``t``: ``r``
+                             its start relation (``...held.from``, the end
+                             relation its ``.to`` twin) or its end relation
+                             (``...held.to``, the start its ``.from`` twin), as
+                             WebQSP's forms name it
 ``(ARGMAX X r)``             X's members with the largest ``r`` (``r`` a
                              relation, or a path ``(JOIN r1 r2)``), all of
                              them on a tie: ``add_max(?v, ties=True)``; ``ARGMIN``
@@ -90,6 +92,8 @@ _SHORT_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 _WORD = re.compile(r'[^\s()"\\\x00-\x1f\x7f\x85\u2028\u2029]+')
 #: A time span's end relation, from its start relation's last part.
 _END_OF = {"from": "to", "start_date": "end_date", "from_date": "to_date", "start": "end", "begin": "end"}
+#: A time span's start relation, from its end relation's last part (``end``: ``start``, the likelier of two).
+_START_OF = {"to": "from", "end_date": "start_date", "to_date": "from_date", "end": "start"}
 
 
 @dataclass(frozen=True)
@@ -336,24 +340,29 @@ class _Reader:
         )
 
     def time_constraint(self, form: Node, var: Variable) -> None:
+        """``(TC X r t)``: X's steps, then the time span's two FILTERs, ``r`` its start or its end relation (the
+        other its twin), ``t`` a year (its first and last day) or a date (twice), as WebQSP's gold SPARQL writes them."""
         self.arity(form, 3)
         self.into(form.args[0], var)
-        start, reverse = self.relation(form.args[1])
+        named, reverse = self.relation(form.args[1])
         when = form.args[2]
         if reverse or not isinstance(when, Atom):
-            raise self.fail("(TC X start_relation time) takes a relation and a year or date", form)
-        stem, _, last = start.value.rpartition(".")
-        if last not in _END_OF:
+            raise self.fail("(TC X relation time) takes a start or end relation and a year or date", form)
+        stem, _, last = named.value.rpartition(".")
+        if last not in _END_OF and last not in _START_OF:
             raise self.fail(
-                f"TC's relation {start.value.rsplit('/', 1)[-1]!r} is not a start relation "
-                f"(its last part should be one of {', '.join(sorted(_END_OF))})",
+                f"TC's relation {named.value.rsplit('/', 1)[-1]!r} is not a start relation "
+                f"(its last part one of {', '.join(sorted(_END_OF))}) nor an end relation ({', '.join(sorted(_START_OF))})",
                 form.args[1],
             )
+        by_end = last not in _END_OF
+        twin = IRI(f"{stem}.{_START_OF[last] if by_end else _END_OF[last]}")
+        start, end = (twin, named) if by_end else (named, twin)
         moment = when.text.split("^^")[0].strip('"')
         if not re.fullmatch(r"\d{4}(-\d\d(-\d\d)?)?", moment):
             raise self.fail(f"TC's time should be a year or a date (2009, 2009-08-20), found {when.text!r}", when)
         first, last_day = (f"{moment}-01-01", f"{moment}-12-31") if len(moment) == 4 else (moment, moment)
-        self.query = self.query.add_time_constrain(var, start, IRI(f"{stem}.{_END_OF[last]}"), last_day, first)
+        self.query = self.query.add_time_constrain(var, start, end, last_day, first, by_end=by_end)
 
     def top(self, form: Form) -> Query:
         """The chain of the whole form (COUNT and ARGMAX/ARGMIN allowed here only)."""
@@ -594,7 +603,8 @@ class _Writer:
             for part in reversed(parts[:-1]):
                 form = f"(AND {part} {form})"
         for span in self.times.get(var, []):
-            form = f"(TC {form} {self.name(span.start_relation)} {self.when(span)})"
+            named = span.end_relation if span.by_end else span.start_relation
+            form = f"(TC {form} {self.name(named)} {self.when(span)})"
         return form
 
     def join(self, fact: Fact, reverse: bool, other: Term, depth: int) -> str:

@@ -39,6 +39,7 @@ from pyql.kb.observation import (
     VariableValues,
     joined_rows,
 )
+from pyql.builder.expressions import Expression
 from pyql.builder.profiles import Profile, get_profile
 from pyql.builder.query import Query
 from pyql.builder.terms import IRI, BlankNode, Literal, Term, TermLike, Variable, parse_term
@@ -590,14 +591,17 @@ class KB(ABC):
             return True
         return any(self.value_kind(r) in probes.NATIVE_ORDER_KINDS for r in relations)
 
-    def native_compare(self, left: TermLike, right: TermLike, query: Query) -> bool:
+    def native_compare(self, left: TermLike | Expression, right: TermLike | Expression, query: Query) -> bool:
         """Whether ``add_filter(left, op, right)`` may use the engine's own comparison (``native=True``).
 
         True when one side is a variable and the other a date literal, and
         the variable is the object of a relation whose values all have that
         literal's datatype (:meth:`value_kind`): then comparing as ISO text at
         the coarser precision, what pyql writes for dates of mixed types, is
-        the engine's comparison, which costs less per row.
+        the engine's comparison, which costs less per row. Never on a profile
+        that compares dates as dates (Wikidata, ``date_comparison="value"``):
+        an engine's typed comparison reads no BCE date on rdflib or Virtuoso,
+        and compares instants, not the literal's day.
 
         Example:
             >>> from pyql.kb import KB
@@ -607,6 +611,10 @@ class KB(ABC):
             False
         """
         self._check_profile(query)
+        if isinstance(left, Expression) or isinstance(right, Expression):
+            return False  # a computed side (MarkQA's year(?t)) is compared as written
+        if query.profile.date_comparison == "value":
+            return False  # dates compare as dates at the literal's precision, BCE years too, on every engine
         a, b = self.term(left), self.term(right)
         var, lit = (a, b) if isinstance(a, Variable) else (b, a)
         if not (isinstance(var, Variable) and isinstance(lit, Literal) and lit.is_date):

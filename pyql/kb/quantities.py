@@ -128,6 +128,38 @@ def _label(subject: str, label: Variable, profile: Profile) -> str:
     )
 
 
+#: The hops from a value node to the SI unit its amount converts to: its unit, the unit's conversion
+#: statement (P2370), that statement's value, the value's unit.
+_SI_HOPS = (WIKIBASE + "quantityUnit", _PROP + "P2370", _PROP + "statement/value/P2370", WIKIBASE + "quantityUnit")
+
+
+def _si_unit(value_node: Variable, name: str, i: int, profile: Profile) -> str:
+    """The SI unit of a converted amount (and its label), one OPTIONAL per hop, each nested in the one before.
+
+    One hop at a time from the bound value node, never the path at once:
+    an engine (pyoxigraph) evaluates a path or a join inside an OPTIONAL
+    before it knows the value node, over every unit conversion of the KB
+    (seconds at 10^6 statements), while a single triple whose subject is
+    bound is one look-up.
+
+    Example:
+        >>> from pyql.builder.profiles import WIKIDATA
+        >>> text = _si_unit(Variable("v"), "?__q0_", 0, WIKIDATA)
+        >>> text.split(" . ")[:2]
+        ['OPTIONAL { ?v wikibase:quantityUnit ?__q0_si1', 'OPTIONAL { ?__q0_si1 p:P2370 ?__q0_si2']
+        >>> text.count("OPTIONAL"), "?__q0_si3 wikibase:quantityUnit ?__q0_si ." in text
+        (5, True)
+    """
+    label = _label(name + "si", Variable(f"__q{i}_silabel"), profile)
+    subject = value_node.sparql()
+    text = label
+    for hop, relation in reversed(list(enumerate(_SI_HOPS, 1))):
+        target = f"{name}si" if hop == len(_SI_HOPS) else f"{name}si{hop}"
+        source = subject if hop == 1 else f"{name}si{hop - 1}"
+        text = f"OPTIONAL {{ {source} {term_sparql(IRI(relation), profile)} {target} . {text} }}"
+    return text
+
+
 def _look_ups(d: Described, i: int, profile: Profile) -> list[str]:
     """The OPTIONAL look-ups of one described variable: entity label, unit and its label, qualifiers, rank, SI unit."""
     name = f"?__q{i}_"
@@ -139,9 +171,7 @@ def _look_ups(d: Described, i: int, profile: Profile) -> list[str]:
         unit = f"{d.value_node.sparql()} {iri(WIKIBASE + 'quantityUnit')} {name}unit"
         lines.append(f"OPTIONAL {{ {unit} . {_label(name + 'unit', Variable(f'__q{i}_unitlabel'), profile)} }}")
         if d.converted:
-            path = "/".join(iri(x) for x in (WIKIBASE + "quantityUnit", _PROP + "P2370", _PROP + "statement/value/P2370", WIKIBASE + "quantityUnit"))
-            si = f"{d.value_node.sparql()} {path} {name}si"
-            lines.append(f"OPTIONAL {{ {si} . {_label(name + 'si', Variable(f'__q{i}_silabel'), profile)} }}")
+            lines.append(_si_unit(d.value_node, name, i, profile))
     if d.statement is not None:
         for key, pid in _QUALIFIERS:
             lines.append(f"OPTIONAL {{ {d.statement.sparql()} {iri(_PROP + 'qualifier/' + pid)} {name}{key} }}")

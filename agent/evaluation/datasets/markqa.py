@@ -58,8 +58,6 @@ _UTC = re.compile(r"^(\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.0+)?(?:Z|[+-]00:
 _TRUE = frozenset({"true", "yes"})
 _FALSE = frozenset({"false", "no"})
 _QID = re.compile(r"\bQ[1-9]\d*\b")
-_CREATE = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*PyQL\(\s*\)\s*$", re.MULTILINE)
-_PRINT = re.compile(r"\bprint\s*\(")
 _NO_ACTION_FORM = "no action lines build the same query"
 
 
@@ -180,14 +178,6 @@ def markqa_answer_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
 # Loading
 
 
-def _program(text: str) -> str:
-    """A ``PyQL`` field as a whole program: MarkQA's evaluation prints the last object when no line prints one."""
-    if _PRINT.search(text):
-        return text
-    names = _CREATE.findall(text)
-    return text.rstrip() + f"\nprint({max(names)}.sparql)" if names else text
-
-
 def markqa_gold_actions(program: str) -> tuple[list[str] | None, str | None]:
     """The action lines of a MarkQA program, or None and why not.
 
@@ -205,7 +195,7 @@ def markqa_gold_actions(program: str) -> tuple[list[str] | None, str | None]:
         ['add_quantity(wd:Q64, P1082, ?pop, 2021)', 'execute()']
     """
     try:
-        query = program_to_query(_program(program), WIKIDATA)
+        query = program_to_query(program, WIKIDATA)
     except PyQLError as exc:
         return None, " ".join(str(exc).split())
     lines = query.actions()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pyql.builder.compiler import Folded, add_part, fold_rule, text_rule
+from pyql.builder.expressions import DateLit, Func, Num, Op
 from pyql.builder.kind import StepKind, declare_action, param, register_kind
 from pyql.builder.kinds.quantity import Described, Focus
 from pyql.builder.profiles import Profile
@@ -21,7 +22,7 @@ from pyql.builder.steps import Step, check_variable, expression_variables
 from pyql.builder.terms import Variable
 from pyql.errors import QueryError
 
-__all__ = ["Bind", "ADD_BIND"]
+__all__ = ["Bind", "ADD_BIND", "gives_literal"]
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,25 @@ class Bind(Step):
         return tuple(dict.fromkeys(expression_variables(self.expression) + (self.var,)))
 
 
+def gives_literal(expression: Any) -> bool:
+    """Whether an expression's value is always a literal: arithmetic, a function, a number or a date, not a
+    bare variable or entity (``add_bind('?a', 'copy')`` may copy an entity).
+
+    Example:
+        >>> from pyql.builder.expressions import Var, sub
+        >>> gives_literal(sub("b", "a")), gives_literal(Var("a"))
+        (True, False)
+    """
+    return isinstance(expression, (Op, Func, Num, DateLit))
+
+
 @fold_rule(Bind)
 def _fold_bind(scope: Folded, step: Bind, index: int) -> Folded:
     return Folded(add_part(scope.block, step, (step.var,)), step.var, scope.ask)
+
+
+def _literal_variables(step: Bind) -> tuple[Variable, ...]:
+    return (step.var,) if gives_literal(step.expression) else ()
 
 
 @text_rule(Bind)
@@ -84,4 +101,4 @@ ADD_BIND = declare_action(
     """,
 )
 
-register_kind(StepKind(Bind, (ADD_BIND,), answers=True, described=_described, focus=_focus))
+register_kind(StepKind(Bind, (ADD_BIND,), answers=True, described=_described, focus=_focus, literal_variables=_literal_variables))

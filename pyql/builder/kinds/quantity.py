@@ -322,6 +322,11 @@ def _value_kinds(step: QuantityBase) -> dict[Variable, str]:
     return out
 
 
+def _literal_variables(step: QuantityBase) -> tuple[Variable, ...]:
+    """A converted amount (``unit=True``) is a BIND of the product: a number the engine may leave unbound."""
+    return (step.tag,) if step.unit else ()  # type: ignore[attr-defined]
+
+
 def _asked_year(step: QuantityBase) -> tuple[Variable, int] | None:
     """The year an ``add_quantity``'s amount was asked for (a year, or a date's year)."""
     if isinstance(step, Quantity) and isinstance(step.time, int):
@@ -461,5 +466,6 @@ register_kind(
         value_kinds=_value_kinds,
         asked_year=_asked_year,
         described=_described,
+        literal_variables=_literal_variables,
     )
 )

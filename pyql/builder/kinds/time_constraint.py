@@ -31,8 +31,14 @@ class TimeConstraint(Step):
     Keeps ``var`` whose ``start_relation`` value (if any) is not after
     ``start_before`` and whose ``end_relation`` value (if any) is not before
     ``end_after``: ``var`` was in force at some time in
-    ``[end_after, start_before]``. Dates compare at the coarser of the two
-    precisions, so ``"2005"^^xsd:gYear`` and ``2005-08-29`` both work.
+    ``[end_after, start_before]``. Dates compare as the profile says
+    (Freebase: at the coarser of the two precisions, so ``"2005"^^xsd:gYear``
+    and ``2005-08-29`` both work).
+
+    ``by_end`` says the constraint is named by its end relation, as an
+    S-expression ``(TC X r.to 2011)`` names it and as WebQSP's gold SPARQL
+    does when it writes the end's FILTER first: the same two FILTERs, only the
+    form written back differs (it is not part of the action line).
     """
 
     var: Variable
@@ -40,9 +46,12 @@ class TimeConstraint(Step):
     end_relation: IRI
     start_before: Literal
     end_after: Literal
+    by_end: bool = False
     action: ClassVar[str] = "add_time_constrain"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.by_end, bool):
+            raise QueryError(f"by_end of add_time_constrain must be True or False, got {self.by_end!r}")
         if not isinstance(self.var, Variable):
             raise QueryError(f"add_time_constrain constrains a variable, not {self.var}")
         for what, rel in (("start", self.start_relation), ("end", self.end_relation)):
