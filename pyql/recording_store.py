@@ -60,6 +60,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import uuid
@@ -106,13 +107,25 @@ _SCHEMA = (
 
 
 def canonical_json(value: Any) -> str:
-    """The one JSON text of a value: sorted keys, no spaces, Unicode kept.
+    """The one JSON text of a value: sorted keys, no spaces, Unicode kept (a lone surrogate, which UTF-8 cannot hold,
+    written as its ``\\u`` escape: SQLite and the key's hash take the text as UTF-8).
 
     Example:
         >>> canonical_json({"b": [1, 2], "a": "é"})
         '{"a":"é","b":[1,2]}'
+        >>> canonical_json({"a": "x" + chr(0xD800)})
+        '{"a":"x\\\\ud800"}'
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _utf8_json(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
+
+
+def _utf8_json(text: str) -> str:
+    """A JSON text as it is, or, when it holds a lone surrogate (not UTF-8), the same JSON with every surrogate escaped."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return re.sub(r"[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def request_key(kind: str, request: Mapping[str, Any] | str) -> str:
@@ -269,7 +282,11 @@ class RecordingStore:
             if key in self._written:
                 self._count(kind, "duplicates")
                 return False
-        row = (key, kind, subject, text, _answer_json(response), float(seconds), _now())
+        try:
+            answer = _answer_json(response)
+        except ValueError as exc:  # NaN or an infinity: no JSON holds it, so the answer cannot be kept (nor used)
+            raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot keep the answer: {exc}") from None
+        row = (key, kind, _utf8_json(subject), text, answer, float(seconds), _now())
         with self._lock:
             if self.damage is not None:
                 raise RecordingDamaged(self.damage)
@@ -392,6 +409,8 @@ class RecordingStore:
             return cursor.fetchone() if one else cursor.fetchall()
         except sqlite3.Error as exc:
             raise self._read_error(exc) from None
+        except UnicodeEncodeError as exc:  # a name asked for that UTF-8 cannot hold: no entry has it
+            raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot look it up: {exc}") from None
 
     def _read_error(self, exc: sqlite3.Error) -> RecordingError:
         """A failed read: the file damaged (an invalid text, SQLite's corruption), or the moment's failure."""
@@ -405,6 +424,8 @@ class RecordingStore:
         except sqlite3.Error as exc:
             if _is_damage(exc):
                 raise self.damaged(f"cannot write it: {exc}") from None
+            raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
+        except UnicodeEncodeError as exc:  # a text UTF-8 cannot hold (a lone surrogate in a name)
             raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
 
     def damaged(self, what: str) -> RecordingDamaged:
@@ -439,7 +460,7 @@ def _answer_json(value: Any) -> str:
         >>> _answer_json({"rows": [{"x": 1, "a": "é"}]})
         '{"rows":[{"x":1,"a":"é"}]}'
     """
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _utf8_json(json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
 
 
 def _now() -> str:

@@ -287,3 +287,40 @@ def test_an_answer_with_unselected_variables_fails_to_run_and_is_never_cached(tm
     assert second.returncode == EXIT_OK, stderr_of(second)
     records = _all_answered_once(out, ids)
     assert all(r["metrics"]["f1"] == 1.0 for r in records)  # the gold answers, not the empty ones of the broken endpoint
+
+
+# ---------------------------------------------------------------------------
+# found on the fresh pass: answers a store could not encode
+
+
+def test_a_literal_holding_a_lone_surrogate_is_the_endpoint_s_fault_not_the_query_s(tmp_path: Path) -> None:
+    """An endpoint's literal may hold a lone surrogate (JSON's ``"\\ud800"``), which no term holds: it was an engine
+    error "rejected the query: TermError ...", shown to the model with ERASER's advice. Now a malformed answer,
+    ``engine_unavailable``, and nothing is cached."""
+    from pyql.errors import EngineUnavailable
+    from pyql.kb import KB
+    from pyql.kb.recording import recorded_kbs
+    from tests.fault_servers import FakeSparqlEndpoint
+
+    body = b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "literal", "value": "a\\ud800b"}}]}}'
+    with FakeSparqlEndpoint([Reply(200, body, content_type=JSON)]) as ep:
+        with RecordingStore.open(tmp_path, "cache") as store, recorded_kbs(store):
+            with pytest.raises(EngineUnavailable, match="answered a SELECT with a cell that is no term"):
+                KB.open(ep.url, timeout=5).select("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1")
+            assert store.counts() == {}
+
+
+def test_a_request_holding_a_lone_surrogate_is_kept_escaped(tmp_path: Path) -> None:
+    """UTF-8 cannot hold a lone surrogate: a request or answer holding one was a UnicodeEncodeError in the store."""
+    store = RecordingStore.open(tmp_path, "record")
+    request = {"prompt": "Q" + chr(0xD800)}
+    assert store.put("llm", "m" + chr(0xDC00), request, {"text": "A" + chr(0xDFFF)})
+    assert store.get("llm", request) == {"text": "A" + chr(0xDFFF)}
+    store.close()
+
+
+def test_an_answer_no_json_holds_is_unavailable_not_a_crash(tmp_path: Path) -> None:
+    store = RecordingStore.open(tmp_path, "record")
+    with pytest.raises(RecordingUnavailable, match="cannot keep the answer"):
+        store.put("score", "m", {"prefix": "Q", "continuation": " r"}, float("-inf"))  # a log-probability of 0
+    store.close()

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from pyql.echo import redact_credentials
-from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, KBError
+from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, KBError, TermError
 from pyql.kb.base import KB
 from pyql.builder.profiles import Profile
 from pyql.builder.terms import IRI, BlankNode, Literal, Term, canonical_literal
@@ -450,7 +450,10 @@ class _ResultsReader:
             problem = cell_problem(cell)
             if problem is not None:
                 raise self._unavailable(f"{self.said} with {problem}")
-            row[name] = _term(cell)
+            try:
+                row[name] = _term(cell)
+            except TermError as exc:  # a well-formed cell no term holds (a lone surrogate): the service's fault too
+                raise self._unavailable(f"{self.said} with a cell that is no term ({exc}): {_excerpt(repr(cell), 200)}") from None
         return row
 
     def _not_json(self, reason: str) -> EngineUnavailable:
