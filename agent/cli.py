@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,8 +105,10 @@ from pyql.cli import (
     UsageError,
     read_entities,
     read_text,
+    seconds,
+    whole,
 )
-from pyql.echo import inline, plural, visible
+from pyql.echo import inline, plural, redact_credentials, visible
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
@@ -133,35 +134,12 @@ _KB_HELP = f"the knowledge base: {kb_backends.help()}"
 # Shared flags
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds, kept as given (0.5 stays 0.5)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
+#: The types of the numeric flags (pyql.cli): finite and in range, else a usage error (exit status 2).
+_positive = whole(1)
+_non_negative = whole(0)
+_seconds = seconds()
+#: The most questions ``pyql eval --concurrency`` answers at a time (one thread each).
+MAX_CONCURRENCY = 256
 
 
 def _kb_arguments(group: Any) -> None:
@@ -624,7 +602,7 @@ def _llm_url(llm: Any) -> str | None:
     if inner is not None:
         return _llm_url(inner)
     url = getattr(getattr(llm, "config", None), "base_url", None)
-    return str(url) if url else None
+    return redact_credentials(str(url)) if url else None
 
 
 def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
@@ -640,6 +618,8 @@ def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
     kind, message = error.get("kind", "error"), " ".join(str(error.get("message", "")).split())
     if kind == "replay_miss":
         return f"the question failed to run: replay_miss: {message} (record it again with --record, without --replay)"
+    if kind == "recording_unavailable":
+        return f"the question failed to run: the recording or KB cache could not be used: {message}"
     if kind == "llm_error":
         where = llm_url or "OpenAI's API (https://api.openai.com/v1)"
         return f"the question failed to run: the LLM at {where} failed: {message}"
@@ -740,7 +720,7 @@ def _check_resumed_settings(args: argparse.Namespace, settings: RunSettings) -> 
     if not args.resume or args.allow_mixed or not run_file.exists() or run_file.stat().st_size == 0:
         return
     current = run_fingerprint(settings)
-    current["model"] = args.model
+    current.update(model=args.model, context_tokens=args.context_tokens, max_reply_chars=args.max_reply_chars)
     answered = [r for r in latest_records(read_run(run_file)) if not failed_to_run(r)]  # the others run again
     differences = settings_differences(answered, current)
     if differences:
@@ -823,7 +803,8 @@ def _add_eval(subparsers: Any) -> None:
     p.add_argument("--allow-mixed", action="store_true",
                    help="with --resume: continue the run file even with other settings (model, method, feedback, KB, "
                         "action mode ...) than its questions were answered with (refused by default)")
-    p.add_argument("--concurrency", type=_positive, default=1, help="questions answered at a time (default 1)")
+    p.add_argument("--concurrency", type=whole(1, MAX_CONCURRENCY), default=1,
+                   help=f"questions answered at a time (default 1, at most {MAX_CONCURRENCY})")
     p.add_argument("--limit", type=_positive, help="answer only the first N questions")
     p.add_argument("--max-infra-failures", "--max-llm-failures", dest="max_infra_failures", type=_non_negative, default=3,
                    help="stop (exit 3) after this many questions in a row failed to run because the LLM or the KB "

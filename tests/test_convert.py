@@ -377,3 +377,53 @@ def test_one_item_of_bad_input_is_one_short_stderr_line(source: str, text: str) 
     err = done.stderr.decode()
     assert done.returncode == 2 and done.stdout == b"" and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and len(err) < 4200
+
+
+# -- one large item: memory linear in its size (issue 35, item 7) -------------------
+
+
+def _flat_and(size: int) -> str:
+    return "(AND " + " ".join(f"(JOIN r.a{i} m.x{i})" for i in range(size)) + ")"
+
+
+def test_a_flat_and_of_thousands_converts_in_memory_linear_in_its_size() -> None:
+    """Before, the SPARQL output kept the text of every prefix of the query and every block its parts:
+    4,000 conjuncts took about 700 MB (6,400: 1.9 GB; 40,000 was killed at 19 GB). Now one text and one
+    block: a few MB (``benchmarks/bench_convert.py --flat``; 1 MB of input, 40,000 conjuncts, in 118 MB)."""
+    import tracemalloc
+
+    text = _flat_and(4000)
+    tracemalloc.start()
+    try:
+        sparql = convert(text, "sexpr", "sparql")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sparql.count("<http://rdf.freebase.com/ns/r.a") == 4000
+    assert peak < 40 * 2**20, f"{peak / 2**20:.0f} MB"
+
+
+def test_a_query_built_step_by_step_writes_each_part_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text of the query before a step starts the text after it, while that query lives (an environment's
+    history); a chain whose earlier queries are gone is written once, at the end."""
+    from pyql.builder import compiler
+    from pyql.builder.kinds.fact import Fact
+
+    written: list[Any] = []
+    rule = compiler.TEXT_RULES[Fact]
+
+    def counting(part: Any, profile: Any) -> str:
+        written.append(part)
+        return rule(part, profile)
+
+    monkeypatch.setitem(compiler.TEXT_RULES, Fact, counting)
+    kept = [Query()]
+    for i in range(30):
+        kept.append(kept[-1].add_fact("?x", f"r.a{i}", f"m.x{i}"))
+        kept[-1].sparql()
+    assert len(written) == 30  # each step wrote its own part only
+    written.clear()
+    query = Query()
+    for i in range(30):
+        query = query.add_fact("?x", f"r.b{i}", f"m.y{i}")
+    assert query.sparql() == query.sparql() and len(written) == 30

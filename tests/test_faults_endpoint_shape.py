@@ -93,6 +93,8 @@ def test_the_messages_say_what_was_wrong() -> None:
         "a cell of unknown type": "a cell of unknown type 'entity'",
         "a JSON array": "a JSON array, not an object",
         "extra data after the object": "more after the JSON results",
+        "variables the query did not select": "answered a SELECT with variables the query does not select (?zzz; it selects ?s)",
+        "head naming a variable not selected": "with variables the query does not select (?zzz; it selects ?s)",
     }
     for shape, words in said.items():
         with FakeSparqlEndpoint([_wrong(WRONG_SHAPES[shape])]) as ep:
@@ -311,7 +313,7 @@ def test_the_limit_plus_one_row_is_read_and_counted() -> None:
     with huge_endpoint(100_000) as ep:
         kb = KB.open(ep.url, timeout=30)
         assert isinstance(kb, EndpointKB)
-        rows = kb.select("SELECT ?__r WHERE { ?s ?__r ?o } LIMIT 5")
+        rows = kb.select("SELECT ?__dir ?__r ?__n WHERE { ?s ?__r ?o } LIMIT 5")  # the variables the answer binds
         assert len(rows) == 5 and kb.limit_violations == 1
         assert [r["__r"].value for r in rows] == [f"{FB}a.b.r{i}" for i in range(5)]
 
@@ -319,7 +321,7 @@ def test_the_limit_plus_one_row_is_read_and_counted() -> None:
 def test_a_lazy_answer_without_limit_is_read_whole() -> None:
     with huge_endpoint(3000) as ep:
         kb = KB.open(ep.url, timeout=30)
-        rows = kb.select("SELECT ?__r WHERE { ?s ?__r ?o }")
+        rows = kb.select("SELECT ?__dir ?__r ?__n WHERE { ?s ?__r ?o }")
         assert len(rows) == 3000 and ep.sent == [body_size(3000)]
 
 

@@ -110,7 +110,8 @@ from agent.methods.config import AgentConfig
 from agent.methods.sides import infra_kb
 from agent.methods.strategies import registry as strategies
 from pyql.environment import Environment
-from pyql.errors import PyQLError
+from pyql.echo import redact_credentials
+from pyql.errors import PyQLError, RecordingDamaged
 from pyql.kb import KB, KBStats, kb_backends
 
 __all__ = [
@@ -233,11 +234,18 @@ class RunSettings:
         )
 
     def describe(self) -> dict[str, Any]:
-        """The settings as JSON (for the summary file), without the price table (the options only when there are some)."""
+        """The settings as JSON (for the summary file), without the price table (the options only when there are some),
+        and without a password in the KB's URL.
+
+        Example:
+            >>> RunSettings(kb="http://alice:s3cret@127.0.0.1:8890/sparql").describe()["kb"]
+            'http://alice:***@127.0.0.1:8890/sparql'
+        """
         out = asdict(self)
         out.pop("prices", None)
         if not self.options:
             out.pop("options", None)
+        out["kb"] = None if self.kb is None else redact_credentials(str(self.kb))
         return out
 
 
@@ -452,17 +460,18 @@ def model_name(llm: Any) -> str | None:
 
 #: The settings a record carries and a resumed run must share (:func:`run_fingerprint`).
 FINGERPRINT_KEYS = (
-    "model", "llm_mode", "temperature", "max_tokens", "method", "feedback", "kb", "action_mode", "max_steps",
-    "max_repeats", "run_advice", "escalate", "example", "ranker", "max_relations", "first_relation",
-    "choice_preview", "kb_timeout", "default_graph", "count_cap",
+    "model", "llm_mode", "temperature", "max_tokens", "context_tokens", "max_reply_chars", "method", "feedback", "kb",
+    "action_mode", "max_steps", "max_repeats", "run_advice", "escalate", "example", "ranker", "max_relations",
+    "first_relation", "choice_preview", "kb_timeout", "default_graph", "count_cap",
 )
 
 
 def _kb_spec(kb: Any) -> Any:
-    """A KB spec as recorded: a file's absolute path (the same KB however it was written), else as given."""
+    """A KB spec as recorded: a file's absolute path (the same KB however it was written), else as given (a URL's
+    password written ``***``: it is in no record, and a resume with another password is the same KB)."""
     if isinstance(kb, (str, Path)) and not str(kb).startswith(("http://", "https://")) and Path(kb).exists():
         return str(Path(kb).resolve())
-    return None if kb is None else str(kb)
+    return None if kb is None else redact_credentials(str(kb))
 
 
 def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
@@ -484,6 +493,8 @@ def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
         "llm_mode": getattr(config, "mode", None),
         "temperature": getattr(config, "temperature", None),
         "max_tokens": getattr(config, "max_tokens", None),
+        "context_tokens": getattr(config, "context_tokens", None),  # prompts are fitted to it: answers change with it
+        "max_reply_chars": getattr(config, "max_reply_chars", None),  # replies are cut there: answers change with it
         "kb": _kb_spec(settings.kb),
     }
     for key in FINGERPRINT_KEYS:
@@ -587,7 +598,8 @@ def answer_item(
     (``kind: message``). When the error is a service failure
     (:func:`agent.faults.infra_failure`: the KB cannot be reached or does not
     answer, the LLM failed) the status is ``failed_to_run``, else
-    ``finished``. Other exceptions (bugs, Ctrl-C) propagate.
+    ``finished``. A damaged recording or cache (:class:`~pyql.errors.RecordingDamaged`)
+    and other exceptions (bugs, Ctrl-C) propagate.
 
     Args: as :func:`run_question`.
     """
@@ -599,6 +611,8 @@ def answer_item(
         if env is None:
             env = environment_for(item, kb, settings, ranker)
         return solve(llm, env, str(item["question"]), config)
+    except RecordingDamaged:
+        raise  # the user's recording or cache is damaged: the run stops (no question is failed or scored for it)
     except PyQLError as exc:
         the_kb = infra_kb(env) if env is not None else None  # a KB side's own KB; else the one given, if opened
         if the_kb is None:
@@ -1313,7 +1327,8 @@ def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: s
     outcome.summary.update(provenance or {})
     try:
         summary = cap_strings(outcome.summary)  # what the data set named (a kind, a data set) is capped as in the records
-        summary_path(path).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        text = redact_credentials(json.dumps(summary, ensure_ascii=False, indent=2))  # no URL's password, as in the records
+        summary_path(path).write_text(text + "\n", encoding="utf-8")
         write_summary_markdown(
             summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
         )
