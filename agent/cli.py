@@ -693,11 +693,6 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     solver(settings.method, settings.options)
     settings.agent_config()
     dataset = load_dataset(args.data, limit=args.limit, linking=args.linking)
-    if args.shard is not None:
-        total = len(dataset.items)
-        dataset.items = select(dataset.items, args.shard)
-        dataset.notes.append(f"shard {args.shard}: {len(dataset.items)} of the {total} questions (every {args.shard.count}-th "
-                             f"from the {args.shard.index}-th)")
     settings = _checked_eval(args, settings, dataset)
     stream = progress if progress is not None else sys.stderr
     with _run_files(args, args.out, regular_only=True) as (stores, writer):
@@ -806,10 +801,17 @@ def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Data
     """The settings for the data set.
 
     Raises:
-        UsageError: no question, KB questions without ``--kb``, or an existing run file without ``--resume``.
+        UsageError: no question (in the data set, or in its ``--shard``), KB questions without ``--kb``, or an
+            existing run file without ``--resume``.
     """
     if not dataset.items:
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
+    if args.shard is not None:  # run_eval answers the shard's questions only (the shard is in the settings)
+        mine = len(select(dataset.items, args.shard))
+        if not mine:
+            raise UsageError(f"pyql eval: shard {args.shard} of {args.data} has no question (it has {len(dataset.items)})")
+        dataset.notes.append(f"shard {args.shard}: {mine} of the {len(dataset.items)} questions (every "
+                             f"{args.shard.count}-th from the {args.shard.index}-th)")
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
     run_file = Path(args.out)

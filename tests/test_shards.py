@@ -162,3 +162,16 @@ def test_the_recordings_of_shards_merge_into_one_that_replays_the_whole_run(tmp_
             assert again[qid]["answers"] == record["answers"] and again[qid]["llm_calls"] == record["llm_calls"]
     same = pyql("recording", "merge", str(tmp_path / "rec"), "--out", str(tmp_path / "rec"))
     assert same.returncode == 2 and "is one of the recordings merged" in same.stderr
+
+
+def test_the_runner_answers_its_shard_only_and_an_empty_shard_is_refused(tmp_path: Path) -> None:
+    from agent.evaluation.runner import RunSettings, run_eval
+
+    items = demo_items(5)
+    outcome = run_eval(items, tmp_path / "lib.jsonl", GoldLLM(items), RunSettings(kb="demo", shard="1/2"), progress=None)
+    assert [r["id"] for r in outcome.records] == [item["id"] for item in items[1::2]] and outcome.summary["settings"]["shard"] == "1/2"
+    status, _, progress = _eval(tmp_path / "s.jsonl", "--shard", "2/3", n=6)
+    assert status == 0 and "shard 2/3: 2 of the 6 questions" in progress
+    out = io.StringIO()
+    assert main(["eval", str(DEMO), "--kb", "demo", "--limit", "1", "--shard", "1/2", "--out", str(tmp_path / "e.jsonl")], out=out) == 2
+    assert "shard 1/2 of" in out.getvalue() and "has no question (it has 1)" in out.getvalue()

@@ -162,7 +162,8 @@ def _check_shards(parts: Sequence[RunPart]) -> tuple[list[str], list[str]]:
     seen: dict[str, Path] = {}
     for part in sharded:
         if part.shard in seen:
-            raise EvalError(f"shard {part.shard} is given twice: {seen[part.shard]} and {part.path}")
+            raise EvalError(f"shard {part.shard} is given twice: {seen[part.shard]} and {part.path} (two runs of the same "
+                            "settings? merge each one's shards with pyql eval --merge first)")
         seen[str(part.shard)] = part.path
     n = counts.pop()
     shards = sorted(seen, key=lambda s: parse_shard(s).index)

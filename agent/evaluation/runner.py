@@ -94,7 +94,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 from agent.errors import AgentConfigError, EvalError  # noqa: F401 (EvalError: defined in agent/errors.py)
 from agent.evaluation.cost import mean_cost, question_cost
 from agent.evaluation.environments import KB_HINT, kb_options, open_environment
-from agent.evaluation.shards import resume_differences
+from agent.evaluation.shards import parse_shard, resume_differences, select
 from agent.evaluation.metrics import (
     CategoryProgress,
     RunMetrics,
@@ -1149,7 +1149,8 @@ def run_eval(
     Long because: it documents each argument, and its body is the run's setup around one try block.
 
     Args:
-        items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique.
+        items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique. With ``settings.shard``
+            (``K/N``) only the shard's are answered: every N-th from the K-th (:mod:`agent.evaluation.shards`).
         out: the run file (JSON Lines, appended to).
         llm: the LLM (shared by the workers).
         settings: how to answer (method, feedback, KB ...).
@@ -1180,7 +1181,7 @@ def run_eval(
     """
     path = Path(out)
     max_infra_failures = _checked_limits(concurrency, max_infra_failures, max_llm_failures)
-    items = list(items)
+    items = select(list(items), parse_shard(settings.shard) if settings.shard is not None else None)  # its shard's only
     solve = solver(settings.method, settings.options)
     settings.agent_config()  # bad settings fail before anything runs
     own_writer = writer is None
