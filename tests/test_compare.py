@@ -282,6 +282,7 @@ def test_the_page_and_its_plot_in_chromium(runs: tuple[Path, Path], tmp_path: Pa
 # The speed benchmark, small
 
 
+@pytest.mark.cli  # runs the pyql command in a subprocess (not in the quick tier)
 def test_the_speed_benchmark_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import importlib.util
 

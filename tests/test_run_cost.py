@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent.cli import eval_command
 from agent.evaluation.cost import COST_FIELDS, SECONDS_FIELDS, question_cost, run_cost
 from agent.evaluation.metrics import aggregate
@@ -69,6 +71,7 @@ def test_a_search_counts_its_leaves_as_branches() -> None:
     assert question_cost({"steps": []})["branches"] == 0
 
 
+@pytest.mark.cli  # runs the pyql command in a subprocess (not in the quick tier)
 def test_a_replay_gives_the_same_costs_but_the_seconds(tmp_path: Path) -> None:
     kb, prices = _record_demo(tmp_path, 3)
     dead = f"http://127.0.0.1:{refused_port()}/v1"

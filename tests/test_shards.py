@@ -139,6 +139,7 @@ def test_merging_what_is_not_one_run_is_refused(shards: dict[str, Path], tmp_pat
     assert "is one of the files merged" in capsys.readouterr().err
 
 
+@pytest.mark.cli  # runs the pyql command in a subprocess (not in the quick tier)
 def test_the_recordings_of_shards_merge_into_one_that_replays_the_whole_run(tmp_path: Path) -> None:
     items = demo_items(4)
     with fake_server(GoldLLM(items, mode="chat")) as (url, _):
