@@ -60,6 +60,7 @@ from agent.evaluation.merging import MergedRun, group_parts, merge_parts, read_p
 from agent.evaluation.metrics import CATEGORY_KEYS, COMPARED_METRICS, AnswerMetric, MetricsError, category_of, compared_scores
 from agent.evaluation.paired import bootstrap_intervals, mcnemar_exact, permutation_test
 from agent.faults import failed_to_run
+from pyql.echo import inline, plural
 
 __all__ = [
     "COST_COLUMNS", "TEST_DEFINITIONS", "ComparedRun", "Comparison", "PairRow", "compare_runs", "comparison_text", "cost_cell",
@@ -408,10 +409,20 @@ def cost_cell(key: str, value: float) -> str:
     return f"{value:.2f}"
 
 
+def _cell(text: Any) -> str:
+    """A text in a markdown cell: one line, no control or bidi character, no ``|`` that would end the cell.
+
+    >>> _cell("a|b\\u202e")
+    'a\\\\|b\\\\u202e'
+    """
+    return inline(str(text), 160).replace("|", "\\|")
+
+
 def _runs_section(c: Comparison) -> str:
     rows = ["| run | method | model | files | questions | failed to run | without gold |", "| --- | --- | --- | --- | ---: | ---: | ---: |"]
-    rows += [f"| {r.label} | {r.method} | {r.model or '-'} | {r.files} | {len(r.by_id)} | {r.failed} | {r.unscored} |" for r in c.runs]
-    head = (f"{len(c.runs)} runs; {c.common} questions in every run, {len(c.shared)} of them compared "
+    rows += [f"| {_cell(r.label)} | {_cell(r.method)} | {_cell(r.model or '-')} | {_cell(r.files)} | {len(r.by_id)} | {r.failed} "
+             f"| {r.unscored} |" for r in c.runs]
+    head = (f"{plural(len(c.runs), 'run')}; {c.common} questions in every run, {len(c.shared)} of them compared "
             "(answered in every run, with gold answers).")
     return head + "\n\n" + "\n".join(rows)
 
@@ -421,7 +432,7 @@ def _main_table(c: Comparison) -> str:
     rows = ["| run | " + " | ".join(titles) + " |", "| --- |" + " ---: |" * len(titles)]
     for i, run in enumerate(c.runs):
         cells = [percent(c.mean(i, m.key)) for m in c.metrics] + [cost_cell(key, c.costs[i][key]) for key, _, _ in COST_COLUMNS]
-        rows.append(f"| {run.label} | " + " | ".join(cells) + " |")
+        rows.append(f"| {_cell(run.label)} | " + " | ".join(cells) + " |")
     return (f"On the {len(c.shared)} shared questions: scores in %, costs per question (means)\n\n" + "\n".join(rows))
 
 
@@ -431,7 +442,7 @@ def _kinds_table(c: Comparison) -> str:
     for kind, positions in c.kinds.items():
         for i, run in enumerate(c.runs):
             cells = [percent(c.mean(i, m.key, positions)) for m in c.metrics]
-            rows.append(f"| {kind} | {run.label} | {len(positions)} | " + " | ".join(cells) + " |")
+            rows.append(f"| {_cell(kind)} | {_cell(run.label)} | {len(positions)} | " + " | ".join(cells) + " |")
     return f"Per {c.by} (scores in %)\n\n" + "\n".join(rows)
 
 
@@ -439,7 +450,7 @@ def _pairs_table(c: Comparison) -> str:
     rows = ["| pair | metric | questions | difference (points) | 95 % interval | test | p |",
             "| --- | --- | ---: | ---: | --- | --- | ---: |"]
     for p in c.pairs:
-        pair = f"{c.runs[p.second].label} − {c.runs[p.first].label}"
+        pair = f"{_cell(c.runs[p.second].label)} − {_cell(c.runs[p.first].label)}"
         interval = f"[{signed_points(p.interval[0])}, {signed_points(p.interval[1])}]"
         rows.append(f"| {pair} | {p.metric.title} | {p.questions} | {signed_points(p.difference)} | {interval} | {p.test} | {p.p:.3g} |")
     return (f"Paired differences (the second run minus the first, on the shared questions), the 95 % paired bootstrap "
