@@ -474,6 +474,29 @@ def _cmd_recording_info(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_recording_merge(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql recording merge --out DIR REC ...``: the recordings of a run's shards in one recording (``--replay`` replays every shard)."""
+    from pyql.recording_store import RecordingStore, store_file
+
+    target = store_file(args.out, "record")
+    for path in args.recordings:
+        if store_file(path, "replay").resolve() == target.resolve():
+            raise UsageError(f"pyql recording merge: --out {args.out} is one of the recordings merged; give another --out")
+    with RecordingStore.open(args.out, "record") as merged:
+        for path in args.recordings:
+            with RecordingStore.open(path, "replay") as source:
+                counts = source.counts()
+                done = merged.merge(source)
+            print(f"pyql recording merge: {source.path}: {plural(sum(counts.values()), 'entry', 'entries')}, "
+                  f"{done['added']} added, {done['kept']} already there", file=out)
+            if done["conflicts"]:
+                print(f"pyql recording merge: {source.path}: {plural(done['conflicts'], 'request')} answered otherwise than in "
+                      f"{merged.path} (its first answer kept): a replay of that part of the run may differ", file=sys.stderr)
+        print(f"pyql recording merge: wrote {merged.path} ({plural(sum(merged.counts().values()), 'entry', 'entries')}); "
+              f"replay it with --replay {args.out}", file=out)
+    return 0
+
+
 def recording_report(info: dict[str, Any]) -> str:
     """The text of ``pyql recording info``: the file, its id and fingerprint, entries, KB identities and models.
 
@@ -602,13 +625,19 @@ def add_commands(sub: Subparsers) -> None:
 
     _add_kb(sub)
 
-    rec = sub.add_parser("recording", help="look at a recording (--record) or a KB cache (--kb-cache)")
+    rec = sub.add_parser("recording", help="look at a recording (--record) or a KB cache (--kb-cache), or merge recordings")
     rec.set_defaults(func=_cmd_kb_help, kb_parser=rec)
     rec_sub = rec.add_subparsers(dest="recording_command")
     info = rec_sub.add_parser("info", help="what a recording or KB cache holds: entries, KB identities, models, fingerprint")
     info.add_argument("path", metavar="DIR", help="the directory given to --record/--kb-cache, or the .sqlite file")
     info.add_argument("--json", action="store_true", help="print one JSON object")
     info.set_defaults(func=_cmd_recording_info)
+    merge = rec_sub.add_parser("merge", help="merge recordings (the --record DIRs of a run's shards) into one, to --replay them all")
+    merge.add_argument("recordings", nargs="+", metavar="DIR", help="the recordings (directories given to --record, or .sqlite files)")
+    merge.add_argument("--out", required=True, metavar="DIR",
+                       help="the merged recording (created, or added to); a request two recordings answered otherwise keeps "
+                            "the first answer, and is reported")
+    merge.set_defaults(func=_cmd_recording_merge)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -311,6 +311,55 @@ class RecordingStore:
             self._write("INSERT OR REPLACE INTO names VALUES (?, ?, ?)", (kind, name, value))
         return None
 
+    def merge(self, source: RecordingStore) -> dict[str, int]:
+        """Copy another store's entries and names into this one (the recordings of a run's shards: ``pyql recording merge``).
+
+        One transaction per thousand entries. An entry this store has stays
+        (a request keeps its first answer, as in a recording); ``conflicts``
+        counts the requests the two answered differently (a replay of the
+        other's run may then differ). Returns ``{"added", "kept", "conflicts"}``.
+
+        Raises:
+            RecordingError: this store is read-only, or either file cannot be read or written.
+
+        Example:
+            >>> import tempfile
+            >>> a, b = RecordingStore.open(tempfile.mkdtemp(), "record"), RecordingStore.open(tempfile.mkdtemp(), "record")
+            >>> _ = a.put("kb", "demo", {"query": "ASK {}"}, {"boolean": True}); _ = b.put("kb", "demo", {"query": "ASK {}"}, {"boolean": False})
+            >>> _ = b.put("llm", "m", {"prompt": "Q"}, {"text": "A"})
+            >>> a.merge(b), a.counts()
+            ({'added': 1, 'kept': 1, 'conflicts': 1}, {'kb': 1, 'llm': 1})
+        """
+        if self.mode in _READ_ONLY:
+            raise RecordingError(f"{self.path} is open read-only ({_FLAG[self.mode]}) and is not written")
+        counts = {"added": 0, "kept": 0, "conflicts": 0}
+        with source._lock:
+            rows = source._query("SELECT key, kind, subject, request, response, seconds, created FROM entries", ())
+            names = source._query("SELECT kind, name, value FROM names", ()).fetchall()
+            while chunk := rows.fetchmany(1000):
+                with self._lock:
+                    marks = ",".join("?" * len(chunk))
+                    had = dict(self._query(f"SELECT key, response FROM entries WHERE key IN ({marks})", tuple(r[0] for r in chunk)))
+                    self._insert_all(chunk)
+                counts["kept"] += len(had)
+                counts["added"] += len(chunk) - len(had)
+                counts["conflicts"] += sum(1 for r in chunk if r[0] in had and had[r[0]] != r[4])
+        with self._lock:
+            for kind, name, value in names:
+                self._write("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", (kind, name, value))
+        return counts
+
+    def _insert_all(self, rows: list[Any]) -> None:
+        """Insert entry rows (those whose key is here are left), all or none, in one transaction."""
+        try:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
+
     # -- inspecting ------------------------------------------------------------
     def meta(self) -> dict[str, str]:
         """The meta rows: ``format``, ``version``, ``purpose``, ``id``, ``created``, ``pyql``."""
@@ -411,6 +460,18 @@ class RecordingStore:
             raise self._read_error(exc) from None
         except UnicodeEncodeError as exc:  # a name asked for that UTF-8 cannot hold: no entry has it
             raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot look it up: {exc}") from None
+
+    def _query(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        """A cursor over a query's rows, read a chunk at a time (:meth:`merge`); errors as :meth:`_read` says them.
+
+        The texts were checked when the file was opened (:meth:`open`), so a chunk read later decodes.
+        """
+        if self.damage is not None:
+            raise RecordingDamaged(self.damage)
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise self._read_error(exc) from None
 
     def _read_error(self, exc: sqlite3.Error) -> RecordingError:
         """A failed read: the file damaged (an invalid text, SQLite's corruption), or the moment's failure."""
