@@ -1,0 +1,143 @@
+"""The smaller faults of the third pass (issue 35, items 11-15), each as its repro ran.
+
+11. A quoted value holding ``;`` (``insert_row(Nation = "a; b")``) was split at the ``;``: the step failed, and
+    the choose mode never offered such a value. Now a quote that starts a field quotes it up to its closing quote.
+12. ``--out`` naming a directory said "already exists: give --resume", and with ``--resume`` "not a regular
+    file". Now both say at once that it is a directory.
+13. ``pyql ask --table-json`` on a dbbench item offered no ``insert_row``/``update_rows``; only ``pyql eval``
+    did. Now the same item gets the same actions from both.
+14. The AgentBench action set listed ``rdfs:label`` among an entity's relations, which AgentBench's
+    ``get_relations`` never does. Now labels are neither listed nor followed.
+15. A failed start left an empty run file (and the directories made for it) behind, and so did a replay
+    stopped by a damaged recording entry at its first question. Now what the run made and never wrote is
+    removed; a file the user had is kept.
+
+The services are loopback servers (:mod:`tests.fault_servers`); the commands run as subprocesses, except the
+one start that needs the local model to be missing (in process, as ``tests/test_eval.py`` does).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyql.cli import EXIT_OK, EXIT_USAGE, main
+from pyql.kb import KB
+from pyql.environment.agentbench import AgentBenchEnvironment
+from pyql_sql import Table
+from pyql_sql.mutation import parse_assignments, split_assignments
+from pyql_sql.mutation_steps import mutation_next_steps
+from pyql_sql.writable_environment import WritableTableEnvironment
+from tests.fault_servers import FakeLLMServer, GoldResponder
+from tests.test_faults_cli import demo_items, json_lines, one_line, pyql, stderr_of
+
+FB = "http://rdf.freebase.com/ns/"
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+
+
+def _lines(path: Path, items: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    return path
+
+
+def _scores() -> Table:
+    return Table.from_rows(["Nation", "Total"], [["Japan", "22.1"], ["Peru", "21.0"]], name="Scores")
+
+
+def _dbbench_item(description: str, gold: str, kind: str) -> dict[str, Any]:
+    """A dbbench change item on the Scores table (AgentBench's shape: every column TEXT)."""
+    return {
+        "description": description,
+        "label": [gold],
+        "type": [kind],
+        "table": {"table_name": "Scores", "table_info": {
+            "columns": [{"name": "Nation", "type": "TEXT"}, {"name": "Total", "type": "TEXT"}],
+            "rows": [["Japan", "22.1"], ["Peru", "21.0"]]}},
+    }
+
+
+def _prompts(llm: FakeLLMServer) -> list[str]:
+    out = []
+    for request in llm.posts:
+        body = json.loads(request["body"])
+        out.append(body["prompt"] if "prompt" in body else "\n".join(m["content"] for m in body["messages"]))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# 11. A quoted value holding ';'
+
+
+@pytest.mark.parametrize(
+    ("action", "row"),
+    [
+        ('insert_row(Nation = "a; b")', ("a; b", None)),
+        ("insert_row(Nation = 'a; b'; Total = 3)", ("a; b", "3")),
+        ('insert_row(Nation = `x = y; z`; Total = "1; 2")', ("x = y; z", "1; 2")),
+        ('insert_row("a; b"; 3)', ("a; b", "3")),  # by position
+        ("insert_row(Nation = O'Brien; Total = 3)", ("O'Brien", "3")),  # a quote inside a value is text
+    ],
+)
+def test_a_quoted_value_holding_a_semicolon_is_one_value(action: str, row: tuple[str, str | None]) -> None:
+    env = WritableTableEnvironment(_scores())
+    step = env.step(action)
+    assert step.ok, step.observation
+    assert env.state is not None and env.state.rows()[-1] == row
+
+
+def test_update_rows_sets_a_value_holding_a_semicolon() -> None:
+    env = WritableTableEnvironment(_scores(), question="Japan's nation is now 'Japan; JPN'.")
+    assert env.step("add_condition(Nation, =, Japan)").ok
+    step = env.step('update_rows(Nation = "Japan; JPN")')
+    assert step.ok, step.observation
+    assert env.state is not None and env.state.rows()[0] == ("Japan; JPN", "22.1")
+
+
+def test_an_unclosed_quote_is_text_and_a_bad_part_says_how_to_quote() -> None:
+    assert split_assignments("Nation = 'tis; Total = 3") == [["Nation ", " 'tis"], [" Total ", " 3"]]
+    env = WritableTableEnvironment(_scores())
+    step = env.step('insert_row(Nation = "a; b" c; Total = 3)')  # the quote does not close before ';': split there
+    assert step.error == "bad_mutation" and "quote a value that holds ';'" in step.observation
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab ;=,'\"`xé")), min_size=1, max_size=12))
+def test_what_the_choose_mode_writes_reads_back_whole(value: str) -> None:
+    """The enumerator's quoting (``_quote``) and the reader (``split_assignments``) agree on every value it writes."""
+    from pyql_sql.mutation_steps import _quote
+
+    written = _quote(value)
+    if written is None:  # holds every quote and needs one: not offered
+        return
+    t = Table.from_rows(["Notes", "Other"], [["x", "y"]], name="T")
+    got = parse_assignments(t, f"Notes = {written}; Other = 1")
+    assert [a.value for a in got] == [value.strip() if written == value else value, "1"]
+
+
+def test_the_choose_mode_offers_a_value_holding_a_semicolon() -> None:
+    env = WritableTableEnvironment(_scores(), question="Insert a new row with nation 'Peru; Lima' and total 5.")
+    steps = [s.action for s in mutation_next_steps(env)]
+    assert steps == ["insert_row(Nation = 'Peru; Lima'; Total = 5)"]
+    assert env.step(steps[0]).ok and env.state is not None and env.state.rows()[-1] == ("Peru; Lima", "5")
+
+
+@pytest.mark.cli
+def test_eval_scores_an_insert_of_a_value_holding_a_semicolon(tmp_path: Path) -> None:
+    """The repro through ``pyql eval``: the gold statement inserts 'a; b'; the model's insert_row is the same row."""
+    question = "Insert a new row for the nation 'a; b' with a total of 3."
+    data = _lines(tmp_path / "dev.jsonl", [_dbbench_item(question, "INSERT INTO Scores VALUES ('a; b', '3')", "INSERT")])
+    plan = [{"question": question, "id": "dev-0", "actions": ['insert_row(Nation = "a; b"; Total = 3)']}]
+    out = tmp_path / "run.jsonl"
+    with FakeLLMServer(GoldResponder(plan)) as llm:
+        done = pyql("eval", str(data), "--out", str(out), "--base-url", llm.url, "--model", "fake")
+    assert done.returncode == EXIT_OK, stderr_of(done)
+    record = json_lines(out.read_bytes())[0]
+    assert record["steps"][0]["ok"], record["steps"][0]
+    assert record["metrics"]["f1"] == 1.0 and record["answers"][0]["value"] == record["gold"][0]
