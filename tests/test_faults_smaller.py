@@ -141,3 +141,35 @@ def test_eval_scores_an_insert_of_a_value_holding_a_semicolon(tmp_path: Path) ->
     record = json_lines(out.read_bytes())[0]
     assert record["steps"][0]["ok"], record["steps"][0]
     assert record["metrics"]["f1"] == 1.0 and record["answers"][0]["value"] == record["gold"][0]
+
+
+# ---------------------------------------------------------------------------
+# 12. --out naming a directory
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("resume", [False, True])
+def test_eval_out_naming_a_directory_says_so_at_once(tmp_path: Path, resume: bool) -> None:
+    out = tmp_path / "runs"
+    out.mkdir()
+    (out / "old.jsonl").write_text('{"id": "q01"}\n', encoding="utf-8")  # a directory with files in it
+    data = _lines(tmp_path / "data.jsonl", demo_items("q01"))
+    with FakeLLMServer(GoldResponder(demo_items("q01"))) as llm:
+        done = pyql("eval", str(data), "--kb", "demo", "--out", str(out), "--base-url", llm.url, "--model", "fake",
+                    *(["--resume"] if resume else []))
+        asked = len(llm.posts)
+    assert done.returncode == EXIT_USAGE and asked == 0
+    line = one_line(stderr_of(done))
+    assert f"the run file {out} is a directory: give --out a file path, such as {out / 'run.jsonl'}" in line, line
+    assert "already exists" not in line and "--resume" not in line
+    assert sorted(p.name for p in out.iterdir()) == ["old.jsonl"]  # nothing written into it, no lock left
+
+
+@pytest.mark.cli
+def test_ask_out_naming_a_directory_says_so_before_asking(tmp_path: Path) -> None:
+    with FakeLLMServer(GoldResponder(demo_items("q01"))) as llm:
+        done = pyql("ask", "what category is tropical storm rachel?", "--kb", "demo", "--base-url", llm.url,
+                    "--model", "fake", "--out", str(tmp_path))
+        asked = len(llm.posts)
+    assert done.returncode == EXIT_USAGE and asked == 0
+    assert f"the run file {tmp_path} is a directory" in one_line(stderr_of(done))

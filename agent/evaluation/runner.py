@@ -888,6 +888,8 @@ class RunWriter:
         self._lock: RunLock | None = None
         self._fd: int | None = None
         try:
+            if path.is_dir():
+                raise EvalError(f"the run file {path} is a directory: give --out a file path, such as {path / 'run.jsonl'}")
             if regular_only and path.exists() and not stat.S_ISREG(path.stat().st_mode):
                 raise EvalError(f"the run file {path} is not a regular file: give --out a file path (a run is read back to resume it)")
             _make_directory(path.parent)
@@ -1236,7 +1238,7 @@ def _previous_records(path: Path, resume: bool, warn: TextIO | None) -> list[dic
     Raises:
         EvalError: the run file has records and ``resume`` is False.
     """
-    if not (path.exists() and path.stat().st_size > 0):
+    if not (path.is_file() and path.stat().st_size > 0):  # a directory is refused as no run file (RunWriter)
         return []
     if not resume:
         raise EvalError(f"the run file {path} already exists: give --resume to continue it, or another --out")
