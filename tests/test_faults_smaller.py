@@ -173,3 +173,56 @@ def test_ask_out_naming_a_directory_says_so_before_asking(tmp_path: Path) -> Non
         asked = len(llm.posts)
     assert done.returncode == EXIT_USAGE and asked == 0
     assert f"the run file {tmp_path} is a directory" in one_line(stderr_of(done))
+
+
+# ---------------------------------------------------------------------------
+# 13. pyql ask and pyql eval give a dbbench item the same actions
+
+_ACTION_LINE = re.compile(r"^\d+\. `([a-z_]+)\(", re.M)
+
+
+def _offered(prompt: str) -> list[str]:
+    """The actions a prompt lists (``6. `insert_row(values)```), in order."""
+    return _ACTION_LINE.findall(prompt)
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("kind", ["INSERT", "UPDATE"])
+def test_ask_and_eval_offer_a_dbbench_item_the_same_actions(tmp_path: Path, kind: str) -> None:
+    if kind == "INSERT":
+        question = "Insert a new row for the nation Chile with a total of 20.5."
+        item = _dbbench_item(question, "INSERT INTO Scores VALUES ('Chile', '20.5')", kind)
+        actions = ["insert_row(Nation = Chile; Total = 20.5)"]
+    else:
+        question = "Japan's total is now 22.950."
+        item = _dbbench_item(question, "UPDATE Scores SET Total = '22.950' WHERE Nation = 'Japan'", kind)
+        actions = ["add_condition(Nation, =, Japan)", "update_rows(Total = 22.950)"]
+    data = _lines(tmp_path / "dev.jsonl", [item])
+    (tmp_path / "item.json").write_text(json.dumps(item), encoding="utf-8")
+    plan = [{"question": question, "id": "dev-0", "actions": actions}]
+    with FakeLLMServer(GoldResponder(plan)) as llm:
+        asked = pyql("ask", question, "--table-json", str(tmp_path / "item.json"), "--base-url", llm.url,
+                     "--model", "fake", "--json")
+        ask_prompts = _prompts(llm)
+        evaluated = pyql("eval", str(data), "--out", str(tmp_path / "run.jsonl"), "--base-url", llm.url, "--model", "fake")
+        eval_prompts = _prompts(llm)[len(ask_prompts):]
+    assert asked.returncode == EXIT_OK, stderr_of(asked)
+    assert evaluated.returncode == EXIT_OK, stderr_of(evaluated)
+    offered = _offered(ask_prompts[0])
+    assert {"insert_row", "update_rows"} <= set(offered), offered
+    assert offered == _offered(eval_prompts[0])
+    summary = json.loads(asked.stdout.decode("utf-8").splitlines()[-1])
+    record = json_lines((tmp_path / "run.jsonl").read_bytes())[0]
+    assert record["metrics"]["f1"] == 1.0
+    assert [a["value"] for a in summary["answers"]] == [a["value"] for a in record["answers"]] == record["gold"]
+
+
+@pytest.mark.cli
+def test_run_table_json_on_a_dbbench_item_may_change_its_copy(tmp_path: Path) -> None:
+    item = _dbbench_item("Add Chile.", "INSERT INTO Scores VALUES ('Chile', '1')", "INSERT")
+    (tmp_path / "item.json").write_text(json.dumps(item), encoding="utf-8")
+    done = pyql("run", "--table-json", str(tmp_path / "item.json"), "--actions", "-", "--json",
+                stdin=b"insert_row(Nation = Chile; Total = 1)\n")
+    assert done.returncode == EXIT_OK, stderr_of(done)
+    assert json.loads(done.stdout.decode("utf-8").splitlines()[-1])["answers"][0]["value"].startswith("table-state:")
+    assert json.loads((tmp_path / "item.json").read_text(encoding="utf-8")) == item  # the user's file is untouched
