@@ -226,3 +226,39 @@ def test_run_table_json_on_a_dbbench_item_may_change_its_copy(tmp_path: Path) ->
     assert done.returncode == EXIT_OK, stderr_of(done)
     assert json.loads(done.stdout.decode("utf-8").splitlines()[-1])["answers"][0]["value"].startswith("table-state:")
     assert json.loads((tmp_path / "item.json").read_text(encoding="utf-8")) == item  # the user's file is untouched
+
+
+# ---------------------------------------------------------------------------
+# 14. AgentBench's get_relations lists no label
+
+
+def _labelled_kb(tmp_path: Path) -> Path:
+    path = tmp_path / "labelled.nt"
+    path.write_text(
+        f'<{FB}m.01> <{RDFS_LABEL}> "Thing One"@en .\n'
+        f'<{FB}m.01> <{FB}type.object.name> "Thing One"@en .\n'
+        f"<{FB}m.01> <{FB}a.b.c> <{FB}m.02> .\n"
+        f'<{FB}m.02> <{RDFS_LABEL}> "Thing Two"@en .\n'
+        f"<{FB}m.02> <{FB}a.b.d> <{FB}m.01> .\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_agentbench_lists_and_follows_no_label(tmp_path: Path) -> None:
+    env = AgentBenchEnvironment(KB.open(str(_labelled_kb(tmp_path)), "freebase"), entities={"Thing One": "m.01"})
+    assert env.step("get_relations(Thing One)").observation == "[a.b.c]"
+    refused = env.step("get_neighbors(Thing One, rdfs:label)")
+    assert refused.error == "bad_argument" and "rdfs:label is not a relation of m.01; its relations are [a.b.c]" in refused.observation
+    assert env.step("get_neighbors(Thing One, a.b.c)").ok
+    assert env.step("get_relations(#0)").observation == "[a.b.d]"  # a variable's relations alike
+
+
+@pytest.mark.cli
+def test_pyql_run_agentbench_lists_no_label(tmp_path: Path) -> None:
+    done = pyql("run", "--kb", str(_labelled_kb(tmp_path)), "--profile", "freebase", "--action-set", "agentbench",
+                "--entities", json.dumps({"Thing One": "m.01"}), "--actions", "-", "--json",
+                stdin=b"get_relations(Thing One)\n")
+    assert done.returncode == EXIT_OK, stderr_of(done)
+    first = json.loads(done.stdout.decode("utf-8").splitlines()[0])
+    assert first["observation"] == "[a.b.c]"
