@@ -262,3 +262,45 @@ def test_pyql_run_agentbench_lists_no_label(tmp_path: Path) -> None:
     assert done.returncode == EXIT_OK, stderr_of(done)
     first = json.loads(done.stdout.decode("utf-8").splitlines()[0])
     assert first["observation"] == "[a.b.c]"
+
+
+# ---------------------------------------------------------------------------
+# 15. A failed start leaves no run file
+
+
+@pytest.mark.cli
+def test_a_failed_start_leaves_no_run_file_nor_its_directories(tmp_path: Path) -> None:
+    data = _lines(tmp_path / "data.jsonl", demo_items("q01"))
+    out = tmp_path / "results" / "today" / "run0.jsonl"
+    done = pyql("eval", str(data), "--kb", str(tmp_path / "no-such.nt"), "--out", str(out),
+                "--base-url", "http://127.0.0.1:9/v1", "--model", "fake")
+    assert done.returncode == EXIT_USAGE and "no such RDF file" in one_line(stderr_of(done))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.jsonl"]  # no run file, no lock, no directory
+
+
+@pytest.mark.cli
+def test_a_failed_start_keeps_the_file_the_user_had(tmp_path: Path) -> None:
+    data = _lines(tmp_path / "data.jsonl", demo_items("q01"))
+    out = tmp_path / "run0.jsonl"
+    out.touch()  # the user's, empty
+    done = pyql("eval", str(data), "--kb", str(tmp_path / "no-such.nt"), "--out", str(out),
+                "--base-url", "http://127.0.0.1:9/v1", "--model", "fake")
+    assert done.returncode == EXIT_USAGE
+    assert out.exists() and out.read_bytes() == b""
+    assert not out.with_name("run0.jsonl.lock").exists()
+
+
+def test_eval_without_an_llm_leaves_no_run_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's repro: no LLM configured and no local model: exit 2, and no ``run0.jsonl``."""
+    import agent.llm.local
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYQL_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(agent.llm.local, "local_available", lambda: False)  # as on a machine without pyql[local]
+    monkeypatch.setattr(agent.llm.local, "running_server", lambda: None)  # nor a `pyql llm serve` running
+    data = _lines(tmp_path / "data.jsonl", demo_items("q01"))
+    out = tmp_path / "run0.jsonl"
+    err = io.StringIO()
+    assert main(["eval", str(data), "--kb", "demo", "--out", str(out)], out=err) == EXIT_USAGE
+    assert "no LLM is configured" in err.getvalue()
+    assert not out.exists() and not out.with_name("run0.jsonl.lock").exists()
