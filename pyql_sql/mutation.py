@@ -49,6 +49,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 import sqlite3
@@ -139,17 +140,8 @@ def _unquote(text: str) -> str:
 
 
 _QUOTES = "'\"`"
-#: what may follow the quote that closes a quoted field: spaces, then ';', '=' or the end
-_AFTER_CLOSE = re.compile(r"\s*(?:[;=]|\Z)")
-
-
-def _closing(text: str, start: int) -> int | None:
-    """Where the quote opening a field at ``start`` closes: the same quote followed by spaces and ``;``, ``=`` or the
-    end (so ``O'Brien`` or ``"Hey" Jude`` inside a value closes nothing); None when it never closes (it is text)."""
-    end = text.find(text[start], start + 1)
-    while end != -1 and not _AFTER_CLOSE.match(text, end + 1):
-        end = text.find(text[start], end + 1)
-    return end if end != -1 else None
+#: a quote that may close a quoted field: followed by spaces, then ';', '=' or the end
+_CLOSER = re.compile(r"""(['"`])(?=\s*(?:[;=]|\Z))""")
 
 
 def split_assignments(text: str) -> list[list[str]]:
@@ -170,15 +162,18 @@ def split_assignments(text: str) -> list[list[str]]:
         >>> split_assignments("'a; b'; 3;")
         [["'a; b'"], [' 3']]
     """
+    closers: dict[str, list[int]] = {q: [] for q in _QUOTES}  # each quote's closing places, found once: linear
+    for m in _CLOSER.finditer(text):
+        closers[m.group(1)].append(m.start())
     parts: list[list[str]] = []
     fields: list[str] = []
     start = i = 0
     opening = True  # the next character that is no space starts a field
     while i < len(text):
         ch = text[i]
-        end = _closing(text, i) if opening and ch in _QUOTES else None
-        if end is not None:
-            i, opening = end + 1, False
+        k = bisect.bisect_right(closers[ch], i) if opening and ch in _QUOTES else -1
+        if 0 <= k < len(closers[ch]):  # the field is quoted up to the next place its quote may close
+            i, opening = closers[ch][k] + 1, False
             continue
         if ch == ";" or (ch == "=" and not fields):
             fields.append(text[start:i])
