@@ -796,7 +796,7 @@ def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Data
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
     run_file = Path(args.out)
-    if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
+    if run_file.is_file() and run_file.stat().st_size > 0 and not args.resume:  # a directory: RunWriter says so
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
     return settings
 

@@ -23,6 +23,8 @@ issue's repros ran:
    (after scoring every question, for ``--replay``). Now one line, exit 2,
    before any question, for ``pyql recording info``, ``--replay`` and
    ``--kb-cache`` alike.
+15. (in part; the rest in ``tests/test_faults_smaller.py``) A replay stopped
+   by a damaged entry at its first question left an empty run file; now none.
 """
 
 from __future__ import annotations
@@ -212,6 +214,17 @@ def test_an_entry_pyql_did_not_write_stops_the_run_when_read(recording: Path, tm
     assert f"the entry {key[:12]} ({kind}) is not what pyql writes" in line and "the file is damaged" in line, line
     records = json_lines((tmp_path / "replay.jsonl").read_bytes()) if (tmp_path / "replay.jsonl").exists() else []
     assert not [r for r in records if r["error"] and "damaged" in r["error"]]  # never a question's error, never scored
+
+
+@pytest.mark.cli
+@pytest.mark.parametrize("kind", ["kb", "llm"])
+def test_a_replay_stopped_at_its_first_question_leaves_no_run_file(recording: Path, tmp_path: Path, kind: str) -> None:
+    """Issue 35, item 15: the run file made for a replay that stopped before any question was answered is removed."""
+    key = _first_key(recording, kind)  # read by the first question
+    store = _damaged(recording, tmp_path, f"UPDATE entries SET response = '[1, 2]' WHERE key = '{key}'")
+    done = _replay(tmp_path, store)
+    assert done.returncode == EXIT_USAGE and "is not what pyql writes" in stderr_of(done)
+    assert not (tmp_path / "replay.jsonl").exists() and not (tmp_path / "replay.jsonl.lock").exists()
 
 
 @pytest.mark.parametrize(

@@ -870,12 +870,22 @@ class RunLock:
         self.release()
 
 
-def _make_directory(directory: Path) -> None:
-    """Make a run file's directory (and its parents); a file in the way is ``ENOTDIR``, not ``EEXIST``."""
+def _make_directory(directory: Path) -> list[Path]:
+    """Make a run file's directory (and its parents): those it made, outermost first; a file in the way is ``ENOTDIR``, not ``EEXIST``."""
+    missing = [d for d in (directory, *directory.parents) if not d.exists()]
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+    return missing[::-1]
+
+
+def _remove_unwritten(path: Path, fd: int) -> None:
+    """Remove the run file ``fd`` holds when nothing was written to it and ``path`` still names it."""
+    with contextlib.suppress(OSError):
+        held, named = os.fstat(fd), os.stat(path)
+        if held.st_size == 0 and (held.st_ino, held.st_dev) == (named.st_ino, named.st_dev):
+            os.unlink(path)
 
 
 def capped_record(record: Mapping[str, Any], limit: int = RECORD_TEXT_LIMIT) -> dict[str, Any]:
@@ -906,7 +916,10 @@ class RunWriter:
     The file is opened (created) and locked (:class:`RunLock`, unless
     ``lock=False``) when the writer is made, so a file that cannot be written
     fails before any work. A missing directory is created. A write that
-    fails (a full disk) takes the cut line back and raises.
+    fails (a full disk) takes the cut line back and raises. A file (and the
+    directories) the writer made and never wrote to is removed when it is
+    closed: a run that could not start leaves nothing behind, and a file the
+    user had is never removed.
 
     Raises:
         EvalError: the file (or its directory, or its lock) cannot be made or
@@ -924,18 +937,28 @@ class RunWriter:
         Traceback (most recent call last):
         ...
         agent.errors.EvalError: cannot write the run file /proc/version/run.jsonl: Not a directory (ENOTDIR)
+        >>> RunWriter(path.parent / "new" / "run.jsonl").close()
+        >>> sorted(p.name for p in path.parent.iterdir())  # nothing written, nothing left
+        ['run.jsonl']
     """
 
     def __init__(self, path: Path, *, lock: bool = True, regular_only: bool = False) -> None:
         self.path = path
         self._lock: RunLock | None = None
         self._fd: int | None = None
+        self._made: list[Path] = []  # the directories this writer made, then the file if it made it
         try:
+            if path.is_dir():
+                raise EvalError(f"the run file {path} is a directory: give --out a file path, such as {path / 'run.jsonl'}")
             if regular_only and path.exists() and not stat.S_ISREG(path.stat().st_mode):
                 raise EvalError(f"the run file {path} is not a regular file: give --out a file path (a run is read back to resume it)")
-            _make_directory(path.parent)
+            self._made = _make_directory(path.parent)
             self._lock = RunLock(path) if lock else None
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                self._made.append(path)
+            except FileExistsError:
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             self.close()
             raise EvalError(f"cannot write the run file {path}: {_os_error(exc)}") from None
@@ -965,13 +988,20 @@ class RunWriter:
             raise EvalError(f"cannot write the run file {self.path}: {_os_error(exc)} (question {record.get('id')} was not saved)") from None
 
     def close(self) -> None:
-        """Close the file and release its lock."""
+        """Close the file and release its lock; remove the file and directories it made if nothing was written."""
         if self._fd is not None:
+            if self.path in self._made:
+                _remove_unwritten(self.path, self._fd)
             os.close(self._fd)
             self._fd = None
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        for directory in reversed(self._made):
+            with contextlib.suppress(OSError):
+                if directory != self.path:
+                    directory.rmdir()  # only when empty
+        self._made = []
 
     def __enter__(self) -> RunWriter:
         return self
@@ -1280,7 +1310,7 @@ def _previous_records(path: Path, resume: bool, warn: TextIO | None) -> list[dic
     Raises:
         EvalError: the run file has records and ``resume`` is False.
     """
-    if not (path.exists() and path.stat().st_size > 0):
+    if not (path.is_file() and path.stat().st_size > 0):  # a directory is refused as no run file (RunWriter)
         return []
     if not resume:
         raise EvalError(f"the run file {path} already exists: give --resume to continue it, or another --out")
