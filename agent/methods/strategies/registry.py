@@ -27,7 +27,7 @@ does not start with ``_`` is imported the first time the registry is asked
 (:func:`names`).
 
 Example:
-    >>> names(), canonical("queryagent"), canonical("readi"), canonical("magic")
+    >>> names()[:2], canonical("queryagent"), canonical("readi"), canonical("magic")
     (('greedy', 'readi'), 'greedy', 'readi', None)
     >>> entry("queryagent").name
     'greedy'
