@@ -88,7 +88,7 @@ from agent.methods.sides import side_for
 from agent.methods.strategies.registry import Option, entry, strategy
 from pyql.builder.query import Query
 from pyql.builder.terms import IRI, Literal
-from pyql.echo import one_line
+from pyql.echo import one_line, plural
 from pyql.errors import EngineError, PyQLError
 from pyql.kb.observation import Relations, Value
 
@@ -492,7 +492,7 @@ class ThinkOnGraph:
             kept = self._relations_by_llm(node, pairs, depth, decision)
         cut = " (the list may be incomplete: the entity has more edges than one look reads)" if relations.truncated else ""
         said = ", ".join(f"{r.name}{'' if r.forward else ' (backward)'} ({r.score:.3g})" for r in kept) or "none"
-        observation = f"{len(pairs)} relations to choose from{cut}{shared}; kept {said}"
+        observation = f"{plural(len(pairs), 'relation')} to choose from{cut}{shared}; kept {said}"
         if decision.note:
             observation += f"; {decision.note}"
         return kept, self._trace(f"get_relation({node.value.short})", observation, parent=node.trace, decision=decision)
@@ -567,16 +567,19 @@ class ThinkOnGraph:
                         pruned=f"engine error: {said}")
             return []
         on_path = {node.value.term, *(hop.source.term for hop in node.path)}
-        values = [v for v in dict.fromkeys(found.answers()) if v.term not in on_path]  # no way back along the path
-        read = f"more than {NEIGHBOURS_READ} values (the first {NEIGHBOURS_READ} read)" if found.truncated else f"{len(values)} values"
+        every = list(dict.fromkeys(found.answers()))
+        values = [v for v in every if v.term not in on_path]  # no way back along the path
+        read = f"more than {NEIGHBOURS_READ} values (the first {NEIGHBOURS_READ} read)" if found.truncated else plural(len(every), "value")
+        back = len(every) - len(values)
+        notes_back = [f"{back} on the path already, left out"] if back else []
         values, notes = self._sampled(values, node, relation)
         decision = _Decision()
         scores = self._score_entities(node, relation, values, depth, decision) if values else []
         self.seen += values
         shown = ", ".join(f"{v.display()} ({s:.3g})" for v, s in zip(values, scores))
-        observation = "; ".join([read, *notes, *([decision.note] if decision.note else [])]) + (f": {shown}" if shown else "")
-        position = self._trace(query.actions()[0], observation, parent=parent, decision=decision,
-                               pruned=None if values else "no neighbour over this relation")
+        observation = "; ".join([read, *notes_back, *notes, *([decision.note] if decision.note else [])]) + (f": {shown}" if shown else "")
+        empty = "no neighbour over this relation" if not every else "no neighbour off the path over this relation"
+        position = self._trace(query.actions()[0], observation, parent=parent, decision=decision, pruned=None if values else empty)
         return [_Candidate(v, s, node, relation, position) for v, s in zip(values, scores)]
 
     def _sampled(self, values: list[Value], node: Node, relation: Relation) -> tuple[list[Value], list[str]]:
