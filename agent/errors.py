@@ -15,7 +15,7 @@ from pyql.errors import ParseError, PyQLError
 
 __all__ = [
     "AgentConfigError", "ContextOverflow", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError",
-    "LLMReplayMiss",
+    "LLMRecordingUnavailable", "LLMReplayMiss",
     "MetricsError", "MissingDependencyError", "PathSyntaxError", "RankingError", "ScorerError", "SmokeError",
     "TablePathError",
 ]
@@ -63,6 +63,22 @@ class LLMReplayMiss(LLMError):
     """
 
     kind = "replay_miss"
+
+
+class LLMRecordingUnavailable(LLMError):
+    """An LLM call was answered, but ``--record`` could not keep the reply (a full disk, an I/O error, a lock).
+
+    The reply is not used: the question fails to run (kind
+    ``recording_unavailable``, as :class:`pyql.errors.RecordingUnavailable`
+    on the KB side), so a replay of the recording never misses a call the run made.
+
+    Example:
+        >>> e = LLMRecordingUnavailable("--record rec.sqlite: cannot write it: database or disk is full")
+        >>> (e.kind, isinstance(e, LLMError))
+        ('recording_unavailable', True)
+    """
+
+    kind = "recording_unavailable"
 
 
 class ContextOverflow(PyQLError):

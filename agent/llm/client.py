@@ -38,6 +38,7 @@ from agent.jsonlines import safe_text
 from agent.llm.config import LLMConfig
 from agent.llm.replies import LLMReply, Prompt, ToolCall, UsageMeter, cap_reply, messages_to_text, repair_surrogates
 from agent.llm.retries import context_overflow, with_retries
+from pyql.echo import redact_credentials
 
 #: The public names this module held before the split, each with the module that now defines it.
 #: They still import from here (:func:`__getattr__` loads the module on first use), for users' code only.
@@ -153,8 +154,14 @@ class OpenAILLM:
 
     @property
     def where(self) -> str:
-        """The server, as messages name it: its base URL (or OpenAI's API)."""
-        return self.config.base_url or "OpenAI's API (https://api.openai.com/v1)"
+        """The server, as messages name it: its base URL (a password in it written ``***``; the request uses it,
+        as HTTP basic authentication, through the ``openai`` package's ``httpx`` client), or OpenAI's API.
+
+        Example:
+            >>> OpenAILLM(LLMConfig(base_url="http://bob:pw@127.0.0.1:9/v1", model="m")).where
+            'http://bob:***@127.0.0.1:9/v1'
+        """
+        return redact_credentials(self.config.base_url) if self.config.base_url else "OpenAI's API (https://api.openai.com/v1)"
 
     @property
     def model(self) -> str:
@@ -170,7 +177,7 @@ class OpenAILLM:
             page, _ = self._retried(ask)
             data = list(_get(page, "data", None) or [])
             if not data:
-                raise LLMConfigError(f"the server at {self.config.base_url} lists no model; give --model NAME or set PYQL_MODEL")
+                raise LLMConfigError(f"the server at {self.where} lists no model; give --model NAME or set PYQL_MODEL")
             self._model = str(_get(data[0], "id"))
         return self._model
 

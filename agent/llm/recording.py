@@ -44,11 +44,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent.errors import LLMError, LLMReplayMiss
+from agent.errors import LLMError, LLMRecordingUnavailable, LLMReplayMiss
 from agent.llm.config import LLMConfig
 from agent.llm.replies import LLMReply, Prompt, ToolCall, UsageMeter
 from agent.llm.likelihood import RelationPMI
 from pyql.echo import one_line
+from pyql.errors import RecordingError, RecordingUnavailable
 from pyql.recording_store import RecordingStore
 
 __all__ = ["RecordedLLM", "RecordedScorer", "reply_to_json", "reply_from_json"]
@@ -82,8 +83,6 @@ def reply_from_json(data: Mapping[str, Any]) -> LLMReply:
         >>> (r.tool_calls[0].name, r.usage_in, r.model)
         ('execute', 2, 'm')
     """
-    from pyql.errors import RecordingError
-
     try:
         calls = [ToolCall(str(c["name"]), c.get("arguments") or {}, id=str(c.get("id") or ""),
                           raw_arguments=c.get("raw_arguments"), error=c.get("error")) for c in data.get("tool_calls") or []]
@@ -92,7 +91,7 @@ def reply_from_json(data: Mapping[str, Any]) -> LLMReply:
                         finish_reason=data.get("finish_reason"), model=data.get("model"),
                         replaced=int(data.get("replaced") or 0), raw=dict(data))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RecordingError(f"a recorded LLM reply is not in pyql's form ({type(exc).__name__}: {exc}); the file is damaged") from None
+        raise RecordingError(f"a recorded LLM reply is not in pyql's form ({type(exc).__name__}: {exc})") from None
 
 
 def _prompt_json(prompt: Prompt) -> Any:
@@ -139,7 +138,9 @@ class RecordedLLM:
 
         Raises:
             LLMReplayMiss: a replay, and the call is not in the recording.
+            LLMRecordingUnavailable: the reply could not be recorded (it is not used).
             LLMError: the inner LLM's errors (a failed call is not recorded).
+            pyql.errors.RecordingDamaged: the recording's entry for the call is damaged (the command stops).
         """
         cfg = self.config
         request = {
@@ -154,20 +155,23 @@ class RecordedLLM:
         if self.store.mode == "replay":
             return self._replayed(request, prompt)
         reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar, **sampling)
-        self.store.put("llm", str(reply.model or self.requested or ""), request, reply_to_json(reply), reply.latency)
-        self._name_model(reply)
+        try:
+            self.store.put("llm", str(reply.model or self.requested or ""), request, reply_to_json(reply), reply.latency)
+            self._name_model(reply)
+        except RecordingUnavailable as exc:  # not kept, so not used: the question fails to run
+            raise LLMRecordingUnavailable(str(exc)) from None
         return reply
 
     def _replayed(self, request: dict[str, Any], prompt: Prompt) -> LLMReply:
         start = time.monotonic()
-        found = self.store.get("llm", request)
+        found = self.store.get("llm", request, decode=reply_from_json)
         if found is None:
             text = prompt if isinstance(prompt, str) else " | ".join(str(m.get("content") or "") for m in prompt)
             raise LLMReplayMiss(
                 f"the LLM call is not in the recording {self.store.path} (model {self.requested or '(default)'}, "
                 f"prompt of {len(text)} characters ending {one_line(text[-160:], 160)!r})"
             )
-        reply = reply_from_json(found)
+        reply = found
         reply.latency = time.monotonic() - start
         self.meter.record(reply)
         return reply
@@ -220,15 +224,30 @@ class RecordedScorer:
         """
         request = {"scorer": self.name, "prefix": prefix, "continuation": continuation}
         if self.store.mode == "replay" or self.inner is None:
-            found = self.store.get("score", request)
+            found = self.store.get("score", request, decode=_score)
             if found is None:
                 raise LLMReplayMiss(f"the relation score of {continuation.strip()!r} after {one_line(prefix, 120)!r} "
                                     f"is not in the recording {self.store.path}")
-            return float(found)
+            return found
         start = time.monotonic()
         value = float(self.inner.logprob(prefix, continuation))
         self.store.put("score", self.name, request, value, time.monotonic() - start)
         return value
+
+
+def _score(data: Any) -> float:
+    """A recorded relation score: a number (a log-probability).
+
+    Raises:
+        pyql.errors.RecordingError: anything else (the store names the entry as damaged).
+
+    Example:
+        >>> _score(-1.5), _score(2)
+        (-1.5, 2.0)
+    """
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        raise RecordingError(f"a recorded relation score is not a number: {one_line(repr(data), 60)}")
+    return float(data)
 
 
 def _local_scorer_inner() -> Any:

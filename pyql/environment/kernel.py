@@ -77,7 +77,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, TypeVar
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
 from pyql.environment.actions import ActionSet, StepResult
 from pyql.echo import ECHO_LIMIT, MESSAGE_LIMIT, clip, clip_echoes
-from pyql.errors import ParseError, PyQLError, QueryError
+from pyql.errors import ParseError, PyQLError, QueryError, RecordingDamaged
 
 __all__ = [
     "StepQuery",
@@ -453,6 +453,10 @@ class Environment:
 
         Returns:
             The step's record; ``record.ok`` says whether it was kept.
+
+        Raises:
+            pyql.errors.RecordingDamaged: the recording or KB cache answering the KB is damaged (any other
+                error is the step's, in ``record.exception``).
         """
         record = StepRecord(index=len(self.history) + 1, text=text.text if isinstance(text, ActionCall) else text)
         record.query_before = self.query
@@ -463,6 +467,8 @@ class Environment:
             feedback = self._follow_looks(record, self._analyze(record, "before"))
             if feedback is None:
                 self._execute(record)
+        except RecordingDamaged:
+            raise  # the user's recording or cache is damaged: the command stops; it is no step's error
         except PyQLError as exc:
             record.exception = exc
         queries1, seconds1 = self.backend_counters()
