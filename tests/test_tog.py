@@ -380,6 +380,7 @@ def test_wikidata_relations_are_shown_with_their_properties_labels(tmp_path: Pat
 # Through a real HTTP server: requests, recording, replay
 
 
+@pytest.mark.cli
 def test_through_the_loopback_server_recorded_and_replayed_byte_for_byte(tmp_path: Path) -> None:
     items = demo_items(4)
     oracle = ToGOracle(items, KB.open("demo"))
@@ -403,7 +404,7 @@ def test_through_the_loopback_server_recorded_and_replayed_byte_for_byte(tmp_pat
         assert _stable(again[qid]) == _stable(first[qid]), qid
 
 
-_TIMES = {"seconds", "llm_seconds", "kb_seconds", "finished_at", "started_at", "recording", "latency"}
+_TIMES = {"seconds", "llm_seconds", "kb_seconds", "model_seconds", "finished_at", "started_at", "recording", "latency"}
 
 
 def _stable(record: dict[str, Any]) -> str:
@@ -459,6 +460,8 @@ def test_the_bundled_models_scores_prune_without_asking(local_server: Any, tmp_p
     found = run_eval(tmp_path, llm, "--limit", "1", "--action-mode", "choose", "--prune-tools", "model")["q01"]
     asked = {s["action"] for s in found["steps"] if s["prompt_sha256"]}
     assert asked <= {"reasoning", "answer"} and found["status"] == "finished"
+    first = found["steps"][0]
+    assert first["scoring_requests"] > 0 and first["llm_seconds"] > 0 and not first["prompt_sha256"]  # scored in process
     # a backward hop is scored by what it reaches: the category that lists the storm, far above the rest
     assert "kept meteorology.tropical_cyclone_category.tropical_cyclones (backward)" in found["steps"][0]["observation"]
     assert any(s["observation"].startswith("'Tropical storm (SSHS)' (m.05f4r3k): score") for s in found["steps"])

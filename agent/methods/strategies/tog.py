@@ -195,6 +195,7 @@ class _Decision:
     replies: list[LLMReply] = field(default_factory=list)
     note: str = ""
     without_call: str | None = None
+    scoring: tuple[int, float] = (0, 0.0)  # the model's scoring requests and their seconds (``prune_tools=model``)
 
 
 class _OutOfBudget(Exception):
@@ -485,7 +486,7 @@ class ThinkOnGraph:
         elif len(pairs) == 1:
             kept, decision.without_call = [Relation(pairs[0][0], pairs[0][1], 1.0)], "the only relation"
         elif self.settings.prune_tools != "llm":
-            kept = self._relations_by_scores(pairs)
+            kept = self._relations_by_scores(pairs, decision)
         elif self.choice:
             kept = self._relations_by_choice(node, pairs, depth, decision)
         else:
@@ -497,13 +498,13 @@ class ThinkOnGraph:
             observation += f"; {decision.note}"
         return kept, self._trace(f"get_relation({node.value.short})", observation, parent=node.trace, decision=decision)
 
-    def _relations_by_scores(self, pairs: list[tuple[str, bool]]) -> list[Relation]:
+    def _relations_by_scores(self, pairs: list[tuple[str, bool]], decision: _Decision) -> list[Relation]:
         """``width`` relations by BM25 (ToG's ``bm25``: raw scores, all zero → equal) or by the model's PMI (a softmax)."""
         names = [r for r, _ in pairs]
         if self.settings.prune_tools == "bm25":
             scores = self.ranker.scores(self.question, [f"{self._label_of(r)} {r}".strip() for r in names])
         else:
-            pmi = self._scorer().scores(self.question, names, words=lambda r: self._reached(r, dict(pairs)[r]))
+            pmi = self._pmi(names, lambda r: self._reached(r, dict(pairs)[r]), decision)
             scores = _softmax([pmi[r] for r in names])
         order = sorted(range(len(pairs)), key=lambda i: -scores[i])[: self.settings.width]
         top = [scores[i] for i in order]
@@ -606,7 +607,7 @@ class ThinkOnGraph:
             shares = self.ranker.scores(self.question, names)
             shares = shares if any(shares) else [1.0 / len(values)] * len(values)
         elif self.settings.prune_tools == "model":
-            pmi = self._scorer().scores(self.question, names, words=lambda text: text)
+            pmi = self._pmi(names, lambda text: text, decision)
             shares = _softmax([pmi[n] for n in names])
         elif self.choice:
             shares = self._entities_by_choice(node, relation, names, depth, decision)
@@ -835,6 +836,14 @@ class ThinkOnGraph:
                 decision.note = f"no number from 1 to {n} in the replies: the list's first taken"
         return picked
 
+    def _pmi(self, items: list[str], words: Callable[[str], str], decision: _Decision) -> dict[str, float]:
+        """The model's PMI of each item with the question; its requests and seconds go with the decision's step."""
+        scorer = self._scorer()
+        requests, seconds = scorer.requests, scorer.seconds
+        scores = scorer.scores(self.question, items, words=words)
+        decision.scoring = (scorer.requests - requests, scorer.seconds - seconds)
+        return scores
+
     def _scorer(self) -> RelationPMI:
         """The model's PMI scorer: the recording's (a replay loads no model), else the bundled model in process."""
         scorer = getattr(self.llm, "relation_scorer", None)
@@ -855,7 +864,8 @@ class ThinkOnGraph:
             prompt_sha256=prompt_hash(decision.prompt) if decision.prompt else "",
             reply=replies[-1].text if replies else "",
             action=action, ok=ok, error=error, observation=observation,
-            llm_seconds=round(sum(r.latency for r in replies), 4), kb_queries=cost[0], kb_seconds=round(cost[1], 6),
+            llm_seconds=round(sum(r.latency for r in replies) + decision.scoring[1], 4), scoring_requests=decision.scoring[0],
+            kb_queries=cost[0], kb_seconds=round(cost[1], 6),
             tokens_in=sum(r.usage_in for r in replies), tokens_out=sum(r.usage_out for r in replies),
             attempts=sum(r.attempts for r in replies) or 1,
             prompt=full_prompt(decision.prompt) if decision.prompt and getattr(self.config, "trace_prompts", "hash") == "full" else None,
