@@ -216,11 +216,15 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _strategy_arguments(group: Any) -> None:
     """One flag per option of every registered strategy (:class:`agent.methods.strategies.registry.Option`), as the
-    registry is when the parser is built; a value not allowed is a usage error naming what is."""
-    for owner, option in strategies.options():
+    registry is when the parser is built; a value not allowed is a usage error naming what is. A flag several
+    strategies share parses its type here; the chosen strategy checks its own range (:func:`_strategy_options`)."""
+    for name, owned in strategies.flags().items():
+        option = owned[0][1]
+        loose = option if len(owned) == 1 else strategies.Option(name, option.type, None, option.help)
+        said = "; ".join(f"--method {owner.name}: {o.help} (default {o.default}; {o.allowed()})" for owner, o in owned)
         group.add_argument(
-            option.flag, dest=f"strategy_{option.name}", type=_option_value(option), default=None, metavar=option.type.__name__.upper(),
-            help=f"--method {owner.name}: {option.help} (default {option.default}; {option.allowed()})",
+            option.flag, dest=f"strategy_{option.name}", type=_option_value(loose), default=None, metavar=option.type.__name__.upper(),
+            help=said,
         )
 
 
@@ -243,15 +247,15 @@ def _strategy_options(args: argparse.Namespace, method: str) -> dict[str, Any]:
     Raises:
         UsageError: an option of another strategy was given.
     """
-    given = {o.name: getattr(args, f"strategy_{o.name}", None) for _, o in strategies.options()}
+    given = {name: getattr(args, f"strategy_{name}", None) for name in strategies.flags()}
     chosen = strategies.entry(method)
-    mine = {o.name for o in chosen.options}
+    mine = {o.name: o for o in chosen.options}
     stray = [name for name, value in given.items() if value is not None and name not in mine]
     if stray:
-        owners = {o.name: e.name for e, o in strategies.options()}
+        owners = {name: ", ".join(e.name for e, _ in owned) for name, owned in strategies.flags().items()}
         said = ", ".join(f"--{n.replace('_', '-')} (--method {owners[n]})" for n in stray)
         raise UsageError(f"{said}: not an option of --method {chosen.name}")
-    return {name: given[name] for name in mine if given[name] is not None}
+    return {name: option.check(given[name]) for name, option in mine.items() if given[name] is not None}
 
 
 def _registered_action_modes(parser: argparse.ArgumentParser) -> None:
@@ -346,6 +350,11 @@ def _action_set(args: argparse.Namespace) -> str:
     if name == "agentbench" and mode and mode not in modes_for("agentbench"):
         raise UsageError(f"--action-set agentbench runs in the {or_list(modes_for('agentbench'))} action mode, not {mode}")
     return name
+
+
+def _kb_side(settings: RunSettings) -> str:
+    """The side a KB question runs on: ``agentbench`` with its action set, else ``sparql`` (a strategy's ``sides``)."""
+    return "agentbench" if settings.action_set == "agentbench" else "sparql"
 
 
 def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
@@ -576,6 +585,7 @@ def _ask_request(args: argparse.Namespace, llm: Any) -> tuple[dict[str, Any], Ru
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
+    strategies.entry(settings.method).check_side("sql" if args.db or args.table_json else _kb_side(settings))
     return item, settings, solve, config
 
 
@@ -795,6 +805,9 @@ def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Data
                              f"{args.shard.count}-th from the {args.shard.index}-th)")
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
+    method = strategies.entry(settings.method)
+    for side in sorted({"sql" if item.get("table") is not None else _kb_side(settings) for item in dataset}):
+        method.check_side(side)
     run_file = Path(args.out)
     if run_file.is_file() and run_file.stat().st_size > 0 and not args.resume:  # a directory: RunWriter says so
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")

@@ -188,6 +188,8 @@ class OpenAILLM:
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         grammar: str | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
     ) -> LLMReply:
         """Ask the LLM once (with retries); see :class:`agent.llm.replies.LLM`.
 
@@ -203,6 +205,10 @@ class OpenAILLM:
                 a body that is not JSON.
         """
         request = self._request(prompt, stop, tools, grammar)
+        if temperature is not None:
+            request["temperature"] = temperature
+        if seed is not None:
+            request["seed"] = seed
         use_chat = "messages" in request
         create = self.client.chat.completions.create if use_chat else self.client.completions.create
 

@@ -128,8 +128,13 @@ class RecordedLLM:
         self.relation_scorer = RelationPMI(RecordedScorer(store, None if inner is None else _local_scorer_inner()))
 
     def complete(self, prompt: Prompt, *, stop: Sequence[str] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None, grammar: str | None = None) -> LLMReply:
+                 tools: Sequence[Mapping[str, Any]] | None = None, grammar: str | None = None,
+                 temperature: float | None = None, seed: int | None = None) -> LLMReply:
         """Ask the inner LLM and keep its reply (record), or answer from the recording (replay).
+
+        A call's own ``temperature`` takes the configured one's place in its
+        key, and its ``seed``, when given, is part of the key (a call without
+        them has the key it always had).
 
         Raises:
             LLMReplayMiss: a replay, and the call is not in the recording.
@@ -139,13 +144,17 @@ class RecordedLLM:
         """
         cfg = self.config
         request = {
-            "model": self.requested, "mode": cfg.mode, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
+            "model": self.requested, "mode": cfg.mode, "temperature": cfg.temperature if temperature is None else temperature,
+            "max_tokens": cfg.max_tokens,
             "extra_body": dict(cfg.extra_body), "stop": list(cfg.stop if stop is None else stop),
             "prompt": _prompt_json(prompt), "tools": [dict(t) for t in tools] if tools else None, "grammar": grammar,
         }
+        sampling: dict[str, Any] = {k: v for k, v in (("temperature", temperature), ("seed", seed)) if v is not None}
+        if seed is not None:
+            request["seed"] = seed
         if self.store.mode == "replay":
             return self._replayed(request, prompt)
-        reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar)
+        reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar, **sampling)
         try:
             self.store.put("llm", str(reply.model or self.requested or ""), request, reply_to_json(reply), reply.latency)
             self._name_model(reply)

@@ -215,7 +215,11 @@ class LLM(Protocol):
     (``{"role": ..., "content": ...}``; joined into one text on the
     completions endpoint). ``stop`` overrides the configured stop sequences;
     ``tools`` are OpenAI tool schemas (native tool calls); ``grammar`` is a
-    GBNF grammar the server must follow (llama.cpp).
+    GBNF grammar the server must follow (llama.cpp). ``temperature`` and
+    ``seed`` set this one call's sampling (None: the configured temperature,
+    no seed): a search that samples sends a seed per sample, so that the
+    same call samples the same reply again and a recording tells its samples
+    apart (:mod:`agent.llm.recording` keys a call by both when given).
     """
 
     def complete(
@@ -225,6 +229,8 @@ class LLM(Protocol):
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         grammar: str | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
     ) -> LLMReply: ...
 
 

@@ -103,9 +103,12 @@ class ScriptedLLM:
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         grammar: str | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
     ) -> LLMReply:
-        """Return the next scripted reply (see the class)."""
-        kwargs = {"stop": None if stop is None else list(stop), "tools": tools, "grammar": grammar}
+        """Return the next scripted reply (see the class); a call's ``temperature`` and ``seed``, when given, are in its kwargs."""
+        kwargs: dict[str, Any] = {"stop": None if stop is None else list(stop), "tools": tools, "grammar": grammar}
+        kwargs.update({k: v for k, v in (("temperature", temperature), ("seed", seed)) if v is not None})
 
         def call() -> LLMReply:
             self.calls.append(_Call(prompt if isinstance(prompt, str) else [dict(m) for m in prompt], kwargs))

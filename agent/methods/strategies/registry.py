@@ -13,16 +13,21 @@ names it answers to (``aliases``: ``queryagent`` is the greedy strategy's),
 one line of description, what it follows (``cites``) and its typed options
 (:class:`Option`). ``--method``'s choices and help, ``pyql eval --help``,
 one flag per option for ``pyql ask`` and ``pyql eval`` (checked: a value
-out of range is a usage error naming the range),
+out of range is a usage error naming the range; strategies may share a
+flag, each with its own default and range, when its type is the same:
+``--max-llm-calls``),
 :func:`agent.evaluation.runner.solver`, the run file's settings (the
 options, when a strategy has any) and docs/agent.md's table
-(``tests/test_strategies.py`` checks it) follow from the registry. The
+(``tests/test_strategies.py`` checks it) follow from the registry. A
+strategy that applies to some environment sides only (``sides``: ``sparql``,
+``sql``, ``agentbench``) refuses the others (:meth:`StrategyEntry.check_side`,
+a usage error naming where it applies). The
 modules are found, not listed: every module of the package whose name
 does not start with ``_`` is imported the first time the registry is asked
 (:func:`names`).
 
 Example:
-    >>> names(), canonical("queryagent"), canonical("readi"), canonical("magic")
+    >>> names()[:2], canonical("queryagent"), canonical("readi"), canonical("magic")
     (('greedy', 'readi'), 'greedy', 'readi', None)
     >>> entry("queryagent").name
     'greedy'
@@ -43,11 +48,21 @@ from typing import Any, TypeVar
 
 from agent.errors import AgentConfigError
 
-__all__ = ["Option", "StrategyEntry", "strategy", "names", "canonical", "entry", "options", "method_help", "method_choices", "markdown_table"]
+__all__ = [
+    "Option", "StrategyEntry", "strategy", "names", "canonical", "entry", "options", "flags", "method_help", "method_choices",
+    "markdown_table", "SIDE_WORDS",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _KINDS = {int: "a whole number", float: "a number", str: "a text", bool: "yes or no"}
+
+#: The environment sides, as a message names them (``env.side`` → words).
+SIDE_WORDS = {
+    "sparql": "a KB (--kb)",
+    "sql": "a table (--db, --table-json, a data set of tables)",
+    "agentbench": "AgentBench's actions on a KB (--action-set agentbench)",
+}
 
 
 @dataclass(frozen=True)
@@ -143,6 +158,7 @@ class StrategyEntry:
         cites: what it follows (a paper), or "".
         options: its typed options.
         rank: its place in lists (lower first).
+        sides: the environment sides it applies to (None: every side).
     """
 
     name: str
@@ -152,6 +168,24 @@ class StrategyEntry:
     cites: str = ""
     options: tuple[Option, ...] = ()
     rank: int = 100
+    sides: tuple[str, ...] | None = None
+
+    def check_side(self, side: str) -> None:
+        """Nothing when the strategy applies to environments of ``side``.
+
+        Raises:
+            AgentConfigError: it does not (the message says where it applies).
+
+        Example:
+            >>> StrategyEntry("kb-only", print, sides=("sparql",)).check_side("sql")
+            Traceback (most recent call last):
+            ...
+            agent.errors.AgentConfigError: --method kb-only applies to a KB (--kb), not to a table (--db, --table-json, a data set of tables)
+        """
+        if self.sides is None or side in self.sides:
+            return
+        where = " or ".join(SIDE_WORDS.get(s, s) for s in self.sides)
+        raise AgentConfigError(f"--method {self.name} applies to {where}, not to {SIDE_WORDS.get(side, side)}")
 
     def values(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Every option's value: those given (checked), the defaults for the rest.
@@ -183,12 +217,14 @@ _LOADED = False
 
 
 def strategy(
-    name: str, *, description: str, aliases: Sequence[str] = (), cites: str = "", options: Sequence[Option] = (), rank: int = 100
+    name: str, *, description: str, aliases: Sequence[str] = (), cites: str = "", options: Sequence[Option] = (), rank: int = 100,
+    sides: Sequence[str] | None = None,
 ) -> Callable[[F], F]:
     """Register the decorated function as the strategy ``name`` (see the module docstring).
 
     Raises:
-        AgentConfigError: the name, an alias or an option's flag is taken (by another strategy).
+        AgentConfigError: the name or an alias is taken (by another strategy), or an option's flag is another
+            strategy's with another type.
 
     Example:
         >>> @strategy("test-nothing", description="answers nothing", options=(Option("test_depth", int, 1, "how deep", minimum=0),), rank=999)
@@ -200,7 +236,7 @@ def strategy(
     """
 
     def register(fn: F) -> F:
-        made = StrategyEntry(name, fn, tuple(aliases), description, cites, tuple(options), rank)
+        made = StrategyEntry(name, fn, tuple(aliases), description, cites, tuple(options), rank, tuple(sides) if sides is not None else None)
         _check_free(made)
         _STRATEGIES[name] = made
         return fn
@@ -209,12 +245,13 @@ def strategy(
 
 
 def _check_free(made: StrategyEntry) -> None:
-    """Refuse a strategy whose name, aliases or option flags another one has."""
+    """Refuse a strategy whose name or aliases another one has, or one of whose options is another's flag with
+    another type (a flag of several strategies parses one type; each checks its own range and default)."""
     for other in _STRATEGIES.values():
         if other.name == made.name and other.solve is made.solve:
             continue
         taken = ({other.name, *other.aliases} & {made.name, *made.aliases}) or {
-            o.name for o in other.options if any(m.name == o.name and m != o for m in made.options)
+            o.name for o in other.options if any(m.name == o.name and m.type is not o.type for m in made.options)
         }
         if taken:
             raise AgentConfigError(f"{', '.join(sorted(taken))}: taken by the strategy {other.name!r} ({other.solve.__module__})")
@@ -269,6 +306,25 @@ def options() -> list[tuple[StrategyEntry, Option]]:
         for o in e.options:
             seen.setdefault(o.name, (e, o))
     return list(seen.values())
+
+
+def flags() -> dict[str, list[tuple[StrategyEntry, Option]]]:
+    """Every option name, with each strategy that has it and its option there (one flag serves them all).
+
+    Example:
+        >>> @strategy("test-a", description="a", options=(Option("test_calls", int, 5, "calls", minimum=1),), rank=998)
+        ... @strategy("test-b", description="b", options=(Option("test_calls", int, 9, "calls", minimum=2),), rank=999)
+        ... def nothing(llm, env, question, config, test_calls=1):
+        ...     return test_calls
+        >>> [(e.name, o.default) for e, o in flags()["test_calls"]]
+        [('test-a', 5), ('test-b', 9)]
+        >>> _ = _STRATEGIES.pop("test-a"), _STRATEGIES.pop("test-b")
+    """
+    out: dict[str, list[tuple[StrategyEntry, Option]]] = {}
+    for e in _ordered():
+        for o in e.options:
+            out.setdefault(o.name, []).append((e, o))
+    return out
 
 
 def method_choices() -> list[str]:
