@@ -589,7 +589,21 @@ def _ask_request(args: argparse.Namespace, llm: Any) -> tuple[dict[str, Any], Ru
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
+    _check_sides(settings.method, {"sql" if args.db or args.table_json else "agentbench" if settings.action_set == "agentbench" else "sparql"})
     return item, settings, solve, config
+
+
+def _check_sides(method: str, sides: set[str]) -> None:
+    """Refuse a strategy on a side it does not answer on (:func:`agent.methods.strategies.registry.check_side`).
+
+    Raises:
+        UsageError: the message names where the strategy answers.
+    """
+    try:
+        for side in sorted(sides):
+            strategies.check_side(method, side)
+    except PyQLError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _ask(
@@ -774,6 +788,8 @@ def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Data
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
+    kb_side = "agentbench" if settings.action_set == "agentbench" else "sparql"
+    _check_sides(settings.method, {"sql" if item.get("table") is not None else kb_side for item in dataset})
     run_file = Path(args.out)
     if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")

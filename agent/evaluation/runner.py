@@ -256,10 +256,10 @@ def solver(method: str, options: Mapping[str, Any] | None = None) -> Solver:
     Example:
         >>> solver("queryagent").__name__, solver("greedy").__name__, solver("readi").__name__
         ('solve_greedy', 'solve_greedy', 'run_readi')
-        >>> solver("magic")
+        >>> solver("magic")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        agent.errors.EvalError: unknown method 'magic'; use one of greedy, queryagent, readi
+        agent.errors.EvalError: unknown method 'magic'; use one of greedy, queryagent, readi, ...
     """
     try:
         return strategies.entry(method).bind(options)

@@ -21,8 +21,12 @@ modules are found, not listed: every module of the package whose name
 does not start with ``_`` is imported the first time the registry is asked
 (:func:`names`).
 
+Options several strategies share are defined here once, so that each
+flag means one thing: :data:`MAX_LLM_CALLS` (every search's budget) and
+:data:`SEED` (the first sample's seed of a strategy that samples).
+
 Example:
-    >>> names(), canonical("queryagent"), canonical("readi"), canonical("magic")
+    >>> names()[:2], canonical("queryagent"), canonical("readi"), canonical("magic")
     (('greedy', 'readi'), 'greedy', 'readi', None)
     >>> entry("queryagent").name
     'greedy'
@@ -43,7 +47,7 @@ from typing import Any, TypeVar
 
 from agent.errors import AgentConfigError
 
-__all__ = ["Option", "StrategyEntry", "strategy", "names", "canonical", "entry", "options", "method_help", "method_choices", "markdown_table"]
+__all__ = ["MAX_LLM_CALLS", "SEED", "Option", "StrategyEntry", "strategy", "check_side", "names", "canonical", "entry", "options", "method_help", "method_choices", "markdown_table"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -131,6 +135,20 @@ def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+#: A search's budget: the most LLM calls one question may make. When they run out the strategy answers with what it
+#: has, the result says ``stopped: budget`` and ``extra["budget"]`` what ran out and how much was used. The default is
+#: generous for every strategy's paper setting (a beam of width 3 over 12 steps asks at most 36 choose calls; 5 votes
+#: of greedy's 12 steps 60; 7 programs 7).
+MAX_LLM_CALLS = Option(
+    "max_llm_calls", int, 500, "the most LLM calls one question may make; then the strategy answers with what it has "
+    "(stopped: budget)", minimum=1, maximum=100000,
+)
+
+#: The first sample's seed, for the strategies that sample at a temperature above 0: sample i sends ``seed + i``, so
+#: every sample's request is distinct and the same run asks the same requests again (a recording replays them).
+SEED = Option("seed", int, 0, "the first sample's seed (sample i sends seed + i)", minimum=0, maximum=2**31 - 1)
+
+
 @dataclass(frozen=True)
 class StrategyEntry:
     """One registered strategy.
@@ -143,6 +161,7 @@ class StrategyEntry:
         cites: what it follows (a paper), or "".
         options: its typed options.
         rank: its place in lists (lower first).
+        sides: the environment sides it answers on (``sparql``, ``sql``, ``agentbench``; None: every side).
     """
 
     name: str
@@ -152,6 +171,7 @@ class StrategyEntry:
     cites: str = ""
     options: tuple[Option, ...] = ()
     rank: int = 100
+    sides: tuple[str, ...] | None = None
 
     def values(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Every option's value: those given (checked), the defaults for the rest.
@@ -183,9 +203,11 @@ _LOADED = False
 
 
 def strategy(
-    name: str, *, description: str, aliases: Sequence[str] = (), cites: str = "", options: Sequence[Option] = (), rank: int = 100
+    name: str, *, description: str, aliases: Sequence[str] = (), cites: str = "", options: Sequence[Option] = (), rank: int = 100,
+    sides: Sequence[str] | None = None,
 ) -> Callable[[F], F]:
-    """Register the decorated function as the strategy ``name`` (see the module docstring).
+    """Register the decorated function as the strategy ``name`` (see the module docstring); ``sides``: where it
+    answers (None: every side; :func:`check_side`).
 
     Raises:
         AgentConfigError: the name, an alias or an option's flag is taken (by another strategy).
@@ -200,7 +222,8 @@ def strategy(
     """
 
     def register(fn: F) -> F:
-        made = StrategyEntry(name, fn, tuple(aliases), description, cites, tuple(options), rank)
+        made = StrategyEntry(name, fn, tuple(aliases), description, cites, tuple(options), rank,
+                             tuple(sides) if sides is not None else None)
         _check_free(made)
         _STRATEGIES[name] = made
         return fn
@@ -260,6 +283,35 @@ def entry(name: str) -> StrategyEntry:
     if found is None:
         raise AgentConfigError(f"unknown method {name!r}; use one of {', '.join(method_choices())}")
     return _STRATEGIES[found]
+
+
+def check_side(name: str, side: str) -> None:
+    """Refuse a strategy on a side it does not answer on (``pyql eval`` and ``pyql ask`` ask before any work).
+
+    Raises:
+        AgentConfigError: the strategy does not apply there (the message names where it does).
+
+    Example:
+        >>> check_side("greedy", "agentbench")
+        >>> @strategy("test-kb-only", description="x", rank=999, sides=("sparql",))
+        ... def kb_only(llm, env, question, config):
+        ...     return None
+        >>> check_side("test-kb-only", "sql")
+        Traceback (most recent call last):
+        ...
+        agent.errors.AgentConfigError: --method test-kb-only answers on a KB (sparql), not on a table (sql)
+        >>> _ = _STRATEGIES.pop("test-kb-only")
+    """
+    found = entry(name)
+    if found.sides is not None and side not in found.sides:
+        raise AgentConfigError(
+            f"--method {found.name} answers on {' or '.join(_SIDE_WORDS.get(s, s) for s in found.sides)}, "
+            f"not on {_SIDE_WORDS.get(side, side)}"
+        )
+
+
+#: The sides in words, for messages.
+_SIDE_WORDS = {"sparql": "a KB (sparql)", "sql": "a table (sql)", "agentbench": "a KB driven with AgentBench's functions (agentbench)"}
 
 
 def options() -> list[tuple[StrategyEntry, Option]]:
