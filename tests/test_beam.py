@@ -190,3 +190,19 @@ def test_beam_through_pyql_eval_on_a_loopback_server(tmp_path: Path) -> None:
     assert bodies and all(b["logprobs"] is True and b["top_logprobs"] == 20 for b in bodies)
     assert sum(r["llm_calls"] for r in records) == len(bodies)
     assert demo_items(1)[0]["question"] == records[0]["question"]
+
+
+@pytest.mark.parametrize("qid", ["q02", "q04", "q14"])
+def test_a_beam_of_width_one_is_greedy_at_greedys_kb_cost(qid: str) -> None:
+    """Its forks share what the episode read of the KB (the checks' labels and entity facts), so the same steps cost
+    the same queries; a beam's cost over greedy's is its branches, not its forks."""
+    item = next(i for i in demo_items(37) if i["id"] == qid)
+    runs = {}
+    for method, options in (("greedy", {}), ("beam", {"beam_width": 1, "beam_scoring": "rank"})):
+        from agent.evaluation.environments import feedback_options
+        from agent.methods.strategies.registry import entry
+
+        env = SparqlEnvironment(KB.open("demo"), item["question"], item["entities"], **feedback_options("eraser", agent=True))
+        result = entry(method).bind(options)(ScriptedLLM(["1"] * 30), env, item["question"], AgentConfig(action_mode="choose", max_steps=7))
+        runs[method] = (result.answers, [s.action for s in result.steps], result.llm_calls, env.counters["kb_queries"])
+    assert runs["beam"] == runs["greedy"]

@@ -6,11 +6,11 @@ KB-Coder (Li et al., 2023; Nie et al., 2023) are (QueryAgent, Huang et al.,
 2024, describes them: "a beam search step by step to collect a large pool
 of candidates"). Each level of the search:
 
-1. for every branch in the beam, the policy of the action mode
-   (:mod:`agent.methods.policies`) proposes its ranked candidates for the
-   branch's next step (``propose``: one LLM call in choose mode; in the
-   written modes, which write one action, ``--beam-samples`` calls at
-   ``--beam-temperature``, each with its own seed);
+1. the policy of the action mode (:mod:`agent.methods.policies`) proposes
+   a branch's ranked candidates for its next step (``propose``: one LLM
+   call in choose mode; in the written modes, which write one action,
+   ``--beam-samples`` calls at ``--beam-temperature``, each with its own
+   seed);
 2. each candidate gets a *step score*, the log of how good the policy
    judges it against the best of its list (0 for the best, below 0 for the
    others; :meth:`Beam.scored`):
@@ -29,18 +29,27 @@ of candidates"). Each level of the search:
      picked step first);
    * the written modes (text, tools, grammar): the share of the samples
      that wrote the action, ``log(count / samples)``;
-3. the best ``--beam-width`` candidates of each branch run, each on a fork
-   of the branch's environment (:meth:`pyql.environment.kernel.Environment.fork`)
-   and a branch of its episode (:meth:`agent.methods.episode.Episode.branch`);
-   a step that fails or gives an empty result drops its branch there
-   (traced as pruned with the reason, :func:`agent.methods.search.failure`),
-   and a branch that reaches the state of another is kept once;
-4. a branch's score is the sum of its steps' scores (0 when every step
-   was the best of its list, whatever its length); the best
-   ``--beam-width`` branches of the level are kept (ties: the first
-   found), the others pruned (``outside the beam (score a < b)``); a kept
-   branch that executed its query is finished, and a branch whose score is
-   not above the best finished one is pruned (its score can only fall).
+3. a branch's score is the sum of its steps' scores (0 when every step
+   was the best of its list, whatever its length), and a candidate's place
+   is its branch's score plus its own. The next beam is the best
+   ``--beam-width`` children (ties: the first branch's, then the first
+   listed): the candidates run best first, each on a fork of its branch's
+   environment (:meth:`pyql.environment.kernel.Environment.fork`) and a
+   branch of its episode (:meth:`agent.methods.episode.Episode.branch`),
+   until the beam is full; a step that fails or gives an empty result drops
+   its branch there (traced as pruned with the reason,
+   :func:`agent.methods.search.failure`) and the next candidate runs; a
+   branch that reaches the steps of one kept is kept once. A step's score
+   never depends on running it and is never above 0, so a branch is
+   extended (its policy asked) only when its own score, the most any of its
+   children can score, is above the best candidate waiting
+   (:meth:`Beam.level`): the beam is the one extending every branch and
+   running every candidate would keep, at about ``--beam-width`` steps run
+   and fewer calls per level. A branch left out is pruned ``outside the
+   beam``;
+4. a kept branch that executed its query is finished, and a branch whose
+   score is not above the best finished one is pruned (it can only fall
+   behind).
 
 The search ends when no branch is left to extend or after ``--beam-depth``
 steps (0: ``--max-steps``). It answers with the best finished branch
@@ -64,13 +73,14 @@ Example:
     >>> result = solve_beam(ScriptedLLM(["1"] * 20), env, env.question, AgentConfig(action_mode="choose", feedback="raw"),
     ...                     beam_width=2, beam_scoring="rank")
     >>> [a["label"] for a in result.answers], result.extra["beam"]["scoring"], result.llm_calls
-    (['Tropical storm (SSHS)'], 'rank', 5)
-    >>> [(t.action, t.pruned) for t in result.steps if t.pruned][:1]
-    [('set_answer(?tropical_cyclone_category)', 'outside the beam (score -0.69 ties the last kept; the first found is kept)')]
+    (['Tropical storm (SSHS)'], 'rank', 3)
+    >>> [t.pruned for t in result.steps if t.pruned][-1]
+    'cannot beat a finished branch (score -0.69 <= 0.00)'
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import time
@@ -84,7 +94,7 @@ from agent.llm.replies import Sampling
 from agent.llm.sampling import CallBudget, SampledLLM
 from agent.methods.choose import fact_relation, parse_choice
 from agent.methods.config import AgentConfig
-from agent.methods.episode import AgentResult, Episode
+from agent.methods.episode import AgentResult, Episode, StepTrace
 from agent.methods.policies.registry import Candidate, Proposal, make as make_policy
 from agent.methods.search import ZERO_COST, Branch, failure, prune, search_result, state_key
 from agent.methods.sides import side_for
@@ -146,6 +156,7 @@ class Beam:
         self.agent = QueryAgent(self.llm, config, scorer=self.pmi)
         self.error: str | None = None
         self.explored = 0
+        self.order = itertools.count()  # the order candidates were listed in: ties go to the first
 
     def run(self, env: Any, question: str) -> AgentResult:
         """Answer one question in the given (fresh) environment; never raises for a failure of the LLM or the KB.
@@ -160,43 +171,103 @@ class Beam:
         live, finished, stopped = [root], [], None
         for _level in range(self.depth):
             try:
-                children = [c for branch in live for c in self.expand(branch)]
+                live = self.level(live, root.episode)
             except BudgetSpent:
                 stopped = "budget"
                 break
             if self.error is not None:
                 break
-            live = self.select(children, root.episode)
             finished += [b for b in live if b.finished]
             live = self.hopeful([b for b in live if not b.finished], finished, root.episode)
             if not live:
                 break
         return self.finish(root, live, finished, question, started, stopped)
 
-    def expand(self, branch: Branch) -> list[Branch]:
-        """The branch's children: its best candidates, each run on a fork (the failed and empty ones pruned).
+    def level(self, live: list[Branch], episode: Episode) -> list[Branch]:
+        """The next beam: the best ``width`` children of the branches, best first (ties: the first branch's, then the
+        first listed), found by running as few candidates and extending as few branches as that needs.
+
+        A candidate's place is its branch's score plus its own, and it does not
+        depend on running the step, nor on the other branches: so the
+        candidates run best first, each on a fork, until ``width`` branches are
+        kept (one that fails is pruned by its execution and the next runs; one
+        that reaches the steps of a kept branch is kept once), and a branch is
+        extended (its policy asked) only when its score, the most any of its
+        candidates can score, is above the best candidate waiting. The beam is
+        the one that extending every branch and running every candidate would
+        keep. A branch never extended is pruned ``outside the beam``; one whose
+        candidates none ran has its LLM call traced as a step, pruned the same way.
 
         A reply the policy could not use (an invalid choice, a tool call whose
-        arguments are not JSON) leaves the branch as it is for the next level when
-        the policy goes on; a branch with nothing to propose is pruned.
+        arguments are not JSON) keeps the branch as it is when the policy goes
+        on; a branch with nothing to propose is pruned.
         """
+        kept: list[Branch] = []
+        seen: dict[Any, Branch] = {}
+        waiting: list[tuple[float, int, Branch, int, _Listed]] = []
+        order = sorted(live, key=lambda b: -b.score)
+        extended, charged = 0, set()
+        while len(kept) < self.width:
+            if extended < len(order) and (not waiting or order[extended].score > -waiting[0][0]):
+                branch = order[extended]
+                extended += 1
+                self.extend(branch, waiting, kept)
+                if self.error is not None:
+                    return []
+                continue
+            if not waiting:
+                break
+            _, _, branch, step, item = heapq.heappop(waiting)
+            charged.add(id(item.proposal))
+            self.keep(self.run_step(branch, step, item), kept, seen, episode)
+            if self.error is not None:
+                return []
+        self.left_out(order[extended:], waiting, charged, kept)
+        return kept
+
+    def extend(self, branch: Branch, waiting: list[tuple[float, int, Branch, int, _Listed]], kept: list[Branch]) -> None:
+        """Ask the policy for the branch's next step: its scored candidates wait (best first), or it is kept as it is
+        (the policy goes on without a step), or it is pruned (nothing to propose)."""
         step = len(branch.episode.turns) + 1
         listed, go_on = self.propose(branch, step)
         if self.error is not None:
-            return []
-        if not listed:
-            if go_on:
-                return [Branch(branch.env, branch.episode, branch.score, branch.steps + 1, False, branch.scores)]
+            return
+        for item in listed:
+            heapq.heappush(waiting, (-(branch.score + item.score), next(self.order), branch, step, item))
+        if not listed and go_on:
+            kept.append(Branch(branch.env, branch.episode, branch.score, branch.steps + 1, False, branch.scores))
+        elif not listed:
             prune(branch.episode, branch.tip, "no step to take: " + (branch.episode.error or "nothing was listed"))
-            return []
-        children = []
-        for item in listed[: self.width]:
-            child = self.run_step(branch, step, item)
-            if self.error is not None:
-                return []
-            if child is not None:
-                children.append(child)
-        return children
+
+    @staticmethod
+    def keep(child: Branch | None, kept: list[Branch], seen: dict[Any, Branch], episode: Episode) -> None:
+        """Keep a child that ran (None: its step pruned it), once per state."""
+        if child is None:
+            return
+        key = state_key(child.env)
+        if key in seen:
+            prune(episode, child.tip, f"the same steps as the branch at step {seen[key].tip} (kept)")
+            return
+        seen[key] = child
+        kept.append(child)
+
+    def left_out(self, unextended: list[Branch], waiting: list[tuple[float, int, Branch, int, _Listed]], charged: set[int],
+                 kept: list[Branch]) -> None:
+        """The branches the full beam left out: those never extended, pruned; those whose candidates none ran, their
+        LLM call traced as a step of its own, pruned."""
+        last = min((b.score for b in kept), default=None)
+        for branch in unextended:
+            prune(branch.episode, branch.tip, f"outside the beam ({_below(branch.score, last)}; not extended)")
+        for _, _, branch, step, item in sorted(waiting, key=lambda w: w[1]):
+            if id(item.proposal) in charged:
+                continue
+            charged.add(id(item.proposal))
+            branch.episode.add(StepTrace(
+                step=step if self.written else len(branch.episode.traces) + 1,
+                **{k: v for k, v in item.fields.items() if k != "without_call"}, action=None, ok=False, error="not_run",
+                observation="No listed step was run: the beam was full with better branches.",
+                pruned=f"outside the beam ({_below(branch.score + item.score, last)})",
+            ))
 
     def propose(self, branch: Branch, step: int) -> tuple[list[_Listed], bool]:
         """The state's candidates, best first (each scored, :meth:`scored`), and whether an empty list lets the branch go on."""
@@ -304,25 +375,6 @@ class Beam:
             return None
         return branch.child(env, episode, item.score)
 
-    def select(self, children: list[Branch], episode: Episode) -> list[Branch]:
-        """The best ``width`` children (ties: the first found); a child that reached another's state is kept once; the
-        others are pruned with their score and the beam's last."""
-        seen: dict[Any, Branch] = {}
-        unique = []
-        for child in sorted(children, key=lambda b: -b.score):
-            key = state_key(child.env)
-            if key in seen:
-                prune(episode, child.tip, f"the same steps as the branch at step {seen[key].tip} (kept)")
-                continue
-            seen[key] = child
-            unique.append(child)
-        kept = unique[: self.width]
-        for child in unique[self.width:]:
-            last = kept[-1].score
-            said = f"< {last:.2f}, the last kept" if child.score < last else "ties the last kept; the first found is kept"
-            prune(episode, child.tip, f"outside the beam (score {child.score:.2f} {said})")
-        return kept
-
     @staticmethod
     def hopeful(live: list[Branch], finished: list[Branch], episode: Episode) -> list[Branch]:
         """The branches that may still beat the best finished one: a step's score is never above 0, so a branch whose
@@ -373,6 +425,15 @@ class Beam:
                 pass
         episode.side.force_answer(branch.env, episode, step, lambda variables: ("", variables[-1]))
         self.check_error(episode)
+
+
+def _below(score: float, last: float | None) -> str:
+    """A score left out of the beam, against the last one kept."""
+    if last is None:
+        return f"score {score:.2f}; the beam was full"
+    if score < last:
+        return f"score {score:.2f} < {last:.2f}, the last kept"
+    return f"score {score:.2f} ties the last kept, found after it"
 
 
 def _resolve(scoring: str, llm: Any) -> str:
