@@ -206,3 +206,19 @@ def test_a_beam_of_width_one_is_greedy_at_greedys_kb_cost(qid: str) -> None:
         result = entry(method).bind(options)(ScriptedLLM(["1"] * 30), env, item["question"], AgentConfig(action_mode="choose", max_steps=7))
         runs[method] = (result.answers, [s.action for s in result.steps], result.llm_calls, env.counters["kb_queries"])
     assert runs["beam"] == runs["greedy"]
+
+
+def test_pyql_ask_takes_the_beam_and_its_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    entities = json.dumps({"Tropical Storm Rachel": "m.0crbvqz"})
+    base = ["ask", "what category is tropical storm rachel?", "--kb", "demo", "--entities", entities, "--action-mode", "choose"]
+    args = build_parser().parse_args([*base, "--method", "beam", "--beam-width", "2", "--out", str(tmp_path / "a.jsonl"), "--json"])
+    out = io.StringIO()
+    assert args.func(args, out, llm=ScriptedLLM(["1"] * 30)) == 0
+    record = json.loads((tmp_path / "a.jsonl").read_text())
+    assert record["method"] == "beam" and record["settings"]["options"] == {"beam_width": 2}
+    assert json.loads(out.getvalue().splitlines()[-1])["answers"][0]["label"] == "Tropical storm (SSHS)"
+    said = io.StringIO()
+    assert main([*base, "--method", "beam", "--beam-width", "99"], out=said) == 2
+    assert "--beam-width must be a whole number from 1 to 16, not '99'" in said.getvalue() + capsys.readouterr().err
+    assert main(["ask", "q?", "--kb", "demo", "--action-set", "agentbench", "--method", "generate-execute"], out=said) == 2
+    assert "--method generate-execute answers on a KB (sparql) or a table (sql)" in said.getvalue() + capsys.readouterr().err

@@ -137,3 +137,12 @@ def test_vote_through_pyql_eval_on_a_loopback_server(tmp_path: Path) -> None:
     assert [r["metrics"]["f1"] for r in records] == [1.0, 1.0]
     assert {b["temperature"] for b in bodies} == {0.7} and {b["seed"] for b in bodies} == {10, 11}
     assert sum(r["llm_calls"] for r in records) == len(bodies)
+
+
+def test_a_strategy_that_samples_itself_gets_its_own_seeds_per_sample() -> None:
+    env = SparqlEnvironment(KB.open("demo"), question="what category is rachel?", entities={"Rachel": "m.0crbvqz"})
+    program = "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)\nexecute()"
+    llm = ScriptedLLM([program] * 2)
+    result = solve_vote(llm, env, env.question, AgentConfig(feedback="raw"), vote_of="generate-execute", samples=2, seed=5)
+    assert [c.kwargs["sampling"].seed for c in llm.calls] == [5, 1005]  # the program's own seed wins over the vote's
+    assert [v["count"] for v in result.extra["vote"]["votes"]] == [2]

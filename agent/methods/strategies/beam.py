@@ -47,9 +47,10 @@ of candidates"). Each level of the search:
    running every candidate would keep, at about ``--beam-width`` steps run
    and fewer calls per level. A branch left out is pruned ``outside the
    beam``;
-4. a kept branch that executed its query is finished, and a branch whose
-   score is not above the best finished one is pruned (it can only fall
-   behind).
+4. a kept branch that executed its query is finished, and a branch or a
+   candidate whose score is not above the best finished one is pruned
+   (it can only fall behind), not run nor extended, from then on in the
+   level too.
 
 The search ends when no branch is left to extend or after ``--beam-depth``
 steps (0: ``--max-steps``). It answers with the best finished branch
@@ -75,7 +76,7 @@ Example:
     >>> [a["label"] for a in result.answers], result.extra["beam"]["scoring"], result.llm_calls
     (['Tropical storm (SSHS)'], 'rank', 3)
     >>> [t.pruned for t in result.steps if t.pruned][-1]
-    'cannot beat a finished branch (score -0.69 <= 0.00)'
+    'cannot beat a finished branch (score -0.69 <= 0.00); not extended'
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ class Beam:
         live, finished, stopped = [root], [], None
         for _level in range(self.depth):
             try:
-                live = self.level(live, root.episode)
+                live = self.level(live, root.episode, max((b.score for b in finished), default=None))
             except BudgetSpent:
                 stopped = "budget"
                 break
@@ -183,7 +184,7 @@ class Beam:
                 break
         return self.finish(root, live, finished, question, started, stopped)
 
-    def level(self, live: list[Branch], episode: Episode) -> list[Branch]:
+    def level(self, live: list[Branch], episode: Episode, best: float | None = None) -> list[Branch]:
         """The next beam: the best ``width`` children of the branches, best first (ties: the first branch's, then the
         first listed), found by running as few candidates and extending as few branches as that needs.
 
@@ -195,8 +196,11 @@ class Beam:
         extended (its policy asked) only when its score, the most any of its
         candidates can score, is above the best candidate waiting. The beam is
         the one that extending every branch and running every candidate would
-        keep. A branch never extended is pruned ``outside the beam``; one whose
-        candidates none ran has its LLM call traced as a step, pruned the same way.
+        keep. Once a finished branch scores ``best`` (this level's or an
+        earlier one's), nothing that cannot score above it is run or extended.
+        A branch left out is pruned (``outside the beam``, ``cannot beat a
+        finished branch``); one whose candidates none ran has its LLM call
+        traced as a step, pruned the same way.
 
         A reply the policy could not use (an invalid choice, a tool call whose
         arguments are not JSON) keeps the branch as it is when the policy goes
@@ -208,10 +212,12 @@ class Beam:
         order = sorted(live, key=lambda b: -b.score)
         extended, charged = 0, set()
         while len(kept) < self.width:
-            if extended < len(order) and (not waiting or order[extended].score > -waiting[0][0]):
-                branch = order[extended]
+            branch_bound = order[extended].score if extended < len(order) else None
+            if best is not None and max(-waiting[0][0] if waiting else best, branch_bound if branch_bound is not None else best) <= best:
+                break  # nothing left can beat the best finished branch
+            if branch_bound is not None and (not waiting or branch_bound > -waiting[0][0]):
                 extended += 1
-                self.extend(branch, waiting, kept)
+                self.extend(order[extended - 1], waiting, kept)
                 if self.error is not None:
                     return []
                 continue
@@ -219,10 +225,12 @@ class Beam:
                 break
             _, _, branch, step, item = heapq.heappop(waiting)
             charged.add(id(item.proposal))
-            self.keep(self.run_step(branch, step, item), kept, seen, episode)
+            child = self.keep(self.run_step(branch, step, item), kept, seen, episode)
             if self.error is not None:
                 return []
-        self.left_out(order[extended:], waiting, charged, kept)
+            if child is not None and child.finished:
+                best = child.score if best is None else max(best, child.score)
+        self.left_out(order[extended:], waiting, charged, kept, best)
         return kept
 
     def extend(self, branch: Branch, waiting: list[tuple[float, int, Branch, int, _Listed]], kept: list[Branch]) -> None:
@@ -240,24 +248,25 @@ class Beam:
             prune(branch.episode, branch.tip, "no step to take: " + (branch.episode.error or "nothing was listed"))
 
     @staticmethod
-    def keep(child: Branch | None, kept: list[Branch], seen: dict[Any, Branch], episode: Episode) -> None:
-        """Keep a child that ran (None: its step pruned it), once per state."""
+    def keep(child: Branch | None, kept: list[Branch], seen: dict[Any, Branch], episode: Episode) -> Branch | None:
+        """Keep a child that ran (None: its step pruned it), once per state; the child kept, or None."""
         if child is None:
-            return
+            return None
         key = state_key(child.env)
         if key in seen:
             prune(episode, child.tip, f"the same steps as the branch at step {seen[key].tip} (kept)")
-            return
+            return None
         seen[key] = child
         kept.append(child)
+        return child
 
     def left_out(self, unextended: list[Branch], waiting: list[tuple[float, int, Branch, int, _Listed]], charged: set[int],
-                 kept: list[Branch]) -> None:
+                 kept: list[Branch], best: float | None) -> None:
         """The branches the full beam left out: those never extended, pruned; those whose candidates none ran, their
         LLM call traced as a step of its own, pruned."""
         last = min((b.score for b in kept), default=None)
         for branch in unextended:
-            prune(branch.episode, branch.tip, f"outside the beam ({_below(branch.score, last)}; not extended)")
+            prune(branch.episode, branch.tip, _left_out(branch.score, last, best) + "; not extended")
         for _, _, branch, step, item in sorted(waiting, key=lambda w: w[1]):
             if id(item.proposal) in charged:
                 continue
@@ -265,8 +274,8 @@ class Beam:
             branch.episode.add(StepTrace(
                 step=step if self.written else len(branch.episode.traces) + 1,
                 **{k: v for k, v in item.fields.items() if k != "without_call"}, action=None, ok=False, error="not_run",
-                observation="No listed step was run: the beam was full with better branches.",
-                pruned=f"outside the beam ({_below(branch.score + item.score, last)})",
+                observation="No listed step was run: better branches filled the beam or finished.",
+                pruned=_left_out(branch.score + item.score, last, best),
             ))
 
     def propose(self, branch: Branch, step: int) -> tuple[list[_Listed], bool]:
@@ -427,13 +436,15 @@ class Beam:
         self.check_error(episode)
 
 
-def _below(score: float, last: float | None) -> str:
-    """A score left out of the beam, against the last one kept."""
+def _left_out(score: float, last: float | None, best: float | None) -> str:
+    """Why a branch or a candidate scoring ``score`` was left out: a finished branch it cannot beat, or the beam full."""
+    if best is not None and score <= best:
+        return f"cannot beat a finished branch (score {score:.2f} <= {best:.2f})"
     if last is None:
-        return f"score {score:.2f}; the beam was full"
+        return f"outside the beam (score {score:.2f}; the beam was full)"
     if score < last:
-        return f"score {score:.2f} < {last:.2f}, the last kept"
-    return f"score {score:.2f} ties the last kept, found after it"
+        return f"outside the beam (score {score:.2f} < {last:.2f}, the last kept)"
+    return f"outside the beam (score {score:.2f} ties the last kept, found after it)"
 
 
 def _resolve(scoring: str, llm: Any) -> str:

@@ -4,10 +4,11 @@ Each sample runs the strategy ``--vote-of`` (with its own defaults) on a
 fresh fork of the question's environment, its LLM calls at
 ``--vote-temperature`` with their own seed (sample *i* sends ``--seed`` +
 *i*: every sample's requests are distinct, so a recording keeps each one
-and a replay meets the same replies in the same order). The samples'
-answer sets are voted: the set most samples answered wins; a tie goes to
-the set answered first (the lowest sample number), which makes the vote
-deterministic; a sample with no answer votes only when no sample
+and a replay meets the same replies in the same order; a strategy voted
+that samples itself, with its own ``--seed``, starts sample *i* at
+``--seed`` + 1000 *i*). The samples' answer sets are voted: the set most
+samples answered wins; a tie goes to the set answered first (the lowest
+sample number), which makes the vote deterministic; a sample with no answer votes only when no sample
 answered. The answer's record (query, chain) is the first sample that
 answered it.
 
@@ -63,6 +64,9 @@ __all__ = ["StrategyName", "solve_vote", "vote_key"]
 
 #: This strategy's name (it does not vote itself).
 NAME = "vote"
+#: A strategy voted that samples itself (``--seed``: a beam in a written mode, generate-execute) starts sample i's
+#: seeds at ``seed + SEED_STRIDE * i``, so that no two samples send the same request.
+SEED_STRIDE = 1000
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,8 @@ def solve_vote(llm: Any, env: Any, question: str, config: AgentConfig, vote_of: 
                vote_temperature: float = 0.7, max_llm_calls: int = MAX_LLM_CALLS.default, seed: int = SEED.default) -> AgentResult:
     """Answer with ``samples`` samples of ``vote_of``, voted (see the module docstring)."""
     started = time.perf_counter()
-    solve = registry.entry(vote_of).bind({})
+    voted = registry.entry(vote_of)
+    seeds_own = any(o.name == SEED.name for o in voted.options)  # a strategy that samples itself: its own seeds per sample
     budget = CallBudget(max_llm_calls)
     results: list[AgentResult] = []
     cut: AgentResult | None = None
@@ -120,6 +125,7 @@ def solve_vote(llm: Any, env: Any, question: str, config: AgentConfig, vote_of: 
             ran_out = True
             break
         sampled = SampledLLM(llm, Sampling(temperature=vote_temperature, seed=seed + i), budget)
+        solve = voted.bind({SEED.name: seed + SEED_STRIDE * i} if seeds_own else {})
         try:
             result = solve(sampled, env.fork(), question, config)
         except BudgetSpent:
