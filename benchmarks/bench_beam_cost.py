@@ -19,6 +19,10 @@ Usage::
 
     python benchmarks/bench_beam_cost.py --kb oxigraph:demo --repeat 3
     python benchmarks/bench_beam_cost.py --kb demo --widths 1,2,3,4 --questions 10 --json runs/beam-cost.json
+    python benchmarks/bench_beam_cost.py --kb http://127.0.0.1:PORT/sparql --graph http://pyql.test/beam-cost --repeat 3
+
+For Virtuoso, start it and load ``pyql/data/cyclones.ttl`` into a graph as ``tests/virtuoso.py`` does
+(``VirtuosoServer().start()``, ``load_turtle``).
 """
 
 from __future__ import annotations
@@ -57,10 +61,20 @@ class FirstChoice(ScriptedLLM):
         return super().complete(prompt, **kwargs)
 
 
-def run_one(spec: str, item: dict[str, Any], method: str, options: dict[str, Any], max_steps: int) -> dict[str, Any]:
+def open_kb(spec: str, graph: str | None = None) -> Any:
+    """A KB opened for one run: ``spec`` as ``KB.open`` reads it, or an endpoint's URL with the graph holding the demo."""
+    if graph:
+        from pyql.kb.endpoint_backend import EndpointKB
+
+        return EndpointKB(spec, default_graph=graph, timeout=60)
+    return KB.open(spec)
+
+
+def run_one(spec: str, item: dict[str, Any], method: str, options: dict[str, Any], max_steps: int,
+            graph: str | None = None) -> dict[str, Any]:
     """One question with one configuration, on a KB opened for it (no cache of another run helps it): its KB queries
     and seconds (the KB's counters), LLM calls, exactness."""
-    env = SparqlEnvironment(KB.open(spec), item["question"], item["entities"], **feedback_options("eraser", agent=True))
+    env = SparqlEnvironment(open_kb(spec, graph), item["question"], item["entities"], **feedback_options("eraser", agent=True))
     config = AgentConfig(action_mode="choose", max_steps=max_steps, feedback="eraser")
     result = entry(method).bind(options)(FirstChoice(), env, item["question"], config)
     counters = env.counters
@@ -70,12 +84,12 @@ def run_one(spec: str, item: dict[str, Any], method: str, options: dict[str, Any
 
 
 def measure(spec: str, items: list[dict[str, Any]], configs: dict[str, tuple[str, dict[str, Any]]], repeat: int,
-            max_steps: int) -> dict[str, list[dict[str, Any]]]:
+            max_steps: int, graph: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every configuration on every question, ``repeat`` times interleaved; per question the least KB seconds."""
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
     for item in items:
         for name, (method, options) in configs.items():
-            runs = [run_one(spec, item, method, options, max_steps) for _ in range(repeat)]
+            runs = [run_one(spec, item, method, options, max_steps, graph) for _ in range(repeat)]
             best = dict(runs[0])
             best["kb_seconds"] = min(r["kb_seconds"] for r in runs)
             out[name].append(best)
@@ -117,6 +131,7 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kb", default="oxigraph:demo", help="any KB KB.open reads (default oxigraph:demo)")
+    parser.add_argument("--graph", help="with an endpoint's URL as --kb: the graph holding the demo KB (pyql/data/cyclones.ttl)")
     parser.add_argument("--widths", default="1,2,3", help="beam widths, comma-separated (default 1,2,3)")
     parser.add_argument("--questions", type=int, default=37, help="the first N demo questions (default all 37)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per question and configuration (default 3)")
@@ -128,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = {"greedy": ("greedy", {})}
     configs.update({f"beam-{w}": ("beam", {"beam_width": w, "beam_scoring": "rank"}) for w in widths})
     load = os.getloadavg()[0]
-    runs = measure(args.kb, items, configs, args.repeat, args.max_steps)
+    runs = measure(args.kb, items, configs, args.repeat, args.max_steps, args.graph)
     table = report(runs, widths)
     table["load"] = [round(load, 1), round(os.getloadavg()[0], 1)]
     print(json.dumps(table, indent=2))

@@ -17,7 +17,7 @@ from agent.llm.replies import LLMReply, Sampling
 from agent.llm.scripted import ScriptedLLM
 from agent.methods.config import AgentConfig
 from agent.methods.strategies.vote import solve_vote
-from pyql.cli import build_parser, main
+from pyql.cli import main
 from pyql.environment.sparql import SparqlEnvironment
 from pyql.kb import KB
 from tests.fault_servers import FakeLLMServer, GoldResponder

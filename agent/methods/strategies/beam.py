@@ -91,6 +91,7 @@ from typing import Any
 from agent.errors import BudgetSpent
 from agent.faults import INFRA_KINDS, error_kind
 from agent.llm.likelihood import RelationPMI, ScorerError, local_scorer
+from agent.llm.local import LOCAL_MODEL_NAME
 from agent.llm.replies import Sampling
 from agent.llm.sampling import CallBudget, SampledLLM
 from agent.methods.choose import fact_relation, parse_choice
@@ -108,10 +109,6 @@ __all__ = ["Beam", "SCORINGS", "solve_beam"]
 SCORINGS = ("auto", "likelihood", "logprobs", "rank")
 #: The top log-probabilities a choice call asks for, by endpoint (OpenAI's limits: 5 on completions, 20 on chat).
 TOP_LOGPROBS = {"completion": 5, "chat": 20}
-#: The bundled model's name (:data:`agent.llm.local.LOCAL_MODEL_NAME`): ``auto`` scores by its likelihood.
-_BUNDLED = "gemma-3-270m"
-#: A score that is 0 and sums to 0 (a step taken with nothing to choose).
-_BEST = 0.0
 
 
 @dataclass
@@ -130,7 +127,7 @@ class Beam:
     Args:
         llm: the LLM.
         config: the agent's settings (the action mode names the policy; ``max_steps`` is the depth when ``depth`` is 0).
-        width: branches kept per level, and candidates run per branch.
+        width: branches kept per level.
         depth: steps a branch may take (0: ``config.max_steps``).
         scoring: ``auto``, ``likelihood``, ``logprobs`` or ``rank`` (choose mode).
         samples: written modes: samples per state.
@@ -452,7 +449,7 @@ def _resolve(scoring: str, llm: Any) -> str:
     if scoring != "auto":
         return scoring
     names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
-    return "likelihood" if _BUNDLED in names else "logprobs"
+    return "likelihood" if LOCAL_MODEL_NAME in names else "logprobs"
 
 
 def _choice_logprobs(candidates: list[Candidate], reply: Any) -> list[float] | None:
@@ -497,12 +494,12 @@ def _summed(fields: list[dict[str, Any]]) -> dict[str, Any]:
 
 @strategy(
     "beam",
-    description="a beam over PyQL steps: each branch's best candidates run on forks, failed and empty steps pruned, "
-    "the best branches kept at each step; the best executed query answers",
+    description="a beam over PyQL steps: candidates scored by the policy and run best first on forks, failed and empty "
+    "steps pruned, the best branches kept at each step; the best executed query answers",
     cites="Think-on-Graph's beam (Sun et al., 2024; width 3), kept over program steps as KB-BINDER's and KB-Coder's "
     "(Li et al., 2023; Nie et al., 2023)",
     options=(
-        Option("beam_width", int, 3, "branches kept at each step, and candidates run per branch", minimum=1, maximum=16),
+        Option("beam_width", int, 3, "branches kept at each step (ToG's width: 3)", minimum=1, maximum=16),
         Option("beam_depth", int, 0, "steps a branch may take (0: --max-steps)", minimum=0, maximum=50),
         Option("beam_scoring", str, "auto", "how choose mode's listed steps are scored: the model's likelihood, the "
                "reply's log-probabilities, the list's order (auto: likelihood for the bundled model, else logprobs)",
