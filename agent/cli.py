@@ -220,12 +220,25 @@ def _strategy_arguments(group: Any) -> None:
     strategies share parses its type here; the chosen strategy checks its own range (:func:`_strategy_options`)."""
     for name, owned in strategies.flags().items():
         option = owned[0][1]
-        loose = option if len(owned) == 1 else strategies.Option(name, option.type, None, option.help)
+        loose = option if len(owned) == 1 else _loosest(name, [o for _, o in owned])
         said = "; ".join(f"--method {owner.name}: {o.help} (default {o.default}; {o.allowed()})" for owner, o in owned)
         group.add_argument(
             option.flag, dest=f"strategy_{option.name}", type=_option_value(loose), default=None, metavar=option.type.__name__.upper(),
             help=said,
         )
+
+
+def _loosest(name: str, options: list[Any]) -> Any:
+    """The option a flag several strategies share parses with: their type, and the widest range they allow together
+    (a value none of them takes is refused when it is parsed; the chosen strategy checks its own range after)."""
+    first = options[0]
+    lows = [o.minimum for o in options]
+    highs = [o.maximum for o in options]
+    choices = None if any(o.choices is None for o in options) else tuple(dict.fromkeys(c for o in options for c in o.choices))
+    return strategies.Option(
+        name, first.type, None, first.help, minimum=None if None in lows else min(lows),
+        maximum=None if None in highs else max(highs), choices=choices,
+    )
 
 
 def _option_value(option: Any) -> Any:

@@ -132,6 +132,8 @@ class ToGOracle:
 
     def complete(self, prompt: Any, **kwargs: Any) -> LLMReply:
         text = messages_to_text(prompt)
+        sampling = kwargs.pop("sampling", None)  # kept flat: temperature and seed beside stop and grammar
+        kwargs.update(sampling.fields() if sampling is not None else {})
         with self.lock:
             self.calls.append((text, kwargs))
         reply = self.reply(text)
@@ -297,11 +299,11 @@ def test_the_budget_running_out_answers_with_what_was_found(tmp_path: Path) -> N
 def test_options_out_of_range_and_tables_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["eval", str(DEMO), "--kb", "demo", "--out", str(tmp_path / "r.jsonl"), "--method", "tog"]
     assert main([*base, "--width", "0"]) == 2
-    assert "--width must be a whole number from 1 to 10, not '0'" in capsys.readouterr().err
+    assert "--width must be a whole number from 1 to 10, got '0'" in capsys.readouterr().err
     assert main([*base, "--prune-tools", "sentencebert"]) == 2
-    assert "--prune-tools must be one of llm, bm25, model, not 'sentencebert'" in capsys.readouterr().err
+    assert "--prune-tools must be one of llm, bm25, model, got 'sentencebert'" in capsys.readouterr().err
     assert main([*base, "--max-llm-calls", "0"]) == 2
-    assert re.search(r"--max-llm-calls must be a whole number from 1 to 10000, not '?0'?$", capsys.readouterr().err.strip())
+    assert re.search(r"--max-llm-calls must be a whole number from 1 to 100+, got '?0'?$", capsys.readouterr().err.strip())
     table = tmp_path / "t.json"
     table.write_text(json.dumps({"header": ["Game", "Opponent"], "rows": [["6", "Athlone Town"]]}))
     assert main(["ask", "which game?", "--table-json", str(table), "--method", "tog"]) == 2

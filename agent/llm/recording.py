@@ -4,7 +4,9 @@
 one a command would use: every :meth:`~RecordedLLM.complete` call is keyed
 by what decides the reply (the model asked for, the endpoint mode, the
 sampling settings, the stop sequences, the prompt or messages, the tools
-and the grammar) and kept in a :class:`~pyql.recording_store.RecordingStore`
+and the grammar, and a call's own sampling when it gives one: a sample's
+temperature and seed, the log-probabilities asked for, so that the samples of a
+``vote`` are distinct entries and a replay meets each one's reply) and kept in a :class:`~pyql.recording_store.RecordingStore`
 with the reply, its token usage and the model that answered. In a replay
 there is no LLM behind it at all: no server is contacted and no local model
 is started; a call the recording does not hold raises
@@ -46,7 +48,7 @@ from typing import Any
 
 from agent.errors import LLMError, LLMRecordingUnavailable, LLMReplayMiss
 from agent.llm.config import LLMConfig
-from agent.llm.replies import LLMReply, Prompt, ToolCall, UsageMeter
+from agent.llm.replies import LLMReply, Prompt, Sampling, ToolCall, UsageMeter
 from agent.llm.likelihood import RelationPMI
 from pyql.echo import one_line
 from pyql.errors import RecordingError, RecordingUnavailable
@@ -67,9 +69,12 @@ def reply_to_json(reply: LLMReply) -> dict[str, Any]:
     """
     calls = [{"name": c.name, "arguments": c.arguments, "id": c.id, "raw_arguments": c.raw_arguments, "error": c.error}
              for c in reply.tool_calls]
-    return {"text": reply.text, "tool_calls": calls, "usage_in": reply.usage_in, "usage_out": reply.usage_out,
+    kept = {"text": reply.text, "tool_calls": calls, "usage_in": reply.usage_in, "usage_out": reply.usage_out,
             "attempts": reply.attempts, "finish_reason": reply.finish_reason, "model": reply.model,
             "replaced": reply.replaced, "latency": round(reply.latency, 6)}
+    if reply.top_logprobs is not None:  # asked for by a call that scores its choices
+        kept["top_logprobs"] = reply.top_logprobs
+    return kept
 
 
 def reply_from_json(data: Mapping[str, Any]) -> LLMReply:
@@ -89,7 +94,9 @@ def reply_from_json(data: Mapping[str, Any]) -> LLMReply:
         return LLMReply(text=str(data["text"]), tool_calls=calls, usage_in=int(data.get("usage_in") or 0),
                         usage_out=int(data.get("usage_out") or 0), attempts=int(data.get("attempts") or 1),
                         finish_reason=data.get("finish_reason"), model=data.get("model"),
-                        replaced=int(data.get("replaced") or 0), raw=dict(data))
+                        replaced=int(data.get("replaced") or 0), raw=dict(data),
+                        top_logprobs=[{str(k): float(v) for k, v in t.items()} for t in data["top_logprobs"]]
+                        if data.get("top_logprobs") is not None else None)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordingError(f"a recorded LLM reply is not in pyql's form ({type(exc).__name__}: {exc})") from None
 
@@ -129,12 +136,11 @@ class RecordedLLM:
 
     def complete(self, prompt: Prompt, *, stop: Sequence[str] | None = None,
                  tools: Sequence[Mapping[str, Any]] | None = None, grammar: str | None = None,
-                 temperature: float | None = None, seed: int | None = None) -> LLMReply:
+                 sampling: Sampling | None = None) -> LLMReply:
         """Ask the inner LLM and keep its reply (record), or answer from the recording (replay).
 
-        A call's own ``temperature`` takes the configured one's place in its
-        key, and its ``seed``, when given, is part of the key (a call without
-        them has the key it always had).
+        A call's own ``sampling`` (temperature, seed, log-probabilities), when
+        given, is part of its key (a call without it has the key it always had).
 
         Raises:
             LLMReplayMiss: a replay, and the call is not in the recording.
@@ -144,17 +150,17 @@ class RecordedLLM:
         """
         cfg = self.config
         request = {
-            "model": self.requested, "mode": cfg.mode, "temperature": cfg.temperature if temperature is None else temperature,
+            "model": self.requested, "mode": cfg.mode, "temperature": cfg.temperature,
             "max_tokens": cfg.max_tokens,
             "extra_body": dict(cfg.extra_body), "stop": list(cfg.stop if stop is None else stop),
             "prompt": _prompt_json(prompt), "tools": [dict(t) for t in tools] if tools else None, "grammar": grammar,
         }
-        sampling: dict[str, Any] = {k: v for k, v in (("temperature", temperature), ("seed", seed)) if v is not None}
-        if seed is not None:
-            request["seed"] = seed
+        if sampling is not None and sampling.fields():  # a call's own sampling: part of its key (none: the key as before)
+            request["sampling"] = sampling.fields()
         if self.store.mode == "replay":
             return self._replayed(request, prompt)
-        reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar, **sampling)
+        asked = {"sampling": sampling} if sampling is not None else {}
+        reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar, **asked)
         try:
             self.store.put("llm", str(reply.model or self.requested or ""), request, reply_to_json(reply), reply.latency)
             self._name_model(reply)

@@ -331,6 +331,9 @@ class Environment:
         self.final: Any = None
         self.started = time.perf_counter()
         self._baseline = self.backend_counters()
+        #: what the episode has read of its backend and keeps (the backend does not change during an episode):
+        #: shared by every fork of the episode, so a branch never asks again what another one read
+        self.shared: dict[str, Any] = {}
 
     @property
     def analyzer(self) -> Analyzer | None:
@@ -382,7 +385,8 @@ class Environment:
         """A copy of the episode to go on with apart: the same class, its own steps from here.
 
         What is read-only or a cache is shared (the action set, the analyzer,
-        the backend and its counters, relations already read); the small
+        the backend and its counters, relations already read, what the
+        episode keeps of what the backend said, :attr:`shared`); the small
         per-episode state is copied: the query (immutable, so shared as it
         is), ``done``, the final result, the history, the memory (every
         container in it, nested ones too) and the outcomes repeats are

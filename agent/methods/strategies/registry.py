@@ -18,13 +18,20 @@ flag, each with its own default and range, when its type is the same:
 ``--max-llm-calls``),
 :func:`agent.evaluation.runner.solver`, the run file's settings (the
 options, when a strategy has any) and docs/agent.md's table
-(``tests/test_strategies.py`` checks it) follow from the registry. A
+(``tests/test_strategies.py`` checks it) follow from the registry.
+Options several strategies share are defined here once, so that each
+flag means one thing: :data:`MAX_LLM_CALLS` (every search's budget) and
+:data:`SEED` (the first sample's seed of a strategy that samples). A
 strategy that applies to some environment sides only (``sides``: ``sparql``,
 ``sql``, ``agentbench``) refuses the others (:meth:`StrategyEntry.check_side`,
 a usage error naming where it applies). The
 modules are found, not listed: every module of the package whose name
 does not start with ``_`` is imported the first time the registry is asked
 (:func:`names`).
+
+Options several strategies share are defined here once, so that each
+flag means one thing: :data:`MAX_LLM_CALLS` (every search's budget) and
+:data:`SEED` (the first sample's seed of a strategy that samples).
 
 Example:
     >>> names()[:2], canonical("queryagent"), canonical("readi"), canonical("magic")
@@ -34,13 +41,14 @@ Example:
     >>> Option("beam_width", int, 4, "candidates kept", minimum=1, maximum=16).parse("40")
     Traceback (most recent call last):
     ...
-    agent.errors.AgentConfigError: --beam-width must be a whole number from 1 to 16, not '40'
+    agent.errors.AgentConfigError: --beam-width must be a whole number from 1 to 16, got '40'
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import math
 import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,7 +57,7 @@ from typing import Any, TypeVar
 from agent.errors import AgentConfigError
 
 __all__ = [
-    "Option", "StrategyEntry", "strategy", "names", "canonical", "entry", "options", "flags", "method_help", "method_choices",
+    "MAX_LLM_CALLS", "SEED", "Option", "StrategyEntry", "strategy", "names", "canonical", "entry", "options", "flags", "method_help", "method_choices",
     "markdown_table", "SIDE_WORDS",
 ]
 
@@ -123,7 +131,7 @@ class Option:
             else:
                 value = self.type(text)
         except ValueError:
-            raise AgentConfigError(f"{self.flag} must be {self.allowed()}, not {text!r}") from None
+            raise AgentConfigError(f"{self.flag} must be {self.allowed()}, got {text!r}") from None
         return self.check(value, text)
 
     def check(self, value: Any, shown: Any = None) -> Any:
@@ -133,17 +141,33 @@ class Option:
             AgentConfigError: out of the range or not a choice (the message says what is allowed).
         """
         wrong = (self.choices is not None and value not in self.choices) or (
+            self.type is float and not math.isfinite(value)
+        ) or (
             self.type in (int, float) and (
                 (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum)
             )
         )
         if wrong or (self.type is not bool and self.type in (int, float) and isinstance(value, bool)):
-            raise AgentConfigError(f"{self.flag} must be {self.allowed()}, not {shown if shown is not None else value!r}")
+            raise AgentConfigError(f"{self.flag} must be {self.allowed()}, got {shown if shown is not None else value!r}")
         return value
 
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
+
+
+#: A search's budget: the most LLM calls one question may make. When they run out the strategy answers with what it
+#: has, the result says ``stopped: budget`` and ``extra["budget"]`` what ran out and how much was used. The default is
+#: generous for every strategy's paper setting (a beam of width 3 over 12 steps asks at most 36 choose calls; 5 votes
+#: of greedy's 12 steps 60; 7 programs 7).
+MAX_LLM_CALLS = Option(
+    "max_llm_calls", int, 500, "the most LLM calls one question may make; then the strategy answers with what it has "
+    "(stopped: budget)", minimum=1, maximum=100000,
+)
+
+#: The first sample's seed, for the strategies that sample at a temperature above 0: sample i sends ``seed + i``, so
+#: every sample's request is distinct and the same run asks the same requests again (a recording replays them).
+SEED = Option("seed", int, 0, "the first sample's seed (sample i sends seed + i)", minimum=0, maximum=2**31 - 1)
 
 
 @dataclass(frozen=True)
@@ -220,7 +244,8 @@ def strategy(
     name: str, *, description: str, aliases: Sequence[str] = (), cites: str = "", options: Sequence[Option] = (), rank: int = 100,
     sides: Sequence[str] | None = None,
 ) -> Callable[[F], F]:
-    """Register the decorated function as the strategy ``name`` (see the module docstring).
+    """Register the decorated function as the strategy ``name`` (see the module docstring); ``sides``: where it
+    answers (None: every side; :func:`check_side`).
 
     Raises:
         AgentConfigError: the name or an alias is taken (by another strategy), or an option's flag is another
@@ -271,7 +296,7 @@ def _load() -> None:
 
 def _ordered() -> list[StrategyEntry]:
     _load()
-    return sorted(_STRATEGIES.values(), key=lambda e: e.rank)
+    return sorted(_STRATEGIES.values(), key=lambda e: (e.rank, e.name))
 
 
 def names() -> tuple[str, ...]:
@@ -297,6 +322,7 @@ def entry(name: str) -> StrategyEntry:
     if found is None:
         raise AgentConfigError(f"unknown method {name!r}; use one of {', '.join(method_choices())}")
     return _STRATEGIES[found]
+
 
 
 def options() -> list[tuple[StrategyEntry, Option]]:

@@ -78,14 +78,14 @@ from typing import Any
 from agent.errors import ContextOverflow, LLMError
 from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind, infra_failure
 from agent.llm.likelihood import RelationPMI, local_scorer, relation_words
-from agent.llm.replies import LLM, LLMReply
+from agent.llm.replies import LLM, LLMReply, Sampling
 from agent.methods.choose import choice_gbnf, parse_choice
 from agent.methods.context_budget import ask_within, budget_for
 from agent.methods.episode import AgentResult, Episode, StepTrace, prompt_hash, prompt_templates
 from agent.methods.prompting import full_prompt
 from agent.methods.ranking import BM25Ranker
 from agent.methods.sides import side_for
-from agent.methods.strategies.registry import Option, entry, strategy
+from agent.methods.strategies.registry import SEED, Option, entry, strategy
 from pyql.builder.query import Query
 from pyql.builder.terms import IRI, Literal
 from pyql.echo import one_line, plural
@@ -130,6 +130,8 @@ class ToGSettings:
         temperature_reasoning: the LLM's temperature when it reasons and answers.
         remove_unnecessary_rel: leave out relations that only name, type or identify an entity.
         max_llm_calls: LLM calls at most; then the search answers with what it has (``stopped: budget``).
+        seed: mixed into every call's seed and the neighbour sample's (0: the seeds made from the calls alone);
+            ``vote`` gives each sample its own, so that ToG's samples differ.
     """
 
     width: int = 3
@@ -140,6 +142,7 @@ class ToGSettings:
     temperature_reasoning: float = 0.0
     remove_unnecessary_rel: bool = True
     max_llm_calls: int = 60
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -587,7 +590,7 @@ class ThinkOnGraph:
         """ToG's sample (20 or more neighbours: ``num_retain_entity`` at random, seeded) and its unnamed-node rule."""
         notes = []
         if len(values) >= SAMPLE_FROM:
-            rng = random.Random(_seed(self.question, "sample", node.value.short, relation.name))
+            rng = random.Random(self._seed("sample", node.value.short, relation.name))
             kept = sorted(rng.sample(range(len(values)), min(self.settings.num_retain_entity, len(values))))
             notes.append(f"{len(kept)} sampled at random, as ToG does from {SAMPLE_FROM} on")
             values = [values[i] for i in kept]
@@ -800,6 +803,10 @@ class ThinkOnGraph:
         return self.beam[0].trace if self.beam else None
 
     # -- the LLM, the KB, the trace ----------------------------------------------
+    def _seed(self, *about: object) -> int:
+        """The seed of a call or a sample about ``about``: the question's and, when ``--seed`` is set, the seed's."""
+        return _seed(self.question, *about) if not self.settings.seed else _seed(self.settings.seed, self.question, *about)
+
     def _ask(
         self, kind: str, prompt: str | Callable[[], str], temperature: float, about: tuple[object, ...],
         stop: Sequence[str] = _STOP, grammar: str | None = None,
@@ -813,11 +820,9 @@ class ThinkOnGraph:
         if self.episode.calls >= self.settings.max_llm_calls:
             raise _OutOfBudget(f"{kind} (depth {about[0] if about else '?'})")
         budget = budget_for(self.llm)
-        sampling: dict[str, Any] = {"temperature": temperature}
-        if temperature > 0:
-            sampling["seed"] = _seed(self.question, kind, *about)
+        sampling = Sampling(temperature=temperature, seed=self._seed(kind, *about) if temperature > 0 else None)
         build = prompt if callable(prompt) else (lambda: budget.check(prompt))
-        text, reply = ask_within(budget, build, lambda p: self.llm.complete(p, stop=list(stop), grammar=grammar, **sampling))
+        text, reply = ask_within(budget, build, lambda p: self.llm.complete(p, stop=list(stop), grammar=grammar, sampling=sampling))
         budget.observe(text, reply)
         self.episode.count([reply])
         return text, reply
@@ -901,7 +906,7 @@ class ThinkOnGraph:
     "tog",
     description="Think-on-Graph: a beam of KB paths, relations and entities pruned by the LLM, 'is this enough?' at each depth",
     cites="Think-on-Graph (Sun et al., ICLR 2024; IDEA-FinAI/ToG)",
-    rank=40,
+    rank=35,
     sides=("sparql",),
     options=(
         Option("width", int, 3, "ToG: paths kept at each depth, relations kept per entity", minimum=1, maximum=10),
@@ -915,12 +920,13 @@ class ThinkOnGraph:
         Option("remove_unnecessary_rel", bool, True, "ToG: leave out relations that only name, type or identify an entity"),
         Option("max_llm_calls", int, 60, "LLM calls at most per question; then the answer is the best found (stopped: budget)",
                minimum=1, maximum=10000),
+        SEED,
     ),
 )
 def solve_tog(
     llm: Any, env: Any, question: str, config: Any, *, width: int = 3, depth: int = 3, num_retain_entity: int = 5,
     prune_tools: str = "llm", temperature_exploration: float = 0.4, temperature_reasoning: float = 0.0,
-    remove_unnecessary_rel: bool = True, max_llm_calls: int = 60,
+    remove_unnecessary_rel: bool = True, max_llm_calls: int = 60, seed: int = SEED.default,
 ) -> AgentResult:
     """Answer one question with Think-on-Graph on the environment's KB (see the module docstring).
 
@@ -934,5 +940,5 @@ def solve_tog(
     """
     entry("tog").check_side(side_for(env).name)
     settings = ToGSettings(width, depth, num_retain_entity, prune_tools, temperature_exploration, temperature_reasoning,
-                           remove_unnecessary_rel, max_llm_calls)
+                           remove_unnecessary_rel, max_llm_calls, seed)
     return ThinkOnGraph(llm, env, question, config, settings).run()
