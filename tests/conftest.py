@@ -151,3 +151,20 @@ def pytest_xdist_auto_num_workers(config: _pytest.Config) -> int | None:
         return None  # xdist's own hook reads it
     cores = len(_os.sched_getaffinity(0)) if hasattr(_os, "sched_getaffinity") else (_os.cpu_count() or 1)
     return cores + 2
+
+
+# The demo KB and its environments (tests/demo.py): a fresh handle per test, so no test sees another's counters.
+@_pytest.fixture
+def demo_kb():  # type: ignore[no-untyped-def]
+    """A fresh handle on the bundled Freebase demo KB (``KB.open("demo")``)."""
+    from tests.demo import open_demo
+
+    return open_demo()
+
+
+@_pytest.fixture
+def demo_env():  # type: ignore[no-untyped-def]
+    """``demo_env(question=None, entities=None, **options)``: a SPARQL environment on a fresh demo KB handle."""
+    from tests.demo import make_demo_env
+
+    return make_demo_env

@@ -24,6 +24,7 @@ from pyql.environment.sparql import SparqlEnvironment
 from pyql.kb import KB
 from tests.fault_servers import FakeLLMServer, Reply, chat_body
 from tests.test_eval import DEMO, ROOT, cli_env, demo_items
+from tests.demo import DemoEnv
 
 #: What differs between two runs of the same questions: the times, and the recording's mode.
 TIMES = {"seconds", "finished_at", "llm_seconds", "kb_seconds", "model_seconds", "recording", "latency"}
@@ -193,7 +194,7 @@ def test_beam_through_pyql_eval_on_a_loopback_server(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("qid", ["q02", "q04", "q14"])
-def test_a_beam_of_width_one_is_greedy_at_greedys_kb_cost(qid: str) -> None:
+def test_a_beam_of_width_one_is_greedy_at_greedys_kb_cost(qid: str, demo_env: DemoEnv) -> None:
     """Its forks share what the episode read of the KB (the checks' labels and entity facts), so the same steps cost
     the same queries; a beam's cost over greedy's is its branches, not its forks."""
     item = next(i for i in demo_items(37) if i["id"] == qid)
@@ -202,7 +203,7 @@ def test_a_beam_of_width_one_is_greedy_at_greedys_kb_cost(qid: str) -> None:
         from agent.evaluation.environments import feedback_options
         from agent.methods.strategies.registry import entry
 
-        env = SparqlEnvironment(KB.open("demo"), item["question"], item["entities"], **feedback_options("eraser", agent=True))
+        env = demo_env(item["question"], item["entities"], **feedback_options("eraser", agent=True))
         result = entry(method).bind(options)(ScriptedLLM(["1"] * 30), env, item["question"], AgentConfig(action_mode="choose", max_steps=7))
         runs[method] = (result.answers, [s.action for s in result.steps], result.llm_calls, env.counters["kb_queries"])
     assert runs["beam"] == runs["greedy"]

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.demo import DemoEnv
 
 pytestmark = pytest.mark.cli  # the tests run the pyql command
 
@@ -187,12 +188,10 @@ def test_run_uses_an_unlinked_id_that_is_in_the_kb_and_says_how_to_link_one_that
     assert "An id that is in the KB can be used" in " ".join(pyql("run", "--help").stdout.split())
 
 
-def test_agents_keep_the_linking_rule() -> None:
+def test_agents_keep_the_linking_rule(demo_env: DemoEnv) -> None:
     from correction import Eraser
-    from pyql.kb import KB
-    from pyql.environment.sparql import SparqlEnvironment
 
-    env = SparqlEnvironment(KB.open("demo"), analyzer=Eraser())  # as an agent's environment: entities_from_kb is False
+    env = demo_env(analyzer=Eraser())  # as an agent's environment: entities_from_kb is False
     record = env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)")
     assert (record.ok, record.error) == (False, "unlinked_entity")
     assert "not in the KB" not in record.observation and "--entities" not in record.observation

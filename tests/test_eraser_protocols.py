@@ -22,6 +22,7 @@ from pyql.kb import KB
 from pyql.environment.sparql import SparqlEnvironment
 from pyql_sql import Table
 from pyql_sql.environment import TableEnvironment
+from tests.demo import DemoEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 CORRECTION = sorted((ROOT / "correction").rglob("*.py"))
@@ -82,8 +83,8 @@ def test_environments_offer_their_rule_protocol(protocol: type, make: Any) -> No
     assert not missing, f"{type(env).__name__} lacks {missing} of {protocol.__name__}"
 
 
-def test_the_side_is_chosen_once_by_env_side() -> None:
-    kb_env = SparqlEnvironment(KB.open("demo"))
+def test_the_side_is_chosen_once_by_env_side(demo_env: DemoEnv) -> None:
+    kb_env = demo_env()
     table_env = TableEnvironment(Table.from_rows(["a"], [["1"]]))
     assert kb_side(kb_env) is kb_env and kb_side(table_env) is None
     assert table_side(table_env) is table_env

@@ -26,6 +26,7 @@ from pyql.environment.actions import ActionSet, StepResult, action
 from pyql.environment import Environment
 from pyql.kb import KB
 from pyql.environment.sparql import SparqlEnvironment
+from tests.demo import DemoEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,9 +111,9 @@ def test_every_rule_declares_its_kind():
         Rule("bad_kind", "memory", "before", lambda r, e: None, kind="hint")
 
 
-def test_user_audience_has_no_thoughts_to_regenerate():
+def test_user_audience_has_no_thoughts_to_regenerate(demo_env: DemoEnv):
     """`pyql run` has no LLM: its guidelines do not ask to re-generate a Thought."""
-    env = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"}, analyzer=Eraser(audience="user"))
+    env = demo_env(entities={"Rachel": "m.0crbvqz"}, analyzer=Eraser(audience="user"))
     record = env.step("get_relation(?stream)")
     assert record.error == "unbound_variable"
     assert "Thought" not in record.guideline
@@ -162,10 +163,9 @@ def test_eraser_configuration_errors():
         Eraser(max_choices=0)
 
 
-def test_choices_are_capped():
-    kb = KB.open("demo")
+def test_choices_are_capped(demo_kb: KB):
     entities = {f"E{i}": mid for i, mid in enumerate(["m.0crbvqz", "m.0dkl7", "m.0n9cgl4", "m.03_r3", "m.04ly1"])}
-    env = SparqlEnvironment(kb, entities=entities, analyzer=Eraser(max_choices=2))
+    env = SparqlEnvironment(demo_kb, entities=entities, analyzer=Eraser(max_choices=2))
     record = env.step("get_relation(m.0nonexistent)")
     assert record.error == "unlinked_entity"
     assert "get_relation(m.0crbvqz), get_relation(m.0dkl7) and 3 more" in record.guideline
@@ -182,15 +182,14 @@ def test_docs_table_is_current():
 # -- statistics -------------------------------------------------------------------
 
 
-def test_trigger_stats_per_run_and_merged():
-    kb = KB.open("demo")
+def test_trigger_stats_per_run_and_merged(demo_kb: KB):
     runs = []
     for lines in (
         ["get_relation(?stream)", "foo()", "get_relation(?x)"],
         ["add_fact(?a, ?b)", "get_relation(m.0crbvqz)"],
     ):
         eraser = Eraser()
-        env = SparqlEnvironment(kb, entities={"Tropical Storm Rachel": "m.0crbvqz"}, analyzer=eraser)
+        env = SparqlEnvironment(demo_kb, entities={"Tropical Storm Rachel": "m.0crbvqz"}, analyzer=eraser)
         env.run(lines)
         runs.append(eraser.stats)
     assert runs[0].counts == {"unbound_variable": 2, "invalid_action": 1}

@@ -43,6 +43,7 @@ from tests.fault_servers import (
     refused_port,
     sparql_json,
 )
+from tests.demo import DemoEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_QUESTIONS = ROOT / "pyql" / "data" / "demo_questions.jsonl"
@@ -374,14 +375,12 @@ def test_a_table_time_out_is_the_query_s_fault() -> None:
     assert infra_failure(EngineTimeout("slow"), None) is None  # no KB to probe: the query's fault
 
 
-def test_force_answer_on_a_dead_llm_does_not_guess() -> None:
+def test_force_answer_on_a_dead_llm_does_not_guess(demo_env: DemoEnv) -> None:
     """At the step limit the agent asks the LLM which variable is the answer; a dead LLM ends the question unrun."""
     from agent.errors import LLMError
     from agent.methods.query_agent import AgentConfig, QueryAgent
-    from pyql.kb import KB
-    from pyql.environment.sparql import SparqlEnvironment
 
-    env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
+    env = demo_env(entities={"Tropical Storm Rachel": "m.0crbvqz"})
     llm = ScriptedLLM([" Category.\nAction 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
                        LLMError("LLM request failed after 5 attempts: HTTP 503")])
     result = QueryAgent(llm, AgentConfig(feedback="raw", max_steps=1)).run(env, "what category is tropical storm rachel?")

@@ -73,10 +73,9 @@ def _check_alternation(make: Callable[[], Environment], start: list[str], left: 
     assert _state(env) == before  # the environment forked from took none of their steps
 
 
-def test_sparql_forks_step_apart() -> None:
-    kb = KB.open("demo")
+def test_sparql_forks_step_apart(demo_kb: KB) -> None:
     _check_alternation(
-        lambda: SparqlEnvironment(kb, question="what category is tropical storm rachel?", entities=RACHEL),
+        lambda: SparqlEnvironment(demo_kb, question="what category is tropical storm rachel?", entities=RACHEL),
         ["get_relation(m.0crbvqz)"],
         [
             "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)",
@@ -94,9 +93,8 @@ def test_sparql_forks_step_apart() -> None:
     )
 
 
-def test_sparql_forks_keep_their_own_bounded_rows() -> None:
-    kb = KB.open("demo")
-    env = SparqlEnvironment(kb)
+def test_sparql_forks_keep_their_own_bounded_rows(demo_kb: KB) -> None:
+    env = SparqlEnvironment(demo_kb)
     _run(env, ["add_fact(?c, meteorology.tropical_cyclone.formed, ?t)", "add_max(?t)"])
     rows = env.bounded_rows
     twin = env.fork()
@@ -130,10 +128,9 @@ def test_writable_table_forks_write_their_own_copy() -> None:
     assert ("Peru", "1.5") in env.state.rows() and ("Peru", "0") in twin.state.rows()  # type: ignore[union-attr]
 
 
-def test_agentbench_forks_number_their_own_variables() -> None:
-    kb = KB.open("demo")
+def test_agentbench_forks_number_their_own_variables(demo_kb: KB) -> None:
     _check_alternation(
-        lambda: AgentBenchEnvironment(kb, question="what category is tropical storm rachel?", entities=RACHEL),
+        lambda: AgentBenchEnvironment(demo_kb, question="what category is tropical storm rachel?", entities=RACHEL),
         ["get_relations(Rachel)"],
         ["get_neighbors(Rachel, meteorology.tropical_cyclone.category)", "get_relations(#0)", "Final Answer: #0"],
         ["get_neighbors(Rachel, meteorology.tropical_cyclone.tropical_cyclone_season)", "get_relations(#0)", "count(#0)", "Final Answer: #1"],

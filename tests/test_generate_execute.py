@@ -19,11 +19,10 @@ from agent.llm.scripted import ScriptedLLM
 from agent.methods.config import AgentConfig
 from agent.methods.strategies.generate_execute import solve_generate_execute
 from pyql.cli import main
-from pyql.environment.sparql import SparqlEnvironment
-from pyql.kb import KB
 from tests.fault_servers import FakeLLMServer, Reply, chat_body
 from tests.test_beam import run_eval, without_times
 from tests.test_eval import DEMO, ROOT, cli_env, demo_items
+from tests.demo import DemoEnv
 
 
 def gold_program(item: dict[str, Any]) -> str:
@@ -76,8 +75,8 @@ def test_generate_execute_through_pyql_eval_runs_programs_until_one_answers(tmp_
     assert "m.0crbvqz: {'forward': ['meteorology.tropical_cyclone.category'" in prompt
 
 
-def test_a_program_like_an_earlier_one_is_not_run_again_and_no_program_is_pruned() -> None:
-    env = SparqlEnvironment(KB.open("demo"), question="what category is rachel?", entities={"Rachel": "m.0crbvqz"})
+def test_a_program_like_an_earlier_one_is_not_run_again_and_no_program_is_pruned(demo_env: DemoEnv) -> None:
+    env = demo_env(question="what category is rachel?", entities={"Rachel": "m.0crbvqz"})
     empty = "add_fact(m.0crbvqz, meteorology.tropical_cyclone_season.tropical_cyclones, ?s)"
     llm = ScriptedLLM([empty, "", "```\n" + empty + "\n```"])
     result = solve_generate_execute(llm, env, env.question, AgentConfig(feedback="raw"), programs=3)
@@ -87,8 +86,8 @@ def test_a_program_like_an_earlier_one_is_not_run_again_and_no_program_is_pruned
     assert result.extra["generate_execute"]["answered_by"] is None
 
 
-def test_s_expressions_are_read_by_pyqls_converter() -> None:
-    env = SparqlEnvironment(KB.open("demo"), question="what category is rachel?", entities={"Rachel": "m.0crbvqz"})
+def test_s_expressions_are_read_by_pyqls_converter(demo_env: DemoEnv) -> None:
+    env = demo_env(question="what category is rachel?", entities={"Rachel": "m.0crbvqz"})
     llm = ScriptedLLM(["(JOIN (R meteorology.tropical_cyclone.category) m.0crbvqz)"])
     result = solve_generate_execute(llm, env, env.question, AgentConfig(feedback="raw"), program_format="sexpr")
     assert [a["label"] for a in result.answers] == ["Tropical storm (SSHS)"]

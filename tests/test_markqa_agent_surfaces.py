@@ -49,6 +49,7 @@ from pyql.kb import KB
 from pyql.builder.profiles import FREEBASE, WIKIDATA
 from pyql.environment.sparql_actions import SparqlActions, convert_argument
 from pyql.environment.sparql import SparqlEnvironment
+from tests.demo import DemoEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"
@@ -92,10 +93,10 @@ def _benchmark() -> ModuleType:
 # -- which action set ------------------------------------------------------------
 
 
-def test_the_profile_decides_the_action_set(wikidata_env: SparqlEnvironment) -> None:
+def test_the_profile_decides_the_action_set(wikidata_env: SparqlEnvironment, demo_env: DemoEnv) -> None:
     assert WIKIDATA.statement_model and not FREEBASE.statement_model
     assert set(wikidata_env.actions.names) == set(SPARQL_ALL_ACTIONS)
-    freebase = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+    freebase = demo_env(entities={"Rachel": "m.0crbvqz"})
     assert set(freebase.actions.names) == set(SPARQL_ACTION_ORDER) and not MARKQA & set(freebase.actions.names)
     # an explicit list wins over the profile, and a derived profile chooses the other set
     assert SparqlEnvironment(wikidata_env.kb, actions=SPARQL_ACTION_ORDER).actions.names == tuple(SPARQL_ACTION_ORDER)
@@ -106,7 +107,7 @@ def test_the_profile_decides_the_action_set(wikidata_env: SparqlEnvironment) -> 
 # -- docs, tools, schema ----------------------------------------------------------
 
 
-def test_prompt_docs_and_example_show_markqa(wikidata_env: SparqlEnvironment) -> None:
+def test_prompt_docs_and_example_show_markqa(wikidata_env: SparqlEnvironment, demo_env: DemoEnv) -> None:
     head = QueryAgent(ScriptedLLM([]), AgentConfig(feedback="raw")).head(wikidata_env, wikidata_env.question or "")
     for spec in wikidata_env.actions.specs():
         assert f"`{spec.signature}`" in head
@@ -115,7 +116,7 @@ def test_prompt_docs_and_example_show_markqa(wikidata_env: SparqlEnvironment) ->
     assert "meteorology." not in head.split("Let's start with an example.")[0].split("You can only choose")[0]
     choose = QueryAgent(ScriptedLLM([]), AgentConfig(feedback="raw", action_mode="choose")).head(wikidata_env, "q")
     assert "Choices 1:" in choose and "add_bind(sub(" in choose
-    freebase = SparqlEnvironment(KB.open("demo"), entities={"Rachel": "m.0crbvqz"})
+    freebase = demo_env(entities={"Rachel": "m.0crbvqz"})
     fb_head = QueryAgent(ScriptedLLM([]), AgentConfig(feedback="raw")).head(freebase, "q")
     assert "add_quantity" not in fb_head and "get_relation(meteorology.tropical_cyclone.category)" in fb_head
 

@@ -30,6 +30,7 @@ from pyql.environment.next_steps import (
 from pyql.builder.profiles import WIKIDATA
 from pyql.environment.sparql import SparqlEnvironment
 from pyql.builder.terms import IRI
+from tests.demo import DemoEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"
@@ -116,8 +117,8 @@ def test_numbers_and_days_of_the_question() -> None:
     assert literals["dates"] == ["2021-12-31", "2015-01-01"]
 
 
-def test_freebase_lists_no_markqa_step() -> None:
-    env = SparqlEnvironment(KB.open("demo"), "which cyclone had the highest winds?", entities={"Rachel": "m.0crbvqz"})
+def test_freebase_lists_no_markqa_step(demo_env: DemoEnv) -> None:
+    env = demo_env("which cyclone had the highest winds?", entities={"Rachel": "m.0crbvqz"})
     env.step("get_relation(m.0crbvqz)")
     env.step("add_fact(m.0crbvqz, meteorology.tropical_cyclone.highest_winds, ?winds)")
     assert not {s.kind for s in next_steps(env)} & {"quantity", "arithmetic"}

@@ -12,11 +12,10 @@ from correction import Eraser
 from pyql.cli import main
 from pyql.echo import plural
 from pyql.errors import KBError
-from pyql.kb import KB
 from pyql.kb.store import load_store, open_store
-from pyql.environment.sparql import SparqlEnvironment
 from pyql_sql.environment import TableEnvironment
 from pyql_sql import Table
+from tests.demo import DemoEnv
 
 
 def test_a_misspelled_flag_is_named_before_the_missing_required_one(capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,8 +41,8 @@ def test_a_store_whose_load_failed_on_a_parse_error_says_to_fix_the_file(tmp_pat
     open_store(tmp_path / "store")
 
 
-def test_get_relation_of_an_entity_not_in_the_kb_says_so_and_is_not_suggested_again() -> None:
-    env = SparqlEnvironment(KB.open("demo"), entities={"X": "m.0nothere"}, analyzer=Eraser())
+def test_get_relation_of_an_entity_not_in_the_kb_says_so_and_is_not_suggested_again(demo_env: DemoEnv) -> None:
+    env = demo_env(entities={"X": "m.0nothere"}, analyzer=Eraser())
     first = env.step("get_relation(m.0nothere)")
     assert first.error == "get_relation_empty"
     assert "m.0nothere is not in the knowledge base" in first.observation and "Choose from: none" not in first.observation

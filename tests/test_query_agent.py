@@ -156,11 +156,11 @@ def test_user_example_file(kb: KB, tmp_path) -> None:
     assert "Question: my own example" in llm.prompts[0]
 
 
-def test_bundled_example_matches_the_demo_kb() -> None:
+def test_bundled_example_matches_the_demo_kb(demo_env: DemoEnv) -> None:
     """The one-shot example's observations are what the environment really says."""
     text = load_example("freebase")
     lines = text.splitlines()
-    env = SparqlEnvironment(KB.open("demo"), entities={"Florida": "m.02xry"})
+    env = demo_env(entities={"Florida": "m.02xry"})
     for i, line in enumerate(lines):
         if line.startswith("Action "):
             number, action = line.split(": ", 1)
@@ -327,6 +327,7 @@ from agent.llm.replies import LLMReply
 from agent.methods.choose import choice_gbnf
 from pyql.action_parser import parse_action
 from tests.gold_steps import match_gold
+from tests.demo import DemoEnv
 
 DEMO = Path(__file__).resolve().parent.parent / "pyql" / "data" / "demo_questions.jsonl"
 ITEMS = [json.loads(line) for line in DEMO.read_text(encoding="utf-8").splitlines() if line.strip()]

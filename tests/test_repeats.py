@@ -22,6 +22,7 @@ from pyql.kb import KB
 from pyql.builder.profiles import FREEBASE, infer_profile
 from pyql.environment.sparql import SparqlEnvironment
 from pyql.builder.terms import parse_term
+from tests.demo import DemoEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPLETION = LLMConfig(mode="completion")
@@ -89,9 +90,9 @@ def test_a_no_op_look_escalates_but_is_kept(kb: KB) -> None:
     assert env.step("get_relation(?c)").repeats == 0
 
 
-def test_choose_mode_stops_a_look_that_keeps_failing() -> None:
+def test_choose_mode_stops_a_look_that_keeps_failing(demo_env: DemoEnv) -> None:
     """The reported case: Q64 on the Freebase demo, choose mode, picking 1 each time: 12 calls before, now a few."""
-    env = SparqlEnvironment(KB.open("demo"), entities={"Berlin": "Q64"}, **feedback_options("eraser", agent=True))
+    env = demo_env(entities={"Berlin": "Q64"}, **feedback_options("eraser", agent=True))
     result = QueryAgent(ScriptedLLM(["1"] * 30), AgentConfig(action_mode="choose")).run(env, "how many people live in berlin?")
     assert result.stopped == "repeated_mistake" and result.stopped_by == "bad_argument"
     assert result.llm_calls <= 3 and len(result.steps) <= 3 + 2

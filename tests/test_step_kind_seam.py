@@ -34,6 +34,7 @@ from pyql.environment.sparql_actions import SparqlActions
 from pyql.errors import ConversionError, QueryError
 from pyql.interchange.sexpr import write_sexpr
 from pyql.kb import KB
+from tests.demo import DemoEnv
 
 CATEGORY = "meteorology.tropical_cyclone.category"
 DAMAGES = "meteorology.tropical_cyclone.damages"  # 11 of the 12 cyclones with a category have one
@@ -145,26 +146,25 @@ def test_the_toy_kind_compiles(toy_kind: None) -> None:
         write_sexpr(q.set_answer("?c"))  # a kind without an S-expression hook has none
 
 
-def test_the_toy_kind_runs_on_the_demo_kb(toy_kind: None) -> None:
-    kb = KB.open("demo")
-    env = SparqlEnvironment(kb, "which cyclones did damage?", actions=["add_fact", "add_has_relation", "set_answer", "execute"])
+def test_the_toy_kind_runs_on_the_demo_kb(toy_kind: None, demo_kb: KB) -> None:
+    env = SparqlEnvironment(demo_kb, "which cyclones did damage?", actions=["add_fact", "add_has_relation", "set_answer", "execute"])
     for line in (f"add_fact(?c, {CATEGORY}, ?cat)", f"add_has_relation(?c, {DAMAGES})", "set_answer(?c)"):
         record = env.step(line)
         assert record.ok, record.observation
     result = env.step("execute()")
     assert result.ok and env.done
     # the same rows as joining the relation itself (a semi-join), and fewer than without the toy step
-    joined = kb.execute(Query().add_fact("?c", CATEGORY, "?cat").add_fact("?c", DAMAGES, "?w").set_answer("?c"))
-    unfiltered = kb.execute(Query().add_fact("?c", CATEGORY, "?cat").set_answer("?c"))
+    joined = demo_kb.execute(Query().add_fact("?c", CATEGORY, "?cat").add_fact("?c", DAMAGES, "?w").set_answer("?c"))
+    unfiltered = demo_kb.execute(Query().add_fact("?c", CATEGORY, "?cat").set_answer("?c"))
     assert set(result.result.answers()) == set(joined.answers()) and joined.answers()
     assert len(set(unfiltered.answers())) > len(set(joined.answers()))
 
 
-def test_the_toy_kind_offers_its_choose_candidates(toy_kind: None) -> None:
-    env = SparqlEnvironment(KB.open("demo"), "which cyclones did damage?", actions=["add_fact", "add_has_relation", "execute"])
+def test_the_toy_kind_offers_its_choose_candidates(toy_kind: None, demo_env: DemoEnv) -> None:
+    env = demo_env("which cyclones did damage?", actions=["add_fact", "add_has_relation", "execute"])
     assert env.step(f"add_fact(?c, {CATEGORY}, ?cat)").ok
     assert f"add_has_relation(?cat, {DAMAGES})" in [s.action for s in next_steps(env, verify=False)]
-    bare = SparqlEnvironment(KB.open("demo"), actions=["add_fact", "execute"])  # not offered: no candidate
+    bare = demo_env(actions=["add_fact", "execute"])  # not offered: no candidate
     assert bare.step(f"add_fact(?c, {CATEGORY}, ?cat)").ok
     assert not any(s.action.startswith("add_has_relation(") for s in next_steps(bare, verify=False))
 

@@ -189,12 +189,11 @@ def test_eval_answers_demo_questions_with_entities_and_a_tree_of_steps(tmp_path:
         assert record["extra"]["tog"]["decisions"] == "written" and record["status"] == "finished"
 
 
-def test_pruned_branches_say_why() -> None:
+def test_pruned_branches_say_why(demo_kb: KB) -> None:
     from agent.llm.scripted import ScriptedLLM
 
-    kb = KB.open("demo")
     question = "which areas did hurricane sandy affect?"
-    env = SparqlEnvironment(kb, question=question, entities={"Hurricane Sandy": "m.0n9cgl4"})
+    env = SparqlEnvironment(demo_kb, question=question, entities={"Hurricane Sandy": "m.0n9cgl4"})
     llm = ScriptedLLM([
         "1. {meteorology.tropical_cyclone.affected_areas (Score: 0.6)}: areas.\n2. {meteorology.tropical_cyclone.category (Score: 0.4)}: no.",
         "0.5, 0.5, 0.0, 0.0\nCuba and Jamaica.",  # the four areas, listed by name
@@ -240,12 +239,11 @@ def test_bm25_pruning_asks_the_llm_only_to_reason(tmp_path: Path) -> None:
     assert found["q01"]["answers"][0]["value"] == "m.05f4r3k"
 
 
-def test_choose_mode_asks_numbered_choices_constrained_by_a_grammar_on_a_local_server() -> None:
+def test_choose_mode_asks_numbered_choices_constrained_by_a_grammar_on_a_local_server(demo_kb: KB) -> None:
     item = demo_items(1)[0]
-    kb = KB.open("demo")
-    oracle = ToGOracle([item], kb, mode="completion")
+    oracle = ToGOracle([item], demo_kb, mode="completion")
     oracle.config = LLMConfig(mode="completion", base_url="http://127.0.0.1:9/v1")  # loopback: GBNF is sent
-    env = SparqlEnvironment(kb, question=item["question"], entities=item["entities"])
+    env = SparqlEnvironment(demo_kb, question=item["question"], entities=item["entities"])
     result = solve_tog(oracle, env, item["question"], AgentConfig(action_mode="choose", feedback="raw"))
     assert result.answers == [{"value": "m.05f4r3k", "label": "Tropical storm (SSHS)"}]
     assert result.extra["tog"]["decisions"] == "choice"
@@ -257,12 +255,11 @@ def test_choose_mode_asks_numbered_choices_constrained_by_a_grammar_on_a_local_s
     assert relations and all(k["temperature"] == 0.4 and isinstance(k["seed"], int) for k in relations)
 
 
-def test_exploration_calls_sample_with_seeds_and_reasoning_is_greedy() -> None:
+def test_exploration_calls_sample_with_seeds_and_reasoning_is_greedy(demo_kb: KB) -> None:
     items = demo_items(5)
-    kb = KB.open("demo")
-    oracle = ToGOracle(items, kb)
+    oracle = ToGOracle(items, demo_kb)
     item = items[4]
-    env = SparqlEnvironment(kb, question=item["question"], entities=item["entities"])
+    env = SparqlEnvironment(demo_kb, question=item["question"], entities=item["entities"])
     solve_tog(oracle, env, item["question"], AgentConfig(feedback="raw"))
     kinds = [("reasoning" if "{Yes} or {No}" in t else "answer" if "Give the answer between braces" in t else "explore", k)
              for t, k in oracle.calls]
@@ -270,8 +267,8 @@ def test_exploration_calls_sample_with_seeds_and_reasoning_is_greedy() -> None:
     assert explore and all(k["temperature"] == 0.4 for k in explore)
     assert len({k["seed"] for k in explore}) == len(explore)  # each call its own seed
     assert all(k["temperature"] == 0.0 and "seed" not in k for kind, k in kinds if kind != "explore")
-    again = ToGOracle(items, kb)
-    solve_tog(again, SparqlEnvironment(kb, question=item["question"], entities=item["entities"]), item["question"], AgentConfig(feedback="raw"))
+    again = ToGOracle(items, demo_kb)
+    solve_tog(again, SparqlEnvironment(demo_kb, question=item["question"], entities=item["entities"]), item["question"], AgentConfig(feedback="raw"))
     assert [k.get("seed") for _, k in again.calls] == [k.get("seed") for _, k in oracle.calls]  # the same seeds again
 
 

@@ -18,11 +18,10 @@ from agent.llm.scripted import ScriptedLLM
 from agent.methods.config import AgentConfig
 from agent.methods.strategies.vote import solve_vote
 from pyql.cli import main
-from pyql.environment.sparql import SparqlEnvironment
-from pyql.kb import KB
 from tests.fault_servers import FakeLLMServer, GoldResponder
 from tests.test_beam import run_eval, without_times
 from tests.test_eval import DEMO, ROOT, GoldLLM, cli_env, demo_items
+from tests.demo import DemoEnv
 
 
 class SeededGold(GoldLLM):
@@ -63,8 +62,8 @@ def test_vote_through_pyql_eval_gives_the_majority_and_a_branch_per_sample(tmp_p
     assert record["llm_calls"] == len(llm.seeds) == 12 and sorted(set(llm.seeds)) == [0, 1, 2]
 
 
-def test_a_tie_goes_to_the_answer_given_first() -> None:
-    env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
+def test_a_tie_goes_to_the_answer_given_first(demo_env: DemoEnv) -> None:
+    env = demo_env(entities={"Tropical Storm Rachel": "m.0crbvqz"})
     formed = ["Action 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?f)", "Action 2: execute()"]
     category = ["Action 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)", "Action 2: execute()"]
     result = solve_vote(ScriptedLLM(formed + category), env, "when did rachel form?", AgentConfig(feedback="raw"), samples=2)
@@ -72,8 +71,8 @@ def test_a_tie_goes_to_the_answer_given_first() -> None:
     assert "formed" in result.query
 
 
-def test_a_sample_without_answer_votes_only_when_none_answered() -> None:
-    env = SparqlEnvironment(KB.open("demo"), entities={"Tropical Storm Rachel": "m.0crbvqz"})
+def test_a_sample_without_answer_votes_only_when_none_answered(demo_env: DemoEnv) -> None:
+    env = demo_env(entities={"Tropical Storm Rachel": "m.0crbvqz"})
     config = AgentConfig(feedback="raw", max_steps=1)  # the step limit forces an answer after one step
     script = ["Action 1: execute()", "Action 1: add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)", "?c"]
     result = solve_vote(ScriptedLLM(script), env, "what category is rachel?", config, samples=2)
@@ -139,8 +138,8 @@ def test_vote_through_pyql_eval_on_a_loopback_server(tmp_path: Path) -> None:
     assert sum(r["llm_calls"] for r in records) == len(bodies)
 
 
-def test_a_strategy_that_samples_itself_gets_its_own_seeds_per_sample() -> None:
-    env = SparqlEnvironment(KB.open("demo"), question="what category is rachel?", entities={"Rachel": "m.0crbvqz"})
+def test_a_strategy_that_samples_itself_gets_its_own_seeds_per_sample(demo_env: DemoEnv) -> None:
+    env = demo_env(question="what category is rachel?", entities={"Rachel": "m.0crbvqz"})
     program = "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)\nexecute()"
     llm = ScriptedLLM([program] * 2)
     result = solve_vote(llm, env, env.question, AgentConfig(feedback="raw"), vote_of="generate-execute", samples=2, seed=5)
