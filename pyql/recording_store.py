@@ -16,7 +16,8 @@ returns, on a connection in WAL mode with a busy time-out: a process killed
 at any moment leaves every entry whose call returned, and no half entry.
 
 What an entry costs (the recording's overhead on a run whose KB is in
-memory and whose LLM is free was 13.7 %, docs/benchmarks.md): the insert is
+memory and whose LLM is free, its worst case, is 6.6–8.4 % of the run;
+0.16–0.24 % on a run that waits on a model: docs/results.md): the insert is
 one statement in autocommit mode (its own transaction, no separate
 BEGIN/COMMIT); with ``synchronous = NORMAL`` a commit writes the log
 without syncing it, and the log is synced when it is copied back into the

@@ -40,7 +40,7 @@ as a preview. The steps are checked in batches
 query (a UNION of each step's own probe, ``LIMIT`` per step) says which give
 rows, for up to :data:`pyql.environment.batch_trials.BATCH_SIZE` steps at once; the steps
 a batch cannot decide (MarkQA's quantities and arithmetic, ``execute()``)
-are tried one by one and undone (:func:`trial`, one KB query or more each;
+are tried one by one, each on a fork of the environment (:func:`trial`, one KB query or more each;
 ``batch=False`` tries every step so).
 
 Example:
