@@ -272,6 +272,26 @@ def test_exploration_calls_sample_with_seeds_and_reasoning_is_greedy(demo_kb: KB
     assert [k.get("seed") for _, k in again.calls] == [k.get("seed") for _, k in oracle.calls]  # the same seeds again
 
 
+def test_a_vote_of_tog_gives_each_sample_its_own_seeds(demo_kb: KB) -> None:
+    """``vote --vote-of tog``: ToG seeds its own calls, so vote hands each sample a ``--seed`` of its own; without it
+    every sample would send the same requests and the vote would count one answer k times."""
+    from agent.methods.strategies.vote import solve_vote
+
+    items = demo_items(5)
+    item = items[4]
+    oracle = ToGOracle(items, demo_kb)
+    env = SparqlEnvironment(demo_kb, question=item["question"], entities=item["entities"])
+    result = solve_vote(oracle, env, item["question"], AgentConfig(feedback="raw"), vote_of="tog", samples=2)
+    seeds = [k["seed"] for _, k in oracle.calls if k.get("temperature") == 0.4]  # the pruning calls: ToG's own seeds
+    assert seeds and len(seeds) % 2 == 0
+    first, second = seeds[: len(seeds) // 2], seeds[len(seeds) // 2 :]
+    assert first != second and not set(first) & set(second)  # the two samples asked different requests
+    alone = ToGOracle(items, demo_kb)
+    solve_tog(alone, SparqlEnvironment(demo_kb, question=item["question"], entities=item["entities"]), item["question"],
+              AgentConfig(feedback="raw"))
+    assert [k["seed"] for _, k in alone.calls if k.get("temperature") == 0.4] == first  # sample 0 has --seed 0: ToG alone
+
+
 # ---------------------------------------------------------------------------
 # The budget
 
