@@ -281,23 +281,50 @@ def open_environment(
         pyql_sql.errors.TableInputError: the table does not load.
         pyql.errors.KBError: the KB does not open.
     """
-    if item is not None:
-        question, entities = item.get("question"), dict(item.get("entities") or {})
-    else:
-        question, entities = getattr(options, "question", None), read_entities(getattr(options, "entities", None))
-    settings = feedback_options(getattr(options, "feedback", "eraser"), agent=agent)
-    settings.update(run_advice=getattr(options, "run_advice", True), escalate=getattr(options, "escalate", True))
+    question, entities = _question_and_entities(options, item)
+    settings = _environment_settings(options, agent)
     table, found, writable = _table_of(options, item)
     if table is not None:
         kind = WritableTableEnvironment if writable else TableEnvironment
         return kind(table, question=question or found, entities=entities, **settings)
     if kb is None:
-        spec = getattr(options, "kb", None)
-        if not spec:
-            what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
-            raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
-        spec = _question_spec(spec, item)
-        kb = open_kb_for(spec, getattr(options, "profile", None), entities.values(), **kb_options(options))
+        kb = _open_kb(options, item, entities)
+    return _kb_environment(kb, options, question, entities, ranker, settings)
+
+
+def _question_and_entities(options: Any, item: Mapping[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
+    """The question and its linked entities: the item's, else those of the options (the entities as JSON text)."""
+    if item is not None:
+        return item.get("question"), dict(item.get("entities") or {})
+    return getattr(options, "question", None), read_entities(getattr(options, "entities", None))
+
+
+def _environment_settings(options: Any, agent: bool) -> dict[str, Any]:
+    """The keyword arguments every environment gets: the feedback's analyzer and ``undo_empty``, and the ablation switches."""
+    settings = feedback_options(getattr(options, "feedback", "eraser"), agent=agent)
+    settings.update(run_advice=getattr(options, "run_advice", True), escalate=getattr(options, "escalate", True))
+    return settings
+
+
+def _open_kb(options: Any, item: Mapping[str, Any] | None, entities: Mapping[str, Any]) -> KB:
+    """The KB of ``--kb`` for this question (a per-question form: the item's own), opened with its profile and options.
+
+    Raises:
+        UsageError: no ``--kb`` was given.
+    """
+    spec = getattr(options, "kb", None)
+    if not spec:
+        what = f"item {item.get('id')!r} is a KB question" if item is not None else "no KB or table was given"
+        raise UsageError(f"{what}: give --kb ({KB_HINT}), or --db/--table-json for a table")
+    spec = _question_spec(spec, item)
+    return open_kb_for(spec, getattr(options, "profile", None), entities.values(), **kb_options(options))
+
+
+def _kb_environment(
+    kb: Any, options: Any, question: str | None, entities: dict[str, Any],
+    ranker: Callable[[str | None, list[str]], list[str]] | None, settings: dict[str, Any],
+) -> Environment:
+    """The environment on the KB: AgentBench's (``action_set`` ``agentbench``), else pyql's SPARQL environment."""
     if getattr(options, "action_set", None) == "agentbench":  # AgentBench's functions, #k variables
         observe = getattr(options, "observe", None) or "rows"
         return AgentBenchEnvironment(kb, question=question, entities=entities, observe=observe, **settings)

@@ -1190,7 +1190,7 @@ def run_eval(
 ) -> EvalOutcome:
     """Answer every item, one JSON line per finished question in ``out``; see the module docstring.
 
-    Long because: it documents each argument, and its body is the run's setup around one try block.
+    Long because: its signature and docstring name and document fifteen arguments; the body is a few named steps.
 
     Args:
         items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique. With ``settings.shard``
@@ -1232,20 +1232,12 @@ def run_eval(
     writer = writer if writer is not None else RunWriter(path, regular_only=True)
     previous_handler = None
     try:
-        previous = _previous_records(path, resume, progress)
-        _check_settings(previous, run_fingerprint(settings, llm), allow_mixed, path)
-        pending = _pending(items, previous)
-        outcome = EvalOutcome(path=path, skipped=len(items) - len(pending))
-        provider = _kb_provider(pending, kb, settings)
-        ranker = relation_ranker(settings.ranker, settings.max_relations)
+        pending, outcome = _resume_point(items, path, resume, progress, settings, llm, allow_mixed)
+        one = _answerer(pending, kb, settings, solve)
         bar = Progress(len(items), progress, done=outcome.skipped)
         finish = _Finisher(writer, bar, outcome, max_infra_failures, stamp)
-        one = functools.partial(_answer, settings=settings, provider=provider, solve=solve, ranker=ranker)
         try:
-            _run_workers(pending, llm, one, finish, concurrency, outcome)
-        except KeyboardInterrupt:
-            outcome.interrupted = True
-            previous_handler = _exit_on_second_interrupt()
+            previous_handler = _run_until_interrupted(pending, llm, one, finish, concurrency, outcome)
         finally:
             bar.close()
         _summarize(outcome, settings, llm, dataset, provenance() if provenance is not None else None)
@@ -1255,6 +1247,43 @@ def run_eval(
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
     return outcome
+
+
+def _resume_point(
+    items: list[Mapping[str, Any]], path: Path, resume: bool, progress: TextIO | None, settings: RunSettings, llm: Any,
+    allow_mixed: bool,
+) -> tuple[list[Mapping[str, Any]], EvalOutcome]:
+    """The items still to run, and the outcome counting those skipped, after reading the run file and checking its settings."""
+    previous = _previous_records(path, resume, progress)
+    _check_settings(previous, run_fingerprint(settings, llm), allow_mixed, path)
+    pending = _pending(items, previous)
+    return pending, EvalOutcome(path=path, skipped=len(items) - len(pending))
+
+
+def _answerer(
+    pending: Sequence[Mapping[str, Any]], kb: Any, settings: RunSettings, solve: Solver
+) -> Callable[[Mapping[str, Any], Any], dict[str, Any]]:
+    """The function that answers one question (its record): on the KB the pending questions use, relations ranked as set."""
+    provider = _kb_provider(pending, kb, settings)
+    ranker = relation_ranker(settings.ranker, settings.max_relations)
+    return functools.partial(_answer, settings=settings, provider=provider, solve=solve, ranker=ranker)
+
+
+def _run_until_interrupted(
+    pending: list[Mapping[str, Any]],
+    llm: Any,
+    one: Callable[[Mapping[str, Any], Any], dict[str, Any]],
+    finish: Callable[[dict[str, Any]], None],
+    concurrency: int,
+    outcome: EvalOutcome,
+) -> Any:
+    """The SIGINT handler to put back once a Ctrl-C stopped the workers (the run marked interrupted); None if none did."""
+    try:
+        _run_workers(pending, llm, one, finish, concurrency, outcome)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        return _exit_on_second_interrupt()
+    return None
 
 
 def _exit_on_second_interrupt() -> Any:
@@ -1468,37 +1497,70 @@ def _run_workers(
         return item is not None
 
     with _GuardedLLM(llm, stop) as guarded:
-
-        def work() -> None:
-            while (item := todo.get()) is not None:
-                try:
-                    results.put((one(item, guarded), None))
-                except RunStopped:
-                    results.put((None, None))  # cut short by the stop: dropped
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                    results.put((None, exc))
-
-        workers = [threading.Thread(target=work, name=f"pyql-eval-{i + 1}", daemon=True) for i in range(min(concurrency, len(pending)))]
-        for worker in workers:
-            worker.start()
+        workers = _start_workers(min(concurrency, len(pending)), todo, results, one, guarded)
         running = sum(hand_out() for _ in workers)
         try:
-            while running:
-                try:
-                    record, error = results.get(timeout=0.1)
-                except queue.Empty:
-                    continue
-                running -= 1
-                if error is not None:
-                    raise error
-                if record is not None:
-                    finish(record)
-                if outcome.aborted:
-                    stop.set()
-                running += hand_out()
+            _collect(running, results, hand_out, finish, outcome, stop)
         except BaseException:
             stop.set()
             raise
         finally:
             for _ in workers:
                 todo.put(None)
+
+
+def _start_workers(
+    count: int,
+    todo: queue.SimpleQueue[Mapping[str, Any] | None],
+    results: queue.SimpleQueue[tuple[dict[str, Any] | None, BaseException | None]],
+    one: Callable[[Mapping[str, Any], Any], dict[str, Any]],
+    llm: Any,
+) -> list[threading.Thread]:
+    """The ``count`` worker threads (daemons), started: each answers the questions of ``todo`` (:func:`_work`)."""
+    workers = [
+        threading.Thread(target=_work, args=(todo, results, one, llm), name=f"pyql-eval-{i + 1}", daemon=True)
+        for i in range(count)
+    ]
+    for worker in workers:
+        worker.start()
+    return workers
+
+
+def _work(
+    todo: queue.SimpleQueue[Mapping[str, Any] | None],
+    results: queue.SimpleQueue[tuple[dict[str, Any] | None, BaseException | None]],
+    one: Callable[[Mapping[str, Any], Any], dict[str, Any]],
+    llm: Any,
+) -> None:
+    """A worker: answer the questions of ``todo`` until a None, each one's record (or what stopped it) put in ``results``."""
+    while (item := todo.get()) is not None:
+        try:
+            results.put((one(item, llm), None))
+        except RunStopped:
+            results.put((None, None))  # cut short by the stop: dropped
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            results.put((None, exc))
+
+
+def _collect(
+    running: int,
+    results: queue.SimpleQueue[tuple[dict[str, Any] | None, BaseException | None]],
+    hand_out: Callable[[], int],
+    finish: Callable[[dict[str, Any]], None],
+    outcome: EvalOutcome,
+    stop: threading.Event,
+) -> None:
+    """Write each record as it comes and hand out a question in its place, until none is running (a worker's error raised)."""
+    while running:
+        try:
+            record, error = results.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        running -= 1
+        if error is not None:
+            raise error
+        if record is not None:
+            finish(record)
+        if outcome.aborted:
+            stop.set()
+        running += hand_out()

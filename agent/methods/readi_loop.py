@@ -36,7 +36,7 @@ from typing import Any, Callable, Protocol, Sequence, Union
 
 from agent.errors import ContextOverflow, LLMError
 from agent.faults import infra_failure
-from agent.llm.replies import LLM
+from agent.llm.replies import LLM, LLMReply
 from agent.methods.context_budget import ask_within, budget_for
 from agent.methods.episode import StepTrace, prompt_hash
 from pyql.errors import ParseError
@@ -148,28 +148,36 @@ def ask_llm(
     try:
         prompt_text, reply = ask_within(budget, build, lambda p: llm.complete(p, stop=list(stop), grammar=grammar))
     except (LLMError, ContextOverflow) as exc:
-        sent = prompt_hash(built[-1]) if built else ""
-        failed = exc.kind if isinstance(exc, ContextOverflow) else "llm_error"
-        said = str(exc) if isinstance(exc, ContextOverflow) else _message(exc)
-        traces.append(StepTrace(step, sent, "", kind, False, failed, said))
+        traces.append(_failed_trace(step, built, kind, exc))
         return None
     budget.observe(prompt_text, reply)
-    traces.append(
-        StepTrace(
-            step,
-            prompt_hash(prompt_text),
-            reply.text,
-            kind,
-            True,
-            None,
-            "",
-            llm_seconds=round(reply.latency, 4),
-            tokens_in=reply.usage_in,
-            tokens_out=reply.usage_out,
-            attempts=reply.attempts,
-        )
-    )
+    traces.append(_answered_trace(step, prompt_text, reply, kind))
     return reply.text
+
+
+def _failed_trace(step: int, built: Sequence[str], kind: str, exc: LLMError | ContextOverflow) -> StepTrace:
+    """The trace of a call that got no reply: the last prompt built (its hash), the error's kind and message."""
+    sent = prompt_hash(built[-1]) if built else ""
+    failed = exc.kind if isinstance(exc, ContextOverflow) else "llm_error"
+    said = str(exc) if isinstance(exc, ContextOverflow) else _message(exc)
+    return StepTrace(step, sent, "", kind, False, failed, said)
+
+
+def _answered_trace(step: int, prompt_text: str, reply: LLMReply, kind: str) -> StepTrace:
+    """The trace of an answered call: the prompt's hash, the reply, its seconds, tokens and attempts."""
+    return StepTrace(
+        step,
+        prompt_hash(prompt_text),
+        reply.text,
+        kind,
+        True,
+        None,
+        "",
+        llm_seconds=round(reply.latency, 4),
+        tokens_in=reply.usage_in,
+        tokens_out=reply.usage_out,
+        attempts=reply.attempts,
+    )
 
 
 def _message(exc: LLMError) -> str:
@@ -226,6 +234,22 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
         [('generate_path', None, 'got 1'), ('edit_path', 'edit_malformed', "write a number (not a number: 'two')"), ('edit_path', None, 'got 2')]
     """
     out = LoopOutcome()
+    problem = _first_path(llm, method, question, out)
+    while out.error is None and out.edits < max_edits:
+        feedback = method.feedback(out.path, out.instance, problem, out.triggers)
+        if feedback is None:
+            break
+        out.edits += 1
+        reply = _ask_edit(llm, method, question, out, feedback)
+        if reply is None:
+            out.error = llm_failure(out.traces)
+            break
+        problem = _edit_problem(method, reply, out)
+    return out
+
+
+def _first_path(llm: LLM, method: PathMethod, question: str, out: LoopOutcome) -> str | None:
+    """Ask for the first path, read it and instantiate it into ``out``; the problem to report when it could not be read, else None."""
     text = ask_llm(llm, method.generate_prompt(question), "generate_path", out.traces, method.stop)
     problem: str | None = None
     if text is None:
@@ -239,21 +263,16 @@ def run_loop(llm: LLM, method: PathMethod, question: str, max_edits: int) -> Loo
     out.instance = method.instantiate(out.path)
     if text is not None and problem is None:
         out.traces[-1].observation = method.describe(out.path, out.instance)
-    while out.error is None and out.edits < max_edits:
-        feedback = method.feedback(out.path, out.instance, problem, out.triggers)
-        if feedback is None:
-            break
-        out.edits += 1
-        grammar = None
-        if getattr(getattr(llm, "config", None), "local", False) and hasattr(method, "edit_grammar"):
-            grammar = method.edit_grammar(out.path, out.instance, feedback)  # the candidates, as a constraint
-        prompt = method.edit_prompt(question, out.path, out.instance, feedback)
-        reply = ask_llm(llm, prompt, "edit_path", out.traces, method.stop, grammar)
-        if reply is None:
-            out.error = llm_failure(out.traces)
-            break
-        problem = _edit_problem(method, reply, out)
-    return out
+    return problem
+
+
+def _ask_edit(llm: LLM, method: PathMethod, question: str, out: LoopOutcome, feedback: Any) -> str | None:
+    """The reply to the edit prompt (None when the call failed); a local LLM is held to the method's edit grammar."""
+    grammar = None
+    if getattr(getattr(llm, "config", None), "local", False) and hasattr(method, "edit_grammar"):
+        grammar = method.edit_grammar(out.path, out.instance, feedback)  # the candidates, as a constraint
+    prompt = method.edit_prompt(question, out.path, out.instance, feedback)
+    return ask_llm(llm, prompt, "edit_path", out.traces, method.stop, grammar)
 
 
 def _mark(out: LoopOutcome, error: str, problem: str) -> str:

@@ -483,26 +483,40 @@ def fact_branches(
     shown = answer or "?__n"
     branches = []
     if variables or extensions:
-        keys = " ".join(dict.fromkeys([g[0] for g in variables] + [k for _, e in extensions for k in e.keys] + ([answer] if answer else [])))
-        window_of = f"SELECT DISTINCT {keys} WHERE {{\n{core}}}"
-        members = sum(len(m) for _, _, m in variables) + len(extensions)
-        arms, filters = _extension_arms(extensions)
-        value = _shown_value(extensions, shown)
-        join = f"{{ {window_of} LIMIT {int(window)} }}\n" if known is None else _values_block(keys.split(), known)
-        branches.append(_facts_branch(join, variables, value, arms, filters, members))
-        if counted and known is None:
-            branches.append(f"{{ SELECT (COUNT(*) AS ?{_KEYS_VAR}) WHERE {{ {{ {window_of} LIMIT {int(window) + 1} }} }} }}")
+        branches += _window_branches(core, variables, answer, shown, window, counted, extensions, known)
     if entities:
-        if core is None or (not joined and not answer):
-            join = ""
-        elif not joined and answers:
-            join = f"VALUES {answer} {{ {' '.join(t.sparql() for t in answers[:FACT_ROWS])} }}\n"
-        elif answer:
-            join = f"{{ SELECT DISTINCT {answer} WHERE {{\n{core}}} LIMIT {FACT_ROWS} }}\n"
-        else:
-            join = f"{{ SELECT (1 AS ?__one) WHERE {{\n{core}}} LIMIT 1 }}\n"
+        join = _entities_join(core, answer, joined, answers)
         branches.append(_facts_branch(join, entities, shown, (), (), sum(len(m) for _, _, m in entities), labels))
     return branches
+
+
+def _window_branches(
+    core: str | None, variables: Sequence[tuple[str, bool, Sequence[tuple[int, str]]]], answer: str | None, shown: str,
+    window: int, counted: bool, extensions: Sequence[tuple[int, PatternExtension]],
+    known: Sequence[dict[str, Term]] | None,
+) -> list[str]:
+    """The window's branches of :func:`fact_branches`: its facts from variables and extensions, then its rows' count if asked."""
+    keys = " ".join(dict.fromkeys([g[0] for g in variables] + [k for _, e in extensions for k in e.keys] + ([answer] if answer else [])))
+    window_of = f"SELECT DISTINCT {keys} WHERE {{\n{core}}}"
+    members = sum(len(m) for _, _, m in variables) + len(extensions)
+    arms, filters = _extension_arms(extensions)
+    value = _shown_value(extensions, shown)
+    join = f"{{ {window_of} LIMIT {int(window)} }}\n" if known is None else _values_block(keys.split(), known)
+    branches = [_facts_branch(join, variables, value, arms, filters, members)]
+    if counted and known is None:
+        branches.append(f"{{ SELECT (COUNT(*) AS ?{_KEYS_VAR}) WHERE {{ {{ {window_of} LIMIT {int(window) + 1} }} }} }}")
+    return branches
+
+
+def _entities_join(core: str | None, answer: str | None, joined: bool, answers: Sequence[Term]) -> str:
+    """What the branch of the facts from entities is joined with: ``core``'s first row or answers, the answers given, or nothing."""
+    if core is None or (not joined and not answer):
+        return ""
+    if not joined and answers:
+        return f"VALUES {answer} {{ {' '.join(t.sparql() for t in answers[:FACT_ROWS])} }}\n"
+    if answer:
+        return f"{{ SELECT DISTINCT {answer} WHERE {{\n{core}}} LIMIT {FACT_ROWS} }}\n"
+    return f"{{ SELECT (1 AS ?__one) WHERE {{\n{core}}} LIMIT 1 }}\n"
 
 
 def _values_block(keys: Sequence[str], rows: Sequence[dict[str, Term]]) -> str:

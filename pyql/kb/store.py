@@ -240,24 +240,43 @@ def load_store(
     started = time.perf_counter()
     store = _open_rw(directory)
     try:
-        state = store_state(directory) or {"version": _VERSION, "files": [], "loading": None}
-        report = StoreLoad(directory)
-        interrupted = state.get("loading")
-        for name, path in zip(files, paths):
-            _load_one(store, state, report, str(name), path, interrupted=interrupted, progress=progress, say=say)
-        _note_other_interruption(interrupted, report, state, say)
-        if optimize and report.loaded:
-            store.optimize()
-        if count:
-            report.triples = len(store)
-        state["complete"] = True
-        _write_state(directory, state)
+        report, state = _load_files(store, directory, files, paths, progress=progress, say=say)
+        _finish_store(store, report, state, optimize=optimize, count=count)
     finally:
         with contextlib.suppress(Exception):
             store.flush()
         del store
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _load_files(
+    store: ox.Store,
+    directory: Path,
+    files: Sequence[str | Path],
+    paths: Sequence[Path],
+    *,
+    progress: bool | None,
+    say: Callable[[str], None],
+) -> tuple[StoreLoad, dict[str, Any]]:
+    """What loading the files into the store did, and the manifest as it left it (an interrupted load resumed)."""
+    state = store_state(directory) or {"version": _VERSION, "files": [], "loading": None}
+    report = StoreLoad(directory)
+    interrupted = state.get("loading")
+    for name, path in zip(files, paths):
+        _load_one(store, state, report, str(name), path, interrupted=interrupted, progress=progress, say=say)
+    _note_other_interruption(interrupted, report, state, say)
+    return report, state
+
+
+def _finish_store(store: ox.Store, report: StoreLoad, state: dict[str, Any], *, optimize: bool, count: bool) -> None:
+    """Compact and count the store as asked (the count into ``report``), then mark its manifest complete."""
+    if optimize and report.loaded:
+        store.optimize()
+    if count:
+        report.triples = len(store)
+    state["complete"] = True
+    _write_state(report.directory, state)
 
 
 def _load_one(
