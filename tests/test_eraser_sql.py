@@ -170,7 +170,8 @@ CASES: list[Case] = [
         1,
         ["get_relation(Opponent)"],
         ["get_column(Opponent)"],
-        "choose an action from: get_column(), add_condition(), add_order(), set_answer(), execute()",
+        "choose an action from: get_column(), add_condition(), add_order(), add_row(), add_adjacent(), add_part(), "
+        "add_calculation(), add_group(), set_answer(), set_calculation(), compare_rows(), execute()",
     ),
     Case(
         "wrong_arity",
@@ -212,7 +213,7 @@ CASES: list[Case] = [
         "inline",
         ["add_condition(Club, =, Ajax)", "execute()"],
         ["add_condition(Club, =, Ajax)", "set_answer(Goals, SUM)", "execute()"],
-        "call set_answer(column, aggregation) before execute()",
+        "call set_answer(column, aggregation) (or set_calculation, compare_rows) before execute()",
     ),
 ]
 
