@@ -266,9 +266,14 @@ def number_of(column: Column) -> exp.Expression | None:
 
 
 def _source_number(column: Column) -> exp.Expression:
-    """A calculation's operand: the column's number, else its text read as one."""
+    """A calculation's (or a comparison of two rows') operand: a numeric column's number; a text column's number,
+    else the first number its text writes (``18`` of ``18 (59)``)."""
     number = number_of(column)
-    return number if number is not None else exp.Anonymous(this="pyql_number", expressions=[text_of(column)])
+    if column.is_numeric and number is not None:
+        return number
+    leading = exp.Anonymous(this="pyql_number", expressions=[
+        exp.Anonymous(this="pyql_part", expressions=[text_of(column), literal("number"), literal("")])])
+    return exp.Coalesce(this=number, expressions=[leading]) if number is not None else leading
 
 
 def _on_groups(column: Column) -> bool:
@@ -485,8 +490,12 @@ def _calculation_select(query: CompilableQuery, step: RowsCalculationStep, bind:
 
 
 def _compare_select(query: CompilableQuery, step: CompareStep, bind: Binder) -> exp.Select:
-    """``SELECT key FROM t WHERE <filter> AND (key = a OR key = b) ORDER BY column LIMIT 1``."""
+    """``SELECT key FROM t WHERE <filter> AND (key = a OR key = b) ORDER BY column LIMIT 1`` (a text column by the
+    number it writes, when it writes one)."""
     kept, keys = _order_keys(step.column, step.descending)
+    if not step.column.is_numeric:
+        number = _source_number(step.column)
+        kept, keys = _not_null(number), [_ordered(number.copy(), step.descending)]
     select = exp.select(text_of(step.first.column)).from_(_table(query))
     where = row_filter(query, bind)
     either = exp.Or(this=condition_expression(step.first, bind), expression=condition_expression(step.second, bind))

@@ -46,6 +46,7 @@ from pyql.errors import PyQLError
 from pyql.environment.grounding import Grounding, ground
 from pyql.environment.next_steps import NextStep
 
+from .shapes import Plan, question_plans
 from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_column: re-exported, named here before)
     _STOP,
     _WORD,
@@ -57,6 +58,7 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     _best_per_span,
     _cells,
     _column_text,
+    action_value,
     column_words,
     condition_candidates,
     header_mentions,
@@ -66,7 +68,8 @@ from .table import Column, Table
 
 __all__ = [
     "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "column_words", "grounded_conditions", "argmax_order", "condition_candidates", "grounded_steps",
-    "header_mentions", "own_number", "scores_could_change", "standardized", "table_next_steps", "SCORE_CLIP", "ANSWER_WEIGHT",
+    "header_mentions", "own_number", "plan_steps", "scores_could_change", "standardized", "table_next_steps", "SCORE_CLIP",
+    "ANSWER_WEIGHT",
 ]
 
 _AGGREGATE_OF = {"COUNT": "COUNT", "SUM": "SUM", "AVG": "AVG", "max": "MAX", "min": "MIN"}
@@ -289,7 +292,7 @@ def answer_candidates(
 
 
 def _condition_action(table: Table, c: ConditionCandidate) -> str:
-    return f"add_condition({_column_text(table, c.column)}, {c.op}, {c.value})"
+    return f"add_condition({_column_text(table, c.column)}, {c.op}, {action_value(c.value)})"
 
 
 #: How strongly the question must ask for a condition for it to be listed although it keeps no row
@@ -343,9 +346,18 @@ def grounded_conditions(env: Any, *, scores: Mapping[str, float] | None = None) 
     return [*kept, *empty]
 
 
+def _dropped(table: Table, action: str, drops: frozenset[tuple[int, str]]) -> bool:
+    """Whether a listed condition is one a plan replaces (its rows compared, its anchor)."""
+    if (-1, "*") in drops:
+        return action.startswith("add_condition(")
+    return any(action.lower() == f"add_condition({_column_text(table, i)}, =, {action_value(value)})".lower() for i, value in drops)
+
+
 def _answer_steps(env: Any, answers: list[NextStep]) -> list[NextStep]:
     """Once an answer is set: ``execute()``, then the other answers (the same column unaggregated first)."""
     table, current = env.table, env.query.answer
+    if current is None:  # set_calculation, compare_rows: nothing but to run it
+        return [NextStep("execute()", "execute")]
     written = f"set_answer({_column_text(table, current.column.index)}{', ' + current.aggregation if current.aggregation else ''})"
     answers = [a for a in answers if a.action != written]
     if current.aggregation:  # the same column without its aggregation, next
@@ -496,6 +508,59 @@ def standardized(scores: Mapping[str, float] | None, clip: float = SCORE_CLIP) -
     return {h: round(max(-clip, min(clip, (v - mean) / spread)) if spread else 0.0, 2) for h, v in scores.items()}
 
 
+def _pending(env: Any, plan: Plan) -> NextStep | None:
+    """A plan's next step not taken yet, checked on the table (it keeps rows, or gives an answer); None when the plan
+    is done, cannot be made on this query, or its next step keeps nothing."""
+    query = env.query
+    for step in plan.steps:
+        if step.done(query):
+            continue
+        try:
+            built = step.build(query)
+        except PyQLError:
+            return None
+        try:
+            if step.kind == "answer":
+                ok = any(a.value is not None for a in env.executor.execute(built))
+            else:
+                ok = env.executor.count(built) > 0
+        except PyQLError:
+            return None
+        return NextStep(step.action, step.kind) if ok else None
+    return None
+
+
+def plan_steps(env: Any, g: Grounding) -> tuple[list[NextStep], list[NextStep], frozenset[tuple[int, str]], bool]:
+    """The question's plans (:func:`pyql_sql.shapes.question_plans`) on this episode: the next steps of its ``part``
+    conditions, the next step of its shape, the conditions the shape replaces, and whether a shape applies.
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Player", "Team"], [["Ann", "Knicks"], ["Hank Stein", "Hawks"]])
+        >>> env = TableEnvironment(t, question="what team comes before hank stein?")
+        >>> parts, shape, drops, shaped = plan_steps(env, ground(env.question))
+        >>> [s.action for s in shape], sorted(drops), shaped
+        (['add_adjacent(Player, Hank Stein, before)'], [(0, 'hank stein')], True)
+    """
+    if "add_part" not in env.actions.names:
+        return [], [], frozenset(), False
+    parts: list[NextStep] = []
+    shape: list[NextStep] = []
+    drops: frozenset[tuple[int, str]] = frozenset()
+    shaped = False
+    for plan in question_plans(env.table, env.question or "", g):
+        step = _pending(env, plan)
+        drops |= plan.drops
+        if plan.shape == "part":
+            parts += [step] if step is not None else []
+            continue
+        shaped = True
+        shape += [step] if step is not None else []
+        if plan.exclusive and step is not None:
+            drops |= {(-1, "*")}  # the question's other conditions describe the anchor row: none is listed
+    return parts, shape, drops, shaped
+
+
 def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, limit: int = 8) -> list[NextStep]:
     """The valid next steps of a table episode, ranked (see the module's docstring); at most ``limit``.
 
@@ -520,10 +585,15 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         ['execute()', 'set_answer(Round)']
     """
     conditions, answers = grounded_steps(env, scores=standardized(scores))
-    if env.query.answer is not None:
+    parts, shape, drops, shaped = plan_steps(env, ground(env.question or ""))
+    if drops or shaped:
+        conditions = [s for s in conditions if not _dropped(env.table, s.action, drops) and not (shaped and s.action.startswith("add_order("))]
+    if env.query.result is not None:
         steps = [*_answer_steps(env, answers), *conditions]
     else:
-        steps = [*conditions, *answers]
+        shape_answer = [s for s in shape if s.kind == "answer"]
+        shape_steps = [s for s in shape if s.kind != "answer"]
+        steps = [*parts, *conditions, *shape_steps, *shape_answer, *answers]
     change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
     changes = change_steps(ground(env.question or "")) if change_steps is not None else []  # a question asking for a change: those first
     if changes:

@@ -31,7 +31,7 @@ from .numbers import format_number, parse_number
 from .table import Column, Table
 
 __all__ = [
-    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "asked_column", "best_per_span", "column_text",
+    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "action_value", "asked_column", "cell_core", "best_per_span", "column_text",
     "column_words", "condition_candidates", "header_mentions", "stem", "stems", "table_cells", "text_matches", "who_column",
     "words_between",
 ]
@@ -200,17 +200,35 @@ def _word_pattern(word: str) -> str:
     return f"[{_DASHES}]".join(re.escape(part) for part in _DASH.split(word))
 
 
+#: A cell's trailing marks: footnote signs and symbols (``Raw ¥¥``, ``Smith†``, ``Close≠``), a citation ``[3]``.
+_MARKS = re.compile(r"(?:\s*(?:\[[^\]]*\]|[^\w\s)\]\"'.!?&%$€£]+))+$")
+
+
+def cell_core(cell: str) -> str:
+    """A cell without its trailing footnote marks and citations: what a question writes of it.
+
+    Example:
+        >>> cell_core("Raw ¥¥"), cell_core("Moses Malone*"), cell_core("Smith [3]"), cell_core("The Alarm (EP)")
+        ('Raw', 'Moses Malone', 'Smith', 'The Alarm (EP)')
+    """
+    return _MARKS.sub("", cell).strip()
+
+
 def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
-    """The cells the question writes (case, spacing and the kind of dash aside), with their spans."""
+    """The cells the question writes (case, spacing and the kind of dash aside; a cell's trailing marks left out),
+    with their spans."""
     out = []
     for cell in cells:
-        words = cell.split()
-        if not words or len(cell) > 80:
-            continue
-        pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + r"(?!\w)"
-        m = re.search(pattern, question, re.IGNORECASE)
-        if m is not None:
-            out.append((cell, m.start(), m.end()))
+        for written in dict.fromkeys((cell, cell_core(cell))):
+            words = written.split()
+            if not words or len(written) > 80:
+                continue
+            plural = "(?:e?s)?" if words[-1][-1:].isalpha() and len(words[-1]) > 2 else ""  # "middle blockers" names "Middle blocker"
+            pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + plural + r"(?!\w)"
+            m = re.search(pattern, question, re.IGNORECASE)
+            if m is not None:
+                out.append((cell, m.start(), m.end()))
+                break
     return out
 
 
@@ -276,7 +294,8 @@ def _cell_candidates(
         if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
             continue
         op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
-        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near))
+        category = 0.6 if 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a column of a few categories: Won, Loss
+        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category))
     for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
         if any(c.start < end and start < c.end for c in out):
             continue  # the word is part of a cell the question writes whole
@@ -303,7 +322,7 @@ def _first_word_matches(question: str, cells: list[str], whole: set[str]) -> lis
     for cell in cells:
         words = cell.split()
         if words:
-            by_first.setdefault(words[0].lower(), set()).add(cell.strip())
+            by_first.setdefault(words[0].lower().rstrip(",;:"), set()).add(cell.strip())  # "Ostrava, Czech Republic"
     out = []
     for first, same in by_first.items():
         cell = next(iter(same))
@@ -438,7 +457,7 @@ PERSON_HEADERS = frozenset([
     "character", "director", "author", "composer", "singer", "skater", "swimmer", "cyclist", "runner",
     "jockey", "pilot", "captain", "owner", "president", "governor", "mayor", "leader", "holder", "recipient",
     "nominee", "champion", "performer", "writer", "producer", "competitor", "entrant", "representative",
-    "incumbent", "senator", "delegate", "chairman", "rank holder", "skier", "boxer", "wrestler", "musician",
+    "incumbent", "senator", "delegate", "chairman", "rank holder", "skier", "boxer", "wrestler", "musician", "opponent",
 ])
 
 
@@ -485,6 +504,21 @@ def _column_text(table: Table, index: int) -> str:
     header = table.columns[index].header
     same = [c for c in table.columns if c.header.strip().lower() == header.strip().lower()]
     return f"#{index}" if len(same) > 1 or not header.strip() else header
+
+
+def action_value(value: str) -> str:
+    """A cell as an action's value argument, so that it reads back as written: quoted when it holds quotes of its
+    own (``'"Dalek"'``), a comma, or a parenthesis.
+
+    Example:
+        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"))
+        Ajax '"Dalek"' "Smith, John"
+    """
+    if '"' in value and "'" not in value:
+        return f"'{value}'"
+    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1):
+        return '"' + value.replace('"', "'") + '"' if '"' not in value else value
+    return value
 
 
 # The names the choose list and the question shapes read (the underscored ones are the module's own spelling).
