@@ -500,6 +500,12 @@ def _compare_select(query: CompilableQuery, step: CompareStep, bind: Binder) -> 
     where = row_filter(query, bind)
     either = exp.Or(this=condition_expression(step.first, bind), expression=condition_expression(step.second, bind))
     conjuncts = [c for c in (where, exp.Paren(this=either), kept) if c is not None]
+    for match in (step.first, step.second):  # both rows are there (a comparison with a missing row has no answer)
+        inner = exp.select(exp.Literal.number(1)).from_(_table(query))
+        inner_where = row_filter(query, bind)
+        matched = condition_expression(match, bind)
+        inner = inner.where(exp.and_(inner_where, matched) if inner_where is not None else matched, copy=False)
+        conjuncts.append(exp.Exists(this=inner))
     select = select.where(exp.and_(*conjuncts), copy=False)
     return select.order_by(*keys, _position(query.table), copy=False).limit(exp.Literal.number(1), copy=False)
 

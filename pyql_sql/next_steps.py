@@ -82,6 +82,9 @@ def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, 
         return None
     if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
         return "COUNT"  # "the total number of ...", "the total game number"
+    if cue.op == "COUNT" and any(c.op == "SUM" and c.start > cue.end for c in g.cue("aggregate")) and any(
+            cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1 for m in mentions.values()):
+        return "SUM"  # "how many rebounds were there total": the sum of a column named right after the count
     return _AGGREGATE_OF[cue.op]
 
 
@@ -358,10 +361,11 @@ def _answer_steps(env: Any, answers: list[NextStep]) -> list[NextStep]:
     table, current = env.table, env.query.answer
     if current is None:  # set_calculation, compare_rows: nothing but to run it
         return [NextStep("execute()", "execute")]
-    written = f"set_answer({_column_text(table, current.column.index)}{', ' + current.aggregation if current.aggregation else ''})"
+    name = _column_text(table, current.column.index) if current.column.index < len(table.columns) else current.column.header
+    written = f"set_answer({name}{', ' + current.aggregation if current.aggregation else ''})"
     answers = [a for a in answers if a.action != written]
     if current.aggregation:  # the same column without its aggregation, next
-        plain = f"set_answer({_column_text(table, current.column.index)})"
+        plain = f"set_answer({name})"
         answers = [NextStep(plain, "answer")] + [a for a in answers if a.action != plain]
     return [NextStep("execute()", "execute"), *answers[:2]]
 

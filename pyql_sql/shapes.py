@@ -53,6 +53,7 @@ from typing import Any
 
 from pyql.environment.grounding import Cue, Grounding, ground
 
+from .numbers import parse_number
 from .parts import cell_date, cell_part
 from .query import TableQuery
 from .question_match import (
@@ -202,6 +203,8 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
         if plan is not None:
             plans.append(plan)
             break
+    if not any(p.answers for p in plans):
+        plans += [p for p in (_answer_part_plan(ctx),) if p is not None]
     return [*plans, *_part_plans(ctx)]
 
 
@@ -219,7 +222,7 @@ def _two_rows(ctx: _Ctx, joins: re.Pattern[str] = _JOIN) -> tuple[ConditionCandi
     return None
 
 
-_THAN = re.compile(r"^(?:\s+\w+){0,6}?\s+(?:than|that|and|or|to|with|vs\.?|versus)\s+(?:the\s+)?$", re.IGNORECASE)
+_THAN = re.compile(r"^(?:'s)?(?:\s+\w+){0,6}?\s+(?:than|that|and|or|to|with|vs\.?|versus)\s+(?:the\s+)?$", re.IGNORECASE)
 
 
 def _measured(ctx: _Ctx, key: int, cue: Cue | None) -> Column | None:
@@ -347,7 +350,8 @@ def _adjacent_plan(ctx: _Ctx) -> Plan | None:
     for cue in ctx.g.cue("neighbour"):
         anchors = [c for c in ctx.candidates if c.op == "=" and c.start >= cue.end
                    and set(_words(ctx.question[cue.end : c.start])) <= _ANCHOR_GAP and len(_words(ctx.question[cue.end : c.start])) <= 3]
-        anchors = [c for c in anchors if not ctx.table.columns[c.column].is_numeric]
+        anchors = [c for c in anchors if not ctx.table.columns[c.column].is_numeric and parse_number(c.value) is None
+                   and not re.fullmatch(r"\s*[12]\d{3}\s*", c.value)]  # "after 2008" compares years
         if not anchors:
             continue
         anchor = min(anchors, key=lambda c: c.start)
@@ -443,6 +447,34 @@ def _repeats(ctx: _Ctx, col: Column) -> bool:
     return 0 < len(values) < ctx.table.row_count
 
 
+_ASKS_PART = re.compile(r"\b(?:what|which)\s+(year|month)s?\b", re.IGNORECASE)
+
+
+def _asked_part(ctx: _Ctx) -> tuple[Column, str] | None:
+    """"what year", "which month" on a table with no such column: a column of dates written as text and that part
+    (the one the question names first, else one named *date*)."""
+    m = _ASKS_PART.search(ctx.question)
+    if m is None:
+        return None
+    part = m.group(1).lower()
+    if any(re.search(part, c.header, re.IGNORECASE) for c in ctx.table.columns):
+        return None  # a Year column answers it
+    dated = [c for c in ctx.table.columns if _dated(ctx, c, 0.5, year=part == "year")]
+    dated.sort(key=lambda c: (c.index not in ctx.mentions, not re.search(r"date|when", c.header, re.IGNORECASE), c.index))
+    return (dated[0], part) if dated else None
+
+
+def _answer_part_plan(ctx: _Ctx) -> Plan | None:
+    """"what year was the first success": ``add_part(Launch date, year)``, ``set_answer(Launch date year)``."""
+    asked = _asked_part(ctx)
+    if asked is None:
+        return None
+    column, part = asked
+    derived = f"{column.header} {part}"
+    steps = (_part(ctx.table, column, part), _answer(f"set_answer({derived})", lambda q: q.set_answer(derived)))
+    return Plan("answer_part", steps, answers=True)
+
+
 def _group_plan(ctx: _Ctx) -> Plan | None:
     """*which X ... the most* where no numeric column is named after *most*: ``add_group(X)`` and its Count ordered."""
     cues = [c for c in ctx.g.cue("order") if c.text.lower() in ("most", "least", "fewest")]
@@ -453,13 +485,22 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
              and words_between(ctx.question, cue.end, m[0], frozenset(["the", "number", "of", "amount", "total"]))]
     if any(_has_numbers(ctx, ctx.table.columns[i]) for i in after):
         return None  # "the most goals": an argmax of the Goals column
+    direction = "DESC" if cue.op == "max" else "ASC"
     asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
     if asked is None:
-        return None
+        by_part = _asked_part(ctx)  # "which month had the most air dates": groups of a date's month
+        if by_part is None:
+            return None
+        column, part = by_part
+        derived = f"{column.header} {part}"
+        group = PlanStep(f"add_group({derived})", lambda q: q.add_group(derived), "constrain",
+                         lambda q: q.group is not None and _same(q.group.column.header, derived))
+        steps = (_part(ctx.table, column, part), group, _order("Count", direction),
+                 _answer(f"set_answer({derived})", lambda q: q.set_answer(derived)))
+        return Plan("group", steps, answers=True)
     column = ctx.table.columns[asked]
     if column.is_numeric and not re.search(r"\b(?:year|season)", column.header, re.I) or not _repeats(ctx, column):
         return None
-    direction = "DESC" if cue.op == "max" else "ASC"
     steps = (
         PlanStep(f"add_group({_col(ctx.table, column)})", lambda q: q.add_group(column), "constrain",
                  lambda q: q.group is not None and q.group.column == column),
@@ -511,10 +552,13 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
                 continue
             asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
             direction = "DESC" if cue.op == "max" else "ASC"
-            steps = [_part(ctx.table, column, part), _order(f"{column.header} {part}", direction)]
+            derived = f"{column.header} {part}"
+            steps = [_part(ctx.table, column, part), _order(derived, direction)]
             if asked is not None and asked != i:
                 answer = ctx.table.columns[asked]
                 steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a)))
+            elif part == "number":  # "the top score": the number itself ("6" of "6-3")
+                steps.append(_answer(f"set_answer({derived})", lambda q, d=derived: q.set_answer(d)))
             return Plan("order_part", tuple(steps), answers=len(steps) == 3)
     return None
 
@@ -522,8 +566,29 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
 def _part_plans(ctx: _Ctx) -> list[Plan]:
     """Conditions on a part of a text column's cells: a month the question names, a year or a month of a year
     no cell holds whole, a number compared with one inside text."""
-    plans = [*_month_plans(ctx), *_year_plans(ctx)]
+    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx)]
     return plans[:2]
+
+
+def _number_plans(ctx: _Ctx) -> list[Plan]:
+    """``add_part(Elevation, number)``, ``add_condition(Elevation number, >, 3300)`` for a number compared with a
+    text column whose cells start with numbers ("above 3,300 ft" on ``3,563 ft``), named near the comparison or
+    writing the same unit."""
+    out = []
+    for cue, v in ctx.g.comparisons():
+        if v.kind not in ("number", "quantity") or cue.op not in ("<", ">", "<=", ">="):
+            continue
+        for col in ctx.table.columns:
+            if col.is_numeric or not _has_numbers(ctx, col):
+                continue
+            mention = ctx.mentions.get(col.index)
+            near = mention is not None and min(abs(mention[0] - v.end), abs(cue.start - mention[1])) < 40
+            values = next((vs for c, vs in ctx.cells if c.index == col.index), [])
+            unit = bool(v.unit) and sum(v.unit.lower() in x.lower() for x in values) >= 0.5 * len(values)
+            if near or unit:
+                out.append(_part_condition(ctx, col, "number", f"{v.value:g}", cue.op))
+                break
+    return out
 
 
 def _date_column(ctx: _Ctx, wanted: Callable[[Any], bool], year: bool = True) -> Column | None:

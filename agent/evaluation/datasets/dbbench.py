@@ -7,8 +7,12 @@ environment also offers ``insert_row``/``update_rows``
 (:mod:`pyql_sql.writable_environment`), as AgentBench lets the agent run
 any statement.
 
-Question items (SELECT): the gold answers are the label, compared with
-``label_match`` (``["none"]`` matches no answer).
+Question items (SELECT): the gold answers are the label, compared as
+AgentBench's dbbench task compares them (:func:`agentbench_answer_match`: one
+value each, equal as numbers or else as the same text; several, the same set
+of texts). :func:`state_denotation` is the looser comparison of the WikiSQL
+benchmark (``label_match``: ``["none"]`` matches no answer, case aside),
+kept for the figures measured with it.
 
 Mutation items (``type`` INSERT/UPDATE/DELETE; their gold statement is the
 label, or ``sql.query``): scored as AgentBench scores them, by the table's
@@ -39,7 +43,7 @@ from pyql_sql.writable_environment import STATE_PREFIX
 from agent.evaluation.datasets.reading import answers_of
 from agent.evaluation.datasets.registry import Source, dataset_format
 
-__all__ = ["gold_state", "is_dbbench", "is_select", "load_dbbench", "MUTATION_KINDS"]
+__all__ = ["agentbench_answer_match", "gold_state", "is_dbbench", "is_select", "load_dbbench", "state_denotation", "MUTATION_KINDS"]
 
 #: the item types AgentBench scores by the table's state
 MUTATION_KINDS = ("INSERT", "UPDATE", "DELETE")
@@ -132,6 +136,40 @@ def state_denotation(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
     return bool(label_match(values, list(gold)))
 
 
+def _as_float(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def agentbench_answer_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
+    """AgentBench's dbbench comparison of one item (its task's accuracy): a change by the table's state, a question
+    by its answer list.
+
+    A change item is right when the table-state hash is the gold's. A question with one predicted and one gold
+    value is right when both read as numbers and are equal (``5`` = ``5.0``), else when the texts are the same
+    (case and all); with several values, when the predicted texts and the gold texts are the same set (no
+    number reading, no normalization). An empty answer matches nothing.
+
+    Example:
+        >>> agentbench_answer_match([{"value": "5"}], ["5.0"]), agentbench_answer_match(["Ajax"], ["ajax"])
+        (True, False)
+        >>> agentbench_answer_match(["b", "a", "a"], ["a", "b"]), agentbench_answer_match(["1", "2"], ["1.0", "2.0"])
+        (True, False)
+        >>> agentbench_answer_match([{"value": "table-state:ab"}], ["table-state:ab"]), agentbench_answer_match([], ["none"])
+        (True, False)
+    """
+    values = [str(a.get("value") if isinstance(a, Mapping) else a) for a in predicted]
+    truth = [str(g) for g in gold]
+    if any(g.startswith(STATE_PREFIX) for g in truth):
+        return values == truth
+    if len(values) == 1 and len(truth) == 1:
+        a, b = _as_float(values[0]), _as_float(truth[0])
+        return a == b if a is not None and b is not None else values[0] == truth[0]
+    return set(values) == set(truth)
+
+
 def _dbbench_item(rec: Mapping[str, Any], index: int, stem: str) -> dict[str, Any]:
     where = f"{stem}, item {index}"
     table = rec.get("table")
@@ -162,8 +200,9 @@ def _benchmark(records: Sequence[Mapping[str, Any]]) -> str:
     priority=60,
     detect=is_dbbench,
     known="dbbench table items (description, label, table)",
-    gold="the label (compared with label_match: ['none'] matches no answer); INSERT/UPDATE items: the table's state after the gold statement",
-    denotation=state_denotation,
+    gold="the label (compared as AgentBench does: numbers as numbers, else the same text; several values as a set); "
+    "INSERT/UPDATE items: the table's state after the gold statement",
+    denotation=agentbench_answer_match,
     benchmark=_benchmark,
 )
 def load_dbbench(source: Source) -> Iterator[dict[str, Any]]:
