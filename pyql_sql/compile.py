@@ -255,8 +255,8 @@ def number_of(column: Column) -> exp.Expression | None:
     """
     if not isinstance(column, DerivedColumn):
         return _ident(column.num_sql) if column.num_sql else None
-    if column.kind == "part":
-        return exp.Anonymous(this="pyql_number", expressions=[text_of(column)])
+    if column.kind == "part":  # a date or a month is never a number: no shadow to compute
+        return None if column.part in ("date", "month") else exp.Anonymous(this="pyql_number", expressions=[text_of(column)])
     if column.kind == "calculation":
         a, b = (_source_number(c) for c in column.sources)
         if column.op == "/":

@@ -40,6 +40,7 @@ import calendar
 import re
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 
 from grammars.vocabulary import CELL_PARTS
 
@@ -212,15 +213,30 @@ def normalize_part(part: object) -> str:
     return key
 
 
+@lru_cache(maxsize=1 << 16)
+def _cached_part(cell: str, part: str, separator: str) -> str | None:
+    return cell_part(cell, part, separator)
+
+
 def _sql_part(cell: object, part: object, separator: object) -> str | None:
+    """``pyql_part``: a cell's part (cells repeat down a column: the parts of the last 65,536 are kept)."""
+    if cell is None:
+        return None
     try:
-        return cell_part(cell, str(part), "" if separator is None else str(separator))
+        return _cached_part(str(cell), str(part), "" if separator is None else str(separator))
     except Exception:  # noqa: BLE001 - a SQL function must not raise into SQLite
         return None
 
 
+@lru_cache(maxsize=1 << 16)
+def _cached_number(text: str) -> float | None:
+    return parse_number(text)
+
+
 def _sql_number(text: object) -> float | None:
-    return parse_number(text) if isinstance(text, (str, int, float)) else None
+    if isinstance(text, str):
+        return _cached_number(text)
+    return parse_number(text) if isinstance(text, (int, float)) else None
 
 
 def install(connection: sqlite3.Connection) -> None:

@@ -70,7 +70,7 @@ from .question_match import (
 )
 from .table import Column, Table
 
-__all__ = ["Plan", "PlanStep", "question_plans", "RANK_WORDS", "MEASURES"]
+__all__ = ["Plan", "PlanStep", "cue_hints", "question_plans", "RANK_WORDS", "MEASURES"]
 
 Mentions = Mapping[int, tuple[int, int, float]]
 _WORD = re.compile(r"[a-z0-9]+")
@@ -652,3 +652,34 @@ def plan_actions(plans: Sequence[Plan]) -> list[list[str]]:
     """
     return [[s.action for s in p.steps] for p in plans]
 
+
+
+#: What each cue kind of the question asks for on a table, as a prompt says it (:func:`cue_hints`).
+_CUE_STEPS = {
+    "ordinal": "a row at a place: add_row",
+    "neighbour": "the row before or after another: add_adjacent",
+    "difference": "two rows' values combined: set_calculation",
+    "comparative": "which of two rows has more: compare_rows",
+    "distinct": "the different values: set_answer(column, COUNT DISTINCT)",
+    "each": "one value per group: add_group",
+}
+
+
+def cue_hints(question: str | None, grounding: Grounding | None = None) -> str:
+    """The question's cue words for the steps beyond a condition and an answer, as one prompt line (empty when none):
+    the table prompts show it as the KB prompts show the grounded values.
+
+    Example:
+        >>> cue_hints("what team comes before hank stein, and how many more wins than the second one?")
+        "'before' (the row before or after another: add_adjacent); 'how many more' (two rows' values combined: set_calculation); 'second' (a row at a place: add_row)"
+        >>> cue_hints("how many games?")
+        ''
+    """
+    if not question:
+        return ""
+    g = grounding or ground(question)
+    seen: dict[str, str] = {}
+    for cue in g.cues:
+        if cue.kind in _CUE_STEPS and cue.text.lower() not in seen:
+            seen[cue.text.lower()] = f"{cue.text!r} ({_CUE_STEPS[cue.kind]})"
+    return "; ".join(seen.values())
