@@ -82,8 +82,9 @@ def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, 
         return None
     if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
         return "COUNT"  # "the total number of ...", "the total game number"
-    if cue.op == "COUNT" and any(c.op == "SUM" and c.start > cue.end for c in g.cue("aggregate")) and any(
-            cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1 for m in mentions.values()):
+    if cue.op == "COUNT" and any(
+            cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1
+            and any(c.op == "SUM" and c.start >= m[1] for c in g.cue("aggregate")) for m in mentions.values()):
         return "SUM"  # "how many rebounds were there total": the sum of a column named right after the count
     return _AGGREGATE_OF[cue.op]
 

@@ -264,7 +264,7 @@ def _all_candidates(
     out: list[ConditionCandidate] = []
     for col, values in cells:
         mention = mentions.get(col.index)
-        out += _cell_candidates(question, col, values, mention, compared)
+        out += _cell_candidates(question, col, values, mention, compared, categories=len(values) < table.row_count)
         bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
         out += _value_candidates(question, g, col, values, mention, compared, bonus)
     out += _comparison_candidates(table, question, g, mentions)
@@ -276,7 +276,8 @@ _NEGATED = re.compile(r"(?:\bnot|n't|\bother\s+than|except(?:\s+for)?|besides|ex
 
 
 def _cell_candidates(
-    question: str, col: Column, cells: list[str], mention: tuple[int, int, float] | None, compared: set[tuple[int, int]]
+    question: str, col: Column, cells: list[str], mention: tuple[int, int, float] | None, compared: set[tuple[int, int]],
+    categories: bool = False,
 ) -> list[ConditionCandidate]:
     """``column = cell`` for each cell of the column the question writes (not the header itself); ``!=`` after a negation (:data:`_NEGATED`).
 
@@ -294,7 +295,7 @@ def _cell_candidates(
         if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
             continue
         op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
-        category = 0.6 if 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a column of a few categories: Won, Loss
+        category = 0.6 if categories and 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a few repeated ones: Won
         out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category))
     for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
         if any(c.start < end and start < c.end for c in out):

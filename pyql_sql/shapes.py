@@ -383,7 +383,13 @@ def _position_plan(ctx: _Ctx) -> Plan | None:
     later = _later_measure(ctx, place)
     if later is not None:
         return later
+    ranks = [c for c in ctx.table.columns if c.is_numeric and set(stems(c.header)) & RANK_WORDS]
+    if place > 0 and ranks and _FINISHED.search(ctx.question):  # "who finished third": the row ranked 3, not the third listed
+        return Plan("position", (_condition(_col(ctx.table, ranks[0]), "=", str(place)),))
     return Plan("position", (PlanStep(f"add_row({place})", lambda q: q.add_row(place), "constrain", lambda q: q.position is not None),))
+
+
+_FINISHED = re.compile(r"\b(?:finish(?:ed|es)?|plac(?:ed|es)|came(?:\s+in)?|ranked|rank)\b", re.IGNORECASE)
 
 
 def _later_measure(ctx: _Ctx, place: int) -> Plan | None:
@@ -487,8 +493,10 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
         return None  # "the most goals": an argmax of the Goals column
     direction = "DESC" if cue.op == "max" else "ASC"
     asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+    by_part = _asked_part(ctx) if asked is None else None  # "which month had the most air dates": groups of a date's month
+    if asked is None and by_part is None:
+        asked = _named_people(ctx)  # "which team won the most titles": the Winner column
     if asked is None:
-        by_part = _asked_part(ctx)  # "which month had the most air dates": groups of a date's month
         if by_part is None:
             return None
         column, part = by_part
@@ -510,6 +518,15 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
     return Plan("group", steps, answers=True)
 
 
+def _named_people(ctx: _Ctx) -> int | None:
+    """The column of names a *which/who* question means when it names no column ("which team", "how many different
+    teams" on a Winner column): the first text column of person words whose values repeat."""
+    if not re.search(r"\b(?:which|who|what|different|distinct)\b", ctx.question, re.IGNORECASE):
+        return None
+    people = [c for c in ctx.table.columns if not c.is_numeric and set(stems(c.header)) & PERSON_HEADERS and _repeats(ctx, c)]
+    return people[0].index if people else None
+
+
 def _distinct_plan(ctx: _Ctx) -> Plan | None:
     """*how many different X*: ``COUNT DISTINCT`` (WTQ counts rows otherwise, even of names that repeat)."""
     counts = [c for c in ctx.g.cue("aggregate") if c.op == "COUNT"]
@@ -517,13 +534,14 @@ def _distinct_plan(ctx: _Ctx) -> Plan | None:
         return None
     distinct = ctx.g.cue("distinct")
     start = distinct[0].end if distinct else counts[0].end
-    named = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= start
-             and words_between(ctx.question, start, m[0], frozenset(["the", "different", "distinct", "unique", "of"]))]
-    if not named:
-        return None
-    column = ctx.table.columns[named[0]]
     if not distinct:
         return None
+    named = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= start
+             and words_between(ctx.question, start, m[0], frozenset(["the", "different", "distinct", "unique", "of"]))]
+    people = _named_people(ctx)
+    if not named and people is None:
+        return None
+    column = ctx.table.columns[named[0] if named else people]  # type: ignore[index]
     step = _answer(f"set_answer({_col(ctx.table, column)}, COUNT DISTINCT)", lambda q: q.set_answer(column, "COUNT DISTINCT"))
     return Plan("distinct", (step,), answers=True)
 
