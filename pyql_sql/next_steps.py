@@ -75,16 +75,17 @@ __all__ = [
 _AGGREGATE_OF = {"COUNT": "COUNT", "SUM": "SUM", "AVG": "AVG", "max": "MAX", "min": "MIN"}
 
 
-def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> str | None:
-    """The aggregation the cue words ask for (the cue of :func:`_aggregation_cue`)."""
+def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], table: Table | None = None) -> str | None:
+    """The aggregation the cue words ask for (the cue of :func:`_aggregation_cue`); "how many <numeric column> ...
+    total" is its sum."""
     cue = _aggregation_cue(question, g, mentions)
     if cue is None:
         return None
     if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
         return "COUNT"  # "the total number of ...", "the total game number"
-    if cue.op == "COUNT" and any(
-            cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1
-            and any(c.op == "SUM" and c.start >= m[1] for c in g.cue("aggregate")) for m in mentions.values()):
+    if cue.op == "COUNT" and table is not None and any(
+            cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1 and table.columns[i].is_numeric
+            and any(c.op == "SUM" and c.start >= m[1] for c in g.cue("aggregate")) for i, m in mentions.items()):
         return "SUM"  # "how many rebounds were there total": the sum of a column named right after the count
     return _AGGREGATE_OF[cue.op]
 
@@ -132,6 +133,8 @@ def own_number(
     cue = _aggregation_cue(question, g, mentions)
     if not col.is_numeric or mention is None or cue is None or cue.kind != "aggregate":
         return False
+    if any(min(abs(c.start - mention[1]), abs(mention[0] - v.end)) < 30 for c, v in g.comparisons()):
+        return False  # "how many games had more than 10,000 in attendance": the rows that meet it are counted
     ends = [c.end for c in g.cues if c.kind == "aggregate"]
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())
@@ -261,7 +264,7 @@ def answer_candidates(
     """
     g = grounding or ground(question)
     mentions = header_mentions(table, question)
-    aggregation = _aggregation(question, g, mentions)
+    aggregation = _aggregation(question, g, mentions, table)
     order = argmax_order(table, question, g, mentions)
     position = position_order(table, question, g, mentions) if order is None else None
     if position is not None and aggregation in ("MAX", "MIN"):
@@ -442,7 +445,7 @@ def scores_could_change(env: Any, steps: list[NextStep]) -> str | None:
         >>> env = TableEnvironment(t, question="What is the total game number with athlone town as the opponent?")
         >>> scores_could_change(env, table_next_steps(env)) is None
         True
-        >>> env = TableEnvironment(t, question="Who won?")
+        >>> env = TableEnvironment(t, question="Which one was it?")
         >>> scores_could_change(env, table_next_steps(env))
         "the answer columns tie: 'Game' leads 'Opponent' by 0.0 (the scores may swing 1.5)"
     """
@@ -544,8 +547,8 @@ def plan_steps(env: Any, g: Grounding) -> tuple[list[NextStep], list[NextStep], 
         >>> t = Table.from_rows(["Player", "Team"], [["Ann", "Knicks"], ["Hank Stein", "Hawks"]])
         >>> env = TableEnvironment(t, question="what team comes before hank stein?")
         >>> parts, shape, drops, shaped = plan_steps(env, ground(env.question))
-        >>> [s.action for s in shape], sorted(drops), shaped
-        (['add_adjacent(Player, Hank Stein, before)'], [(0, 'hank stein')], True)
+        >>> [s.action for s in shape], sorted(drops), shaped  # (-1, "*"): the question's other conditions are left out too
+        (['add_adjacent(Player, Hank Stein, before)'], [(-1, '*'), (0, 'hank stein')], True)
     """
     if "add_part" not in env.actions.names:
         return [], [], frozenset(), False

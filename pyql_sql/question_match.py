@@ -31,7 +31,7 @@ from .numbers import format_number, parse_number
 from .table import Column, Table
 
 __all__ = [
-    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "action_value", "asked_column", "cell_core", "best_per_span", "column_text",
+    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
     "column_words", "condition_candidates", "header_mentions", "stem", "stems", "table_cells", "text_matches", "who_column",
     "words_between",
 ]
@@ -214,12 +214,28 @@ def cell_core(cell: str) -> str:
     return _MARKS.sub("", cell).strip()
 
 
+_DETAIL = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def cell_names(cell: str) -> tuple[str, ...]:
+    """The ways a question may write a cell: as it is, without its trailing marks, without a parenthesized detail
+    at its end (``Great Britain (GBR)``: ``Great Britain``, as WTQ's answers drop it).
+
+    Example:
+        >>> cell_names("Great Britain (GBR)"), cell_names("Raw ¥¥")
+        (('Great Britain (GBR)', 'Great Britain'), ('Raw ¥¥', 'Raw'))
+    """
+    core = cell_core(cell)
+    bare = _DETAIL.sub("", core).strip()
+    return tuple(dict.fromkeys(n for n in (cell, core, bare) if n))
+
+
 def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
     """The cells the question writes (case, spacing and the kind of dash aside; a cell's trailing marks left out),
     with their spans."""
     out = []
     for cell in cells:
-        for written in dict.fromkeys((cell, cell_core(cell))):
+        for written in cell_names(cell):
             words = written.split()
             if not words or len(written) > 80:
                 continue

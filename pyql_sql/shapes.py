@@ -66,6 +66,7 @@ from .question_match import (
     header_mentions,
     stems,
     table_cells,
+    text_matches,
     words_between,
 )
 from .table import Column, Table
@@ -121,8 +122,9 @@ def _answer(action: str, build: Callable[[TableQuery], TableQuery]) -> PlanStep:
     return PlanStep(action, build, "answer", lambda q: q.result is not None)
 
 
-def _part(table: Table, column: Column, part: str) -> PlanStep:
-    return PlanStep(f"add_part({_col(table, column)}, {part})", lambda q: q.add_part(column, part), "constrain",
+def _part(table: Table, column: Column, part: str, separator: str = "") -> PlanStep:
+    written = f", {action_value(separator)}" if separator else ""
+    return PlanStep(f"add_part({_col(table, column)}, {part}{written})", lambda q: q.add_part(column, part, separator), "constrain",
                     lambda q: any(d.kind == "part" and d.sources[0] == column and d.part == part for d in q.derived_columns))
 
 
@@ -408,6 +410,8 @@ def _later_measure(ctx: _Ctx, place: int) -> Plan | None:
             continue
         direction = "DESC" if place < 0 else "ASC"
         steps = [_part(ctx.table, column, part), _order(f"{column.header} {part}", direction)] if part else [_order(column.header, direction)]
+        if asked is None:  # "what was the last state to be formed": the row's name, the first text column
+            asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)
         if asked is not None:
             answer = ctx.table.columns[asked]
             steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
@@ -584,8 +588,22 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
 def _part_plans(ctx: _Ctx) -> list[Plan]:
     """Conditions on a part of a text column's cells: a month the question names, a year or a month of a year
     no cell holds whole, a number compared with one inside text."""
-    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx)]
+    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx)]
     return plans[:2]
+
+
+def _after_comma_plans(ctx: _Ctx) -> list[Plan]:
+    """``add_part(Venue, after, ",")``, ``add_condition(Venue after, =, Japan)`` for a name the question writes that is
+    the part after a comma of a column's cells ("Tokyo, Japan"), no cell being that name whole."""
+    whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
+    for col, values in ctx.cells:
+        if col.is_numeric or sum(", " in v for v in values) < max(2, len(values) // 2):
+            continue
+        tails = sorted({t for v in values if (t := cell_part(v, "after", ",")) and len(t) >= 3})
+        for tail, start, end in text_matches(ctx.question, tails):
+            if not any(s <= start < e for s, e in whole):
+                return [_part_condition(ctx, col, "after", tail, separator=",")]
+    return []
 
 
 def _number_plans(ctx: _Ctx) -> list[Plan]:
@@ -656,9 +674,10 @@ def _year_plans(ctx: _Ctx) -> list[Plan]:
 
 
 def _part_condition(
-    ctx: _Ctx, column: Column, part: str, value: str, op: str = "=", drops: frozenset[tuple[int, str]] = frozenset()
+    ctx: _Ctx, column: Column, part: str, value: str, op: str = "=", drops: frozenset[tuple[int, str]] = frozenset(),
+    separator: str = "",
 ) -> Plan:
-    return Plan("part", (_part(ctx.table, column, part), _condition(f"{column.header} {part}", op, value)), drops)
+    return Plan("part", (_part(ctx.table, column, part, separator), _condition(f"{column.header} {part}", op, value)), drops)
 
 
 def plan_actions(plans: Sequence[Plan]) -> list[list[str]]:
