@@ -550,7 +550,8 @@ def plan_steps(env: Any, g: Grounding) -> tuple[list[NextStep], list[NextStep], 
         >>> [s.action for s in shape], sorted(drops), shaped  # (-1, "*"): the question's other conditions are left out too
         (['add_adjacent(Player, Hank Stein, before)'], [(-1, '*'), (0, 'hank stein')], True)
     """
-    if "add_part" not in env.actions.names:
+    asks_change = getattr(env, "asks_change", None)  # a writable table (pyql_sql.writable_environment)
+    if "add_part" not in env.actions.names or (asks_change is not None and asks_change()):
         return [], [], frozenset(), False
     parts: list[NextStep] = []
     shape: list[NextStep] = []

@@ -217,7 +217,7 @@ _DIGITS = re.compile(r"(?<![\w.,\-\u2013])([-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(
 _CURRENCY = "$£€¥"
 _UNITS = (
     "%", "percent", "per cent", "km", "kilometres", "kilometers", "m", "metres", "meters", "cm", "mm", "kg", "g", "lb", "lbs",
-    "miles", "mile", "mph", "km/h", "ft", "feet", "foot", "inches", "in", "mhz", "khz", "ghz", "w", "kw", "mw", "hz",
+    "miles", "mile", "mph", "km/h", "ft", "feet", "foot", "inches", "mhz", "khz", "ghz", "w", "kw", "mw", "hz",
     "years", "year", "months", "days", "hours", "minutes", "seconds", "points", "goals", "million", "billion", "thousand",
     "bn", "k", "tonnes", "tons", "acres", "hectares", "°c", "°f", "sq mi", "km2", "km²",
 )
@@ -367,6 +367,7 @@ _OPENERS = {
     "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "name", "tell", "list", "give", "is", "are",
     "was", "were", "did", "do", "does", "in", "on", "of", "the", "a", "an", "for", "with", "at", "by", "from", "and",
     "if", "that", "this", "there", "it", "i", "count", "find", "show", "insert", "update", "change", "record", "after",
+    "set", "modify", "add", "alter", "edit", "replace", "correct", "delete", "remove",
     "before", "during", "since", "until", "between", "what's", "which's", "who's", "when's", "where's", "how's",
 }
 _TOKEN = re.compile(r"[^\s,;:?!()\[\]]+")
