@@ -50,7 +50,7 @@ from .table import Table
 
 __all__ = ["asks_change", "complete", "value_pairs", "mutation_next_steps"]
 
-_INSERT = re.compile(r"\b(insert(ed)?|add(ed)?|record(ed)?|new (row|record|entry))\b", re.I)
+_INSERT = re.compile(r"\b(insert(ed|ing)?|add(ed|ing)?|record(ed)?|new (row|record|entry))\b", re.I)
 _UPDATE = re.compile(r"\b(updat(e|ed|ing)|chang(e|ed|ing)|modif(y|ied)|set .* to|now)\b", re.I)
 _UPDATE_FIRST = re.compile(r"^\s*(?:please\s+)?(update|set|change|modify|alter|edit|replace|correct)\b", re.I)
 _INSERT_FIRST = re.compile(r"^\s*(?:please\s+)?(insert|add)\b", re.I)

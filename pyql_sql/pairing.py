@@ -580,4 +580,8 @@ def pair_values(
     free = [v for v in free if (v.start, v.end) not in used_spans]
     rest = [c.index for c in table.columns if c.index not in used_cols]
     pairs += resemblance_pairs(table, free, rest) if resemble and free and rest else []
+    quoted = [v for v in free if v.kind == "quoted" and (v.start, v.end) not in {(o.start, o.end) for _, o in pairs}]
+    rest = [c for c in rest if c not in {c for c, _ in pairs}]
+    if resemble and listed and len(quoted) == 1 and len(rest) == 1:  # "Insert 'Jane Smith' ... 'Theo' for School, ...": the one left
+        pairs.append((rest[0], quoted[0]))
     return sorted(pairs, key=lambda p: p[1].start)

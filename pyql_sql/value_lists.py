@@ -6,7 +6,10 @@ dbbench's change items often spell the row out instead of describing it:
 * a tuple of as many quoted values as the table has columns, in column order:
   ``Add ('2019', 'Aoharu Ride', 'Kou Mabuchi') to the table``;
 * ``Column: value`` items: ``Name: HMAS Newcastle, Type: Frigate, Class: Adelaide``;
-* ``'value' for Column`` items: ``'Theo' for School, 'PhD' for Degree``.
+* ``'value' for Column`` items: ``'Theo' for School, 'PhD' for Degree``;
+* ``Column as value`` (or ``is``) items: ``Senator as Mitt Romney, Party as Republican``;
+* a list of columns, then as many values: ``values for Party, Votes, and Seats including Democratic Party,
+  150000, and 10``.
 
 :func:`listed_pairs` reads them into ``(column index, value)`` pairs, each a
 :class:`~pyql.environment.grounding.Grounded` of kind ``quoted`` whose span
@@ -36,7 +39,8 @@ __all__ = ["listed_pairs", "split_list"]
 
 _QUOTES = "'\"`‘’“”"
 _SQL_LIKE = re.compile(r"\((?P<cols>[^()]+)\)\s*values?\s*\(", re.IGNORECASE)
-_COLON_ITEM = re.compile(r"(?P<col>[^\s:,;][^:,;]{0,40}?)\s*:\s+(?P<val>[^,;]+?)(?=\s*(?:,|;|\band\b|\.\s|\.$|$))", re.IGNORECASE)
+_VALUE = r"(?P<val>'[^']*'|\"[^\"]*\"|[^,;'\"][^,;]*?)"
+_COLON_ITEM = re.compile(r"(?P<col>[^\s:,;][^:,;]{0,40}?)\s*:\s+" + _VALUE + r"(?=\s*(?:,|;|\band\b|\.\s|\.$|$))", re.IGNORECASE)
 _FOR_ITEM = re.compile(
     r"(?P<q>['\"‘“])(?P<val>[^'\"‘’“”]+)['\"’”]\s+(?:for|as)\s+(?:the\s+)?(?:column\s+)?[`'\"]?(?P<col>[^`'\",;.]+?)[`'\"]?"
     r"(?=\s*(?:,|;|\band\b|\.|\bcolumns?\b|$))",
@@ -124,6 +128,43 @@ def _tuple(table: Table, question: str) -> list[tuple[int, Grounded]]:
     return []
 
 
+_AS_ITEM = re.compile(r"(?P<col>[^\s,;:][^,;:]{0,40}?)\s+(?:as|is|=)\s+" + _VALUE + r"(?=\s*(?:,|;|\band\b|\.\s|\.$|$))", re.IGNORECASE)
+#: "the following fields: A, B and C with corresponding values: 'x', 'y', 'z'", "values for A, B, and C including x, y, and z".
+_LISTS = re.compile(
+    r"(?:values?|fields?|columns?|data|information)\s*(?:for|of|:|-)?\s*(?P<cols>.+?)\s*"
+    r"(?:,?\s*(?:with\s+(?:the\s+)?(?:corresponding\s+)?values?(?:\s+of)?|including|as|are|being|respectively)\s*:?)\s+(?P<vals>.+?)\s*(?:\.\s*$|$)",
+    re.IGNORECASE,
+)
+
+
+def _words_list(text: str, start: int) -> list[tuple[str, int, int]]:
+    """A list written with commas and a final *and*: its items, quotes removed."""
+    items = []
+    for item, s, e in split_list(text, start):
+        lead = re.match(r"(?:and|&)\s+", item)
+        if lead:
+            item, s = item[lead.end():], s + lead.end()
+            if len(item) >= 2 and item[0] in _QUOTES and item[-1] in _QUOTES:
+                item, s = item[1:-1], s + 1
+        items += [(item, s, s + len(item))] if item else []
+    if len(items) >= 2 and " and " in items[-1][0] and not items[-1][0][:1] in _QUOTES:
+        last, s, _ = items.pop()
+        left, right = last.split(" and ", 1)
+        items += [(left.strip(), s, s + len(left.strip())), (right.strip(), s + len(left) + 5, s + len(left) + 5 + len(right.strip()))]
+    return items
+
+
+def _two_lists(table: Table, question: str) -> list[tuple[int, Grounded]]:
+    m = _LISTS.search(question)
+    if m is None:
+        return []
+    columns = [_column(table, c) for c, _, _ in _words_list(m.group("cols"), m.start("cols"))]
+    values = _words_list(m.group("vals"), m.start("vals"))
+    if len(columns) < 2 or len(columns) != len(values) or any(c is None for c in columns):
+        return []
+    return [(c.index, _value(*v)) for c, v in zip(columns, values) if c is not None]
+
+
 def _column_ending(table: Table, written: str) -> Column | None:
     """The column a text names at its end ("Insert Title" names Title; "and Role" names Role)."""
     words = written.split()
@@ -141,9 +182,9 @@ def _items(table: Table, question: str, pattern: re.Pattern[str]) -> list[tuple[
         value = m.group("val").strip()
         if col is not None and value and col.index not in {c for c, _ in out}:
             start = m.start("val") + (len(m.group("val")) - len(m.group("val").lstrip()))
-            inner = value.strip(_QUOTES)
-            start += value.find(inner)
-            out.append((col.index, _value(inner, start, start + len(inner))))
+            quoted = len(value) >= 2 and value[0] in _QUOTES and value[-1] in _QUOTES
+            inner = value[1:-1] if quoted else value  # one layer of quotes: '"Dalek"' is the text "Dalek" with its quotes
+            out.append((col.index, _value(inner, start + (1 if quoted else 0), start + (1 if quoted else 0) + len(inner))))
     return out if len(out) >= 2 else []
 
 
@@ -158,12 +199,16 @@ def listed_pairs(table: Table, question: str) -> list[tuple[int, Grounded]]:
         [('Title', 'Joker'), ('Year', '2019'), ('Role', 'Arthur')]
         >>> [(t.columns[c].header, v.value) for c, v in listed_pairs(t, "Insert 'Joker' for Title, '2019' for Year.")]
         [('Title', 'Joker'), ('Year', '2019')]
+        >>> [(t.columns[c].header, v.value) for c, v in listed_pairs(t, "Insert values for Year, Title, and Role as '2019', 'Joker, Part 2', and 'Arthur'.")]
+        [('Year', '2019'), ('Title', 'Joker, Part 2'), ('Role', 'Arthur')]
+        >>> [(t.columns[c].header, v.value) for c, v in listed_pairs(t, "Add a row with Title as Joker, Role as Arthur Fleck and Year as 2019.")]
+        [('Title', 'Joker'), ('Role', 'Arthur Fleck'), ('Year', '2019')]
     """
-    for read in (_sql_like, _tuple):
+    for read in (_sql_like, _tuple, _two_lists):
         pairs = read(table, question)
         if pairs:
             return pairs
-    for pattern in (_COLON_ITEM, _FOR_ITEM):
+    for pattern in (_COLON_ITEM, _FOR_ITEM, _AS_ITEM):
         pairs = _items(table, question, pattern)
         if pairs:
             return pairs
