@@ -410,7 +410,7 @@ def _later_measure(ctx: _Ctx, place: int) -> Plan | None:
             continue
         direction = "DESC" if place < 0 else "ASC"
         steps = [_part(ctx.table, column, part), _order(f"{column.header} {part}", direction)] if part else [_order(column.header, direction)]
-        if asked is None:  # "what was the last state to be formed": the row's name, the first text column
+        if asked is None and _asked_part(ctx) is None:  # "what was the last state to be formed": the row's name, the first text column
             asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)
         if asked is not None:
             answer = ctx.table.columns[asked]
