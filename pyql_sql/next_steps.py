@@ -186,6 +186,16 @@ def _unnamed_target(table: Table, question: str, wh: re.Match[str], mentions: Ma
     return [] if who is None else [who]
 
 
+def _row_place(table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> bool:
+    """Whether the question's first/last is a row's place: its aggregation cue is *first/last/latest* and no numeric
+    header follows it ("which u-boat was the first to sink": the first row, not the smallest number)."""
+    cue = _aggregation_cue(question, g, mentions)
+    if cue is None or cue.text.lower() not in _POSITION_CUES:
+        return False
+    starts = [m[0] for i, m in mentions.items() if table.columns[i].is_numeric]
+    return not any(_after(question, cue.end, s, frozenset(["the", "of"])) for s in starts)
+
+
 #: Order cues that mean a row's place in the table when no header follows them ("the first person eliminated").
 _POSITION_CUES = frozenset(["first", "last", "earliest", "latest"])
 
@@ -267,7 +277,7 @@ def answer_candidates(
     aggregation = _aggregation(question, g, mentions, table)
     order = argmax_order(table, question, g, mentions)
     position = position_order(table, question, g, mentions) if order is None else None
-    if position is not None and aggregation in ("MAX", "MIN"):
+    if (position is not None or _row_place(table, question, g, mentions)) and aggregation in ("MAX", "MIN"):
         aggregation = None  # "the first person eliminated": a row's place, not a minimum
     asked = _asked_column(question, mentions, g, table)
     used = used or {}

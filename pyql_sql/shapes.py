@@ -394,6 +394,11 @@ def _position_plan(ctx: _Ctx) -> Plan | None:
 _FINISHED = re.compile(r"\b(?:finish(?:ed|es)?|plac(?:ed|es)|came(?:\s+in)?|ranked|rank)\b", re.IGNORECASE)
 
 
+#: Headers of columns that order rows in time: a first/last named by one of them is its smallest/largest value.
+_TIME_HEADER = re.compile(r"year|date|formed|founded|establish|born|birth|release|open|built|season|elect|start|launch|premier|air",
+                          re.IGNORECASE)
+
+
 def _later_measure(ctx: _Ctx, place: int) -> Plan | None:
     """"the last state to be formed": a first/last whose column (a number or a date) is named later in the question
     is the row with the smallest/largest value of it, the column asked being another."""
@@ -403,8 +408,8 @@ def _later_measure(ctx: _Ctx, place: int) -> Plan | None:
     cue_end = min((c.end for c in ctx.g.cues if c.kind in ("order", "ordinal")), default=0)
     for i, m in sorted(ctx.mentions.items(), key=lambda kv: kv[1][0]):
         column = ctx.table.columns[i] if i < len(ctx.table.columns) else None
-        if column is None or m[0] < cue_end or i == asked:
-            continue
+        if column is None or m[0] < cue_end or i == asked or not _TIME_HEADER.search(column.header):
+            continue  # "the last coach to only have 1 loss": Losses does not order the rows in time
         part = None if column.is_numeric else ("date" if _dated(ctx, column) else None)
         if not column.is_numeric and part is None:
             continue
@@ -495,10 +500,15 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
              and words_between(ctx.question, cue.end, m[0], frozenset(["the", "number", "of", "amount", "total"]))]
     if any(_has_numbers(ctx, ctx.table.columns[i]) for i in after):
         return None  # "the most goals": an argmax of the Goals column
+    following = _words(ctx.question[cue.end :])[:3]
+    if following and following[0] in ("amount", "number") and following[1:2] == ["of"]:
+        following = following[2:]  # "the least amount of awards": what the amount is of
+    if following and following[0] in _MEASURED:
+        return None  # "the least amount of time": a measure, not a count of rows
     direction = "DESC" if cue.op == "max" else "ASC"
     asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
     by_part = _asked_part(ctx) if asked is None else None  # "which month had the most air dates": groups of a date's month
-    if asked is None and by_part is None:
+    if asked is None and by_part is None and (not following or following[0] in _COUNTED):
         asked = _named_people(ctx)  # "which team won the most titles": the Winner column
     if asked is None:
         if by_part is None:
@@ -520,6 +530,14 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
         _answer(f"set_answer({_col(ctx.table, column)})", lambda q: q.set_answer(column)),
     )
     return Plan("group", steps, answers=True)
+
+
+#: Words after *the most/least* that measure (the question is an argmax, not a count of rows).
+_MEASURED = frozenset(["time", "money", "points", "distance", "height", "weight", "length", "population", "area",
+                       "votes", "goals", "speed", "value", "percentage", "score", "capacity", "people", "spectators"])
+#: Words after *the most/least* that count rows ("listed the most", "the most titles", "the most times").
+_COUNTED = frozenset(["times", "often", "frequently", "entries", "appearances", "titles", "wins", "championships", "awards",
+                      "medals", "listed", "matches", "games", "races", "events", "competitions", "players", "members"])
 
 
 def _named_people(ctx: _Ctx) -> int | None:
@@ -576,6 +594,8 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
             direction = "DESC" if cue.op == "max" else "ASC"
             derived = f"{column.header} {part}"
             steps = [_part(ctx.table, column, part), _order(derived, direction)]
+            if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):
+                asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)  # "which show"
             if asked is not None and asked != i:
                 answer = ctx.table.columns[asked]
                 steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a)))
@@ -630,7 +650,7 @@ def _number_plans(ctx: _Ctx) -> list[Plan]:
 def _date_column(ctx: _Ctx, wanted: Callable[[Any], bool], year: bool = True) -> Column | None:
     """The text column of dates (the one named *date* first) some of whose cells have the part asked for."""
     columns = [c for c in ctx.table.columns if _dated(ctx, c, 0.3, year)]
-    columns.sort(key=lambda c: (not re.search(r"date|when|day", c.header, re.I), c.index))
+    columns.sort(key=lambda c: (c.index not in ctx.mentions, not re.search(r"date|when|day", c.header, re.I), c.index))
     for col in columns:
         values = next((v for c, v in ctx.cells if c.index == col.index), [])
         if any(wanted(cell_date(v)) for v in values):
@@ -667,8 +687,9 @@ def _year_plans(ctx: _Ctx) -> list[Plan]:
             continue
         year = v.value.first.year
         column = _date_column(ctx, lambda d: d is not None and d.year is not None)
-        if column is None or any(col.is_numeric and re.search(r"year|season", col.header, re.I) for col in ctx.table.columns):
-            return []
+        if column is None or any(col.is_numeric and (re.search(r"year|season", col.header, re.I) or col.index in ctx.mentions)
+                                 for col in ctx.table.columns):
+            return []  # a column of years (or a numeric column the question names) holds the year whole
         return [_part_condition(ctx, column, "year", str(year), compared.get((v.start, v.end), "="))]
     return []
 
