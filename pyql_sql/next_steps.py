@@ -62,6 +62,7 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     column_words,
     condition_candidates,
     header_mentions,
+    table_ground,
     who_column,
 )
 from .table import Column, Table
@@ -272,7 +273,7 @@ def answer_candidates(
         >>> answer_candidates(t, "Name the least touchdowns for 11 points", used={2: 4.0})[0]
         (1, 'MIN', 7.308)
     """
-    g = grounding or ground(question)
+    g = grounding or table_ground(question)
     mentions = header_mentions(table, question)
     aggregation = _aggregation(question, g, mentions, table)
     order = argmax_order(table, question, g, mentions)
@@ -401,7 +402,7 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
         (['add_order(Episodes, DESC)'], 'set_answer(Season)')
     """
     table, question = env.table, env.question or ""
-    g = ground(question)
+    g = table_ground(question)
     candidates = condition_candidates(table, question, g, scores=scores)
     used = _used(env, candidates)
     kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
@@ -462,7 +463,7 @@ def scores_could_change(env: Any, steps: list[NextStep]) -> str | None:
     if not steps or steps[0].kind not in ("constrain", "answer"):
         return None
     table, question = env.table, env.question or ""
-    g, cells = ground(question), _cells(table)
+    g, cells = table_ground(question), _cells(table)
     plain = _all_candidates(table, question, g, None, cells)
     most = _all_candidates(table, question, g, {c.header: SCORE_CLIP for c in table.columns}, cells)
     open_number, shifted = _bonus_open(plain, most)
@@ -548,36 +549,38 @@ def _pending(env: Any, plan: Plan) -> NextStep | None:
     return None
 
 
-def plan_steps(env: Any, g: Grounding) -> tuple[list[NextStep], list[NextStep], frozenset[tuple[int, str]], bool]:
+def plan_steps(env: Any, g: Grounding) -> tuple[list[NextStep], list[NextStep], frozenset[tuple[int, str]], bool, list[NextStep]]:
     """The question's plans (:func:`pyql_sql.shapes.question_plans`) on this episode: the next steps of its ``part``
-    conditions, the next step of its shape, the conditions the shape replaces, and whether a shape applies.
+    conditions, the next step of its shape, the conditions the shape replaces, whether a shape applies, and the next
+    steps of its ``top`` conditions (plain conditions, listed after the grounded ones).
 
     Example:
         >>> from pyql_sql.environment import TableEnvironment
         >>> t = Table.from_rows(["Player", "Team"], [["Ann", "Knicks"], ["Hank Stein", "Hawks"]])
         >>> env = TableEnvironment(t, question="what team comes before hank stein?")
-        >>> parts, shape, drops, shaped = plan_steps(env, ground(env.question))
+        >>> parts, shape, drops, shaped, later = plan_steps(env, ground(env.question))
         >>> [s.action for s in shape], sorted(drops), shaped  # (-1, "*"): the question's other conditions are left out too
         (['add_adjacent(Player, Hank Stein, before)'], [(-1, '*'), (0, 'hank stein')], True)
     """
     asks_change = getattr(env, "asks_change", None)  # a writable table (pyql_sql.writable_environment)
     if "add_part" not in env.actions.names or (asks_change is not None and asks_change()):
-        return [], [], frozenset(), False
+        return [], [], frozenset(), False, []
     parts: list[NextStep] = []
+    later: list[NextStep] = []
     shape: list[NextStep] = []
     drops: frozenset[tuple[int, str]] = frozenset()
     shaped = False
     for plan in question_plans(env.table, env.question or "", g):
         step = _pending(env, plan)
         drops |= plan.drops
-        if plan.shape == "part":
-            parts += [step] if step is not None else []
+        if plan.shape in ("part", "top"):
+            (parts if plan.shape == "part" else later).extend([step] if step is not None else [])
             continue
         shaped = True
         shape += [step] if step is not None else []
         if plan.exclusive and step is not None:
             drops |= {(-1, "*")}  # the question's other conditions describe the anchor row: none is listed
-    return parts, shape, drops, shaped
+    return parts, shape, drops, shaped, later
 
 
 def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, limit: int = 8) -> list[NextStep]:
@@ -604,7 +607,7 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         ['execute()', 'set_answer(Round)']
     """
     conditions, answers = grounded_steps(env, scores=standardized(scores))
-    parts, shape, drops, shaped = plan_steps(env, ground(env.question or ""))
+    parts, shape, drops, shaped, later = plan_steps(env, table_ground(env.question or ""))
     if drops or shaped:
         conditions = [s for s in conditions if not _dropped(env.table, s.action, drops) and not (shaped and s.action.startswith("add_order("))]
     if env.query.result is not None:
@@ -612,7 +615,8 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
     else:
         shape_answer = [s for s in shape if s.kind == "answer"]
         shape_steps = [s for s in shape if s.kind != "answer"]
-        steps = [*parts, *conditions, *shape_steps, *shape_answer, *answers]
+        taken = {s.action for s in conditions}
+        steps = [*parts, *conditions, *[s for s in later if s.action not in taken], *shape_steps, *shape_answer, *answers]
     change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
     changes = change_steps(ground(env.question or "")) if change_steps is not None else []  # a question asking for a change: those first
     if changes:

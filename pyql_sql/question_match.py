@@ -23,15 +23,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import replace as _replace
 from typing import Any
 
-from pyql.environment.grounding import Grounding, ground, parse_date
+from pyql.environment.grounding import Cue, Grounding, ground, parse_date
 
 from .numbers import format_number, parse_number
 from .table import Column, Table
 
 __all__ = [
-    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
+    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "TABLE_SUPERLATIVES", "table_ground", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
     "column_words", "condition_candidates", "header_mentions", "stem", "stems", "table_cells", "text_matches", "who_column",
     "words_between",
 ]
@@ -267,7 +268,7 @@ def condition_candidates(
         >>> [(t.columns[c.column].header, c.op, c.value) for c in condition_candidates(t, q)]
         [('Goal', '<', '17'), ('Competition', '=', 'Friendly'), ('Result', '=', '2–1')]
     """
-    g = grounding or ground(question)
+    g = grounding or table_ground(question)
     return _best_per_span(_all_candidates(table, question, g, scores, _cells(table)))
 
 
@@ -536,6 +537,30 @@ def action_value(value: str) -> str:
     if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1):
         return '"' + value.replace('"', "'") + '"' if '"' not in value else value
     return value
+
+
+#: Superlatives a table question orders its rows by, besides the shared order cues: the direction of each as the
+#: columns tables give them (heights, depths, weights; times, where the fastest is the smallest).
+TABLE_SUPERLATIVES: dict[str, str] = {
+    "tallest": "max", "deepest": "max", "heaviest": "max", "widest": "max", "lightest": "min", "fastest": "min",
+    "quickest": "min", "slowest": "max", "narrowest": "min",
+}
+_SUPERLATIVE_RE = re.compile(r"\b(" + "|".join(TABLE_SUPERLATIVES) + r")\b", re.IGNORECASE)
+
+
+def table_ground(question: str, grounding: Grounding | None = None) -> Grounding:
+    """The question's grounding (:func:`pyql.environment.grounding.ground`) with the superlatives a table orders its
+    rows by (:data:`TABLE_SUPERLATIVES`) as order cues.
+
+    Example:
+        >>> [(c.text, c.op) for c in table_ground("who was the fastest swimmer?").cue("order")]
+        [('fastest', 'min')]
+    """
+    g = grounding or ground(question)
+    extra = [Cue("order", m.group(), m.start(), m.end(), TABLE_SUPERLATIVES[m.group().lower()]) for m in _SUPERLATIVE_RE.finditer(question)]
+    if not extra:
+        return g
+    return _replace(g, cues=tuple(sorted([*g.cues, *extra], key=lambda c: c.start)))
 
 
 # The names the choose list and the question shapes read (the underscored ones are the module's own spelling).

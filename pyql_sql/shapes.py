@@ -30,6 +30,8 @@ shape           steps
 ``position``    *first/last/second/top of the list* with no numeric column after it: ``add_row(n)``
 ``part``        a month, a year or a compared number the cells write inside text: ``add_part(Date,
                 month)``, ``add_condition(Date month, =, January)``; conditions, listed first
+``top``         *in the top N* with a rank column: ``add_condition(Rank, <=, N)``; a condition listed
+                after the question's grounded ones
 ==============  ===================================================================================
 
 A plan's steps are checked on the table when they are listed
@@ -66,7 +68,9 @@ from .question_match import (
     header_mentions,
     stems,
     table_cells,
+    table_ground,
     text_matches,
+    who_column,
     words_between,
 )
 from .table import Column, Table
@@ -196,11 +200,12 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
         >>> [[s.action for s in p.steps] for p in question_plans(t, "how many games were played in january?")]
         [['add_part(Date, month)', 'add_condition(Date month, =, January)']]
     """
-    g = grounding or ground(question)
+    g = grounding or table_ground(question)
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _group_plan, _distinct_plan, _order_part_plan, _position_plan):
+    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+                  _position_plan):
         plan = shape(ctx)
         if plan is not None:
             plans.append(plan)
@@ -490,6 +495,40 @@ def _answer_part_plan(ctx: _Ctx) -> Plan | None:
     return Plan("answer_part", steps, answers=True)
 
 
+#: What a superlative with no header after it measures: the header words of its column, and whether the smallest
+#: value is the one asked for in a column of times ("the fastest": the smallest time, the largest speed).
+_SUPERLATIVE_MEASURES = {
+    "fastest": ("time", "speed"), "quickest": ("time", "speed"), "slowest": ("time", "speed"), "tallest": ("height", "tall"),
+    "deepest": ("depth", "deep"), "heaviest": ("weight", "mass"), "lightest": ("weight", "mass"),
+}
+
+
+def _measured_plan(ctx: _Ctx) -> Plan | None:
+    """"who was the fastest swimmer": a superlative naming no column orders the rows by the column it measures
+    (a Time column: the fastest is the smallest; a Speed column: the largest), then the column asked."""
+    for cue in ctx.g.cue("order"):
+        words = _SUPERLATIVE_MEASURES.get(cue.text.lower())
+        if words is None:
+            continue
+        column = next((c for c in ctx.table.columns if set(_words(c.header)) & set(words)), None)
+        if column is None or column.index in ctx.mentions and ctx.mentions[column.index][0] >= cue.end:
+            return None  # "the fastest time" names its column: an argmax of the choose list's own
+        descending = cue.op == "max"
+        if "speed" in _words(column.header):
+            descending = not descending
+        asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+        if asked is None:
+            asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
+                (c.index for c in ctx.table.columns if not c.is_numeric and c.index != column.index), None)
+        if asked is None:
+            return None
+        answer = ctx.table.columns[asked]
+        steps = (_order(column.header, "DESC" if descending else "ASC"),
+                 _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
+        return Plan("order_part", steps, answers=True)
+    return None
+
+
 def _group_plan(ctx: _Ctx) -> Plan | None:
     """*which X ... the most* where no numeric column is named after *most*: ``add_group(X)`` and its Count ordered."""
     cues = [c for c in ctx.g.cue("order") if c.text.lower() in ("most", "least", "fewest")]
@@ -609,7 +648,22 @@ def _part_plans(ctx: _Ctx) -> list[Plan]:
     """Conditions on a part of a text column's cells: a month the question names, a year or a month of a year
     no cell holds whole, a number compared with one inside text."""
     plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx)]
-    return plans[:2]
+    return [*plans[:2], *_top_plans(ctx)]
+
+
+_TOP_N = re.compile(r"\btop\s+(?P<n>\d{1,3}|ten|five|three|twenty|fifty)\b", re.IGNORECASE)
+_TOP_WORDS = {"three": 3, "five": 5, "ten": 10, "twenty": 20, "fifty": 50}
+
+
+def _top_plans(ctx: _Ctx) -> list[Plan]:
+    """"in the top 50": ``add_condition(Rank, <=, 50)`` on the table's rank column (a place, a position); a plain
+    condition on a column the table has, so listed after the question's grounded conditions (shape ``top``)."""
+    m = _TOP_N.search(ctx.question)
+    ranks = [c for c in ctx.table.columns if c.is_numeric and set(stems(c.header)) & RANK_WORDS]
+    if m is None or not ranks:
+        return []
+    n = m.group("n").lower()
+    return [Plan("top", (_condition(_col(ctx.table, ranks[0]), "<=", str(_TOP_WORDS.get(n, n))),))]
 
 
 def _after_comma_plans(ctx: _Ctx) -> list[Plan]:

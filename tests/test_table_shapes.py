@@ -22,6 +22,11 @@ DRAFT = Table.from_rows(["Pick", "Player", "Team"], [["1", "Ann Lee", "Knicks"],
 WINNERS = Table.from_rows(["Year", "Winner", "Date"],
                           [["2001", "Ajax", "May 3, 2001"], ["2002", "PSV", "June 9, 2002"], ["2003", "Ajax", "January 2, 2003"],
                            ["2004", "Ajax", "June 1, 2004"], ["2005", "Feyenoord", "January 30, 2005"]])
+SWIMMERS = Table.from_rows(["Rank", "Name", "Nationality", "Time"],
+                           [["1", "Ann Lee", "Kenya", "2:01.5"], ["2", "Bo Li", "China", "1:59.8"], ["3", "Cy Ott", "Kenya", "2:03.0"]])
+CARS = Table.from_rows(["Driver", "Speed (km/h)"], [["Ann Lee", "201.5"], ["Bo Li", "230.1"], ["Cy Ott", "199.0"]])
+RACE = Table.from_rows(["Rank", "Athlete", "Nationality"],
+                       [["1", "Moses Tanui", "Kenya"], ["48", "Daniel Böltz", "Switzerland"], ["60", "Urs Kolb", "Switzerland"]])
 SINGLES = Table.from_rows(["Single", "Released", "Label"],
                           [["A", "March 3, 1999", "Epic"], ["B", "June 1, 1997", "Sony"], ["C", "May 5, 2001", "Epic"]])
 
@@ -72,6 +77,26 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
 )
 def test_the_first_listed_steps_answer_each_shape(table: Table, question: str, steps: list[str], answers: list[str]) -> None:
     assert first_choices(table, question) == (steps, answers)
+
+
+def test_a_superlative_naming_no_column_orders_by_the_column_it_measures() -> None:
+    # "fastest" with no header after it: a Time column's smallest, a Speed column's largest
+    assert plan_actions(question_plans(SWIMMERS, "who was the fastest swimmer?")) == [["add_order(Time, ASC)", "set_answer(Name)"]]
+    assert plan_actions(question_plans(CARS, "who was the fastest driver?")) == [["add_order(Speed (km/h), DESC)", "set_answer(Driver)"]]
+    assert first_choices(CARS, "who was the fastest driver?")[1] == ["Bo Li"]
+    # "the fastest time" names its column: not the measured plan (the name is not asked)
+    assert ["add_order(Time, ASC)", "set_answer(Name)"] not in plan_actions(question_plans(SWIMMERS, "what was the fastest time?"))
+
+
+def test_top_n_is_a_rank_condition_after_the_grounded_ones() -> None:
+    question = "who was the only contestant from switzerland to place in the top 50?"
+    listed = [s.action for s in table_next_steps(TableEnvironment(RACE, question=question))]
+    assert listed[0] == "add_condition(Nationality, =, Switzerland)"
+    assert "add_condition(Rank, <=, 50)" in listed
+    taken, answers = first_choices(RACE, question)
+    assert taken[:2] == ["add_condition(Nationality, =, Switzerland)", "add_condition(Rank, <=, 50)"] and answers == ["Daniel Böltz"]
+    assert ["add_condition(Rank, <=, 10)"] in plan_actions(question_plans(RACE, "how many athletes finished in the top ten?"))
+    assert not any("<=" in a for p in plan_actions(question_plans(RACE, "who finished first?")) for a in p)
 
 
 def test_a_plan_replaces_the_conditions_it_reads() -> None:
