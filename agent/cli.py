@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import math
 import sys
 from collections.abc import Iterator
@@ -60,7 +61,7 @@ from typing import Any, TextIO
 
 from agent.evaluation.datasets import Dataset, load_dataset
 from agent.evaluation.environments import KB_HINT, kb_options, open_environment, open_kb_for
-from agent.evaluation.metrics import CATEGORY_KEYS, category_help, load_prices
+from agent.evaluation.metrics import CATEGORY_KEYS, COMPARED_METRICS, category_help, load_prices
 from agent.evaluation.runner import (
     EvalOutcome,
     KBProvider,
@@ -73,13 +74,19 @@ from agent.evaluation.runner import (
     read_run,
     relation_ranker,
     reply_thought,
+    resume_conflicts,
     run_eval,
     run_fingerprint,
-    settings_differences,
     solver,
+    summary_path,
     summary_text,
 )
+from agent.evaluation.compare import compare_runs, comparison_text
+from agent.evaluation.compare_html import write_comparison
+from agent.evaluation.merging import merge_runs, write_merged
+from agent.evaluation.shards import SHARD_FORM, parse_shard, select
 from agent.evaluation.trace_html import write_html
+from agent.evaluation.trace_text import find_question, question_text
 from agent.faults import InfraFailure, failed_to_run, infra_failure
 from agent.jsonlines import dumps_line
 from agent.llm.config import add_llm_arguments, config_from_args
@@ -106,8 +113,10 @@ from pyql.cli import (
     UsageError,
     read_entities,
     read_text,
+    seconds,
+    whole,
 )
-from pyql.echo import inline, plural, visible
+from pyql.echo import inline, plural, redact_credentials, visible
 from pyql.environment import Environment
 from pyql.errors import PyQLError
 from pyql.kb import kb_backends
@@ -117,7 +126,7 @@ from pyql.builder.profiles import PROFILES
 from pyql.recording_store import RecordingStore
 from pyql.environment.sparql import SparqlEnvironment
 
-__all__ = ["add_commands", "ask_command", "eval_command", "run_command", "run_episode", "trace_command"]
+__all__ = ["add_commands", "ask_command", "compare_command", "eval_command", "run_command", "run_episode", "trace_command"]
 
 _RANKERS = ("bm25", "embedding", "hybrid", "none")
 #: ``--method``'s default: the greedy strategy (QueryAgent's loop).
@@ -133,35 +142,12 @@ _KB_HELP = f"the knowledge base: {kb_backends.help()}"
 # Shared flags
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    """A positive number of seconds, kept as given (0.5 stays 0.5)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
+#: The types of the numeric flags (pyql.cli): finite and in range, else a usage error (exit status 2).
+_positive = whole(1)
+_non_negative = whole(0)
+_seconds = seconds()
+#: The most questions ``pyql eval --concurrency`` answers at a time (one thread each).
+MAX_CONCURRENCY = 256
 
 
 def _kb_arguments(group: Any) -> None:
@@ -230,12 +216,29 @@ def _agent_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _strategy_arguments(group: Any) -> None:
     """One flag per option of every registered strategy (:class:`agent.methods.strategies.registry.Option`), as the
-    registry is when the parser is built; a value not allowed is a usage error naming what is."""
-    for owner, option in strategies.options():
+    registry is when the parser is built; a value not allowed is a usage error naming what is. A flag several
+    strategies share parses its type here; the chosen strategy checks its own range (:func:`_strategy_options`)."""
+    for name, owned in strategies.flags().items():
+        option = owned[0][1]
+        loose = option if len(owned) == 1 else _loosest(name, [o for _, o in owned])
+        said = "; ".join(f"--method {owner.name}: {o.help} (default {o.default}; {o.allowed()})" for owner, o in owned)
         group.add_argument(
-            option.flag, dest=f"strategy_{option.name}", type=_option_value(option), default=None, metavar=option.type.__name__.upper(),
-            help=f"--method {owner.name}: {option.help} (default {option.default}; {option.allowed()})",
+            option.flag, dest=f"strategy_{option.name}", type=_option_value(loose), default=None, metavar=option.type.__name__.upper(),
+            help=said,
         )
+
+
+def _loosest(name: str, options: list[Any]) -> Any:
+    """The option a flag several strategies share parses with: their type, and the widest range they allow together
+    (a value none of them takes is refused when it is parsed; the chosen strategy checks its own range after)."""
+    first = options[0]
+    lows = [o.minimum for o in options]
+    highs = [o.maximum for o in options]
+    choices = None if any(o.choices is None for o in options) else tuple(dict.fromkeys(c for o in options for c in o.choices))
+    return strategies.Option(
+        name, first.type, None, first.help, minimum=None if None in lows else min(lows),
+        maximum=None if None in highs else max(highs), choices=choices,
+    )
 
 
 def _option_value(option: Any) -> Any:
@@ -257,15 +260,15 @@ def _strategy_options(args: argparse.Namespace, method: str) -> dict[str, Any]:
     Raises:
         UsageError: an option of another strategy was given.
     """
-    given = {o.name: getattr(args, f"strategy_{o.name}", None) for _, o in strategies.options()}
+    given = {name: getattr(args, f"strategy_{name}", None) for name in strategies.flags()}
     chosen = strategies.entry(method)
-    mine = {o.name for o in chosen.options}
+    mine = {o.name: o for o in chosen.options}
     stray = [name for name, value in given.items() if value is not None and name not in mine]
     if stray:
-        owners = {o.name: e.name for e, o in strategies.options()}
+        owners = {name: ", ".join(e.name for e, _ in owned) for name, owned in strategies.flags().items()}
         said = ", ".join(f"--{n.replace('_', '-')} (--method {owners[n]})" for n in stray)
         raise UsageError(f"{said}: not an option of --method {chosen.name}")
-    return {name: given[name] for name in mine if given[name] is not None}
+    return {name: option.check(given[name]) for name, option in mine.items() if given[name] is not None}
 
 
 def _registered_action_modes(parser: argparse.ArgumentParser) -> None:
@@ -341,6 +344,7 @@ def _settings(args: argparse.Namespace, llm: Any = None) -> RunSettings:
         count_cap=getattr(args, "count_cap", None),
         action_set=_action_set(args),
         observe=getattr(args, "observe", None) or "rows",
+        shard=str(args.shard) if getattr(args, "shard", None) is not None else None,
     )
 
 
@@ -359,6 +363,11 @@ def _action_set(args: argparse.Namespace) -> str:
     if name == "agentbench" and mode and mode not in modes_for("agentbench"):
         raise UsageError(f"--action-set agentbench runs in the {or_list(modes_for('agentbench'))} action mode, not {mode}")
     return name
+
+
+def _kb_side(settings: RunSettings) -> str:
+    """The side a KB question runs on: ``agentbench`` with its action set, else ``sparql`` (a strategy's ``sides``)."""
+    return "agentbench" if settings.action_set == "agentbench" else "sparql"
 
 
 def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
@@ -589,6 +598,7 @@ def _ask_request(args: argparse.Namespace, llm: Any) -> tuple[dict[str, Any], Ru
     item: dict[str, Any] = {"id": "ask", "question": question, "entities": read_entities(args.entities), "answers": None, "source": "ask"}
     if not (args.db or args.table_json or args.kb):
         raise UsageError(f"pyql ask: give --kb KB ({KB_HINT}), or --db/--table-json for a table")
+    strategies.entry(settings.method).check_side("sql" if args.db or args.table_json else _kb_side(settings))
     return item, settings, solve, config
 
 
@@ -624,7 +634,7 @@ def _llm_url(llm: Any) -> str | None:
     if inner is not None:
         return _llm_url(inner)
     url = getattr(getattr(llm, "config", None), "base_url", None)
-    return str(url) if url else None
+    return redact_credentials(str(url)) if url else None
 
 
 def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
@@ -640,6 +650,8 @@ def _failure_line(error: dict[str, str], llm_url: str | None) -> str:
     kind, message = error.get("kind", "error"), " ".join(str(error.get("message", "")).split())
     if kind == "replay_miss":
         return f"the question failed to run: replay_miss: {message} (record it again with --record, without --replay)"
+    if kind == "recording_unavailable":
+        return f"the question failed to run: the recording or KB cache could not be used: {message}"
     if kind == "llm_error":
         where = llm_url or "OpenAI's API (https://api.openai.com/v1)"
         return f"the question failed to run: the LLM at {where} failed: {message}"
@@ -677,6 +689,10 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
     fingerprint, hits and misses). Bad usage is refused before any store
     or run file is opened.
     """
+    if args.merge:
+        return _merge_command(args, out)
+    if args.data is None:
+        raise UsageError("pyql eval: give the data set to answer (DATA), or --merge RUN ... to merge the run files of a run's shards")
     settings = _settings(args, llm)
     solver(settings.method, settings.options)
     settings.agent_config()
@@ -699,6 +715,27 @@ def eval_command(args: argparse.Namespace, out: TextIO, llm: Any = None, progres
 
         print("\n" + category_table(outcome.records, args.by, settings.prices), file=out)
     return _eval_exit(args, outcome, stream)
+
+
+def _merge_command(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql eval --merge RUN ... --out MERGED``: the run files of a run's shards as one run file, with its summary.
+
+    Raises:
+        UsageError: a data set, ``--shard`` or ``--resume`` given with it.
+        EvalError: the files are not the shards of one run (:mod:`agent.evaluation.merging`), or ``--out`` exists.
+    """
+    given = [flag for flag, value in (("DATA", args.data), ("--shard", args.shard), ("--resume", args.resume)) if value]
+    if given:
+        raise UsageError(f"pyql eval --merge writes a new run file from run files: give no {', '.join(given)} with it")
+    merged = merge_runs(args.merge, warn=sys.stderr, allow_mixed=args.allow_mixed)
+    for warning in merged.warnings:
+        print(f"pyql eval: {warning}", file=sys.stderr)
+    summary = write_merged(merged, args.out)
+    print(summary["table"], file=out)
+    shards = f" (shards {', '.join(merged.shards)})" if merged.shards else ""
+    print(f"pyql eval: merged {plural(len(merged.parts), 'run file')}{shards} into {args.out}: "
+          f"{plural(len(merged.records), 'question')}; summary in {summary_path(args.out)}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _run_eval_command(
@@ -740,9 +777,9 @@ def _check_resumed_settings(args: argparse.Namespace, settings: RunSettings) -> 
     if not args.resume or args.allow_mixed or not run_file.exists() or run_file.stat().st_size == 0:
         return
     current = run_fingerprint(settings)
-    current["model"] = args.model
+    current.update(model=args.model, context_tokens=args.context_tokens, max_reply_chars=args.max_reply_chars)
     answered = [r for r in latest_records(read_run(run_file)) if not failed_to_run(r)]  # the others run again
-    differences = settings_differences(answered, current)
+    differences = resume_conflicts(answered, current)
     if differences:
         raise UsageError(
             f"pyql eval: --resume with other settings than the run file {run_file} was made with: {'; '.join(differences)}; "
@@ -768,14 +805,24 @@ def _checked_eval(args: argparse.Namespace, settings: RunSettings, dataset: Data
     """The settings for the data set.
 
     Raises:
-        UsageError: no question, KB questions without ``--kb``, or an existing run file without ``--resume``.
+        UsageError: no question (in the data set, or in its ``--shard``), KB questions without ``--kb``, or an
+            existing run file without ``--resume``.
     """
     if not dataset.items:
         raise UsageError(f"pyql eval: no question to answer in {args.data}")
+    if args.shard is not None:  # run_eval answers the shard's questions only (the shard is in the settings)
+        mine = len(select(dataset.items, args.shard))
+        if not mine:
+            raise UsageError(f"pyql eval: shard {args.shard} of {args.data} has no question (it has {len(dataset.items)})")
+        dataset.notes.append(f"shard {args.shard}: {mine} of the {len(dataset.items)} questions (every "
+                             f"{args.shard.count}-th from the {args.shard.index}-th)")
     if any(item.get("table") is None for item in dataset) and not args.kb:
         raise UsageError(f"pyql eval: the data set has KB questions: give --kb ({KB_HINT})")
+    method = strategies.entry(settings.method)
+    for side in sorted({"sql" if item.get("table") is not None else _kb_side(settings) for item in dataset}):
+        method.check_side(side)
     run_file = Path(args.out)
-    if run_file.exists() and run_file.stat().st_size > 0 and not args.resume:
+    if run_file.is_file() and run_file.stat().st_size > 0 and not args.resume:  # a directory: RunWriter says so
         raise UsageError(f"pyql eval: the run file {run_file} already exists: give --resume to continue it, or another --out")
     return settings
 
@@ -812,9 +859,23 @@ def _eval_exit(args: argparse.Namespace, outcome: EvalOutcome, stream: TextIO) -
     return EXIT_OK
 
 
+def _shard(text: str) -> Any:
+    """``--shard``'s type: :func:`agent.evaluation.shards.parse_shard`, its refusal said as argparse says a flag's.
+
+    Example:
+        >>> _shard("1/4")
+        Shard(index=1, count=4)
+    """
+    try:
+        return parse_shard(text)
+    except UsageError:
+        raise argparse.ArgumentTypeError(f"must be of the form {SHARD_FORM}, got {text!r}") from None
+
+
 def _add_eval(subparsers: Any) -> None:
     p = subparsers.add_parser("eval", help="answer a data set with an LLM agent; one JSON trace line per question")
-    p.add_argument("data", help="the data set (format from the content): pyql JSONL, WebQSP, GrailQA, GraphQ, CWQ, MetaQA, WikiSQL, WTQ, dbbench, MarkQA")
+    p.add_argument("data", nargs="?", help="the data set (format from the content): pyql JSONL, WebQSP, GrailQA, GraphQ, CWQ, "
+                   "MetaQA, WikiSQL, WTQ, dbbench, MarkQA")
     p.add_argument("--linking", help="entity-linking results for the items' entities, e.g. grail_pangu_tiara.json")
     p.add_argument("--by", choices=CATEGORY_KEYS, help=category_help())
     p.add_argument("--out", required=True, help="the run file (JSON Lines, one line per finished question)")
@@ -823,8 +884,16 @@ def _add_eval(subparsers: Any) -> None:
     p.add_argument("--allow-mixed", action="store_true",
                    help="with --resume: continue the run file even with other settings (model, method, feedback, KB, "
                         "action mode ...) than its questions were answered with (refused by default)")
-    p.add_argument("--concurrency", type=_positive, default=1, help="questions answered at a time (default 1)")
+    p.add_argument("--concurrency", type=whole(1, MAX_CONCURRENCY), default=1,
+                   help=f"questions answered at a time (default 1, at most {MAX_CONCURRENCY})")
     p.add_argument("--limit", type=_positive, help="answer only the first N questions")
+    p.add_argument("--shard", type=_shard, metavar="K/N",
+                   help=f"answer one shard of the data set (after --limit): every N-th question from the K-th ({SHARD_FORM}); "
+                        "the shard is recorded in the run file's settings, --resume continues it with the same --shard")
+    p.add_argument("--merge", nargs="+", metavar="RUN",
+                   help="write the run files of a run's shards (pyql eval --shard) as one run file to --out, with its "
+                        "summary (no DATA); a question in two files, files of other settings (unless --allow-mixed) "
+                        "are refused, a missing shard is a warning")
     p.add_argument("--max-infra-failures", "--max-llm-failures", dest="max_infra_failures", type=_non_negative, default=3,
                    help="stop (exit 3) after this many questions in a row failed to run because the LLM or the KB "
                         "failed (default 3; 0: never); --max-llm-failures is its former name")
@@ -837,8 +906,11 @@ def _add_eval(subparsers: Any) -> None:
 
 
 def trace_command(args: argparse.Namespace, out: TextIO) -> int:
-    """``pyql trace``: a run file as an HTML page, or its summary table."""
+    """``pyql trace``: a run file as an HTML page, its summary table, or one question's steps as text (``--question``)."""
     records = latest_records(read_run(args.run, warn=sys.stderr))
+    if args.question is not None:
+        print(question_text(find_question(records, args.question, str(args.run))), file=out)
+        return 0
     for line in _store_lines(records):
         print(line, file=out)
     if args.html:
@@ -878,7 +950,55 @@ def _add_trace(subparsers: Any) -> None:
     p.add_argument("--html", help="write a self-contained HTML page here")
     p.add_argument("--title", help="the page title (default: the run file's name)")
     p.add_argument("--by", choices=CATEGORY_KEYS, help=category_help())
+    p.add_argument("--question", metavar="ID",
+                   help="print this question's steps as text: a linear run step by step, a search's steps as the tree "
+                        "it explored (pruned branches marked, with why)")
     p.set_defaults(func=trace_command)
+
+
+# ---------------------------------------------------------------------------
+# pyql compare
+
+
+def compare_command(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql compare RUN.jsonl ...``: runs side by side on their shared questions (:mod:`agent.evaluation.compare`).
+
+    Prints the comparison as markdown (``--json``: one JSON object); ``--html FILE`` also writes it as a page
+    with its plot. Bad input (not a run file, a damaged line, runs of different data sets, no shared question)
+    is one line naming the file and the line, exit status 2.
+    """
+    comparison = compare_runs(args.runs, by=args.by, resamples=args.resamples, seed=args.seed, warn=sys.stderr)
+    for warning in comparison.warnings:
+        print(f"pyql compare: {warning}", file=sys.stderr)
+    if args.html:
+        path = write_comparison(comparison, args.html, title=args.title, metric=args.plot_metric)
+        print(f"pyql compare: wrote {path}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(comparison.to_dict(), ensure_ascii=False), file=out)
+    else:
+        print(comparison_text(comparison), file=out)
+    return EXIT_OK
+
+
+def _add_compare(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "compare", help="compare runs side by side on the questions they share: metrics, paired tests, cost",
+        description="Compare run files (pyql eval --out) on the questions they share: exact match, F1, Hits@1 (the top "
+                    "answer is gold), Hits@any (any predicted answer is gold, as ToG and RoG count Hits@1), per question "
+                    "kind, a paired bootstrap interval and a paired test for every two runs, and the cost per question. "
+                    "The shards of one run (pyql eval --shard) are read together as that run.")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (the shards of one run are read as one run)")
+    p.add_argument("--by", choices=CATEGORY_KEYS,
+                   help="the per-kind view's key (default: the data set's question kind, when its questions have one)")
+    p.add_argument("--html", metavar="FILE", help="also write the comparison as a page, with a plot of accuracy against cost")
+    p.add_argument("--title", help="the page's title (default: the runs' names)")
+    p.add_argument("--plot-metric", choices=[m.key for m in COMPARED_METRICS],
+                   help="the metric the page's plot shows (default: denotation accuracy for table questions, else F1)")
+    p.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    p.add_argument("--resamples", type=_positive, default=1000, help="the paired bootstrap's resamples (default 1000)")
+    p.add_argument("--seed", type=_non_negative, default=0,
+                   help="the seed of the bootstrap and the permutation test (default 0: the same intervals every time)")
+    p.set_defaults(func=compare_command)
 
 
 # ---------------------------------------------------------------------------
@@ -1034,7 +1154,7 @@ def _add_run(subparsers: Any) -> None:
 
 
 def add_commands(subparsers: Any) -> None:
-    """The ``pyql.commands`` entry point: add ``run``, ``llm``, ``ask``, ``eval`` and ``trace``.
+    """The ``pyql.commands`` entry point: add ``run``, ``llm``, ``ask``, ``eval``, ``trace`` and ``compare``.
 
     Example:
         >>> import argparse
@@ -1048,3 +1168,4 @@ def add_commands(subparsers: Any) -> None:
     _add_ask(subparsers)
     _add_eval(subparsers)
     _add_trace(subparsers)
+    _add_compare(subparsers)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pyql.errors import ParseError, PyQLError
 
 __all__ = [
-    "AgentConfigError", "ContextOverflow", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError", "LLMError",
-    "LLMReplayMiss",
+    "AgentConfigError", "BudgetSpent", "ContextOverflow", "DatasetError", "EvalError", "InstantiationError", "LLMConfigError",
+    "LLMError", "LLMRecordingUnavailable", "LLMReplayMiss",
     "MetricsError", "MissingDependencyError", "PathSyntaxError", "RankingError", "ScorerError", "SmokeError",
     "TablePathError",
 ]
@@ -63,6 +63,22 @@ class LLMReplayMiss(LLMError):
     """
 
     kind = "replay_miss"
+
+
+class LLMRecordingUnavailable(LLMError):
+    """An LLM call was answered, but ``--record`` could not keep the reply (a full disk, an I/O error, a lock).
+
+    The reply is not used: the question fails to run (kind
+    ``recording_unavailable``, as :class:`pyql.errors.RecordingUnavailable`
+    on the KB side), so a replay of the recording never misses a call the run made.
+
+    Example:
+        >>> e = LLMRecordingUnavailable("--record rec.sqlite: cannot write it: database or disk is full")
+        >>> (e.kind, isinstance(e, LLMError))
+        ('recording_unavailable', True)
+    """
+
+    kind = "recording_unavailable"
 
 
 class ContextOverflow(PyQLError):
@@ -205,3 +221,21 @@ class TablePathError(ParseError):
     """A table reasoning path (Chosen Headers / Constrains) that does not parse."""
 
     kind = "table_path_syntax"
+
+
+class BudgetSpent(Exception):
+    """A search strategy's LLM budget (``--max-llm-calls``) is spent: the call that would pass it is not made.
+
+    Not a :class:`PyQLError` on purpose: it is no failure, but the signal a
+    strategy catches to stop where it is and answer with what it has
+    (``stopped: budget``); no handler of pyql's errors on the way (a
+    policy's, a strategy's it runs) may take it for an LLM error.
+
+    Example:
+        >>> issubclass(BudgetSpent, PyQLError), str(BudgetSpent(3))
+        (False, 'the budget of 3 LLM calls is spent')
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the budget of {limit} LLM calls is spent")
+        self.limit = limit

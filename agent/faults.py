@@ -14,6 +14,13 @@ stops after ``--max-infra-failures`` of them in a row. The faults
 * under ``--replay``, a KB query or LLM call the recording does not hold
   (:class:`~pyql.errors.ReplayMiss`, :class:`~agent.errors.LLMReplayMiss`,
   kind ``replay_miss``);
+* the recording (``--record``) or the KB cache (``--kb-cache``) could not
+  keep or give an answer just now: a full disk, an I/O error, a lock held
+  too long (:class:`~pyql.errors.RecordingUnavailable`,
+  :class:`~agent.errors.LLMRecordingUnavailable`, kind
+  ``recording_unavailable``); the answer is not used. A *damaged*
+  recording or cache (:class:`~pyql.errors.RecordingDamaged`) is no failure
+  of a question: it is the user's file, and the command stops;
 * the KB timed out (:class:`~pyql.errors.EngineTimeout`, kind
   ``engine_timeout``) *and* did not answer a trivial probe query (``ASK {}``)
   either: the service is not answering. When the probe is answered (or
@@ -59,7 +66,11 @@ FINISHED = "finished"
 #: The status of a question a service failure kept from running (not scored, run again on resume).
 FAILED_TO_RUN = "failed_to_run"
 #: The error kinds of a question that failed to run.
-INFRA_KINDS: frozenset[str] = frozenset({"llm_error", "engine_unavailable", "engine_timeout", "replay_miss"})
+INFRA_KINDS: frozenset[str] = frozenset(
+    {"llm_error", "engine_unavailable", "engine_timeout", "replay_miss", "recording_unavailable"}
+)
+#: The kinds told apart by their own name before their class (a replay's miss, a store's failure).
+_OWN_KINDS = ("replay_miss", "recording_unavailable")
 #: The query that tells a slow query from a KB that does not answer.
 PROBE_QUERY = "ASK {}"
 
@@ -102,8 +113,9 @@ def infra_failure(exc: BaseException | None, kb: Any = None) -> InfraFailure | N
     """
     if exc is None:
         return None
-    if getattr(exc, "kind", None) == "replay_miss":  # --replay: a call the recording does not hold
-        return InfraFailure("replay_miss", _said(exc))
+    kind = getattr(exc, "kind", None)
+    if kind in _OWN_KINDS:  # --replay: a call the recording does not hold; a store that could not keep an answer
+        return InfraFailure(str(kind), _said(exc))
     if isinstance(exc, LLMError):
         return InfraFailure("llm_error", _said(exc))
     if isinstance(exc, EngineUnavailable):

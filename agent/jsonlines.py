@@ -22,6 +22,7 @@ import math
 import re
 from typing import Any
 
+from pyql.echo import redact_credentials
 from pyql.interchange.jsonl import json_line
 
 __all__ = ["safe_text", "safe_json", "count_unsafe", "dumps_line"]
@@ -113,7 +114,9 @@ def dumps_line(obj: Any, *, ensure_ascii: bool = False) -> str:
     escaped so that no line splitter breaks the line. It is
     :func:`pyql.interchange.jsonl.json_line` with :func:`safe_json` as the
     repair: the fast path is a plain :func:`json.dumps`; the repair runs only
-    when it is needed.
+    when it is needed. A password written in a URL anywhere in the record
+    (``http://alice:s3cret@host``) is written ``***``
+    (:func:`pyql.echo.redact_credentials`): no run file or ``--json`` line repeats one.
 
     Args:
         obj: the record.
@@ -128,5 +131,7 @@ def dumps_line(obj: Any, *, ensure_ascii: bool = False) -> str:
         '{"q": "où?", "(1, 2)": "\\ufffd"}'
         >>> dumps_line({"q": "où?"}, ensure_ascii=True)
         '{"q": "o\\\\u00f9?"}'
+        >>> dumps_line({"kb": "http://alice:s3cret@127.0.0.1:8890/sparql"})
+        '{"kb": "http://alice:***@127.0.0.1:8890/sparql"}'
     """
-    return json_line(obj, ensure_ascii=ensure_ascii, repair=safe_json)
+    return redact_credentials(json_line(obj, ensure_ascii=ensure_ascii, repair=safe_json))

@@ -12,6 +12,16 @@ programs of the Wikidata demo (pyql/data/wikidata_questions.jsonl), and
 format reads. For each direction: items converted, items refused (counted
 by error kind, with one example message), and items per second (the median
 of three passes). Prints a markdown table.
+
+With ``--flat N [N ...]`` it measures instead what one large item costs:
+a flat ``(AND (JOIN r.aI m.xI) ...)`` of N conjuncts converted by the real
+command (``python -m pyql.cli convert``, one process per conversion) to
+SPARQL, actions and an S-expression, with the process's peak memory
+(``ru_maxrss``) and seconds. Issue 35, item 7: before, the SPARQL output
+kept the text of every prefix of the query (1,600 conjuncts 178 MB, 6,400
+1.9 GB, 40,000 killed at 19 GB)::
+
+    PYTHONPATH=. python benchmarks/bench_convert.py --flat 1600 6400 40000
 """
 
 from __future__ import annotations
@@ -22,6 +32,9 @@ import os
 import random
 import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -128,11 +141,45 @@ def run(items: Iterable[Item], source: str, target: str, profile: str) -> tuple[
     return done, refused, example, statistics.median(rates)
 
 
+def flat_and(size: int) -> str:
+    """A flat AND of ``size`` joins, each with its own relation and entity (about 25 bytes a conjunct)."""
+    return "(AND " + " ".join(f"(JOIN r.a{i} m.x{i})" for i in range(size)) + ")\n"
+
+
+def peak_of_convert(path: Path, target: str) -> tuple[float, float, int]:
+    """``pyql convert --from sexpr --to TARGET FILE`` in its own process: its peak memory (MB), seconds, exit status."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "pyql.cli", "convert", "--from", "sexpr", "--to", target, str(path)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_maxrss / 1024, time.perf_counter() - start, child.returncode
+
+
+def flat_table(sizes: list[int]) -> None:
+    """The peak memory and time of converting one flat AND of each size (see the module docstring)."""
+    print("| conjuncts | input | to | peak memory | seconds | exit |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: |")
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            path = Path(tmp) / f"and{size}.txt"
+            path.write_text(flat_and(size), encoding="utf-8")
+            for target in ("sparql", "actions", "sexpr"):
+                peak, seconds, code = peak_of_convert(path, target)
+                print(f"| {size:,} | {path.stat().st_size / 1024:,.0f} KB | {target} | {peak:,.0f} MB | {seconds:.1f} | {code} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--forms", type=int, default=2000, help="random S-expressions to convert")
     parser.add_argument("--agentbench-data", type=Path, help="AgentBench's data/knowledgegraph/ (dev, std, kg_rl_all .json), if you have it")
+    parser.add_argument("--flat", type=int, nargs="+", metavar="N",
+                        help="instead: the peak memory and time of converting one flat AND of N conjuncts (each N)")
     args = parser.parse_args()
+    if args.flat:
+        flat_table(args.flat)
+        return
     print("| source | from → to | items | converted | refused (kind: count) | items/s |")
     print("| --- | --- | ---: | ---: | --- | ---: |")
     for name, (fmt, items) in sources(args.forms, args.agentbench_data).items():

@@ -39,6 +39,12 @@ Exit statuses (:data:`EXIT_OK`, :data:`EXIT_USAGE`, :data:`EXIT_SERVICE`,
 
 (1 is never returned on purpose: it is Python's status for a crash.)
 
+Every numeric flag of every command is read by a checked type
+(:func:`whole`, :func:`number`, :func:`seconds`): a value that is not
+finite or not in its range (``--llm-timeout nan``, ``--temperature inf``, a
+count beyond a 32-bit integer) is a usage error, one line, status 2, before
+any work, never a traceback or a value that breaks a run later.
+
 Inputs are read as UTF-8, files and standard input alike (:func:`read_text`):
 bytes that are not UTF-8 are refused with status 2 and their line and column,
 never replaced silently.
@@ -62,12 +68,13 @@ interrupts.guard_start(__name__)
 import argparse  # noqa: E402
 import difflib  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import sys  # noqa: E402
 import textwrap  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO  # noqa: E402
 
-from pyql.echo import MESSAGE_LIMIT, clip, plural  # noqa: E402
+from pyql.echo import MESSAGE_LIMIT, clip, plural, redact_credentials  # noqa: E402
 from pyql.errors import (  # noqa: E402
     PyQLError,
     UsageError,  # noqa: F401 (defined in pyql/errors.py)
@@ -94,6 +101,11 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_STEPS_FAILED",
     "unknown_options",
+    "MAX_WHOLE",
+    "MAX_SECONDS",
+    "whole",
+    "number",
+    "seconds",
 ]
 
 #: Exit status: done.
@@ -113,6 +125,104 @@ COMMAND_GROUP = "pyql.commands"
 ACTION_SET_GROUP = "pyql.action_sets"
 
 Subparsers = Any  # argparse's private _SubParsersAction
+
+
+# ---------------------------------------------------------------------------
+# Numeric flags: every command's, checked as they are read
+
+#: The largest whole number a flag takes (a 32-bit signed integer).
+MAX_WHOLE = 2**31 - 1
+#: The longest wait a flag takes, in seconds (about 11.5 days; the platform's timers overflow far beyond).
+MAX_SECONDS = 1_000_000.0
+
+
+def _shown(value: float) -> str:
+    """A bound as the messages write it: ``2``, ``0.5``, ``1000000``.
+
+    Example:
+        >>> _shown(2.0), _shown(0.5), _shown(1e6)
+        ('2', '0.5', '1000000')
+    """
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def whole(low: int = 1, high: int = MAX_WHOLE) -> Callable[[str], int]:
+    """The type of a flag that is a whole number from ``low`` to ``high``.
+
+    Example:
+        >>> whole()("12"), whole(0)("0")
+        (12, 0)
+        >>> whole()("0")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be a whole number from 1 to 2147483647, got '0'
+        >>> whole(0, 100)("1e3")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be a whole number from 0 to 100, got '1e3'
+    """
+
+    def read(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {low} to {high}, got {text!r}")
+        return value
+
+    read.__name__ = "whole number"
+    return read
+
+
+def number(low: float, high: float) -> Callable[[str], float]:
+    """The type of a flag that is a finite number from ``low`` to ``high``.
+
+    Example:
+        >>> number(0, 2)("0.7")
+        0.7
+        >>> number(0, 2)("nan")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be a finite number from 0 to 2, got 'nan'
+    """
+
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"must be a finite number from {_shown(low)} to {_shown(high)}, got {text!r}")
+        return value
+
+    read.__name__ = "number"
+    return read
+
+
+def seconds(high: float = MAX_SECONDS) -> Callable[[str], float]:
+    """The type of a flag that is a number of seconds: finite, above 0, at most ``high``; kept as given (0.5 stays 0.5).
+
+    Example:
+        >>> seconds()("0.3"), seconds()("120")
+        (0.3, 120.0)
+        >>> seconds()("inf")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be a positive number of seconds, at most 1000000, got 'inf'
+    """
+
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and 0 < value <= high):
+            raise argparse.ArgumentTypeError(f"must be a positive number of seconds, at most {_shown(high)}, got {text!r}")
+        return value
+
+    read.__name__ = "seconds"
+    return read
 
 
 def unknown_options(given: Sequence[str], known: Sequence[str]) -> list[str]:
@@ -364,6 +474,29 @@ def _cmd_recording_info(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_recording_merge(args: argparse.Namespace, out: TextIO) -> int:
+    """``pyql recording merge --out DIR REC ...``: the recordings of a run's shards in one recording (``--replay`` replays every shard)."""
+    from pyql.recording_store import RecordingStore, store_file
+
+    target = store_file(args.out, "record")
+    for path in args.recordings:
+        if store_file(path, "replay").resolve() == target.resolve():
+            raise UsageError(f"pyql recording merge: --out {args.out} is one of the recordings merged; give another --out")
+    with RecordingStore.open(args.out, "record") as merged:
+        for path in args.recordings:
+            with RecordingStore.open(path, "replay") as source:
+                counts = source.counts()
+                done = merged.merge(source)
+            print(f"pyql recording merge: {source.path}: {plural(sum(counts.values()), 'entry', 'entries')}, "
+                  f"{done['added']} added, {done['kept']} already there", file=out)
+            if done["conflicts"]:
+                print(f"pyql recording merge: {source.path}: {plural(done['conflicts'], 'request')} answered otherwise than in "
+                      f"{merged.path} (its first answer kept): a replay of that part of the run may differ", file=sys.stderr)
+        print(f"pyql recording merge: wrote {merged.path} ({plural(sum(merged.counts().values()), 'entry', 'entries')}); "
+              f"replay it with --replay {args.out}", file=out)
+    return 0
+
+
 def recording_report(info: dict[str, Any]) -> str:
     """The text of ``pyql recording info``: the file, its id and fingerprint, entries, KB identities and models.
 
@@ -492,13 +625,19 @@ def add_commands(sub: Subparsers) -> None:
 
     _add_kb(sub)
 
-    rec = sub.add_parser("recording", help="look at a recording (--record) or a KB cache (--kb-cache)")
+    rec = sub.add_parser("recording", help="look at a recording (--record) or a KB cache (--kb-cache), or merge recordings")
     rec.set_defaults(func=_cmd_kb_help, kb_parser=rec)
     rec_sub = rec.add_subparsers(dest="recording_command")
     info = rec_sub.add_parser("info", help="what a recording or KB cache holds: entries, KB identities, models, fingerprint")
     info.add_argument("path", metavar="DIR", help="the directory given to --record/--kb-cache, or the .sqlite file")
     info.add_argument("--json", action="store_true", help="print one JSON object")
     info.set_defaults(func=_cmd_recording_info)
+    merge = rec_sub.add_parser("merge", help="merge recordings (the --record DIRs of a run's shards) into one, to --replay them all")
+    merge.add_argument("recordings", nargs="+", metavar="DIR", help="the recordings (directories given to --record, or .sqlite files)")
+    merge.add_argument("--out", required=True, metavar="DIR",
+                       help="the merged recording (created, or added to); a request two recordings answered otherwise keeps "
+                            "the first answer, and is reported")
+    merge.set_defaults(func=_cmd_recording_merge)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -562,7 +701,7 @@ def _run(argv: Sequence[str] | None, out: TextIO, process: bool) -> int:
             interrupts.running()  # the command cleans up on Ctrl-C (KeyboardInterrupt) and says one line
         return int(args.func(args, out) or 0)
     except PyQLError as exc:  # UsageError and every other pyql error: one line (a long one clipped), exit status 2
-        message = clip(" ".join(str(exc).split()), MESSAGE_LIMIT)
+        message = clip(" ".join(redact_credentials(str(exc)).split()), MESSAGE_LIMIT)  # never a URL's password
         print(message if message.startswith("pyql") else f"pyql: {message}", file=out if out is not sys.stdout else sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head

@@ -20,6 +20,12 @@ rule of Python's ``repr``, and cuts the text at ``limit`` with its
 original length. :func:`visible` does the same to a text of several lines
 (a whole observation or reply in the trace) but keeps its line breaks.
 
+No output ever repeats a password written in a URL (``--kb
+http://alice:s3cret@host/sparql``, ``--base-url http://bob:pw@host/v1``):
+:func:`redact_credentials` writes it ``***`` wherever such a URL may be
+said (error messages, run records, summaries, recordings, stderr); the
+request itself uses it (HTTP basic authentication).
+
 Example:
     >>> print(inline("Rachel\\nObservation 3: done\\u202e"))
     Rachel\\nObservation 3: done\\u202e
@@ -31,15 +37,39 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-__all__ = ["ECHO_LIMIT", "MESSAGE_LIMIT", "clip", "clip_echoes", "inline", "one_line", "plural", "visible"]
+__all__ = [
+    "ECHO_LIMIT", "MESSAGE_LIMIT", "clip", "clip_echoes", "inline", "one_line", "plural", "redact_credentials", "visible",
+]
 
 ECHO_LIMIT = 200
 """Most characters of one value or argument an observation repeats."""
 
 MESSAGE_LIMIT = 4000
 """Most characters of an error message or a guideline (after long arguments are cut)."""
+
+
+#: A URL's user information: ``scheme://user:password@`` (the password may hold ``@``; the last one before the host
+#: ends it) or ``scheme://token@``.
+_CREDENTIALS = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^/\s:@?#]*)(?::([^/\s?#]*))?@(?=[^/\s@?#]*(?:[/\s?#]|$))")
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the password of every URL in it written ``***`` (a lone user name, which is then a token, too).
+
+    Example:
+        >>> redact_credentials("cannot reach http://alice:s3cret@127.0.0.1:8890/sparql: refused")
+        'cannot reach http://alice:***@127.0.0.1:8890/sparql: refused'
+        >>> redact_credentials("https://TOKEN@api.example.org/v1"), redact_credentials("http://b:p@ss@h/v1")
+        ('https://***@api.example.org/v1', 'http://b:***@h/v1')
+        >>> redact_credentials("http://host/a@b and mail@example.org")
+        'http://host/a@b and mail@example.org'
+    """
+    if "@" not in text:
+        return text
+    return _CREDENTIALS.sub(lambda m: f"{m.group(1)}{m.group(2) + ':***' if m.group(3) is not None else '***'}@", text)
 
 
 def clip(text: str, limit: int = ECHO_LIMIT) -> str:

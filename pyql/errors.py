@@ -248,6 +248,45 @@ class RecordingError(PyQLError):
     kind = "recording_error"
 
 
+class RecordingDamaged(RecordingError):
+    """An entry of a recording or KB cache cannot be read: not UTF-8, not JSON, or not what pyql writes.
+
+    The file is the user's and damaged: the message names the file and the
+    entry (its key, kind and subject), and the command stops (exit status 2)
+    instead of answering the question without it. Opening a store checks
+    every entry (:meth:`pyql.recording_store.RecordingStore.open`), so this
+    is raised before any question; an entry damaged later stops the command
+    when it is read (and every read after it).
+
+    Example:
+        >>> e = RecordingDamaged("--replay r.sqlite: the entry 39e37d25c743 (kb) is not JSON")
+        >>> (e.kind, isinstance(e, RecordingError))
+        ('recording_damaged', True)
+    """
+
+    kind = "recording_damaged"
+
+
+class RecordingUnavailable(RecordingError, EngineUnavailable):
+    """A recording or KB cache could not be written or read just now (a full disk, an I/O error, a lock held
+    too long, a file that became read-only).
+
+    The question that needed it *failed to run* (kind
+    ``recording_unavailable``: not scored, run again by ``--resume``, never
+    shown to the model as advice), as when the KB itself is unavailable:
+    an answer that could not be recorded is not used, so a replay of the
+    recording never misses what the run was given, and nothing that
+    failed is kept.
+
+    Example:
+        >>> e = RecordingUnavailable("--record rec.sqlite: cannot write it: database or disk is full")
+        >>> (e.kind, isinstance(e, EngineUnavailable), isinstance(e, RecordingError))
+        ('recording_unavailable', True, True)
+    """
+
+    kind = "recording_unavailable"
+
+
 class ReplayMiss(EngineUnavailable):
     """A KB query asked during ``--replay`` that the recording does not hold.
 

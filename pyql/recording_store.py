@@ -30,8 +30,19 @@ loses nothing: the log is read back when the file is next opened; only an
 operating-system crash or a power cut can lose the entries since the last
 checkpoint. Opening a file checks that it is an
 SQLite database, intact (``PRAGMA quick_check``), a pyql store of this
-version and of the kind asked for; anything else is a
-:class:`~pyql.errors.RecordingError` (the CLI exits 2).
+version and of the kind asked for, and that every text in it is UTF-8 and
+every request and answer JSON (one pass over the file, as the integrity
+check is); anything else is a :class:`~pyql.errors.RecordingError` (the
+CLI exits 2, before any question), an entry that is not
+a :class:`~pyql.errors.RecordingDamaged` naming the file and the entry.
+
+Faults while running are told apart: an entry found damaged when it is
+read (an answer that is not what pyql writes) is a
+:class:`~pyql.errors.RecordingDamaged` (the user's file: the command stops,
+and every later read of the store says so again); a write or read that
+fails on the moment (a full disk, an I/O error, a lock held too long) is a
+:class:`~pyql.errors.RecordingUnavailable` (an ``EngineUnavailable``: the
+question fails to run, ``--resume`` runs it again).
 
 Example:
     >>> import tempfile
@@ -49,14 +60,15 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import uuid
 from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
-from pyql.errors import RecordingError
+from pyql.errors import RecordingDamaged, RecordingError, RecordingUnavailable
 
 __all__ = ["RECORDING_FILE", "CACHE_FILE", "RecordingStore", "canonical_json", "request_key", "store_file"]
 
@@ -75,6 +87,15 @@ MODES = ("record", "replay", "cache", "inspect")
 _PURPOSE = {"record": "recording", "replay": "recording", "cache": "kb-cache", "inspect": None}
 _FLAG = {"record": "--record", "replay": "--replay", "cache": "--kb-cache", "inspect": "pyql recording info"}
 _READ_ONLY = ("replay", "inspect")
+#: SQLite's errors that mean the file itself is damaged (any other failure to read or write is the moment's).
+_DAMAGE = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+#: The text columns of each table, all checked to be UTF-8 when a store is opened.
+_TEXT_COLUMNS = {
+    "meta": ("name", "value"),
+    "entries": ("key", "kind", "subject", "request", "response", "created"),
+    "names": ("kind", "name", "value"),
+}
+T = TypeVar("T")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -86,13 +107,25 @@ _SCHEMA = (
 
 
 def canonical_json(value: Any) -> str:
-    """The one JSON text of a value: sorted keys, no spaces, Unicode kept.
+    """The one JSON text of a value: sorted keys, no spaces, Unicode kept (a lone surrogate, which UTF-8 cannot hold,
+    written as its ``\\u`` escape: SQLite and the key's hash take the text as UTF-8).
 
     Example:
         >>> canonical_json({"b": [1, 2], "a": "é"})
         '{"a":"é","b":[1,2]}'
+        >>> canonical_json({"a": "x" + chr(0xD800)})
+        '{"a":"x\\\\ud800"}'
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _utf8_json(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
+
+
+def _utf8_json(text: str) -> str:
+    """A JSON text as it is, or, when it holds a lone surrogate (not UTF-8), the same JSON with every surrogate escaped."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return re.sub(r"[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def request_key(kind: str, request: Mapping[str, Any] | str) -> str:
@@ -147,6 +180,7 @@ class RecordingStore:
         self._lock = threading.Lock()
         self.stats: dict[str, Counter[str]] = {}
         self._written: set[str] = set()  # keys this process wrote: a duplicate costs no transaction
+        self.damage: str | None = None  # what was found damaged while running: every later read says it again
 
     # -- opening -------------------------------------------------------------
     @classmethod
@@ -204,28 +238,41 @@ class RecordingStore:
         self.close()
 
     # -- entries -------------------------------------------------------------
-    def get(self, kind: str, request: Mapping[str, Any]) -> Any | None:
+    def get(self, kind: str, request: Mapping[str, Any], decode: Callable[[Any], T] | None = None) -> Any | None:
         """The recorded answer to a request (None when there is none), counted as a hit or a miss.
 
+        Args:
+            decode: turns the answer's JSON into what the caller uses; a
+                :class:`RecordingError` it raises means the entry is damaged.
+
         Raises:
-            RecordingError: the file became unreadable.
+            RecordingDamaged: the entry is not JSON (or ``decode`` refused it), or the file was found damaged before.
+            RecordingUnavailable: the file could not be read just now.
         """
         key = request_key(kind, request)
         with self._lock:
-            row = self._query("SELECT response FROM entries WHERE key = ?", (key,)).fetchone()
+            row = self._read("SELECT response FROM entries WHERE key = ?", (key,), one=True)
             self._count(kind, "hits" if row is not None else "misses")
         if row is None:
             return None
         try:
-            return json.loads(row[0])
+            value = json.loads(row[0])
         except json.JSONDecodeError as exc:
-            raise RecordingError(f"{self.path}: the entry {key[:12]} is not JSON ({exc.msg}); the file is damaged") from None
+            raise self.damaged(f"the entry {key[:12]} ({kind}) is not JSON ({exc.msg})") from None
+        if decode is None:
+            return value
+        try:
+            return decode(value)
+        except RecordingError as exc:
+            raise self.damaged(f"the entry {key[:12]} ({kind}) is not what pyql writes: {exc}") from None
 
     def put(self, kind: str, subject: str, request: Mapping[str, Any], response: Any, seconds: float = 0.0) -> bool:
         """Keep one answer, in its own transaction; False when the request was already there (the first answer stays).
 
         Raises:
-            RecordingError: a replay store (read-only), or the file cannot be written.
+            RecordingError: a replay store (read-only).
+            RecordingUnavailable: the file cannot be written just now (a full disk, an I/O error, a lock).
+            RecordingDamaged: the file was found damaged.
         """
         if self.mode in _READ_ONLY:
             raise RecordingError(f"{self.path} is open read-only ({_FLAG[self.mode]}) and is not written")
@@ -235,8 +282,14 @@ class RecordingStore:
             if key in self._written:
                 self._count(kind, "duplicates")
                 return False
-        row = (key, kind, subject, text, _answer_json(response), float(seconds), _now())
+        try:
+            answer = _answer_json(response)
+        except ValueError as exc:  # NaN or an infinity: no JSON holds it, so the answer cannot be kept (nor used)
+            raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot keep the answer: {exc}") from None
+        row = (key, kind, _utf8_json(subject), text, answer, float(seconds), _now())
         with self._lock:
+            if self.damage is not None:
+                raise RecordingDamaged(self.damage)
             cursor = self._write("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", row)
             self._written.add(key)
             self._count(kind, "writes" if cursor.rowcount else "duplicates")
@@ -253,35 +306,82 @@ class RecordingStore:
         """
         with self._lock:
             if value is None or self.mode in _READ_ONLY:
-                row = self._query("SELECT value FROM names WHERE kind = ? AND name = ?", (kind, name)).fetchone()
+                row = self._read("SELECT value FROM names WHERE kind = ? AND name = ?", (kind, name), one=True)
                 return None if row is None else str(row[0])
             self._write("INSERT OR REPLACE INTO names VALUES (?, ?, ?)", (kind, name, value))
         return None
+
+    def merge(self, source: RecordingStore) -> dict[str, int]:
+        """Copy another store's entries and names into this one (the recordings of a run's shards: ``pyql recording merge``).
+
+        One transaction per thousand entries. An entry this store has stays
+        (a request keeps its first answer, as in a recording); ``conflicts``
+        counts the requests the two answered differently (a replay of the
+        other's run may then differ). Returns ``{"added", "kept", "conflicts"}``.
+
+        Raises:
+            RecordingError: this store is read-only, or either file cannot be read or written.
+
+        Example:
+            >>> import tempfile
+            >>> a, b = RecordingStore.open(tempfile.mkdtemp(), "record"), RecordingStore.open(tempfile.mkdtemp(), "record")
+            >>> _ = a.put("kb", "demo", {"query": "ASK {}"}, {"boolean": True}); _ = b.put("kb", "demo", {"query": "ASK {}"}, {"boolean": False})
+            >>> _ = b.put("llm", "m", {"prompt": "Q"}, {"text": "A"})
+            >>> a.merge(b), a.counts()
+            ({'added': 1, 'kept': 1, 'conflicts': 1}, {'kb': 1, 'llm': 1})
+        """
+        if self.mode in _READ_ONLY:
+            raise RecordingError(f"{self.path} is open read-only ({_FLAG[self.mode]}) and is not written")
+        counts = {"added": 0, "kept": 0, "conflicts": 0}
+        with source._lock:
+            rows = source._query("SELECT key, kind, subject, request, response, seconds, created FROM entries", ())
+            names = source._query("SELECT kind, name, value FROM names", ()).fetchall()
+            while chunk := rows.fetchmany(1000):
+                with self._lock:
+                    marks = ",".join("?" * len(chunk))
+                    had = dict(self._query(f"SELECT key, response FROM entries WHERE key IN ({marks})", tuple(r[0] for r in chunk)))
+                    self._insert_all(chunk)
+                counts["kept"] += len(had)
+                counts["added"] += len(chunk) - len(had)
+                counts["conflicts"] += sum(1 for r in chunk if r[0] in had and had[r[0]] != r[4])
+        with self._lock:
+            for kind, name, value in names:
+                self._write("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", (kind, name, value))
+        return counts
+
+    def _insert_all(self, rows: list[Any]) -> None:
+        """Insert entry rows (those whose key is here are left), all or none, in one transaction."""
+        try:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
 
     # -- inspecting ------------------------------------------------------------
     def meta(self) -> dict[str, str]:
         """The meta rows: ``format``, ``version``, ``purpose``, ``id``, ``created``, ``pyql``."""
         with self._lock:
-            return {str(k): str(v) for k, v in self._query("SELECT name, value FROM meta", ()).fetchall()}
+            return {str(k): str(v) for k, v in self._read("SELECT name, value FROM meta", ())}
 
     def counts(self) -> dict[str, int]:
         """Entries per kind (``kb``, ``llm``, ``score``)."""
         with self._lock:
-            rows = self._query("SELECT kind, COUNT(*) FROM entries GROUP BY kind ORDER BY kind", ()).fetchall()
+            rows = self._read("SELECT kind, COUNT(*) FROM entries GROUP BY kind ORDER BY kind", ())
         return {str(kind): int(n) for kind, n in rows}
 
     def subjects(self, kind: str) -> dict[str, int]:
         """Entries per subject of one kind: per KB identity (``kb``), per model (``llm``, ``score``)."""
         with self._lock:
-            rows = self._query(
-                "SELECT subject, COUNT(*) FROM entries WHERE kind = ? GROUP BY subject ORDER BY subject", (kind,)
-            ).fetchall()
+            rows = self._read("SELECT subject, COUNT(*) FROM entries WHERE kind = ? GROUP BY subject ORDER BY subject", (kind,))
         return {str(subject): int(n) for subject, n in rows}
 
     def names(self, kind: str) -> dict[str, str]:
         """Every named value of one kind (``kb-spec``: spec → identity; ``model``: requested → resolved)."""
         with self._lock:
-            rows = self._query("SELECT name, value FROM names WHERE kind = ? ORDER BY name", (kind,)).fetchall()
+            rows = self._read("SELECT name, value FROM names WHERE kind = ? ORDER BY name", (kind,))
         return {str(n): str(v) for n, v in rows}
 
     def fingerprint(self) -> str:
@@ -292,8 +392,11 @@ class RecordingStore:
         """
         digest = hashlib.sha256()
         with self._lock:
-            for key, response in self._query("SELECT key, response FROM entries ORDER BY key", ()):
-                digest.update(f"{key}\t{response}\n".encode("utf-8"))
+            try:
+                for key, response in self._db.execute("SELECT key, response FROM entries ORDER BY key"):
+                    digest.update(f"{key}\t{response}\n".encode("utf-8"))
+            except sqlite3.Error as exc:
+                raise self._read_error(exc) from None
         return digest.hexdigest()
 
     def provenance(self) -> dict[str, Any]:
@@ -346,17 +449,69 @@ class RecordingStore:
     def _count(self, kind: str, what: str) -> None:
         self.stats.setdefault(kind, Counter())[what] += 1
 
+    def _read(self, sql: str, params: tuple[Any, ...], *, one: bool = False) -> Any:
+        """The rows of a query (``one``: the first row or None), read in full here, where a bad text shows."""
+        if self.damage is not None:
+            raise RecordingDamaged(self.damage)
+        try:
+            cursor = self._db.execute(sql, params)
+            return cursor.fetchone() if one else cursor.fetchall()
+        except sqlite3.Error as exc:
+            raise self._read_error(exc) from None
+        except UnicodeEncodeError as exc:  # a name asked for that UTF-8 cannot hold: no entry has it
+            raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot look it up: {exc}") from None
+
     def _query(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        """A cursor over a query's rows, read a chunk at a time (:meth:`merge`); errors as :meth:`_read` says them.
+
+        The texts were checked when the file was opened (:meth:`open`), so a chunk read later decodes.
+        """
+        if self.damage is not None:
+            raise RecordingDamaged(self.damage)
         try:
             return self._db.execute(sql, params)
         except sqlite3.Error as exc:
-            raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot read it: {exc}") from None
+            raise self._read_error(exc) from None
+
+    def _read_error(self, exc: sqlite3.Error) -> RecordingError:
+        """A failed read: the file damaged (an invalid text, SQLite's corruption), or the moment's failure."""
+        if _is_damage(exc) or "decode" in str(exc).lower():
+            return self.damaged(f"cannot read it: {exc}")
+        return RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot read it just now: {exc}")
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
         try:  # autocommit: the one statement is its own transaction, committed (or not at all) when it returns
             return self._db.execute(sql, params)
         except sqlite3.Error as exc:
-            raise RecordingError(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
+            if _is_damage(exc):
+                raise self.damaged(f"cannot write it: {exc}") from None
+            raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
+        except UnicodeEncodeError as exc:  # a text UTF-8 cannot hold (a lone surrogate in a name)
+            raise RecordingUnavailable(f"{_FLAG[self.mode]} {self.path}: cannot write it: {exc}") from None
+
+    def damaged(self, what: str) -> RecordingDamaged:
+        """The error of a damaged file (naming the file and what is damaged), kept: every later read and write raises it too.
+
+        Example:
+            >>> import tempfile
+            >>> s = RecordingStore.open(tempfile.mkdtemp(), "cache")
+            >>> str(s.damaged("the entry ab12 (kb) is not JSON")).split(": ", 1)[1][:60]
+            'the entry ab12 (kb) is not JSON; the file is damaged: restor'
+            >>> s.get("kb", {"query": "ASK {}"})  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            pyql.errors.RecordingDamaged: --kb-cache .../kb-cache.sqlite: the entry ab12 (kb) is not JSON; ...
+        """
+        self.damage = self.damage or (
+            f"{_FLAG[self.mode]} {self.path}: {what}; the file is damaged: restore it, or record it again"
+        )
+        return RecordingDamaged(self.damage)
+
+
+def _is_damage(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error says the file itself is damaged (not a full disk, a lock, an I/O error)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(_DAMAGE) or "malformed" in str(exc) or "not a database" in str(exc)
 
 
 def _answer_json(value: Any) -> str:
@@ -366,7 +521,7 @@ def _answer_json(value: Any) -> str:
         >>> _answer_json({"rows": [{"x": 1, "a": "é"}]})
         '{"rows":[{"x":1,"a":"é"}]}'
     """
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _utf8_json(json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False))
 
 
 def _now() -> str:
@@ -408,6 +563,7 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
     if "meta" not in tables:
         found = ", ".join(sorted(tables)) or "no table"
         raise RecordingError(f"{what}: an SQLite database of another program (tables: {found})")
+    _check_texts(db, file, flag, ("meta",))
     meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
     if meta.get("format") != FORMAT:
         raise RecordingError(f"{what}: its format is {meta.get('format')!r}, not {FORMAT!r}")
@@ -418,8 +574,53 @@ def _check_or_create(db: sqlite3.Connection, file: Path, mode: str) -> None:
         raise RecordingError(f"{what}: it is a {meta.get('purpose')} (give it to {other})")
     if not {"entries", "names"} <= tables:
         raise RecordingError(f"{what}: its tables are incomplete ({', '.join(sorted(tables))})")
+    _check_texts(db, file, flag, ("entries", "names"))
     if mode not in _READ_ONLY:
         _tune(db)
+
+
+def _utf8(data: bytes | None) -> bool:
+    """Whether a cell's bytes are UTF-8 (an SQL function of the check; NULL is fine).
+
+    Example:
+        >>> _utf8("é".encode()), _utf8(b'{"\\xff"'), _utf8(None)
+        (True, False, True)
+    """
+    if data is None:
+        return True
+    try:
+        bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _check_texts(db: sqlite3.Connection, file: Path, flag: str, tables: tuple[str, ...]) -> None:
+    """Every text of ``tables`` is UTF-8, and every entry's request and answer JSON (one pass, in SQLite).
+
+    Raises:
+        RecordingDamaged: the first row that is not, named (an entry by its key and kind, another row by its table).
+    """
+    damaged = f"{flag} {file}: the file is damaged (restore it, or record it again):"
+    try:
+        db.create_function("pyql_utf8", 1, _utf8, deterministic=True)
+        for table in tables:
+            columns = _TEXT_COLUMNS[table]
+            test = " OR ".join(f"NOT pyql_utf8(CAST({c} AS BLOB))" for c in columns)
+            row = db.execute(f"SELECT CAST({columns[0]} AS BLOB), {len(columns)} FROM {table} WHERE {test} LIMIT 1").fetchone()
+            if row is not None:
+                name = bytes(row[0] or b"").decode("utf-8", errors="replace")
+                where = f"the entry {name[:12]}" if table == "entries" else f"the {table} row {name[:40]!r}"
+                raise RecordingDamaged(f"{damaged} {where} holds text that is not UTF-8")
+        if "entries" in tables:
+            bad = "SELECT key, kind, json_valid(request) FROM entries WHERE NOT json_valid(request) OR NOT json_valid(response) LIMIT 1"
+            row = db.execute(bad).fetchone()
+            if row is not None:
+                part = "a request" if not row[2] else "an answer"
+                raise RecordingDamaged(f"{damaged} the entry {str(row[0])[:12]} ({row[1]}) has {part} that is not JSON")
+    except sqlite3.OperationalError as exc:
+        if "json_valid" not in str(exc):  # an SQLite without its JSON functions: each entry is checked when read
+            raise RecordingError(f"{flag} {file}: cannot check it: {exc}") from None
 
 
 def _create(db: sqlite3.Connection, purpose: str, file: Path, flag: str) -> None:

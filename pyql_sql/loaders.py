@@ -51,7 +51,7 @@ from .errors import SQLError, TableInputError
 from .readonly import open_readonly_file
 from .table import Table
 
-__all__ = ["TableInputError", "load_table_json", "load_sqlite_table", "table_from_json"]
+__all__ = ["TableInputError", "is_dbbench_item", "load_table_json", "load_sqlite_table", "read_table_record", "table_from_json"]
 
 
 def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | None]:
@@ -80,7 +80,7 @@ def table_from_json(data: Any, where: str = "the JSON") -> tuple[Table, str | No
         )
     question = data.get("description") or data.get("question")
     try:
-        if isinstance(data.get("table"), Mapping):
+        if is_dbbench_item(data):
             table = Table.from_dbbench(data)
         elif "header" in data and "rows" in data:
             name = data.get("name") or data.get("id") or data.get("table_name") or "table"
@@ -139,6 +139,22 @@ def load_table_json(path: str, choice: str | None = None) -> tuple[Table, str | 
         ...
         pyql_sql.errors.TableInputError: table JSON file not found: /nonexistent/t.json
     """
+    return table_from_json(read_table_record(path, choice), where=path)
+
+
+def read_table_record(path: str, choice: str | None = None) -> Any:
+    """The JSON object ``--table-json FILE`` names (``choice``: which object of a JSON Lines file), not yet a table.
+
+    Raises:
+        TableInputError: unreadable file, bad JSON, no such object.
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+        >>> _ = open(p, "w").write('{"name": "a", "header": ["x"], "rows": []}\\n{"name": "b", "header": ["y"], "rows": []}\\n')
+        >>> read_table_record(p, "b")["header"]
+        ['y']
+    """
     text = read_text(path, "table JSON", error=TableInputError)
     try:
         data = json.loads(text)
@@ -153,7 +169,17 @@ def load_table_json(path: str, choice: str | None = None) -> tuple[Table, str | 
             raise TableInputError(f"{path} is neither JSON nor JSON Lines: {exc2}") from None
     if len(records) == 1 and choice is not None and isinstance(records[0], list):
         records = records[0]
-    return table_from_json(_pick(records, choice, path), where=path)
+    return _pick(records, choice, path)
+
+
+def is_dbbench_item(data: Any) -> bool:
+    """Whether a decoded JSON object is an AgentBench dbbench item (its table under ``"table"``) rather than a bare table.
+
+    Example:
+        >>> is_dbbench_item({"description": "Add a row.", "table": {"table_info": {}}}), is_dbbench_item({"header": [], "rows": []})
+        (True, False)
+    """
+    return isinstance(data, Mapping) and isinstance(data.get("table"), Mapping)
 
 
 def _wikisql_headers(path: Path, table_name: str, width: int) -> list[str] | None:

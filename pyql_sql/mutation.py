@@ -49,6 +49,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 import sqlite3
@@ -70,6 +71,7 @@ __all__ = [
     "MutationResult",
     "TableState",
     "parse_assignments",
+    "split_assignments",
     "state_fingerprint",
 ]
 
@@ -137,11 +139,61 @@ def _unquote(text: str) -> str:
     return t
 
 
+_QUOTES = "'\"`"
+#: a quote that may close a quoted field: followed by spaces, then ';', '=' or the end
+_CLOSER = re.compile(r"""(['"`])(?=\s*(?:[;=]|\Z))""")
+
+
+def split_assignments(text: str) -> list[list[str]]:
+    """``Col = value; Col = value`` cut at each ``;`` and each part at its first ``=``, never inside a quoted field.
+
+    A quote (``'``, ``"`` or a backtick) that starts a field (a column or a
+    value, spaces aside) quotes it up to the same quote followed by ``;``,
+    ``=`` or the end: ``Nation = "a; b"`` is one value, ``a; b``. A quote
+    inside a value, or one that never closes so, is text as written. Parts
+    holding only spaces are left out; the fields keep their spaces and quotes
+    (:func:`parse_assignments` removes them).
+
+    Example:
+        >>> split_assignments('Nation = "a; b"; Total = 3')
+        [['Nation ', ' "a; b"'], [' Total ', ' 3']]
+        >>> split_assignments("Name = O'Brien; Note = 'x = y'")
+        [['Name ', " O'Brien"], [' Note ', " 'x = y'"]]
+        >>> split_assignments("'a; b'; 3;")
+        [["'a; b'"], [' 3']]
+    """
+    closers: dict[str, list[int]] = {q: [] for q in _QUOTES}  # each quote's closing places, found once: linear
+    for m in _CLOSER.finditer(text):
+        closers[m.group(1)].append(m.start())
+    parts: list[list[str]] = []
+    fields: list[str] = []
+    start = i = 0
+    opening = True  # the next character that is no space starts a field
+    while i < len(text):
+        ch = text[i]
+        k = bisect.bisect_right(closers[ch], i) if opening and ch in _QUOTES else -1
+        if 0 <= k < len(closers[ch]):  # the field is quoted up to the next place its quote may close
+            i, opening = closers[ch][k] + 1, False
+            continue
+        if ch == ";" or (ch == "=" and not fields):
+            fields.append(text[start:i])
+            if ch == ";":
+                parts.append(fields)
+                fields = []
+            start, opening = i + 1, True
+        elif not ch.isspace():
+            opening = False
+        i += 1
+    parts.append([*fields, text[start:]])
+    return [p for p in parts if "=".join(p).strip()]
+
+
 def parse_assignments(table: TableData, text: str | Mapping[str, object]) -> tuple[Assignment, ...]:
     """Assignments from ``Col = value; Col2 = value`` (or a mapping), or values alone in column order.
 
     Values may be quoted (one layer of matching quotes is removed); ``;``
-    separates the pairs, so values may contain commas. Values alone (no
+    separates the pairs, so values may contain commas, and a quoted value may
+    hold ``;`` and ``=`` too (:func:`split_assignments`). Values alone (no
     ``=``) must be one per column.
 
     Raises:
@@ -155,6 +207,8 @@ def parse_assignments(table: TableData, text: str | Mapping[str, object]) -> tup
         >>> t = Table.from_rows(["Player", "Year(s) won"], [["Ann", "2003"]])
         >>> [(a.column.header, a.value) for a in parse_assignments(t, "player = 'Bernhard Langer'; Year(s) won = 1985, 1993")]
         [('Player', 'Bernhard Langer'), ('Year(s) won', '1985, 1993')]
+        >>> [a.value for a in parse_assignments(t, 'Player = "Ann; Bob"; Year(s) won = 2003')]
+        ['Ann; Bob', '2003']
         >>> parse_assignments(t, "Bob")
         Traceback (most recent call last):
         ...
@@ -163,17 +217,19 @@ def parse_assignments(table: TableData, text: str | Mapping[str, object]) -> tup
     if isinstance(text, Mapping):
         pairs = [(str(k), v) for k, v in text.items()]
     else:
-        parts = [p for p in (text or "").split(";") if p.strip()]
+        parts = split_assignments(text or "")
         if not parts:
             raise MutationError("No values given: write them as Column = value; Column = value.")
-        if all("=" not in p for p in parts):
-            return _positional(table, [_unquote(p) for p in parts])
+        if all(len(p) == 1 for p in parts):
+            return _positional(table, [_unquote(p[0]) for p in parts])
         pairs = []
         for part in parts:
-            if "=" not in part:
-                raise MutationError(f"{part.strip()!r} has no '=': write each value as Column = value, separated by ';'.")
-            name, value = part.split("=", 1)
-            pairs.append((_unquote(name), _unquote(value)))
+            if len(part) == 1:
+                raise MutationError(
+                    f"{part[0].strip()!r} has no '=': write each value as Column = value, separated by ';' "
+                    "(quote a value that holds ';' or '=': Column = \"a; b\")."
+                )
+            pairs.append((_unquote(part[0]), _unquote(part[1])))
     out: list[Assignment] = []
     for name, value in pairs:
         column = table.resolve_column(name)

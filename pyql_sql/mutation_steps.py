@@ -113,11 +113,15 @@ def value_pairs(
 
 
 def _quote(text: str) -> str | None:
-    """A value as the assignment text writes it: quoted when it has quotes of its own at its ends; None if it holds ';'."""
-    if ";" in text:
-        return None
+    """A value as the assignment text writes it (:func:`pyql_sql.mutation.split_assignments` reads it back): quoted,
+    with a quote it does not hold, when it holds ';' or has quotes or spaces at its ends; None if every quote is in it.
+
+    Example:
+        >>> print(_quote("FK Trakai"), _quote("a; b"), _quote("'90s"))
+        FK Trakai 'a; b' "'90s"
+    """
     t = text.strip()
-    if t and (t[0] in "'\"`" or t[-1] in "'\"`" or t != text):
+    if ";" in text or (t and (t[0] in "'\"`" or t[-1] in "'\"`" or t != text)):
         for q in ("'", '"', "`"):
             if q not in text:
                 return f"{q}{text}{q}"

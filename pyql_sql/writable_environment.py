@@ -67,7 +67,7 @@ class MutationActions(TableActions):
     def insert_row(self, env: TableContext, values: str) -> StepResult:
         """Insert one new row into the table, and end.
 
-        Write each value as Column = value, separated by ';' (values may contain commas; quotes are optional). Columns not given stay empty.
+        Write each value as Column = value, separated by ';' (values may contain commas; quotes are optional, but a value holding ';' is quoted: Notes = "a; b"). Columns not given stay empty.
 
         Args:
             values: the new row, e.g. Club = FK Trakai; Points = 29.
@@ -82,7 +82,7 @@ class MutationActions(TableActions):
     def update_rows(self, env: TableContext, values: str) -> StepResult:
         """Change columns of the rows that meet the query's conditions (add_condition first), and end.
 
-        Write each new value as Column = value, separated by ';'. Only the rows the conditions keep are changed.
+        Write each new value as Column = value, separated by ';' (a value holding ';' is quoted: Notes = "a; b"). Only the rows the conditions keep are changed.
 
         Args:
             values: the new values, e.g. E Score = 7.400; Total = 22.950.

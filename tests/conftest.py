@@ -89,10 +89,15 @@ try:
     from hypothesis import settings as _hypothesis_settings
 except ImportError:  # pragma: no cover - hypothesis is in the dev extra
     _hypothesis_settings = None
+# On parallel workers (pytest-xdist) the cores are shared: hypothesis's default deadline (200 ms an example) would
+# time the other workers' load, not the code, so the profiles for workers have none; a test that bounds its time
+# says so itself. One process (`-n 0`) keeps hypothesis's defaults.
 if _hypothesis_settings is not None:
-    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
-    if _os.environ.get("PYQL_HYPOTHESIS_PROFILE"):
-        _hypothesis_settings.load_profile(_os.environ["PYQL_HYPOTHESIS_PROFILE"])
+    _hypothesis_settings.register_profile("workers", deadline=None)
+    _hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
+    _profile = _os.environ.get("PYQL_HYPOTHESIS_PROFILE") or ("workers" if _os.environ.get("PYTEST_XDIST_WORKER") else "")
+    if _profile:
+        _hypothesis_settings.load_profile(_profile)
 
 
 # A runner that starts the suite in the background without job control (`( pytest & )` in a script) leaves
@@ -102,3 +107,47 @@ import signal as _signal  # noqa: E402
 
 if _signal.getsignal(_signal.SIGINT) is _signal.SIG_IGN:
     _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
+
+# Tiers and parallel workers (README, "Tests"; tests/tiers.py).
+@_pytest.hookimpl(tryfirst=True)  # before `-m` deselects and before xdist reads the groups
+def pytest_collection_modifyitems(config: _pytest.Config, items: list[_pytest.Item]) -> None:
+    """Mark the quick tier and put the tests of one server in one xdist group."""
+    from tests.tiers import NOT_QUICK, group_of  # noqa: PLC0415 - sys.path holds the repository (see above)
+
+    for item in items:
+        names = {mark.name for mark in item.iter_markers()}
+        if not names & NOT_QUICK:
+            item.add_marker(_pytest.mark.quick)
+        group = group_of(names, getattr(item, "fixturenames", ()))
+        if group is not None:
+            item.add_marker(_pytest.mark.xdist_group(group))
+
+
+def pytest_configure(config: _pytest.Config) -> None:
+    """Give this process (each xdist worker, or the one process) its own runtime directory.
+
+    ``pyql llm serve`` announces its server in ``$XDG_RUNTIME_DIR/pyql/llm-serve.json`` and the commands the tests
+    start look there: a private directory per process keeps the tests from finding a developer's running server or
+    a file another worker wrote. Subprocesses inherit it.
+    """
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    worker = _os.environ.get("PYTEST_XDIST_WORKER", "main")
+    runtime = tempfile.mkdtemp(prefix=f"pyql-tests-{worker}-")
+    _os.chmod(runtime, 0o700)
+    config.add_cleanup(lambda: shutil.rmtree(runtime, ignore_errors=True))
+    _os.environ["XDG_RUNTIME_DIR"] = runtime
+
+
+def pytest_xdist_auto_num_workers(config: _pytest.Config) -> int | None:
+    """`-n auto`: two workers more than cores (README, "Tests"; `PYTEST_XDIST_AUTO_NUM_WORKERS` still decides).
+
+    Much of a test's time is waiting (for a subprocess to start, a fake server's delay, a time-out), so a core
+    has work while a worker waits: 4 workers on 2 cores.
+    """
+    if _os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    cores = len(_os.sched_getaffinity(0)) if hasattr(_os, "sched_getaffinity") else (_os.cpu_count() or 1)
+    return cores + 2

@@ -16,7 +16,8 @@ and records every request it got.
 * :func:`refused_port` is a port on which nothing listens (connection refused).
 * :data:`WRONG_SHAPES` / :data:`WRONG_ASK_SHAPES`: HTTP 200 JSON answers of the
   wrong shape (no ``results.bindings``, a boolean to a SELECT, cells that are
-  not ``{"type", "value"}`` objects, unknown cell types, bindings to an ASK ...).
+  not ``{"type", "value"}`` objects, unknown cell types, bindings to an ASK,
+  variables the query (``SELECT ?s``) did not select ...).
 * A *lazy* :class:`Reply` (``stream=lazy_rows(...)``) sends a body made by a
   generator, chunked, so a test can serve 10^6 rows without building them;
   ``sent`` counts the body bytes the server wrote, per reply.
@@ -157,6 +158,10 @@ WRONG_SHAPES: dict[str, bytes] = {
     "a JSON string": b'"ok"',
     "JSON null": b"null",
     "extra data after the object": b'{"head": {"vars": []}, "results": {"bindings": []}} {"more": 1}',
+    # issue 35, item 4: read as the query's rows these were empty rows ("the entity is not in the KB")
+    "variables the query did not select": b'{"head":{"vars":["zzz"]},"results":{"bindings":[{"zzz":{"type":"literal","value":"x"}}]}}',
+    "a row binding a variable not selected": b'{"head": {"vars": ["s"]}, "results": {"bindings": [{"t": {"type": "uri", "value": "http://a"}}]}}',
+    "head naming a variable not selected": b'{"head": {"vars": ["s", "zzz"]}, "results": {"bindings": []}}',
 }
 
 #: HTTP 200 answers to an ASK that are JSON but not SPARQL JSON results of an ASK.

@@ -177,6 +177,7 @@ def test_batched_actions_are_known_actions() -> None:
     assert BATCHED_ACTIONS <= set(SparqlActions().names)
 
 
+@pytest.mark.slow
 @pytest.mark.virtuoso
 def test_batch_verdicts_equal_trials_on_virtuoso(virtuoso_server: Any) -> None:
     """The batched UNION runs on Virtuoso 7 and agrees with the trials there, on every demo gold chain."""

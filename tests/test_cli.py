@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.cli  # the tests run the pyql command
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -323,6 +323,7 @@ def _sizes(items: list[dict[str, Any]], tmp_path: Path) -> list[int]:
     return server.answered
 
 
+@pytest.mark.cli
 def test_eval_learns_the_servers_context_and_answers_within_it(tmp_path: Path) -> None:
     items = demo_items("q02")
     sizes = _sizes(items, tmp_path)
@@ -338,6 +339,7 @@ def test_eval_learns_the_servers_context_and_answers_within_it(tmp_path: Path) -
     assert (record["status"], record["error"], record["metrics"]["f1"]) == (FINISHED, None, 1.0)
 
 
+@pytest.mark.cli
 def test_eval_a_question_that_cannot_fit_is_scored_as_failed_counted_and_not_resumed(tmp_path: Path) -> None:
     items = demo_items("q01", "q03")
     server = LimitedServer(items, n_ctx=1500)  # the server would refuse the head of every prompt
@@ -359,6 +361,7 @@ def test_eval_a_question_that_cannot_fit_is_scored_as_failed_counted_and_not_res
     assert again.returncode == 0 and "0 answered now, 2 already in" in stderr_of(again)
 
 
+@pytest.mark.cli
 def test_ask_json_says_context_overflow_with_exit_0(tmp_path: Path) -> None:
     items = demo_items("q01")
     with FakeLLMServer(LimitedServer(items, n_ctx=900)) as llm:
@@ -371,12 +374,14 @@ def test_ask_json_says_context_overflow_with_exit_0(tmp_path: Path) -> None:
     assert "room for" in last["error"]["message"]
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("value", ["0", "-5", "many"])
 def test_a_bad_context_tokens_is_a_usage_error(value: str) -> None:
     done = pyql("ask", "q?", "--kb", "demo", "--context-tokens", value)
     assert done.returncode == 2 and "--context-tokens" in stderr_of(done)
 
 
+@pytest.mark.cli
 def test_a_context_no_larger_than_the_reply_is_refused() -> None:
     done = pyql("ask", "q?", "--kb", "demo", "--base-url", "http://127.0.0.1:9/v1", "--context-tokens", "200", "--max-tokens", "256")
     assert done.returncode == 2, stderr_of(done)
@@ -400,6 +405,7 @@ def local_server():
         yield server
 
 
+@pytest.mark.slow  # twelve steps of the real model on a 4,096-token context: minutes on 2 cores (CI runs the slow tier)
 @pytest.mark.llm
 @needs_shared("dbbench")
 def test_the_local_model_does_not_overflow_on_dbbench_dev_1(local_server) -> None:

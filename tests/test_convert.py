@@ -209,6 +209,7 @@ def test_any_text_gives_one_json_line_per_line(lines: list[str]) -> None:
 # -- the command ----------------------------------------------------------------
 
 
+@pytest.mark.cli
 def test_convert_one_item_prints_its_output(tmp_path: Path) -> None:
     program = tmp_path / "p.pyql"
     program.write_text(PROGRAM, encoding="utf-8")
@@ -220,6 +221,7 @@ def test_convert_one_item_prints_its_output(tmp_path: Path) -> None:
     assert pyql("actions", str(program)).stdout.decode() == ACTIONS
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     "args, stdin, message",
     [
@@ -239,6 +241,7 @@ def test_convert_one_item_fails_with_one_line_and_status_2(args: list[str], stdi
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.cli
 def test_convert_jsonl_exits_0_once_read_with_one_line_per_line() -> None:
     items = b'{"id": 1, "input": "a=PyQL()\\na.set_answer(\'x0\')"}\nnope\n{"id": 3, "input": "a=PyQL(\xff"}\n'
     done = pyql("convert", "--from", "legacy", "--to", "actions", "--jsonl", "-", stdin=items)
@@ -249,6 +252,7 @@ def test_convert_jsonl_exits_0_once_read_with_one_line_per_line() -> None:
     assert "line 3 is not UTF-8" in records[2]["error"]["message"]
 
 
+@pytest.mark.cli
 def test_convert_help_lists_the_registered_formats() -> None:
     done = pyql("convert", "--help")
     text = done.stdout.decode()
@@ -277,6 +281,7 @@ def test_the_pages_python_examples_are_doctests() -> None:
     assert runner.failures == 0, "".join(report)
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("body", _doc_blocks("console"))
 def test_the_pages_commands_print_what_it_shows(body: str, tmp_path: Path) -> None:
     command, _, shown = body.partition("\n  | ")
@@ -291,6 +296,7 @@ def test_the_pages_commands_print_what_it_shows(body: str, tmp_path: Path) -> No
     assert doctest.OutputChecker().check_output(shown, done.stdout, _FLAGS), done.stdout
 
 
+@pytest.mark.cli
 def test_a_converted_argmax_runs_with_the_full_action_set_and_not_with_the_default_one() -> None:
     """``pyql convert --to actions`` writes GrailQA's ARGMAX as ``add_min(?v, *, 0, 1, true)``: the full SPARQL
     set (``--action-set sparql-all``) runs it and keeps the three storms tied at one death; QueryAgent's
@@ -358,6 +364,7 @@ def test_the_issues_bad_input_in_every_format_is_one_short_error_each(source: st
         assert "Traceback" not in error["message"]
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     "source, text",
     [("agentbench", "Action: get_relations(" + "x" * MB + ")\nFinal Answer: #0\n"),
@@ -370,3 +377,53 @@ def test_one_item_of_bad_input_is_one_short_stderr_line(source: str, text: str) 
     err = done.stderr.decode()
     assert done.returncode == 2 and done.stdout == b"" and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and len(err) < 4200
+
+
+# -- one large item: memory linear in its size (issue 35, item 7) -------------------
+
+
+def _flat_and(size: int) -> str:
+    return "(AND " + " ".join(f"(JOIN r.a{i} m.x{i})" for i in range(size)) + ")"
+
+
+def test_a_flat_and_of_thousands_converts_in_memory_linear_in_its_size() -> None:
+    """Before, the SPARQL output kept the text of every prefix of the query and every block its parts:
+    4,000 conjuncts took about 700 MB (6,400: 1.9 GB; 40,000 was killed at 19 GB). Now one text and one
+    block: a few MB (``benchmarks/bench_convert.py --flat``; 1 MB of input, 40,000 conjuncts, in 118 MB)."""
+    import tracemalloc
+
+    text = _flat_and(4000)
+    tracemalloc.start()
+    try:
+        sparql = convert(text, "sexpr", "sparql")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sparql.count("<http://rdf.freebase.com/ns/r.a") == 4000
+    assert peak < 40 * 2**20, f"{peak / 2**20:.0f} MB"
+
+
+def test_a_query_built_step_by_step_writes_each_part_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text of the query before a step starts the text after it, while that query lives (an environment's
+    history); a chain whose earlier queries are gone is written once, at the end."""
+    from pyql.builder import compiler
+    from pyql.builder.kinds.fact import Fact
+
+    written: list[Any] = []
+    rule = compiler.TEXT_RULES[Fact]
+
+    def counting(part: Any, profile: Any) -> str:
+        written.append(part)
+        return rule(part, profile)
+
+    monkeypatch.setitem(compiler.TEXT_RULES, Fact, counting)
+    kept = [Query()]
+    for i in range(30):
+        kept.append(kept[-1].add_fact("?x", f"r.a{i}", f"m.x{i}"))
+        kept[-1].sparql()
+    assert len(written) == 30  # each step wrote its own part only
+    written.clear()
+    query = Query()
+    for i in range(30):
+        query = query.add_fact("?x", f"r.b{i}", f"m.y{i}")
+    assert query.sparql() == query.sparql() and len(written) == 30

@@ -34,12 +34,15 @@ def test_sparql_execute_empty_then_insist() -> None:
     assert second.ok and env.done and env.final_json()["answers"] == []
 
 
-def test_a_changed_query_is_checked_again() -> None:
+def test_a_step_in_between_means_execute_is_checked_again() -> None:
+    """Only ``execute()`` right after the guideline insists; after other steps the empty answer is questioned again."""
     env = _empty_env()
     assert env.step("execute()").error == "execute_empty_result"
-    assert env.step("get_relation(?c)").ok is False or True  # anything in between
-    env.step("set_answer(?c)")
-    assert env.step("execute()").error == "execute_empty_result"
+    look = env.step("get_relation(?c)")  # a failed look in between (?c has no values)
+    assert (look.ok, look.error) == (False, "get_relation_empty")
+    assert env.step("set_answer(?c)").ok  # a kept step in between
+    again = env.step("execute()")
+    assert (again.ok, again.error, env.done) == (False, "execute_empty_result", False)
 
 
 def test_sql_execute_empty_then_insist() -> None:

@@ -594,6 +594,7 @@ def pyql(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
                           timeout=timeout, env=cli_env())
 
 
+@pytest.mark.cli
 def test_ask_json_through_a_real_http_server(tmp_path: Path) -> None:
     items = demo_items(2)
     q = items[1]
@@ -623,6 +624,7 @@ def test_ask_json_through_a_real_http_server(tmp_path: Path) -> None:
     assert "SPARQL:" in text and "[9 steps, 9 LLM calls" in text
 
 
+@pytest.mark.cli
 def test_ask_and_eval_usage_errors() -> None:
     result = pyql("ask", "what?", "--base-url", "http://127.0.0.1:9/v1")
     assert result.returncode == 2 and result.stderr.strip().startswith("pyql ask: give --kb")
@@ -646,6 +648,7 @@ def test_ask_without_an_llm_says_how_to_configure_one(monkeypatch: pytest.Monkey
     assert "pip install 'pyql[local]'" in message
 
 
+@pytest.mark.cli
 def test_eval_cli_ctrl_c_then_resume(tmp_path: Path) -> None:
     """The real command: Ctrl-C (SIGINT) during the second question, then --resume finishes the run."""
     items = demo_items(3)

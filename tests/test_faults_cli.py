@@ -119,6 +119,7 @@ _FAULTY: dict[str, Any] = {
 }
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     ("fault", "kind", "said", "at"),
     [
@@ -151,6 +152,7 @@ def test_run_stops_at_an_unreachable_endpoint_with_exit_3(fault: str, kind: str,
     assert final["answers"] == [] and final["error"]["kind"] == kind and said in final["error"]["message"]
 
 
+@pytest.mark.cli
 def test_run_on_a_live_endpoint_that_times_out_once_is_the_query_s_fault() -> None:
     """A time-out whose endpoint still answers a trivial query is advice for the step, not a failure to run."""
     slow = DemoSparqlEndpoint(fail=lambda q: _trickle() if "tropical_cyclone.category" in q else None)
@@ -165,6 +167,7 @@ def test_run_on_a_live_endpoint_that_times_out_once_is_the_query_s_fault() -> No
     assert steps[-1]["error"] is None
 
 
+@pytest.mark.cli
 def test_run_on_the_demo_endpoint_answers_as_the_file_does() -> None:
     with DemoSparqlEndpoint() as ep:
         remote = pyql("run", "--kb", ep.url, "--default-graph", "http://pyql.test/g", "--entities", RACHEL,
@@ -215,6 +218,7 @@ def _write(path: Path, text: str | bytes) -> Path:
 # Input that is not UTF-8: one rule for files and standard input
 
 
+@pytest.mark.cli
 def test_non_utf8_actions_are_refused_alike_from_stdin_and_from_a_file(tmp_path: Path) -> None:
     data = b'get_relation(m.0crbvqz)\nadd_fact(m.0crbvqz, common.topic.alias, "caf\xe9")\n'
     piped = pyql("run", "--kb", "demo", "--entities", RACHEL, "--actions", "-", "--json", stdin=data)
@@ -229,6 +233,7 @@ def test_non_utf8_actions_are_refused_alike_from_stdin_and_from_a_file(tmp_path:
 # pyql ask with an LLM that fails
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     ("always", "flags", "said"),
     [
@@ -251,6 +256,7 @@ def test_ask_json_says_why_the_llm_failed(always: Reply, flags: list[str], said:
     assert ("`pyql llm serve`" in message) == (said == "timed out")  # the hint only when the server did not answer
 
 
+@pytest.mark.cli
 def test_ask_survives_llm_bursts_garbage_and_surrogates() -> None:
     """429/500 bursts, a body that is not JSON, one that is not UTF-8: retried; a lone surrogate: replaced."""
     faults = {
@@ -279,6 +285,7 @@ def _data(tmp_path: Path, items: list[dict[str, Any]]) -> Path:
     return _write(tmp_path / "data.jsonl", "".join(json.dumps(item) + "\n" for item in items))
 
 
+@pytest.mark.cli
 def test_eval_endpoint_killed_mid_run_then_resumed(tmp_path: Path) -> None:
     items = demo_items("q01", "q03", "q24", "q33")
     data, out = _data(tmp_path, items), tmp_path / "run.jsonl"
@@ -318,6 +325,7 @@ def test_eval_endpoint_killed_mid_run_then_resumed(tmp_path: Path) -> None:
     assert summary["failed_to_run"] == 0 and summary["metrics"]["f1"] == 1.0
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("service", ["endpoint refused", "endpoint silent", "LLM not JSON", "LLM not UTF-8"])
 def test_eval_stops_when_a_service_is_down_from_the_start(tmp_path: Path, service: str) -> None:
     items = demo_items("q01", "q03", "q24")

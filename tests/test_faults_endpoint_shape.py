@@ -93,6 +93,8 @@ def test_the_messages_say_what_was_wrong() -> None:
         "a cell of unknown type": "a cell of unknown type 'entity'",
         "a JSON array": "a JSON array, not an object",
         "extra data after the object": "more after the JSON results",
+        "variables the query did not select": "answered a SELECT with variables the query does not select (?zzz; it selects ?s)",
+        "head naming a variable not selected": "with variables the query does not select (?zzz; it selects ?s)",
     }
     for shape, words in said.items():
         with FakeSparqlEndpoint([_wrong(WRONG_SHAPES[shape])]) as ep:
@@ -168,6 +170,7 @@ def test_a_rejected_query_stays_the_query_s_fault() -> None:
 # -- pyql run: the step stops the run, exit 3, no ERASER advice ----------------------------------------
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("shape", ["results without bindings", "a boolean", "plain string cells", "a cell of unknown type",
                                    "bindings not a list", "a JSON array"])
 def test_run_stops_at_a_wrong_shape_with_exit_3(shape: str) -> None:
@@ -184,6 +187,7 @@ def test_run_stops_at_a_wrong_shape_with_exit_3(shape: str) -> None:
     assert final["answers"] == [] and final["error"]["kind"] == "engine_unavailable"
 
 
+@pytest.mark.cli
 def test_run_probe_answered_with_bindings_is_no_answer() -> None:
     """A step times out; the probe ``ASK {}`` gets bindings instead of a boolean: the KB is not answering (exit 3)."""
     def fail(query: str) -> Reply | None:
@@ -205,6 +209,7 @@ def test_run_probe_answered_with_bindings_is_no_answer() -> None:
 # -- pyql eval: failed to run, not scored, exit 3 ------------------------------------------------------
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("shape", ["results without bindings", "a boolean", "plain string cells", "a cell of unknown type"])
 def test_eval_question_with_a_wrong_shape_failed_to_run(tmp_path: Path, shape: str) -> None:
     items = demo_items("q01", "q03")
@@ -288,6 +293,7 @@ def measure(rows: int, *, trace: bool) -> dict[str, Any]:
     return figures
 
 
+@pytest.mark.cli
 def test_a_bounded_step_over_a_million_rows_reads_few_of_them() -> None:
     rows = 1_000_000
     figures = measure(rows, trace=True)
@@ -307,7 +313,7 @@ def test_the_limit_plus_one_row_is_read_and_counted() -> None:
     with huge_endpoint(100_000) as ep:
         kb = KB.open(ep.url, timeout=30)
         assert isinstance(kb, EndpointKB)
-        rows = kb.select("SELECT ?__r WHERE { ?s ?__r ?o } LIMIT 5")
+        rows = kb.select("SELECT ?__dir ?__r ?__n WHERE { ?s ?__r ?o } LIMIT 5")  # the variables the answer binds
         assert len(rows) == 5 and kb.limit_violations == 1
         assert [r["__r"].value for r in rows] == [f"{FB}a.b.r{i}" for i in range(5)]
 
@@ -315,7 +321,7 @@ def test_the_limit_plus_one_row_is_read_and_counted() -> None:
 def test_a_lazy_answer_without_limit_is_read_whole() -> None:
     with huge_endpoint(3000) as ep:
         kb = KB.open(ep.url, timeout=30)
-        rows = kb.select("SELECT ?__r WHERE { ?s ?__r ?o }")
+        rows = kb.select("SELECT ?__dir ?__r ?__n WHERE { ?s ?__r ?o }")
         assert len(rows) == 3000 and ep.sent == [body_size(3000)]
 
 

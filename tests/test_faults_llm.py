@@ -34,6 +34,8 @@ from tests.fault_servers import (
 )
 from tests.test_faults_cli import RACHEL, demo_items, json_lines, one_line, pyql, stderr_of
 
+pytestmark = pytest.mark.cli  # every test runs pyql ask or eval against a fake LLM server
+
 QUESTION = "what category is tropical storm rachel?"
 SERVE_HINT = "`pyql llm serve`"
 

@@ -135,6 +135,7 @@ def test_the_gold_forms_of_the_fixture_read_to_chains_too() -> None:
             assert read_sexpr(record["s_expression"], {}, FREEBASE).steps
 
 
+@pytest.mark.cli
 def test_convert_command_reads_agentbench_jsonl_with_entities() -> None:
     item = {"id": "a", "input": "Action: get_neighbors(Goat, b.c.d)\nFinal Answer: #0", "entities": {"Goat": "m.03fwl"}}
     done = subprocess.run(

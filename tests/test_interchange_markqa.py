@@ -77,6 +77,7 @@ def test_convert_names_the_format_and_the_line() -> None:
         "<http://wikiba.se/ontology#quantityAmount>", "wikibase:quantityAmount")
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     "program, where",
     [
@@ -95,6 +96,7 @@ def test_pyql_compile_reads_a_markqa_program_and_refuses_bad_ones(tmp_path: Path
     assert where in run.stderr and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.cli
 def test_pyql_compile_prints_the_sparql_of_a_markqa_program(tmp_path: Path) -> None:
     path = tmp_path / "growth.py"
     path.write_text(QUESTIONS[3]["markqa"], encoding="utf-8")  # w04: the growth between two census years

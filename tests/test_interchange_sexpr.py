@@ -298,6 +298,7 @@ def _reordered(form, how: int) -> str:
     return "(" + " ".join([form.head, *args]) + ")"
 
 
+@pytest.mark.cli
 def test_the_jsonl_command_gives_one_line_per_item_with_the_error_kind() -> None:
     items = [
         {"id": 1, "input": "(JOIN (R a.b.c) m.0a)"},
@@ -321,6 +322,7 @@ def test_the_jsonl_command_gives_one_line_per_item_with_the_error_kind() -> None
     assert b"Traceback" not in done.stderr
 
 
+@pytest.mark.cli
 def test_one_item_command_prints_one_line_and_exits_2() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pyql.cli", "convert", "--from", "sexpr", "--to", "sparql", "-"],

@@ -50,6 +50,7 @@ def _triples(path: Path, subjects: range, relation: str = "a.b.c") -> Path:
     return path
 
 
+@pytest.mark.cli
 def test_kb_load_then_run_answers_a_demo_question(tmp_path: Path) -> None:
     store = tmp_path / "store"
     loaded = pyql("kb", "load", str(demo_kb_path()), "--store", str(store), "--count", "--json")
@@ -113,6 +114,7 @@ def test_interrupted_load_is_refused_then_resumed(tmp_path: Path, monkeypatch: p
     assert fresh.loaded == [str(first)] and fresh.triples == 50
 
 
+@pytest.mark.cli
 def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     good = _triples(tmp_path / "kb.nt", range(3))
     (tmp_path / "notes").mkdir()
@@ -148,6 +150,7 @@ def test_a_parse_error_names_the_file_and_leaves_the_store_marked(tmp_path: Path
         open_store(tmp_path / "s")
 
 
+@pytest.mark.cli
 def test_a_store_in_use_is_refused(tmp_path: Path) -> None:
     good = _triples(tmp_path / "kb.nt", range(3))
     load_store([good], tmp_path / "s", progress=False)

@@ -79,6 +79,7 @@ def _gold_kb(item: dict) -> tuple[OxigraphKB, str]:
 DIFFERS = 40
 
 
+@pytest.mark.slow
 def test_every_gold_program_parses_compiles_and_answers() -> None:
     items = _items()
     assert len(items) == 1639
@@ -139,6 +140,7 @@ def test_eval_and_exec_are_never_used() -> None:
         assert not re.search(r"\b(eval|exec)\(", path.read_text()), path
 
 
+@pytest.mark.slow
 def test_every_program_converts_to_action_lines_that_read_back_to_its_query() -> None:
     """``pyql actions`` of every program (its own spelling), and the query's own action lines
     (:meth:`Query.actions`), read back by the ``actions`` format give the program's SPARQL."""

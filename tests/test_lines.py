@@ -56,6 +56,7 @@ def test_string_literals_with_separators_survive_render_split_parse(values: list
         assert extract_action(reply) == call
 
 
+@pytest.mark.cli
 def test_pyql_run_keeps_a_u2028_literal_in_one_step() -> None:
     stdin = 'get_relation(m.0crbvqz)\nadd_fact(m.0crbvqz, meteorology.tropical_cyclone.category, "a\u2028b")\n'
     result = subprocess.run(

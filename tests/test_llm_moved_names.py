@@ -61,6 +61,7 @@ def test_the_table_names_exactly_the_moved_names() -> None:
     assert set(OLD_PUBLIC) <= set(dir(client))
 
 
+@pytest.mark.cli
 def test_a_star_import_and_a_fresh_interpreter_still_get_them() -> None:
     """In a new process (nothing loaded before), the old imports work and load the new modules only when asked."""
     script = (

@@ -420,6 +420,7 @@ def test_the_bundled_model_scores_relations_by_pmi_with_the_question() -> None:
         pmi.scorer.logprob("Question:", " time zones" * 40)
 
 
+@pytest.mark.cli
 @pytest.mark.skipif(not hasattr(os, "fork") or not Path("/proc").exists(), reason="POSIX with /proc")
 def test_the_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
     """The server's launcher watches the process that started it: SIGKILL of ``pyql eval`` leaves no server behind."""
@@ -449,6 +450,7 @@ def test_the_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
     assert ended, "the server outlived the process that started it"
 
 
+@pytest.mark.cli
 def test_the_launcher_without_a_parent_pid_keeps_running() -> None:
     """``PYQL_LLAMA_PARENT`` unset (a server started by hand): the watch does nothing."""
     import subprocess

@@ -13,12 +13,14 @@ PyQLError.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import random
 import re
 from pathlib import Path
 from types import ModuleType
+from typing import Iterator
 
 import pytest
 
@@ -53,6 +55,19 @@ KB_PATH = ROOT / "pyql" / "data" / "wikidata_demo.ttl"
 QUESTIONS = [json.loads(line) for line in (ROOT / "pyql" / "data" / "wikidata_questions.jsonl").read_text().splitlines() if line.strip()]
 #: MarkQA's actions an action set on Wikidata must offer (set_head included: it is MarkQA's too).
 MARKQA = set(MARKQA_ACTION_ORDER)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _each_grammar_compiled_once() -> Iterator[None]:
+    """``check_lines`` compiles its grammar on every call (seconds for the Wikidata action set's); here the same few
+    grammars are checked again and again, so each is compiled once for the module (a pure function, kept by text)."""
+    import agent.llm.gbnf as gbnf  # noqa: PLC0415
+
+    compiled = functools.lru_cache(maxsize=16)(gbnf.gbnf_to_regex)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gbnf, "gbnf_to_regex", compiled)  # what check_lines calls
+        patch.setitem(globals(), "gbnf_to_regex", compiled)  # and this module's own calls
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.cli  # every case runs pyql compile
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _DEEP_ADD = "add(" * 100 + "'pop'" + ", 1)" * 100

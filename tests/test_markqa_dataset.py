@@ -278,6 +278,7 @@ SCRIPT = {
 }
 
 
+@pytest.mark.cli
 def test_pyql_eval_by_comp_level_end_to_end(tmp_path: Path) -> None:
     items = [dict(item, actions=SCRIPT[item["id"]] or item["actions"]) for item in load_dataset(SAMPLE)]
     out = tmp_path / "run.jsonl"
@@ -307,6 +308,7 @@ def test_pyql_eval_by_comp_level_end_to_end(tmp_path: Path) -> None:
     assert trace.returncode == 0 and "| no_composition | 9 |" in trace.stdout, trace.stderr
 
 
+@pytest.mark.cli
 def test_by_rejects_an_unknown_key() -> None:
     result = subprocess.run([sys.executable, "-m", "pyql.cli", "trace", "x.jsonl", "--by", "difficulty"],
                             capture_output=True, text=True, cwd=ROOT, timeout=60,

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.cli]  # builds a wheel and venvs with pip (CI runs the slow tier)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

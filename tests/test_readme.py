@@ -109,6 +109,7 @@ def shim(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     "line, command, shown", console_commands(), ids=[f"line {n}" for n, _, _ in console_commands()]
 )

@@ -190,6 +190,7 @@ def test_kb_identity_names_the_endpoint_or_the_content(tmp_path: Path) -> None:
         kb_identity(object())
 
 
+@pytest.mark.cli
 def test_the_kb_cache_is_shared_between_runs_and_invalidated_by_a_changed_file(tmp_path: Path) -> None:
     copy = tmp_path / "kb.ttl"
     shutil.copy(demo_kb_path(), copy)
@@ -264,6 +265,7 @@ def _record_demo(tmp_path: Path, n: int, *extra: str) -> tuple[Path, Path]:
     return kb, prices
 
 
+@pytest.mark.cli
 def test_a_replay_opens_no_connection_and_gives_the_recorded_answers_metrics_and_costs(tmp_path: Path) -> None:
     kb, prices = _record_demo(tmp_path, 4, "--concurrency", "3")
     kb.unlink()  # the KB named at record time is gone
@@ -290,6 +292,7 @@ def test_a_replay_opens_no_connection_and_gives_the_recorded_answers_metrics_and
     assert f"recording: replay of {tmp_path / 'rec' / 'recording.sqlite'} (id {summary['recording']['id']}), 4 of 4 questions" in trace.stdout
 
 
+@pytest.mark.cli
 def test_a_call_not_in_the_recording_fails_that_question_as_replay_miss(tmp_path: Path) -> None:
     kb, prices = _record_demo(tmp_path, 2)
     dead = f"http://127.0.0.1:{refused_port()}/v1"
@@ -304,6 +307,7 @@ def test_a_call_not_in_the_recording_fails_that_question_as_replay_miss(tmp_path
     assert "NETWORK OR PROCESS" not in replay.stderr
 
 
+@pytest.mark.cli
 def test_recording_info_counts_entries_models_and_kb_identities(tmp_path: Path) -> None:
     _record_demo(tmp_path, 2)
     out = pyql("recording", "info", str(tmp_path / "rec"), "--json")

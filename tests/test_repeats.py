@@ -149,6 +149,7 @@ def wikidata_kb(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.cli
 def test_run_on_a_wikidata_file_picks_the_wikidata_profile(tmp_path: Path, wikidata_kb: Path) -> None:
     actions = tmp_path / "a.txt"
     actions.write_text("get_relation(Q64)\nadd_fact(Q64, wdt:P1082, ?n)\nset_answer(?n)\nexecute()\n")
@@ -184,6 +185,7 @@ def test_the_demo_and_a_given_profile_are_kept(wikidata_kb: Path) -> None:
     assert open_kb_for("demo", "wikidata", ["Q64"]).profile.name == "wikidata"  # --profile is never second-guessed
 
 
+@pytest.mark.cli
 def test_a_kb_and_entities_of_different_profiles_are_a_usage_error(wikidata_kb: Path) -> None:
     with pytest.raises(UsageError, match=r"freebase's .* wikidata ids \(Q64\): give --profile freebase or --profile wikidata"):
         open_kb_for("demo", None, ["Q64"])
@@ -194,6 +196,7 @@ def test_a_kb_and_entities_of_different_profiles_are_a_usage_error(wikidata_kb: 
     assert "wikidata's" in result.stderr and "freebase ids (m.0crbvqz)" in result.stderr and "--profile" in result.stderr
 
 
+@pytest.mark.cli
 def test_a_wikidata_id_on_the_freebase_profile_names_the_profile_and_flag() -> None:
     with pytest.raises(TermError, match=r"cannot read 'Q64' as a term: it is a name of the wikidata profile, "
                                         r"not of the freebase profile in use \(give --profile wikidata\)"):

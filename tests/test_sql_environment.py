@@ -108,6 +108,7 @@ def test_dev_episodes_give_the_label(i: int, lines: list[str]) -> None:
     assert label_match(env.answers(), item["label"])
 
 
+@pytest.mark.cli
 @needs_dev
 def test_pyql_run_table_json_contract(tmp_path: Path) -> None:
     item_file = tmp_path / "item.json"
@@ -141,6 +142,7 @@ def test_pyql_run_table_json_contract(tmp_path: Path) -> None:
     assert final["counters"]["steps"] == 7 and final["counters"]["kb_queries"] > 0
 
 
+@pytest.mark.cli
 def test_pyql_run_table_json_transcript_and_raw_feedback(tmp_path: Path) -> None:
     table = tmp_path / "t.json"
     table.write_text(json.dumps({"header": ["Name", "Goals"], "rows": [["Smith, John", "3"], ["Doe", "4"]], "name": "G"}))
@@ -289,6 +291,7 @@ def test_restricted_actions_are_rejected() -> None:
 # Documentation = accepted actions
 
 
+@pytest.mark.cli
 def test_docs_list_exactly_the_accepted_actions() -> None:
     result = pyql("docs", "--side", "sql", "--format", "prompt")
     assert result.returncode == 0, result.stderr
@@ -336,6 +339,7 @@ def _write_db(path: Path, table: str, header: list[str], rows: list[list[Any]]) 
     conn.close()
 
 
+@pytest.mark.cli
 @needs_dev
 def test_pyql_run_db_with_real_headers(tmp_path: Path) -> None:
     item = dev_item(12)
@@ -353,6 +357,7 @@ def test_pyql_run_db_with_real_headers(tmp_path: Path) -> None:
     assert final["sql"] == 'SELECT MAX("Attendance") FROM "Baseball Team Record" WHERE "Record" = \'15-28\''
 
 
+@pytest.mark.cli
 def test_wikisql_db_layout_reads_headers_from_the_sibling_tables_jsonl(tmp_path: Path) -> None:
     db = tmp_path / "dev.db"
     conn = sqlite3.connect(db)
@@ -387,6 +392,7 @@ def test_table_json_forms(tmp_path: Path) -> None:
     assert load_table_json(str(lines), "T0")[1] == "q0"
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize(
     ("setup", "args", "message"),
     [

@@ -72,7 +72,7 @@ def test_its_option_is_a_flag_checked_against_its_range(toy: None, tmp_path: Pat
     argv = ["eval", str(DEMO), "--kb", "demo", "--out", str(tmp_path / "r.jsonl"), "--method", "toy-echo", "--toy-repeat"]
     assert main([*argv, "9"], out=said) == 2
     message = said.getvalue() + capsys.readouterr().err
-    assert "--toy-repeat must be a whole number from 1 to 3, not '9'" in message
+    assert "--toy-repeat must be a whole number from 1 to 3, got '9'" in message
     assert main([*argv, "two"], out=said) == 2
     assert not (tmp_path / "r.jsonl").exists()
 
@@ -111,8 +111,42 @@ def test_method_choices_and_help_come_from_the_registry() -> None:
     for command in ("ask", "eval"):
         sub = parser._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
         method = sub._option_string_actions["--method"]
-        assert method.choices == registry.method_choices() == ["greedy", "queryagent", "readi"]
+        assert method.choices == registry.method_choices()
+        assert method.choices[:3] == ["greedy", "queryagent", "readi"] and {"beam", "vote", "generate-execute", "tog"} <= set(method.choices)
         assert method.default == "greedy" and "greedy (alias queryagent)" in method.help
+
+
+@pytest.fixture()
+def budgeted() -> Iterator[None]:
+    """A strategy for tables only whose ``max_llm_calls`` is the flag ``tog`` has, with another default and range."""
+    strategy(
+        "toy-budget",
+        description="answers nothing, within a budget",
+        options=(Option("max_llm_calls", int, 7, "calls at most", minimum=1, maximum=9),),
+        rank=901,
+        sides=("sql",),
+    )(lambda llm, env, question, config, max_llm_calls=7: AgentResult(question, [], [], True, False, ""))
+    try:
+        yield
+    finally:
+        registry._STRATEGIES.pop("toy-budget", None)
+
+
+def test_strategies_share_a_flag_each_with_its_range_and_refuse_the_sides_they_do_not_apply_to(
+    budgeted: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    owners = [(e.name, o.default, o.maximum) for e, o in registry.flags()["max_llm_calls"]]
+    assert owners == [("beam", 500, 100000), ("tog", 60, 10000), ("generate-execute", 500, 100000), ("vote", 500, 100000),
+                      ("toy-budget", 7, 9)]
+    help_text = " ".join(build_parser()._subparsers._group_actions[0].choices["eval"].format_help().split())  # type: ignore[union-attr]
+    assert "--method tog: LLM calls at most per question" in help_text and "calls at most (default 7; a whole number from 1 to 9)" in help_text
+    base = ["eval", str(DEMO), "--kb", "demo", "--out", str(tmp_path / "r.jsonl"), "--limit", "1"]
+    assert main([*base, "--method", "toy-budget", "--max-llm-calls", "12"]) == 2
+    assert "--max-llm-calls must be a whole number from 1 to 9, got 12" in capsys.readouterr().err
+    assert main([*base, "--method", "toy-budget", "--max-llm-calls", "5"]) == 2  # in range, but the demo is a KB
+    assert "--method toy-budget applies to a table (--db, --table-json, a data set of tables), not to a KB (--kb)" in capsys.readouterr().err
+    assert solver("tog", {"max_llm_calls": 12}).keywords["max_llm_calls"] == 12  # type: ignore[attr-defined]
+    assert not (tmp_path / "r.jsonl").exists()
 
 
 def test_docs_list_every_registered_strategy() -> None:

@@ -129,6 +129,7 @@ def _eval(tmp_path: Path, data: Path, kb: str, items: list[dict[str, Any]], *ext
     return result, records
 
 
+@pytest.mark.cli
 def test_pyql_eval_on_the_data_file_that_carries_the_graphs(tmp_path: Path) -> None:
     items = [dict(item, actions=GOLD[item["id"]]) for item in load_dataset(ROG)]
     result, records = _eval(tmp_path, ROG, f"subgraphs:{ROG}", items, "--concurrency", "2")
@@ -139,6 +140,7 @@ def test_pyql_eval_on_the_data_file_that_carries_the_graphs(tmp_path: Path) -> N
     assert "| answer F1 | 1.000 |" in result.stdout
 
 
+@pytest.mark.cli
 def test_a_question_without_a_subgraph_is_its_own_error_and_others_see_only_theirs(tmp_path: Path) -> None:
     data = tmp_path / "questions.jsonl"
     rows = [
@@ -161,6 +163,7 @@ def test_a_question_without_a_subgraph_is_its_own_error_and_others_see_only_thei
     assert missing["error"].startswith("kb_error: ") and "no subgraph for question 'WebQTest-999'" in missing["error"]
 
 
+@pytest.mark.cli
 def test_record_then_replay_without_the_subgraph_file(tmp_path: Path) -> None:
     data = tmp_path / "rog.jsonl"
     shutil.copy(ROG, data)
@@ -176,6 +179,7 @@ def test_record_then_replay_without_the_subgraph_file(tmp_path: Path) -> None:
     assert [r["answers"] for r in second] == [r["answers"] for r in first] and all(r["status"] == "finished" for r in second)
 
 
+@pytest.mark.cli
 def test_pyql_run_needs_the_question_id(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
     base = [sys.executable, "-m", "pyql.cli", "run", "--actions", "-"]
@@ -211,6 +215,7 @@ BAD_FILES = {
 }
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
 def test_a_bad_subgraph_file_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
     content, message = BAD_FILES[case]

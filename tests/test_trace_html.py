@@ -149,15 +149,51 @@ def tree_record(**more: object) -> dict:
             "steps": TREE, "done": True, "method": "beam", **more}
 
 
-def test_a_tree_renders_each_step_under_its_parent_with_pruned_branches_marked() -> None:
+def beam_steps(width: int = 3, depth: int = 3) -> list[dict]:
+    """A beam's steps: at each depth, ``width`` candidates under each kept step, the first kept, the others pruned."""
+    steps: list[dict] = []
+    frontier: list[int | None] = [None]
+    for level in range(1, depth + 1):
+        kept: list[int | None] = []
+        for parent in frontier:
+            for k in range(width):
+                pruned = None if k == 0 else f"outside the beam (score -{k + level}.5 < -1.1)"
+                steps.append(_step(level, f"add_fact(m.0c, rel{level}_{k}, ?x{level})", parent, pruned=pruned, ok=pruned is None))
+                if pruned is None:
+                    kept.append(len(steps))
+        frontier = kept
+    steps.append(_step(depth + 1, "execute()", frontier[0]))
+    return steps
+
+
+def test_a_tree_renders_branches_under_the_step_they_follow_with_pruned_ones_folded() -> None:
     html = render_html([tree_record()])
-    rows = re.findall(r'<tr class="([^"]*)">\s*<td class="n">(\d+)</td>\s*<td class="thought"></td>\s*'
-                      r'<td class="action" style="padding-left: (\d+)px">(<span class="branch">↳</span> )?', html)
-    assert rows == [("ok", "1", "8", ""), ("failed pruned", "2", "22", '<span class="branch">↳</span> '),
-                    ("ok", "2", "22", '<span class="branch">↳</span> '), ("ok", "3", "36", '<span class="branch">↳</span> ')]
-    assert '<span class="badge prune">pruned: no rows</span>' in html and "4 steps, 1 failed, 1 pruned" in html
-    assert "a branch the strategy dropped" in html  # the legend, on a page with a tree
-    assert html.index("meteorology.tropical_cyclone.formed") < html.index("meteorology.tropical_cyclone.category") < html.index("execute()")
+    assert "4 steps in 2 branches explored, 1 pruned" in html
+    top = html.split('<div class="tree">', 1)[1]
+    first_table, below = top.split('<ul class="branches">', 1)
+    assert "get_relation(m.0crbvqz)" in first_table and "tropical_cyclone" not in first_table  # the steps before the split
+    branches = re.findall(r'<li class="branch( dropped)?"><details class="branch"( open)?>\s*<summary><span class="arrow">↳</span> '
+                          r'<code>([^<]*)</code>\s*· (\d+) steps?', below)
+    assert branches == [(" dropped", "", "add_fact(m.0crbvqz, meteorology.tropical_cyclone.formed, ?f)", "1"),
+                        ("", " open", "add_fact(m.0crbvqz, meteorology.tropical_cyclone.category, ?c)", "2")]
+    assert '<span class="badge prune">pruned: no rows</span>' in html and '<span class="badge kept">kept</span>' in html
+    assert "4 steps, 1 failed, 1 pruned" in html and "a branch the strategy dropped" in html  # the question's line, the legend
+    assert html.index("tropical_cyclone.formed") < html.index("tropical_cyclone.category") < html.index("execute()")
+
+
+def test_a_beam_of_width_3_and_depth_3_shows_its_kept_path_and_counts() -> None:
+    steps = beam_steps()
+    html = render_html([{**tree_record(), "steps": steps}])
+    assert len(steps) == 3 + 3 + 3 + 1 and "10 steps in 7 branches explored, 6 pruned" in html
+    summaries = re.findall(r'<li class="branch( dropped)?"><details class="branch"( open)?>\s*<summary><span class="arrow">↳</span> '
+                           r'<code>([^<]*)</code>\s*· (\d+) steps?(?:, (\d+) branches)?(?:, (\d+) pruned)?', html)
+    kept = [(code, n, b, p) for dropped, opened, code, n, b, p in summaries if not dropped and opened]
+    folded = [code for dropped, opened, code, *_ in summaries if dropped and not opened]
+    assert kept == [("add_fact(m.0c, rel1_0, ?x1)", "8", "5", "4"), ("add_fact(m.0c, rel2_0, ?x2)", "5", "3", "2"),
+                    ("add_fact(m.0c, rel3_0, ?x3)", "2", "", "")]
+    assert sorted(folded) == sorted(f"add_fact(m.0c, rel{level}_{k}, ?x{level})" for level in (1, 2, 3) for k in (1, 2))
+    assert html.count("pruned: outside the beam") == 2 * 6  # each dropped branch: its summary and its step's badge
+    assert "<td class=\"n\">4</td>" in html  # the answer step, at the end of the kept path
 
 
 def test_one_branch_and_an_old_run_file_render_as_before(run_file: Path) -> None:
@@ -378,14 +414,15 @@ def test_outcome_filter_hides_the_other_questions_in_chromium(tmp_path: Path) ->
 
 
 TREE_MEASURE = """<script>
-const rows = [...document.querySelectorAll('table.steps tr')].filter(tr => tr.querySelector('td.n'));
-const out = rows.map(tr => {
-  const n = tr.querySelector('td.n'), action = tr.querySelector('td.action');
-  return {text: n.textContent.trim(), left: action.getBoundingClientRect().left + parseFloat(getComputedStyle(action).paddingLeft),
-          arrow: !!action.querySelector('.branch'),
-          opacity: parseFloat(getComputedStyle(tr.querySelector('td.thought')).opacity), pruned: tr.classList.contains('pruned'),
-          badge: !!tr.querySelector('.badge.prune')};
-});
+const box = el => el.getBoundingClientRect();
+const shown = el => el.checkVisibility();  // false inside a folded <details> (its content is not rendered)
+const out = {branches: [...document.querySelectorAll('li.branch')].map(li => {
+  const summary = li.querySelector(':scope > details > summary');
+  const table = li.querySelector(':scope > details > table.steps');
+  return {text: summary.querySelector('code').textContent, left: box(summary).left, dropped: li.classList.contains('dropped'),
+          open: li.querySelector(':scope > details').open, summaryShown: shown(summary), rowsShown: !!table && shown(table),
+          badge: summary.querySelector('.badge').textContent};
+}), root: box(document.querySelector('.tree')).left};
 const pre = document.createElement('pre');
 pre.id = 'pyql-test-result';
 pre.textContent = JSON.stringify(out);
@@ -394,8 +431,11 @@ document.body.appendChild(pre);
 
 
 @pytest.mark.browser
-def test_a_tree_shows_indented_with_its_pruned_branch_in_chromium(tmp_path: Path) -> None:
-    html = render_html([tree_record()]).replace('<details class="q o-correct" id="q1">', '<details class="q o-correct" id="q1" open>')
+def test_a_beam_tree_folds_its_dropped_branches_in_chromium(tmp_path: Path) -> None:
+    """Width 3, depth 3: the kept path is unfolded and indented level by level; every dropped branch is one line, its
+    reason on it, its steps hidden until it is unfolded."""
+    html = render_html([{**tree_record(), "steps": beam_steps()}]).replace('<details class="q o-correct" id="q1">',
+                                                                           '<details class="q o-correct" id="q1" open>')
     browser = chromium()
     test_copy = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html).replace("</body>", TREE_MEASURE + "</body>")
     path = tmp_path / "tree.html"
@@ -403,11 +443,15 @@ def test_a_tree_shows_indented_with_its_pruned_branch_in_chromium(tmp_path: Path
     result = headless(browser, tmp_path / "profile", "--window-size=1200,1600", "--dump-dom", path.as_uri())
     found = re.search(r'<pre id="pyql-test-result">(.*?)</pre>', result.stdout, re.DOTALL)
     assert found, result.stderr[-2000:]
-    rows = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    assert [(r["text"], r["arrow"]) for r in rows] == [("1", False), ("2", True), ("2", True), ("3", True)]
-    root, pruned, kept, last = rows
-    assert root["left"] < pruned["left"] == kept["left"] < last["left"]  # each step indented under the one it follows
-    assert pruned["pruned"] and pruned["badge"] and pruned["opacity"] < 1
-    assert not kept["pruned"] and kept["opacity"] == 1 and not last["badge"]
+    seen = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    by_text = {b["text"]: b for b in seen["branches"]}
+    path_lefts = [by_text[f"add_fact(m.0c, rel{level}_0, ?x{level})"]["left"] for level in (1, 2, 3)]
+    assert seen["root"] < path_lefts[0] < path_lefts[1] < path_lefts[2]  # each kept branch indented under the one before
+    for level in (1, 2, 3):
+        kept = by_text[f"add_fact(m.0c, rel{level}_0, ?x{level})"]
+        assert kept["open"] and kept["rowsShown"] and kept["badge"] == "kept" and not kept["dropped"]
+        for k in (1, 2):
+            dropped = by_text[f"add_fact(m.0c, rel{level}_{k}, ?x{level})"]
+            assert dropped["dropped"] and not dropped["open"] and dropped["summaryShown"] and not dropped["rowsShown"]
+            assert dropped["badge"].startswith("pruned: outside the beam") and dropped["left"] == kept["left"]
     assert measured(html, tmp_path)["overlaps"] == []
-

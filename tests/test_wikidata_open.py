@@ -67,6 +67,7 @@ def test_questions_answer_on_the_opened_kb(qid: str) -> None:
     assert _score(found, question["answers"]), (found, question["answers"])
 
 
+@pytest.mark.cli
 def test_pyql_demo_runs_the_wikidata_programs_step_by_step() -> None:
     result = pyql("demo", "--kb", "wikidata-demo", "--question", "w13", "--no-sparql")
     assert result.returncode == 0, result.stderr
@@ -83,6 +84,7 @@ def test_pyql_demo_runs_the_wikidata_programs_step_by_step() -> None:
     assert "SPARQL:\n    SELECT DISTINCT ?population_2011 WHERE {" in with_sparql and "PREFIX" not in with_sparql
 
 
+@pytest.mark.cli
 def test_pyql_demo_default_wikidata_run_and_list() -> None:
     result = pyql("demo", "--kb", "wikidata-demo", "--no-sparql")
     assert result.returncode == 0, result.stderr
@@ -92,6 +94,7 @@ def test_pyql_demo_default_wikidata_run_and_list() -> None:
     assert pyql("demo", "--list").stdout.splitlines()[0].startswith("q01")
 
 
+@pytest.mark.cli
 def test_pyql_demo_bad_question_and_unimportable_program() -> None:
     bad = pyql("demo", "--kb", "wikidata-demo", "--question", "w99")
     assert bad.returncode == 2 and "the wikidata demo has no question 'w99'" in bad.stderr and "Traceback" not in bad.stderr
@@ -108,6 +111,7 @@ def test_pyql_demo_bad_question_and_unimportable_program() -> None:
     assert result.returncode == 1 and "The program does not import: line" in result.stdout and "Traceback" not in result.stderr
 
 
+@pytest.mark.cli
 def test_pyql_run_takes_kb_wikidata_demo() -> None:
     # the profile is told from the KB's IRIs: Q64 is an entity, wdt:P1082 its relation
     result = pyql("run", "--kb", "wikidata-demo", "--entities", '{"Berlin": "Q64"}', "--actions", "-", stdin="get_relation(Q64)\n")

@@ -6,7 +6,10 @@ for an evaluation, a data set item into a fresh environment:
 
 * a **table** when the item carries one (``item["table"]``) or the options
   name one (``--db FILE [--table NAME]`` or ``--table-json FILE``):
-  a :class:`~pyql_sql.environment.TableEnvironment`;
+  a :class:`~pyql_sql.environment.TableEnvironment`, or, for an item marked
+  ``writable`` (every dbbench item of ``pyql eval``) and a dbbench item given
+  with ``--table-json``, a :class:`~pyql_sql.writable_environment.WritableTableEnvironment`
+  (``insert_row``/``update_rows`` too);
 * else a **knowledge base**: the KB object given (an evaluation shares one),
   or ``--kb`` opened with ``--profile`` (a per-question form, ``subgraphs:FILE``,
   is the item's own ``subgraphs:FILE#ID``; without an item its ``#ID`` is needed): a
@@ -43,7 +46,7 @@ from pyql.builder.profiles import get_profile, infer_profile
 from pyql.environment.sparql import SparqlEnvironment
 from pyql.environment.sparql_actions import SPARQL_ALL_ACTIONS
 from pyql_sql.environment import TableEnvironment
-from pyql_sql.loaders import load_sqlite_table, load_table_json, table_from_json
+from pyql_sql.loaders import is_dbbench_item, load_sqlite_table, read_table_record, table_from_json
 from pyql_sql.table import Table
 from pyql_sql.writable_environment import WritableTableEnvironment
 
@@ -227,21 +230,25 @@ def candidate_ranker(name: str | None) -> Callable[[str | None, list[str]], list
     return rank
 
 
-def _table_of(options: Any, item: Mapping[str, Any] | None) -> tuple[Table | None, str | None]:
-    """The table an item or the options name, and the question it carries (dbbench), if any."""
+def _table_of(options: Any, item: Mapping[str, Any] | None) -> tuple[Table | None, str | None, bool]:
+    """The table an item or the options name, the question it carries (dbbench), if any, and whether the agent may
+    change it: an item marked ``writable`` (``pyql eval`` marks every dbbench item so), or a dbbench item given with
+    ``--table-json`` (``pyql ask``, ``run``): the same item gets the same actions from every command."""
     if item is not None and item.get("table") is not None:
         table_json = item["table"]
         data = table_json if "header" in table_json and "rows" in table_json else {"table": table_json}
         table, _ = table_from_json(data, where=f"the table of item {item.get('id')}")
-        return table, None
+        return table, None, bool(item.get("writable"))
     db, table_json, choice = (getattr(options, name, None) for name in ("db", "table_json", "table"))
     if db and table_json:
         raise UsageError("give either --db or --table-json, not both")
     if db:
-        return load_sqlite_table(db, choice), None
+        return load_sqlite_table(db, choice), None, False
     if table_json:
-        return load_table_json(table_json, choice)
-    return None, None
+        record = read_table_record(table_json, choice)
+        table, question = table_from_json(record, where=table_json)
+        return table, question, is_dbbench_item(record)
+    return None, None, False
 
 
 def open_environment(
@@ -280,9 +287,9 @@ def open_environment(
         question, entities = getattr(options, "question", None), read_entities(getattr(options, "entities", None))
     settings = feedback_options(getattr(options, "feedback", "eraser"), agent=agent)
     settings.update(run_advice=getattr(options, "run_advice", True), escalate=getattr(options, "escalate", True))
-    table, found = _table_of(options, item)
+    table, found, writable = _table_of(options, item)
     if table is not None:
-        kind = WritableTableEnvironment if item is not None and item.get("writable") else TableEnvironment
+        kind = WritableTableEnvironment if writable else TableEnvironment
         return kind(table, question=question or found, entities=entities, **settings)
     if kb is None:
         spec = getattr(options, "kb", None)

@@ -5,7 +5,10 @@ Per question (:func:`score_question`):
 * **F1** over answer sets: precision is the share of predicted answers that
   match a gold answer, recall the share of gold answers matched by a
   prediction. No gold and no prediction scores 1.0.
-* **Hit@1**: the first predicted answer matches a gold answer.
+* **Hit@1** (Hits@1): the top answer is gold: the first predicted answer matches a gold answer.
+* **Hits@any** (:func:`hits_at_any`): any predicted answer is gold. This is
+  what Think-on-Graph's and RoG's evaluations report as "Hits@1"; ``pyql
+  compare`` shows both, each by its name (:data:`COMPARED_METRICS`).
 * **Denotation accuracy** (tables): the executed answers equal the gold label
   as a multiset after normalization (:func:`pyql_sql.wikisql.label_match`;
   dbbench's ``["none"]`` also matches no answer). A data set format with its
@@ -29,7 +32,9 @@ every mean is over the questions that ran.
 Over a run (:func:`aggregate`, :class:`RunMetrics`): mean F1, Hit@1,
 denotation accuracy (table questions only), success rate, steps, LLM calls,
 tokens in/out, cost (from a price table, :data:`PRICES`), KB queries per
-question (QPQ), seconds per question (TPQ), the invalid-action rate and the
+question (QPQ), seconds per question (TPQ), the model's and the KB's seconds
+and the branches explored per question, and the run's cost in all
+(:mod:`agent.evaluation.cost`), the invalid-action rate and the
 ERASER trigger counts (:class:`correction.TriggerStats`, the paper's Tables 8/9).
 
 Example:
@@ -52,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import MetricsError  # noqa: F401 (defined in agent/errors.py)
+from agent.evaluation.cost import mean_cost, run_cost
 from agent.evaluation.datasets import formats, get_format
 from agent.evaluation.datasets.dbbench import agentbench_answer_match
 from agent.evaluation.datasets.markqa import markqa_answer_match  # noqa: F401 (the markqa format's hook)
@@ -65,6 +71,8 @@ from pyql.interchange.sexpr import same_logical_form
 __all__ = [
     "BENCHMARKS",
     "CATEGORY_KEYS",
+    "COMPARED_METRICS",
+    "AnswerMetric",
     "INVALID_ACTION_ERRORS",
     "PAPER_RESULTS",
     "PRICES",
@@ -81,10 +89,12 @@ __all__ = [
     "category_help",
     "category_of",
     "category_table",
+    "compared_scores",
     "cost_usd",
     "denotation_match",
     "exact_match",
     "hit_at_1",
+    "hits_at_any",
     "invalid_action_rate",
     "load_prices",
     "markqa_answer_match",
@@ -256,6 +266,25 @@ def hit_at_1(predicted: Sequence[Any], gold: Sequence[Any]) -> float:
         return 1.0 if not gold else 0.0
     first = answer_keys(predicted[0])
     return 1.0 if any(first & g for g in _unique(gold)) else 0.0
+
+
+def hits_at_any(predicted: Sequence[Any], gold: Sequence[Any]) -> float:
+    """1.0 when any predicted answer matches a gold answer (or both are empty): Hits@any.
+
+    Think-on-Graph's and RoG's evaluations call this "Hits@1" (their
+    ``eval_hit`` checks whether any predicted answer is gold); it is never
+    below :func:`hit_at_1`, which counts only the top answer.
+
+    Example:
+        >>> hits_at_any([{"value": "m.2", "label": None}, "m.1"], ["m.1"]), hit_at_1([{"value": "m.2", "label": None}, "m.1"], ["m.1"])
+        (1.0, 0.0)
+        >>> hits_at_any([], []), hits_at_any([], ["m.1"]), hits_at_any(["m.3"], ["m.1"])
+        (1.0, 0.0, 0.0)
+    """
+    if not predicted:
+        return 1.0 if not gold else 0.0
+    gold_keys = _unique(gold)
+    return 1.0 if any(answer_keys(p) & g for p in predicted for g in gold_keys) else 0.0
 
 
 def exact_match(predicted: Sequence[Any], gold: Sequence[Any]) -> float:
@@ -451,6 +480,56 @@ def record_scores(record: Mapping[str, Any]) -> dict[str, float]:
     return scores
 
 
+@dataclass(frozen=True)
+class AnswerMetric:
+    """An answer metric as ``pyql compare`` shows it: its key, its name, what it counts, and how two runs are tested on it.
+
+    Attributes:
+        key: the key in :func:`compared_scores`.
+        title: its name in the tables.
+        definition: what it counts, in words (printed under the tables).
+        binary: each question scores 0 or 1 (two runs are tested by McNemar's exact test), else a fraction
+            (by a paired permutation test).
+    """
+
+    key: str
+    title: str
+    definition: str
+    binary: bool = True
+
+
+#: The answer metrics ``pyql compare`` shows, each named with its definition. Denotation accuracy is shown
+#: when the questions are scored by it (tables, and formats with their own answer rule).
+COMPARED_METRICS: tuple[AnswerMetric, ...] = (
+    AnswerMetric("em", "exact match", "the predicted answer set equals the gold answer set (precision and recall 1)"),
+    AnswerMetric("f1", "F1", "per question, the harmonic mean of precision (the share of predicted answers that are gold) "
+                 "and recall (the share of gold answers predicted); no prediction and no gold scores 1", binary=False),
+    AnswerMetric("hit1", "Hits@1", "the top answer is gold: the first predicted answer matches a gold answer"),
+    AnswerMetric("hits_any", "Hits@any", "any predicted answer is gold (what Think-on-Graph and RoG report as Hits@1)"),
+    AnswerMetric("denotation", "denotation accuracy", "the executed answers equal the gold answers as the data set's "
+                 "rule compares them (tables: as a multiset of normalized values; WTQ's and MarkQA's own rules)"),
+)
+
+
+def compared_scores(record: Mapping[str, Any]) -> dict[str, float]:
+    """The scores of one run record by :data:`COMPARED_METRICS` (``denotation`` only where the question is scored by it).
+
+    Answers match gold answers as :func:`answer_keys` says (normalized values, labels and aliases).
+
+    Example:
+        >>> compared_scores({"answers": [{"value": "m.2", "label": None}, {"value": "m.1", "label": None}], "gold": ["m.1"]})
+        {'em': 0.0, 'f1': 0.666667, 'hit1': 0.0, 'hits_any': 1.0}
+    """
+    answers = record.get("answers") or []
+    gold = record.get("gold") or []
+    scores = score_question(answers, gold, table=bool(record.get("table")), source=record.get("source"))
+    out = {"em": 1.0 if scores["precision"] == 1.0 and scores["recall"] == 1.0 else 0.0, "f1": scores["f1"],
+           "hit1": scores["hit1"], "hits_any": hits_at_any(answers, gold)}
+    if "denotation" in scores:
+        out["denotation"] = scores["denotation"]
+    return out
+
+
 def logical_form_match(chain: Sequence[str], gold_form: str, profile: str = "freebase") -> bool:
     """Whether a run's final chain is the gold S-expression's logical form (GrailQA's exact match).
 
@@ -519,6 +598,12 @@ class RunMetrics:
         cpq: cost per question (USD).
         qpq: KB (or table) queries per question.
         tpq: seconds per question.
+        model_seconds: the model's seconds per question (the steps' LLM time, :mod:`agent.evaluation.cost`).
+        kb_seconds: the KB's seconds per question (the steps' KB time).
+        branches: branches explored per question (the leaves of the steps' tree; 1 for a linear run).
+        cost: the run's cost in all (:func:`agent.evaluation.cost.run_cost`), over every question of
+            the run file, those that failed to run included (they cost too): LLM calls, tokens, model
+            seconds, KB queries, KB seconds, branches, and the questions they are over.
         invalid_action_rate: share of steps with an invalid action.
         rules: ERASER trigger counts, rule id → times (most frequent first).
         advice: ERASER advice that did not block a step, rule id → times.
@@ -550,6 +635,10 @@ class RunMetrics:
     cpq: float = 0.0
     qpq: float = 0.0
     tpq: float = 0.0
+    model_seconds: float = 0.0
+    kb_seconds: float = 0.0
+    branches: float = 0.0
+    cost: dict[str, Any] = field(default_factory=dict)
     invalid_action_rate: float = 0.0
     rules: dict[str, int] = field(default_factory=dict)
     readi: dict[str, float] | None = None
@@ -594,6 +683,9 @@ class RunMetrics:
             ("cost (USD): total / per question (CPQ)", f"{self.cost_usd:.4f} / {self.cpq:.6f}"),
             ("KB queries per question (QPQ)", f"{self.qpq:.2f}"),
             ("seconds per question (TPQ)", f"{self.tpq:.2f}"),
+            ("model seconds / KB seconds per question", f"{self.model_seconds:.2f} / {self.kb_seconds:.3f}"),
+            ("branches explored per question", f"{self.branches:.2f}"),
+            *([("cost in all (every question, those that failed to run included)", self._cost_in_all())] if self.cost else []),
             ("invalid-action rate (of steps)", f"{self.invalid_action_rate:.3f}"),
             ("ERASER triggers", str(sum(self.rules.values()))),
             ("ERASER advice (steps run with a note)", str(sum(self.advice.values()))),
@@ -620,6 +712,18 @@ class RunMetrics:
                 ("Readi: answer coverage", f"{r['coverage']:.3f}"),
             ]
         return rows
+
+    def _cost_in_all(self) -> str:
+        """The run's cost in all, on one line.
+
+        Example:
+            >>> RunMetrics(cost={"questions": 2, "llm_calls": 9, "tokens_in": 1200, "tokens_out": 80, "model_seconds": 3.25,
+            ...                  "kb_queries": 14, "kb_seconds": 0.5, "branches": 4})._cost_in_all()
+            '9 LLM calls, 1200 / 80 tokens, 3.2 s model, 14 KB queries, 0.50 s KB, 4 branches'
+        """
+        c = self.cost
+        return (f"{c['llm_calls']} LLM calls, {c['tokens_in']} / {c['tokens_out']} tokens, {c['model_seconds']:.1f} s model, "
+                f"{c['kb_queries']} KB queries, {c['kb_seconds']:.2f} s KB, {c['branches']} branches")
 
     def _denotation_count(self) -> str:
         """How many questions the denotation accuracy is over, and how many of them are table questions."""
@@ -734,7 +838,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
     failed = len(everything) - len(records)
     n = len(records)
     if n == 0:
-        return RunMetrics(failed_to_run=failed)
+        return RunMetrics(failed_to_run=failed, cost=run_cost(everything) if everything else {})
     scores = [record_scores(r) for r in records]
     total_cost = sum(_record_cost(r, prices) for r in records)
     rules = dict(stats.counts.most_common()) if (stats := trigger_stats(records)) is not None else {}
@@ -759,6 +863,7 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         cpq=total_cost / n,
         qpq=_mean([float(r.get("kb_queries") or 0) for r in records]),
         tpq=_mean([float(r.get("seconds") or 0) for r in records]),
+        **_cost_fields(everything, records),
         invalid_action_rate=invalid_action_rate(records),
         rules=rules,
         advice=dict(advice.most_common()),
@@ -799,6 +904,13 @@ def agentbench_accuracy(records: Iterable[Mapping[str, Any]]) -> dict[str, float
         return None
     accuracy = {k: (sum(v) / len(v) if v else 0.0) for k, v in tally.items() if k in ("SELECT", "INSERT", "UPDATE")}
     return {**accuracy, "overall_cat": round(sum(accuracy.values()) / 3, 4), "items": scored}
+
+
+def _cost_fields(everything: Sequence[Mapping[str, Any]], ran: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The cost fields of :class:`RunMetrics`: the means over the questions that ran, the totals over every question."""
+    per_question = mean_cost(ran)
+    return {"model_seconds": per_question["model_seconds"], "kb_seconds": per_question["kb_seconds"],
+            "branches": per_question["branches"], "cost": run_cost(everything)}
 
 
 def _rule_scores(scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:

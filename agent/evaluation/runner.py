@@ -92,7 +92,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from agent.errors import AgentConfigError, EvalError  # noqa: F401 (EvalError: defined in agent/errors.py)
+from agent.evaluation.cost import mean_cost, question_cost
 from agent.evaluation.environments import KB_HINT, kb_options, open_environment
+from agent.evaluation.shards import parse_shard, resume_differences, select
 from agent.evaluation.metrics import (
     CategoryProgress,
     RunMetrics,
@@ -110,7 +112,8 @@ from agent.methods.config import AgentConfig
 from agent.methods.sides import infra_kb
 from agent.methods.strategies import registry as strategies
 from pyql.environment import Environment
-from pyql.errors import PyQLError
+from pyql.echo import redact_credentials
+from pyql.errors import PyQLError, RecordingDamaged
 from pyql.kb import KB, KBStats, kb_backends
 
 __all__ = [
@@ -135,11 +138,14 @@ __all__ = [
     "reply_thought",
     "run_eval",
     "run_fingerprint",
+    "run_lines",
     "run_question",
+    "resume_conflicts",
     "settings_differences",
     "solver",
     "summary_path",
     "summary_text",
+    "write_run_summary",
 ]
 
 Solver = Callable[[Any, Any, str, AgentConfig], AgentResult]
@@ -187,6 +193,8 @@ class RunSettings:
             (every SPARQL action: MarkQA's arguments, ``add_max``'s ties flag, ``add_union``) or
             ``agentbench`` (AgentBench's functions).
         observe: with ``agentbench``: a new variable's values (``rows``) or its type only (``type``).
+        shard: the part of the data set this run answers, ``K/N`` (``pyql eval --shard``:
+            every N-th question from the K-th, :mod:`agent.evaluation.shards`); None: all of it.
 
     Example:
         >>> RunSettings(feedback="raw", max_steps=5).agent_config().max_steps
@@ -215,6 +223,7 @@ class RunSettings:
     action_set: str = "sparql"
     observe: str = "rows"
     options: Mapping[str, Any] = field(default_factory=dict)
+    shard: str | None = None
 
     def __post_init__(self) -> None:
         self.method = strategies.canonical(self.method) or self.method  # an alias is written as the strategy's name
@@ -233,11 +242,20 @@ class RunSettings:
         )
 
     def describe(self) -> dict[str, Any]:
-        """The settings as JSON (for the summary file), without the price table (the options only when there are some)."""
+        """The settings as JSON (for the summary file), without the price table (the options only when there are some),
+        and without a password in the KB's URL.
+
+        Example:
+            >>> RunSettings(kb="http://alice:s3cret@127.0.0.1:8890/sparql").describe()["kb"]
+            'http://alice:***@127.0.0.1:8890/sparql'
+        """
         out = asdict(self)
         out.pop("prices", None)
         if not self.options:
             out.pop("options", None)
+        out["kb"] = None if self.kb is None else redact_credentials(str(self.kb))
+        if self.shard is None:
+            out.pop("shard", None)
         return out
 
 
@@ -256,10 +274,10 @@ def solver(method: str, options: Mapping[str, Any] | None = None) -> Solver:
     Example:
         >>> solver("queryagent").__name__, solver("greedy").__name__, solver("readi").__name__
         ('solve_greedy', 'solve_greedy', 'run_readi')
-        >>> solver("magic")
+        >>> solver("magic")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        agent.errors.EvalError: unknown method 'magic'; use one of greedy, queryagent, readi
+        agent.errors.EvalError: unknown method 'magic'; use one of greedy, queryagent, readi...
     """
     try:
         return strategies.entry(method).bind(options)
@@ -452,17 +470,18 @@ def model_name(llm: Any) -> str | None:
 
 #: The settings a record carries and a resumed run must share (:func:`run_fingerprint`).
 FINGERPRINT_KEYS = (
-    "model", "llm_mode", "temperature", "max_tokens", "method", "feedback", "kb", "action_mode", "max_steps",
-    "max_repeats", "run_advice", "escalate", "example", "ranker", "max_relations", "first_relation",
-    "choice_preview", "kb_timeout", "default_graph", "count_cap",
+    "model", "llm_mode", "temperature", "max_tokens", "context_tokens", "max_reply_chars", "method", "feedback", "kb",
+    "action_mode", "max_steps", "max_repeats", "run_advice", "escalate", "example", "ranker", "max_relations",
+    "first_relation", "choice_preview", "kb_timeout", "default_graph", "count_cap",
 )
 
 
 def _kb_spec(kb: Any) -> Any:
-    """A KB spec as recorded: a file's absolute path (the same KB however it was written), else as given."""
+    """A KB spec as recorded: a file's absolute path (the same KB however it was written), else as given (a URL's
+    password written ``***``: it is in no record, and a resume with another password is the same KB)."""
     if isinstance(kb, (str, Path)) and not str(kb).startswith(("http://", "https://")) and Path(kb).exists():
         return str(Path(kb).resolve())
-    return None if kb is None else str(kb)
+    return None if kb is None else redact_credentials(str(kb))
 
 
 def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
@@ -484,6 +503,8 @@ def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
         "llm_mode": getattr(config, "mode", None),
         "temperature": getattr(config, "temperature", None),
         "max_tokens": getattr(config, "max_tokens", None),
+        "context_tokens": getattr(config, "context_tokens", None),  # prompts are fitted to it: answers change with it
+        "max_reply_chars": getattr(config, "max_reply_chars", None),  # replies are cut there: answers change with it
         "kb": _kb_spec(settings.kb),
     }
     for key in FINGERPRINT_KEYS:
@@ -491,6 +512,8 @@ def run_fingerprint(settings: RunSettings, llm: Any = None) -> dict[str, Any]:
             out[key] = getattr(settings, key)
     if settings.options:  # a strategy's options decide its answers too (none: nothing written, as before options)
         out["options"] = dict(settings.options)
+    if settings.shard is not None:  # which questions it answers (none: all, written as before shards)
+        out["shard"] = settings.shard
     return out
 
 
@@ -530,6 +553,21 @@ def settings_differences(records: Iterable[Mapping[str, Any]], current: Mapping[
     return out
 
 
+def resume_conflicts(records: Iterable[Mapping[str, Any]], current: Mapping[str, Any]) -> list[str]:
+    """What ``--resume`` would mix into a run file: :func:`settings_differences`, and another shard (:mod:`agent.evaluation.shards`).
+
+    A run without ``--shard`` answers the whole data set, which is a shard too: it does not continue a shard's
+    file, nor a shard a whole run's.
+
+    Example:
+        >>> resume_conflicts([{"id": "a", "settings": {"model": "m", "shard": "0/2"}}], {"model": "m"})
+        ["shard: '0/2' in the run file, the whole data set now (no --shard)"]
+    """
+    records = list(records)
+    differences = [d for d in settings_differences(records, current) if not d.startswith("shard:")]
+    return differences + resume_differences(records, current.get("shard"))
+
+
 def _table_name(table_json: Mapping[str, Any] | None) -> str | None:
     if table_json is None:
         return None
@@ -566,6 +604,7 @@ def make_record(item: Mapping[str, Any], result: AgentResult, llm: Any, settings
     scored = gold is not None and result.status != FAILED_TO_RUN  # a question that did not run is not scored
     record["metrics"] = score_question(result.answers, gold, table=is_table, source=item.get("source")) if scored else {}
     record["cost_usd"] = cost_usd(model, result.tokens_in, result.tokens_out, settings.prices)
+    record["cost"] = question_cost(record)  # LLM calls, tokens, model and KB seconds, branches (agent.evaluation.cost)
     record["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return record
 
@@ -587,7 +626,8 @@ def answer_item(
     (``kind: message``). When the error is a service failure
     (:func:`agent.faults.infra_failure`: the KB cannot be reached or does not
     answer, the LLM failed) the status is ``failed_to_run``, else
-    ``finished``. Other exceptions (bugs, Ctrl-C) propagate.
+    ``finished``. A damaged recording or cache (:class:`~pyql.errors.RecordingDamaged`)
+    and other exceptions (bugs, Ctrl-C) propagate.
 
     Args: as :func:`run_question`.
     """
@@ -599,6 +639,8 @@ def answer_item(
         if env is None:
             env = environment_for(item, kb, settings, ranker)
         return solve(llm, env, str(item["question"]), config)
+    except RecordingDamaged:
+        raise  # the user's recording or cache is damaged: the run stops (no question is failed or scored for it)
     except PyQLError as exc:
         the_kb = infra_kb(env) if env is not None else None  # a KB side's own KB; else the one given, if opened
         if the_kb is None:
@@ -678,6 +720,21 @@ def summary_path(out: str | Path) -> Path:
 def read_run(path: str | Path, *, repair: bool = False, warn: TextIO | None = None) -> list[dict[str, Any]]:
     """The records of a run file, in file order (an id may repeat; see :func:`latest_records`).
 
+    See :func:`run_lines`, which gives each record with its line number.
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+        >>> _ = open(p, "w").write('{"id": "a"}\\n{"id": "b", "ans')
+        >>> [r["id"] for r in read_run(p, repair=True)], open(p).read()
+        (['a'], '{"id": "a"}\\n')
+    """
+    return [record for _, record in run_lines(path, repair=repair, warn=warn)]
+
+
+def run_lines(path: str | Path, *, repair: bool = False, warn: TextIO | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """The records of a run file with their line numbers, in file order.
+
     A last line without its newline is the trace of a crash: if it is not
     JSON it is dropped (and with ``repair`` cut off the file); if it is, it
     is kept (and with ``repair`` its newline is added).
@@ -688,9 +745,9 @@ def read_run(path: str | Path, *, repair: bool = False, warn: TextIO | None = No
     Example:
         >>> import os, tempfile
         >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
-        >>> _ = open(p, "w").write('{"id": "a"}\\n{"id": "b", "ans')
-        >>> [r["id"] for r in read_run(p, repair=True)], open(p).read()
-        (['a'], '{"id": "a"}\\n')
+        >>> _ = open(p, "w").write('{"id": "a"}\\n\\n{"id": "b"}\\n')
+        >>> [(n, r["id"]) for n, r in run_lines(p)]
+        [(1, 'a'), (3, 'b')]
     """
     file = Path(path)
     try:
@@ -699,7 +756,7 @@ def read_run(path: str | Path, *, repair: bool = False, warn: TextIO | None = No
         raise EvalError(f"run file not found: {file}") from None
     except OSError as exc:
         raise EvalError(f"cannot read the run file {file}: {exc}") from None
-    records: list[dict[str, Any]] = []
+    records: list[tuple[int, dict[str, Any]]] = []
     lines = data.split(b"\n")
     offset = 0
     for number, raw in enumerate(lines, 1):
@@ -723,7 +780,7 @@ def read_run(path: str | Path, *, repair: bool = False, warn: TextIO | None = No
             raise EvalError(
                 f"{file}, line {number} is not a run record ({exc}); remove that line, or write the run to another --out"
             ) from None
-        records.append(record)
+        records.append((number, record))
         if last and repair:
             with file.open("ab") as f:
                 f.write(b"\n")
@@ -813,12 +870,22 @@ class RunLock:
         self.release()
 
 
-def _make_directory(directory: Path) -> None:
-    """Make a run file's directory (and its parents); a file in the way is ``ENOTDIR``, not ``EEXIST``."""
+def _make_directory(directory: Path) -> list[Path]:
+    """Make a run file's directory (and its parents): those it made, outermost first; a file in the way is ``ENOTDIR``, not ``EEXIST``."""
+    missing = [d for d in (directory, *directory.parents) if not d.exists()]
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+    return missing[::-1]
+
+
+def _remove_unwritten(path: Path, fd: int) -> None:
+    """Remove the run file ``fd`` holds when nothing was written to it and ``path`` still names it."""
+    with contextlib.suppress(OSError):
+        held, named = os.fstat(fd), os.stat(path)
+        if held.st_size == 0 and (held.st_ino, held.st_dev) == (named.st_ino, named.st_dev):
+            os.unlink(path)
 
 
 def capped_record(record: Mapping[str, Any], limit: int = RECORD_TEXT_LIMIT) -> dict[str, Any]:
@@ -849,7 +916,10 @@ class RunWriter:
     The file is opened (created) and locked (:class:`RunLock`, unless
     ``lock=False``) when the writer is made, so a file that cannot be written
     fails before any work. A missing directory is created. A write that
-    fails (a full disk) takes the cut line back and raises.
+    fails (a full disk) takes the cut line back and raises. A file (and the
+    directories) the writer made and never wrote to is removed when it is
+    closed: a run that could not start leaves nothing behind, and a file the
+    user had is never removed.
 
     Raises:
         EvalError: the file (or its directory, or its lock) cannot be made or
@@ -867,18 +937,28 @@ class RunWriter:
         Traceback (most recent call last):
         ...
         agent.errors.EvalError: cannot write the run file /proc/version/run.jsonl: Not a directory (ENOTDIR)
+        >>> RunWriter(path.parent / "new" / "run.jsonl").close()
+        >>> sorted(p.name for p in path.parent.iterdir())  # nothing written, nothing left
+        ['run.jsonl']
     """
 
     def __init__(self, path: Path, *, lock: bool = True, regular_only: bool = False) -> None:
         self.path = path
         self._lock: RunLock | None = None
         self._fd: int | None = None
+        self._made: list[Path] = []  # the directories this writer made, then the file if it made it
         try:
+            if path.is_dir():
+                raise EvalError(f"the run file {path} is a directory: give --out a file path, such as {path / 'run.jsonl'}")
             if regular_only and path.exists() and not stat.S_ISREG(path.stat().st_mode):
                 raise EvalError(f"the run file {path} is not a regular file: give --out a file path (a run is read back to resume it)")
-            _make_directory(path.parent)
+            self._made = _make_directory(path.parent)
             self._lock = RunLock(path) if lock else None
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+                self._made.append(path)
+            except FileExistsError:
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             self.close()
             raise EvalError(f"cannot write the run file {path}: {_os_error(exc)}") from None
@@ -908,13 +988,20 @@ class RunWriter:
             raise EvalError(f"cannot write the run file {self.path}: {_os_error(exc)} (question {record.get('id')} was not saved)") from None
 
     def close(self) -> None:
-        """Close the file and release its lock."""
+        """Close the file and release its lock; remove the file and directories it made if nothing was written."""
         if self._fd is not None:
+            if self.path in self._made:
+                _remove_unwritten(self.path, self._fd)
             os.close(self._fd)
             self._fd = None
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        for directory in reversed(self._made):
+            with contextlib.suppress(OSError):
+                if directory != self.path:
+                    directory.rmdir()  # only when empty
+        self._made = []
 
     def __enter__(self) -> RunWriter:
         return self
@@ -1106,7 +1193,8 @@ def run_eval(
     Long because: it documents each argument, and its body is the run's setup around one try block.
 
     Args:
-        items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique.
+        items: data set items (:mod:`agent.evaluation.datasets`); ids must be unique. With ``settings.shard``
+            (``K/N``) only the shard's are answered: every N-th from the K-th (:mod:`agent.evaluation.shards`).
         out: the run file (JSON Lines, appended to).
         llm: the LLM (shared by the workers).
         settings: how to answer (method, feedback, KB ...).
@@ -1137,7 +1225,7 @@ def run_eval(
     """
     path = Path(out)
     max_infra_failures = _checked_limits(concurrency, max_infra_failures, max_llm_failures)
-    items = list(items)
+    items = select(list(items), parse_shard(settings.shard) if settings.shard is not None else None)  # its shard's only
     solve = solver(settings.method, settings.options)
     settings.agent_config()  # bad settings fail before anything runs
     own_writer = writer is None
@@ -1193,7 +1281,7 @@ def _check_settings(previous: list[dict[str, Any]], current: dict[str, Any], all
     answered = [r for r in previous if not failed_to_run(r)]  # those that failed to run are run again, not mixed in
     if allow_mixed or not answered:
         return
-    differences = settings_differences(answered, current)
+    differences = resume_conflicts(answered, current)
     if differences:
         raise EvalError(
             f"--resume with other settings than the run file {path} was made with: {'; '.join(differences)}; "
@@ -1222,7 +1310,7 @@ def _previous_records(path: Path, resume: bool, warn: TextIO | None) -> list[dic
     Raises:
         EvalError: the run file has records and ``resume`` is False.
     """
-    if not (path.exists() and path.stat().st_size > 0):
+    if not (path.is_file() and path.stat().st_size > 0):  # a directory is refused as no run file (RunWriter)
         return []
     if not resume:
         raise EvalError(f"the run file {path} already exists: give --resume to continue it, or another --out")
@@ -1292,34 +1380,66 @@ def _summarize(outcome: EvalOutcome, settings: RunSettings, llm: Any, dataset: s
     outcome.records = latest_records(read_run(path)) if path.exists() else []
     outcome.failed = [str(r["id"]) for r in outcome.records if failed_to_run(r)]
     outcome.metrics = aggregate(outcome.records, settings.prices)
-    stats = trigger_stats(outcome.records)
-    outcome.summary = {
+    counts = {"new": outcome.new, "skipped": outcome.skipped, "interrupted": outcome.interrupted, "aborted": outcome.aborted}
+    outcome.summary = write_run_summary(
+        path, outcome.records, settings=settings.describe(), model=model_name(llm), method=settings.method, dataset=dataset,
+        prices=settings.prices, counts=counts, extra=provenance, metrics=outcome.metrics,
+    )
+    return outcome
+
+
+def write_run_summary(
+    path: Path,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    settings: Mapping[str, Any],
+    model: str | None,
+    method: str | None,
+    dataset: str | None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
+    counts: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    metrics: RunMetrics | None = None,
+) -> dict[str, Any]:
+    """Write the summaries of the run file ``path`` (:func:`summary_path` and its ``summary.md``); returns the summary.
+
+    The summary holds the counts of questions (and ``counts``: what this
+    command did, e.g. new and skipped questions), the settings, the metrics
+    (:func:`agent.evaluation.metrics.aggregate`), the ERASER triggers, the
+    cost (``cost``: ``in_all``, every question's :mod:`agent.evaluation.cost`
+    summed, those that failed to run included; ``per_question``, the means
+    over the questions that ran), the printed table, and ``extra``'s fields.
+
+    Raises:
+        EvalError: a summary file cannot be written.
+    """
+    failed = [str(r["id"]) for r in records if failed_to_run(r)]
+    metrics = metrics if metrics is not None else aggregate(records, prices)
+    stats = trigger_stats(records)
+    summary: dict[str, Any] = {
         "run": str(path),
         "dataset": dataset,
-        "questions": len(outcome.records),
-        "answered": len(outcome.records) - len(outcome.failed),
-        "failed_to_run": len(outcome.failed),
-        "failed_ids": outcome.failed,
-        "new": outcome.new,
-        "skipped": outcome.skipped,
-        "interrupted": outcome.interrupted,
-        "aborted": outcome.aborted,
-        "settings": settings.describe(),
-        "model": model_name(llm),
-        "metrics": outcome.metrics.to_dict(),
+        "questions": len(records),
+        "answered": len(records) - len(failed),
+        "failed_to_run": len(failed),
+        "failed_ids": failed,
+        **(counts or {}),
+        "settings": dict(settings),
+        "model": model,
+        "metrics": metrics.to_dict(),
+        "cost": {"in_all": metrics.cost, "per_question": {k: round(v, 4) for k, v in
+                                                          mean_cost([r for r in records if not failed_to_run(r)]).items()}},
         "triggers": stats.to_dict() if stats is not None else None,
-        "table": summary_text(outcome.records, outcome.metrics),
+        "table": summary_text(records, metrics),
     }
-    outcome.summary.update(provenance or {})
+    summary.update(extra or {})
     try:
-        summary = cap_strings(outcome.summary)  # what the data set named (a kind, a data set) is capped as in the records
-        summary_path(path).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        write_summary_markdown(
-            summary_path(path), outcome.records, dataset=dataset, model=outcome.summary["model"], method=settings.method, prices=settings.prices
-        )
+        text = redact_credentials(json.dumps(cap_strings(summary), ensure_ascii=False, indent=2))  # no URL's password, as in the records
+        summary_path(path).write_text(text + "\n", encoding="utf-8")
+        write_summary_markdown(summary_path(path), records, dataset=dataset, model=model, method=method, prices=prices)
     except OSError as exc:
         raise EvalError(f"cannot write the summary of the run {path} ({summary_path(path)}): {_os_error(exc)}") from None
-    return outcome
+    return summary
 
 
 def _run_workers(

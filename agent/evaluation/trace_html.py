@@ -22,11 +22,18 @@ sequences and other control or format characters are shown as ``\\u202e``,
   step that ran with ERASER's advice has an ``advice`` badge with the rule,
   a repeated failed action its escalation level (``repeat, level N``), and a
   choose step whose list the model ordered its scoring requests. The steps
-  of a search are a tree (each step's ``parent``): a question whose steps
-  branch shows each step indented under the one it follows, and a branch
-  the strategy dropped has a ``pruned`` badge with the reason; one branch
-  (every linear run, and a run file written before steps had parents) is
-  shown as it ran.
+  of a search are a tree (each step's ``parent``,
+  :mod:`agent.evaluation.step_tree`): a question whose steps branch says
+  how many steps and branches it explored and how many were pruned, then
+  shows its steps up to the first split and, under it, each branch as a
+  foldable block (``<details>``: no script) indented under the step it
+  follows, its summary line giving its first action, the steps, branches
+  and pruned steps it holds, and ``kept`` or ``pruned: why``. The branches
+  the strategy kept start unfolded, the dropped ones folded, so a beam of
+  width 3 and depth 3 shows its kept path and one line per dropped branch.
+  A step the strategy pruned has a ``pruned`` badge with the reason. One
+  branch (every linear run, and a run file written before steps had
+  parents) is shown as it ran, in one table.
   Every question has an outcome (:data:`OUTCOMES`): ``correct`` (F1 or
   accuracy 1), ``wrong`` (answered, not fully right), ``failed`` (the
   episode ended on an error, e.g. the LLM or the KB could not be reached)
@@ -66,6 +73,7 @@ from agent.evaluation.metrics import (
     trigger_stats,
 )
 from agent.evaluation.runner import reply_thought
+from agent.evaluation.step_tree import Node, build, linear, parents, walk
 from pyql.echo import inline, visible
 
 __all__ = ["OPEN_LIMIT", "OUTCOMES", "question_view", "render_html", "write_html"]
@@ -144,57 +152,56 @@ def _step_view(step: Mapping[str, Any]) -> dict[str, Any]:
         "escalation": int(step.get("escalation") or 0),
         "scoring_requests": int(step.get("scoring_requests") or 0),
         "pruned": step.get("pruned"),
-        "depth": 0,
     }
 
 
-def _parents(steps: Sequence[Mapping[str, Any]]) -> list[int | None]:
-    """Each step's parent (a 1-based position in ``steps``), as the record says; a record without parents is one branch.
+def _branch(node: Node) -> dict[str, Any]:
+    """A branch as the page shows it: its steps up to where it splits (one row each), then each way it splits, foldable.
 
-    A parent that names no earlier step makes the step a root (a record cut or written by hand).
-
-    Example:
-        >>> _parents([{"step": 1}, {"step": 2}]), _parents([{"parent": None}, {"parent": 1}, {"parent": 1}, {"parent": 7}])
-        ([None, 1], [None, 1, 1, None])
+    ``open``: a branch a strategy kept (a leaf under it is not pruned) starts unfolded, a dropped one folded with
+    its reason in its summary line; ``steps``, ``branches`` and ``pruned`` count what it holds.
     """
-    if not any("parent" in s for s in steps):
-        return [position or None for position in range(len(steps))]
-    out: list[int | None] = []
-    for position, step in enumerate(steps, 1):
-        parent = step.get("parent")
-        out.append(parent if isinstance(parent, int) and not isinstance(parent, bool) and 1 <= parent < position else None)
-    return out
+    chain = [node]
+    while len(chain[-1].children) == 1:
+        chain.append(chain[-1].children[0])
+    reasons = [n.step.get("pruned") for n in walk([node]) if n.step.get("pruned")]
+    return {
+        "rows": [_step_view(n.step) for n in chain],
+        "children": [_branch(child) for child in chain[-1].children],
+        "open": node.alive,
+        "alive": node.alive,
+        "steps": 1 + node.below,
+        "branches": node.branches,
+        "pruned": len(reasons),
+        "reason": (str(reasons[0]) + (f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else "")) if reasons else None,
+    }
 
 
-def _tree(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
-    """The steps' views in the order the page shows them, and whether they branch.
+def _tree(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The steps' views in the order they ran, and the tree the page shows when they branch (None for one branch).
 
-    One branch (each step's parent the step before it) is shown as it ran,
-    every step at depth 0. A tree is shown depth first: each step under its
-    parent, its children in the order they ran, ``depth`` the indentation.
+    One branch (each step's parent the step before it: every linear run, and a record of before parents) is
+    shown as it ran, in one table. A tree is shown as branches (:func:`_branch`): the steps up to the first
+    split, then each way it splits, folded where the strategy dropped it.
 
     Example:
-        >>> views, branched = _tree([{"action": "a()", "parent": None}, {"action": "b()", "parent": 1, "pruned": "empty"},
-        ...                          {"action": "c()", "parent": 1}, {"action": "d()", "parent": 3}])
-        >>> branched, [(v["action"], v["depth"], v["pruned"]) for v in views]
-        (True, [('a()', 0, None), ('b()', 1, 'empty'), ('c()', 1, None), ('d()', 2, None)])
+        >>> views, tree = _tree([{"action": "a()", "parent": None}, {"action": "b()", "parent": 1, "pruned": "empty"},
+        ...                      {"action": "c()", "parent": 1}, {"action": "d()", "parent": 3}])
+        >>> [r["action"] for r in tree["rows"]], [([r["action"] for r in b["rows"]], b["open"], b["reason"]) for b in tree["children"]]
+        (['a()'], [(['b()'], False, 'empty'), (['c()', 'd()'], True, None)])
+        >>> _tree([{"action": "a()"}, {"action": "b()"}])[1] is None
+        True
     """
     views = [_step_view(s) for s in steps]
-    parents = _parents(steps)
-    if all(parent == (position or None) for position, parent in enumerate(parents)):
-        return views, False
-    children: dict[int | None, list[int]] = {}
-    for position, parent in enumerate(parents, 1):
-        children.setdefault(parent, []).append(position)
-    ordered: list[dict[str, Any]] = []
-    stack = [(position, 0) for position in reversed(children.get(None, []))]
-    while stack:
-        position, depth = stack.pop()
-        view = views[position - 1]
-        view["depth"] = depth
-        ordered.append(view)
-        stack.extend((child, depth + 1) for child in reversed(children.get(position, [])))
-    return ordered, True
+    if linear(parents(steps)):
+        return views, None
+    roots = build(steps)
+    if len(roots) == 1:
+        return views, _branch(roots[0])
+    every = [_branch(root) for root in roots]  # several branches from the start: each one foldable
+    below = sum(b["steps"] for b in every)
+    return views, {"rows": [], "children": every, "open": True, "alive": any(b["alive"] for b in every), "steps": below,
+                   "branches": sum(b["branches"] for b in every), "pruned": sum(b["pruned"] for b in every), "reason": None}
 
 
 def _answers_view(answers: Sequence[Any], gold: Sequence[Any] | None) -> list[dict[str, Any]]:
@@ -232,7 +239,7 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
     scores = record_scores(record)
     gold = record.get("gold")
     answers = _answers_view(record.get("answers") or [], gold)
-    steps, branched = _tree(record.get("steps") or [])
+    steps, tree = _tree(record.get("steps") or [])
     f1 = scores.get("denotation", scores.get("f1")) if record.get("table") else scores.get("f1")
     state = _state(record, f1)
     return {
@@ -252,7 +259,8 @@ def question_view(record: Mapping[str, Any], index: int) -> dict[str, Any]:
         "outcome": _OUTCOME_OF_STATE[state],
         "open": _OUTCOME_OF_STATE[state] in ("wrong", "failed"),
         "steps": steps,
-        "branched": branched,
+        "branched": tree is not None,
+        "tree": tree,
         "pruned_steps": sum(1 for s in steps if s["pruned"]),
         "failed_steps": sum(1 for s in steps if not s["ok"]),
         "rules": dict(record.get("rules") or {}),

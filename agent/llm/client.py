@@ -36,8 +36,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 from agent.errors import LLMConfigError, LLMError
 from agent.jsonlines import safe_text
 from agent.llm.config import LLMConfig
-from agent.llm.replies import LLMReply, Prompt, ToolCall, UsageMeter, cap_reply, messages_to_text, repair_surrogates
+from agent.llm.replies import LLMReply, Prompt, Sampling, ToolCall, UsageMeter, cap_reply, messages_to_text, repair_surrogates
 from agent.llm.retries import context_overflow, with_retries
+from pyql.echo import redact_credentials
 
 #: The public names this module held before the split, each with the module that now defines it.
 #: They still import from here (:func:`__getattr__` loads the module on first use), for users' code only.
@@ -153,8 +154,14 @@ class OpenAILLM:
 
     @property
     def where(self) -> str:
-        """The server, as messages name it: its base URL (or OpenAI's API)."""
-        return self.config.base_url or "OpenAI's API (https://api.openai.com/v1)"
+        """The server, as messages name it: its base URL (a password in it written ``***``; the request uses it,
+        as HTTP basic authentication, through the ``openai`` package's ``httpx`` client), or OpenAI's API.
+
+        Example:
+            >>> OpenAILLM(LLMConfig(base_url="http://bob:pw@127.0.0.1:9/v1", model="m")).where
+            'http://bob:***@127.0.0.1:9/v1'
+        """
+        return redact_credentials(self.config.base_url) if self.config.base_url else "OpenAI's API (https://api.openai.com/v1)"
 
     @property
     def model(self) -> str:
@@ -170,7 +177,7 @@ class OpenAILLM:
             page, _ = self._retried(ask)
             data = list(_get(page, "data", None) or [])
             if not data:
-                raise LLMConfigError(f"the server at {self.config.base_url} lists no model; give --model NAME or set PYQL_MODEL")
+                raise LLMConfigError(f"the server at {self.where} lists no model; give --model NAME or set PYQL_MODEL")
             self._model = str(_get(data[0], "id"))
         return self._model
 
@@ -181,6 +188,7 @@ class OpenAILLM:
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         grammar: str | None = None,
+        sampling: Sampling | None = None,
     ) -> LLMReply:
         """Ask the LLM once (with retries); see :class:`agent.llm.replies.LLM`.
 
@@ -196,6 +204,8 @@ class OpenAILLM:
                 a body that is not JSON.
         """
         request = self._request(prompt, stop, tools, grammar)
+        if sampling is not None:
+            _sampled(request, sampling)
         use_chat = "messages" in request
         create = self.client.chat.completions.create if use_chat else self.client.completions.create
 
@@ -324,6 +334,7 @@ class OpenAILLM:
             finish_reason=_get(choice, "finish_reason", None),
             model=_get(response, "model", None) or self._model,
             raw=response,
+            top_logprobs=_top_logprobs(_get(choice, "logprobs", None), chat=chat),
         )
         return cap_reply(reply, self.config.max_reply_chars)
 
@@ -334,6 +345,58 @@ class OpenAILLM:
             status=200,
             retryable=True,
         )
+
+
+def _sampled(request: dict[str, Any], sampling: Sampling) -> None:
+    """Add a call's own sampling settings to its request (:class:`agent.llm.replies.Sampling`; a field not set is not sent).
+
+    The temperature and the seed are fields of both endpoints; the top
+    log-probabilities are ``logprobs: k`` on the completions endpoint and
+    ``logprobs: true, top_logprobs: k`` on the chat endpoint.
+
+    Example:
+        >>> request = {"temperature": 0.0, "prompt": "Q"}
+        >>> _sampled(request, Sampling(temperature=0.7, seed=2, top_logprobs=5)); request
+        {'temperature': 0.7, 'prompt': 'Q', 'seed': 2, 'logprobs': 5}
+    """
+    if sampling.temperature is not None:
+        request["temperature"] = sampling.temperature
+    if sampling.seed is not None:
+        request["seed"] = sampling.seed
+    if sampling.top_logprobs is not None:
+        if "messages" in request:
+            request["logprobs"], request["top_logprobs"] = True, sampling.top_logprobs
+        else:
+            request["logprobs"] = sampling.top_logprobs
+
+
+def _top_logprobs(logprobs: Any, *, chat: bool) -> list[dict[str, float]] | None:
+    """Each generated token's alternatives and their log-probabilities, as the server gave them (None: not given).
+
+    The completions endpoint gives ``{"top_logprobs": [{token: logprob}, ...]}``;
+    the chat endpoint ``{"content": [{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]}``.
+
+    Example:
+        >>> _top_logprobs({"top_logprobs": [{" 2": -0.1, " 1": -2.4}]}, chat=False)
+        [{' 2': -0.1, ' 1': -2.4}]
+        >>> _top_logprobs({"content": [{"token": "2", "logprob": -0.1, "top_logprobs": [{"token": "1", "logprob": -2.4}]}]}, chat=True)
+        [{'1': -2.4, '2': -0.1}]
+    """
+    if logprobs is None:
+        return None
+    out: list[dict[str, float]] = []
+    try:
+        if chat:
+            for item in _get(logprobs, "content", None) or []:
+                alternatives = {str(_get(t, "token")): float(_get(t, "logprob")) for t in _get(item, "top_logprobs", None) or []}
+                alternatives.setdefault(str(_get(item, "token")), float(_get(item, "logprob")))
+                out.append(alternatives)
+        else:
+            for item in _get(logprobs, "top_logprobs", None) or []:
+                out.append({str(k): float(v) for k, v in dict(item or {}).items()})
+    except (TypeError, ValueError):  # a server's own shape: no log-probabilities rather than a failed call
+        return None
+    return out or None
 
 
 def _json_name(value: Any) -> str:

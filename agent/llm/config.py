@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import math
 import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
 from agent.errors import LLMConfigError  # noqa: F401 (defined in agent/errors.py)
+from pyql.cli import MAX_SECONDS, number, seconds, whole
+from pyql.echo import redact_credentials
 
 __all__ = [
     "ACTION_MODES",
@@ -29,6 +32,8 @@ __all__ = [
     "NO_KEY",
     "LLMConfig",
     "LLMConfigError",
+    "MAX_RETRIES",
+    "MAX_TEMPERATURE",
     "add_llm_arguments",
     "config_from_args",
     "is_loopback",
@@ -39,6 +44,11 @@ DEFAULT_STOP: tuple[str, ...] = ("\nObservation",)
 
 #: How an agent gets an action from the LLM (see :func:`agent.llm.decoding.complete_action`).
 ACTION_MODES: tuple[str, ...] = ("text", "tools", "grammar", "choose")
+
+#: The highest sampling temperature ``--temperature`` takes (OpenAI's range is 0 to 2).
+MAX_TEMPERATURE = 2.0
+#: The most retries ``--max-retries`` takes (the backoff is capped, so more would only wait longer).
+MAX_RETRIES = 100
 
 #: The dummy key sent to servers that need none (llama.cpp, vLLM ...).
 NO_KEY = "sk-no-key"
@@ -130,15 +140,17 @@ class LLMConfig:
             raise LLMConfigError(f"max_retries must be >= 0, not {self.max_retries}")
         if self.max_tokens <= 0:
             raise LLMConfigError(f"max_tokens must be positive, not {self.max_tokens}")
-        if self.timeout <= 0:
-            raise LLMConfigError(f"timeout must be positive, not {self.timeout}")
+        if not (math.isfinite(self.timeout) and 0 < self.timeout <= MAX_SECONDS):  # nan/inf: no timer takes them
+            raise LLMConfigError(f"timeout must be a positive number of seconds, at most {MAX_SECONDS:.0f}, not {self.timeout}")
+        if not (math.isfinite(self.temperature) and self.temperature >= 0):  # nan cannot be sent as JSON
+            raise LLMConfigError(f"temperature must be a finite number >= 0, not {self.temperature}")
         if self.context_tokens is not None and self.context_tokens <= self.max_tokens:
             raise LLMConfigError(
                 f"the context ({self.context_tokens} tokens) must be larger than the reply's max_tokens ({self.max_tokens}): "
                 "give a larger --context-tokens or a smaller --max-tokens"
             )
-        if self.backoff_base < 0 or self.backoff_max < 0:
-            raise LLMConfigError("backoff_base and backoff_max must be >= 0")
+        if not all(math.isfinite(v) and v >= 0 for v in (self.backoff_base, self.backoff_max)):
+            raise LLMConfigError("backoff_base and backoff_max must be finite numbers >= 0")
         if self.max_reply_chars <= 0:
             raise LLMConfigError(f"max_reply_chars must be positive, not {self.max_reply_chars}")
 
@@ -241,14 +253,15 @@ class LLMConfig:
         return self if self.api_key else replace(self, api_key=NO_KEY)
 
     def describe(self) -> str:
-        """A one-line description without the key (for logs and run records).
+        """A one-line description without the key, nor a password in the base URL (for logs and run records).
 
         Example:
-            >>> LLMConfig(base_url="http://127.0.0.1:8000/v1", model="m", api_key="sk-secret").describe()
-            'model=m mode=chat base_url=http://127.0.0.1:8000/v1 temperature=0.0 max_tokens=256'
+            >>> LLMConfig(base_url="http://bob:pw@127.0.0.1:8000/v1", model="m", api_key="sk-secret").describe()
+            'model=m mode=chat base_url=http://bob:***@127.0.0.1:8000/v1 temperature=0.0 max_tokens=256'
         """
+        where = redact_credentials(self.base_url) if self.base_url else "(OpenAI)"
         return (
-            f"model={self.model or '(server default)'} mode={self.mode} base_url={self.base_url or '(OpenAI)'} "
+            f"model={self.model or '(server default)'} mode={self.mode} base_url={where} "
             f"temperature={self.temperature} max_tokens={self.max_tokens}"
         )
 
@@ -276,13 +289,15 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                         "grammar: grammar-constrained decoding (llama.cpp 'grammar' field); "
                         "choose: pick one of the valid next steps by number "
                         "(default: choose with the bundled local model on a KB, text otherwise)")
-    g.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
-    g.add_argument("--max-tokens", type=int, default=None, help="most tokens per reply (default 256)")
-    g.add_argument("--llm-timeout", type=float, default=None,
+    g.add_argument("--temperature", type=number(0, MAX_TEMPERATURE), default=None,
+                   help=f"sampling temperature, 0 to {MAX_TEMPERATURE} (default 0)")
+    g.add_argument("--max-tokens", type=whole(1), default=None, help="most tokens per reply (default 256)")
+    g.add_argument("--llm-timeout", type=seconds(), default=None,
                    help="seconds a whole request may take, body included (default 120)")
-    g.add_argument("--max-reply-chars", type=int, default=None,
+    g.add_argument("--max-reply-chars", type=whole(1), default=None,
                    help="a reply's text is cut to this many characters (default 65536)")
-    g.add_argument("--max-retries", type=int, default=None, help="retries on 429/5xx/time-outs (default 4)")
+    g.add_argument("--max-retries", type=whole(0, MAX_RETRIES), default=None,
+                   help=f"retries on 429/5xx/time-outs (default 4, at most {MAX_RETRIES})")
 
 
 def config_from_args(args: argparse.Namespace, **overrides: Any) -> LLMConfig:

@@ -52,6 +52,7 @@ from agent.errors import LLMConfigError, LLMError
 from agent.llm.client import OpenAILLM
 from agent.llm.config import NO_KEY, LLMConfig, is_loopback
 from agent.llm.replies import UsageMeter
+from pyql.cli import seconds, whole
 
 __all__ = [
     "DEFAULT_N_CTX",
@@ -708,14 +709,14 @@ def register_cli(subparsers: Any) -> argparse.ArgumentParser:
         description="Serve the local model (Gemma 3 270M, Gemma Terms of Use) on an OpenAI-compatible "
         "loopback URL, in the foreground. " + INSTALL_HINT + ".",
     )
-    serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000; 0 = any free port)")
+    serve.add_argument("--port", type=whole(0, 65535), default=8000, help="port on 127.0.0.1 (default 8000; 0 = any free port)")
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1); nothing else is allowed")
     serve.add_argument("--model-dir", help="where to assemble the GGUF (default $PYQL_MODEL_DIR or ~/.cache/pyql/models)")
     serve.add_argument("--gguf", help="serve this GGUF file instead of the bundled Gemma 3 270M")
-    serve.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX,
+    serve.add_argument("--n-ctx", type=whole(1), default=DEFAULT_N_CTX,
                        help=f"context size in tokens (default {DEFAULT_N_CTX}); pyql's prompts are fitted to it")
-    serve.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
-    serve.add_argument("--startup-timeout", type=float, default=120.0, help="seconds to wait for the server (default 120)")
+    serve.add_argument("--threads", type=whole(1, 1024), default=2, help="CPU threads (default 2)")
+    serve.add_argument("--startup-timeout", type=seconds(), default=120.0, help="seconds to wait for the server (default 120)")
     serve.set_defaults(func=_cmd_serve)
 
     def no_sub(args: argparse.Namespace, out: TextIO) -> int:

@@ -4,7 +4,9 @@
 one a command would use: every :meth:`~RecordedLLM.complete` call is keyed
 by what decides the reply (the model asked for, the endpoint mode, the
 sampling settings, the stop sequences, the prompt or messages, the tools
-and the grammar) and kept in a :class:`~pyql.recording_store.RecordingStore`
+and the grammar, and a call's own sampling when it gives one: a sample's
+temperature and seed, the log-probabilities asked for, so that the samples of a
+``vote`` are distinct entries and a replay meets each one's reply) and kept in a :class:`~pyql.recording_store.RecordingStore`
 with the reply, its token usage and the model that answered. In a replay
 there is no LLM behind it at all: no server is contacted and no local model
 is started; a call the recording does not hold raises
@@ -44,11 +46,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agent.errors import LLMError, LLMReplayMiss
+from agent.errors import LLMError, LLMRecordingUnavailable, LLMReplayMiss
 from agent.llm.config import LLMConfig
-from agent.llm.replies import LLMReply, Prompt, ToolCall, UsageMeter
+from agent.llm.replies import LLMReply, Prompt, Sampling, ToolCall, UsageMeter
 from agent.llm.likelihood import RelationPMI
 from pyql.echo import one_line
+from pyql.errors import RecordingError, RecordingUnavailable
 from pyql.recording_store import RecordingStore
 
 __all__ = ["RecordedLLM", "RecordedScorer", "reply_to_json", "reply_from_json"]
@@ -66,9 +69,12 @@ def reply_to_json(reply: LLMReply) -> dict[str, Any]:
     """
     calls = [{"name": c.name, "arguments": c.arguments, "id": c.id, "raw_arguments": c.raw_arguments, "error": c.error}
              for c in reply.tool_calls]
-    return {"text": reply.text, "tool_calls": calls, "usage_in": reply.usage_in, "usage_out": reply.usage_out,
+    kept = {"text": reply.text, "tool_calls": calls, "usage_in": reply.usage_in, "usage_out": reply.usage_out,
             "attempts": reply.attempts, "finish_reason": reply.finish_reason, "model": reply.model,
             "replaced": reply.replaced, "latency": round(reply.latency, 6)}
+    if reply.top_logprobs is not None:  # asked for by a call that scores its choices
+        kept["top_logprobs"] = reply.top_logprobs
+    return kept
 
 
 def reply_from_json(data: Mapping[str, Any]) -> LLMReply:
@@ -82,17 +88,17 @@ def reply_from_json(data: Mapping[str, Any]) -> LLMReply:
         >>> (r.tool_calls[0].name, r.usage_in, r.model)
         ('execute', 2, 'm')
     """
-    from pyql.errors import RecordingError
-
     try:
         calls = [ToolCall(str(c["name"]), c.get("arguments") or {}, id=str(c.get("id") or ""),
                           raw_arguments=c.get("raw_arguments"), error=c.get("error")) for c in data.get("tool_calls") or []]
         return LLMReply(text=str(data["text"]), tool_calls=calls, usage_in=int(data.get("usage_in") or 0),
                         usage_out=int(data.get("usage_out") or 0), attempts=int(data.get("attempts") or 1),
                         finish_reason=data.get("finish_reason"), model=data.get("model"),
-                        replaced=int(data.get("replaced") or 0), raw=dict(data))
+                        replaced=int(data.get("replaced") or 0), raw=dict(data),
+                        top_logprobs=[{str(k): float(v) for k, v in t.items()} for t in data["top_logprobs"]]
+                        if data.get("top_logprobs") is not None else None)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise RecordingError(f"a recorded LLM reply is not in pyql's form ({type(exc).__name__}: {exc}); the file is damaged") from None
+        raise RecordingError(f"a recorded LLM reply is not in pyql's form ({type(exc).__name__}: {exc})") from None
 
 
 def _prompt_json(prompt: Prompt) -> Any:
@@ -129,36 +135,49 @@ class RecordedLLM:
         self.relation_scorer = RelationPMI(RecordedScorer(store, None if inner is None else _local_scorer_inner()))
 
     def complete(self, prompt: Prompt, *, stop: Sequence[str] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None, grammar: str | None = None) -> LLMReply:
+                 tools: Sequence[Mapping[str, Any]] | None = None, grammar: str | None = None,
+                 sampling: Sampling | None = None) -> LLMReply:
         """Ask the inner LLM and keep its reply (record), or answer from the recording (replay).
+
+        A call's own ``sampling`` (temperature, seed, log-probabilities), when
+        given, is part of its key (a call without it has the key it always had).
 
         Raises:
             LLMReplayMiss: a replay, and the call is not in the recording.
+            LLMRecordingUnavailable: the reply could not be recorded (it is not used).
             LLMError: the inner LLM's errors (a failed call is not recorded).
+            pyql.errors.RecordingDamaged: the recording's entry for the call is damaged (the command stops).
         """
         cfg = self.config
         request = {
-            "model": self.requested, "mode": cfg.mode, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
+            "model": self.requested, "mode": cfg.mode, "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
             "extra_body": dict(cfg.extra_body), "stop": list(cfg.stop if stop is None else stop),
             "prompt": _prompt_json(prompt), "tools": [dict(t) for t in tools] if tools else None, "grammar": grammar,
         }
+        if sampling is not None and sampling.fields():  # a call's own sampling: part of its key (none: the key as before)
+            request["sampling"] = sampling.fields()
         if self.store.mode == "replay":
             return self._replayed(request, prompt)
-        reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar)
-        self.store.put("llm", str(reply.model or self.requested or ""), request, reply_to_json(reply), reply.latency)
-        self._name_model(reply)
+        asked = {"sampling": sampling} if sampling is not None else {}
+        reply = self._llm.complete(prompt, stop=stop, tools=tools, grammar=grammar, **asked)
+        try:
+            self.store.put("llm", str(reply.model or self.requested or ""), request, reply_to_json(reply), reply.latency)
+            self._name_model(reply)
+        except RecordingUnavailable as exc:  # not kept, so not used: the question fails to run
+            raise LLMRecordingUnavailable(str(exc)) from None
         return reply
 
     def _replayed(self, request: dict[str, Any], prompt: Prompt) -> LLMReply:
         start = time.monotonic()
-        found = self.store.get("llm", request)
+        found = self.store.get("llm", request, decode=reply_from_json)
         if found is None:
             text = prompt if isinstance(prompt, str) else " | ".join(str(m.get("content") or "") for m in prompt)
             raise LLMReplayMiss(
                 f"the LLM call is not in the recording {self.store.path} (model {self.requested or '(default)'}, "
                 f"prompt of {len(text)} characters ending {one_line(text[-160:], 160)!r})"
             )
-        reply = reply_from_json(found)
+        reply = found
         reply.latency = time.monotonic() - start
         self.meter.record(reply)
         return reply
@@ -211,15 +230,30 @@ class RecordedScorer:
         """
         request = {"scorer": self.name, "prefix": prefix, "continuation": continuation}
         if self.store.mode == "replay" or self.inner is None:
-            found = self.store.get("score", request)
+            found = self.store.get("score", request, decode=_score)
             if found is None:
                 raise LLMReplayMiss(f"the relation score of {continuation.strip()!r} after {one_line(prefix, 120)!r} "
                                     f"is not in the recording {self.store.path}")
-            return float(found)
+            return found
         start = time.monotonic()
         value = float(self.inner.logprob(prefix, continuation))
         self.store.put("score", self.name, request, value, time.monotonic() - start)
         return value
+
+
+def _score(data: Any) -> float:
+    """A recorded relation score: a number (a log-probability).
+
+    Raises:
+        pyql.errors.RecordingError: anything else (the store names the entry as damaged).
+
+    Example:
+        >>> _score(-1.5), _score(2)
+        (-1.5, 2.0)
+    """
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        raise RecordingError(f"a recorded relation score is not a number: {one_line(repr(data), 60)}")
+    return float(data)
 
 
 def _local_scorer_inner() -> Any:

@@ -40,6 +40,7 @@ __all__ = [
     "cap_reply",
     "messages_to_text",
     "repair_surrogates",
+    "Sampling",
 ]
 
 #: One chat message: ``{"role": ..., "content": ...}``.
@@ -131,6 +132,9 @@ class LLMReply:
         cut: the length in characters of the longest text of the reply (its
             text, a tool call's arguments) that was longer than
             ``LLMConfig.max_reply_chars`` and was cut to it; 0 when nothing was cut.
+        top_logprobs: for each generated token, its most likely alternatives and their
+            natural-log probabilities (``{" 2": -0.3, " 1": -1.5}``), when the call asked for
+            them (:attr:`Sampling.top_logprobs`) and the server gave them; else None.
 
     Example:
         >>> r = LLMReply("Action 1: execute()", usage_in=10, usage_out=5)
@@ -149,6 +153,7 @@ class LLMReply:
     raw: Any = field(default=None, repr=False, compare=False)
     replaced: int = 0
     cut: int = 0
+    top_logprobs: list[dict[str, float]] | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -206,6 +211,39 @@ class UsageMeter:
         }
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """What one call asks of the sampler beyond the LLM's configuration (``complete(..., sampling=...)``).
+
+    A search that samples (``vote``, ``generate-execute``) asks each sample at a
+    temperature above 0 with its own seed, so that the samples differ and each
+    one's request is distinct and reproducible (a recording keys it,
+    :mod:`agent.llm.recording`); a search that scores listed choices asks for
+    the top log-probabilities of the reply's tokens. A field left None is not
+    sent: the call is then the same request as without it.
+
+    Attributes:
+        temperature: the sampling temperature of this call (None: the configured one).
+        seed: the sampler's seed (None: none sent).
+        top_logprobs: how many of each generated token's most likely alternatives to
+            return with their log-probabilities (None: none asked;
+            :attr:`LLMReply.top_logprobs`).
+
+    Example:
+        >>> Sampling(temperature=0.7, seed=3).fields(), Sampling().fields()
+        ({'temperature': 0.7, 'seed': 3}, {})
+    """
+
+    temperature: float | None = None
+    seed: int | None = None
+    top_logprobs: int | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The fields that are set (what a request and a recording's key add)."""
+        return {k: v for k, v in (("temperature", self.temperature), ("seed", self.seed), ("top_logprobs", self.top_logprobs))
+                if v is not None}
+
+
 @runtime_checkable
 class LLM(Protocol):
     """What an agent needs from an LLM.
@@ -215,7 +253,10 @@ class LLM(Protocol):
     (``{"role": ..., "content": ...}``; joined into one text on the
     completions endpoint). ``stop`` overrides the configured stop sequences;
     ``tools`` are OpenAI tool schemas (native tool calls); ``grammar`` is a
-    GBNF grammar the server must follow (llama.cpp).
+    GBNF grammar the server must follow (llama.cpp). ``sampling`` (a
+    :class:`Sampling`) sets this call's temperature, seed or log-probabilities;
+    only the strategies that sample or score give it, so an LLM written
+    before it existed still serves every other strategy.
     """
 
     def complete(
@@ -225,6 +266,7 @@ class LLM(Protocol):
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         grammar: str | None = None,
+        sampling: Sampling | None = None,
     ) -> LLMReply: ...
 
 

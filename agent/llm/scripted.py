@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from agent.errors import LLMError  # noqa: F401 (defined in agent/errors.py)
 from agent.llm.config import LLMConfig
-from agent.llm.replies import LLMReply, Prompt, UsageMeter, cap_reply, messages_to_text, repair_surrogates
+from agent.llm.replies import LLMReply, Prompt, Sampling, UsageMeter, cap_reply, messages_to_text, repair_surrogates
 from agent.llm.retries import with_retries
 
 __all__ = ["ScriptedLLM"]
@@ -54,7 +54,7 @@ class ScriptedLLM:
 
     Attributes:
         prompts: every prompt received, one per request (retries included).
-        calls: the same, with the keyword arguments (``stop``, ``tools``, ``grammar``).
+        calls: the same, with the keyword arguments (``stop``, ``tools``, ``grammar``; ``sampling`` when a call gave it).
         sleeps: the backoff delays that would have been slept.
 
     Raises:
@@ -103,9 +103,12 @@ class ScriptedLLM:
         stop: Sequence[str] | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         grammar: str | None = None,
+        sampling: Sampling | None = None,
     ) -> LLMReply:
-        """Return the next scripted reply (see the class)."""
-        kwargs = {"stop": None if stop is None else list(stop), "tools": tools, "grammar": grammar}
+        """Return the next scripted reply (see the class); a call's ``sampling`` is kept with it, the script does not read it."""
+        kwargs: dict[str, Any] = {"stop": None if stop is None else list(stop), "tools": tools, "grammar": grammar}
+        if sampling is not None:
+            kwargs["sampling"] = sampling
 
         def call() -> LLMReply:
             self.calls.append(_Call(prompt if isinstance(prompt, str) else [dict(m) for m in prompt], kwargs))
@@ -120,7 +123,8 @@ class ScriptedLLM:
             if isinstance(item, BaseException):
                 raise item
             if isinstance(item, LLMReply):
-                return replace(item, tool_calls=list(item.tool_calls))
+                return replace(item, tool_calls=list(item.tool_calls),
+                               top_logprobs=[dict(t) for t in item.top_logprobs] if item.top_logprobs is not None else None)
             return LLMReply(
                 text=str(item),
                 usage_in=len(messages_to_text(prompt).split()),

@@ -144,6 +144,10 @@ class Side:
     state_vocabulary: ClassVar[bool] = False
 
     # -- prompts ---------------------------------------------------------------
+    def default_example(self, env: Any) -> str:
+        """The one-shot example of the written actions when none is given (a bundled name, :func:`agent.methods.episode.load_example`)."""
+        return self.example
+
     def written_head(self, env: Any, question: str, example: str | None, templates: jinja2.Environment) -> str:
         """The fixed part of a written-action prompt: task, action docs, one-shot example, question."""
         raise NotImplementedError
@@ -216,9 +220,12 @@ class KBSide(Side):
         MarkQA's actions are in the docs, and the default examples show them."""
         return bool(env.kb.profile.statement_model)
 
+    def default_example(self, env: Any) -> str:
+        return _WIKIDATA_PROMPT["example"] if self.statement_model(env) else self.example
+
     def written_head(self, env: Any, question: str, example: str | None, templates: jinja2.Environment) -> str:
         wikidata = self.statement_model(env)
-        shown = load_example(example or (_WIKIDATA_PROMPT["example"] if wikidata else self.example))
+        shown = load_example(example or self.default_example(env))
         entities = repr(dict(env.memory.entities))
         extra = {"relation_example": _WIKIDATA_PROMPT["relation_example"]} if wikidata else {}
         extra["values"] = prompt_values(question, env.memory.entities)  # grounded: numbers, dates at their precision, cues

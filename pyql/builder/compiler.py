@@ -52,7 +52,8 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import InitVar, dataclass
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from pyql.errors import QueryError
@@ -194,6 +195,12 @@ class Block:
     Immutable (a folded scope is cached on a query and shared). The text of
     its parts, once written, is kept on the block (per profile and
     indentation; not a field, so it plays no part in ``==`` and ``hash``).
+    The block it was made from (``base``) is held weakly: while that block
+    lives (the query before the step, kept by an environment's history) its
+    text starts this one's, so a query built step by step writes each part
+    once; a chain whose earlier queries are gone (a converter building
+    40,000 steps) keeps one block and one text, not one of each per step
+    (memory linear in the query's size, ``benchmarks/bench_convert.py --flat``).
 
     Attributes:
         parts: the patterns of the group, in order (see :data:`Part`).
@@ -201,8 +208,8 @@ class Block:
         argmax: the step whose ORDER BY / LIMIT / OFFSET apply to the block.
         computed: aggregate results (literals, never labelled).
         one_row: a COUNT without GROUP BY (while nothing is added to it).
-        base: a block whose parts are the first parts of this one (the block
-            this one was made from); its text, once written, starts this one's.
+        base: (given to the constructor, then :meth:`base_block`) a block whose parts
+            are the first parts of this one (the block this one was made from).
 
     Example:
         >>> from pyql.builder.query import Query
@@ -219,7 +226,32 @@ class Block:
     argmax: Ordering | None = None
     computed: tuple[Variable, ...] = ()
     one_row: bool = False
-    base: Block | None = field(default=None, compare=False, repr=False)
+    base: InitVar[Block | None] = None
+
+    def __post_init__(self, base: Block | None) -> None:
+        # not a field (no part in ==, hash, repr); weak: see the class docstring
+        self.__dict__["_base"] = None if base is None else weakref.ref(base)
+
+    def base_block(self) -> Block | None:
+        """The block this one was made from, while it lives (None: none, or gone).
+
+        Example:
+            >>> from pyql.builder.query import Query
+            >>> q = Query().add_fact("?c", "a.b.c", "?t")
+            >>> block = q.scope.block
+            >>> longer = q.add_fact("?t", "d.e.f", "?u")
+            >>> longer.scope.block.base_block() is block
+            True
+            >>> del q, block
+            >>> longer.scope.block.base_block() is None  # the query before the step is gone, and its block
+            True
+        """
+        ref = self.__dict__.get("_base")
+        return None if ref is None else ref()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a copy or a pickle keeps: the fields (not the weak base, not the texts written)."""
+        return {name: value for name, value in self.__dict__.items() if name not in ("_base", "_texts")}
 
     @property
     def has_modifiers(self) -> bool:
@@ -298,24 +330,26 @@ class Block:
         )
 
     def _inner(self, profile: Profile, indent: str) -> str:
-        """The lines of the parts, indented: kept once written, and started from the base's."""
+        """The lines of the parts, indented: kept once written (on this block only: one text per block
+        asked, never one per earlier block, which would be quadratic), and started from the nearest
+        living base's text when it has one."""
         key = (id(profile), indent)
-        pending: list[Block] = []
-        block: Block | None = self
-        text = ""
-        while block is not None:  # up the bases to one whose text is known (no recursion: chains may be long)
+        hit = self.__dict__.get("_texts", {}).get(key)
+        if hit is not None and hit[0] is profile:
+            return hit[1]
+        text, done = "", 0
+        block = self.base_block()
+        while block is not None:  # up the living bases to one whose text is known (no recursion: chains may be long)
             hit = block.__dict__.get("_texts", {}).get(key)
             if hit is not None and hit[0] is profile:
-                text = hit[1]
+                text, done = hit[1], len(block.parts)
                 break
-            pending.append(block)
-            block = block.base
-        done = len(block.parts) if block is not None else 0
+            block = block.base_block()
         lead = indent + _INDENT
-        for block in reversed(pending):
-            text += "".join(lead + line + "\n" for part in block.parts[done:] for line in part_text(part, profile).split("\n"))
-            done = len(block.parts)
-            block.__dict__.setdefault("_texts", {})[key] = (profile, text)
+        pieces = [text]
+        pieces += [lead + line + "\n" for part in self.parts[done:] for line in part_text(part, profile).split("\n")]
+        text = "".join(pieces)
+        self.__dict__.setdefault("_texts", {})[key] = (profile, text)
         return text
 
 

@@ -53,6 +53,7 @@ from pyql.environment import Analyzer, Environment, FinalResult, StepRecord
 from pyql.errors import ArgumentError, PyQLError, QueryError
 from pyql.kb import probes
 from pyql.kb.observation import ResultSet, Value
+from pyql.builder.profiles import RDFS
 from pyql.builder.query import Query
 from pyql.builder.terms import IRI, Term, Variable
 
@@ -299,22 +300,37 @@ class AgentBenchEnvironment(Environment):
 
     # -- what the KB says ------------------------------------------------------
     def relations_of(self, operand: BenchVariable | IRI) -> tuple[tuple[str, ...], bool]:
-        """The relations out of an entity or a variable's members (one bounded query, cached), and whether complete."""
+        """The relations out of an entity or a variable's members (one bounded query, cached), and whether complete;
+        labels left out (:meth:`is_label`)."""
         key = self.key(operand)
         if key not in self.relation_lists:
             if isinstance(operand, BenchVariable):
                 found = self.kb.relations(Variable(f"v{operand.index}"), operand.query)
             else:
                 found = self.kb.relations(operand)
-            self.relation_lists[key] = (tuple(found.forward), found.complete)
+            self.relation_lists[key] = (tuple(r for r in found.forward if not self.is_label(r)), found.complete)
         return self.relation_lists[key]
 
+    def is_label(self, relation: str) -> bool:
+        """Whether a relation (as the profile shortens it) gives names: ``rdfs:label`` or a label predicate of the profile
+        (Freebase's ``type.object.name``). AgentBench's ``get_relations`` lists the KB's schema relations only, never a
+        label, so neither lists nor follows one here.
+
+        Example:
+            >>> from pyql.kb import KB
+            >>> env = AgentBenchEnvironment(KB.open("demo"))
+            >>> env.is_label("rdfs:label"), env.is_label("type.object.name"), env.is_label("meteorology.tropical_cyclone.category")
+            (True, True, False)
+        """
+        profile = self.kb.profile
+        return relation in {profile.shorten(p) for p in (*profile.label_predicates, RDFS + "label")}
+
     def has_relation(self, operand: BenchVariable | IRI, relation: IRI) -> bool:
-        """Whether the relation goes out of the operand: listed, or (a list read from a sample) one bounded ASK."""
+        """Whether the relation goes out of the operand: listed, or (a list read from a sample) one bounded ASK; never a label."""
         listed, complete = self.relations_of(operand)
         if self.kb.profile.shorten(relation.value) in listed:
             return True
-        if complete:
+        if complete or self.is_label(self.kb.profile.shorten(relation.value)):
             return False
         if isinstance(operand, BenchVariable):
             return bool(self.kb.has_relation(Variable(f"v{operand.index}"), relation, "forward", operand.query))

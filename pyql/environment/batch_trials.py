@@ -106,11 +106,33 @@ _VALUE_VAR = "__o"
 _LABEL_VAR = "__label"
 #: An IRI no KB describes: what the label pattern of a check looks up for a value that is a literal.
 _NO_ENTITY = IRI("urn:x-pyql:no-entity")
-#: Labels a check has read, per environment (a question's episode): a value shown again is not asked again.
-_LABELS: weakref.WeakKeyDictionary[Any, dict[Term, str | None]] = weakref.WeakKeyDictionary()
-#: The values of facts from entities a check has read, per environment: (entity, relation, forward) → values
+#: Labels a check has read, per episode: a value shown again is not asked again.
+_LABELS = "batch_trials.labels"
+#: The values of facts from entities a check has read, per episode: (entity, relation, forward) → values
 #: (at most :data:`FACT_ROWS`; none: the fact has no rows). The KB does not change during an episode.
-_ENTITY_FACTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str, bool], tuple[Term, ...]]] = weakref.WeakKeyDictionary()
+_ENTITY_FACTS = "batch_trials.entity_facts"
+#: The same, for an environment that keeps nothing for its episode (no ``shared``): per environment object.
+_PER_OBJECT: dict[str, weakref.WeakKeyDictionary[Any, dict[Any, Any]]] = {
+    _LABELS: weakref.WeakKeyDictionary(), _ENTITY_FACTS: weakref.WeakKeyDictionary(),
+}
+
+
+def _kept(env: Any, name: str) -> dict[Any, Any]:
+    """What the episode's checks have read of the KB, of one kind: in the episode's shared store, which every fork of
+    the episode shares (:attr:`pyql.environment.kernel.Environment.shared`: a search's branches read a label or an
+    entity's fact once).
+
+    Example:
+        >>> from pyql.kb import KB
+        >>> from pyql.environment.sparql import SparqlEnvironment
+        >>> env = SparqlEnvironment(KB.open("demo"))
+        >>> _kept(env, _LABELS) is _kept(env.fork(), _LABELS)
+        True
+    """
+    shared = getattr(env, "shared", None)
+    if isinstance(shared, dict):
+        return shared.setdefault(name, {})
+    return _PER_OBJECT[name].setdefault(env, {})
 
 
 def trial(env: Any, action: str) -> Any:
@@ -714,7 +736,7 @@ class StepChecker:
                 text, observed = prefix_lines(kb.profile) + "SELECT * WHERE {\n" + "\nUNION\n".join(extra) + "\n}\n", []
             labelled = [len(batch) + j for j in range(len(grouped)) if on_entity[j]] if fresh else []
             found, values, counted, labels = _read_rows(kb.select(text), observed, len(grouped), labelled)
-            _LABELS.setdefault(self.env, {}).update(labels)
+            _kept(self.env, _LABELS).update(labels)
             cells = self._labelled([*found, *([{f.shown.name: t} for t in v[: self._preview_rows()]] for v, (_, _, f) in zip(values, grouped))])
         except PyQLError:
             return  # the engine rejected the batch (or timed out): each candidate is tried on its own
@@ -729,12 +751,12 @@ class StepChecker:
                 self._keep(action, self._decide(action, query, rows, [fact.shown]) if rows or (complete and not fact.partial) else None)
                 # a fact from an entity not joined with the current query: its values are the KB's, kept for later checks
                 if not on_window and (core is None or not joined) and (values[j] and answer is None or not values[j] and complete):
-                    _ENTITY_FACTS.setdefault(self.env, {})[(fact.key, fact.relation, fact.forward)] = tuple(values[j])  # type: ignore[union-attr]
+                    _kept(self.env, _ENTITY_FACTS)[(fact.key, fact.relation, fact.forward)] = tuple(values[j])  # type: ignore[union-attr]
 
     def _from_earlier(self, grouped: list[tuple[str, Any, Grouped]]) -> list[tuple[str, Any, Grouped]]:
         """Decide with no query the facts from entities that an earlier check of this episode read (their values
         do not depend on the current query, where it is known to have rows or its answers are known); the rest."""
-        seen = _ENTITY_FACTS.setdefault(self.env, {})
+        seen = _kept(self.env, _ENTITY_FACTS)
         answer, answers = self.env.query.answer, self._answers()
         if not seen or not (self._has_rows() or answers):
             return grouped
@@ -872,7 +894,7 @@ class StepChecker:
     def _labelled(self, candidates: list[list[dict[str, Term]]]) -> list[list[dict[str, Value]]]:
         """The candidates' rows with a labelled value per term: the labels not seen yet in this episode read in one query."""
         kb = self.env.kb
-        known = _LABELS.setdefault(self.env, {})
+        known = _kept(self.env, _LABELS)
         for record in self.env.history:
             if isinstance(record.result, Observation):
                 for var in record.result.variables:

@@ -77,7 +77,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, TypeVar
 from pyql.action_parser import ActionCall, Arg, extract_action, parse_action
 from pyql.environment.actions import ActionSet, StepResult
 from pyql.echo import ECHO_LIMIT, MESSAGE_LIMIT, clip, clip_echoes
-from pyql.errors import ParseError, PyQLError, QueryError
+from pyql.errors import ParseError, PyQLError, QueryError, RecordingDamaged
 
 __all__ = [
     "StepQuery",
@@ -331,6 +331,9 @@ class Environment:
         self.final: Any = None
         self.started = time.perf_counter()
         self._baseline = self.backend_counters()
+        #: what the episode has read of its backend and keeps (the backend does not change during an episode):
+        #: shared by every fork of the episode, so a branch never asks again what another one read
+        self.shared: dict[str, Any] = {}
 
     @property
     def analyzer(self) -> Analyzer | None:
@@ -382,7 +385,8 @@ class Environment:
         """A copy of the episode to go on with apart: the same class, its own steps from here.
 
         What is read-only or a cache is shared (the action set, the analyzer,
-        the backend and its counters, relations already read); the small
+        the backend and its counters, relations already read, what the
+        episode keeps of what the backend said, :attr:`shared`); the small
         per-episode state is copied: the query (immutable, so shared as it
         is), ``done``, the final result, the history, the memory (every
         container in it, nested ones too) and the outcomes repeats are
@@ -453,6 +457,10 @@ class Environment:
 
         Returns:
             The step's record; ``record.ok`` says whether it was kept.
+
+        Raises:
+            pyql.errors.RecordingDamaged: the recording or KB cache answering the KB is damaged (any other
+                error is the step's, in ``record.exception``).
         """
         record = StepRecord(index=len(self.history) + 1, text=text.text if isinstance(text, ActionCall) else text)
         record.query_before = self.query
@@ -463,6 +471,8 @@ class Environment:
             feedback = self._follow_looks(record, self._analyze(record, "before"))
             if feedback is None:
                 self._execute(record)
+        except RecordingDamaged:
+            raise  # the user's recording or cache is damaged: the command stops; it is no step's error
         except PyQLError as exc:
             record.exception = exc
         queries1, seconds1 = self.backend_counters()

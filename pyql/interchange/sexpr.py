@@ -54,6 +54,7 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Mapping, Union
 
@@ -81,7 +82,14 @@ Form = Union["Atom", "Node"]
 _COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _OPS = {op: name for name, op in _COMPARISONS.items()}
 _HEADS = ("JOIN", "AND", "OR", "R", "COUNT", "ARGMAX", "ARGMIN", "TC", *_COMPARISONS)
-_TOKEN = re.compile(r'\s+|\(|\)|"(?:[^"\\]|\\.)*"(?:\^\^\S+?(?=[\s()]|$)|@[A-Za-z-]+)?|[^\s()"]+|"')
+_TOKEN = re.compile(r'\s+|\(|\)|"(?:[^"\\]|\\.)*"(?:\^\^\S+?(?=[\s()]|$)|@[A-Za-z][A-Za-z0-9-]*)?|[^\s()"]+|"', re.DOTALL)
+#: A quoted literal as one token holds it: the body (escapes as written), then a datatype or a language tag.
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"(?:\^\^(.+)|@([A-Za-z][A-Za-z0-9-]*))?', re.DOTALL)
+#: The escapes of a quoted literal's body (as SPARQL's and N-Triples' strings write them).
+_ESCAPE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))', re.DOTALL)
+_SHORT_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
+#: What a word of a form may hold (an entity, a relation, a class, a bare typed literal): one token, nothing to escape.
+_WORD = re.compile(r'[^\s()"\\\x00-\x1f\x7f\x85\u2028\u2029]+')
 #: A time span's end relation, from its start relation's last part.
 _END_OF = {"from": "to", "start_date": "end_date", "from_date": "to_date", "start": "end", "begin": "end"}
 #: A time span's start relation, from its end relation's last part (``end``: ``start``, the likelier of two).
@@ -212,15 +220,22 @@ class _Reader:
 
     def term(self, atom: Atom, role: str) -> Term:
         text = atom.text
-        if "^^" in text:
-            lexical, _, datatype = text.rpartition("^^")
-            lexical = lexical[1:-1] if len(lexical) >= 2 and lexical[0] == lexical[-1] == '"' else lexical
-            datatype = datatype[1:-1] if datatype.startswith("<") and datatype.endswith(">") else datatype
-            return Literal(lexical, parse_term(datatype, self.query.profile, "relation").value)  # type: ignore[attr-defined]
         try:
+            quoted = _QUOTED.fullmatch(text)
+            if quoted is not None:  # "body", "body"@lang, "body"^^datatype: the body's escapes read
+                body, datatype, lang = quoted.groups()
+                return Literal(_unescaped(body), self.datatype(datatype) if datatype else None, lang)
+            if "^^" in text:  # GrailQA's bare typed literal: 2009-08-20^^http://www.w3.org/2001/XMLSchema#date
+                lexical, _, datatype = text.rpartition("^^")
+                return Literal(lexical, self.datatype(datatype))
             return parse_term(text, self.query.profile, role)
         except PyQLError as exc:
             raise self.fail(str(exc), atom) from None
+
+    def datatype(self, text: str) -> str:
+        """A literal's datatype as written after ``^^``: a full IRI, ``<IRI>`` or a name of the profile."""
+        text = text[1:-1] if text.startswith("<") and text.endswith(">") else text
+        return parse_term(text, self.query.profile, "relation").value  # type: ignore[attr-defined]
 
     def relation(self, form: Form) -> tuple[IRI, bool]:
         """A relation argument: the relation and whether it is reversed (``(R r)``)."""
@@ -409,19 +424,71 @@ def read_sexpr(text: str, entities: Mapping[str, str], profile: Profile) -> Quer
 # -- writing -----------------------------------------------------------------
 
 
+def _escaped(text: str) -> str:
+    r"""A literal's text inside the quotes of a form: quotes and backslashes escaped, and every control,
+    line-separating or surrogate character as ``\n``, ``\r``, ``\t`` or ``\uXXXX`` (never a raw NUL byte or line break).
+
+    Example:
+        >>> print(_escaped('say "hi"' + chr(10) + chr(0)))
+        say \"hi\"\n\u0000
+    """
+    out = []
+    for char in text:
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp"):
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _unescaped(body: str) -> str:
+    r"""The text of a quoted literal's body: the escapes :func:`_escaped` writes read back (any other
+    backslash kept as written).
+
+    Example:
+        >>> _unescaped(r'say \"hi\" \u0041\n \d') == 'say "hi" A' + chr(10) + ' ' + chr(92) + 'd'
+        True
+    """
+
+    def one(match: re.Match[str]) -> str:
+        short, long_, char = match.group(1), match.group(2), match.group(3)
+        if short or long_:
+            code = int(short or long_, 16)
+            return chr(code) if code <= 0x10FFFF else match.group(0)
+        return _SHORT_ESCAPES.get(char, match.group(0))
+
+    return _ESCAPE.sub(one, body)
+
+
 def _literal_text(term: Literal) -> str:
+    """A literal as a form writes it: bare and typed as GrailQA writes them when the text allows, else quoted.
+
+    Raises:
+        ConversionError: a datatype or language tag no token of the dialect can hold.
+    """
     if term.lang is not None:
-        return f'"{term.lexical}"@{term.lang}'
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", term.lang):
+            raise ConversionError(f"the language tag {term.lang!r} cannot be written in an S-expression")
+        return f'"{_escaped(term.lexical)}"@{term.lang}'
     if term.datatype is None:
-        return f'"{term.lexical}"'
-    return f"{term.lexical}^^{term.datatype}"
+        return f'"{_escaped(term.lexical)}"'
+    if not _WORD.fullmatch(term.datatype):
+        raise ConversionError(f"the datatype <{term.datatype}> cannot be written in an S-expression (spaces, quotes, parentheses)")
+    if _WORD.fullmatch(term.lexical) and not term.lexical.startswith('"'):
+        return f"{term.lexical}^^{term.datatype}"
+    return f'"{_escaped(term.lexical)}"^^{term.datatype}'
 
 
 class _Writer:
     """Turns a chain's query graph, rooted at its answer, into a form."""
 
-    def __init__(self, query: Query) -> None:
+    def __init__(self, query: Query, flat: bool = False) -> None:
         self.profile = query.profile
+        self.flat = flat
         self.facts: list[Fact] = []
         self.types: dict[Variable, list[IRI]] = {}
         self.filters: dict[Variable, list[Filter]] = {}
@@ -492,7 +559,10 @@ class _Writer:
 
     def name(self, term: Term) -> str:
         if isinstance(term, IRI):
-            return self.profile.shorten(term.value)
+            name = self.profile.shorten(term.value)
+            if not _WORD.fullmatch(name) or name in _HEADS:
+                raise ConversionError(f"{name} cannot be written as a word of an S-expression (spaces, quotes, parentheses)")
+            return name
         if isinstance(term, Literal):
             return _literal_text(term)
         raise ConversionError(f"{term} cannot be written in an S-expression")
@@ -527,8 +597,11 @@ class _Writer:
         if not parts:
             raise ConversionError(f"{var} is not constrained by anything an S-expression can say")
         form = parts[-1]
-        for part in reversed(parts[:-1]):
-            form = f"(AND {part} {form})"
+        if len(parts) > 2 and self.flat:  # one n-ary AND: the same logical form, one level deep
+            form = "(AND " + " ".join(parts) + ")"
+        else:  # GrailQA's binary ANDs, nested to the right
+            for part in reversed(parts[:-1]):
+                form = f"(AND {part} {form})"
         for span in self.times.get(var, []):
             named = span.end_relation if span.by_end else span.start_relation
             form = f"(TC {form} {self.name(named)} {self.when(span)})"
@@ -549,7 +622,7 @@ class _Writer:
         """``(OR ...)`` of the branches' sets of the union's variable; a branch is a set, so it neither counts nor orders."""
         forms = []
         for number, branch in enumerate(step.branches, 1):
-            inner = _Writer(branch)
+            inner = _Writer(branch, self.flat)
             if inner.count is not None or inner.argmax is not None:
                 raise ConversionError(f"branch {number} of add_union on {step.var} counts or orders; in an S-expression OR joins sets")
             forms.append(inner.set_of(step.var, None))
@@ -599,10 +672,19 @@ class _Writer:
 def write_sexpr(query: Query) -> str:
     """The S-expression of a chain whose query graph is a tree rooted at its answer.
 
+    ``AND`` is written as GrailQA writes it, binary and nested to the right,
+    while the form fits the reader's :data:`MAX_DEPTH`; a form that would
+    nest deeper is written with each ``AND`` flat (n-ary; the same logical
+    form, :func:`same_logical_form`). What a writer writes, the reader
+    reads: a literal's text is quoted with its escapes (never a raw NUL
+    byte or line break), and a form the reader would refuse is refused here.
+
     Raises:
         ConversionError: a step S-expressions cannot say (a quantity, a
             bind, a filter between two variables, ...), a cycle, an
-            unconstrained variable, no answer.
+            unconstrained variable, no answer, a query that is a class
+            alone, a form nested deeper than :data:`MAX_DEPTH` even with
+            flat ``AND``s, a name no word of the dialect can hold.
 
     Example:
         >>> q = Query().add_fact("m.0a", "a.b.c", "?x").add_fact("?x", "a.b.year", "?y").add_max("?y", "?x")
@@ -613,7 +695,34 @@ def write_sexpr(query: Query) -> str:
         ...
         pyql.errors.ConversionError: ?y is not constrained by anything an S-expression can say
     """
-    return _Writer(query).form()
+    text = _Writer(query).form()
+    if _depth(text) > MAX_DEPTH:
+        text = _Writer(query, flat=True).form()
+    if not text.startswith("("):
+        raise ConversionError(f"the query is the class {text} alone; an S-expression the reader takes starts with '('")
+    try:
+        parse_sexpr(text)  # never write what the reader refuses
+    except ParseError as exc:
+        raise ConversionError(f"the query cannot be written as an S-expression the reader takes: {exc}") from None
+    return text
+
+
+def _depth(text: str) -> int:
+    """How deep a form's parentheses nest (quoted literals skipped).
+
+    Example:
+        >>> _depth('(AND (JOIN r m.0a) (JOIN r "(("))'), _depth("c")
+        (2, 0)
+    """
+    depth = deepest = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token == ")":
+            depth -= 1
+    return deepest
 
 
 # -- comparing -----------------------------------------------------------------

@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import pyql.kb.probes as probes
 import pyql.kb.quantities as quantities
-from pyql.errors import EngineError, KBError, QueryError
+from pyql.errors import EngineError, KBError, QueryError, RecordingError
 from pyql.kb.observation import (
     BoundedRows,
     Observation,
@@ -218,6 +218,9 @@ class KB(ABC):
             self.stats.record(time.perf_counter() - start, error=True)
             if exc.query is None:
                 exc.query = sparql
+            raise
+        except RecordingError:  # a recording or cache answering for the engine: its own error, never the query's
+            self.stats.record(time.perf_counter() - start, error=True)
             raise
         except Exception as exc:  # an engine's own exception type
             self.stats.record(time.perf_counter() - start, error=True)

@@ -28,7 +28,10 @@ Faults are told apart (see ``docs/reliability.md``):
   query, as Virtuoso and Blazegraph send), or cut the result at its row limit
   (``X-SPARQL-MaxRows``) instead of passing it as complete.
 
-Every message names the endpoint's URL. The row count the query asked for
+Every message names the endpoint's URL. Credentials written in the URL
+(``http://alice:s3cret@host/sparql``) are sent as HTTP basic
+authentication, to that origin only, and never said: :attr:`EndpointKB.url`
+and every message write the password ``***``. The row count the query asked for
 (its final ``LIMIT``) is enforced on the answer: an endpoint that ignores
 LIMIT cannot make an observation or a relation list unbounded. The answer is
 parsed as it arrives and reading stops at ``LIMIT + 1`` rows (the connection
@@ -45,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import codecs
 import http.client
 import json
@@ -58,12 +62,13 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
-from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, KBError
+from pyql.echo import redact_credentials
+from pyql.errors import EngineError, EngineTimeout, EngineUnavailable, KBError, TermError
 from pyql.kb.base import KB
 from pyql.builder.profiles import Profile
 from pyql.builder.terms import IRI, BlankNode, Literal, Term, canonical_literal
 
-__all__ = ["EndpointKB", "binding_to_term", "cell_problem", "declared_limit"]
+__all__ = ["EndpointKB", "binding_to_term", "cell_problem", "declared_limit", "selected_variables"]
 
 #: Answers larger than this many bytes are refused (an endpoint that ignores LIMIT).
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -98,6 +103,45 @@ def declared_limit(sparql: str) -> int | None:
     tail = sparql[sparql.rfind("}") + 1 :]
     match = re.search(r"(?i)\bLIMIT\s+(\d+)", tail)
     return int(match.group(1)) if match else None
+
+
+#: The tokens :func:`selected_variables` reads: comments, IRIs and strings (skipped whole), variables, words, the rest.
+_QUERY_TOKEN = re.compile(
+    r"""\#[^\n]*|<[^<>"{}|^`\\\s]*>|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[?$](\w+)|([A-Za-z_]\w*)|(\S)""",
+    re.DOTALL,
+)
+
+
+def selected_variables(sparql: str) -> frozenset[str] | None:
+    """The variables a SELECT's answer may bind: those its (outermost) projection names, ``AS ?v`` aliases
+    included; None for ``SELECT *`` or text that is no SELECT (then any variable may come back).
+
+    Example:
+        >>> sorted(selected_variables("PREFIX ns: <http://x/?a> SELECT DISTINCT ?x (COUNT(?y) AS ?n) WHERE { ?x ns:p ?y }"))
+        ['n', 'x']
+        >>> selected_variables("SELECT * WHERE { ?s ?p ?o }") is None, selected_variables("ASK { ?s ?p ?o }") is None
+        (True, True)
+    """
+    names: set[str] = set()
+    depth, started, alias = 0, False, False
+    for match in _QUERY_TOKEN.finditer(sparql):
+        var, word, other = match.group(1), match.group(2), match.group(3)
+        keyword = (word or "").upper()
+        if not started:
+            if keyword in ("ASK", "CONSTRUCT", "DESCRIBE"):
+                return None
+            started = keyword == "SELECT"
+            continue
+        if depth == 0 and (keyword in ("WHERE", "FROM") or other == "{"):
+            return frozenset(names)
+        if other == "*" and depth == 0:
+            return None
+        if other in ("(", ")"):
+            depth += 1 if other == "(" else -1
+        if var is not None and (depth == 0 or alias):
+            names.add(var)
+        alias = keyword == "AS"
+    return frozenset(names) if started else None
 
 
 def binding_to_term(binding: Mapping[str, Any]) -> Term:
@@ -406,7 +450,10 @@ class _ResultsReader:
             problem = cell_problem(cell)
             if problem is not None:
                 raise self._unavailable(f"{self.said} with {problem}")
-            row[name] = _term(cell)
+            try:
+                row[name] = _term(cell)
+            except TermError as exc:  # a well-formed cell no term holds (a lone surrogate): the service's fault too
+                raise self._unavailable(f"{self.said} with a cell that is no term ({exc}): {_excerpt(repr(cell), 200)}") from None
         return row
 
     def _not_json(self, reason: str) -> EngineUnavailable:
@@ -473,14 +520,15 @@ class EndpointKB(KB):
     ) -> None:
         super().__init__(profile, **options)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise KBError(f"an endpoint URL starts with http:// or https://, got {url!r}")
+            raise KBError(f"an endpoint URL starts with http:// or https://, got {redact_credentials(repr(url))}")
         try:
             seconds = float(timeout)
         except (TypeError, ValueError):
             raise KBError(f"the endpoint timeout is in seconds, not {timeout!r}") from None
         if not seconds > 0 or seconds != seconds or seconds == float("inf"):
             raise KBError(f"the endpoint timeout is in seconds and must be positive, not {timeout!r}")
-        self.url = url
+        self.url = redact_credentials(url)  # what every message and record says: never the password
+        self._address, self._authorization = _without_credentials(url)
         self.timeout = seconds
         self.default_graph = default_graph
         self.max_bytes = int(max_bytes)
@@ -507,14 +555,14 @@ class EndpointKB(KB):
         ``exchange.limit + 1`` rows; any other answer is read whole, for its message.
         """
         try:
-            url = self.url
+            url = self._address
             body = self._form(sparql)
             for _ in range(_MAX_REDIRECTS + 1):
                 conn, target = self._connect(url, max(deadline - time.monotonic(), 0.001))
                 exchange.conn = conn
                 if exchange.cancel.is_set():
                     return
-                conn.request("POST", target, body=body, headers=_HEADERS)
+                conn.request("POST", target, body=body, headers=self._headers(url))
                 response = conn.getresponse()
                 location = response.getheader("Location")
                 if response.status in _REDIRECTS and location:
@@ -534,7 +582,9 @@ class EndpointKB(KB):
                 conn.close()  # also when reading stopped at the limit: the rest is never read
                 return
             raise EngineUnavailable(
-                f"the endpoint {self.url} redirected more than {_MAX_REDIRECTS} times (last to {url})", query=sparql, url=self.url
+                f"the endpoint {self.url} redirected more than {_MAX_REDIRECTS} times (last to {redact_credentials(url)})",
+                query=sparql,
+                url=self.url,
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             exchange.error = exc
@@ -546,6 +596,13 @@ class EndpointKB(KB):
                     conn_.close()
                 except Exception:  # pragma: no cover - closing a broken connection
                     pass
+
+    def _headers(self, url: str) -> dict[str, str]:
+        """The request's headers: the URL's credentials as HTTP basic authentication, sent to its own origin only
+        (not to another host a redirect names)."""
+        if self._authorization is None or _origin(url) != _origin(self._address):
+            return _HEADERS
+        return {**_HEADERS, "Authorization": self._authorization}
 
     def _connect(self, url: str, seconds: float) -> tuple[http.client.HTTPConnection, str]:
         """A connection for ``url`` (through the environment's proxy, if any) and the request target to send."""
@@ -675,6 +732,9 @@ class EndpointKB(KB):
         answer = self._run(sparql, "SELECT", limit)
         if answer.rows is None:
             raise self._wrong_shape(answer, "SELECT", sparql, self._select_problem(answer))
+        unasked = self._unasked_variables(answer, sparql)
+        if unasked:
+            raise self._wrong_shape(answer, "SELECT", sparql, unasked)
         if answer.more:
             # The endpoint ignored the LIMIT: keep what the query asked for (the rest was not read).
             self.limit_violations += 1
@@ -690,6 +750,24 @@ class EndpointKB(KB):
         if not isinstance(boolean, bool):
             raise self._wrong_shape(answer, "ASK", sparql, f"with a boolean that is not true or false ({json.dumps(boolean):.50})")
         return boolean
+
+    @staticmethod
+    def _unasked_variables(answer: _Answer, sparql: str) -> str | None:
+        """What is wrong when the answer binds (or its ``head.vars`` names) a variable the query does not select:
+        read as the query's rows, it would be empty rows (issue 35: "the entity is not in the KB"), so it is the
+        service's fault; None when every variable is one the query selects (or the query selects ``*``)."""
+        selected = selected_variables(sparql)
+        if selected is None:
+            return None
+        head = answer.top.get("head")
+        named = head.get("vars") if isinstance(head, dict) else None
+        found = {name for row in answer.rows or () for name in row}
+        found |= {v for v in named if isinstance(v, str)} if isinstance(named, list) else set()
+        unasked = sorted(found - selected)
+        if not unasked:
+            return None
+        asked = " ".join("?" + v for v in sorted(selected)) or "no variable"
+        return f"with variables the query does not select ({' '.join('?' + v for v in unasked[:5])}; it selects {asked})"
 
     @staticmethod
     def _select_problem(answer: _Answer) -> str:
@@ -710,6 +788,31 @@ class EndpointKB(KB):
             url=self.url,
             status=200,
         )
+
+
+def _without_credentials(url: str) -> tuple[str, str | None]:
+    """The URL without its user information, and that information as an HTTP basic ``Authorization`` value.
+
+    Example:
+        >>> _without_credentials("http://alice:s%40cret@127.0.0.1:8890/sparql")
+        ('http://127.0.0.1:8890/sparql', 'Basic YWxpY2U6c0BjcmV0')
+        >>> _without_credentials("https://example.org/sparql")
+        ('https://example.org/sparql', None)
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    user = urllib.parse.unquote(parts.username or "")
+    password = urllib.parse.unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode("utf-8")).decode("ascii")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), f"Basic {token}"
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """A URL's scheme, host and port (credentials are sent to their own origin only)."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port
 
 
 def _proxy_for(parts: urllib.parse.SplitResult) -> urllib.parse.SplitResult | None:

@@ -18,8 +18,9 @@ keyed by its text and the KB's identity (:func:`kb_identity`):
 <pyql.kb.base.KB.open>` of a command goes through one store (the CLI does
 it for ``run``, ``ask`` and ``eval``).
 
-A KB's identity is what its answers depend on: an endpoint's URL and
-default graph; a file's content (sha256) and the engine that reads it; an
+A KB's identity is what its answers depend on: an endpoint's URL (a
+password in it written ``***``: a recording is published, and the answers
+do not depend on the password) and default graph; a file's content (sha256) and the engine that reads it; an
 on-disk store's manifest (the files loaded into it). A changed file or
 store is another identity, so a cache is never used for other data; an
 endpoint's data changing behind its URL is not seen (clear the cache).
@@ -53,8 +54,8 @@ from typing import Any
 
 import pyql.errors as errors
 import pyql.kb.base as base
-from pyql.echo import one_line
-from pyql.errors import EngineError, EngineUnavailable, RecordingError, ReplayMiss
+from pyql.echo import one_line, redact_credentials
+from pyql.errors import EngineError, EngineUnavailable, RecordingError, RecordingUnavailable, ReplayMiss
 from pyql.kb.base import KB, set_opener
 from pyql.kb.opening import demo_kb_path, open_kb
 from pyql.kb.registry import kb_backends
@@ -121,7 +122,7 @@ def kb_identity(spec: object, options: dict[str, Any] | None = None) -> dict[str
         )
     text = str(spec)
     if "default_graph" in entry.options:
-        return {"endpoint": text, "default_graph": options.get("default_graph")}
+        return {"endpoint": redact_credentials(text), "default_graph": options.get("default_graph")}  # never a password
     argument = str(entry.argument(text))
     engine = {"demo": "FILE", "oxigraph:DIR": "FILE"}.get(entry.form, entry.form)
     if entry.form == "demo" or argument == "demo":
@@ -164,10 +165,14 @@ def decode_rows(data: Any) -> list[dict[str, Term]] | bool:
     """
     try:
         if isinstance(data, dict):
-            return bool(data["boolean"])
+            if not isinstance(data["boolean"], bool):
+                raise TypeError(f"the boolean is {data['boolean']!r}")
+            return data["boolean"]
+        if not isinstance(data, list):
+            raise TypeError(f"the rows are a {type(data).__name__}")
         return [{str(name): _decode_term(cell) for name, cell in row.items()} for row in data]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise RecordingError(f"a recorded KB answer is not in pyql's form ({type(exc).__name__}: {exc}); the file is damaged") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise RecordingError(f"a recorded KB answer is not in pyql's form ({type(exc).__name__}: {exc})") from None
 
 
 def _encode_term(term: Term) -> list[Any]:
@@ -177,7 +182,7 @@ def _encode_term(term: Term) -> list[Any]:
         return ["b", term.id]
     if isinstance(term, Literal):
         return ["l", term.lexical, term.datatype, term.lang]
-    raise RecordingError(f"a KB answered a {type(term).__name__} ({term}), which a recording cannot keep")
+    raise RecordingUnavailable(f"a KB answered a {type(term).__name__} ({term}), which a recording cannot keep")
 
 
 def _decode_term(cell: list[Any]) -> Term:
@@ -228,7 +233,7 @@ class RecordedKB(KB):
         request = {"kb": self.identity, "form": form, "query": sparql}
         mode = self.store.mode
         if mode != "record":
-            found = self.store.get("kb", request)
+            found = self.store.get("kb", request, decode=_recorded_answer)
             if found is not None:
                 return _replayed(found, sparql)
             if mode == "replay" or self.inner is None:
@@ -251,15 +256,36 @@ class RecordedKB(KB):
         return result
 
 
-def _replayed(found: Any, sparql: str) -> list[dict[str, Term]] | bool:
-    """A recorded answer: the rows, or the recorded engine error raised again."""
-    if isinstance(found, dict) and "error" in found:
-        error = found["error"]
-        cls = getattr(errors, str(error.get("class")), None)
-        if not (isinstance(cls, type) and issubclass(cls, EngineError)):
-            cls = EngineError
-        raise cls(str(error.get("message")), query=sparql)
-    return decode_rows(found)
+def _recorded_answer(data: Any) -> list[dict[str, Term]] | bool | dict[str, str]:
+    """A recorded KB answer as kept: its rows or boolean (:func:`decode_rows`), or its engine error ``{"class", "message"}``.
+
+    Raises:
+        RecordingError: neither (the store names the entry as damaged).
+
+    Example:
+        >>> _recorded_answer({"error": {"class": "EngineError", "message": "rejected"}})
+        {'class': 'EngineError', 'message': 'rejected'}
+        >>> _recorded_answer({"error": "rejected"})
+        Traceback (most recent call last):
+        ...
+        pyql.errors.RecordingError: a recorded KB error is not {"class", "message"}: 'rejected'
+    """
+    if isinstance(data, dict) and "error" in data:
+        error = data["error"]
+        if not (isinstance(error, dict) and isinstance(error.get("class"), str) and isinstance(error.get("message"), str)):
+            raise RecordingError(f'a recorded KB error is not {{"class", "message"}}: {one_line(repr(error), 80)}')
+        return dict(error)
+    return decode_rows(data)
+
+
+def _replayed(found: list[dict[str, Term]] | bool | dict[str, str], sparql: str) -> list[dict[str, Term]] | bool:
+    """A recorded answer (:func:`_recorded_answer`): the rows, or the recorded engine error raised again."""
+    if isinstance(found, dict):
+        cls = getattr(errors, found["class"], None)
+        if not (isinstance(cls, type) and issubclass(cls, EngineError)) or issubclass(cls, EngineUnavailable):
+            cls = EngineError  # what a recording keeps is the query's error (an unavailable engine is never kept)
+        raise cls(found["message"], query=sparql)
+    return found
 
 
 def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = "freebase",
@@ -283,10 +309,10 @@ def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = 
         >>> store.stats["kb"]["hits"]
         1
     """
-    key = str(spec) if isinstance(spec, (str, os.PathLike)) else None
+    key = redact_credentials(str(spec)) if isinstance(spec, (str, os.PathLike)) else None  # the file is published
     if store.mode == "replay":
         recorded = store.name("kb-spec", key) if key is not None else None
-        identity = json.loads(recorded) if recorded else kb_identity(spec, options)
+        identity = _recorded_identity(store, key, recorded) if recorded else kb_identity(spec, options)
         entry = kb_backends.backend_for(spec)
         if entry is not None and entry.profile_of is not None:  # the profile the form's KBs have (subgraphs: sg: names)
             profile = entry.profile_of(profile)
@@ -296,6 +322,21 @@ def open_recorded(store: RecordingStore, spec: object, profile: str | Profile = 
     if store.mode == "record" and key is not None:
         store.name("kb-spec", key, canonical_json(identity))
     return RecordedKB(store, identity, inner)
+
+
+def _recorded_identity(store: RecordingStore, spec: str | None, recorded: str) -> dict[str, Any]:
+    """The identity a recording gave a ``--kb`` spec.
+
+    Raises:
+        pyql.errors.RecordingDamaged: it is not a JSON object (the file is damaged).
+    """
+    try:
+        identity = json.loads(recorded)
+    except json.JSONDecodeError:
+        identity = None
+    if not isinstance(identity, dict):
+        raise store.damaged(f"the identity it names for --kb {spec} is not a JSON object: {one_line(recorded, 80)!r}")
+    return identity
 
 
 @contextlib.contextmanager

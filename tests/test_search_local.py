@@ -1,0 +1,65 @@
+"""The search strategies with the bundled model (Gemma 3 270M behind the local llama.cpp server) on a demo question,
+through ``pyql eval`` in process: ``beam`` (scored by the model's likelihood in process), ``vote`` (seeded samples of
+greedy in choose mode) and ``generate-execute`` (programs the base model writes).
+
+What these check is the strategies' run over a real model and server (the calls, their traces, the scores), not the
+model's skill; ``docs/results.md`` has the measured figures.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pyql.cli import build_parser
+from tests.test_agent_local import local_server  # noqa: F401 (the module's server)
+from tests.test_eval import DEMO
+
+pytestmark = pytest.mark.llm
+
+
+def run_first_question(tmp_path: Path, server: Any, *flags: str, max_tokens: int = 8) -> dict[str, Any]:
+    from agent.llm.client import OpenAILLM
+
+    out = tmp_path / "run.jsonl"
+    args = build_parser().parse_args(["eval", str(DEMO), "--kb", "oxigraph:demo", "--limit", "1", "--out", str(out), *flags])
+    llm = OpenAILLM(server.config(max_tokens=max_tokens))
+    assert args.func(args, io.StringIO(), llm=llm, progress=io.StringIO()) == 0
+    record = json.loads(out.read_text().splitlines()[0])
+    assert record["status"] == "finished" and record["error"] is None
+    assert record["llm_calls"] == llm.meter.calls > 0
+    return record
+
+
+def test_beam_with_the_bundled_model_scores_by_its_likelihood(tmp_path: Path, local_server: Any) -> None:  # noqa: F811
+    record = run_first_question(tmp_path, local_server, "--method", "beam", "--beam-width", "2", "--max-steps", "7")
+    assert record["settings"]["action_mode"] == "choose"
+    beam = record["extra"]["beam"]
+    assert beam["scoring"] == "likelihood" and beam["answer"] is not None
+    steps = record["steps"]
+    assert sum(s["scoring_requests"] for s in steps) > 0  # the model scored the listed facts in process
+    assert sum(1 for s in steps if s["prompt_sha256"]) == record["llm_calls"]  # every call traced once
+    assert record["metrics"]["f1"] == 1.0  # q01, as greedy answers it with this model
+
+
+def test_vote_with_the_bundled_model_samples_with_seeds(tmp_path: Path, local_server: Any) -> None:  # noqa: F811
+    record = run_first_question(tmp_path, local_server, "--method", "vote", "--samples", "2", "--max-steps", "7")
+    vote = record["extra"]["vote"]
+    assert vote["seeds"] == [0, 1] and vote["of"] == "greedy" and sum(v["count"] for v in vote["votes"]) == 2
+    assert sum(1 for s in record["steps"] if s["parent"] is None) >= 2  # a branch per sample (each with its looks)
+    assert record["answers"]
+
+
+def test_generate_execute_with_the_bundled_model_traces_each_program(tmp_path: Path, local_server: Any) -> None:  # noqa: F811
+    record = run_first_question(tmp_path, local_server, "--method", "generate-execute", "--programs", "2", max_tokens=160)
+    extra = record["extra"]["generate_execute"]
+    assert record["llm_calls"] == extra["written"] >= 1
+    steps = record["steps"]
+    programs = [s for s in steps if s["prompt_sha256"]]
+    assert len(programs) == extra["written"] and all(s["parent"] == 1 for s in programs)
+    if extra["answered_by"] is None:  # the base model copies its example's add_max: each program says why it failed
+        assert all(any(t["pruned"] for t in steps[steps.index(p):]) for p in programs)
