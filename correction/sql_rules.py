@@ -735,11 +735,13 @@ def sql_arithmetic_on_text(record: StepRecord, env: Environment) -> dict[str, An
                 "numeric": [_quote(c.header) for c in table_env.table.columns if not _holds_no_number(table_env, c)],
             }
     key = record.args.get("key")
-    missing = [v for v in (record.args.get("first"), record.args.get("second"))
-               if isinstance(key, Column) and isinstance(v, str) and not _present(table_env, key, v)]
+    if not isinstance(key, Column):
+        return None
+    missing: list[str] = [v for v in (record.args.get("first"), record.args.get("second"))
+                          if isinstance(v, str) and not _present(table_env, key, v)]
     if missing:
-        return {"reason": "row", "column": key.header, "value": missing[0], "action": record.action,  # type: ignore[union-attr]
-                **_candidates(table_env, key, missing[0])}  # type: ignore[arg-type]
+        return {"reason": "row", "column": key.header, "value": missing[0], "action": record.action,
+                **_candidates(table_env, key, missing[0])}
     return None
 
 
