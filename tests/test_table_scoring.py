@@ -41,16 +41,23 @@ def test_wtq_official_denotation_rules(predicted: list, gold: list, ok: bool) ->
 @pytest.mark.parametrize(
     ("predicted", "gold", "ok"),
     [
-        (["5"], ["5.0"], True),  # one value each: numbers by value
-        (["5.001"], ["5"], False),
+        (["5"], ["5.0"], True),  # one value each: numbers by value, within 0.01 (THUDM/AgentBench's compare_results)
+        (["5.001"], ["5"], True),
+        (["5.02"], ["5"], False),
+        (["1,174"], ["1174"], True),  # thousands commas and a final % dropped
+        (["12%"], ["12"], True),
         (["Ajax"], ["Ajax"], True),
         (["ajax"], ["Ajax"], False),  # text exactly, case and all
         (["Ajax", "PSV"], ["PSV", "Ajax"], True),  # several: a set
         (["Ajax", "PSV", "PSV"], ["PSV", "Ajax"], True),
-        (["1", "2"], ["1.0", "2.0"], False),  # several values are texts, not numbers
-        ([], ["none"], False),
+        (["1", "2"], ["2.0", "1.0"], True),  # several numbers: matched one to one
+        (["1", "1"], ["1.0"], False),
+        ([], ["none"], True),  # no value is SQL's NULL, read as 0 as 'none' is
+        (["None"], ["0"], True),
+        ([], ["Ajax"], False),
         (["table-state:0a"], ["table-state:0a"], True),
         (["Ajax"], ["table-state:0a"], False),
+        ([], ["table-state:0a"], False),
     ],
 )
 def test_agentbench_dbbench_comparison(predicted: list, gold: list, ok: bool) -> None:

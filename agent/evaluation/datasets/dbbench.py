@@ -143,31 +143,70 @@ def _as_float(text: str) -> float | None:
         return None
 
 
-def agentbench_answer_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
-    """AgentBench's dbbench comparison of one item (its task's accuracy): a change by the table's state, a question
-    by its answer list.
+#: AgentBench's special values, all read as ``0`` (its ``_normalize_special_values``): NULL and its spellings.
+_AGENTBENCH_ZERO = frozenset(["none", "null", "undefined", "nan", "inf", "infinity", "-inf", "-infinity", ""])
 
-    A change item is right when the table-state hash is the gold's. A question with one predicted and one gold
-    value is right when both read as numbers and are equal (``5`` = ``5.0``), else when the texts are the same
-    (case and all); with several values, when the predicted texts and the gold texts are the same set (no
-    number reading, no normalization). An empty answer matches nothing.
+
+def _agentbench_value(value: Any) -> str:
+    """One answer value as AgentBench's dbbench scorer reads it: outer quotes and spaces gone, a final ``%`` dropped,
+    thousands commas removed, NULL and its spellings (``none``, ``null``, the empty text ...) as ``0``."""
+    if value is None:
+        return "0"
+    text = str(value).strip().strip("'\"")
+    if text.endswith("%"):
+        text = text[:-1].strip()
+    if "," in text and not (text.startswith("[") and text.endswith("]")):
+        text = text.replace(",", "")
+    return "0" if text.lower() in _AGENTBENCH_ZERO else text
+
+
+def _agentbench_float_equal(a: str, b: str) -> bool:
+    x, y = _as_float(a), _as_float(b)
+    return x is not None and y is not None and abs(x - y) <= 1e-2
+
+
+def agentbench_answer_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
+    """AgentBench's dbbench comparison of one item (its task's accuracy, ``DBResultProcessor.compare_results`` of
+    THUDM/AgentBench): a change by the table's state, a question by its answer list.
+
+    A change item is right when the table-state hash is the gold's. A question's values are read as AgentBench
+    reads them (:func:`_agentbench_value`: thousands commas and a ``%`` dropped, ``none``/``null``/empty as ``0``).
+    One predicted and one gold value: equal as numbers within 0.01, else the same text (case and all). Several:
+    when all are numbers, matched one to one within 0.01; else the same set of texts. An empty answer is what an
+    AgentBench agent commits for a query that found no value (SQL's NULL), so it reads as ``0`` as NULL does.
 
     Example:
         >>> agentbench_answer_match([{"value": "5"}], ["5.0"]), agentbench_answer_match(["Ajax"], ["ajax"])
         (True, False)
-        >>> agentbench_answer_match(["b", "a", "a"], ["a", "b"]), agentbench_answer_match(["1", "2"], ["1.0", "2.0"])
-        (True, False)
+        >>> agentbench_answer_match(["b", "a", "a"], ["a", "b"]), agentbench_answer_match(["1", "2"], ["2.0", "1.0"])
+        (True, True)
         >>> agentbench_answer_match([{"value": "table-state:ab"}], ["table-state:ab"]), agentbench_answer_match([], ["none"])
+        (True, True)
+        >>> agentbench_answer_match(["1,174"], ["1174"]), agentbench_answer_match([], ["Ajax"])
         (True, False)
     """
-    values = [str(a.get("value") if isinstance(a, Mapping) else a) for a in predicted]
+    raw = [a.get("value") if isinstance(a, Mapping) else a for a in predicted]
     truth = [str(g) for g in gold]
     if any(g.startswith(STATE_PREFIX) for g in truth):
-        return values == truth
-    if len(values) == 1 and len(truth) == 1:
-        a, b = _as_float(values[0]), _as_float(truth[0])
-        return a == b if a is not None and b is not None else values[0] == truth[0]
-    return set(values) == set(truth)
+        return [str(v) for v in raw] == truth
+    values = [_agentbench_value(v) for v in raw] or ["0"]
+    expected = [_agentbench_value(g) for g in truth]
+    if len(values) == 1 and len(expected) == 1:
+        a, b = values[0], expected[0]
+        if _as_float(a) is not None and _as_float(b) is not None:
+            return _agentbench_float_equal(a, b)
+        return a == b
+    if all(_as_float(v) is not None for v in values) and all(_as_float(g) is not None for g in expected):
+        if len(values) != len(expected):
+            return False
+        free = list(expected)
+        for v in values:
+            match = next((i for i, g in enumerate(free) if _agentbench_float_equal(v, g)), None)
+            if match is None:
+                return False
+            free.pop(match)
+        return True
+    return set(values) == set(expected)
 
 
 def _dbbench_item(rec: Mapping[str, Any], index: int, stem: str) -> dict[str, Any]:
