@@ -14,7 +14,15 @@ table/KB feedback). The shared rules (``no_action``, ``multiple_actions``,
   ``sql_condition_before_get_column`` (an ``=`` value that is not in a column
   never looked at), ``sql_value_not_in_column`` (the same after
   ``get_column``: the closest existing values);
-* table: ``sql_empty_result`` (the conditions together keep no row).
+* table: ``sql_empty_result`` (the conditions together keep no row);
+* the steps beyond WikiSQL's: ``sql_position_past_end`` (``add_row`` past the
+  rows there are), ``sql_no_neighbour`` (``add_adjacent`` from a value no row
+  holds, or past the first or last row), ``sql_part_missing`` (``add_part``
+  of a column no cell of which has that part: a year of names),
+  ``sql_arithmetic_on_text`` (``add_calculation``, ``set_calculation`` or
+  ``compare_rows`` of a column without numbers, or of a row that is not
+  there), ``sql_grouped_answer`` (a grouped query's column answered
+  without an aggregation, a second ``add_group``).
 
 No rule sends a KB query (``kb_queries`` is 0): the memory rules and
 ``sql_bad_aggregation`` look values up in the table instead, with at most
@@ -46,6 +54,8 @@ from pyql_sql.errors import (
     BadAggregationError,
     BadOperatorError,
     BadValueError,
+    GroupError,
+    PositionError,
     UnknownColumnError,
 )
 from pyql_sql.numbers import format_number, is_empty, parse_number
@@ -564,4 +574,196 @@ def sql_empty_result(record: StepRecord, env: Environment) -> dict[str, Any] | N
         "unchecked": unchecked,
         "column": answer.column.header if answer is not None else "",
         "aggregation": (answer.aggregation or "") if answer is not None else "",
+    }
+
+
+
+# ---------------------------------------------------------------------------
+# The steps beyond WikiSQL's: row position, neighbours, parts, arithmetic, groups
+
+
+def _rows_kept(env: TableRules, query: Any) -> int | None:
+    """How many rows a query's conditions keep (None when it cannot be counted)."""
+    try:
+        return env.executor.count(query)
+    except PyQLError:
+        return None
+
+
+@rule(
+    "sql_position_past_end",
+    kind="error",
+    env="interpreter",
+    phase="any",
+    sides=SQL,
+    actions=("add_row",),
+    doc="`add_row(n)` asks for a row past the table's end, or past the rows the conditions keep (or n is no position).",
+    suggests="How many rows the table has and the conditions keep; a position from 1 to that many, -1 for the last.",
+)
+def sql_position_past_end(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    exc = record.exception
+    table_env = table_side(env)
+    if exc is not None and not isinstance(exc, PositionError):
+        return None
+    if exc is None and (record.phase != "after" or not record.empty):
+        return None
+    before = record.query_before if record.query_before is not None else table_env.query
+    kept = _rows_kept(table_env, before.undo() if before.position is not None else before)
+    written = record.args.get("position")
+    return {
+        "position": written if written is not None else facts(record, env).raw("position"),
+        "rows": table_env.table.row_count,
+        "kept": kept,
+        "conditions": [f"{c.column.header} {c.op} {_shown(c.value)}" for c in before.conditions],
+        "message": str(exc) if exc is not None else "",
+    }
+
+
+@rule(
+    "sql_no_neighbour",
+    kind="error",
+    env="kb",
+    phase="after",
+    sides=SQL,
+    actions=("add_adjacent",),
+    feedback=("kb", "memory"),
+    doc="`add_adjacent(column, value, direction)` keeps no row: no row holds the value, or it is the first row "
+    "(before) or the last (after).",
+    suggests="The closest values of the column; the other direction at the table's ends.",
+)
+def sql_no_neighbour(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    if record.exception is not None or not record.empty:
+        return None
+    column, value, direction = (record.args.get(k) for k in ("column", "value", "direction"))
+    if not isinstance(column, Column) or not isinstance(value, str):
+        return None
+    table_env = table_side(env)
+    present = _present(table_env, column, value)
+    return {
+        "column": column.header,
+        "value": value,
+        "direction": direction or "after",
+        "present": present,
+        **({} if present else _candidates(table_env, column, value)),
+    }
+
+
+def _part_values(env: TableRules, query: Any, column: Column) -> int | None:
+    """How many rows kept by the query have a value in a (derived) column."""
+    try:
+        answers = env.executor.execute(query.set_answer(column, "COUNT"))
+    except PyQLError:
+        return None
+    return int(answers[0].value or 0) if answers else 0
+
+
+@rule(
+    "sql_part_missing",
+    kind="error",
+    env="kb",
+    phase="after",
+    sides=SQL,
+    actions=("add_part",),
+    feedback=("kb",),
+    doc="`add_part(column, part)` gives a column with no value: no cell of the column writes that part "
+    "(a year of names, a number of words, a separator the cells do not have).",
+    suggests="What the column holds (examples); the columns that write dates or numbers; another part or separator.",
+)
+def sql_part_missing(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    query = record.query_after
+    if record.exception is not None or query is None or not query.derived_columns:
+        return None
+    derived = query.derived_columns[-1]
+    table_env = table_side(env)
+    if _part_values(table_env, query, derived) != 0:
+        return None
+    source = derived.sources[0]
+    return {
+        "column": source.header,
+        "part": derived.part,
+        "separator": derived.separator,
+        "examples": _values_shown(table_env, source) if source.index < len(table_env.table.columns) else [],
+        "dated": [_quote(c.header) for c in table_env.table.columns if c.index != source.index and _has_part(table_env, c, derived.part or "")],
+    }
+
+
+def _has_part(env: TableRules, column: Column, part: str) -> bool:
+    """Whether some cell of a table column has that part (one statement)."""
+    try:
+        query = env.table.query().add_part(column, part)
+        return (_part_values(env, query, query.derived_columns[-1]) or 0) > 0
+    except PyQLError:
+        return False
+
+
+def _calculated_columns(record: StepRecord) -> list[Column]:
+    if record.action == "add_calculation":
+        return [c for c in (record.args.get("column"), record.args.get("other")) if isinstance(c, Column)]
+    column = record.args.get("column")
+    return [column] if isinstance(column, Column) else []
+
+
+@rule(
+    "sql_arithmetic_on_text",
+    kind="error",
+    env="kb",
+    phase="after",
+    sides=SQL,
+    actions=("add_calculation", "set_calculation", "compare_rows"),
+    feedback=("kb", "memory"),
+    doc="Arithmetic or a comparison of two rows on a column that holds no number (text such as names or scores "
+    "2–1), or on a row that is not in the table (an `add_calculation` whose column has no value in any row).",
+    suggests="What the column holds; add_part(column, number) when its cells write numbers inside text; the columns "
+    "of numbers; the closest values of a row that is missing.",
+)
+def sql_arithmetic_on_text(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    if record.exception is not None:
+        return None
+    table_env = table_side(env)
+    query = record.query_after
+    if record.action == "add_calculation" and query is not None and query.derived_columns:
+        if _part_values(table_env, query, query.derived_columns[-1]) != 0:
+            return None  # some row has both numbers
+    elif not record.empty:
+        return None
+    for column in _calculated_columns(record):
+        if column.index < len(table_env.table.columns) and _holds_no_number(table_env, column):
+            return {
+                "reason": "text", "column": column.header, "action": record.action,
+                "examples": _values_shown(table_env, column),
+                "inside": _has_part(table_env, column, "number"),
+                "numeric": [_quote(c.header) for c in table_env.table.columns if not _holds_no_number(table_env, c)],
+            }
+    key = record.args.get("key")
+    if not isinstance(key, Column):
+        return None
+    missing: list[str] = [v for v in (record.args.get("first"), record.args.get("second"))
+                          if isinstance(v, str) and not _present(table_env, key, v)]
+    if missing:
+        return {"reason": "row", "column": key.header, "value": missing[0], "action": record.action,
+                **_candidates(table_env, key, missing[0])}
+    return None
+
+
+@rule(
+    "sql_grouped_answer",
+    kind="error",
+    env="interpreter",
+    phase="any",
+    sides=SQL,
+    actions=("set_answer", "add_group"),
+    doc="A grouped query's column answered without an aggregation (a group has many cells), or a second `add_group`.",
+    suggests="An aggregation (COUNT, SUM, AVG, MAX, MIN, COUNT DISTINCT), the grouped column or Count; undo to regroup.",
+)
+def sql_grouped_answer(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    exc = record.exception
+    if not isinstance(exc, GroupError):
+        return None
+    group = table_side(env).query.group
+    return {
+        "message": str(exc),
+        "action": record.action,
+        "column": facts(record, env).raw("column"),
+        "group": group.column.header if group is not None else "",
+        "count": group.count.header if group is not None else "Count",
     }

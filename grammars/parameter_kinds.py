@@ -27,7 +27,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grammars.vocabulary import COMPARISON_OPERATORS, OPERATOR_ALIASES, operator_pattern
+import re
+
+from grammars.vocabulary import (
+    ARITHMETIC_OPERATORS,
+    CELL_PARTS,
+    COMPARISON_OPERATORS,
+    OPERATOR_ALIASES,
+    ORDINALS,
+    ROW_DIRECTIONS,
+    TABLE_AGGREGATIONS,
+    operator_pattern,
+)
 
 __all__ = ["ParameterKind", "PARAMETER_KINDS", "DEFAULT_KIND", "SIDES", "kinds_of_side", "parameter_kind"]
 
@@ -116,7 +127,24 @@ PARAMETER_KINDS: dict[str, ParameterKind] = {
         ),
         ParameterKind("column", "a column name of the table as written (no quotes needed), or `#N`", _EVERY, "Name", sides=("sql",)),
         ParameterKind("value", "a value as written (no quotes needed; commas are fine)", _EVERY, "Smith", sides=("sql",)),
-        ParameterKind("aggregation", "None, MAX, MIN, COUNT, SUM or AVG (any case)", ("name", "text"), "COUNT", sides=("sql",)),
+        ParameterKind("aggregation", "None, " + ", ".join(TABLE_AGGREGATIONS[:-1]) + " or " + TABLE_AGGREGATIONS[-1] + " (any case)",
+                      ("name", "text"), "COUNT", sides=("sql",)),
+        ParameterKind(
+            "part", "a part of a cell: " + ", ".join(CELL_PARTS), ("name", "text"), "year", "part",
+            pattern="^(" + "|".join(CELL_PARTS) + ")$", enum=CELL_PARTS, sides=("sql",),
+        ),
+        ParameterKind(
+            "arithmetic", "an arithmetic operator: " + ", ".join(ARITHMETIC_OPERATORS), ("text", "name"), "-", "arithmetic",
+            pattern="^[" + re.escape("".join(ARITHMETIC_OPERATORS)) + "]$", enum=ARITHMETIC_OPERATORS, sides=("sql",),
+        ),
+        ParameterKind(
+            "row_direction", "where a row is from the one that matches: " + " or ".join(ROW_DIRECTIONS), ("name", "text"),
+            "after", "row-direction", pattern="^(" + "|".join(ROW_DIRECTIONS) + ")$", enum=ROW_DIRECTIONS, sides=("sql",),
+        ),
+        ParameterKind(
+            "position", "a row's place: 1, 2, ... (-1 the last), or first, second, ..., last", ("number", "name", "text"),
+            "2", "position", pattern="^(-?[1-9][0-9]*|" + "|".join(ORDINALS) + ")$", sides=("sql",),
+        ),
         ParameterKind("operand", "a variable `#k` or an entity", ("name", "text"), "#0", sides=("agentbench",)),
         ParameterKind("set", "a variable `#k`", ("text",), "#0", sides=("agentbench",)),
     )

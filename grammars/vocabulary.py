@@ -36,6 +36,12 @@ __all__ = [
     "EXPRESSION_FUNCTIONS",
     "MAX_EXPRESSION_DEPTH",
     "TABLE_ACTION_ORDER",
+    "TABLE_AGGREGATIONS",
+    "ARITHMETIC_OPERATORS",
+    "ARITHMETIC_WORDS",
+    "CELL_PARTS",
+    "ROW_DIRECTIONS",
+    "ORDINALS",
     "AGENTBENCH_FUNCTIONS",
     "canonical_operator",
     "operator_pattern",
@@ -84,7 +90,34 @@ EXPRESSION_FUNCTIONS: tuple[str, ...] = (
 MAX_EXPRESSION_DEPTH = 16
 
 #: The order the SQL actions are documented (and offered) in.
-TABLE_ACTION_ORDER: tuple[str, ...] = ("get_column", "add_condition", "add_order", "set_answer", "execute")
+TABLE_ACTION_ORDER: tuple[str, ...] = (
+    "get_column", "add_condition", "add_order", "add_row", "add_adjacent", "add_part", "add_calculation", "add_group",
+    "set_answer", "set_calculation", "compare_rows", "execute",
+)
+
+#: The aggregations of the SQL twin's ``set_answer``: the shared ones and ``COUNT DISTINCT`` (the different values).
+TABLE_AGGREGATIONS: tuple[str, ...] = (*AGGREGATIONS, "COUNT DISTINCT")
+
+#: The arithmetic between two cells or two rows' cells (SQL ``add_calculation``, ``set_calculation``).
+ARITHMETIC_OPERATORS: tuple[str, ...] = ("-", "+", "*", "/")
+
+#: Words an LLM writes for an arithmetic operator, and the operator each one means.
+ARITHMETIC_WORDS: dict[str, str] = {
+    "minus": "-", "difference": "-", "subtract": "-", "plus": "+", "sum": "+", "add": "+", "times": "*",
+    "multiply": "*", "ratio": "/", "divide": "/", "divided by": "/", "x": "*",
+}
+
+#: The parts of a cell the SQL twin reads (``add_part``; ``pyql_sql/parts.py`` reads them).
+CELL_PARTS: tuple[str, ...] = ("year", "month", "day", "date", "number", "before", "after")
+
+#: Where ``add_adjacent`` looks from the row that matches: the row after it or the row before it.
+ROW_DIRECTIONS: tuple[str, ...] = ("after", "before")
+
+#: Ordinal words and the row position each one means (``add_row``; the question's ordinal cues): -1 is the last.
+ORDINALS: dict[str, int] = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "last": -1, "final": -1, "penultimate": -2, "second to last": -2, "second last": -2,
+}
 
 
 def canonical_operator(written: object) -> str | None:

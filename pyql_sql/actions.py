@@ -15,8 +15,8 @@ table has a header ``Goals, total``). :func:`regroup_arguments` does that
 re-splitting with :func:`pyql.action_parser.split_args`.
 
 Example:
-    >>> TableActions().names
-    ('get_column', 'add_condition', 'add_order', 'set_answer', 'execute')
+    >>> TableActions().names[:4], TableActions().names[-1]
+    (('get_column', 'add_condition', 'add_order', 'add_row'), 'execute')
     >>> TableActions().spec("set_answer").signature
     'set_answer(column, aggregation)'
 """
@@ -35,7 +35,15 @@ from .errors import AmbiguousColumnError, IncompleteQueryError, UnknownColumnErr
 from .executor import Executor
 from .numbers import format_number
 from .observation import observe
-from .query import TableQuery, normalize_aggregation, normalize_operator
+from .parts import normalize_part
+from .query import (
+    TableQuery,
+    normalize_aggregation,
+    normalize_arithmetic,
+    normalize_operator,
+    normalize_position,
+    normalize_row_direction,
+)
 from .table import Column, Table
 
 __all__ = ["ORDER", "TableActions", "TableContext", "column_text", "convert_argument", "regroup_arguments"]
@@ -73,8 +81,8 @@ def column_text(arg: Arg) -> str:
     return arg.value
 
 
-def _resolve(table: Table, text: str) -> Column:
-    """Resolve a column as written; ``#N`` is the 0-based column N (for duplicated headers)."""
+def _resolve(table: Table | TableQuery, text: str) -> Column:
+    """Resolve a column as written (a query's derived columns too); ``#N`` is the 0-based column N (for duplicated headers)."""
     try:
         return table.resolve_column(text)
     except UnknownColumnError:
@@ -91,7 +99,7 @@ def _resolve(table: Table, text: str) -> Column:
         raise
 
 
-def _resolves(table: Table, text: str) -> bool:
+def _resolves(table: Table | TableQuery, text: str) -> bool:
     try:
         _resolve(table, text)
     except PyQLError:
@@ -119,7 +127,7 @@ def _is_aggregation(arg: Arg) -> bool:
     return True
 
 
-def regroup_arguments(call: ActionCall, table: Table) -> list[Arg]:
+def regroup_arguments(call: ActionCall, table: Table | TableQuery) -> list[Arg]:
     """The arguments of a call as its SQL action takes them, re-joining text split at commas.
 
     * ``add_condition``: the first operator at position 1 or later separates
@@ -154,6 +162,8 @@ def regroup_arguments(call: ActionCall, table: Table) -> list[Arg]:
         value_text = split_args(call, 3)[2]
         value = Arg("text", value_text, raw=value_text, span=(args[2].span[0], args[-1].span[1]))
         return [args[0], args[1], value]
+    if call.name == "add_adjacent" and len(args) > 3:
+        return [args[0], _join(call, args[1:-1]), args[-1]]
     if call.name == "get_column" and len(args) > 1:
         joined = _join(call, args)
         return [joined] if _resolves(table, joined.value) else args
@@ -169,10 +179,14 @@ def regroup_arguments(call: ActionCall, table: Table) -> list[Arg]:
     return args
 
 
-def convert_argument(table: Table, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
+def convert_argument(table: Table | TableQuery, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
     """Convert one parsed argument for a parameter kind of a SQL action.
 
-    Kinds: "column" (a :class:`~pyql_sql.table.Column` of the table),
+    Kinds: "column" (a :class:`~pyql_sql.table.Column` of the table, or one
+    the query derived when ``table`` is the query), "part" (a part of a cell:
+    :data:`pyql_sql.parts.PARTS`), "arithmetic" (``-``, ``+``, ``*``, ``/`` or
+    a word for one), "row_direction" (after or before), "position" (a row's
+    place: a whole number or an ordinal word),
     "operator" (one of ``> < >= <= = !=``; ``==``, ``<>``, ``=>`` and ``=<``
     are read as ``=``, ``!=``, ``>=`` and ``<=``), "value" (the text as written, quotes removed),
     "aggregation" (None, MAX, MIN, COUNT, SUM or AVG, any case; ``None``
@@ -207,6 +221,15 @@ def convert_argument(table: Table, kind: str, arg: Arg, action_name: str, name: 
         return normalize_operator(written)
     if kind == "aggregation":
         return normalize_aggregation(arg.value if arg.kind in ("string", "text", "name") else (arg.raw or arg.value))
+    written = arg.value if arg.kind in ("string", "text", "name", "number") else (arg.raw or arg.value)
+    if kind == "part":
+        return normalize_part(written)
+    if kind == "arithmetic":
+        return normalize_arithmetic(written)
+    if kind == "row_direction":
+        return "after" if normalize_row_direction(written) else "before"
+    if kind == "position":
+        return normalize_position(written)
     if arg.kind in ("variable", "operator"):
         return arg.raw or arg.value
     return arg.value
@@ -232,7 +255,7 @@ class TableActions(ActionSet):
 
     def convert(self, env: TableContext, kind: str, arg: Arg, action_name: str, name: str, position: int) -> Any:
         """Convert one argument for a parameter kind (see :func:`convert_argument`)."""
-        return convert_argument(env.table, kind, arg, action_name, name, position)
+        return convert_argument(env.query, kind, arg, action_name, name, position)
 
     def _observe(self, env: TableContext, query: TableQuery) -> StepResult:
         seen = observe(env.executor, query, max_rows=env.max_rows, max_values=env.max_values)
@@ -250,7 +273,7 @@ class TableActions(ActionSet):
 
         Example: get_column(Lyrics theme/style)
         """
-        values = env.executor.get_column(column.index, limit=env.max_values)
+        values = env.executor.get_column(column, limit=env.max_values)
         return StepResult(result=values, observation=str(values), empty=values.distinct_count == 0)
 
     # -- constructing the query ------------------------------------------------
@@ -267,7 +290,7 @@ class TableActions(ActionSet):
 
         Example: add_condition(Lyrics theme/style, =, Romance)
         """
-        return self._observe(env, env.query.add_condition(column.index, op, value))
+        return self._observe(env, env.query.add_condition(column, op, value))
 
     @action("construct", column="column", direction="value", limit="value")
     def add_order(self, env: TableContext, column: Column, direction: str = "DESC", limit: str = "1") -> StepResult:
@@ -282,7 +305,78 @@ class TableActions(ActionSet):
 
         Example: add_order(Game, DESC)
         """
-        return self._observe(env, env.query.add_order(column.index, direction, limit))
+        return self._observe(env, env.query.add_order(column, direction, limit))
+
+    @action("construct", position="position")
+    def add_row(self, env: TableContext, position: int) -> StepResult:
+        """Keep only the row at a place among the rows kept, in the table's order: 1 the first, 2 the second, -1 the last.
+
+        Use it for "the first", "the second", "the last" row the table lists (after the conditions); after add_order the rows are counted in that order, so add_order(Points, DESC) then add_row(2) is the second highest.
+
+        Args:
+            position: 1, 2, ... (-1 the last, -2 the one before it), or first, second, ..., last.
+
+        Example: add_row(last)
+        """
+        return self._observe(env, env.query.add_row(position))
+
+    @action("construct", column="column", value="value", direction="row_direction")
+    def add_adjacent(self, env: TableContext, column: Column, value: str, direction: str = "after") -> StepResult:
+        """Keep the row right after (or before) the row whose column holds the value, in the table's order.
+
+        "what team comes before Hank Stein" is add_adjacent(Player, Hank Stein, before) then set_answer(Team). The value is matched as add_condition's = matches it.
+
+        Args:
+            column: a column name of the table.
+            value: the value of the row looked from (no quotes needed).
+            direction: after (the next row, default) or before (the previous row).
+
+        Example: add_adjacent(Player, Hank Stein, before)
+        """
+        return self._observe(env, env.query.add_adjacent(column, value, direction))
+
+    @action("construct", column="column", part="part", separator="value")
+    def add_part(self, env: TableContext, column: Column, part: str, separator: str = "") -> StepResult:
+        """Add a column holding one part of each cell: its year, month, day or date (of a date written as text), its first number, or its text before or after a separator.
+
+        The new column is named after the column and the part (Date year) and later steps use it: add_part(Date, year) then add_condition(Date year, =, 2004). A cell without that part has none.
+
+        Args:
+            column: a column name of the table.
+            part: year, month, day, date, number, before or after.
+            separator: for before/after, the text that splits the cell (default: a dash, as in 2–1).
+
+        Example: add_part(Date, year)
+        """
+        return self._observe(env, env.query.add_part(column, part, separator))
+
+    @action("construct", column="column", op="arithmetic", other="column")
+    def add_calculation(self, env: TableContext, column: Column, op: str, other: Column) -> StepResult:
+        """Add a column holding two cells of each row combined: column op other, with op one of -, +, *, /.
+
+        The new column is named "column op other" (Won - Lost) and later steps use it, e.g. add_order(Won - Lost, DESC).
+
+        Args:
+            column: a column name of the table (numbers).
+            op: -, +, * or /.
+            other: another column name (numbers).
+
+        Example: add_calculation(Won, -, Lost)
+        """
+        return self._observe(env, env.query.add_calculation(column, op, other))
+
+    @action("construct", column="column")
+    def add_group(self, env: TableContext, column: Column) -> StepResult:
+        """Group the rows kept by the value of a column; each group gets its number of rows, Count.
+
+        "which team won the most titles" is add_group(Winner), add_order(Count, DESC), set_answer(Winner). After it, set_answer(column) lists the groups, set_answer(Count) their counts, set_answer(column, COUNT) how many groups there are, and another column needs an aggregation (one value per group).
+
+        Args:
+            column: a column name of the table.
+
+        Example: add_group(Winner)
+        """
+        return self._observe(env, env.query.add_group(column))
 
     @action("construct", column="column", aggregation="aggregation")
     def set_answer(
@@ -290,15 +384,51 @@ class TableActions(ActionSet):
     ) -> StepResult:
         """Specify the answer of the SQL query: which column to return and which aggregation to perform on it.
 
-        The aggregation can only be: None, MAX, MIN, COUNT, SUM, AVG. If the question just needs the content of the column, set it to None (or leave it out). If the question needs the number of items in the column, use COUNT; the maximum or minimum item, MAX or MIN; the summation or average of the items, SUM or AVG.
+        The aggregation can only be: None, MAX, MIN, COUNT, SUM, AVG, COUNT DISTINCT. If the question just needs the content of the column, set it to None (or leave it out). If the question needs the number of items in the column, use COUNT; the number of different values, COUNT DISTINCT; the maximum or minimum item, MAX or MIN; the summation or average of the items, SUM or AVG.
 
         Args:
             column: a column name of the table.
-            aggregation: None, MAX, MIN, COUNT, SUM or AVG (optional, default None).
+            aggregation: None, MAX, MIN, COUNT, SUM, AVG or COUNT DISTINCT (optional, default None).
 
         Example: set_answer(Game, COUNT)
         """
-        return self._observe(env, env.query.set_answer(column.index, aggregation))
+        return self._observe(env, env.query.set_answer(column, aggregation))
+
+    @action("construct", column="column", op="arithmetic", key="column", first="value", second="value")
+    def set_calculation(self, env: TableContext, column: Column, op: str, key: Column, first: str, second: str) -> StepResult:
+        """Answer with the column's value in one row combined with its value in another: the difference (-), sum (+) or ratio (/).
+
+        The rows are those whose key column holds first and second: "how many more gold medals did Japan win than China" is set_calculation(Gold, -, Nation, Japan, China).
+
+        Args:
+            column: the column of the numbers.
+            op: -, +, * or /.
+            key: the column that names the rows.
+            first: the first row's value in the key column.
+            second: the second row's value in the key column.
+
+        Example: set_calculation(Gold, -, Nation, Japan, China)
+        """
+        return self._observe(env, env.query.set_calculation(column, op, key, first, second))
+
+    @action("construct", column="column", key="column", first="value", second="value", direction="value")
+    def compare_rows(
+        self, env: TableContext, column: Column, key: Column, first: str, second: str, direction: str = "DESC"
+    ) -> StepResult:
+        """Answer which of two rows has the larger (DESC) or smaller (ASC) value in the column: the answer is that row's key.
+
+        "who had more goals, Ross Jenkins or Nigel Gibbs" is compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC).
+
+        Args:
+            column: the column compared.
+            key: the column that names the rows.
+            first: the first row's value in the key column.
+            second: the second row's value in the key column.
+            direction: DESC (the larger, default) or ASC (the smaller).
+
+        Example: compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC)
+        """
+        return self._observe(env, env.query.compare_rows(column, key, first, second, direction))
 
     @action("terminate")
     def execute(self, env: TableContext) -> StepResult:
@@ -308,10 +438,10 @@ class TableActions(ActionSet):
 
         Example: execute()
         """
-        if env.query.answer is None:
+        if env.query.result is None:
             raise IncompleteQueryError(
                 "The query has no answer column yet: call set_answer(column, aggregation) "
-                "before execute()."
+                "(or set_calculation, compare_rows) before execute()."
             )
         answers = env.executor.execute(env.query)
         shown = answers[: env.max_answers]

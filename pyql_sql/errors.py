@@ -29,6 +29,8 @@ __all__ = [
     "BadAggregationError",
     "BadValueError",
     "IncompleteQueryError",
+    "PositionError",
+    "GroupError",
     "TableLoadError",
     "TableInputError",
     "SQLExecutionError",
@@ -196,6 +198,28 @@ class IncompleteQueryError(SQLQueryError):
     """
 
     kind = "incomplete_query"
+
+
+class PositionError(BadValueError):
+    """A row position that is no position, or one past the table's end (``add_row``).
+
+    Example:
+        >>> PositionError("Row 12 is past the table's end: the table has 10 rows.").kind
+        'bad_position'
+    """
+
+    kind = "bad_position"
+
+
+class GroupError(SQLQueryError):
+    """A step a grouped query cannot take (a second ``add_group``, a column answered without an aggregation).
+
+    Example:
+        >>> GroupError("The rows are already grouped by 'Team'.").kind
+        'bad_group'
+    """
+
+    kind = "bad_group"
 
 
 class TableLoadError(SQLError):

@@ -54,9 +54,11 @@ from .errors import (
     SQLQueryError,
     SQLTimeout,
 )
+from .compile import group_listing, row_filter, text_of
 from .query import TableQuery
 from .readonly import ReadOnlyGuard
-from .tabledata import TableData
+from .steps import DerivedColumn
+from .tabledata import Column, TableData
 
 __all__ = ["Answer", "ColumnValues", "Rows", "Executor"]
 
@@ -331,10 +333,11 @@ class Executor:
             [Answer(value=5.0, label=None)]
         """
         self._check_table(query)
-        if query.answer is None:
+        if query.result is None:
             raise IncompleteQueryError(
                 "The query has no answer yet: call set_answer(column, aggregation) "
-                "(aggregation one of None, MAX, MIN, COUNT, SUM, AVG) before execute()."
+                "(aggregation one of None, MAX, MIN, COUNT, SUM, AVG, COUNT DISTINCT), set_calculation or "
+                "compare_rows before execute()."
             )
         sql, params = query.sql_with_params()
         return [Answer(row[0]) for row in self.execute_sql(sql, params)]
@@ -363,17 +366,36 @@ class Executor:
             >>> Executor(t).rows(t.query().add_condition("b", "=", "Y")).to_dicts()
             [{'a': '2', 'b': 'y'}]
         """
+        columns = [c for c in (query.columns if query is not None else self.table.columns)
+                   if not (isinstance(c, DerivedColumn) and c.kind == "count")]
+        select = exp.select(*[text_of(c) for c in columns]).from_(self._from())
         where, params = self._where(query)
-        select = exp.select(*[exp.column(exp.to_identifier(c.text_sql, quoted=True)) for c in self.table.columns])
-        select = select.from_(self._from())
         if where is not None:
             select = select.where(where, copy=False)
         select = select.limit(exp.Placeholder(), copy=False)
         got = self._run(select, [*params, int(limit)])
-        return Rows(self.table.headers, got, self.count(query))
+        return Rows(tuple(c.header for c in columns), got, self.count(query))
+
+    def groups(self, query: TableQuery, limit: int = 20) -> Rows:
+        """The groups of a grouped query (``add_group``), ranked: each group's value and row count, at most ``limit``.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Winner"], [["Ajax"], ["PSV"], ["Ajax"]])
+            >>> g = Executor(t).groups(t.query().add_group("Winner"))
+            >>> g.headers, g.rows, g.total
+            (('Winner', 'Count'), [('Ajax', 2), ('PSV', 1)], 2)
+        """
+        self._check_table(query)
+        group = query.group
+        if group is None:
+            raise SQLQueryError("The query has no add_group step: there are no groups to show.")
+        listing, params = group_listing(query, bind="param")
+        got = self._run(listing, params)
+        return Rows((group.column.header, group.count.header), got[:limit], len(got))
 
     def get_column(
-        self, column: str | int, limit: int = 20, query: TableQuery | None = None
+        self, column: str | int | Column, limit: int = 20, query: TableQuery | None = None
     ) -> ColumnValues:
         """``get_column(column)``: the values stored in a column (an observation, not a clause).
 
@@ -392,11 +414,13 @@ class Executor:
             >>> (cv.values, cv.distinct_count, cv.row_count, cv.truncated)
             (['D', 'A'], 3, 4, True)
         """
-        col = self.table.resolve_column(column)
+        col = column if isinstance(column, DerivedColumn) else (query if query is not None else self.table).resolve_column(column)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
             raise ValueError(f"limit must be a non-negative int, not {limit!r}")
+        if isinstance(col, DerivedColumn) and col.kind == "count":
+            raise SQLQueryError(f"{col.header!r} counts the rows of each group: add_group shows it; it has no cells to list.")
+        cell = text_of(col)
         where, params = self._where(query)
-        cell = exp.column(exp.to_identifier(col.text_sql, quoted=True))
         freq = exp.Count(this=exp.Star())
         first = exp.Min(this=exp.column("rowid"))
         # one GROUP BY pass: the windows count the groups and their rows before LIMIT applies
@@ -430,9 +454,14 @@ class Executor:
             )
 
     def _where(self, query: TableQuery | None) -> tuple[exp.Expression | None, list[object]]:
-        if query is None or (not query.conditions and getattr(query, "order", None) is None):
+        """The condition of the rows a query keeps (before grouping), with its values to bind."""
+        if query is None:
             return None, []
         self._check_table(query)
-        select, params = query.expression(bind="param")
-        where = select.args.get("where")
-        return (where.this if where is not None else None), params
+        params: list[object] = []
+
+        def to_param(value: object) -> exp.Expression:
+            params.append(value)
+            return exp.Placeholder()
+
+        return row_filter(query, to_param), params

@@ -41,14 +41,25 @@ from typing import Any
 from pyql.environment.grounding import Grounded, Grounding, ground
 from pyql.environment.next_steps import NextStep
 
+from pyql.errors import PyQLError
+
 from .next_steps import _checked, _column_text, _condition_action, condition_candidates
+from .question_match import action_value
 from .pairing import column_cells, pair_values, value_text
 from .table import Table
 
 __all__ = ["asks_change", "complete", "value_pairs", "mutation_next_steps"]
 
-_INSERT = re.compile(r"\b(insert(ed)?|add(ed)?|record(ed)?|new (row|record|entry))\b", re.I)
+_INSERT = re.compile(r"\b(insert(ed|ing)?|add(ed|ing)?|record(ed)?|new (row|record|entry))\b", re.I)
 _UPDATE = re.compile(r"\b(updat(e|ed|ing)|chang(e|ed|ing)|modif(y|ied)|set .* to|now)\b", re.I)
+_UPDATE_FIRST = re.compile(r"^\s*(?:please\s+)?(update|set|change|modify|alter|edit|replace|correct)\b", re.I)
+_INSERT_FIRST = re.compile(r"^\s*(?:please\s+)?(insert|add)\b", re.I)
+#: An update's rows written out: "where the Nationality column equals Spain", "where the value in column 'Rank' is equal to '29'".
+_WHERE = re.compile(
+    r"\bwhere\s+(?:the\s+)?(?:value\s+(?:in|of)\s+)?(?:(?:the\s+)?column\s+)?[`'\"]?(?P<col>[^`'\"]+?)[`'\"]?\s*(?:column\s+)?"
+    r"(?:equals|is\s+equal\s+to|is|=)\s+[`'\"]?(?P<val>[^`'\"]+?)[`'\"]?\s*(?:[.;,]|\band\b|$)",
+    re.I,
+)
 _QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|name|list|give|tell|show|find|is|are|was|were|do|does|did|can|count)\b", re.I)
 
 
@@ -61,6 +72,10 @@ def asks_change(question: str) -> str | None:
         >>> asks_change("Tiger Woods won in 1997 with a total of 270.")
         'either'
     """
+    if _UPDATE_FIRST.match(question) or _WHERE.search(question):
+        return "update"  # "Set the Total column to 40 ... where the Nationality column equals Spain"
+    if _INSERT_FIRST.match(question):
+        return "insert"
     if _INSERT.search(question):
         return "insert" if not re.search(r"\b(updat|chang|modif)", question, re.I) else "either"
     if _UPDATE.search(question):
@@ -143,6 +158,39 @@ def complete(table: Table, pairs: list[tuple[int, Grounded]]) -> bool:
     return bool(given) and all(i in given or any(not x.strip() for x in cells[i]) for i in range(len(table.columns)))
 
 
+def _where_condition(env: Any, question: str) -> NextStep | None:
+    """The condition an update's ``where <column> equals <value>`` writes out, checked on the table (None when none)."""
+    m = _WHERE.search(question)
+    if m is None:
+        return None
+    try:
+        column = env.table.resolve_column(m.group("col").strip())
+        query = env.query.add_condition(column, "=", m.group("val").strip())
+        if env.executor.count(query) == 0:
+            return None
+    except PyQLError:
+        return None
+    return NextStep(f"add_condition({_column_text(env.table, column.index)}, =, {action_value(m.group('val').strip())})", "constrain")
+
+
+#: "Change the rank of <row> to 19": the column set, the row named, the value.
+_OF_TO = re.compile(r"^\s*(?:change|set|update|modify)\s+the\s+(?P<col>[\w /#%()'`-]+?)\s+(?:of|for)\s+(?P<row>.+?)\s+to\s+(?:be\s+)?\S", re.I)
+
+
+def _of_condition(env: Any, question: str, g: Grounding) -> NextStep | None:
+    """"Change the <column> of <row> to <value>": the condition of the cell the row part names (the strongest, checked)."""
+    m = _OF_TO.search(question)
+    if m is None:
+        return None
+    try:
+        env.table.resolve_column(m.group("col").strip().strip("`'"))
+    except PyQLError:
+        return None
+    inside = [c for c in condition_candidates(env.table, question, g) if c.op == "=" and m.start("row") <= c.start and c.end <= m.end("row")]
+    checked = _checked(env, sorted(inside, key=lambda c: -c.score))
+    return NextStep(_condition_action(env.table, checked[0]), "constrain") if checked else None
+
+
 def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3) -> list[NextStep]:
     """The change steps to offer now (see the module's docstring); [] when the question asks for none.
 
@@ -165,6 +213,9 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         skip = frozenset(str(s.value).strip().lower() for s in env.query.conditions)
         text = _assignments(table, value_pairs(table, question, g, skip, exclude=on))
         return [NextStep(f"update_rows({text})", "execute")] if text else []
+    where = _where_condition(env, question) or _of_condition(env, question, g)
+    if where is not None:  # the rows written out: that condition first
+        return [where]
     pairs = value_pairs(table, question, g)
     named = value_pairs(table, question, g, resemble=False)  # a value placed by its cells may well pick the rows
     steps: list[NextStep] = []
@@ -172,6 +223,7 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         conditions = [
             c for c in condition_candidates(table, question, g)
             if c.op == "=" and all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in named)
+            and not re.search(r"\bto\s+(?:be\s+)?['\"`]?$", question[: c.start])  # "... to 11": a value set, not a row picked
         ]
         spans = {(v.start, v.end) for _, v in named}
         conditions.sort(key=lambda c: (c.start, c.end) in spans)  # a span that is no assigned value first

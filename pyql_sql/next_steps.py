@@ -38,412 +38,56 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
 from pyql.errors import PyQLError
-from pyql.environment.grounding import Grounding, ground, parse_date
+from pyql.environment.grounding import Grounding, ground
 from pyql.environment.next_steps import NextStep
 
-from .numbers import format_number, parse_number
+from .shapes import Plan, question_plans
+from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_column: re-exported, named here before)
+    _STOP,
+    _WORD,
+    ABBREVIATIONS,
+    ConditionCandidate,
+    _after,
+    _all_candidates,
+    _asked_column,
+    _best_per_span,
+    _cells,
+    _column_text,
+    action_value,
+    column_words,
+    condition_candidates,
+    header_mentions,
+    table_ground,
+    who_column,
+)
 from .table import Column, Table
 
 __all__ = [
     "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "column_words", "grounded_conditions", "argmax_order", "condition_candidates", "grounded_steps",
-    "header_mentions", "own_number", "scores_could_change", "standardized", "table_next_steps", "SCORE_CLIP", "ANSWER_WEIGHT",
+    "header_mentions", "own_number", "plan_steps", "scores_could_change", "standardized", "table_next_steps", "SCORE_CLIP",
+    "ANSWER_WEIGHT",
 ]
 
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "has", "have", "had", "what", "which", "who", "whom", "whose", "when", "where", "how", "that", "this", "it", "its", "as", "name", "tell", "me"])
-#: Words between a header and its value ("Goal of 17", "Nation is Iran", "listed as August 15, 2000").
-_LINK = frozenset(["of", "is", "was", "are", "were", "as", "listed", "at", "has", "have", "had", "with", "for", "equal", "equals", "to", "being", "named", "called", "a", "an", "the"])
-_COMPARING = frozenset(["than", "smaller", "larger", "less", "more", "greater", "fewer", "bigger", "lower", "higher", "over", "under", "least", "most", "at"])
 _AGGREGATE_OF = {"COUNT": "COUNT", "SUM": "SUM", "AVG": "AVG", "max": "MAX", "min": "MIN"}
 
 
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 5 and word.endswith("sses"):
-        return word[:-2]  # "losses" is "loss", "classes" is "class"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-#: Header abbreviations and the word a question writes for them ("No." is "number", "Pts" is "points").
-ABBREVIATIONS: dict[str, str] = {
-    "no": "number", "num": "number", "nr": "number", "#": "number", "pos": "position", "pts": "point",
-    "pt": "point", "yr": "year", "yrs": "year", "avg": "average", "pct": "percentage", "att": "attendance",
-    "pop": "population", "elev": "elevation", "ht": "height", "wt": "weight", "dist": "district",
-    "gp": "game", "apps": "appearance", "app": "appearance", "gls": "goal", "ep": "episode", "eps": "episode",
-    "seas": "season", "mgr": "manager", "dir": "director", "approx": "approximate", "est": "established",
-    "won": "win", "w": "win", "lost": "loss", "l": "loss", "drawn": "draw", "d": "draw",
-}
-
-
-def _stems(text: str) -> list[str]:
-    """The stemmed words of a header or question, abbreviations spelt out (``No.`` → ``number``, ``#`` → ``number``)."""
-    words = _WORD.findall(text.lower())
-    if not words and text.strip() == "#":
-        words = ["#"]
-    return [ABBREVIATIONS.get(w, _stem(w)) if len(words) <= 3 else _stem(w) for w in words]
-
-
-def column_words(header: str) -> str:
-    """A header as words a model scores (abbreviations spelt out): what :class:`agent.llm.likelihood.RelationPMI` reads.
-
-    Example:
-        >>> column_words("No."), column_words("School/Club Team"), column_words("Pts")
-        ('number', 'school club team', 'points')
-    """
-    words = _WORD.findall(header.lower()) or (["#"] if header.strip() == "#" else [])
-    spelt = {"point": "points", "goal": "goals", "game": "games", "year": "years", "episode": "episodes", "appearance": "appearances"}
-    out = [spelt.get(ABBREVIATIONS[w], ABBREVIATIONS[w]) if w in ABBREVIATIONS and len(words) <= 3 else w for w in words]
-    return " ".join(out)
-
-
-@dataclass(frozen=True)
-class ConditionCandidate:
-    """A condition the question grounds: column, operator, value, where in the question, how strong.
-
-    Attributes:
-        column: the column index.
-        op: the operator.
-        value: the value as the action writes it (a cell as the table writes it, or the question's number).
-        start, end: the span of the value in the question.
-        score: how strongly the question asks for it (higher first).
-    """
-
-    column: int
-    op: str
-    value: str
-    start: int
-    end: int
-    score: float
-
-
-def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, float]]:
-    """Where the question names each column: column index → (start, end, strength).
-
-    A header written whole (case aside, ``Frequency MHz``) has strength 3 plus
-    its length in words; otherwise the longest run of its words (stems:
-    ``touchdowns`` names ``Touchdowns``, ``Silvers`` names ``Silver``) scores one
-    per word. A header's abbreviation is matched as written and spelt out
-    (``No.`` is named by "no." and by "number", :data:`ABBREVIATIONS`). Stop words alone name nothing.
-
-    Example:
-        >>> t = Table.from_rows(["Frequency MHz", "Class", "Call sign"], [["1", "D", "K"]])
-        >>> header_mentions(t, "Class of d with a Frequency MHz smaller than 107.7 has what call signs?")
-        {0: (18, 31, 5.0), 1: (0, 5, 4.0), 2: (60, 70, 5.0)}
-    """
-    words = [(m.start(), m.end(), _stem(m.group())) for m in _WORD.finditer(question.lower())]
-    out: dict[int, tuple[int, int, float]] = {}
-    for col in table.columns:
-        target = _stems(col.header)
-        if not target:
-            continue
-        written = [_stem(w) for w in _WORD.findall(col.header.lower())]
-        options = [{t, w} for t, w in zip(target, written)] if len(written) == len(target) else [{t} for t in target]
-        best: tuple[int, int, float] | None = None
-        for i in range(len(words)):
-            n = 0  # a word as the header writes it or spelt out ("No." is "no" and "number")
-            while i + n < len(words) and n < len(target) and words[i + n][2] in options[n]:
-                n += 1
-            if n == 0 or all(words[i + k][2] in _STOP for k in range(n)):
-                continue
-            strength = (3.0 + n) if n == len(target) else float(n)
-            if best is None or strength > best[2]:
-                best = (words[i][0], words[i + n - 1][1], strength)
-        if best is None:  # the header's words anywhere (not in a run)
-            loose = [w for w in words if w[2] in set().union(*options) - _STOP]
-            if loose:
-                best = (loose[0][0], loose[0][1], 0.5 * len({w[2] for w in loose}))
-        if best is not None:
-            out[col.index] = best
-    whole = {i: m for i, m in out.items() if m[2] >= 3}
-    for i, m in list(out.items()):  # "home team" inside "home team score": the longer header is named, not this one
-        if any(j != i and o[0] <= m[0] and m[1] <= o[1] and (o[1] - o[0]) > (m[1] - m[0]) for j, o in whole.items()):
-            del out[i]
-    return out
-
-
-def _near(question: str, mention: tuple[int, int, float] | None, start: int, end: int) -> float:
-    """How close a header mention is to a value span: 2 when only linking words stand between, else 0."""
-    if mention is None:
-        return 0.0
-    m_start, m_end, _ = mention
-    if m_end <= start:
-        between = _WORD.findall(question[m_end:start].lower())
-    elif end <= m_start:
-        between = _WORD.findall(question[end:m_start].lower())
-    else:
-        return 0.0
-    if len(between) > 3:
-        return 0.0
-    if all(w in _LINK or w in _COMPARING for w in between):
-        return 2.0
-    return 1.0  # a few other words between ("Takashi Kogure got the fastest lap")
-
-
-#: The most distinct cells of one column matched against a question.
-MAX_CELLS = 5000
-
-
-def _cells(table: Table) -> list[tuple[Column, list[str]]]:
-    """Each column with its distinct non-empty cells (read through the table's read-only executor)."""
-    executor = table.executor()
-    out = []
-    for col in table.columns:
-        values = executor.get_column(col.index, limit=MAX_CELLS).values
-        out.append((col, [str(v) for v in values if v is not None and str(v).strip()]))
-    return out
-
-
-_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
-_DASH = re.compile(f"[{_DASHES}]")
-
-
-def _word_pattern(word: str) -> str:
-    """A cell's word as a pattern: any dash matches any dash (``1996-97`` is the cell ``1996–97``)."""
-    return f"[{_DASHES}]".join(re.escape(part) for part in _DASH.split(word))
-
-
-def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
-    """The cells the question writes (case, spacing and the kind of dash aside), with their spans."""
-    out = []
-    for cell in cells:
-        words = cell.split()
-        if not words or len(cell) > 80:
-            continue
-        pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + r"(?!\w)"
-        m = re.search(pattern, question, re.IGNORECASE)
-        if m is not None:
-            out.append((cell, m.start(), m.end()))
-    return out
-
-
-def condition_candidates(
-    table: Table, question: str, grounding: Grounding | None = None, *, scores: Mapping[str, float] | None = None,
-) -> list[ConditionCandidate]:
-    """The conditions the question grounds on this table, strongest first (not yet checked against rows).
-
-    Three sources, scored against the same header mentions: the cells the
-    question writes, its numbers and dates matched to cells, and its
-    comparisons (``between`` gives a ``>=`` and a ``<=``). A number the
-    question writes with no header next to it is matched to a numeric column
-    the model rates for the question (``scores``, header → PMI) a little
-    higher. A number or date inside a longer cell the question writes
-    (``1996`` in ``1996-97``) is that cell, not a value of its own.
-
-    Example:
-        >>> t = Table.from_rows(["Goal", "Result", "Competition"], [["16", "2–1", "Friendly"], ["18", "2–1", "Cup"]])
-        >>> q = "Which Score has a Result of 2–1, and a Competition of friendly, and a Goal smaller than 17?"
-        >>> [(t.columns[c.column].header, c.op, c.value) for c in condition_candidates(t, q)]
-        [('Goal', '<', '17'), ('Competition', '=', 'Friendly'), ('Result', '=', '2–1')]
-    """
-    g = grounding or ground(question)
-    return _best_per_span(_all_candidates(table, question, g, scores, _cells(table)))
-
-
-def _all_candidates(
-    table: Table, question: str, g: Grounding, scores: Mapping[str, float] | None, cells: list[tuple[Column, list[str]]],
-) -> list[ConditionCandidate]:
-    """Every grounded condition, before the strongest of each span is chosen (numbers inside a cell left out)."""
-    mentions = header_mentions(table, question)
-    compared = {(v.start, v.end) for _, v in g.comparisons()}
-    out: list[ConditionCandidate] = []
-    for col, values in cells:
-        mention = mentions.get(col.index)
-        out += _cell_candidates(question, col, values, mention, compared)
-        bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
-        out += _value_candidates(question, g, col, values, mention, compared, bonus)
-    out += _comparison_candidates(table, question, g, mentions)
-    return _outside_cells(out)
-
-
-#: Words right before a cell that turn its condition into ``!=``: "not from ethiopia", "other than italy".
-_NEGATED = re.compile(r"(?:\bnot|n't|\bother\s+than|except(?:\s+for)?|besides|excluding|apart\s+from)\s+(?:(?:from|in|at|by|on|for|of|the|a|an|those|ones|people)\s+){0,2}$", re.IGNORECASE)
-
-
-def _cell_candidates(
-    question: str, col: Column, cells: list[str], mention: tuple[int, int, float] | None, compared: set[tuple[int, int]]
-) -> list[ConditionCandidate]:
-    """``column = cell`` for each cell of the column the question writes (not the header itself); ``!=`` after a negation (:data:`_NEGATED`).
-
-    Example:
-        >>> col = Table.from_rows(["Nationality"], [["Ethiopia"], ["Kenya"]]).columns[0]
-        >>> [(c.op, c.value) for c in _cell_candidates("who was the only medalist not from ethiopia?", col, ["Ethiopia", "Kenya"], None, set())]
-        [('!=', 'Ethiopia')]
-    """
-    out = []
-    for cell, start, end in _text_matches(question, cells):
-        if mention and mention[0] <= start and end <= mention[1] and mention[2] >= 3:
-            continue  # the header itself, not a value
-        near = _near(question, mention, start, end)
-        length = len(cell.strip())
-        if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
-            continue
-        op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
-        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near))
-    for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
-        if any(c.start < end and start < c.end for c in out):
-            continue  # the word is part of a cell the question writes whole
-        out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
-    return out
-
-
-def _first_word_matches(question: str, cells: list[str], whole: set[str]) -> list[tuple[str, int, int]]:
-    """The cells the question names by their first word alone ("atlanta" for ``Atlanta Falcons``), with its span.
-
-    Only a first word of 4 letters or more that no other cell of the column
-    starts with, of a cell of two words or more the question does not write whole,
-    and not followed in the question by another word than the cell's second.
-
-    Example:
-        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans", "Atlanta"], set())
-        []
-        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans"], set())
-        [('Atlanta Falcons', 25, 32)]
-        >>> _first_word_matches("last opponent for manchester united?", ["Manchester City", "Everton"], set())
-        []
-    """
-    by_first: dict[str, set[str]] = {}
-    for cell in cells:
-        words = cell.split()
-        if words:
-            by_first.setdefault(words[0].lower(), set()).add(cell.strip())
-    out = []
-    for first, same in by_first.items():
-        cell = next(iter(same))
-        if len(same) != 1 or len(cell.split()) < 2 or cell in whole or len(first) < 4 or not first.isalpha() or first in _STOP:
-            continue
-        m = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", question, re.IGNORECASE)
-        following = _WORD.findall(question[m.end() :].lower())[:1] if m is not None else []
-        second = _WORD.findall(cell.lower())[1:2]
-        if m is not None and not (following and following[0] not in _STOP and following != second):
-            out.append((cell, m.start(), m.end()))  # "manchester united" does not name Manchester City
-    return out
-
-
-def _value_candidates(
-    question: str, g: Grounding, col: Column, cells: list[str], mention: tuple[int, int, float] | None,
-    compared: set[tuple[int, int]], bonus: float,
-) -> list[ConditionCandidate]:
-    """``column = cell`` for each number of the question the column holds, and each date at its precision (a year also in a numeric column).
-
-    Example:
-        >>> col = Table.from_rows(["Year completed"], [["1931"], ["1922"]]).columns[0]
-        >>> q = "how many bridges were built in 1931?"
-        >>> [(c.op, c.value) for c in _value_candidates(q, ground(q), col, ["1931", "1922"], None, set(), 0.0)]
-        [('=', '1931')]
-    """
-    by_number = {parse_number(c): c for c in cells} if col.is_numeric else {}
-    by_date = {}
-    for c in cells:
-        d = parse_date(c) if not col.is_numeric else None
-        if d is not None:
-            by_date[(d.first, d.last)] = c
-    out = []
-    years = {(v.start, v.end) for v in g.values if v.kind == "date" and v.value.precision == "year"}
-    numbers = {(v.start, v.end) for v in g.values if v.kind in ("number", "quantity")}
-    for v in g.values:
-        near = _near(question, mention, v.start, v.end)
-        if v.kind in ("number", "quantity") and (v.start, v.end) not in compared and v.value in by_number:
-            base = 2.5 if (v.start, v.end) in years else 1.5  # "built in 1931": a year is a stronger value than a bare number
-            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, base + 2 * near + bonus))
-        elif v.kind == "date" and v.value.precision == "year" and (v.start, v.end) not in numbers and float(v.value.first.year) in by_number:
-            out.append(ConditionCandidate(col.index, "=", by_number[float(v.value.first.year)], v.start, v.end, 2.5 + 2 * near + bonus))  # "built in 1931", a Year column
-        elif v.kind == "date" and (v.value.first, v.value.last) in by_date:
-            out.append(ConditionCandidate(col.index, "=", by_date[(v.value.first, v.value.last)], v.start, v.end, 3.0 + 2 * near))
-    return out
-
-
-def _number_of(v: Any) -> float | None:
-    if v.kind in ("number", "quantity"):
-        return float(v.value)
-    return float(v.value.first.year) if v.kind == "date" else None
-
-
-def _comparison_candidates(
-    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
-) -> list[ConditionCandidate]:
-    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``)."""
-    out = []
-    for cue, v in g.comparisons():
-        low = _number_of(v)
-        if low is None:
-            continue
-        bounds: list[tuple[str, float, int]] = [(cue.op, low, v.end)]
-        if cue.op == "between":
-            high = next((w for w in g.values if w.start >= v.end and _number_of(w) is not None
-                         and re.fullmatch(r"\s*(?:and|to|-|–)\s*", question[v.end : w.start])), None)
-            if high is None:
-                continue
-            bounds = [(">=", low, v.end), ("<=", float(_number_of(high) or 0.0), high.end)]
-        for col in table.columns:
-            if not col.is_numeric:
-                continue
-            near = max(_near(question, mentions.get(col.index), cue.start, v.end), 0.0)
-            digits = re.match(r"[\d,.]*\d", question[v.start : v.end])
-            if near == 0 and _counts_another_thing(question, v.start + digits.end() if digits else v.end, col):
-                continue  # "more than 3 candidates" is not a condition on Votes
-            for op, number, end in bounds:
-                out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
-    return out
-
-
-def _counts_another_thing(question: str, end: int, col: Column) -> bool:
-    """Whether the word right after a compared number is a noun this column's header does not hold ("3 candidates", "18 meters").
-
-    Example:
-        >>> col = Table.from_rows(["Votes"], [["10"]]).columns[0]
-        >>> _counts_another_thing("more than 3 candidates", 11, col), _counts_another_thing("more than 3 votes", 11, col)
-        (True, False)
-        >>> _counts_another_thing("a score over 70?", 15, col)
-        False
-    """
-    after = re.match(r"\s*([a-z]+)\b", question[end:].lower())
-    if after is None or after.group(1) in _STOP or after.group(1) in _LINK or after.group(1) in _COMPARING:
-        return False
-    return _stem(after.group(1)) not in set(_stems(col.header)) | {_stem(w) for w in _WORD.findall(col.header.lower())}
-
-
-def _outside_cells(candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
-    """Without the numbers and dates written inside a longer cell of the question (``1996`` in ``1996-97``)."""
-    cells = [c for c in candidates if c.op == "="]
-    return [
-        c for c in candidates
-        if not any(o.start <= c.start and c.end <= o.end and (o.end - o.start) > (c.end - c.start) and o.op == "="
-                   and (c.op == "=" and c.value != o.value) for o in cells)
-    ]
-
-
-def _best_per_span(candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
-    """Strongest first; of candidates whose spans overlap, the weaker ones lose 2 (they stay listed)."""
-    ranked = sorted(candidates, key=lambda c: (-c.score, c.start, c.column))
-    out: list[ConditionCandidate] = []
-    seen: set[tuple[int, str, str]] = set()
-    for c in ranked:
-        key = (c.column, c.op, c.value.lower())
-        if key in seen:
-            continue
-        seen.add(key)
-        if any(o.start < c.end and c.start < o.end for o in out):
-            c = ConditionCandidate(c.column, c.op, c.value, c.start, c.end, c.score - 2.0)
-        out.append(c)
-    return sorted(out, key=lambda c: (-c.score, c.start, c.column))
-
-
-def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> str | None:
-    """The aggregation the cue words ask for (the cue of :func:`_aggregation_cue`)."""
+def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], table: Table | None = None) -> str | None:
+    """The aggregation the cue words ask for (the cue of :func:`_aggregation_cue`); "how many <numeric column> ...
+    total" is its sum."""
     cue = _aggregation_cue(question, g, mentions)
     if cue is None:
         return None
     if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
         return "COUNT"  # "the total number of ...", "the total game number"
+    if cue.op == "COUNT" and table is not None and any(
+            cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1 and table.columns[i].is_numeric
+            and any(c.op == "SUM" and c.start >= m[1] for c in g.cue("aggregate")) for i, m in mentions.items()):
+        return "SUM"  # "how many rebounds were there total": the sum of a column named right after the count
     return _AGGREGATE_OF[cue.op]
 
 
@@ -459,11 +103,6 @@ def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[i
             continue  # a header's own word ("Which Average ..."), unless it stands before a header ("the average Total")
         return cue
     return None
-
-
-def _after(question: str, cue_end: int, start: int, allowed: frozenset[str]) -> bool:
-    """Whether only ``allowed`` words stand between a cue's end and ``start``."""
-    return cue_end <= start and set(_WORD.findall(question[cue_end:start].lower())) <= allowed
 
 
 _COUNTED_BY = frozenset(["the", "of", "number", "total", "all"])
@@ -495,6 +134,8 @@ def own_number(
     cue = _aggregation_cue(question, g, mentions)
     if not col.is_numeric or mention is None or cue is None or cue.kind != "aggregate":
         return False
+    if any(min(abs(c.start - mention[1]), abs(mention[0] - v.end)) < 30 for c, v in g.comparisons()):
+        return False  # "how many games had more than 10,000 in attendance": the rows that meet it are counted
     ends = [c.end for c in g.cues if c.kind == "aggregate"]
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())
@@ -544,6 +185,16 @@ def _unnamed_target(table: Table, question: str, wh: re.Match[str], mentions: Ma
     "which match had the largest crowd" asks for the crowd)."""
     who = who_column(table, question, mentions) if wh.group().lower() == "who" else None
     return [] if who is None else [who]
+
+
+def _row_place(table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> bool:
+    """Whether the question's first/last is a row's place: its aggregation cue is *first/last/latest* and no numeric
+    header follows it ("which u-boat was the first to sink": the first row, not the smallest number)."""
+    cue = _aggregation_cue(question, g, mentions)
+    if cue is None or cue.text.lower() not in _POSITION_CUES:
+        return False
+    starts = [m[0] for i, m in mentions.items() if table.columns[i].is_numeric]
+    return not any(_after(question, cue.end, s, frozenset(["the", "of"])) for s in starts)
 
 
 #: Order cues that mean a row's place in the table when no header follows them ("the first person eliminated").
@@ -602,56 +253,6 @@ def position_order(
     return None
 
 
-#: Header words that name who a row is about: the column a *who* question asks for when it names none.
-PERSON_HEADERS = frozenset([
-    "name", "player", "athlete", "driver", "rider", "coach", "finalist", "contestant", "candidate", "artist",
-    "winner", "nation", "country", "team", "club", "person", "member", "manager", "actor", "actress",
-    "character", "director", "author", "composer", "singer", "skater", "swimmer", "cyclist", "runner",
-    "jockey", "pilot", "captain", "owner", "president", "governor", "mayor", "leader", "holder", "recipient",
-    "nominee", "champion", "performer", "writer", "producer", "competitor", "entrant", "representative",
-    "incumbent", "senator", "delegate", "chairman", "rank holder", "skier", "boxer", "wrestler", "musician",
-])
-
-
-def who_column(table: Table, question: str, mentions: Mapping[int, tuple[int, int, float]]) -> int | None:
-    """The column a *who* question asks for when it names none right after *who*, or None.
-
-    "who was the only medalist not from ethiopia?" asks for the row's person:
-    the first text column whose header is a person word (:data:`PERSON_HEADERS`:
-    ``Name``, ``Athlete``, ``Nation`` ...). "who was the opponent" names its
-    column (``Opponent``), so it has no *who* column; a question without *who* neither.
-
-    Example:
-        >>> t = Table.from_rows(["Rank", "Name", "Nationality"], [["1", "Sule Utura", "Ethiopia"]])
-        >>> who_column(t, "who was the only medalist not from ethiopia?", {})
-        1
-        >>> who_column(t, "who was the nationality of rank 1?", header_mentions(t, "who was the nationality of rank 1?"))
-    """
-    who = re.search(r"\bwho\b", question, re.IGNORECASE)
-    if who is None or any(_after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"])) for m in mentions.values()):
-        return None
-    for col in table.columns:
-        if not col.is_numeric and set(_stems(col.header)) & PERSON_HEADERS:
-            return col.index
-    return None
-
-
-def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]], g: Grounding, table: Table | None = None) -> int | None:
-    """The column the question's *which/what* names right after it ("What school did ..."), or None.
-
-    A cue word that is also a header ("What is the average Total", header ``Average``) is the cue, not the column asked.
-    Without one, a *who* question asks for its person column (:func:`who_column`, when ``table`` is given).
-    """
-    wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
-    if wh is None:
-        return who_column(table, question, mentions) if table is not None else None
-    cues = [(c.start, c.end) for c in g.cues]
-    named = sorted((m[0], i) for i, m in mentions.items()
-                   if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
-                   and not any(s <= m[0] < e for s, e in cues))
-    return named[0][1] if named else None
-
-
 def answer_candidates(
     table: Table, question: str, *, used: Mapping[int, float] | None = None, scores: Mapping[str, float] | None = None,
     grounding: Grounding | None = None,
@@ -672,12 +273,12 @@ def answer_candidates(
         >>> answer_candidates(t, "Name the least touchdowns for 11 points", used={2: 4.0})[0]
         (1, 'MIN', 7.308)
     """
-    g = grounding or ground(question)
+    g = grounding or table_ground(question)
     mentions = header_mentions(table, question)
-    aggregation = _aggregation(question, g, mentions)
+    aggregation = _aggregation(question, g, mentions, table)
     order = argmax_order(table, question, g, mentions)
     position = position_order(table, question, g, mentions) if order is None else None
-    if position is not None and aggregation in ("MAX", "MIN"):
+    if (position is not None or _row_place(table, question, g, mentions)) and aggregation in ("MAX", "MIN"):
         aggregation = None  # "the first person eliminated": a row's place, not a minimum
     asked = _asked_column(question, mentions, g, table)
     used = used or {}
@@ -708,14 +309,8 @@ def answer_candidates(
     return sorted(out, key=lambda t: (-t[2], t[0]))
 
 
-def _column_text(table: Table, index: int) -> str:
-    header = table.columns[index].header
-    same = [c for c in table.columns if c.header.strip().lower() == header.strip().lower()]
-    return f"#{index}" if len(same) > 1 or not header.strip() else header
-
-
 def _condition_action(table: Table, c: ConditionCandidate) -> str:
-    return f"add_condition({_column_text(table, c.column)}, {c.op}, {c.value})"
+    return f"add_condition({_column_text(table, c.column)}, {c.op}, {action_value(c.value)})"
 
 
 #: How strongly the question must ask for a condition for it to be listed although it keeps no row
@@ -769,13 +364,23 @@ def grounded_conditions(env: Any, *, scores: Mapping[str, float] | None = None) 
     return [*kept, *empty]
 
 
+def _dropped(table: Table, action: str, drops: frozenset[tuple[int, str]]) -> bool:
+    """Whether a listed condition is one a plan replaces (its rows compared, its anchor)."""
+    if (-1, "*") in drops:
+        return action.startswith("add_condition(")
+    return any(action.lower() == f"add_condition({_column_text(table, i)}, =, {action_value(value)})".lower() for i, value in drops)
+
+
 def _answer_steps(env: Any, answers: list[NextStep]) -> list[NextStep]:
     """Once an answer is set: ``execute()``, then the other answers (the same column unaggregated first)."""
     table, current = env.table, env.query.answer
-    written = f"set_answer({_column_text(table, current.column.index)}{', ' + current.aggregation if current.aggregation else ''})"
+    if current is None:  # set_calculation, compare_rows: nothing but to run it
+        return [NextStep("execute()", "execute")]
+    name = _column_text(table, current.column.index) if current.column.index < len(table.columns) else current.column.header
+    written = f"set_answer({name}{', ' + current.aggregation if current.aggregation else ''})"
     answers = [a for a in answers if a.action != written]
     if current.aggregation:  # the same column without its aggregation, next
-        plain = f"set_answer({_column_text(table, current.column.index)})"
+        plain = f"set_answer({name})"
         answers = [NextStep(plain, "answer")] + [a for a in answers if a.action != plain]
     return [NextStep("execute()", "execute"), *answers[:2]]
 
@@ -797,7 +402,7 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
         (['add_order(Episodes, DESC)'], 'set_answer(Season)')
     """
     table, question = env.table, env.question or ""
-    g = ground(question)
+    g = table_ground(question)
     candidates = condition_candidates(table, question, g, scores=scores)
     used = _used(env, candidates)
     kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
@@ -851,14 +456,14 @@ def scores_could_change(env: Any, steps: list[NextStep]) -> str | None:
         >>> env = TableEnvironment(t, question="What is the total game number with athlone town as the opponent?")
         >>> scores_could_change(env, table_next_steps(env)) is None
         True
-        >>> env = TableEnvironment(t, question="Who won?")
+        >>> env = TableEnvironment(t, question="Which one was it?")
         >>> scores_could_change(env, table_next_steps(env))
         "the answer columns tie: 'Game' leads 'Opponent' by 0.0 (the scores may swing 1.5)"
     """
     if not steps or steps[0].kind not in ("constrain", "answer"):
         return None
     table, question = env.table, env.question or ""
-    g, cells = ground(question), _cells(table)
+    g, cells = table_ground(question), _cells(table)
     plain = _all_candidates(table, question, g, None, cells)
     most = _all_candidates(table, question, g, {c.header: SCORE_CLIP for c in table.columns}, cells)
     open_number, shifted = _bonus_open(plain, most)
@@ -922,6 +527,62 @@ def standardized(scores: Mapping[str, float] | None, clip: float = SCORE_CLIP) -
     return {h: round(max(-clip, min(clip, (v - mean) / spread)) if spread else 0.0, 2) for h, v in scores.items()}
 
 
+def _pending(env: Any, plan: Plan) -> NextStep | None:
+    """A plan's next step not taken yet, checked on the table (it keeps rows, or gives an answer); None when the plan
+    is done, cannot be made on this query, or its next step keeps nothing."""
+    query = env.query
+    for step in plan.steps:
+        if step.done(query):
+            continue
+        try:
+            built = step.build(query)
+        except PyQLError:
+            return None
+        try:
+            if step.kind == "answer":
+                ok = any(a.value is not None for a in env.executor.execute(built))
+            else:
+                ok = env.executor.count(built) > 0
+        except PyQLError:
+            return None
+        return NextStep(step.action, step.kind) if ok else None
+    return None
+
+
+def plan_steps(env: Any, g: Grounding) -> tuple[list[NextStep], list[NextStep], frozenset[tuple[int, str]], bool, list[NextStep]]:
+    """The question's plans (:func:`pyql_sql.shapes.question_plans`) on this episode: the next steps of its ``part``
+    conditions, the next step of its shape, the conditions the shape replaces, whether a shape applies, and the next
+    steps of its ``top`` conditions (plain conditions, listed after the grounded ones).
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Player", "Team"], [["Ann", "Knicks"], ["Hank Stein", "Hawks"]])
+        >>> env = TableEnvironment(t, question="what team comes before hank stein?")
+        >>> parts, shape, drops, shaped, later = plan_steps(env, ground(env.question))
+        >>> [s.action for s in shape], sorted(drops), shaped  # (-1, "*"): the question's other conditions are left out too
+        (['add_adjacent(Player, Hank Stein, before)'], [(-1, '*'), (0, 'hank stein')], True)
+    """
+    asks_change = getattr(env, "asks_change", None)  # a writable table (pyql_sql.writable_environment)
+    if "add_part" not in env.actions.names or (asks_change is not None and asks_change()):
+        return [], [], frozenset(), False, []
+    parts: list[NextStep] = []
+    later: list[NextStep] = []
+    shape: list[NextStep] = []
+    drops: frozenset[tuple[int, str]] = frozenset()
+    shaped = False
+    for plan in question_plans(env.table, env.question or "", g):
+        step = _pending(env, plan)
+        drops |= plan.drops
+        if plan.shape in ("part", "top"):
+            (parts if plan.shape == "part" else later).extend([step] if step is not None else [])
+            continue
+        shaped = True
+        shape += [step] if step is not None else []
+        if plan.exclusive and step is not None:
+            drops |= {(-1, "*")}  # the question's other conditions describe the anchor row: none is listed
+    return parts, shape, drops, shaped, later
+
+
 def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, limit: int = 8) -> list[NextStep]:
     """The valid next steps of a table episode, ranked (see the module's docstring); at most ``limit``.
 
@@ -946,10 +607,16 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         ['execute()', 'set_answer(Round)']
     """
     conditions, answers = grounded_steps(env, scores=standardized(scores))
-    if env.query.answer is not None:
+    parts, shape, drops, shaped, later = plan_steps(env, table_ground(env.question or ""))
+    if drops or shaped:
+        conditions = [s for s in conditions if not _dropped(env.table, s.action, drops) and not (shaped and s.action.startswith("add_order("))]
+    if env.query.result is not None:
         steps = [*_answer_steps(env, answers), *conditions]
     else:
-        steps = [*conditions, *answers]
+        shape_answer = [s for s in shape if s.kind == "answer"]
+        shape_steps = [s for s in shape if s.kind != "answer"]
+        taken = {s.action for s in conditions}
+        steps = [*parts, *conditions, *[s for s in later if s.action not in taken], *shape_steps, *shape_answer, *answers]
     change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
     changes = change_steps(ground(env.question or "")) if change_steps is not None else []  # a question asking for a change: those first
     if changes:

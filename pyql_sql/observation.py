@@ -25,6 +25,7 @@ from pyql.echo import inline
 from .executor import Executor
 from .numbers import format_number
 from .query import TableQuery
+from .steps import CompareStep, RowsCalculationStep
 
 __all__ = ["TableObservation", "observe", "cell_text"]
 
@@ -73,9 +74,44 @@ def observe(executor: Executor, query: TableQuery, *, max_rows: int = 5, max_val
         max_rows: rows shown at most before an answer is set.
         max_values: values of the answer column shown at most.
     """
+    result = query.result
+    if isinstance(result, (RowsCalculationStep, CompareStep)):
+        return _result_observation(executor, query, result)
     if query.answer is None:
+        if query.group is not None:
+            return _groups_observation(executor, query, max_rows)
         return _rows_observation(executor, query, max_rows)
     return _answer_observation(executor, query, max_values)
+
+
+def _groups_observation(executor: Executor, query: TableQuery, max_rows: int) -> TableObservation:
+    """The groups kept, ranked, each with its value and row count (``add_group``)."""
+    groups = executor.groups(query, limit=max_rows)
+    if groups.total == 0:
+        return TableObservation("No group: the conditions keep no row with a value in the grouped column.", groups, True)
+    shown = "; ".join(
+        "{" + ", ".join(f"{inline(h, quotes=True)}: {cell_text(v)}" for h, v in zip(groups.headers, row)) + "}" for row in groups.rows
+    )
+    noun = "group" if groups.total == 1 else "groups"
+    more = f" (first {len(groups.rows)} shown)" if groups.total > len(groups.rows) else ""
+    return TableObservation(f"{groups.total} {noun} of the rows kept{more}: {shown}", groups, False)
+
+
+def _result_observation(executor: Executor, query: TableQuery, result: RowsCalculationStep | CompareStep) -> TableObservation:
+    """What ``set_calculation`` or ``compare_rows`` gives: the value, or the row's key that wins."""
+    answers = executor.execute(query)
+    value = answers[0].value if answers else None
+    first, second = (inline(s.value if isinstance(s.value, str) else cell_text(s.value)) for s in (result.first, result.second))
+    column = inline(result.column.header)
+    if isinstance(result, RowsCalculationStep):
+        text = f"{column} of {first} {result.op} {column} of {second} = {cell_text(value)}"
+        if value is None:
+            text += f" (a row is missing, or its {column} is no number)"
+    else:
+        most = "larger" if result.descending else "smaller"
+        text = f"Of {first} and {second}, {cell_text(value)} has the {most} {column}" if value is not None else (
+            f"Neither {first} nor {second} has a {column} to compare (no such row, or no value)")
+    return TableObservation(text, answers, value is None)
 
 
 def _rows_observation(executor: Executor, query: TableQuery, max_rows: int) -> TableObservation:
@@ -96,6 +132,13 @@ def _answer_observation(executor: Executor, query: TableQuery, max_values: int) 
     answers = executor.execute(query)
     values = [a.value for a in answers]
     header = inline(answer.column.header)
+    group = query.group
+    per_group = group is not None and (answer.column not in (group.column, group.count) or (
+        answer.column == group.count and answer.aggregation is None))
+    if per_group:
+        shown = ", ".join(cell_text(v) for v in values[:max_values])
+        what = f"{answer.aggregation}({header})" if answer.aggregation else header
+        return TableObservation(f"{what} of each group ({len(values)}): [{shown}]", answers, not values)
     if answer.aggregation is not None:
         value = values[0] if values else None
         text = f"{answer.aggregation}({header}) = {cell_text(value)}"

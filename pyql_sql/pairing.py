@@ -55,6 +55,7 @@ from sqlglot import exp
 from pyql.environment.grounding import Grounded, Grounding, ground, parse_date
 
 from .table import Table
+from .value_lists import listed_pairs
 
 __all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "enumeration_pairs", "pair_values", "question_values", "word_norm"]
 
@@ -556,8 +557,13 @@ def pair_values(
     values, mentions = question_values(table, question, g)
     values = [v for v in values if not any(s < v.end and v.start < e for s, e in skip)]
     gone = set(exclude)
+    listed = [(c, v) for c, v in listed_pairs(table, question) if c not in gone and not any(s < v.end and v.start < e for s, e in skip)]
+    if listed:  # the row written out as a list: its pairs first, the rest of the question for the other columns
+        gone |= {c for c, _ in listed}
+        values = [v for v in values if not any(o.start < v.end and v.start < o.end for _, o in listed)]
     mentions = [m for m in mentions if m.column not in gone]
     pairs, blocked_cols, blocked_values = enumeration_pairs(question, values, mentions)
+    pairs = [*listed, *pairs]
     protected = [(v.start, v.end) for v in values] + [(m.start, m.end) for m in mentions] + _name_spans(table, question)
     ranked = sorted(_segment_pairs(question, values, mentions, protected), key=lambda s: s[0])
     ranked += sorted(_adjacent_pairs(question, values, mentions), key=lambda s: s[0])
@@ -574,4 +580,8 @@ def pair_values(
     free = [v for v in free if (v.start, v.end) not in used_spans]
     rest = [c.index for c in table.columns if c.index not in used_cols]
     pairs += resemblance_pairs(table, free, rest) if resemble and free and rest else []
+    quoted = [v for v in free if v.kind == "quoted" and (v.start, v.end) not in {(o.start, o.end) for _, o in pairs}]
+    rest = [c for c in rest if c not in {c for c, _ in pairs}]
+    if resemble and listed and len(quoted) == 1 and len(rest) == 1:  # "Insert 'Jane Smith' ... 'Theo' for School, ...": the one left
+        pairs.append((rest[0], quoted[0]))
     return sorted(pairs, key=lambda p: p[1].start)

@@ -9,6 +9,20 @@ The tools of QueryAgent's Table 10 (SQL version) that *construct* the query:
   the largest (``DESC``) or smallest (``ASC``) value of a column (ORDER BY ...
   LIMIT: "which season had the most episodes" returns another column of the
   row with the most episodes);
+* row position: ``add_row(position)`` (the n-th row kept, in the table's
+  order), ``add_adjacent(column, value, direction)`` (the row right after or
+  before the row that matches);
+* derived columns: ``add_part(column, part, separator)`` (the year, month,
+  day or date a cell writes, its leading number, the text before or after a
+  separator: :mod:`pyql_sql.parts`), ``add_calculation(column, op, column)``
+  (two cells of a row combined);
+* ``add_group(column)`` — the rows kept grouped by a column's value, each
+  group with its row count (``Count``): an argmax over groups is
+  ``add_group`` then ``add_order(Count, DESC)``;
+* answers besides ``set_answer`` (whose aggregations include ``COUNT
+  DISTINCT``): ``set_calculation(column, op, key, first, second)`` (the
+  difference, sum or ratio of two rows' cells) and ``compare_rows(column,
+  key, first, second, direction)`` (which of two named rows has more);
 
 plus ``undo()``. Every step returns a *new* :class:`TableQuery`; the old one
 is unchanged, so an agent can branch and backtrack freely. Steps are checked
@@ -38,27 +52,50 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from sqlglot import exp
 
-from grammars.vocabulary import AGGREGATIONS as VOCABULARY_AGGREGATIONS
 from grammars.vocabulary import (
+    ARITHMETIC_OPERATORS,
+    ARITHMETIC_WORDS,
     COMPARISON_OPERATORS,
     ORDERING_OPERATORS,
+    ORDINALS,
+    TABLE_AGGREGATIONS,
     canonical_operator,
 )
 
 from .compile import compile_query, logical_expression
 from .errors import (
+    AmbiguousColumnError,
     BadAggregationError,
     BadOperatorError,
     BadValueError,
+    GroupError,
+    PositionError,
     SQLQueryError,
+    UnknownColumnError,
 )
 from .numbers import parse_number
-from .steps import AnswerStep, ConditionStep, OrderStep, Step
-from .tabledata import TableData
+from .parts import normalize_part
+from .steps import (
+    AdjacentStep,
+    AnswerStep,
+    CalculationStep,
+    CompareStep,
+    ConditionStep,
+    DerivedColumn,
+    GroupStep,
+    OrderStep,
+    PartStep,
+    PositionStep,
+    ResultStep,
+    RowsCalculationStep,
+    Step,
+)
+from .tabledata import Column, TableData, header_keys
 
 __all__ = [
     "OPERATORS",
@@ -68,6 +105,9 @@ __all__ = [
     "OrderStep",
     "Step",
     "DIRECTIONS",
+    "normalize_arithmetic",
+    "normalize_position",
+    "normalize_row_direction",
     "TableQuery",
     "normalize_operator",
     "normalize_aggregation",
@@ -77,8 +117,10 @@ __all__ = [
 #: Condition operators accepted by :meth:`TableQuery.add_condition` (the action language's).
 OPERATORS: tuple[str, ...] = COMPARISON_OPERATORS
 
-#: Aggregations accepted by :meth:`TableQuery.set_answer` (besides None).
-AGGREGATIONS: tuple[str, ...] = VOCABULARY_AGGREGATIONS
+#: Aggregations accepted by :meth:`TableQuery.set_answer` (besides None): the vocabulary's, and COUNT DISTINCT.
+AGGREGATIONS: tuple[str, ...] = TABLE_AGGREGATIONS
+_AGGREGATION_ALIASES = {"COUNT_DISTINCT": "COUNT DISTINCT", "DISTINCT": "COUNT DISTINCT", "COUNT(DISTINCT)": "COUNT DISTINCT",
+                        "DISTINCT COUNT": "COUNT DISTINCT"}
 
 _ORDERING = frozenset(ORDERING_OPERATORS)
 
@@ -156,18 +198,110 @@ def normalize_aggregation(aggregation: object) -> str | None:
         BadAggregationError: anything else.
 
     Example:
-        >>> [normalize_aggregation(a) for a in (None, "", "none", "max", " Count ")]
-        [None, None, None, 'MAX', 'COUNT']
+        >>> [normalize_aggregation(a) for a in (None, "", "none", "max", " Count ", "count_distinct")]
+        [None, None, None, 'MAX', 'COUNT', 'COUNT DISTINCT']
     """
     if aggregation is None:
         return None
     if isinstance(aggregation, str):
-        key = aggregation.strip().upper()
+        key = " ".join(aggregation.strip().upper().split())
+        key = _AGGREGATION_ALIASES.get(key, key)
         if key in ("", "NONE"):
             return None
         if key in AGGREGATIONS:
             return key
     raise BadAggregationError(aggregation, allowed=("None",) + AGGREGATIONS)
+
+
+_ROW_DIRECTIONS = {"after": True, "next": True, "following": True, "below": True, "later": True,
+                   "before": False, "previous": False, "preceding": False, "above": False, "prior": False, "earlier": False}
+
+
+def normalize_row_direction(direction: object) -> bool:
+    """Check an ``add_adjacent`` direction: True for the row after, False for the row before.
+
+    Raises:
+        BadValueError: anything but after/before (or next, following, below; previous, preceding, above, prior).
+
+    Example:
+        >>> normalize_row_direction("After"), normalize_row_direction("previous")
+        (True, False)
+        >>> normalize_row_direction("up")
+        Traceback (most recent call last):
+        ...
+        pyql_sql.errors.BadValueError: Unknown direction 'up'. Allowed: after (the next row) or before (the previous row).
+    """
+    key = direction.strip().lower() if isinstance(direction, str) else None
+    if key not in _ROW_DIRECTIONS:
+        raise BadValueError(f"Unknown direction {direction!r}. Allowed: after (the next row) or before (the previous row).")
+    return _ROW_DIRECTIONS[key]
+
+
+def normalize_arithmetic(op: object) -> str:
+    """Check an arithmetic operator: ``-``, ``+``, ``*``, ``/`` or a word for one (``difference``, ``ratio`` ...).
+
+    Raises:
+        BadOperatorError: anything else.
+
+    Example:
+        >>> normalize_arithmetic(" - "), normalize_arithmetic("ratio"), normalize_arithmetic("Plus")
+        ('-', '/', '+')
+        >>> normalize_arithmetic("%")
+        Traceback (most recent call last):
+        ...
+        pyql_sql.errors.BadOperatorError: Unknown operator '%'. Allowed operators: -, +, *, /.
+    """
+    key = " ".join(op.strip().lower().split()) if isinstance(op, str) else ""
+    key = ARITHMETIC_WORDS.get(key, key)
+    if key not in ARITHMETIC_OPERATORS:
+        raise BadOperatorError(op, allowed=ARITHMETIC_OPERATORS)
+    return key
+
+
+_ORDINAL_SUFFIX = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+
+
+def normalize_position(position: object, rows: int | None = None) -> int:
+    """Check a row position: a whole number other than 0 (1 the first, -1 the last) or an ordinal word.
+
+    Args:
+        position: ``3``, ``-1``, ``"2nd"``, ``"first"``, ``"last"``, ``"second to last"``.
+        rows: the table's rows; a position past them is refused.
+
+    Raises:
+        BadValueError: not a position, or past the table's end.
+
+    Example:
+        >>> [normalize_position(p) for p in (2, "-1", "third", "Last", "2nd", "second to last")]
+        [2, -1, 3, -1, 2, -2]
+        >>> normalize_position(12, rows=10)
+        Traceback (most recent call last):
+        ...
+        pyql_sql.errors.PositionError: Row 12 is past the table's end: the table has 10 rows. Give a position from 1 to 10 (or -1 for the last row, -2 for the one before it).
+    """
+    value: int | None = None
+    if isinstance(position, int) and not isinstance(position, bool):
+        value = position
+    elif isinstance(position, str):
+        text = " ".join(position.strip().lower().replace("second-to-last", "second to last").split())
+        text = text.removeprefix("the ")
+        suffix = _ORDINAL_SUFFIX.match(text)
+        number = parse_number(text) if suffix is None else float(suffix.group(1))
+        if text in ORDINALS:
+            value = ORDINALS[text]
+        elif number is not None and number.is_integer():
+            value = int(number)
+    if value is None or value == 0:
+        raise PositionError(
+            f"Unknown row position {position!r}. Give a whole number other than 0 (1 the first row, -1 the last) "
+            "or an ordinal word (first, second, ..., last)."
+        )
+    if rows is not None and abs(value) > rows:
+        raise PositionError(
+            f"Row {value} is past the table's end: the table has {rows} rows. Give a position from 1 to {rows} "
+            "(or -1 for the last row, -2 for the one before it)."
+        )
+    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,7 +361,7 @@ class TableQuery:
             ...
             pyql_sql.errors.BadValueError: Column 'Season' holds numbers, so '<' needs a number, but got 'last year'. Give a number such as 17, 9.626 or 1,174 (or use = to match text).
         """
-        col = self.table.resolve_column(column)
+        col = self.resolve_column(column)
         op_ = normalize_operator(op)
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise BadValueError(
@@ -268,10 +402,17 @@ class TableQuery:
             >>> t.query().set_answer("Ends", "total")
             Traceback (most recent call last):
             ...
-            pyql_sql.errors.BadAggregationError: Unknown aggregation 'total'. Allowed aggregations: None, MAX, MIN, COUNT, SUM, AVG (case-insensitive; None or '' for no aggregation).
+            pyql_sql.errors.BadAggregationError: Unknown aggregation 'total'. Allowed aggregations: None, MAX, MIN, COUNT, SUM, AVG, COUNT DISTINCT (case-insensitive; None or '' for no aggregation).
         """
-        col = self.table.resolve_column(column)
+        col = self.resolve_column(column)
         agg = normalize_aggregation(aggregation)
+        group = self.group
+        if group is not None and agg is None and col not in (group.column, group.count):
+            raise GroupError(
+                f"The rows are grouped by {group.column.header!r}, so {col.header!r} has many cells in each group: "
+                f"give an aggregation (COUNT, SUM, AVG, MAX, MIN or COUNT DISTINCT), or answer "
+                f"{group.column.header!r} or {group.count.header!r}."
+            )
         return TableQuery(self.table, self.steps + (AnswerStep(col, agg),))
 
     def add_order(self, column: str | int, direction: str = "DESC", limit: int | str = 1) -> TableQuery:
@@ -303,9 +444,255 @@ class TableQuery:
             ...
             pyql_sql.errors.BadValueError: The limit of add_order must be a whole number from 1 to 1000, not 0.
         """
-        col = self.table.resolve_column(column)
+        col = self.resolve_column(column)
         step = OrderStep(col, normalize_direction(direction), _order_limit(limit))
         return TableQuery(self.table, self.steps + (step,))
+
+    def add_row(self, position: int | str) -> TableQuery:
+        """Keep only the n-th row of those the query keeps, in the table's order: 1 the first, -1 the last.
+
+        With an ``add_order`` the rows are counted in its order instead (``add_order(Points, DESC)`` then
+        ``add_row(2)`` is the second highest). A later ``add_row`` replaces an earlier one.
+
+        Args:
+            position: a whole number other than 0, or an ordinal word (``first``, ``second``, ``last``).
+
+        Raises:
+            PositionError: not a position, or past the table's end.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Name", "Team"], [["Ann", "A"], ["Bob", "B"], ["Cid", "A"]])
+            >>> q = t.query().add_condition("Team", "=", "A").add_row("last").set_answer("Name")
+            >>> q.actions(), [a.value for a in t.executor().execute(q)]
+            (['add_condition(Team, =, A)', 'add_row(-1)', 'set_answer(Name, None)'], ['Cid'])
+        """
+        return TableQuery(self.table, self.steps + (PositionStep(normalize_position(position, self.table.row_count)),))
+
+    def add_adjacent(self, column: str | int | Column, value: str | int | float, direction: str = "after") -> TableQuery:
+        """Keep the rows right after (or before) a row where ``column = value``, in the table's order.
+
+        "what team comes before Hank Stein" is ``add_adjacent(Player, Hank Stein, before)`` then
+        ``set_answer(Team)``. The value is matched as ``add_condition``'s ``=`` matches it.
+
+        Args:
+            column: the column of the row looked from.
+            value: its value in that row.
+            direction: ``after`` (the next row) or ``before`` (the previous row).
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            BadValueError: a bad value or direction.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Player", "Team"], [["Ann", "Knicks"], ["Hank Stein", "Hawks"]])
+            >>> q = t.query().add_adjacent("Player", "hank stein", "before").set_answer("Team")
+            >>> q.actions(), [a.value for a in t.executor().execute(q)]
+            (['add_adjacent(Player, hank stein, before)', 'set_answer(Team, None)'], ['Knicks'])
+        """
+        match = self.add_condition(column, "=", value).steps[-1]
+        assert isinstance(match, ConditionStep)
+        return TableQuery(self.table, self.steps + (AdjacentStep(match, normalize_row_direction(direction)),))
+
+    def add_part(self, column: str | int | Column, part: str, separator: str = "") -> TableQuery:
+        """A new column holding one part of each cell of ``column``: ``year``, ``month``, ``day``, ``date``,
+        ``number``, or the text ``before``/``after`` a separator (:mod:`pyql_sql.parts`).
+
+        The new column is named after its source and part (``Date year``) and later steps name it so:
+        ``add_part(Date, year)`` then ``add_condition(Date year, =, 2004)``. A cell without the part has none (NULL).
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            BadValueError: an unknown part, or that part of that column already derived.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Date", "Score"], [["June 5, 2004", "2–1"], ["May 1, 2005", "0–3"]])
+            >>> q = t.query().add_part("Date", "year").add_condition("Date year", "=", 2004).set_answer("Score")
+            >>> q.actions(), [a.value for a in t.executor().execute(q)]
+            (['add_part(Date, year)', 'add_condition(Date year, =, 2004)', 'set_answer(Score, None)'], ['2–1'])
+        """
+        source = self.resolve_column(column)
+        name = normalize_part(part)
+        sep = separator.strip() if isinstance(separator, str) else ""
+        if name not in ("before", "after"):
+            sep = ""
+        header = self._new_header(f"{source.header} {name}")
+        typ = "real" if name in ("year", "day", "number") else "text"
+        derived = DerivedColumn(self._next_index(), header, typ, "", None, kind="part", sources=(source,), part=name, separator=sep)
+        return TableQuery(self.table, self.steps + (PartStep(derived),))
+
+    def add_calculation(self, first: str | int | Column, op: str, second: str | int | Column) -> TableQuery:
+        """A new column holding two cells of each row combined: ``first op second`` (``-``, ``+``, ``*``, ``/``).
+
+        Named ``first op second`` (``Home - Away``); a cell that is no number gives none (NULL), and so does a division by 0.
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            BadOperatorError: not ``-``, ``+``, ``*``, ``/`` (or a word for one: difference, sum, ratio ...).
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Team", "Won", "Lost"], [["A", "10", "4"], ["B", "7", "9"]])
+            >>> q = t.query().add_calculation("Won", "-", "Lost").add_order("Won - Lost", "DESC").set_answer("Team")
+            >>> [a.value for a in t.executor().execute(q)]
+            ['A']
+        """
+        a, b = self.resolve_column(first), self.resolve_column(second)
+        op_ = normalize_arithmetic(op)
+        header = self._new_header(f"{a.header} {op_} {b.header}")
+        derived = DerivedColumn(self._next_index(), header, "real", "", None, kind="calculation", sources=(a, b), op=op_)
+        return TableQuery(self.table, self.steps + (CalculationStep(derived),))
+
+    def add_group(self, column: str | int | Column) -> TableQuery:
+        """Group the rows kept by the value of ``column`` (case and spaces aside); each group gets its row count, ``Count``.
+
+        After it, the query's rows are the groups: ``add_condition(Count, >, 2)`` keeps groups,
+        ``add_order(Count, DESC)`` orders them (another numeric column orders them by its sum),
+        ``set_answer(column)`` lists the groups' values, ``set_answer(Count)`` their counts, and any
+        other column needs an aggregation (one value per group). "which team won the most titles" is
+        ``add_group(Winner)``, ``add_order(Count, DESC)``, ``set_answer(Winner)``.
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            GroupError: the rows are grouped already.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Winner"], [["Ajax"], ["PSV"], ["Ajax"]])
+            >>> q = t.query().add_group("Winner").add_order("Count", "DESC").set_answer("Winner")
+            >>> [a.value for a in t.executor().execute(q)]
+            ['Ajax']
+        """
+        col = self.resolve_column(column)
+        if self.group is not None:
+            raise GroupError(f"The rows are already grouped by {self.group.column.header!r}; undo that step to group by another column.")
+        count = DerivedColumn(self._next_index(), self._new_header("Count"), "real", "", None, kind="count", sources=(col,))
+        return TableQuery(self.table, self.steps + (GroupStep(col, count),))
+
+    def set_calculation(
+        self, column: str | int | Column, op: str, key: str | int | Column, first: str | int | float, second: str | int | float
+    ) -> TableQuery:
+        """The answer: ``column``'s value in the row where ``key = first``, ``op`` its value where ``key = second``.
+
+        "how many more gold medals did Japan win than China" is ``set_calculation(Gold, -, Nation, Japan, China)``;
+        ``+`` gives the sum, ``/`` the ratio. The rows are matched as ``add_condition``'s ``=`` matches them, among
+        the rows the query's conditions keep (the first row of each when several match). Replaces the answer.
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            BadOperatorError: not ``-``, ``+``, ``*``, ``/``.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Nation", "Gold"], [["Japan", "5"], ["China", "2"]])
+            >>> [a.value for a in t.executor().execute(t.query().set_calculation("Gold", "-", "Nation", "japan", "china"))]
+            [3.0]
+        """
+        col, op_ = self.resolve_column(column), normalize_arithmetic(op)
+        a, b = self._key_condition(key, first), self._key_condition(key, second)
+        return TableQuery(self.table, self.steps + (RowsCalculationStep(col, op_, a, b),))
+
+    def compare_rows(
+        self, column: str | int | Column, key: str | int | Column, first: str | int | float, second: str | int | float,
+        direction: str = "DESC",
+    ) -> TableQuery:
+        """The answer: which of two rows (``key = first``, ``key = second``) has the larger (DESC) or smaller (ASC) ``column``.
+
+        "who had more goals, Ross Jenkins or Nigel Gibbs" is ``compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC)``;
+        the answer is the key's cell of that row. Replaces the answer.
+
+        Raises:
+            UnknownColumnError, AmbiguousColumnError: bad column.
+            BadValueError: a bad direction.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Name", "Goals"], [["Ross Jenkins", "142"], ["Nigel Gibbs", "5"]])
+            >>> [a.value for a in t.executor().execute(t.query().compare_rows("Goals", "Name", "nigel gibbs", "ross jenkins"))]
+            ['Ross Jenkins']
+        """
+        col, descending = self.resolve_column(column), normalize_direction(direction)
+        a, b = self._key_condition(key, first), self._key_condition(key, second)
+        return TableQuery(self.table, self.steps + (CompareStep(col, a, b, descending),))
+
+    def _key_condition(self, key: str | int | Column, value: str | int | float) -> ConditionStep:
+        step = self.add_condition(key, "=", value).steps[-1]
+        assert isinstance(step, ConditionStep)
+        return step
+
+    def _next_index(self) -> int:
+        return len(self.table.columns) + len(self.derived_columns)
+
+    def _new_header(self, wanted: str) -> str:
+        """A header for a new column: ``wanted``, or with a number after it when a column already has that name."""
+        taken = {header_keys(c.header)[2] for c in self.columns}
+        header, n = wanted, 2
+        while header_keys(header)[2] in taken:
+            header, n = f"{wanted} {n}", n + 1
+        return header
+
+    # ------------------------------------------------------------- columns
+    @property
+    def derived_columns(self) -> tuple[DerivedColumn, ...]:
+        """The columns the query's steps derived (parts, calculations, a group's ``Count``), oldest first.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> q = Table.from_rows(["Date"], [["2004"]]).query().add_part("Date", "year")
+            >>> [c.header for c in q.derived_columns]
+            ['Date year']
+        """
+        out: list[DerivedColumn] = []
+        for s in self.steps:
+            if isinstance(s, (PartStep, CalculationStep)):
+                out.append(s.column)
+            elif isinstance(s, GroupStep):
+                out.append(s.count)
+        return tuple(out)
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """The table's columns, then the derived ones.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> [c.header for c in Table.from_rows(["Team"], [["A"]]).query().add_group("Team").columns]
+            ['Team', 'Count']
+        """
+        return (*self.table.columns, *self.derived_columns)
+
+    def resolve_column(self, name: str | int | Column) -> Column:
+        """A column of the table (:meth:`TableData.resolve_column`) or one a step derived, as an LLM names it.
+
+        Raises:
+            UnknownColumnError: no column matches (the derived columns listed too).
+            AmbiguousColumnError: several match.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> q = Table.from_rows(["Date"], [["June 2004"]]).query().add_part("Date", "month")
+            >>> q.resolve_column("date MONTH").header, q.resolve_column(1).header, q.resolve_column("date").header
+            ('Date month', 'Date month', 'Date')
+        """
+        derived = self.derived_columns
+        if isinstance(name, DerivedColumn) and name in derived:
+            return name
+        if isinstance(name, int) and not isinstance(name, bool) and 0 <= name - len(self.table.columns) < len(derived):
+            return derived[name - len(self.table.columns)]
+        try:
+            return self.table.resolve_column(name)
+        except UnknownColumnError as exc:
+            if not derived or not isinstance(name, str):
+                raise
+            for level in range(3):
+                hits = [c for c in derived if header_keys(c.header)[level] == header_keys(name)[level]]
+                if len(hits) == 1:
+                    return hits[0]
+                if len(hits) > 1:
+                    raise AmbiguousColumnError(name, candidates=[(c.index, c.header) for c in hits]) from None
+            raise UnknownColumnError(name, suggestions=exc.suggestions, headers=[c.header for c in self.columns]) from None
 
     def undo(self) -> TableQuery:
         """Drop the last step.
@@ -353,8 +740,23 @@ class TableQuery:
         return None
 
     @property
+    def result(self) -> ResultStep | None:
+        """The step that says what the query returns: the last ``set_answer``, ``set_calculation`` or ``compare_rows``.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> q = Table.from_rows(["a", "b"], [["1", "2"]]).query().set_answer("a")
+            >>> q.result.action(), q.compare_rows("b", "a", "1", "3").result.action()
+            ('set_answer(a, None)', 'compare_rows(b, a, 1, 3, DESC)')
+        """
+        for s in reversed(self.steps):
+            if isinstance(s, (AnswerStep, RowsCalculationStep, CompareStep)):
+                return s
+        return None
+
+    @property
     def answer(self) -> AnswerStep | None:
-        """The last ``set_answer`` step, or None.
+        """The answer when a ``set_answer`` says it (the last of the answer steps is one), else None.
 
         Example:
             >>> from pyql_sql import Table
@@ -362,10 +764,44 @@ class TableQuery:
             >>> q.answer is None, q.set_answer("a").set_answer("b", "max").answer.action()
             (True, 'set_answer(b, MAX)')
         """
+        result = self.result
+        return result if isinstance(result, AnswerStep) else None
+
+    @property
+    def position(self) -> PositionStep | None:
+        """The last ``add_row`` step, or None.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> Table.from_rows(["a"], [["1"], ["2"]]).query().add_row(2).add_row("last").position
+            PositionStep(position=-1)
+        """
         for s in reversed(self.steps):
-            if isinstance(s, AnswerStep):
+            if isinstance(s, PositionStep):
                 return s
         return None
+
+    @property
+    def adjacents(self) -> tuple[AdjacentStep, ...]:
+        """The ``add_adjacent`` steps, in order.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> [s.after for s in Table.from_rows(["a"], [["1"]]).query().add_adjacent("a", "1", "before").adjacents]
+            [False]
+        """
+        return tuple(s for s in self.steps if isinstance(s, AdjacentStep))
+
+    @property
+    def group(self) -> GroupStep | None:
+        """The ``add_group`` step, or None.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> Table.from_rows(["a"], [["1"]]).query().add_group("a").group.action()
+            'add_group(a)'
+        """
+        return next((s for s in self.steps if isinstance(s, GroupStep)), None)
 
     @property
     def variables(self) -> tuple[()]:

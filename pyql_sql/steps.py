@@ -25,7 +25,10 @@ from typing import Union
 from .numbers import value_text
 from .tabledata import Column
 
-__all__ = ["ConditionStep", "AnswerStep", "OrderStep", "Step"]
+__all__ = [
+    "ConditionStep", "AnswerStep", "OrderStep", "DerivedColumn", "PartStep", "CalculationStep", "PositionStep",
+    "AdjacentStep", "GroupStep", "RowsCalculationStep", "CompareStep", "ResultStep", "Step",
+]
 
 
 def _show(value: object) -> str:
@@ -113,5 +116,175 @@ class OrderStep:
         return f"add_order({self.column.header}, {'DESC' if self.descending else 'ASC'}, {self.limit})"
 
 
+@dataclass(frozen=True)
+class DerivedColumn(Column):
+    """A column a step derives from the table's: a part of a cell, a calculation of two cells, a group's row count.
+
+    Its ``index`` follows the table's columns; it has no physical column
+    (``text_sql`` is empty): :mod:`pyql_sql.compile` computes it.
+
+    Attributes:
+        kind: ``part`` (:class:`PartStep`), ``calculation`` (:class:`CalculationStep`) or ``count``
+            (the rows of each group, :class:`GroupStep`).
+        sources: the columns it is computed from.
+        part: a part's name (:data:`pyql_sql.parts.PARTS`).
+        separator: a part's separator (``before``/``after``).
+        op: a calculation's operator (``-``, ``+``, ``*``, ``/``).
+
+    Example:
+        >>> date = Column(0, "Date", "text", "c0", "n0")
+        >>> DerivedColumn(2, "Date (year)", "real", "", None, kind="part", sources=(date,), part="year").header
+        'Date (year)'
+    """
+
+    kind: str = "part"
+    sources: tuple[Column, ...] = ()
+    part: str | None = None
+    separator: str = ""
+    op: str | None = None
+
+
+@dataclass(frozen=True)
+class PartStep:
+    """``add_part(column, part, separator)``: a new column holding one part of each cell (:mod:`pyql_sql.parts`).
+
+    Example:
+        >>> date = Column(0, "Date", "text", "c0", "n0")
+        >>> PartStep(DerivedColumn(1, "Date (year)", "real", "", None, sources=(date,), part="year")).action()
+        'add_part(Date, year)'
+    """
+
+    column: DerivedColumn
+
+    def action(self) -> str:
+        """The step in the action syntax (the separator only for ``before``/``after``)."""
+        source = self.column.sources[0].header
+        sep = f", {self.column.separator}" if self.column.part in ("before", "after") and self.column.separator else ""
+        return f"add_part({source}, {self.column.part}{sep})"
+
+
+@dataclass(frozen=True)
+class CalculationStep:
+    """``add_calculation(column, op, column)``: a new column, the two cells of each row combined (``-``, ``+``, ``*``, ``/``).
+
+    Example:
+        >>> a, b = Column(0, "Home", "real", "c0", "n0"), Column(1, "Away", "real", "c1", "n1")
+        >>> CalculationStep(DerivedColumn(2, "Home - Away", "real", "", None, kind="calculation", sources=(a, b), op="-")).action()
+        'add_calculation(Home, -, Away)'
+    """
+
+    column: DerivedColumn
+
+    def action(self) -> str:
+        """The step in the action syntax."""
+        first, second = self.column.sources
+        return f"add_calculation({first.header}, {self.column.op}, {second.header})"
+
+
+@dataclass(frozen=True)
+class PositionStep:
+    """``add_row(position)``: keep only the n-th row (1 the first, -1 the last) of those kept, in the table's order
+    (or in an ``add_order``'s order when there is one).
+
+    Example:
+        >>> PositionStep(1).action(), PositionStep(-1).action()
+        ('add_row(1)', 'add_row(-1)')
+    """
+
+    position: int
+
+    def action(self) -> str:
+        """The step in the action syntax."""
+        return f"add_row({self.position})"
+
+
+@dataclass(frozen=True)
+class AdjacentStep:
+    """``add_adjacent(column, value, direction)``: keep the rows right after (or before) a row where ``column = value``.
+
+    Attributes:
+        match: the condition that finds the row the others are next to.
+        after: True for the row after it, False for the row before.
+
+    Example:
+        >>> c = ConditionStep(Column(0, "Player", "text", "c0", "n0"), "=", "Hank Stein", None)
+        >>> AdjacentStep(c, False).action()
+        'add_adjacent(Player, Hank Stein, before)'
+    """
+
+    match: ConditionStep
+    after: bool
+
+    def action(self) -> str:
+        """The step in the action syntax."""
+        return f"add_adjacent({self.match.column.header}, {_show(self.match.value)}, {'after' if self.after else 'before'})"
+
+
+@dataclass(frozen=True)
+class GroupStep:
+    """``add_group(column)``: group the rows kept by a column's value; each group has a row count (``count``).
+
+    Example:
+        >>> team = Column(0, "Team", "text", "c0", "n0")
+        >>> GroupStep(team, DerivedColumn(1, "Count", "real", "", None, kind="count", sources=(team,))).action()
+        'add_group(Team)'
+    """
+
+    column: Column
+    count: DerivedColumn
+
+    def action(self) -> str:
+        """The step in the action syntax."""
+        return f"add_group({self.column.header})"
+
+
+@dataclass(frozen=True)
+class RowsCalculationStep:
+    """``set_calculation(column, op, key, first, second)``: the answer is the column's value in the row
+    where ``key = first``, combined (``-``, ``+``, ``*``, ``/``) with its value where ``key = second``.
+
+    Example:
+        >>> gold, nation = Column(1, "Gold", "real", "c1", "n1"), Column(0, "Nation", "text", "c0", "n0")
+        >>> RowsCalculationStep(gold, "-", ConditionStep(nation, "=", "Japan", None), ConditionStep(nation, "=", "China", None)).action()
+        'set_calculation(Gold, -, Nation, Japan, China)'
+    """
+
+    column: Column
+    op: str
+    first: ConditionStep
+    second: ConditionStep
+
+    def action(self) -> str:
+        """The step in the action syntax."""
+        return (f"set_calculation({self.column.header}, {self.op}, {self.first.column.header}, "
+                f"{_show(self.first.value)}, {_show(self.second.value)})")
+
+
+@dataclass(frozen=True)
+class CompareStep:
+    """``compare_rows(column, key, first, second, direction)``: the answer is the key (``first`` or ``second``)
+    of the row with the larger (DESC) or smaller (ASC) value of the column.
+
+    Example:
+        >>> goals, name = Column(1, "Goals", "real", "c1", "n1"), Column(0, "Name", "text", "c0", "n0")
+        >>> CompareStep(goals, ConditionStep(name, "=", "Ross Jenkins", None), ConditionStep(name, "=", "Nigel Gibbs", None), True).action()
+        'compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC)'
+    """
+
+    column: Column
+    first: ConditionStep
+    second: ConditionStep
+    descending: bool
+
+    def action(self) -> str:
+        """The step in the action syntax."""
+        return (f"compare_rows({self.column.header}, {self.first.column.header}, {_show(self.first.value)}, "
+                f"{_show(self.second.value)}, {'DESC' if self.descending else 'ASC'})")
+
+
+#: A step that says what the query returns (a later one replaces an earlier one).
+ResultStep = Union[AnswerStep, RowsCalculationStep, CompareStep]
+
 #: Any step of a :class:`~pyql_sql.query.TableQuery`.
-Step = Union[ConditionStep, AnswerStep, OrderStep]
+Step = Union[ConditionStep, AnswerStep, OrderStep, PartStep, CalculationStep, PositionStep, AdjacentStep, GroupStep,
+             RowsCalculationStep, CompareStep]

@@ -25,7 +25,9 @@ is never put into SQL text.
 Physical layouts:
 
 ``"pyql"`` (tables built from rows: inline, CSV, WikiSQL ``*.tables.jsonl``)
-    one SQLite table ``t`` with, for header *i*, a TEXT column ``c<i>`` holding
+    one SQLite table ``t`` with the row's place in the table, ``r`` (1, 2, ...:
+    the table's own order, kept as a column; the rowid), and, for header *i*,
+    a TEXT column ``c<i>`` holding
     the cell as the table shows it and a REAL column ``n<i>`` holding the
     cell's number (:func:`pyql_sql.numbers.parse_number`) or NULL. The shadow
     ``n<i>`` exists for every column, so a text column with a few numbers
@@ -34,7 +36,10 @@ Physical layouts:
 ``"wikisql_db"`` (the official WikiSQL ``*.db`` files, opened read-only)
     the file's own table ``table_<id with - replaced by _>`` with columns
     ``col0..colN`` declared ``real`` or ``text``; a ``real`` column is its own
-    numeric shadow, a ``text`` column has none.
+    numeric shadow, a ``text`` column has none. The rowid is the row's place.
+
+Every connection gets the cell-part functions of :mod:`pyql_sql.parts`
+(``pyql_part``, ``pyql_number``) before it is sealed.
 
 Column types are ``"real"`` (numeric) or ``"text"``. When not given they are
 inferred: a column is ``real`` when it has at least one non-empty cell and
@@ -67,12 +72,15 @@ from sqlglot import exp
 
 from .errors import AmbiguousColumnError, TableLoadError, UnknownColumnError
 from .numbers import is_empty, parse_number
+from .parts import install as install_parts
 from .readonly import ReadOnlyGuard, open_readonly_file, seal
 
 __all__ = [
     "PYQL_TABLE",
+    "POSITION_COLUMN",
     "Column",
     "TableData",
+    "header_keys",
     "infer_type",
     "normalize_type",
     "wikisql_table_name",
@@ -80,6 +88,9 @@ __all__ = [
 
 #: Physical name of the table built by the ``"pyql"`` layout.
 PYQL_TABLE = "t"
+
+#: The column of the ``"pyql"`` layout that keeps a row's place in the table (1, 2, ...; the rowid).
+POSITION_COLUMN = "r"
 
 #: The type of ``cls`` in the loaders: a loader called on a subclass
 #: (:class:`pyql_sql.table.Table`) builds an instance of that subclass.
@@ -184,6 +195,16 @@ def _norm_punct(s: str) -> str:
     return "".join(ch for ch in _norm_case(s) if ch.isalnum())
 
 
+def header_keys(header: str) -> tuple[str, str, str]:
+    """The three keys a header is matched by, strictest first: as written, case and spaces aside, punctuation aside too.
+
+    Example:
+        >>> header_keys("Year(s) won")
+        ('Year(s) won', 'year(s) won', 'yearswon')
+    """
+    return header, _norm_case(header), _norm_punct(header)
+
+
 def _cell_text(value: object) -> str | None:
     """Cells are stored as the table shows them: text (numbers via ``str``), or NULL."""
     if value is None or isinstance(value, str):
@@ -253,14 +274,14 @@ def _column_types(
 
 
 def _pyql_records(cells: Iterable[Sequence[str | None]]) -> Iterator[dict[str, object]]:
-    """One ``{"c<i>": cell, "n<i>": number or None}`` record per row (layout ``"pyql"``).
+    """One ``{"r": place, "c<i>": cell, "n<i>": number or None}`` record per row (layout ``"pyql"``).
 
     Example:
         >>> list(_pyql_records([["1,174", "x"]]))
-        [{'c0': '1,174', 'n0': 1174.0, 'c1': 'x', 'n1': None}]
+        [{'r': 1, 'c0': '1,174', 'n0': 1174.0, 'c1': 'x', 'n1': None}]
     """
-    for row in cells:
-        rec: dict[str, object] = {}
+    for place, row in enumerate(cells, 1):
+        rec: dict[str, object] = {POSITION_COLUMN: place}
         for i, v in enumerate(row):
             rec[f"c{i}"] = v
             rec[f"n{i}"] = parse_number(v)
@@ -273,14 +294,14 @@ def _pyql_database(cells: Sequence[Sequence[str | None]], width: int) -> sqlite_
     Example:
         >>> db = _pyql_database([["a", "2"]], 2)
         >>> db.execute('SELECT * FROM "t"').fetchall()
-        [('a', None, '2', 2.0)]
+        [(1, 'a', None, '2', 2.0)]
     """
     db = sqlite_utils.Database(memory=True)
-    spec: dict[str, type] = {}
+    spec: dict[str, type] = {POSITION_COLUMN: int}
     for i in range(width):
         spec[f"c{i}"] = str
         spec[f"n{i}"] = float
-    db[PYQL_TABLE].create(spec)  # type: ignore[union-attr]
+    db[PYQL_TABLE].create(spec, pk=POSITION_COLUMN)  # type: ignore[union-attr]
     if cells:
         db[PYQL_TABLE].insert_all(_pyql_records(cells), batch_size=1000)  # type: ignore[union-attr]
     return db
@@ -337,6 +358,16 @@ class TableData:
             self._by_punct.setdefault(_norm_punct(c.header), []).append(c.index)
 
     # ------------------------------------------------------------------ basics
+    @property
+    def position_sql(self) -> str:
+        """The physical column holding a row's place in the table (1, 2, ...): ``r``, or the rowid of a WikiSQL file.
+
+        Example:
+            >>> TableData.from_rows(["a"], [["x"]]).position_sql
+            'r'
+        """
+        return POSITION_COLUMN if self.layout == "pyql" else "rowid"
+
     @property
     def headers(self) -> tuple[str, ...]:
         """The original headers, in order."""
@@ -499,6 +530,7 @@ class TableData:
         columns = [
             Column(i, headers[i], col_types[i], f"c{i}", f"n{i}") for i in range(len(headers))
         ]
+        install_parts(db.conn)
         guard = seal(db.conn)
         return cls(
             name=name, columns=columns, sql_name=PYQL_TABLE, db=db, guard=guard, layout="pyql"
@@ -637,10 +669,7 @@ class TableData:
             declared = [(c.name, c.type) for c in db[sql_name].columns]  # type: ignore[union-attr]
             expected = [f"col{i}" for i in range(len(declared))]
             if [n for n, _ in declared] != expected:
-                raise TableLoadError(
-                    f"Table {sql_name!r} has columns {[n for n, _ in declared]}; "
-                    "the WikiSQL layout is col0..colN."
-                )
+                raise TableLoadError(f"Table {sql_name!r} has columns {[n for n, _ in declared]}; the WikiSQL layout is col0..colN.")
             headers = list(header) if header is not None else expected
             if len(headers) != len(declared):
                 raise TableLoadError(
@@ -653,6 +682,7 @@ class TableData:
         except BaseException:
             conn.close()
             raise
+        install_parts(conn)
         guard = seal(conn)
         return cls(
             name=table_id, columns=columns, sql_name=sql_name, db=db, guard=guard, layout="wikisql_db"

@@ -41,8 +41,10 @@ from pyql.environment.next_steps import NextStep
 
 from .actions import TableActions, TableContext
 from .environment import TableEnvironment
+from .errors import MutationError
 from .mutation import TableState, parse_assignments
-from .mutation_steps import mutation_next_steps
+from .steps import AnswerStep, ConditionStep
+from .mutation_steps import asks_change, mutation_next_steps
 
 __all__ = ["MUTATION_ACTIONS", "STATE_PREFIX", "MutationActions", "WritableTableEnvironment"]
 
@@ -87,6 +89,13 @@ class MutationActions(TableActions):
 
         Example: update_rows(Total = 22.950)
         """
+        beyond = [s.action() for s in env.query.steps if not isinstance(s, AnswerStep) and (
+            not isinstance(s, ConditionStep) or s.column.index >= len(env.table.columns))]
+        if beyond:
+            raise MutationError(
+                "update_rows changes the rows that add_condition steps on the table's own columns pick; the query also has "
+                f"{', '.join(beyond)}. Undo those steps, then pick the rows with add_condition(column, op, value)."
+            )
         state = _state(env)
         done = state.update(parse_assignments(env.table, values), env.query.conditions)
         return StepResult(result=done, observation=str(done), empty=done.count == 0, done=True)
@@ -152,6 +161,18 @@ class WritableTableEnvironment(TableEnvironment):
             ['insert_row(Club = FK Trakai; Points = 29)']
         """
         return mutation_next_steps(self, grounding)
+
+    def asks_change(self) -> bool:
+        """Whether the question asks for a change of the table (:func:`~pyql_sql.mutation_steps.asks_change`): the
+        choose list then plans no question shape (a part, a row's place) before the change.
+
+        Example:
+            >>> from pyql_sql import Table
+            >>> t = Table.from_rows(["Club"], [["A"]])
+            >>> WritableTableEnvironment(t, question="Insert a club.").asks_change(), WritableTableEnvironment(t, question="Which club?").asks_change()
+            (True, False)
+        """
+        return asks_change(self.question or "") is not None
 
     def final_result(self) -> FinalResult:
         """After a change: the table's state (``table-state:<md5>``) and the statements; else the answers.

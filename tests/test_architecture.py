@@ -252,6 +252,7 @@ def test_other_vocabularies_have_one_source() -> None:
         SPARQL_END_ACTIONS,
         SPARQL_LOOK_ACTIONS,
         TABLE_ACTION_ORDER,
+        TABLE_AGGREGATIONS,
     )
     from pyql.builder.kind import action_order, sparql_action_order
     from pyql.cli import build_parser
@@ -261,7 +262,7 @@ def test_other_vocabularies_have_one_source() -> None:
     from pyql_sql.actions import TableActions
     from pyql_sql.query import AGGREGATIONS as SQL_AGGREGATIONS
 
-    assert AGGREGATES == SQL_AGGREGATIONS == AGGREGATIONS
+    assert AGGREGATES == AGGREGATIONS and SQL_AGGREGATIONS == TABLE_AGGREGATIONS == (*AGGREGATIONS, "COUNT DISTINCT")
     assert SparqlActions().names == SPARQL_ACTION_ORDER and TableActions().names == TABLE_ACTION_ORDER
     # the SPARQL order: the look, the step kinds' actions in their declared groups and places, the end
     assert SPARQL_ACTION_ORDER == (*SPARQL_LOOK_ACTIONS, *action_order(("default",)), *SPARQL_END_ACTIONS) == FREEBASE.action_names

@@ -60,7 +60,19 @@ class Case:
         return f"{self.rule}-{self.table}-{len(self.lines)}"
 
     def load(self) -> Table:
+        if self.table == "games":
+            return games_table()
         return inline_table() if self.table == "inline" else dev_table(self.table)
+
+
+def games_table() -> Table:
+    """A WTQ-like table: dates and scores written as text, a team that repeats (the steps beyond WikiSQL's)."""
+    return Table.from_rows(
+        ["Date", "Opponent", "Score", "Attendance", "Venue"],
+        [["June 5, 2004", "Ajax", "2–1", "12,000", "Home"], ["5 July 2004", "PSV", "0–1", "9,500", "Away"],
+         ["March 11, 2005", "Ajax", "3–3", "15,200", "Home"], ["2006-04-02", "Feyenoord", "1–0", "8,100", "Away"]],
+        name="Games",
+    )
 
 
 CASES: list[Case] = [
@@ -164,13 +176,38 @@ CASES: list[Case] = [
         ],
         "no row of the table meets all the conditions together (Result = 8–0 AND Competition = Friendly)",
     ),
+    # -- the steps beyond WikiSQL's ---------------------------------------------------
+    Case("sql_position_past_end", "games", ["add_row(9)"], ["add_row(-1)"], "the table has 4 rows"),
+    Case(
+        "sql_position_past_end",
+        "games",
+        ["add_condition(Opponent, =, Ajax)", "add_row(3)"],
+        ["add_condition(Opponent, =, Ajax)", "add_row(2)"],
+        "the conditions Opponent = Ajax keep 2 of them. Use a position from 1 to 2",
+    ),
+    Case("sql_no_neighbour", "games", ["add_adjacent(Opponent, Feyenoord, after)"], ["add_adjacent(Opponent, Feyenoord, before)"],
+         "is the last row of the table"),
+    Case("sql_no_neighbour", "games", ["add_adjacent(Opponent, Twente, after)"], ["add_adjacent(Opponent, PSV, after)"],
+         "no row of the column Opponent holds Twente"),
+    Case("sql_part_missing", "games", ["add_part(Opponent, year)"], ["add_part(Date, year)"],
+         "no cell of the column Opponent writes a date with a year (it holds 'Ajax', 'PSV', 'Feyenoord')"),
+    Case("sql_arithmetic_on_text", "games", ["set_calculation(Venue, -, Opponent, Ajax, PSV)"],
+         ["set_calculation(Attendance, -, Opponent, Ajax, PSV)"], "the column Venue holds text ('Home', 'Away')"),
+    Case("sql_arithmetic_on_text", "games", ["compare_rows(Attendance, Opponent, Ajax, Twente)"],
+         ["compare_rows(Attendance, Opponent, Ajax, PSV)"], "found no row where Opponent is Twente"),
+    Case("sql_arithmetic_on_text", "games", ["add_calculation(Opponent, -, Venue)"],
+         ["add_part(Score, before)", "add_part(Score, after)", "add_calculation(Score before, -, Score after)"],
+         "add_calculation needs numbers, but the column Opponent holds text"),
+    Case("sql_grouped_answer", "games", ["add_group(Opponent)", "set_answer(Attendance)"],
+         ["add_group(Opponent)", "set_answer(Attendance, SUM)"], "give an aggregation"),
     # -- shared with the SPARQL side ------------------------------------------------
     Case(
         "invalid_action",
         1,
         ["get_relation(Opponent)"],
         ["get_column(Opponent)"],
-        "choose an action from: get_column(), add_condition(), add_order(), set_answer(), execute()",
+        "choose an action from: get_column(), add_condition(), add_order(), add_row(), add_adjacent(), add_part(), "
+        "add_calculation(), add_group(), set_answer(), set_calculation(), compare_rows(), execute()",
     ),
     Case(
         "wrong_arity",
@@ -212,7 +249,7 @@ CASES: list[Case] = [
         "inline",
         ["add_condition(Club, =, Ajax)", "execute()"],
         ["add_condition(Club, =, Ajax)", "set_answer(Goals, SUM)", "execute()"],
-        "call set_answer(column, aggregation) before execute()",
+        "call set_answer(column, aggregation) (or set_calculation, compare_rows) before execute()",
     ),
 ]
 
@@ -258,10 +295,15 @@ def test_every_sql_rule_has_a_case() -> None:
         "sql_bad_operator",
         "sql_bad_aggregation",
         "sql_type_mismatch",
+        "sql_position_past_end",
+        "sql_grouped_answer",
         "sql_duplicate_equality",
         "sql_condition_before_get_column",
         "sql_value_not_in_column",
         "sql_empty_result",
+        "sql_no_neighbour",
+        "sql_part_missing",
+        "sql_arithmetic_on_text",
     ]
     missing = [r for r in sql_only + list(SHARED) if r not in covered]
     assert not missing, f"rules without a SQL case: {missing}"
@@ -311,3 +353,26 @@ def test_docs_list_every_sql_rule() -> None:
     text = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
     for r in registry.ordered("sql"):
         assert f"`{r.id}`" in text, f"docs/sql.md does not mention {r.id}"
+
+
+def test_bad_new_steps_leave_the_table_file_unchanged(tmp_path: Path) -> None:
+    """A position past the end, a part no cell has, arithmetic on text: a guideline each, no traceback, the file as it was."""
+    import hashlib
+    import sqlite3
+
+    from pyql_sql.loaders import load_sqlite_table
+
+    path = tmp_path / "games.db"
+    conn = sqlite3.connect(path)
+    conn.execute('CREATE TABLE games ("Date" TEXT, "Opponent" TEXT, "Attendance" TEXT)')
+    conn.executemany("INSERT INTO games VALUES (?, ?, ?)", [("June 5, 2004", "Ajax", "12,000"), ("5 July 2004", "PSV", "9,500")])
+    conn.commit()
+    conn.close()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    env = TableEnvironment(load_sqlite_table(path, "games"), analyzer=Eraser())
+    records = [env.step(line) for line in ("add_row(5)", "add_part(Opponent, month)", "set_calculation(Opponent, /, Date, \"June 5, 2004\", 5 July 2004)",
+                                            "add_group(Opponent)", "set_answer(Date)")]
+    assert [r.error for r in records] == ["sql_position_past_end", "sql_part_missing", "sql_arithmetic_on_text", None, "sql_grouped_answer"]
+    assert all(r.guideline and "Traceback" not in r.guideline for r in records if r.error)
+    assert "Opponent" in records[1].guideline and "Opponent" in records[2].guideline
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest

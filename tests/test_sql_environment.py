@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from grammars.vocabulary import TABLE_ACTION_ORDER
 from pyql.action_parser import parse_action
 from pyql.environment.actions import render_docs
 from pyql.cli import main
@@ -298,19 +299,25 @@ def test_docs_list_exactly_the_accepted_actions() -> None:
     marked = {
         name for name, fn in inspect.getmembers(TableActions, inspect.isfunction) if getattr(fn, "__pyql_action__", None)
     }
-    assert set(documented) == marked == set(TableActions().names) == {"get_column", "add_condition", "add_order", "set_answer", "execute"}
+    assert set(documented) == marked == set(TableActions().names) == set(TABLE_ACTION_ORDER)
     assert len(documented) == len(marked)
-    assert result.stdout.startswith("You can only choose actions from these 5 actions:")
+    assert result.stdout.startswith(f"You can only choose actions from these {len(TABLE_ACTION_ORDER)} actions:")
     tools = json.loads(pyql("docs", "--side", "sql", "--format", "openai-tools").stdout)
     assert {t["function"]["name"] for t in tools} == marked
     condition = next(t for t in tools if t["function"]["name"] == "add_condition")
     assert condition["function"]["parameters"]["properties"]["op"]["enum"] == [">", "<", ">=", "<=", "=", "!="]
-    # every documented example parses and runs on a table with those columns
-    table = Table.from_rows(["Lyrics theme/style", "Game"], [["Romance", "6"], ["Love", "7"]])
-    env = TableEnvironment(table)
+    # every documented example parses and runs on a table with those columns (each on a fresh episode)
+    table = Table.from_rows(
+        ["Lyrics theme/style", "Game", "Player", "Date", "Won", "Lost", "Winner", "Gold", "Nation", "Goals", "Name"],
+        [["Romance", "6", "Ann", "June 5, 2004", "10", "4", "Ajax", "5", "Japan", "142", "Ross Jenkins"],
+         ["Love", "7", "Hank Stein", "May 1, 2005", "7", "9", "Ajax", "2", "China", "5", "Nigel Gibbs"]],
+    )
     for spec in TableActions().specs():
         assert spec.summary and all(p.description for p in spec.params), spec.name
         assert parse_action(spec.example).name == spec.name
+        env = TableEnvironment(table)
+        if spec.name == "execute":
+            env.step("set_answer(Game)")
         record = env.step(spec.example)
         assert record.ok, (spec.example, record.observation)
     # nothing else is accepted

@@ -2,7 +2,7 @@
 
 Layering: ``tabledata -> steps -> compile -> query -> executor -> table``
 (each module imports only modules to its left, plus ``errors``, ``numbers``,
-``readonly``). Imports inside functions and under ``if TYPE_CHECKING:`` count.
+``parts``, ``readonly``). Imports inside functions and under ``if TYPE_CHECKING:`` count.
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ PACKAGE = Path(pyql_sql.__file__).parent
 LAYERS: dict[str, set[str]] = {
     "numbers": set(),
     "readonly": {"errors"},
-    "tabledata": {"errors", "numbers", "readonly"},
+    "parts": {"errors", "numbers"},
+    "tabledata": {"errors", "numbers", "parts", "readonly"},
     "steps": {"numbers", "tabledata"},
     "compile": {"errors", "numbers", "steps", "tabledata"},
-    "query": {"compile", "errors", "numbers", "steps", "tabledata"},
+    "query": {"compile", "errors", "numbers", "parts", "steps", "tabledata"},
     "executor": {"compile", "errors", "numbers", "query", "readonly", "steps", "tabledata"},
     "table": {"errors", "executor", "numbers", "query", "readonly", "steps", "tabledata", "compile"},
 }
@@ -160,9 +161,9 @@ def test_from_rows_cells_and_shadows() -> None:
     t = Table.from_rows(["x", None, "z"], rows, types=["TEXT", "number", "varchar(3)"])
     assert t.headers == ("x", "", "z") and t.types == ("text", "real", "text")
     assert t.db.execute('SELECT * FROM "t"').fetchall() == [
-        ("a", None, "1174", 1174.0, None, None),
-        ("b", None, "2.5", 2.5, "", None),
-    ]
+        (1, "a", None, "1174", 1174.0, None, None),
+        (2, "b", None, "2.5", 2.5, "", None),
+    ]  # the row's place in the table first (r), then each column's text and number
     assert Table.from_rows(["a"], []).row_count == 0
 
 

@@ -273,7 +273,7 @@ def test_bad_aggregation(table: Table, agg: object) -> None:
         return
     with pytest.raises(BadAggregationError) as info:
         table.query().set_answer("Points", agg)  # type: ignore[arg-type]
-    assert info.value.allowed == ["None", "MAX", "MIN", "COUNT", "SUM", "AVG"]
+    assert info.value.allowed == ["None", "MAX", "MIN", "COUNT", "SUM", "AVG", "COUNT DISTINCT"]
 
 
 @pytest.mark.parametrize("value", [None, True, ["x"], float("nan"), float("inf")])

@@ -180,3 +180,35 @@ def test_dbbench_dev_changes_first_choices() -> None:
         follow_first_steps(env)
         right += state_denotation(env.final_result().answers if env.done else [], item["answers"])
     assert len(changes) == 20 and right >= 14
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Insert into Standings (Club, Points) values ('FK Trakai', '29')", [("Club", "FK Trakai"), ("Points", "29")]),
+        ("Add ('11', 'FK Trakai', '9', '29') to the table.", [("Position", "11"), ("Club", "FK Trakai"), ("Wins", "9"), ("Points", "29")]),
+        ("Insert a row with Club: FK Trakai, Wins: 9, and Points: 29.", [("Club", "FK Trakai"), ("Wins", "9"), ("Points", "29")]),
+        ("Insert 'FK Trakai' for Club, '9' for Wins and '29' for Points.", [("Club", "FK Trakai"), ("Wins", "9"), ("Points", "29")]),
+        ("Insert values for Club, Wins, and Points as 'FK Trakai', '9', and '29'.", [("Club", "FK Trakai"), ("Wins", "9"), ("Points", "29")]),
+        ("Add a row with Club as FK Trakai and Points as 29.", [("Club", "FK Trakai"), ("Points", "29")]),
+    ],
+)
+def test_rows_written_out_as_lists(question: str, expected: list[tuple[str, str]]) -> None:
+    t = _standings()
+    assert [(t.columns[c].header, str(v.value)) for c, v in value_pairs(t, question) if v.kind == "quoted"] == expected
+
+
+def test_update_rows_written_with_where_or_of_to() -> None:
+    env = WritableTableEnvironment(_standings(), question="Set the Points column to 40 where the Club column equals Vidzgiris Alytus.")
+    assert [s.action for s in mutation_next_steps(env)] == ["add_condition(Club, =, Vidzgiris Alytus)"]
+    env = WritableTableEnvironment(_standings(), question="Change the points of Vidzgiris Alytus to 36 in the table.")
+    assert [s.action for s in mutation_next_steps(env)] == ["add_condition(Club, =, Vidzgiris Alytus)"]
+    env = WritableTableEnvironment(_standings(), question="Update the Points to 29 for the club with position 2.")
+    assert not any("Points, =, 29" in s.action for s in mutation_next_steps(env))  # a value set is no row's condition
+
+
+def test_update_rows_refuses_steps_it_cannot_honour() -> None:
+    env = WritableTableEnvironment(_standings(), question="q")
+    assert env.step("add_row(1)").ok
+    record = env.step("update_rows(Points = 1)")
+    assert not record.ok and "add_row(1)" in record.observation and "Undo those steps" in record.observation

@@ -59,6 +59,7 @@ from typing import Any
 from agent.errors import MetricsError  # noqa: F401 (defined in agent/errors.py)
 from agent.evaluation.cost import mean_cost, run_cost
 from agent.evaluation.datasets import formats, get_format
+from agent.evaluation.datasets.dbbench import agentbench_answer_match
 from agent.evaluation.datasets.markqa import markqa_answer_match  # noqa: F401 (the markqa format's hook)
 from agent.evaluation.datasets.registry import registry
 from agent.evaluation.datasets.wtq import wtq_denotation_match, wtq_normalize, wtq_value  # noqa: F401 (the wtq format's hook)
@@ -78,6 +79,8 @@ __all__ = [
     "CategoryProgress",
     "MetricsError",
     "RunMetrics",
+    "agentbench_accuracy",
+    "agentbench_answer_match",
     "aggregate",
     "answer_keys",
     "benchmark_of",
@@ -643,6 +646,7 @@ class RunMetrics:
     escalations: dict[str, int] = field(default_factory=dict)
     stopped: int = 0
     ended_by_repeats: dict[str, int] = field(default_factory=dict)
+    agentbench: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (floats rounded).
@@ -693,6 +697,10 @@ class RunMetrics:
         ]
         if self.ended_by_repeats:
             rows.append(("ended by repeats", ", ".join(f"{kind} {n}" for kind, n in self.ended_by_repeats.items())))
+        if self.agentbench is not None:
+            a = self.agentbench
+            rows.append(("AgentBench dbbench accuracy: SELECT / INSERT / UPDATE (items), overall_cat",
+                         f"{a['SELECT']:.3f} / {a['INSERT']:.3f} / {a['UPDATE']:.3f} ({a['items']:.0f}), {a['overall_cat']:.3f}"))
         if self.readi is not None:
             r = self.readi
             rows += [
@@ -862,7 +870,40 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         escalations=dict(sorted(escalations.items())),
         stopped=sum(r.get("stopped") == "repeated_mistake" for r in records),
         ended_by_repeats=ended_by_repeats(records),
+        agentbench=agentbench_accuracy(records),
     )
+
+
+#: AgentBench's dbbench item types that change the table (scored by its state); every other type is a SELECT.
+_AGENTBENCH_CHANGES = ("INSERT", "UPDATE", "DELETE")
+
+
+def agentbench_accuracy(records: Iterable[Mapping[str, Any]]) -> dict[str, float] | None:
+    """AgentBench's dbbench report of a run: the accuracy of the SELECT items (every type but a change), of the
+    INSERT and of the UPDATE items (:func:`agentbench_answer_match`), and ``overall_cat``, the mean of those three
+    (AgentBench's ``overall_cat_accuracy``); ``items`` is how many were scored. None when no record is a dbbench item.
+
+    Example:
+        >>> recs = [{"source": "dbbench", "kind": "counting", "answers": [{"value": "2"}], "gold": ["2.0"]},
+        ...         {"source": "dbbench", "kind": "INSERT", "answers": [{"value": "table-state:a"}], "gold": ["table-state:b"]},
+        ...         {"source": "dbbench", "kind": "UPDATE", "answers": [{"value": "table-state:c"}], "gold": ["table-state:c"]}]
+        >>> agentbench_accuracy(recs)
+        {'SELECT': 1.0, 'INSERT': 0.0, 'UPDATE': 1.0, 'overall_cat': 0.6667, 'items': 3}
+        >>> agentbench_accuracy([{"source": "wtq", "answers": [], "gold": ["x"]}]) is None
+        True
+    """
+    tally: dict[str, list[bool]] = {"SELECT": [], "INSERT": [], "UPDATE": []}
+    for r in records:
+        if r.get("source") != "dbbench" or r.get("gold") is None:
+            continue
+        kind = str(r.get("kind") or "").upper()
+        key = kind if kind in _AGENTBENCH_CHANGES else "SELECT"
+        tally.setdefault(key, []).append(agentbench_answer_match(r.get("answers") or [], r["gold"]))
+    scored = sum(len(v) for v in tally.values())
+    if not scored:
+        return None
+    accuracy = {k: (sum(v) / len(v) if v else 0.0) for k, v in tally.items() if k in ("SELECT", "INSERT", "UPDATE")}
+    return {**accuracy, "overall_cat": round(sum(accuracy.values()) / 3, 4), "items": scored}
 
 
 def _cost_fields(everything: Sequence[Mapping[str, Any]], ran: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -63,7 +63,15 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from grammars.parameter_kinds import PARAMETER_KINDS
-from grammars.vocabulary import EXPRESSION_FUNCTIONS, MAX_EXPRESSION_DEPTH, WRITTEN_OPERATORS
+from grammars.vocabulary import (
+    ARITHMETIC_OPERATORS,
+    CELL_PARTS,
+    EXPRESSION_FUNCTIONS,
+    MAX_EXPRESSION_DEPTH,
+    ORDINALS,
+    ROW_DIRECTIONS,
+    WRITTEN_OPERATORS,
+)
 
 __all__ = [
     "action_gbnf",
@@ -102,7 +110,15 @@ time ::= flag | date | number | variable
 values ::= "(" value-item (ws-sep value-item)* ")"
 value-item ::= name | iri | date | number | literal
 operand ::= variable | date | number | name | string
-'''.replace("@OPERATORS@", " | ".join(f'"{op}"' for op in WRITTEN_OPERATORS))
+part ::= @PARTS@
+arithmetic ::= @ARITHMETIC@
+row-direction ::= @ROW_DIRECTIONS@
+position ::= "-"? [1-9] [0-9]* | @ORDINALS@
+'''.replace("@OPERATORS@", " | ".join(f'"{op}"' for op in WRITTEN_OPERATORS)).replace(
+    "@PARTS@", " | ".join(f'"{p}"' for p in CELL_PARTS)).replace(
+    "@ARITHMETIC@", " | ".join(f'"{op}"' for op in ARITHMETIC_OPERATORS)).replace(
+    "@ROW_DIRECTIONS@", " | ".join(f'"{d}"' for d in ROW_DIRECTIONS)).replace(
+    "@ORDINALS@", " | ".join(f'"{w}"' for w in ORDINALS))
 
 #: How deep the grammar lets ``add_bind`` expressions nest (``mul(div(sub(?a, ?b), ?b), 100)`` is 3).
 #: The action language reads up to :data:`grammars.vocabulary.MAX_EXPRESSION_DEPTH`; a model that

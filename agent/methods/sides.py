@@ -291,11 +291,22 @@ class TableSide(Side):
     def written_head(self, env: Any, question: str, example: str | None, templates: jinja2.Environment) -> str:
         docs = render_docs(env.actions, "prompt")
         shown = load_example(example or self.example)
-        return templates.get_template(self.template).render(docs=docs, example=shown, question=question, table=env.describe_table())
+        return templates.get_template(self.template).render(docs=docs, example=shown, question=question, table=env.describe_table(),
+                                                            cues=self._cues(env, question))
 
     def choose_head(self, env: Any, question: str, example: str | None, templates: jinja2.Environment) -> str:
         shown = load_example(example or self.choose_example)
-        return templates.get_template(self.choose_template).render(example=shown, question=question, table=env.describe_table())
+        return templates.get_template(self.choose_template).render(example=shown, question=question, table=env.describe_table(),
+                                                                   cues=self._cues(env, question))
+
+    def _cues(self, env: Any, question: str) -> str:
+        """The question's cue words for the steps beyond a condition and an answer (``add_row``, ``add_adjacent``,
+        ``set_calculation`` ...), when the environment offers them: a line of the prompt, as the KB side's values."""
+        if "add_row" not in env.actions.names:
+            return ""
+        from pyql_sql.shapes import cue_hints
+
+        return cue_hints(question)
 
     def choices(self, env: Any, episode: Episode, config: Any, rank: Any, scorer: Any) -> list[Any]:
         """A table's steps; with ``first_relation="model"``, the headers scored by the model only when that could matter.

@@ -25,7 +25,16 @@ What is found:
   least`` → ``>=``, ``before`` → ``<``, ``until`` → ``<=``, ``between``), an
   order with its direction (``highest``/``latest``/``last`` → ``max``,
   ``least``/``earliest``/``first`` → ``min``), an aggregation (``how many`` →
-  ``COUNT``, ``total`` → ``SUM``, ``average`` → ``AVG``).
+  ``COUNT``, ``total`` → ``SUM``, ``average`` → ``AVG``), an ordinal
+  (``second`` → ``2``, ``3rd`` → ``3``, ``second to last`` → ``-2``; *first*
+  and *last* are orders), a neighbour (``before``/``above``/``previous`` →
+  ``before``, ``after``/``below``/``next`` → ``after``: the row before or after
+  another), a difference (``difference``, ``how many more`` → ``-``), a
+  comparative of two things (``more``/``higher``/``longer`` → ``max``,
+  ``fewer``/``lower``/``shorter`` → ``min``: "which is deeper, A or B"), a
+  distinct count (``different``, ``distinct``, ``unique``) and a grouping
+  (``each``, ``per``, ``every``). A word may give two cues (``before`` is a
+  comparison and a neighbour; ``how many more`` a difference and a count).
 
 Example:
     >>> g = ground("Which Score has a Goal smaller than 1,174 since March 1998?")
@@ -47,6 +56,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from grammars.vocabulary import ORDINALS
 from pyql.errors import PyQLError
 
 __all__ = ["DIMENSIONS", "Cue", "DateValue", "dimension_words", "Grounded", "Grounding", "GroundingError", "ground", "number_words", "parse_date"]
@@ -109,14 +119,18 @@ class Grounded:
 
 @dataclass(frozen=True)
 class Cue:
-    """A cue word of the question: a comparison, an order or an aggregation.
+    """A cue word of the question: a comparison, an order, an aggregation, an ordinal, a neighbour, a difference,
+    a comparative, a distinct count or a grouping.
 
     Attributes:
-        kind: ``comparison``, ``order`` or ``aggregate``.
+        kind: ``comparison``, ``order``, ``aggregate``, ``ordinal``, ``neighbour``, ``difference``, ``comparative``,
+            ``distinct`` or ``each``.
         text: ``question[start:end]``.
         start, end: the span in the question.
-        op: a comparison's operator (``> < >= <= between``), an order's direction
-            (``max``, ``min``), an aggregation's function (``COUNT``, ``SUM``, ``AVG``).
+        op: a comparison's operator (``> < >= <= between``), an order's or a comparative's direction
+            (``max``, ``min``), an aggregation's function (``COUNT``, ``SUM``, ``AVG``), an ordinal's position
+            (``2``; ``-2`` second to last), a neighbour's side (``before``, ``after``), a difference's ``-``,
+            ``COUNT DISTINCT``, ``group``.
     """
 
     kind: str
@@ -203,7 +217,7 @@ _DIGITS = re.compile(r"(?<![\w.,\-\u2013])([-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(
 _CURRENCY = "$£€¥"
 _UNITS = (
     "%", "percent", "per cent", "km", "kilometres", "kilometers", "m", "metres", "meters", "cm", "mm", "kg", "g", "lb", "lbs",
-    "miles", "mile", "mph", "km/h", "ft", "feet", "foot", "inches", "in", "mhz", "khz", "ghz", "w", "kw", "mw", "hz",
+    "miles", "mile", "mph", "km/h", "ft", "feet", "foot", "inches", "mhz", "khz", "ghz", "w", "kw", "mw", "hz",
     "years", "year", "months", "days", "hours", "minutes", "seconds", "points", "goals", "million", "billion", "thousand",
     "bn", "k", "tonnes", "tons", "acres", "hectares", "°c", "°f", "sq mi", "km2", "km²",
 )
@@ -353,6 +367,7 @@ _OPENERS = {
     "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "name", "tell", "list", "give", "is", "are",
     "was", "were", "did", "do", "does", "in", "on", "of", "the", "a", "an", "for", "with", "at", "by", "from", "and",
     "if", "that", "this", "there", "it", "i", "count", "find", "show", "insert", "update", "change", "record", "after",
+    "set", "modify", "add", "alter", "edit", "replace", "correct", "delete", "remove",
     "before", "during", "since", "until", "between", "what's", "which's", "who's", "when's", "where's", "how's",
 }
 _TOKEN = re.compile(r"[^\s,;:?!()\[\]]+")
@@ -425,11 +440,30 @@ _CUE_WORDS: list[tuple[str, str, str]] = [
     *[(w, "aggregate", "COUNT") for w in ("how many", "number of", "count")],
     *[(w, "aggregate", "SUM") for w in ("total", "sum", "combined", "altogether")],
     *[(w, "aggregate", "AVG") for w in ("average", "mean")],
+    # a row's place, its neighbours, a difference, two things compared, distinct values, groups
+    *[(w, "ordinal", str(n)) for w, n in ORDINALS.items() if w not in ("first", "last", "final")],
+    *[(w, "neighbour", "before") for w in ("before", "above", "previous", "preceding", "prior to", "preceded", "previously",
+                                            "just before", "right before", "immediately before", "ahead of")],
+    *[(w, "neighbour", "after") for w in ("after", "below", "next", "following", "followed", "succeeded", "just after",
+                                           "right after", "immediately after", "behind")],
+    *[(w, "difference", "-") for w in ("difference", "how many more", "how much more", "how many fewer", "how many less",
+                                        "how much less", "how much longer", "how much higher", "how many years")],
+    *[(w, "aggregate", "COUNT") for w in ("how many more", "how many fewer", "how many less", "how many years")],
+    *[(w, "comparative", "max") for w in ("more", "higher", "larger", "bigger", "greater", "longer", "taller", "deeper",
+                                           "heavier", "older", "faster", "farther", "further", "better", "wider", "later")],
+    *[(w, "comparative", "min") for w in ("less", "fewer", "lower", "smaller", "shorter", "younger", "slower", "worse",
+                                           "earlier", "lighter", "narrower")],
+    *[(w, "distinct", "COUNT DISTINCT") for w in ("different", "distinct", "unique")],
+    *[(w, "each", "group") for w in ("each", "per", "every")],
 ]
 _CUE_RE = re.compile(
-    r"\b(" + "|".join(re.escape(w) for w, _, _ in sorted(_CUE_WORDS, key=lambda c: -len(c[0]))) + r")\b", re.IGNORECASE
+    r"\b(" + "|".join(re.escape(w) for w in sorted({w for w, _, _ in _CUE_WORDS}, key=lambda w: -len(w))) + r")\b",
+    re.IGNORECASE,
 )
-_CUE_OF = {w: (kind, op) for w, kind, op in _CUE_WORDS}
+_ORDINAL_RE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_CUE_OF: dict[str, list[tuple[str, str]]] = {}
+for _w, _kind, _op in _CUE_WORDS:
+    _CUE_OF.setdefault(_w, []).append((_kind, _op))
 
 
 def _cues(question: str, dates: list[Grounded]) -> list[Cue]:
@@ -437,11 +471,14 @@ def _cues(question: str, dates: list[Grounded]) -> list[Cue]:
     for m in _CUE_RE.finditer(question):
         if any(d.start <= m.start() < d.end for d in dates):
             continue  # "last" of "last year" is a date, not an order
-        kind, op = _CUE_OF[m.group().lower()]
-        if op == "max" and m.group().lower() == "most" and question[max(0, m.start() - 3) : m.start()].lower() == "at ":
-            continue
-        out.append(Cue(kind, m.group(), m.start(), m.end(), op))
-    return out
+        for kind, op in _CUE_OF[m.group().lower()]:
+            if op == "max" and m.group().lower() == "most" and question[max(0, m.start() - 3) : m.start()].lower() == "at ":
+                continue
+            out.append(Cue(kind, m.group(), m.start(), m.end(), op))
+    for m in _ORDINAL_RE.finditer(question):
+        if not any(d.start <= m.start() < d.end for d in dates) and int(m.group(1)) > 0:
+            out.append(Cue("ordinal", m.group(), m.start(), m.end(), m.group(1)))
+    return sorted(out, key=lambda c: c.start)
 
 
 #: What a comparative or superlative adjective measures: words a relation that holds the measure is named with

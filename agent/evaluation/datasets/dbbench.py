@@ -7,8 +7,12 @@ environment also offers ``insert_row``/``update_rows``
 (:mod:`pyql_sql.writable_environment`), as AgentBench lets the agent run
 any statement.
 
-Question items (SELECT): the gold answers are the label, compared with
-``label_match`` (``["none"]`` matches no answer).
+Question items (SELECT): the gold answers are the label, compared as
+AgentBench's dbbench task compares them (:func:`agentbench_answer_match`: one
+value each, equal as numbers or else as the same text; several, the same set
+of texts). :func:`state_denotation` is the looser comparison of the WikiSQL
+benchmark (``label_match``: ``["none"]`` matches no answer, case aside),
+kept for the figures measured with it.
 
 Mutation items (``type`` INSERT/UPDATE/DELETE; their gold statement is the
 label, or ``sql.query``): scored as AgentBench scores them, by the table's
@@ -39,7 +43,7 @@ from pyql_sql.writable_environment import STATE_PREFIX
 from agent.evaluation.datasets.reading import answers_of
 from agent.evaluation.datasets.registry import Source, dataset_format
 
-__all__ = ["gold_state", "is_dbbench", "is_select", "load_dbbench", "MUTATION_KINDS"]
+__all__ = ["agentbench_answer_match", "gold_state", "is_dbbench", "is_select", "load_dbbench", "state_denotation", "MUTATION_KINDS"]
 
 #: the item types AgentBench scores by the table's state
 MUTATION_KINDS = ("INSERT", "UPDATE", "DELETE")
@@ -132,6 +136,79 @@ def state_denotation(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
     return bool(label_match(values, list(gold)))
 
 
+def _as_float(text: str) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+#: AgentBench's special values, all read as ``0`` (its ``_normalize_special_values``): NULL and its spellings.
+_AGENTBENCH_ZERO = frozenset(["none", "null", "undefined", "nan", "inf", "infinity", "-inf", "-infinity", ""])
+
+
+def _agentbench_value(value: Any) -> str:
+    """One answer value as AgentBench's dbbench scorer reads it: outer quotes and spaces gone, a final ``%`` dropped,
+    thousands commas removed, NULL and its spellings (``none``, ``null``, the empty text ...) as ``0``."""
+    if value is None:
+        return "0"
+    text = str(value).strip().strip("'\"")
+    if text.endswith("%"):
+        text = text[:-1].strip()
+    if "," in text and not (text.startswith("[") and text.endswith("]")):
+        text = text.replace(",", "")
+    return "0" if text.lower() in _AGENTBENCH_ZERO else text
+
+
+def _agentbench_float_equal(a: str, b: str) -> bool:
+    x, y = _as_float(a), _as_float(b)
+    return x is not None and y is not None and abs(x - y) <= 1e-2
+
+
+def agentbench_answer_match(predicted: Sequence[Any], gold: Sequence[Any]) -> bool:
+    """AgentBench's dbbench comparison of one item (its task's accuracy, ``DBResultProcessor.compare_results`` of
+    THUDM/AgentBench): a change by the table's state, a question by its answer list.
+
+    A change item is right when the table-state hash is the gold's. A question's values are read as AgentBench
+    reads them (:func:`_agentbench_value`: thousands commas and a ``%`` dropped, ``none``/``null``/empty as ``0``).
+    One predicted and one gold value: equal as numbers within 0.01, else the same text (case and all). Several:
+    when all are numbers, matched one to one within 0.01; else the same set of texts. An empty answer is what an
+    AgentBench agent commits for a query that found no value (SQL's NULL), so it reads as ``0`` as NULL does.
+
+    Example:
+        >>> agentbench_answer_match([{"value": "5"}], ["5.0"]), agentbench_answer_match(["Ajax"], ["ajax"])
+        (True, False)
+        >>> agentbench_answer_match(["b", "a", "a"], ["a", "b"]), agentbench_answer_match(["1", "2"], ["2.0", "1.0"])
+        (True, True)
+        >>> agentbench_answer_match([{"value": "table-state:ab"}], ["table-state:ab"]), agentbench_answer_match([], ["none"])
+        (True, True)
+        >>> agentbench_answer_match(["1,174"], ["1174"]), agentbench_answer_match([], ["Ajax"])
+        (True, False)
+    """
+    raw = [a.get("value") if isinstance(a, Mapping) else a for a in predicted]
+    truth = [str(g) for g in gold]
+    if any(g.startswith(STATE_PREFIX) for g in truth):
+        return [str(v) for v in raw] == truth
+    values = [_agentbench_value(v) for v in raw] or ["0"]
+    expected = [_agentbench_value(g) for g in truth]
+    if len(values) == 1 and len(expected) == 1:
+        a, b = values[0], expected[0]
+        if _as_float(a) is not None and _as_float(b) is not None:
+            return _agentbench_float_equal(a, b)
+        return a == b
+    if all(_as_float(v) is not None for v in values) and all(_as_float(g) is not None for g in expected):
+        if len(values) != len(expected):
+            return False
+        free = list(expected)
+        for v in values:
+            match = next((i for i, g in enumerate(free) if _agentbench_float_equal(v, g)), None)
+            if match is None:
+                return False
+            free.pop(match)
+        return True
+    return set(values) == set(expected)
+
+
 def _dbbench_item(rec: Mapping[str, Any], index: int, stem: str) -> dict[str, Any]:
     where = f"{stem}, item {index}"
     table = rec.get("table")
@@ -162,8 +239,9 @@ def _benchmark(records: Sequence[Mapping[str, Any]]) -> str:
     priority=60,
     detect=is_dbbench,
     known="dbbench table items (description, label, table)",
-    gold="the label (compared with label_match: ['none'] matches no answer); INSERT/UPDATE items: the table's state after the gold statement",
-    denotation=state_denotation,
+    gold="the label (compared as AgentBench does: numbers as numbers, else the same text; several values as a set); "
+    "INSERT/UPDATE items: the table's state after the gold statement",
+    denotation=agentbench_answer_match,
     benchmark=_benchmark,
 )
 def load_dbbench(source: Source) -> Iterator[dict[str, Any]]:

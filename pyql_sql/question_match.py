@@ -1,0 +1,568 @@
+"""How a question names a table's columns and cells: the matching the table's choose list and its question shapes share.
+
+Read by :mod:`pyql_sql.next_steps` (the conditions and answers of the choose
+list), :mod:`pyql_sql.shapes` (the step plans a question's shape asks for)
+and :mod:`pyql_sql.mutation_steps`:
+
+* the words of a header and of a question, stemmed, abbreviations spelt out
+  (:func:`column_words`, :data:`ABBREVIATIONS`), and where the question names
+  each column (:func:`header_mentions`);
+* the cells the question writes, its numbers and dates matched to cells, and
+  its comparisons, as :class:`ConditionCandidate` s (:func:`condition_candidates`);
+* the column a *which/what* or *who* question asks for (:func:`asked_column`, :func:`who_column`).
+
+Example:
+    >>> from pyql_sql.table import Table
+    >>> t = Table.from_rows(["Game", "Opponent"], [["6", "Athlone Town"]])
+    >>> [(c.column, c.value) for c in condition_candidates(t, "games against athlone town?")]
+    [(1, 'Athlone Town')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import replace as _replace
+from typing import Any
+
+from pyql.environment.grounding import Cue, Grounding, ground, parse_date
+
+from .numbers import format_number, parse_number
+from .table import Column, Table
+
+__all__ = [
+    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "TABLE_SUPERLATIVES", "table_ground", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
+    "column_words", "condition_candidates", "header_mentions", "stem", "stems", "table_cells", "text_matches", "who_column",
+    "words_between",
+]
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "has", "have", "had", "what", "which", "who", "whom", "whose", "when", "where", "how", "that", "this", "it", "its", "as", "name", "tell", "me"])
+
+
+#: Words between a header and its value ("Goal of 17", "Nation is Iran", "listed as August 15, 2000").
+_LINK = frozenset(["of", "is", "was", "are", "were", "as", "listed", "at", "has", "have", "had", "with", "for", "equal", "equals", "to", "being", "named", "called", "a", "an", "the"])
+
+
+_COMPARING = frozenset(["than", "smaller", "larger", "less", "more", "greater", "fewer", "bigger", "lower", "higher", "over", "under", "least", "most", "at"])
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("sses"):
+        return word[:-2]  # "losses" is "loss", "classes" is "class"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+#: Header abbreviations and the word a question writes for them ("No." is "number", "Pts" is "points").
+ABBREVIATIONS: dict[str, str] = {
+    "no": "number", "num": "number", "nr": "number", "#": "number", "pos": "position", "pts": "point",
+    "pt": "point", "yr": "year", "yrs": "year", "avg": "average", "pct": "percentage", "att": "attendance",
+    "pop": "population", "elev": "elevation", "ht": "height", "wt": "weight", "dist": "district",
+    "gp": "game", "apps": "appearance", "app": "appearance", "gls": "goal", "ep": "episode", "eps": "episode",
+    "seas": "season", "mgr": "manager", "dir": "director", "approx": "approximate", "est": "established",
+    "won": "win", "w": "win", "lost": "loss", "l": "loss", "drawn": "draw", "d": "draw",
+}
+
+
+def _stems(text: str) -> list[str]:
+    """The stemmed words of a header or question, abbreviations spelt out (``No.`` → ``number``, ``#`` → ``number``)."""
+    words = _WORD.findall(text.lower())
+    if not words and text.strip() == "#":
+        words = ["#"]
+    return [ABBREVIATIONS.get(w, _stem(w)) if len(words) <= 3 else _stem(w) for w in words]
+
+
+def column_words(header: str) -> str:
+    """A header as words a model scores (abbreviations spelt out): what :class:`agent.llm.likelihood.RelationPMI` reads.
+
+    Example:
+        >>> column_words("No."), column_words("School/Club Team"), column_words("Pts")
+        ('number', 'school club team', 'points')
+    """
+    words = _WORD.findall(header.lower()) or (["#"] if header.strip() == "#" else [])
+    spelt = {"point": "points", "goal": "goals", "game": "games", "year": "years", "episode": "episodes", "appearance": "appearances"}
+    out = [spelt.get(ABBREVIATIONS[w], ABBREVIATIONS[w]) if w in ABBREVIATIONS and len(words) <= 3 else w for w in words]
+    return " ".join(out)
+
+
+@dataclass(frozen=True)
+class ConditionCandidate:
+    """A condition the question grounds: column, operator, value, where in the question, how strong.
+
+    Attributes:
+        column: the column index.
+        op: the operator.
+        value: the value as the action writes it (a cell as the table writes it, or the question's number).
+        start, end: the span of the value in the question.
+        score: how strongly the question asks for it (higher first).
+    """
+
+    column: int
+    op: str
+    value: str
+    start: int
+    end: int
+    score: float
+
+
+def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, float]]:
+    """Where the question names each column: column index → (start, end, strength).
+
+    A header written whole (case aside, ``Frequency MHz``) has strength 3 plus
+    its length in words; otherwise the longest run of its words (stems:
+    ``touchdowns`` names ``Touchdowns``, ``Silvers`` names ``Silver``) scores one
+    per word. A header's abbreviation is matched as written and spelt out
+    (``No.`` is named by "no." and by "number", :data:`ABBREVIATIONS`). Stop words alone name nothing.
+
+    Example:
+        >>> t = Table.from_rows(["Frequency MHz", "Class", "Call sign"], [["1", "D", "K"]])
+        >>> header_mentions(t, "Class of d with a Frequency MHz smaller than 107.7 has what call signs?")
+        {0: (18, 31, 5.0), 1: (0, 5, 4.0), 2: (60, 70, 5.0)}
+    """
+    words = [(m.start(), m.end(), _stem(m.group())) for m in _WORD.finditer(question.lower())]
+    out: dict[int, tuple[int, int, float]] = {}
+    for col in table.columns:
+        target = _stems(col.header)
+        if not target:
+            continue
+        written = [_stem(w) for w in _WORD.findall(col.header.lower())]
+        options = [{t, w} for t, w in zip(target, written)] if len(written) == len(target) else [{t} for t in target]
+        best: tuple[int, int, float] | None = None
+        for i in range(len(words)):
+            n = 0  # a word as the header writes it or spelt out ("No." is "no" and "number")
+            while i + n < len(words) and n < len(target) and words[i + n][2] in options[n]:
+                n += 1
+            if n == 0 or all(words[i + k][2] in _STOP for k in range(n)):
+                continue
+            strength = (3.0 + n) if n == len(target) else float(n)
+            if best is None or strength > best[2]:
+                best = (words[i][0], words[i + n - 1][1], strength)
+        if best is None:  # the header's words anywhere (not in a run)
+            loose = [w for w in words if w[2] in set().union(*options) - _STOP]
+            if loose:
+                best = (loose[0][0], loose[0][1], 0.5 * len({w[2] for w in loose}))
+        if best is not None:
+            out[col.index] = best
+    whole = {i: m for i, m in out.items() if m[2] >= 3}
+    for i, m in list(out.items()):  # "home team" inside "home team score": the longer header is named, not this one
+        if any(j != i and o[0] <= m[0] and m[1] <= o[1] and (o[1] - o[0]) > (m[1] - m[0]) for j, o in whole.items()):
+            del out[i]
+    return out
+
+
+def _near(question: str, mention: tuple[int, int, float] | None, start: int, end: int) -> float:
+    """How close a header mention is to a value span: 2 when only linking words stand between, else 0."""
+    if mention is None:
+        return 0.0
+    m_start, m_end, _ = mention
+    if m_end <= start:
+        between = _WORD.findall(question[m_end:start].lower())
+    elif end <= m_start:
+        between = _WORD.findall(question[end:m_start].lower())
+    else:
+        return 0.0
+    if len(between) > 3:
+        return 0.0
+    if all(w in _LINK or w in _COMPARING for w in between):
+        return 2.0
+    return 1.0  # a few other words between ("Takashi Kogure got the fastest lap")
+
+
+#: The most distinct cells of one column matched against a question.
+MAX_CELLS = 5000
+
+
+def _cells(table: Table) -> list[tuple[Column, list[str]]]:
+    """Each column with its distinct non-empty cells (read through the table's read-only executor)."""
+    executor = table.executor()
+    out = []
+    for col in table.columns:
+        values = executor.get_column(col.index, limit=MAX_CELLS).values
+        out.append((col, [str(v) for v in values if v is not None and str(v).strip()]))
+    return out
+
+
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
+
+
+_DASH = re.compile(f"[{_DASHES}]")
+
+
+def _word_pattern(word: str) -> str:
+    """A cell's word as a pattern: any dash matches any dash (``1996-97`` is the cell ``1996–97``)."""
+    return f"[{_DASHES}]".join(re.escape(part) for part in _DASH.split(word))
+
+
+#: A cell's trailing marks: footnote signs and symbols (``Raw ¥¥``, ``Smith†``, ``Close≠``), a citation ``[3]``.
+_MARKS = re.compile(r"(?:\s*(?:\[[^\]]*\]|[^\w\s)\]\"'.!?&%$€£]+))+$")
+
+
+def cell_core(cell: str) -> str:
+    """A cell without its trailing footnote marks and citations: what a question writes of it.
+
+    Example:
+        >>> cell_core("Raw ¥¥"), cell_core("Moses Malone*"), cell_core("Smith [3]"), cell_core("The Alarm (EP)")
+        ('Raw', 'Moses Malone', 'Smith', 'The Alarm (EP)')
+    """
+    return _MARKS.sub("", cell).strip()
+
+
+_DETAIL = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def cell_names(cell: str) -> tuple[str, ...]:
+    """The ways a question may write a cell: as it is, without its trailing marks, without a parenthesized detail
+    at its end (``Great Britain (GBR)``: ``Great Britain``, as WTQ's answers drop it).
+
+    Example:
+        >>> cell_names("Great Britain (GBR)"), cell_names("Raw ¥¥")
+        (('Great Britain (GBR)', 'Great Britain'), ('Raw ¥¥', 'Raw'))
+    """
+    core = cell_core(cell)
+    bare = _DETAIL.sub("", core).strip()
+    return tuple(dict.fromkeys(n for n in (cell, core, bare) if n))
+
+
+def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
+    """The cells the question writes (case, spacing and the kind of dash aside; a cell's trailing marks left out),
+    with their spans."""
+    out = []
+    for cell in cells:
+        for written in cell_names(cell):
+            words = written.split()
+            if not words or len(written) > 80:
+                continue
+            plural = "(?:e?s)?" if words[-1][-1:].isalpha() and len(words[-1]) > 2 else ""  # "middle blockers" names "Middle blocker"
+            pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + plural + r"(?!\w)"
+            m = re.search(pattern, question, re.IGNORECASE)
+            if m is not None:
+                out.append((cell, m.start(), m.end()))
+                break
+    return out
+
+
+def condition_candidates(
+    table: Table, question: str, grounding: Grounding | None = None, *, scores: Mapping[str, float] | None = None,
+) -> list[ConditionCandidate]:
+    """The conditions the question grounds on this table, strongest first (not yet checked against rows).
+
+    Three sources, scored against the same header mentions: the cells the
+    question writes, its numbers and dates matched to cells, and its
+    comparisons (``between`` gives a ``>=`` and a ``<=``). A number the
+    question writes with no header next to it is matched to a numeric column
+    the model rates for the question (``scores``, header → PMI) a little
+    higher. A number or date inside a longer cell the question writes
+    (``1996`` in ``1996-97``) is that cell, not a value of its own.
+
+    Example:
+        >>> t = Table.from_rows(["Goal", "Result", "Competition"], [["16", "2–1", "Friendly"], ["18", "2–1", "Cup"]])
+        >>> q = "Which Score has a Result of 2–1, and a Competition of friendly, and a Goal smaller than 17?"
+        >>> [(t.columns[c.column].header, c.op, c.value) for c in condition_candidates(t, q)]
+        [('Goal', '<', '17'), ('Competition', '=', 'Friendly'), ('Result', '=', '2–1')]
+    """
+    g = grounding or table_ground(question)
+    return _best_per_span(_all_candidates(table, question, g, scores, _cells(table)))
+
+
+def _all_candidates(
+    table: Table, question: str, g: Grounding, scores: Mapping[str, float] | None, cells: list[tuple[Column, list[str]]],
+) -> list[ConditionCandidate]:
+    """Every grounded condition, before the strongest of each span is chosen (numbers inside a cell left out)."""
+    mentions = header_mentions(table, question)
+    compared = {(v.start, v.end) for _, v in g.comparisons()}
+    out: list[ConditionCandidate] = []
+    for col, values in cells:
+        mention = mentions.get(col.index)
+        out += _cell_candidates(question, col, values, mention, compared, categories=len(values) < table.row_count)
+        bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
+        out += _value_candidates(question, g, col, values, mention, compared, bonus)
+    out += _comparison_candidates(table, question, g, mentions)
+    return _outside_cells(out)
+
+
+#: Words right before a cell that turn its condition into ``!=``: "not from ethiopia", "other than italy".
+_NEGATED = re.compile(r"(?:\bnot|n't|\bother\s+than|except(?:\s+for)?|besides|excluding|apart\s+from)\s+(?:(?:from|in|at|by|on|for|of|the|a|an|those|ones|people)\s+){0,2}$", re.IGNORECASE)
+
+
+def _cell_candidates(
+    question: str, col: Column, cells: list[str], mention: tuple[int, int, float] | None, compared: set[tuple[int, int]],
+    categories: bool = False,
+) -> list[ConditionCandidate]:
+    """``column = cell`` for each cell of the column the question writes (not the header itself); ``!=`` after a negation (:data:`_NEGATED`).
+
+    Example:
+        >>> col = Table.from_rows(["Nationality"], [["Ethiopia"], ["Kenya"]]).columns[0]
+        >>> [(c.op, c.value) for c in _cell_candidates("who was the only medalist not from ethiopia?", col, ["Ethiopia", "Kenya"], None, set())]
+        [('!=', 'Ethiopia')]
+    """
+    out = []
+    for cell, start, end in _text_matches(question, cells):
+        if mention and mention[0] <= start and end <= mention[1] and mention[2] >= 3:
+            continue  # the header itself, not a value
+        near = _near(question, mention, start, end)
+        length = len(cell.strip())
+        if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
+            continue
+        op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
+        category = 0.6 if categories and 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a few repeated ones: Won
+        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category))
+    for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
+        if any(c.start < end and start < c.end for c in out):
+            continue  # the word is part of a cell the question writes whole
+        out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    return out
+
+
+def _first_word_matches(question: str, cells: list[str], whole: set[str]) -> list[tuple[str, int, int]]:
+    """The cells the question names by their first word alone ("atlanta" for ``Atlanta Falcons``), with its span.
+
+    Only a first word of 4 letters or more that no other cell of the column
+    starts with, of a cell of two words or more the question does not write whole,
+    and not followed in the question by another word than the cell's second.
+
+    Example:
+        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans", "Atlanta"], set())
+        []
+        >>> _first_word_matches("how many draft picks did atlanta have?", ["Atlanta Falcons", "Houston Texans"], set())
+        [('Atlanta Falcons', 25, 32)]
+        >>> _first_word_matches("last opponent for manchester united?", ["Manchester City", "Everton"], set())
+        []
+    """
+    by_first: dict[str, set[str]] = {}
+    for cell in cells:
+        words = cell.split()
+        if words:
+            by_first.setdefault(words[0].lower().rstrip(",;:"), set()).add(cell.strip())  # "Ostrava, Czech Republic"
+    out = []
+    for first, same in by_first.items():
+        cell = next(iter(same))
+        if len(same) != 1 or len(cell.split()) < 2 or cell in whole or len(first) < 4 or not first.isalpha() or first in _STOP:
+            continue
+        m = re.search(rf"(?<!\w){re.escape(first)}(?!\w)", question, re.IGNORECASE)
+        following = _WORD.findall(question[m.end() :].lower())[:1] if m is not None else []
+        second = _WORD.findall(cell.lower())[1:2]
+        if m is not None and not (following and following[0] not in _STOP and following != second):
+            out.append((cell, m.start(), m.end()))  # "manchester united" does not name Manchester City
+    return out
+
+
+def _value_candidates(
+    question: str, g: Grounding, col: Column, cells: list[str], mention: tuple[int, int, float] | None,
+    compared: set[tuple[int, int]], bonus: float,
+) -> list[ConditionCandidate]:
+    """``column = cell`` for each number of the question the column holds, and each date at its precision (a year also in a numeric column).
+
+    Example:
+        >>> col = Table.from_rows(["Year completed"], [["1931"], ["1922"]]).columns[0]
+        >>> q = "how many bridges were built in 1931?"
+        >>> [(c.op, c.value) for c in _value_candidates(q, ground(q), col, ["1931", "1922"], None, set(), 0.0)]
+        [('=', '1931')]
+    """
+    by_number = {parse_number(c): c for c in cells} if col.is_numeric else {}
+    by_date = {}
+    for c in cells:
+        d = parse_date(c) if not col.is_numeric else None
+        if d is not None:
+            by_date[(d.first, d.last)] = c
+    out = []
+    years = {(v.start, v.end) for v in g.values if v.kind == "date" and v.value.precision == "year"}
+    numbers = {(v.start, v.end) for v in g.values if v.kind in ("number", "quantity")}
+    for v in g.values:
+        near = _near(question, mention, v.start, v.end)
+        if v.kind in ("number", "quantity") and (v.start, v.end) not in compared and v.value in by_number:
+            base = 2.5 if (v.start, v.end) in years else 1.5  # "built in 1931": a year is a stronger value than a bare number
+            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, base + 2 * near + bonus))
+        elif v.kind == "date" and v.value.precision == "year" and (v.start, v.end) not in numbers and float(v.value.first.year) in by_number:
+            out.append(ConditionCandidate(col.index, "=", by_number[float(v.value.first.year)], v.start, v.end, 2.5 + 2 * near + bonus))  # "built in 1931", a Year column
+        elif v.kind == "date" and (v.value.first, v.value.last) in by_date:
+            out.append(ConditionCandidate(col.index, "=", by_date[(v.value.first, v.value.last)], v.start, v.end, 3.0 + 2 * near))
+    return out
+
+
+def _number_of(v: Any) -> float | None:
+    if v.kind in ("number", "quantity"):
+        return float(v.value)
+    return float(v.value.first.year) if v.kind == "date" else None
+
+
+def _comparison_candidates(
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+) -> list[ConditionCandidate]:
+    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``)."""
+    out = []
+    for cue, v in g.comparisons():
+        low = _number_of(v)
+        if low is None:
+            continue
+        bounds: list[tuple[str, float, int]] = [(cue.op, low, v.end)]
+        if cue.op == "between":
+            high = next((w for w in g.values if w.start >= v.end and _number_of(w) is not None
+                         and re.fullmatch(r"\s*(?:and|to|-|–)\s*", question[v.end : w.start])), None)
+            if high is None:
+                continue
+            bounds = [(">=", low, v.end), ("<=", float(_number_of(high) or 0.0), high.end)]
+        for col in table.columns:
+            if not col.is_numeric:
+                continue
+            near = max(_near(question, mentions.get(col.index), cue.start, v.end), 0.0)
+            digits = re.match(r"[\d,.]*\d", question[v.start : v.end])
+            if near == 0 and _counts_another_thing(question, v.start + digits.end() if digits else v.end, col):
+                continue  # "more than 3 candidates" is not a condition on Votes
+            for op, number, end in bounds:
+                out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
+    return out
+
+
+def _counts_another_thing(question: str, end: int, col: Column) -> bool:
+    """Whether the word right after a compared number is a noun this column's header does not hold ("3 candidates", "18 meters").
+
+    Example:
+        >>> col = Table.from_rows(["Votes"], [["10"]]).columns[0]
+        >>> _counts_another_thing("more than 3 candidates", 11, col), _counts_another_thing("more than 3 votes", 11, col)
+        (True, False)
+        >>> _counts_another_thing("a score over 70?", 15, col)
+        False
+    """
+    after = re.match(r"\s*([a-z]+)\b", question[end:].lower())
+    if after is None or after.group(1) in _STOP or after.group(1) in _LINK or after.group(1) in _COMPARING:
+        return False
+    return _stem(after.group(1)) not in set(_stems(col.header)) | {_stem(w) for w in _WORD.findall(col.header.lower())}
+
+
+def _outside_cells(candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
+    """Without the numbers and dates written inside a longer cell of the question (``1996`` in ``1996-97``)."""
+    cells = [c for c in candidates if c.op == "="]
+    return [
+        c for c in candidates
+        if not any(o.start <= c.start and c.end <= o.end and (o.end - o.start) > (c.end - c.start) and o.op == "="
+                   and (c.op == "=" and c.value != o.value) for o in cells)
+    ]
+
+
+def _best_per_span(candidates: list[ConditionCandidate]) -> list[ConditionCandidate]:
+    """Strongest first; of candidates whose spans overlap, the weaker ones lose 2 (they stay listed)."""
+    ranked = sorted(candidates, key=lambda c: (-c.score, c.start, c.column))
+    out: list[ConditionCandidate] = []
+    seen: set[tuple[int, str, str]] = set()
+    for c in ranked:
+        key = (c.column, c.op, c.value.lower())
+        if key in seen:
+            continue
+        seen.add(key)
+        if any(o.start < c.end and c.start < o.end for o in out):
+            c = ConditionCandidate(c.column, c.op, c.value, c.start, c.end, c.score - 2.0)
+        out.append(c)
+    return sorted(out, key=lambda c: (-c.score, c.start, c.column))
+
+
+def _after(question: str, cue_end: int, start: int, allowed: frozenset[str]) -> bool:
+    """Whether only ``allowed`` words stand between a cue's end and ``start``."""
+    return cue_end <= start and set(_WORD.findall(question[cue_end:start].lower())) <= allowed
+
+
+#: Header words that name who a row is about: the column a *who* question asks for when it names none.
+PERSON_HEADERS = frozenset([
+    "name", "player", "athlete", "driver", "rider", "coach", "finalist", "contestant", "candidate", "artist",
+    "winner", "nation", "country", "team", "club", "person", "member", "manager", "actor", "actress",
+    "character", "director", "author", "composer", "singer", "skater", "swimmer", "cyclist", "runner",
+    "jockey", "pilot", "captain", "owner", "president", "governor", "mayor", "leader", "holder", "recipient",
+    "nominee", "champion", "performer", "writer", "producer", "competitor", "entrant", "representative",
+    "incumbent", "senator", "delegate", "chairman", "rank holder", "skier", "boxer", "wrestler", "musician", "opponent",
+])
+
+
+def who_column(table: Table, question: str, mentions: Mapping[int, tuple[int, int, float]]) -> int | None:
+    """The column a *who* question asks for when it names none right after *who*, or None.
+
+    "who was the only medalist not from ethiopia?" asks for the row's person:
+    the first text column whose header is a person word (:data:`PERSON_HEADERS`:
+    ``Name``, ``Athlete``, ``Nation`` ...). "who was the opponent" names its
+    column (``Opponent``), so it has no *who* column; a question without *who* neither.
+
+    Example:
+        >>> t = Table.from_rows(["Rank", "Name", "Nationality"], [["1", "Sule Utura", "Ethiopia"]])
+        >>> who_column(t, "who was the only medalist not from ethiopia?", {})
+        1
+        >>> who_column(t, "who was the nationality of rank 1?", header_mentions(t, "who was the nationality of rank 1?"))
+    """
+    who = re.search(r"\bwho\b", question, re.IGNORECASE)
+    if who is None or any(_after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"])) for m in mentions.values()):
+        return None
+    for col in table.columns:
+        if not col.is_numeric and set(_stems(col.header)) & PERSON_HEADERS:
+            return col.index
+    return None
+
+
+def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]], g: Grounding, table: Table | None = None) -> int | None:
+    """The column the question's *which/what* names right after it ("What school did ..."), or None.
+
+    A cue word that is also a header ("What is the average Total", header ``Average``) is the cue, not the column asked.
+    Without one, a *who* question asks for its person column (:func:`who_column`, when ``table`` is given).
+    """
+    wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
+    if wh is None:
+        return who_column(table, question, mentions) if table is not None else None
+    cues = [(c.start, c.end) for c in g.cues]
+    named = sorted((m[0], i) for i, m in mentions.items()
+                   if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
+                   and not any(s <= m[0] < e for s, e in cues))
+    return named[0][1] if named else None
+
+
+def _column_text(table: Table, index: int) -> str:
+    header = table.columns[index].header
+    same = [c for c in table.columns if c.header.strip().lower() == header.strip().lower()]
+    return f"#{index}" if len(same) > 1 or not header.strip() else header
+
+
+def action_value(value: str) -> str:
+    """A cell as an action's value argument, so that it reads back as written: quoted when it holds quotes of its
+    own (``'"Dalek"'``), a comma, or a parenthesis.
+
+    Example:
+        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"))
+        Ajax '"Dalek"' "Smith, John"
+    """
+    if '"' in value and "'" not in value:
+        return f"'{value}'"
+    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1):
+        return '"' + value.replace('"', "'") + '"' if '"' not in value else value
+    return value
+
+
+#: Superlatives a table question orders its rows by, besides the shared order cues: the direction of each as the
+#: columns tables give them (heights, depths, weights; times, where the fastest is the smallest).
+TABLE_SUPERLATIVES: dict[str, str] = {
+    "tallest": "max", "deepest": "max", "heaviest": "max", "widest": "max", "lightest": "min", "fastest": "min",
+    "quickest": "min", "slowest": "max", "narrowest": "min",
+}
+_SUPERLATIVE_RE = re.compile(r"\b(" + "|".join(TABLE_SUPERLATIVES) + r")\b", re.IGNORECASE)
+
+
+def table_ground(question: str, grounding: Grounding | None = None) -> Grounding:
+    """The question's grounding (:func:`pyql.environment.grounding.ground`) with the superlatives a table orders its
+    rows by (:data:`TABLE_SUPERLATIVES`) as order cues.
+
+    Example:
+        >>> [(c.text, c.op) for c in table_ground("who was the fastest swimmer?").cue("order")]
+        [('fastest', 'min')]
+    """
+    g = grounding or ground(question)
+    extra = [Cue("order", m.group(), m.start(), m.end(), TABLE_SUPERLATIVES[m.group().lower()]) for m in _SUPERLATIVE_RE.finditer(question)]
+    if not extra:
+        return g
+    return _replace(g, cues=tuple(sorted([*g.cues, *extra], key=lambda c: c.start)))
+
+
+# The names the choose list and the question shapes read (the underscored ones are the module's own spelling).
+stem, stems, table_cells, text_matches, best_per_span, column_text = _stem, _stems, _cells, _text_matches, _best_per_span, _column_text
+asked_column, words_between = _asked_column, _after

@@ -1,0 +1,113 @@
+"""The choose list's question shapes (pyql_sql/shapes.py): what a question asks beyond a condition and an answer.
+
+Each shape is checked on a small table of its own: the plan the question
+grounds, and the answer reached by always taking the first listed step (the
+path the bundled model follows), with the conditions a plan replaces left
+out of the list. The tables are written here; no benchmark question is.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pyql_sql import Table
+from pyql_sql.environment import TableEnvironment
+from pyql_sql.next_steps import table_next_steps
+from pyql_sql.shapes import cue_hints, plan_actions, question_plans
+
+LAKES = Table.from_rows(["Name", "Depth", "Area (km²)"], [["Lake Tuz", "1 m", "1,500"], ["Lake Palas Tuzla", "3 m", "20"], ["Lake Van", "451 m", "3,755"]])
+MEDALS = Table.from_rows(["Rank", "Nation", "Gold", "Silver", "Total"],
+                         [["1", "Brazil", "45", "33", "114"], ["2", "South Korea", "8", "6", "22"], ["3", "North Korea", "2", "3", "12"]])
+DRAFT = Table.from_rows(["Pick", "Player", "Team"], [["1", "Ann Lee", "Knicks"], ["2", "Hank Stein", "Hawks"], ["3", "Bo Li", "Nets"]])
+WINNERS = Table.from_rows(["Year", "Winner", "Date"],
+                          [["2001", "Ajax", "May 3, 2001"], ["2002", "PSV", "June 9, 2002"], ["2003", "Ajax", "January 2, 2003"],
+                           ["2004", "Ajax", "June 1, 2004"], ["2005", "Feyenoord", "January 30, 2005"]])
+SWIMMERS = Table.from_rows(["Rank", "Name", "Nationality", "Time"],
+                           [["1", "Ann Lee", "Kenya", "2:01.5"], ["2", "Bo Li", "China", "1:59.8"], ["3", "Cy Ott", "Kenya", "2:03.0"]])
+CARS = Table.from_rows(["Driver", "Speed (km/h)"], [["Ann Lee", "201.5"], ["Bo Li", "230.1"], ["Cy Ott", "199.0"]])
+RACE = Table.from_rows(["Rank", "Athlete", "Nationality"],
+                       [["1", "Moses Tanui", "Kenya"], ["48", "Daniel Böltz", "Switzerland"], ["60", "Urs Kolb", "Switzerland"]])
+SINGLES = Table.from_rows(["Single", "Released", "Label"],
+                          [["A", "March 3, 1999", "Epic"], ["B", "June 1, 1997", "Sony"], ["C", "May 5, 2001", "Epic"]])
+
+
+def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str], list[str]]:
+    """Always take the first listed step until execute(): the steps taken and the answers."""
+    env = TableEnvironment(table, question=question)
+    taken: list[str] = []
+    for _ in range(limit):
+        steps = table_next_steps(env)
+        if not steps:
+            break
+        taken.append(steps[0].action)
+        env.step(steps[0].action)
+        if env.done:
+            break
+    return taken, [a["value"] for a in env.final_json()["answers"]]
+
+
+@pytest.mark.parametrize(
+    "table, question, steps, answers",
+    [
+        (LAKES, "which is deeper, lake tuz or lake palas tuzla?",
+         ["compare_rows(Depth, Name, Lake Tuz, Lake Palas Tuzla, DESC)", "execute()"], ["Lake Palas Tuzla"]),
+        (MEDALS, "who had the higher rank, brazil or north korea?",
+         ["compare_rows(Rank, Nation, Brazil, North Korea, ASC)", "execute()"], ["Brazil"]),  # a rank's higher is its smaller number
+        (MEDALS, "south korea has how many more medals than north korea?",
+         ["set_calculation(Total, -, Nation, South Korea, North Korea)", "execute()"], ["10"]),
+        (MEDALS, "what is the difference in gold between north korea and brazil?",
+         ["set_calculation(Gold, -, Nation, Brazil, North Korea)", "execute()"], ["43"]),  # the larger first
+        (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
+        (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
+        (WINNERS, "which team won the most titles?",
+         ["add_group(Winner)", "add_order(Count, DESC)", "set_answer(Winner)", "execute()"], ["Ajax"]),
+        (WINNERS, "how many different teams have won?", ["set_answer(Winner, COUNT DISTINCT)", "execute()"], ["3"]),
+        (WINNERS, "how many finals were played in january?",
+         ["add_part(Date, month)", "add_condition(Date month, =, January)", "set_answer(Year, COUNT)", "execute()"], ["2"]),
+        (WINNERS, "which month had the most finals?",
+         ["add_part(Date, month)", "add_group(Date month)", "add_order(Count, DESC)", "set_answer(Date month)", "execute()"], ["June"]),
+        (SINGLES, "which single had the earliest released date?",
+         ["add_part(Released, date)", "add_order(Released date, ASC)", "set_answer(Single)", "execute()"], ["B"]),
+        (SINGLES, "what was the last single on the epic label?",
+         ["add_condition(Label, =, Epic)", "add_row(-1)", "set_answer(Single)", "execute()"], ["C"]),
+        (SINGLES, "what year was the first single released on the epic label?",  # the first by its date, then its year
+         ["add_condition(Label, =, Epic)", "add_part(Released, date)", "add_order(Released date, ASC)", "add_part(Released, year)",
+          "set_answer(Released year)", "execute()"], ["1999"]),
+    ],
+)
+def test_the_first_listed_steps_answer_each_shape(table: Table, question: str, steps: list[str], answers: list[str]) -> None:
+    assert first_choices(table, question) == (steps, answers)
+
+
+def test_a_superlative_naming_no_column_orders_by_the_column_it_measures() -> None:
+    # "fastest" with no header after it: a Time column's smallest, a Speed column's largest
+    assert plan_actions(question_plans(SWIMMERS, "who was the fastest swimmer?")) == [["add_order(Time, ASC)", "set_answer(Name)"]]
+    assert plan_actions(question_plans(CARS, "who was the fastest driver?")) == [["add_order(Speed (km/h), DESC)", "set_answer(Driver)"]]
+    assert first_choices(CARS, "who was the fastest driver?")[1] == ["Bo Li"]
+    # "the fastest time" names its column: not the measured plan (the name is not asked)
+    assert ["add_order(Time, ASC)", "set_answer(Name)"] not in plan_actions(question_plans(SWIMMERS, "what was the fastest time?"))
+
+
+def test_top_n_is_a_rank_condition_after_the_grounded_ones() -> None:
+    question = "who was the only contestant from switzerland to place in the top 50?"
+    listed = [s.action for s in table_next_steps(TableEnvironment(RACE, question=question))]
+    assert listed[0] == "add_condition(Nationality, =, Switzerland)"
+    assert "add_condition(Rank, <=, 50)" in listed
+    taken, answers = first_choices(RACE, question)
+    assert taken[:2] == ["add_condition(Nationality, =, Switzerland)", "add_condition(Rank, <=, 50)"] and answers == ["Daniel Böltz"]
+    assert ["add_condition(Rank, <=, 10)"] in plan_actions(question_plans(RACE, "how many athletes finished in the top ten?"))
+    assert not any("<=" in a for p in plan_actions(question_plans(RACE, "who finished first?")) for a in p)
+
+
+def test_a_plan_replaces_the_conditions_it_reads() -> None:
+    env = TableEnvironment(LAKES, question="which is deeper, lake tuz or lake palas tuzla?")
+    listed = [s.action for s in table_next_steps(env)]
+    assert listed[0].startswith("compare_rows(") and not any(a.startswith("add_condition(Name") for a in listed)
+    # a yes/no question asks which, not what: no neighbour, no comparison of rows
+    assert plan_actions(question_plans(DRAFT, "was ann lee picked before or after hank stein?")) == []
+    assert plan_actions(question_plans(DRAFT, "is hank stein listed before bo li?")) == []
+
+
+def test_the_prompts_show_the_cues() -> None:
+    assert cue_hints("what team comes before hank stein?") == "'before' (the row before or after another: add_adjacent)"
+    assert "COUNT DISTINCT" in cue_hints("how many different teams?") and cue_hints("who won?") == ""
