@@ -812,6 +812,32 @@ def _tally(records: Sequence[Mapping[str, Any]], key: str) -> Counter[str]:
     return total
 
 
+def _answer_fields(records: list[Mapping[str, Any]], scores: Sequence[Mapping[str, float]]) -> dict[str, Any]:
+    """How well the scored records answered: F1, Hit@1, EM, the per-rule scores, the success rate."""
+    return {
+        "f1": _mean([s.get("f1", 0.0) for s in scores]),
+        "hit1": _mean([s.get("hit1", 0.0) for s in scores]),
+        "em": _mean([s.get("em", 0.0) for s in scores]),
+        "table_questions": sum(bool(r.get("table")) for r in records),
+        **_rule_scores(scores),
+        "success_rate": sum(succeeded(r) for r in records) / len(records),
+    }
+
+
+def _usage_fields(records: list[Mapping[str, Any]], total_cost: float) -> dict[str, Any]:
+    """What the scored records used, per question: steps, LLM calls, tokens, dollars, KB queries, seconds."""
+    return {
+        "steps": _mean([len(r.get("steps") or []) for r in records]),
+        "llm_calls": _mean([float(r.get("llm_calls") or 0) for r in records]),
+        "tokens_in": _mean([float(r.get("tokens_in") or 0) for r in records]),
+        "tokens_out": _mean([float(r.get("tokens_out") or 0) for r in records]),
+        "cost_usd": total_cost,
+        "cpq": total_cost / len(records),
+        "qpq": _mean([float(r.get("kb_queries") or 0) for r in records]),
+        "tpq": _mean([float(r.get("seconds") or 0) for r in records]),
+    }
+
+
 def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[float, float]] | None = None) -> RunMetrics:
     """Aggregate the records of a run (one per question, as the runner writes them).
 
@@ -847,22 +873,10 @@ def aggregate(records: Iterable[Mapping[str, Any]], prices: Mapping[str, tuple[f
         readi=readi_metrics(records),
         questions=n,
         failed_to_run=failed,
-        f1=_mean([s.get("f1", 0.0) for s in scores]),
-        hit1=_mean([s.get("hit1", 0.0) for s in scores]),
-        em=_mean([s.get("em", 0.0) for s in scores]),
-        table_questions=sum(bool(r.get("table")) for r in records),
-        **_rule_scores(scores),
-        success_rate=sum(succeeded(r) for r in records) / n,
+        **_answer_fields(records, scores),
         forced=sum(bool(r.get("forced")) for r in records),
         errors=sum(bool(r.get("error")) for r in records), context_overflow=context_overflows(records),
-        steps=_mean([len(r.get("steps") or []) for r in records]),
-        llm_calls=_mean([float(r.get("llm_calls") or 0) for r in records]),
-        tokens_in=_mean([float(r.get("tokens_in") or 0) for r in records]),
-        tokens_out=_mean([float(r.get("tokens_out") or 0) for r in records]),
-        cost_usd=total_cost,
-        cpq=total_cost / n,
-        qpq=_mean([float(r.get("kb_queries") or 0) for r in records]),
-        tpq=_mean([float(r.get("seconds") or 0) for r in records]),
+        **_usage_fields(records, total_cost),
         **_cost_fields(everything, records),
         invalid_action_rate=invalid_action_rate(records),
         rules=rules,
