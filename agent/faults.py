@@ -59,6 +59,7 @@ __all__ = [
     "error_kind",
     "failed_to_run",
     "infra_failure",
+    "stop_advice",
 ]
 
 #: The status of a question whose episode ran to its end (scored).
@@ -144,6 +145,25 @@ def error_kind(error: str | None) -> str | None:
     if not error:
         return None
     return str(error).split(":", 1)[0].strip() or None
+
+
+def stop_advice(kind: str | None) -> str:
+    """What to do after a run stopped on questions that failed to run, by the last one's error kind.
+
+    A failing service is fixed and the run resumed; a replay's miss is no
+    service's fault (the recording does not hold what the command asks:
+    other settings, other questions), so ``--resume`` alone would miss again.
+
+    Example:
+        >>> stop_advice("llm_error")
+        'fix the service and run the same command with --resume'
+        >>> stop_advice("replay_miss").startswith("a replay answers only what its recording holds")
+        True
+    """
+    if kind == "replay_miss":
+        return ("a replay answers only what its recording holds (the error says what differs): "
+                "run the command as it was recorded, or record again (--record instead of --replay)")
+    return "fix the service and run the same command with --resume"
 
 
 def failed_to_run(record: Mapping[str, Any]) -> bool:

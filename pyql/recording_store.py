@@ -296,6 +296,26 @@ class RecordingStore:
             self._count(kind, "writes" if cursor.rowcount else "duplicates")
         return bool(cursor.rowcount)
 
+    def request_values(self, kind: str, field: str) -> list[Any]:
+        """The distinct values one top-level field of the recorded requests of a kind has (absent: not listed).
+
+        What a replay's miss compares its request with: the settings the
+        recording's calls were made with (``temperature``, ``model`` ...).
+
+        Example:
+            >>> import tempfile
+            >>> with RecordingStore.open(tempfile.mkdtemp(), "record") as store:
+            ...     _ = store.put("llm", "m", {"temperature": 0.0, "stop": ["Obs"], "prompt": "a"}, "x")
+            ...     _ = store.put("llm", "m", {"temperature": 0.0, "stop": ["Obs"], "prompt": "b"}, "y")
+            ...     store.request_values("llm", "temperature"), store.request_values("llm", "stop")
+            ([0.0], [['Obs']])
+        """
+        sql = ("SELECT DISTINCT f.type, f.value FROM entries, json_each(entries.request) AS f "
+               "WHERE entries.kind = ? AND f.key = ? ORDER BY f.type, f.value")
+        with self._lock:
+            rows = self._read(sql, (kind, field))
+        return [_json_each_value(kind_of, value) for kind_of, value in rows]
+
     def name(self, kind: str, name: str, value: str | None = None) -> str | None:
         """Read (``value`` None) or set a named value: a KB spec's identity, a model's resolved name.
 
@@ -507,6 +527,20 @@ class RecordingStore:
             f"{_FLAG[self.mode]} {self.path}: {what}; the file is damaged: restore it, or record it again"
         )
         return RecordingDamaged(self.damage)
+
+
+def _json_each_value(json_type: str, value: Any) -> Any:
+    """A value of SQLite's ``json_each`` as Python has it (an array or object comes as its JSON text).
+
+    Example:
+        >>> _json_each_value("array", '["a"]'), _json_each_value("true", 1), _json_each_value("real", 0.5)
+        (['a'], True, 0.5)
+    """
+    if json_type in ("array", "object"):
+        return json.loads(value)
+    if json_type in ("true", "false"):
+        return json_type == "true"
+    return value
 
 
 def _is_damage(exc: sqlite3.Error) -> bool:

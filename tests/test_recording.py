@@ -242,7 +242,7 @@ def test_llm_replies_and_usage_are_replayed_and_a_new_prompt_is_a_replay_miss(tm
         reply = replay.complete([{"role": "user", "content": "Q?"}], stop=["\nObs"])
         assert (reply.text, reply.usage_in, reply.usage_out, reply.model) == ("Action 1: execute()", 120, 7, "gpt-x-2024")
         assert (replay.meter.calls, replay.meter.tokens_in, replay.model) == (1, 120, "gpt-x")
-        with pytest.raises(LLMReplayMiss, match="not in the recording.*ending 'Q\\?'"):
+        with pytest.raises(LLMReplayMiss, match="made with stop .*ending 'Q\\?'\\) is not in the recording"):
             replay.complete([{"role": "user", "content": "Q?"}], stop=["\nObservation"])  # other stop sequences
         with pytest.raises(LLMReplayMiss):
             RecordedLLM(store, LLMConfig(model="gpt-y")).complete([{"role": "user", "content": "Q?"}], stop=["\nObs"])

@@ -104,7 +104,7 @@ from agent.evaluation.metrics import (
     trigger_stats,
     write_summary_markdown,
 )
-from agent.faults import FAILED_TO_RUN, FINISHED, failed_to_run, infra_failure
+from agent.faults import FAILED_TO_RUN, FINISHED, error_kind, failed_to_run, infra_failure, stop_advice
 from agent.jsonlines import dumps_line
 from agent.methods import ranking
 from agent.methods.episode import RECORD_TEXT_LIMIT, AgentResult, cap_strings
@@ -1398,7 +1398,7 @@ class _Finisher:
         if self.max_infra_failures and self.failures >= self.max_infra_failures and outcome.aborted is None:
             outcome.aborted = (
                 f"{self.failures} questions in a row failed to run (last: {record.get('id')}: {record.get('error')}); "
-                "fix the service and run the same command with --resume"
+                f"{stop_advice(error_kind(record.get('error')))}"
             )
 
 

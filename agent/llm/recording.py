@@ -52,12 +52,60 @@ from agent.llm.replies import LLMReply, Prompt, Sampling, ToolCall, UsageMeter
 from agent.llm.likelihood import RelationPMI
 from pyql.echo import one_line
 from pyql.errors import RecordingError, RecordingUnavailable
-from pyql.recording_store import RecordingStore
+from pyql.recording_store import RecordingStore, canonical_json
 
-__all__ = ["RecordedLLM", "RecordedScorer", "reply_to_json", "reply_from_json"]
+__all__ = ["RecordedLLM", "RecordedScorer", "SETTINGS", "reply_to_json", "reply_from_json", "settings_differ"]
 
 #: The name the bundled model's relation scorer is recorded under.
 LOCAL_SCORER = "bundled-gemma-3-270m"
+
+#: The settings of an LLM call's request, each with the flag that sets it (None: no flag does); a replay's
+#: miss names those whose value no recorded call has.
+SETTINGS: tuple[tuple[str, str | None], ...] = (
+    ("model", "--model"), ("mode", "--llm-mode"), ("temperature", "--temperature"), ("max_tokens", "--max-tokens"),
+    ("stop", None), ("extra_body", None),
+)
+
+
+def settings_differ(request: Mapping[str, Any], recorded: Mapping[str, Sequence[Any]]) -> str | None:
+    """The settings in which a replayed call differs from every recorded one, and how to ask the recorded ones.
+
+    Args:
+        request: the call's request (the fields of its key).
+        recorded: per setting of :data:`SETTINGS`, the values the recording's calls have
+            (:meth:`~pyql.recording_store.RecordingStore.request_values`).
+
+    Returns:
+        One sentence, or None when every setting of the call is one a recorded call has.
+
+    Example:
+        >>> settings_differ({"temperature": 0.5, "model": "m"}, {"temperature": [0.0], "model": ["m"]})
+        "the recording's LLM calls were made with temperature 0.0, this run asks 0.5: run with the recorded settings (--temperature 0.0)"
+        >>> settings_differ({"temperature": 0.0}, {"temperature": [0.0]}) is None
+        True
+    """
+    theirs: list[str] = []
+    ours: list[str] = []
+    flags: list[str] = []
+    for name, flag in SETTINGS:
+        values = list(recorded.get(name) or [])
+        if not values or name not in request or canonical_json(request[name]) in {canonical_json(v) for v in values}:
+            continue
+        theirs.append(f"{name} {' or '.join(_shown(v) for v in values)}")
+        ours.append(_shown(request[name]))
+        if flag is not None and len(values) == 1:
+            flags.append(f"{flag} {_shown(values[0])}" if values[0] is not None else f"without {flag}")
+    if not theirs:
+        return None
+    fix = f"run with the recorded settings ({' '.join(flags)})" if flags else "run with the recorded command's settings"
+    return f"the recording's LLM calls were made with {' and '.join(theirs)}, this run asks {' and '.join(ours)}: {fix}"
+
+
+def _shown(value: Any) -> str:
+    """A setting's value as a message shows it (a text as it is, the rest as JSON; None: the default)."""
+    if value is None:
+        return "(default)"
+    return value if isinstance(value, str) else canonical_json(value)
 
 
 def reply_to_json(reply: LLMReply) -> dict[str, Any]:
@@ -132,6 +180,7 @@ class RecordedLLM:
             self.model = store.name("model", self.requested or "") or self.requested or "recorded"
         self._named = False
         self._lock = threading.Lock()
+        self._recorded_settings: dict[str, list[Any]] | None = None
         self.relation_scorer = RelationPMI(RecordedScorer(store, None if inner is None else _local_scorer_inner()))
 
     def complete(self, prompt: Prompt, *, stop: Sequence[str] | None = None,
@@ -173,14 +222,23 @@ class RecordedLLM:
         found = self.store.get("llm", request, decode=reply_from_json)
         if found is None:
             text = prompt if isinstance(prompt, str) else " | ".join(str(m.get("content") or "") for m in prompt)
-            raise LLMReplayMiss(
-                f"the LLM call is not in the recording {self.store.path} (model {self.requested or '(default)'}, "
-                f"prompt of {len(text)} characters ending {one_line(text[-160:], 160)!r})"
-            )
+            call = (f"(model {self.requested or '(default)'}, "
+                    f"prompt of {len(text)} characters ending {one_line(text[-160:], 160)!r})")
+            differ = settings_differ(request, self._recorded())
+            if differ is not None:  # the command's settings, not the call, are what the recording lacks
+                raise LLMReplayMiss(f"{differ}; this call {call} is not in the recording {self.store.path}")
+            raise LLMReplayMiss(f"the LLM call is not in the recording {self.store.path} {call}")
         reply = found
         reply.latency = time.monotonic() - start
         self.meter.record(reply)
         return reply
+
+    def _recorded(self) -> dict[str, list[Any]]:
+        """The values of each setting of :data:`SETTINGS` among the recording's calls (read once: a replay's store is read-only)."""
+        with self._lock:
+            if self._recorded_settings is None:
+                self._recorded_settings = {name: self.store.request_values("llm", name) for name, _ in SETTINGS}
+            return self._recorded_settings
 
     def _name_model(self, reply: LLMReply) -> None:
         """Keep, once, the model name the run reports for the model asked for (a replay gives it back, for costs)."""
