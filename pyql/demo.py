@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -43,7 +44,7 @@ from pyql.builder.profiles import get_profile
 from pyql.builder.query import Query
 from pyql.environment.sparql import SparqlEnvironment
 
-__all__ = ["Episode", "EPISODES", "WIKIDATA_EPISODES", "DEMO_QUESTIONS", "demo_of", "demo_questions", "list_questions", "run_demo"]
+__all__ = ["Episode", "EPISODES", "WIKIDATA_EPISODES", "DEMO_QUESTIONS", "demo_of", "demo_questions", "list_command", "list_questions", "run_demo"]
 
 #: Each demo's question file in ``pyql/data`` (``pyql/data/README.md``, ``pyql/data/wikidata_demo.md``).
 DEMO_QUESTIONS = {"freebase": "demo_questions.jsonl", "wikidata": "wikidata_questions.jsonl"}
@@ -159,14 +160,28 @@ def list_questions(which: str, out: TextIO | None = None) -> None:
         print(f"{question['id']:<4} {question.get('kind', ''):<18} {question['question']}", file=out)
 
 
-def _find(which: str, wanted: str) -> dict[str, Any]:
-    """The demo question with id ``wanted``, or a UsageError naming the ids there are."""
+def list_command(kb_spec: str = "demo") -> str:
+    """The command that lists the questions of the demo ``kb_spec`` runs (the same ``--kb``; none for the default).
+
+    Example:
+        >>> list_command("demo"), list_command("wikidata-demo")
+        ('pyql demo --list', 'pyql demo --kb wikidata-demo --list')
+        >>> list_command("http://127.0.0.1:8890/sparql?x=1&y=2")
+        "pyql demo --kb 'http://127.0.0.1:8890/sparql?x=1&y=2' --list"
+    """
+    return "pyql demo --list" if kb_spec == "demo" else f"pyql demo --kb {shlex.quote(kb_spec)} --list"
+
+
+def _find(which: str, wanted: str, kb_spec: str = "demo") -> dict[str, Any]:
+    """The demo question with id ``wanted``, or a UsageError naming the ids there are and the command listing them."""
     questions = demo_questions(which)
     for question in questions:
         if question["id"] == wanted:
             return question
     ids = [q["id"] for q in questions]
-    raise UsageError(f"the {which} demo has no question {wanted!r}; its questions are {ids[0]} ... {ids[-1]} (pyql demo --list)")
+    raise UsageError(
+        f"the {which} demo has no question {wanted!r}; its questions are {ids[0]} ... {ids[-1]} ({list_command(kb_spec)})"
+    )
 
 
 def run_demo(
@@ -195,10 +210,10 @@ def run_demo(
     out = out or sys.stdout
     which, kb = demo_of(kb_spec)
     if which == "wikidata":
-        chosen = [_find(which, question)] if question else [_find(which, i) for i in WIKIDATA_EPISODES]
+        chosen = [_find(which, question, kb_spec)] if question else [_find(which, i) for i in WIKIDATA_EPISODES]
         return sum(_run_program(kb, q, number, out, show_sparql) for number, q in enumerate(chosen, 1))
     if question:
-        found = _find(which, question)
+        found = _find(which, question, kb_spec)
         episodes = (Episode(found["question"], found["entities"], tuple(found["actions"])),)
     for number, episode in enumerate(episodes, 1):
         _run_episode(kb, episode, number, out, show_sparql)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pyql.cli import main
 from pyql.demo import demo_questions
 from pyql.errors import KBError
 from pyql.interchange.markqa import program_to_query
@@ -117,3 +119,18 @@ def test_pyql_run_takes_kb_wikidata_demo() -> None:
     result = pyql("run", "--kb", "wikidata-demo", "--entities", '{"Berlin": "Q64"}', "--actions", "-", stdin="get_relation(Q64)\n")
     assert result.returncode == 0, result.stderr
     assert "wdt:P1082" in result.stdout and "p:P1082" in result.stdout
+
+
+@pytest.mark.parametrize(("kb", "listing"), [
+    ("wikidata-demo", "pyql demo --kb wikidata-demo --list"),
+    ("rdflib:wikidata-demo", "pyql demo --kb rdflib:wikidata-demo --list"),
+    ("demo", "pyql demo --list"),
+])
+def test_an_unknown_question_points_to_the_list_of_the_same_kb(kb: str, listing: str) -> None:
+    out = io.StringIO()
+    assert main(["demo", "--kb", kb, "--question", "x99"], out=out) == 2
+    err = out.getvalue()
+    assert err.rstrip().endswith(f"({listing})"), err
+    which = "wikidata" if "wikidata" in kb else "freebase"
+    first, last = demo_questions(which)[0]["id"], demo_questions(which)[-1]["id"]
+    assert f"its questions are {first} ... {last}" in err
