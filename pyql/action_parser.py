@@ -115,6 +115,7 @@ __all__ = [
     "NoActionError",
     "MultipleActionsError",
     "LegacySyntaxError",
+    "line_column",
     "parse_action",
     "parse_argument",
     "extract_action",
@@ -1086,14 +1087,20 @@ def _legacy_arg(tok: lark.Token) -> Arg:
     return Arg(kind, value, datatype, lang, raw, span)
 
 
-def _line_col(text: str, pos: int) -> tuple[int, int]:
+def line_column(text: str, pos: int) -> tuple[int, int]:
+    """The line and column (both from 1) of an offset into a text, as the error messages of programs give them.
+
+    Example:
+        >>> line_column("a=PyQL()\\n  a.set_answer('x0')", 11)
+        (2, 3)
+    """
     line = text.count("\n", 0, pos) + 1
     col = pos - (text.rfind("\n", 0, pos) + 1) + 1
     return line, col
 
 
 def _legacy_error(message: str, text: str, pos: int, expected: list[str] | None = None) -> LegacySyntaxError:
-    line, col = _line_col(text, pos)
+    line, col = line_column(text, pos)
     return LegacySyntaxError(
         f"legacy PyQL program, line {line}, column {col}: {message}",
         text=text,

@@ -5,9 +5,14 @@ All 1,639 WebQSP programs are converted in ``tests/test_legacy_webqsp.py``.
 
 from __future__ import annotations
 
+import io
+import re
+from pathlib import Path
+
 import pytest
 
-from pyql.errors import LegacySyntaxError
+from pyql.cli import main
+from pyql.errors import ArityError, InvalidActionError, LegacySyntaxError, QueryError
 from pyql.interchange import convert
 from pyql.interchange.legacy import legacy_to_actions, program_to_query, read_legacy
 from pyql.builder.profiles import FREEBASE
@@ -51,3 +56,30 @@ def test_a_truncated_program_names_its_line_and_column() -> None:
     with pytest.raises(LegacySyntaxError, match=r"^legacy PyQL program, line 3, column 23: ") as caught:
         convert(truncated, "legacy", "sparql")
     assert caught.value.line == 3
+
+
+ARITY = "add_fact(head, relation, tail) should have 3 parameters. You have 2 parameters."
+
+
+@pytest.mark.parametrize("target", ["sparql", "actions"])
+def test_a_call_the_query_refuses_names_its_line_and_column(target: str) -> None:
+    program = "a=PyQL()\na.add_fact('m.03_r3', 'location.country.languages_spoken', 'x0')\n  a.add_fact('m.03_r3', 'location.country.capital')\n"
+    with pytest.raises(ArityError, match=rf"^legacy PyQL program, line 3, column 3: {re.escape(ARITY)}$"):
+        convert(program, "legacy", target)
+    unknown = "a=PyQL(); a.frobnicate('x0')"
+    with pytest.raises(InvalidActionError, match=r"^legacy PyQL program, line 1, column 11: 'frobnicate' is not"):
+        convert(unknown, "legacy", target)
+
+
+def test_a_step_the_query_refuses_names_its_line_and_column() -> None:
+    program = "a=PyQL()\na.add_fact('m.03_r3', 'location.country.languages_spoken', 'x0')\na.add_max('x9')\n"
+    with pytest.raises(QueryError, match=r"^legacy PyQL program, line 3, column 1: add_max\(\?x9\): "):
+        program_to_query(program)
+
+
+def test_pyql_compile_names_the_line_of_a_legacy_arity_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pyql"
+    bad.write_text("a=PyQL()\na.add_fact('m.03_r3', 'location.country.capital')\n")
+    out = io.StringIO()
+    assert main(["compile", str(bad)], out=out) == 2
+    assert out.getvalue() == f"pyql: legacy PyQL program, line 2, column 1: {ARITY}\n"

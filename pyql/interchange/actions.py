@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from pyql.action_parser import ActionCall, extract_action, parse_action, render_action
 from pyql.environment.actions import ActionSpec
@@ -42,8 +42,17 @@ def _arguments(profile: Profile, call: ActionCall, spec: ActionSpec) -> list[Any
     ]
 
 
-def calls_to_query(calls: list[ActionCall], profile: str | Profile = "freebase") -> Query:
+def calls_to_query(
+    calls: list[ActionCall], profile: str | Profile = "freebase", place: Callable[[ActionCall], str] | None = None
+) -> Query:
     """Replay parsed calls on a new query (``get_relation`` and ``execute`` are skipped).
+
+    Args:
+        calls: the parsed calls, in order.
+        profile: the profile of the query.
+        place: where a call is written in its source (``legacy PyQL program,
+            line 2, column 1``); every error of a call then starts with it.
+            Without it, a step the query refuses is named by its number.
 
     Raises:
         ActionError, QueryError, TermError: for a call the query cannot take, naming it.
@@ -51,18 +60,32 @@ def calls_to_query(calls: list[ActionCall], profile: str | Profile = "freebase")
     Example:
         >>> calls_to_query([parse_action("add_fact(?a, r.s.t, ?b)"), parse_action("execute()")]).actions()
         ['add_fact(?a, r.s.t, ?b)']
+        >>> calls_to_query([parse_action("add_fact(?a, r.s.t)")], place=lambda call: "line 4")
+        Traceback (most recent call last):
+        ...
+        pyql.errors.ArityError: line 4: add_fact(head, relation, tail) should have 3 parameters. You have 2 parameters.
     """
     query = Query(profile)
     for number, call in enumerate(calls, 1):
-        spec = ACTIONS.check_arity(call.name, len(call.args))
-        if spec.kind != "construct":
-            continue
-        args = _arguments(query.profile, call, spec)
         try:
-            query = getattr(query, call.name)(*args)
-        except QueryError as exc:
-            raise QueryError(f"call {number} ({render_action(call)}): {exc}") from None
+            query = _replayed(query, call, f"call {number} ({render_action(call)})" if place is None else render_action(call))
+        except PyQLError as exc:
+            if place is None:
+                raise
+            raise _at(exc, place(call)) from None
     return query
+
+
+def _replayed(query: Query, call: ActionCall, named: str) -> Query:
+    """The query after one call (the same query for a call that adds no step); a step it refuses is ``named``."""
+    spec = ACTIONS.check_arity(call.name, len(call.args))
+    if spec.kind != "construct":
+        return query
+    args = _arguments(query.profile, call, spec)
+    try:
+        return getattr(query, call.name)(*args)
+    except QueryError as exc:
+        raise QueryError(f"{named}: {exc}") from None
 
 
 #: The deepest nesting of parentheses and brackets an action line may have: far above what the
@@ -112,7 +135,12 @@ def parse_line(line: str) -> ActionCall:
 
 def _at_line(exc: PyQLError, number: int) -> PyQLError:
     """The same error, its message starting with the line it is about."""
-    exc.args = (f"line {number}: {exc.args[0] if exc.args else exc}", *exc.args[1:])
+    return _at(exc, f"line {number}")
+
+
+def _at(exc: PyQLError, where: str) -> PyQLError:
+    """The same error (its class, its kind), its message starting with where it is."""
+    exc.args = (f"{where}: {exc.args[0] if exc.args else exc}", *exc.args[1:])
     return exc
 
 

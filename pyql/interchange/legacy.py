@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from pyql.action_parser import parse_legacy_program, render_action
+from pyql.action_parser import ActionCall, line_column, parse_legacy_program, render_action
 from pyql.interchange.actions import ACTIONS, calls_to_query
 from pyql.interchange.registry import direct, reader
 from pyql.builder.profiles import FREEBASE, Profile  # noqa: F401 (FREEBASE: the doctests use it)
 from pyql.builder.query import Query
+from pyql.errors import PyQLError
 
 __all__ = ["program_to_query", "program_to_actions", "read_legacy", "legacy_to_actions"]
 
@@ -40,7 +41,7 @@ def program_to_query(text: str, profile: str | Profile = "freebase") -> Query:
         >>> program_to_query("a=PyQL()\\na.add_fact('x0', 'r.s.t', 'm.0a')").actions()
         ['add_fact(?x0, r.s.t, m.0a)']
     """
-    return calls_to_query(parse_legacy_program(text), profile)
+    return calls_to_query(parse_legacy_program(text), profile, place=lambda call: _place(text, call))
 
 
 def program_to_actions(text: str) -> list[str]:
@@ -57,12 +58,28 @@ def program_to_actions(text: str) -> list[str]:
         >>> program_to_actions("a=PyQL()\\na.frobnicate('x0')")
         Traceback (most recent call last):
         ...
-        pyql.errors.InvalidActionError: 'frobnicate' is not an available action; choose one of: get_relation(), ...
+        pyql.errors.InvalidActionError: legacy PyQL program, line 2, column 1: 'frobnicate' is not an available action; choose one of: get_relation(), ...
     """
     calls = parse_legacy_program(text)
     for call in calls:
-        ACTIONS.check_arity(call.name, len(call.args))
+        try:
+            ACTIONS.check_arity(call.name, len(call.args))
+        except PyQLError as exc:
+            exc.args = (f"{_place(text, call)}: {exc.args[0] if exc.args else exc}", *exc.args[1:])
+            raise
     return [render_action(call) for call in calls]
+
+
+def _place(text: str, call: ActionCall) -> str:
+    """Where a call is written in its program, as the program's syntax errors say it.
+
+    Example:
+        >>> program = "a=PyQL()\\n  a.set_answer('x0')"
+        >>> _place(program, parse_legacy_program(program)[0])
+        'legacy PyQL program, line 2, column 3'
+    """
+    line, column = line_column(text, call.span[0])
+    return f"legacy PyQL program, line {line}, column {column}"
 
 
 @reader("legacy", "legacy PyQL programs (WebQSP/QueryAgent): a=PyQL(), then a.add_fact('m.03_r3', ..., 'x0') ...")
