@@ -425,7 +425,7 @@ def _add_convert(sub: Subparsers) -> None:
         ),
     )
     conv = sub.add_parser(
-        "convert", help="convert a query between formats (legacy programs, action lines, SPARQL)",
+        "convert", help=f"convert a query between formats (read: {', '.join(readers())}; write: {', '.join(writers())})",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="\n\n".join(textwrap.fill(paragraph, 79) for paragraph in description),
         epilog=f"formats:\n{listing}",

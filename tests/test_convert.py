@@ -28,6 +28,7 @@ from pyql.interchange.legacy import program_to_actions, program_to_query
 from pyql.lines import split_lines
 from pyql.builder.profiles import Profile
 from pyql.builder.query import Query
+from pyql.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -427,3 +428,20 @@ def test_a_query_built_step_by_step_writes_each_part_once(monkeypatch: pytest.Mo
     for i in range(30):
         query = query.add_fact("?x", f"r.b{i}", f"m.y{i}")
     assert query.sparql() == query.sparql() and len(written) == 30
+
+
+def _convert_help_formats() -> tuple[list[str], list[str]]:
+    """The formats ``pyql --help`` names for ``convert``: (read, written)."""
+    text = " ".join(build_parser().format_help().split())
+    found = re.search(r"convert a query between formats \(read: ([^;]*); write: ([^)]*)\)", text)
+    assert found, text
+    return found.group(1).split(", "), found.group(2).split(", ")
+
+
+def test_pyql_help_names_every_registered_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _convert_help_formats() == (list(readers()), list(writers()))
+    assert {"markqa", "sexpr", "agentbench"} <= set(readers())
+    registry.formats()  # every module registered first
+    monkeypatch.setitem(registry._FORMATS, "toyformat", registry.Format("toyformat", "a toy", write=lambda query: ""))
+    read, written = _convert_help_formats()
+    assert "toyformat" in written and "toyformat" not in read
