@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import re
 from pathlib import Path
 
 import pytest
 
 from agent.evaluation.datasets import load_dataset
+from agent.evaluation.runner import Progress
 from agent.evaluation.metrics import (
     BENCHMARKS,
     PAPER_RESULTS,
@@ -190,4 +193,20 @@ def test_category_progress_text() -> None:
         p.update({"kind": kind, "metrics": {"f1": f1}})
     p.update({"kind": None, "metrics": {"f1": 1.0}})
     p.update({"kind": "tbl", "metrics": {"f1": 0.0, "denotation": 1.0}})
-    assert p.text() == "compositional 1.00 (2) | zero-shot 0.50 (2)"
+    assert p.text() == "compositional 1.00 (2) | zero-shot 0.50 (2) | other 1.00 (3)"  # i.i.d., tbl, and no kind
+
+
+def test_the_progress_line_accounts_for_every_question() -> None:
+    kinds = ["one-hop"] * 8 + ["time-constraint"] * 6 + ["argmax"] * 3 + ["two-hop"] * 3 + ["count"] * 2 + [
+        "comparison", "superlative", "union", "filter", None] + ["one-hop"] * 2
+    stream = io.StringIO()
+    bar = Progress(len(kinds) + 1, stream, every=1)
+    for number, kind in enumerate(kinds):
+        bar.update({"id": f"q{number}", "kind": kind, "metrics": {"f1": float(number % 2)}})
+    bar.update({"id": "failed", "kind": "one-hop", "status": "failed_to_run", "metrics": {}})
+    line = stream.getvalue().splitlines()[-1]
+    assert line.startswith(f"[{'#' * 30}] {len(kinds) + 1}/{len(kinds) + 1} ")
+    counts = [int(n) for n in re.findall(r"\((\d+)\)", line.split(" [", 1)[1])]
+    assert sum(counts) == len(kinds) + 1 == bar.categories.counted
+    assert "| other " in line and line.endswith("| not scored (1)] failed")
+

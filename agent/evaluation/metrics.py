@@ -1078,36 +1078,65 @@ class CategoryProgress:
     """Running scores per category, for the progress line of ``pyql eval``.
 
     The score of a record is its denotation (table questions) or its F1.
+    Every question counted is in the line, so its counts add up to the
+    questions finished: the ``limit`` largest categories by name, the rest
+    (smaller categories, questions without a kind) as ``other``, and the
+    questions without a score (they failed to run) as ``not scored``. A run
+    whose questions have no kind at all shows nothing.
 
     Example:
-        >>> p = CategoryProgress()
-        >>> p.update({"kind": "i.i.d.", "metrics": {"f1": 1.0}}); p.update({"kind": "zero-shot", "metrics": {"f1": 0.0}})
+        >>> p = CategoryProgress(limit=2)
+        >>> for kind, f1 in [("i.i.d.", 1.0), ("zero-shot", 0.0), ("zero-shot", 1.0), ("compositional", 0.0)]:
+        ...     p.update({"kind": kind, "metrics": {"f1": f1}})
+        >>> p.update({"kind": "i.i.d.", "metrics": {}})  # failed to run
         >>> p.text()
-        'i.i.d. 1.00 (1) | zero-shot 0.00 (1)'
+        'compositional 0.00 (1) | zero-shot 0.50 (2) | other 1.00 (1) | not scored (1)'
         >>> CategoryProgress().text()
         ''
     """
 
     def __init__(self, limit: int = 4) -> None:
         self.limit = limit
-        self._scores: dict[str, list[float]] = {}
+        self._scores: dict[str | None, list[float]] = {}
+        self._unscored = 0
+        self._kinds = False
 
     def update(self, record: Mapping[str, Any]) -> None:
-        """Count one finished question (records without a kind are not shown)."""
+        """Count one finished question: its score under its kind (None without one), or as not scored."""
         kind = record.get("kind")
         metrics = record.get("metrics") or {}
         score = metrics.get("denotation", metrics.get("f1"))
-        if kind in (None, "") or score is None:
+        named = kind not in (None, "")
+        self._kinds = self._kinds or named
+        if score is None:
+            self._unscored += 1
             return
-        self._scores.setdefault(str(kind), []).append(float(score))
+        self._scores.setdefault(str(kind) if named else None, []).append(float(score))
+
+    @property
+    def counted(self) -> int:
+        """The questions counted (the counts of :meth:`text` add up to it).
+
+        Example:
+            >>> p = CategoryProgress(); p.update({"kind": "x", "metrics": {}}); p.counted
+            1
+        """
+        return sum(len(scores) for scores in self._scores.values()) + self._unscored
 
     def text(self) -> str:
-        """``category mean (count)`` for the largest categories, or '' when there are none."""
-        if not self._scores:
+        """``category mean (count)`` for the largest categories, then ``other`` and ``not scored``; '' without kinds."""
+        if not self._kinds:
             return ""
-        names = sorted(self._scores, key=lambda k: (-len(self._scores[k]), k))[: self.limit]
-        names.sort(key=lambda k: (_LEVEL_ORDER.index(k) if k in _LEVEL_ORDER else len(_LEVEL_ORDER), k))
-        return " | ".join(f"{k} {_mean(self._scores[k]):.2f} ({len(self._scores[k])})" for k in names)
+        named = {k: v for k, v in self._scores.items() if k is not None}
+        ranked = sorted(named, key=lambda k: (-len(named[k]), k))
+        shown = sorted(ranked[: self.limit], key=lambda k: (_LEVEL_ORDER.index(k) if k in _LEVEL_ORDER else len(_LEVEL_ORDER), k))
+        other = [score for k in ranked[self.limit:] for score in named[k]] + self._scores.get(None, [])
+        parts = [f"{k} {_mean(named[k]):.2f} ({len(named[k])})" for k in shown]
+        if other:
+            parts.append(f"other {_mean(other):.2f} ({len(other)})")
+        if self._unscored:
+            parts.append(f"not scored ({self._unscored})")
+        return " | ".join(parts)
 
 
 # ---------------------------------------------------------------------------
