@@ -150,6 +150,18 @@ def _label(point: Mapping[str, Any], x: float, y: float) -> str:
             f"{escape(str(point['label']))}</text>")
 
 
+def tick_step(x_max: float) -> int:
+    """Calls between two ticks of the x axis: every call up to 10, then fewer, so that the labels do not overlap.
+
+    >>> tick_step(8), tick_step(20), tick_step(40), tick_step(100)
+    (1, 2, 5, 10)
+    """
+    for step, most in ((1, 10), (2, 20), (5, 50)):
+        if x_max <= most:
+            return step
+    return 10
+
+
 def _axes(panel: Mapping[str, Any], x_max: float, left: float) -> list[str]:
     """The frame, grid, ticks and title of one panel whose plot area starts at ``left``."""
     sx = PANEL_W / (x_max + X_PAD)
@@ -159,7 +171,7 @@ def _axes(panel: Mapping[str, Any], x_max: float, left: float) -> list[str]:
         y = TOP + PANEL_H - i * PANEL_H / 5
         out.append(f'<line x1="{_n(left)}" y1="{_n(y)}" x2="{_n(left + PANEL_W)}" y2="{_n(y)}" stroke="#ddd"/>')
         out.append(f'<text x="{_n(left - 8)}" y="{_n(y + 4)}" font-size="11" text-anchor="end">{i / 5:.1f}</text>')
-    for k in range(int(x_max) + 1):
+    for k in range(0, int(x_max) + 1, tick_step(x_max)):
         x = left + (k + X_PAD) * sx
         out.append(f'<line x1="{_n(x)}" y1="{_n(TOP)}" x2="{_n(x)}" y2="{_n(TOP + PANEL_H)}" stroke="#eee"/>')
         out.append(f'<text x="{_n(x)}" y="{_n(TOP + PANEL_H + 16)}" font-size="11" text-anchor="middle">{k}</text>')
