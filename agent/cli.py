@@ -100,6 +100,7 @@ from agent.llm.local import (
     INSTALL_HINT,
     LOCAL_MODEL_NAME,
     configured_llm,
+    local_config,
     missing_local_packages,
     register_cli,
 )
@@ -406,14 +407,23 @@ def _llm_for(args: argparse.Namespace, llm: Any = None, stores: _Stores | None =
     """
     recording = stores.recording if stores is not None else None
     if recording is not None and recording.mode == "replay":
-        yield RecordedLLM(recording, llm if llm is not None else config_from_args(args))
+        yield RecordedLLM(recording, llm if llm is not None else _replayed_config(args))
         return
     if llm is not None:
         yield RecordedLLM(recording, llm, inner=llm) if recording is not None else llm
         return
     config = config_from_args(args)
     with configured_llm(config) as real:
-        yield RecordedLLM(recording, config, inner=real) if recording is not None else real
+        # the LLM that answers is described by its own configuration (the bundled model's, when it was started):
+        # a recorded run must ask, build its prompts and choose its scoring exactly as the same run unrecorded
+        yield RecordedLLM(recording, real, inner=real) if recording is not None else real
+
+
+def _replayed_config(args: argparse.Namespace) -> Any:
+    """The configuration a replay runs with: the flags', or, when no LLM is configured, the bundled model's (as the
+    recorded run started it), so that the replay's prompts and keys are the recorded run's."""
+    config = config_from_args(args)
+    return config if config.configured else local_config(config)
 
 
 # ---------------------------------------------------------------------------

@@ -74,3 +74,20 @@ def test_a_new_prompt_with_the_recorded_settings_is_still_a_plain_miss(tmp_path:
         with pytest.raises(LLMReplayMiss, match="^the LLM call is not in the recording") as miss:
             RecordedLLM(store, ScriptedLLM([], model="gpt-x")).complete("Other?", stop=["\nObs"])
     assert "made with" not in str(miss.value)
+
+
+def test_a_replay_without_llm_flags_asks_as_the_bundled_model_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No LLM configured: the recorded run started the bundled model (completion mode, its name, its context), so the
+    replay keys and builds its prompts with that configuration, not the unconfigured one (chat mode, no model)."""
+    from agent.cli import _replayed_config
+    from agent.llm.local import LOCAL_MODEL_NAME
+    from pyql.cli import build_parser
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYQL_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    bare = build_parser().parse_args(["eval", "q.jsonl", "--out", "r.jsonl", "--replay", "rec", "--max-tokens", "8"])
+    config = _replayed_config(bare)
+    assert (config.model, config.mode, config.context_tokens, config.max_tokens) == (LOCAL_MODEL_NAME, "completion", 4096, 8)
+    given = build_parser().parse_args(["eval", "q.jsonl", "--out", "r.jsonl", "--replay", "rec",
+                                       "--base-url", "http://127.0.0.1:9/v1", "--model", "gpt-x"])
+    assert (_replayed_config(given).model, _replayed_config(given).mode) == ("gpt-x", "chat")

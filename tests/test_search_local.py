@@ -63,3 +63,55 @@ def test_generate_execute_with_the_bundled_model_traces_each_program(tmp_path: P
     assert len(programs) == extra["written"] and all(s["parent"] == 1 for s in programs)
     if extra["answered_by"] is None:  # the base model copies its example's add_max: each program says why it failed
         assert all(any(t["pruned"] for t in steps[steps.index(p):]) for p in programs)
+
+
+#: What differs between a run and its replay: the times, and the recording's mode.
+_TIMES = {"seconds", "finished_at", "started_at", "llm_seconds", "kb_seconds", "model_seconds", "latency", "recording"}
+
+
+def _without_times(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_times(v) for k, v in value.items() if k not in _TIMES}
+    if isinstance(value, list):
+        return [_without_times(v) for v in value]
+    return value
+
+
+def test_a_beam_recorded_with_no_llm_flags_runs_as_unrecorded_and_replays_with_none(
+    tmp_path: Path, local_server: Any, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+) -> None:
+    """With no LLM configured the bundled model is started; ``--record`` must not change how the run asks it (the
+    recorder once took the unconfigured settings: chat mode, no context, a beam scored by log-probabilities the
+    model does not give), and ``--replay`` with no flags must ask what the recorded run asked."""
+    import contextlib
+
+    from agent import cli as agent_cli
+    from agent.llm.client import OpenAILLM
+    from agent.llm.local import _local_settings
+
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "PYQL_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+    @contextlib.contextmanager
+    def started(config: Any, **_: Any) -> Any:  # what configured_llm gives when nothing is configured
+        yield OpenAILLM(local_server.config(**_local_settings(config, None)))
+
+    monkeypatch.setattr(agent_cli, "configured_llm", started)
+
+    def run(name: str, *more: str) -> dict[str, Any]:
+        out = tmp_path / f"{name}.jsonl"
+        args = build_parser().parse_args(["eval", str(DEMO), "--kb", "oxigraph:demo", "--limit", "1", "--out", str(out),
+                                          "--max-tokens", "8", "--method", "beam", "--beam-width", "2", "--max-steps", "7",
+                                          *more])
+        assert args.func(args, io.StringIO(), progress=io.StringIO()) == 0
+        return json.loads(out.read_text().splitlines()[0])
+
+    plain = run("plain")
+    live = run("live", "--record", str(tmp_path / "rec"))
+    again = run("again", "--replay", str(tmp_path / "rec"))
+    assert plain["extra"]["beam"]["scoring"] == live["extra"]["beam"]["scoring"] == "likelihood"
+    assert plain["settings"]["action_mode"] == live["settings"]["action_mode"] == "choose"
+    assert [s["prompt_sha256"] for s in plain["steps"]] == [s["prompt_sha256"] for s in live["steps"]]
+    assert [s["action"] for s in plain["steps"]] == [s["action"] for s in live["steps"]]
+    assert live["recording"]["mode"] == "record" and again["recording"]["mode"] == "replay"
+    assert _without_times(live) == _without_times(again)

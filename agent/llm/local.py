@@ -68,6 +68,7 @@ __all__ = [
     "free_port",
     "is_loopback",
     "local_available",
+    "local_config",
     "missing_local_packages",
     "model_path",
     "register_cli",
@@ -606,6 +607,26 @@ def configured_llm(
     print(f"pyql: no LLM configured; starting the local model on loopback. {LICENSE_NOTICE}", file=stream)
     with LocalServer() as server:
         yield OpenAILLM(server.config(**keep), meter=meter)
+
+
+def local_config(config: LLMConfig | None = None, local_overrides: dict[str, Any] | None = None) -> LLMConfig:
+    """The configuration the bundled model runs with when nothing is configured, without starting it.
+
+    What a replay of a run made with the bundled model needs: the run's
+    prompts and the recording's keys were made with the started server's
+    configuration (completion mode, the model's name, its context), not with
+    the unconfigured one. The base URL is a placeholder: a replay contacts nothing.
+
+    Example:
+        >>> c = local_config(LLMConfig(temperature=0.0))
+        >>> (c.model, c.mode, c.context_tokens, c.temperature)
+        ('gemma-3-270m', 'completion', 4096, 0.0)
+    """
+    keep = _local_settings(config if config is not None else LLMConfig.from_env(), local_overrides)
+    values: dict[str, Any] = {"base_url": "http://127.0.0.1:1/v1", "model": LOCAL_MODEL_NAME, "mode": "completion",
+                              "api_key": NO_KEY, "context_tokens": DEFAULT_N_CTX}
+    values.update({k: v for k, v in keep.items() if v is not None})
+    return LLMConfig(**values)
 
 
 def _local_settings(config: LLMConfig, overrides: dict[str, Any] | None) -> dict[str, Any]:
