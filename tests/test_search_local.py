@@ -17,6 +17,7 @@ import pytest
 
 from pyql.cli import build_parser
 from tests.test_agent_local import local_server  # noqa: F401 (the module's server)
+from tests.test_beam import without_times
 from tests.test_eval import DEMO
 
 pytestmark = pytest.mark.llm
@@ -65,18 +66,6 @@ def test_generate_execute_with_the_bundled_model_traces_each_program(tmp_path: P
         assert all(any(t["pruned"] for t in steps[steps.index(p):]) for p in programs)
 
 
-#: What differs between a run and its replay: the times, and the recording's mode.
-_TIMES = {"seconds", "finished_at", "started_at", "llm_seconds", "kb_seconds", "model_seconds", "latency", "recording"}
-
-
-def _without_times(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_times(v) for k, v in value.items() if k not in _TIMES}
-    if isinstance(value, list):
-        return [_without_times(v) for v in value]
-    return value
-
-
 def test_a_beam_recorded_with_no_llm_flags_runs_as_unrecorded_and_replays_with_none(
     tmp_path: Path, local_server: Any, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
 ) -> None:
@@ -114,4 +103,4 @@ def test_a_beam_recorded_with_no_llm_flags_runs_as_unrecorded_and_replays_with_n
     assert [s["prompt_sha256"] for s in plain["steps"]] == [s["prompt_sha256"] for s in live["steps"]]
     assert [s["action"] for s in plain["steps"]] == [s["action"] for s in live["steps"]]
     assert live["recording"]["mode"] == "record" and again["recording"]["mode"] == "replay"
-    assert _without_times(live) == _without_times(again)
+    assert without_times(live) == without_times(again)

@@ -39,6 +39,7 @@ from pyql.cli import build_parser, main
 from pyql.environment.sparql import SparqlEnvironment
 from pyql.kb import KB
 from tests.fault_servers import FakeLLMServer, Reply, chat_body, refused_port
+from tests.test_agent_local import local_server  # noqa: F401 (the module's server of the bundled model)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = Path(str(resources.files("pyql") / "data" / "demo_questions.jsonl"))
@@ -281,7 +282,7 @@ def test_a_vote_of_tog_gives_each_sample_its_own_seeds(demo_kb: KB) -> None:
     item = items[4]
     oracle = ToGOracle(items, demo_kb)
     env = SparqlEnvironment(demo_kb, question=item["question"], entities=item["entities"])
-    result = solve_vote(oracle, env, item["question"], AgentConfig(feedback="raw"), vote_of="tog", samples=2)
+    solve_vote(oracle, env, item["question"], AgentConfig(feedback="raw"), vote_of="tog", samples=2)
     seeds = [k["seed"] for _, k in oracle.calls if k.get("temperature") == 0.4]  # the pruning calls: ToG's own seeds
     assert seeds and len(seeds) % 2 == 0
     first, second = seeds[: len(seeds) // 2], seeds[len(seeds) // 2 :]
@@ -443,21 +444,8 @@ def _stable(record: dict[str, Any]) -> str:
 # The bundled model
 
 
-@pytest.fixture(scope="module")
-def local_server():
-    from agent.llm.local import INSTALL_HINT, LocalServer, missing_local_packages
-
-    missing = missing_local_packages()
-    if missing:
-        if os.environ.get("PYQL_REQUIRE_LLM", "").strip() not in ("", "0"):
-            pytest.fail(f"PYQL_REQUIRE_LLM is set but {INSTALL_HINT} (missing: {', '.join(missing)})", pytrace=False)
-        pytest.skip(f"{INSTALL_HINT} (missing: {', '.join(missing)})")
-    with LocalServer() as server:
-        yield server
-
-
 @pytest.mark.llm
-def test_the_bundled_model_answers_a_demo_question_by_numbered_choices(local_server: Any, tmp_path: Path) -> None:
+def test_the_bundled_model_answers_a_demo_question_by_numbered_choices(local_server: Any, tmp_path: Path) -> None:  # noqa: F811
     """Each decision of the 270M base model is a GBNF-constrained number; the search runs to an answer on the KB."""
     from agent.llm.client import OpenAILLM
 
