@@ -19,10 +19,15 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
+
 from pyql.cli import EXIT_OK, EXIT_SERVICE
 from pyql.echo import redact_credentials
 from tests.fault_servers import DemoSparqlEndpoint, FakeLLMServer, GoldResponder, Reply, refused_port
 from tests.test_faults_cli import RACHEL, RACHEL_ACTIONS, demo_items, json_lines, pyql, stderr_of
+
+#: Whole runs against loopback servers (and a mounted tmpfs): the default tier, not the quick one.
+pytestmark = pytest.mark.e2e
 
 KB_USER, KB_PASSWORD = "alice", "s3cret@kb-9271"  # an @ in a password: percent-encoded in the URL
 LLM_USER, LLM_PASSWORD = "bob", "pw-llm-5518"

@@ -112,6 +112,7 @@ def test_the_library_refuses_what_the_flags_refuse() -> None:
 # Item 10: the settings --resume compares
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("first", "then", "said"),
     [

@@ -46,6 +46,9 @@ from pyql.recording_store import RecordingStore
 from tests.fault_servers import DemoSparqlEndpoint, FakeLLMServer, GoldResponder, Reply
 from tests.test_faults_cli import RACHEL, RACHEL_ACTIONS, demo_items, json_lines, one_line, pyql, stderr_of
 
+#: Whole runs against loopback servers (and a mounted tmpfs): the default tier, not the quick one.
+pytestmark = pytest.mark.e2e
+
 IDS = ("q01", "q02", "q03", "q04", "q05", "q06")
 JSON = "application/sparql-results+json"
 WRONG_VARIABLES = b'{"head":{"vars":["zzz"]},"results":{"bindings":[{"zzz":{"type":"literal","value":"x"}}]}}'

@@ -6,7 +6,7 @@ pyproject's addopts) and leaves out the slow tier (``-m 'not slow'`` there; ``-m
 
 Example:
     >>> sorted(NOT_QUICK)
-    ['browser', 'cli', 'llm', 'slow', 'virtuoso']
+    ['browser', 'cli', 'e2e', 'llm', 'slow', 'virtuoso']
     >>> group_of({"virtuoso"}, ())
     'virtuoso'
     >>> group_of(set(), ("tmp_path", "virtuoso_server"))
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 #: A test with any of these markers is not in the quick tier.
-NOT_QUICK = frozenset({"slow", "cli", "virtuoso", "llm", "browser"})
+NOT_QUICK = frozenset({"slow", "cli", "e2e", "virtuoso", "llm", "browser"})
 
 #: (xdist group, the marker or the fixture that puts a test in it). Tests that share one expensive server run on
 #: one worker, so that the suite starts one of each, not one per worker: a Virtuoso (the session fixture
