@@ -175,6 +175,7 @@ def _choosing_server(request: dict[str, Any]) -> Reply:
     return Reply(200, reply)
 
 
+@pytest.mark.e2e
 def test_beam_through_pyql_eval_on_a_loopback_server(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
     with FakeLLMServer(_choosing_server) as server:

@@ -152,6 +152,7 @@ def _program_server(items: list[dict[str, Any]]) -> Any:
     return respond
 
 
+@pytest.mark.e2e
 def test_generate_execute_through_pyql_eval_on_a_loopback_server(tmp_path: Path) -> None:
     items = demo_items(3)
     out = tmp_path / "run.jsonl"

@@ -121,6 +121,7 @@ def test_a_vote_replays_byte_for_byte_from_its_recording(tmp_path: Path) -> None
     assert replayed[0]["recording"]["mode"] == "replay" and live[0]["extra"]["vote"]["votes"][1]["samples"] == [2]
 
 
+@pytest.mark.e2e
 def test_vote_through_pyql_eval_on_a_loopback_server(tmp_path: Path) -> None:
     items = demo_items(2)
     out = tmp_path / "run.jsonl"
