@@ -114,9 +114,10 @@ def test_agent_modules_live_in_rooms() -> None:
 
 
 def test_pyql_modules_live_in_rooms() -> None:
-    """Only the base (errors, echo, lines, interrupts, the action parser, the recording store) and the command's modules sit at pyql's root."""
+    """Only the base (errors, echo, lines, interrupts, the action parser, the recording store, the registries' module
+    loading) and the command's modules sit at pyql's root."""
     loose = sorted(m for m in GRAPH if m.startswith("pyql.") and m.count(".") == 1 and not m.startswith(PYQL_ROOMS))
-    assert loose == ["pyql.action_parser", "pyql.api_docs", "pyql.cli", "pyql.demo", "pyql.echo", "pyql.errors",
+    assert loose == ["pyql.action_parser", "pyql.api_docs", "pyql.autoload", "pyql.cli", "pyql.demo", "pyql.echo", "pyql.errors",
                      "pyql.interrupts", "pyql.lines", "pyql.recording_store"]
 
 

@@ -37,16 +37,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
-import pkgutil
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from grammars.parameter_kinds import PARAMETER_KINDS
 from grammars.vocabulary import SPARQL_ACTION_GROUPS, SPARQL_END_ACTIONS, SPARQL_LOOK_ACTIONS
+from pyql.autoload import import_submodules
 from pyql.errors import QueryError
 
 __all__ = [
@@ -242,8 +240,6 @@ class StepKind:
 
 _KINDS: dict[type, StepKind] = {}
 _LOOKED_UP: dict[type, StepKind | None] = {}
-_LOADED = False
-_LOADING = threading.RLock()
 
 
 def register_kind(kind: StepKind) -> StepKind:
@@ -298,17 +294,7 @@ def load_kinds() -> None:
         >>> load_kinds(); len(kinds()) > 10
         True
     """
-    global _LOADED
-    if _LOADED:
-        return
-    with _LOADING:  # one thread imports them; the others wait until every kind is registered
-        if _LOADED:
-            return
-        package = importlib.import_module("pyql.builder.kinds")
-        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{info.name}")
-        _LOADED = True
+    import_submodules("pyql.builder.kinds")  # one thread imports them; the others wait until every kind is registered
 
 
 def kinds() -> tuple[StepKind, ...]:

@@ -28,11 +28,10 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping, TypeVar
 
+from pyql.autoload import import_submodules
 from pyql.errors import ConversionError, UnknownFormatError
 from pyql.builder.profiles import Profile, get_profile
 from pyql.builder.query import Query
@@ -90,7 +89,6 @@ class Format:
 
 _FORMATS: dict[str, Format] = {}
 _DIRECT: dict[tuple[str, str], Direct] = {}
-_LOADED = False
 
 
 def _register(name: str, summary: str, module: str, **side: Callable[..., object]) -> None:
@@ -181,14 +179,7 @@ def direct(source: str, target: str) -> Callable[[F], F]:
 
 def _load() -> None:
     """Import every format module of the package once (they register on import)."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    package = __name__.rpartition(".")[0]
-    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{package}.{info.name}")
+    import_submodules(__name__.rpartition(".")[0])
 
 
 def formats() -> dict[str, Format]:

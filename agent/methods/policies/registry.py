@@ -35,14 +35,13 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from agent.errors import AgentConfigError
 from agent.methods.episode import Episode, StepTrace, Turn, prompt_templates
+from pyql.autoload import import_submodules
 
 __all__ = [
     "Candidate",
@@ -185,7 +184,6 @@ class PolicyEntry:
 
 
 _POLICIES: dict[str, PolicyEntry] = {}
-_LOADED = False
 
 
 def policy(name: str, *, help: str, sides: Sequence[str] | None = None, rank: int = 100) -> Callable[[P], P]:
@@ -216,14 +214,7 @@ def policy(name: str, *, help: str, sides: Sequence[str] | None = None, rank: in
 
 def _load() -> None:
     """Import every policy module of the package once (they register on import)."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    package = __name__.rpartition(".")[0]
-    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if info.name != "registry" and not info.name.startswith("_"):
-            importlib.import_module(f"{package}.{info.name}")
+    import_submodules(__name__.rpartition(".")[0], skip=("registry",))
 
 
 def names() -> tuple[str, ...]:

@@ -47,14 +47,13 @@ Example:
 from __future__ import annotations
 
 import functools
-import importlib
 import math
-import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agent.errors import AgentConfigError
+from pyql.autoload import import_submodules
 
 __all__ = [
     "MAX_LLM_CALLS", "SEED", "Option", "StrategyEntry", "strategy", "names", "canonical", "entry", "options", "flags", "method_help", "method_choices",
@@ -237,7 +236,6 @@ class StrategyEntry:
 
 
 _STRATEGIES: dict[str, StrategyEntry] = {}
-_LOADED = False
 
 
 def strategy(
@@ -284,14 +282,7 @@ def _check_free(made: StrategyEntry) -> None:
 
 def _load() -> None:
     """Import every strategy module of the package once (they register on import)."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    package = __name__.rpartition(".")[0]
-    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if info.name != "registry" and not info.name.startswith("_"):
-            importlib.import_module(f"{package}.{info.name}")
+    import_submodules(__name__.rpartition(".")[0], skip=("registry",))
 
 
 def _ordered() -> list[StrategyEntry]:
