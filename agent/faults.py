@@ -59,6 +59,7 @@ __all__ = [
     "error_kind",
     "failed_to_run",
     "infra_failure",
+    "status_of",
     "stop_advice",
 ]
 
@@ -145,6 +146,16 @@ def error_kind(error: str | None) -> str | None:
     if not error:
         return None
     return str(error).split(":", 1)[0].strip() or None
+
+
+def status_of(error: str | None) -> str:
+    """A question's status from its record's ``error``: failed to run when the error is a service's (:data:`INFRA_KINDS`).
+
+    Example:
+        >>> status_of("llm_error: HTTP 503"), status_of("context_overflow: ..."), status_of(None)
+        ('failed_to_run', 'finished', 'finished')
+    """
+    return FAILED_TO_RUN if error_kind(error) in INFRA_KINDS else FINISHED
 
 
 def stop_advice(kind: str | None) -> str:

@@ -451,6 +451,22 @@ def env_trace(step: int, record: Any) -> StepTrace:
     )
 
 
+def trace_tallies(traces: Sequence[StepTrace]) -> dict[str, dict[str, int]]:
+    """What a question's steps add up to in its result: ERASER's rules that fired, the advice taken on steps that
+    ran, the escalation levels reached (``AgentResult``'s ``rules``, ``advice`` and ``escalations``).
+
+    Example:
+        >>> t = [StepTrace(1, "", "", "a()", False, "x", "", rule="r1", escalation=1), StepTrace(2, "", "", "b()", True, None, "")]
+        >>> trace_tallies(t)
+        {'rules': {'r1': 1}, 'advice': {}, 'escalations': {'1': 1}}
+    """
+    return {
+        "rules": dict(Counter(t.rule for t in traces if t.rule)),
+        "advice": dict(Counter(t.advice for t in traces if t.advice and t.ok)),
+        "escalations": {str(k): v for k, v in sorted(Counter(t.escalation for t in traces if t.escalation).items())},
+    }
+
+
 def prompt_hash(prompt: Any) -> str:
     text = prompt if isinstance(prompt, str) else "\x1e".join(f"{m['role']}\x1f{m['content']}" for m in prompt)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

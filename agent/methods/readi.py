@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
+from agent.faults import status_of
 from agent.llm.replies import LLM
 from agent.llm.gbnf import path_gbnf
 from agent.methods.context_budget import budget_for
@@ -293,7 +293,7 @@ class Readi:
             rules=dict(loop.triggers),
             error=error,
             extra=_measures(loop, results, merged_values),
-            status=FAILED_TO_RUN if error_kind(error) in INFRA_KINDS else FINISHED,
+            status=status_of(error),
         )
 
     def _qa(

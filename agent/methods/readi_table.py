@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from agent.errors import TablePathError  # noqa: F401 (defined in agent/errors.py)
-from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
+from agent.faults import status_of
 from agent.llm.replies import LLM
 from agent.methods.context_budget import budget_for
 from agent.methods.episode import AgentResult, StepTrace, as_branch, prompt_templates
@@ -320,7 +320,7 @@ class TableReadi:
             seconds=time.perf_counter() - started,
             rules=dict(loop.triggers),
             error=error,
-            status=FAILED_TO_RUN if error_kind(error) in INFRA_KINDS else FINISHED,
+            status=status_of(error),
             extra={
                 "method": "readi",
                 "initial_paths": loop.initial.render() if loop.initial.headers else "",

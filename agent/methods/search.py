@@ -29,12 +29,11 @@ Example:
 from __future__ import annotations
 
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind
-from agent.methods.episode import AgentResult, Episode, StepTrace
+from agent.faults import status_of
+from agent.methods.episode import AgentResult, Episode, StepTrace, trace_tallies
 from pyql.echo import one_line
 from pyql.environment.kernel import NO_CHANGE
 from pyql.errors import EngineError
@@ -167,11 +166,9 @@ def search_result(
         tokens_out=episode.tokens_out,
         kb_queries=int(root.counters["kb_queries"]),
         seconds=time.perf_counter() - started,
-        rules=dict(Counter(t.rule for t in traces if t.rule)),
         error=error,
-        status=FAILED_TO_RUN if error_kind(error) in INFRA_KINDS else FINISHED,
-        advice=dict(Counter(t.advice for t in traces if t.advice and t.ok)),
-        escalations={str(k): v for k, v in sorted(Counter(t.escalation for t in traces if t.escalation).items())},
+        status=status_of(error),
+        **trace_tallies(traces),
         stopped=stopped or chosen.stopped,
         stopped_by=chosen.stopped_by if stopped is None else None,
         extra=dict(extra or {}),

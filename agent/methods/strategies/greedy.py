@@ -31,17 +31,16 @@ Example:
 from __future__ import annotations
 
 import time
-from collections import Counter
 from typing import Any
 
 from agent.errors import ContextOverflow
-from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind, infra_failure
+from agent.faults import infra_failure, status_of
 from agent.errors import LLMError
 from agent.llm.replies import LLM
 from agent.llm.likelihood import RelationPMI
 from agent.methods.config import AgentConfig
 from agent.methods.context_budget import ask_within, budget_for
-from agent.methods.episode import AgentConfigError, AgentResult, Episode, Turn, prompt_templates
+from agent.methods.episode import AgentConfigError, AgentResult, Episode, Turn, prompt_templates, trace_tallies
 from agent.methods.policies.registry import make as make_policy
 from agent.methods.prompting import Prompter
 from agent.methods.sides import Side, side_for
@@ -197,11 +196,9 @@ class QueryAgent:
             tokens_out=episode.tokens_out,
             kb_queries=int(env.counters["kb_queries"]),
             seconds=time.perf_counter() - started,
-            rules=dict(Counter(t.rule for t in traces if t.rule)),
             error=episode.error,
-            status=FAILED_TO_RUN if error_kind(episode.error) in INFRA_KINDS else FINISHED,
-            advice=dict(Counter(t.advice for t in traces if t.advice and t.ok)),
-            escalations={str(k): v for k, v in sorted(Counter(t.escalation for t in traces if t.escalation).items())},
+            status=status_of(episode.error),
+            **trace_tallies(traces),
             stopped=episode.stopped,
             stopped_by=episode.stopped_by,
             extra={"column_scoring": episode.column_scoring} if episode.column_scoring is not None else {},

@@ -75,8 +75,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.errors import ContextOverflow, LLMError
-from agent.faults import FAILED_TO_RUN, FINISHED, INFRA_KINDS, error_kind, infra_failure
+from agent.errors import ContextOverflow
+from agent.faults import infra_failure, status_of
 from agent.llm.likelihood import RelationPMI, local_scorer, relation_words
 from agent.llm.replies import LLM, LLMReply, Sampling
 from agent.methods.choose import choice_gbnf, parse_choice
@@ -897,7 +897,7 @@ class ThinkOnGraph:
             query=query.text() if query is not None else "", chain=list(query.actions()) if query is not None else [],
             llm_calls=self.episode.calls, tokens_in=self.episode.tokens_in, tokens_out=self.episode.tokens_out,
             kb_queries=int(self.env.counters["kb_queries"]), seconds=time.perf_counter() - started,
-            error=error, status=FAILED_TO_RUN if error_kind(error) in INFRA_KINDS else FINISHED,
+            error=error, status=status_of(error),
             stopped="budget" if self.budget is not None else None, extra=extra,
         )
 
