@@ -74,7 +74,7 @@ def test_beam_through_pyql_eval_answers_traces_a_tree_and_records_its_options(tm
 def test_its_options_are_flags_checked_against_their_ranges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["eval", str(DEMO), "--kb", "demo", "--out", str(tmp_path / "r.jsonl"), "--method", "beam"]
     for flag, value, said in (("--beam-width", "0", "--beam-width must be a whole number from 1 to 16, got '0'"),
-                              ("--beam-scoring", "magic", "--beam-scoring must be one of auto, likelihood, logprobs, rank"),
+                              ("--beam-scoring", "magic", "--beam-scoring must be one of auto, policy, likelihood, logprobs, rank"),
                               ("--max-llm-calls", "0", "--max-llm-calls must be a whole number from 1 to 100000"),
                               ("--beam-temperature", "0", "--beam-temperature must be a number from 0.05 to 2")):
         out = io.StringIO()
@@ -130,6 +130,65 @@ def test_log_probabilities_of_the_choice_order_the_candidates() -> None:
     assert all(c.kwargs["sampling"].top_logprobs == 20 for c in llm.calls)  # a chat LLM: up to 20
     facts = [s.action for s in result.steps if s.action and s.action.startswith("add_fact") and s.parent == 1]
     assert facts == ["add_fact(?tropical_cyclone_category, meteorology.tropical_cyclone_category.tropical_cyclones, m.0crbvqz)"]
+
+
+@pytest.mark.parametrize("width", [1, 3])
+def test_policy_scoring_follows_the_order_greedy_follows(width: int) -> None:
+    """``policy``: the model's PMI where the choose policy scored the list (the first facts), the list's order after;
+    a beam's best branch is greedy's path when that path finishes. ``likelihood`` scores every list of facts by the
+    PMI, which took another path on the same question (held-out WebQSP: the dates greedy keeps were dropped)."""
+    from agent.llm.likelihood import RelationPMI
+    from agent.methods.strategies.greedy import QueryAgent
+    from tests.test_query_agent import _WordScorer
+
+    config = AgentConfig(action_mode="choose", feedback="raw", first_relation="model", max_steps=5)
+
+    def llm_with(scorer: RelationPMI) -> ScriptedLLM:
+        llm = ScriptedLLM(["1"] * 40, model="remote")
+        llm.relation_scorer = scorer  # type: ignore[attr-defined]
+        return llm
+
+    greedy_pmi = RelationPMI(_WordScorer("formed"))
+    env = rachel()
+    greedy = QueryAgent(llm_with(greedy_pmi), config, scorer=greedy_pmi).run(env, env.question)
+    runs = {}
+    for scoring in ("policy", "likelihood"):
+        pmi = RelationPMI(_WordScorer("formed"))
+        env = rachel()
+        result = solve_beam(llm_with(pmi), env, env.question, config, beam_width=width, beam_scoring=scoring)
+        answer = result.extra["beam"]["answer"]["step"]
+        path, step = [], answer
+        while step is not None:
+            path.append(result.steps[step - 1])
+            step = result.steps[step - 1].parent
+        runs[scoring] = (result, [s.action for s in reversed(path) if s.action], pmi.requests)
+    policy, policy_path, policy_requests = runs["policy"]
+    assert policy.extra["beam"]["scoring"] == "policy"
+    assert [a["label"] for a in policy.answers] == [a["label"] for a in greedy.answers]
+    assert policy_path == [s.action for s in greedy.steps if s.action]
+    assert policy_requests == greedy_pmi.requests  # only the first list was scored, as greedy scores it
+
+
+def test_a_list_the_policy_did_not_score_is_scored_by_its_order_not_the_pmi() -> None:
+    """A later list of facts (no model scores): ``policy`` keeps the list's order, ``likelihood`` asks the PMI."""
+    from agent.llm.likelihood import RelationPMI
+    from agent.methods.policies.registry import Candidate, Proposal
+    from agent.methods.search import Branch
+    from agent.methods.strategies.beam import Beam
+    from tests.test_query_agent import _WordScorer
+
+    facts = [Candidate(f"add_fact(?x, {r}, ?y)", kind="fact") for r in ("a.b.category", "a.b.formed", "a.b.date")]
+    env = rachel()
+    scores = {}
+    for scoring in ("policy", "likelihood"):
+        llm = ScriptedLLM([], model="remote")
+        pmi = RelationPMI(_WordScorer("formed"))
+        llm.relation_scorer = pmi  # type: ignore[attr-defined]
+        beam = Beam(llm, AgentConfig(action_mode="choose", feedback="raw"), scoring=scoring)
+        listed = beam.scored(Proposal(facts, fields={}), Branch(env, None), [])  # type: ignore[arg-type]
+        scores[scoring] = ([str(item.candidate.action) for item in listed], [round(item.score, 3) for item in listed], pmi.requests)
+    assert scores["policy"] == ([str(c.action) for c in facts], [0.0, -0.693, -1.099], 0)
+    assert scores["likelihood"][0][0] == "add_fact(?x, a.b.formed, ?y)" and scores["likelihood"][2] > 0
 
 
 def test_a_budget_run_out_answers_with_what_it_has(tmp_path: Path) -> None:

@@ -36,13 +36,13 @@ def run_first_question(tmp_path: Path, server: Any, *flags: str, max_tokens: int
     return record
 
 
-def test_beam_with_the_bundled_model_scores_by_its_likelihood(tmp_path: Path, local_server: Any) -> None:  # noqa: F811
+def test_beam_with_the_bundled_model_scores_by_the_policys_order(tmp_path: Path, local_server: Any) -> None:  # noqa: F811
     record = run_first_question(tmp_path, local_server, "--method", "beam", "--beam-width", "2", "--max-steps", "7")
     assert record["settings"]["action_mode"] == "choose"
     beam = record["extra"]["beam"]
-    assert beam["scoring"] == "likelihood" and beam["answer"] is not None
+    assert beam["scoring"] == "policy" and beam["answer"] is not None
     steps = record["steps"]
-    assert sum(s["scoring_requests"] for s in steps) > 0  # the model scored the listed facts in process
+    assert sum(s["scoring_requests"] for s in steps) > 0  # the policy scored the first facts in process
     assert sum(1 for s in steps if s["prompt_sha256"]) == record["llm_calls"]  # every call traced once
     assert record["metrics"]["f1"] == 1.0  # q01, as greedy answers it with this model
 
@@ -98,7 +98,7 @@ def test_a_beam_recorded_with_no_llm_flags_runs_as_unrecorded_and_replays_with_n
     plain = run("plain")
     live = run("live", "--record", str(tmp_path / "rec"))
     again = run("again", "--replay", str(tmp_path / "rec"))
-    assert plain["extra"]["beam"]["scoring"] == live["extra"]["beam"]["scoring"] == "likelihood"
+    assert plain["extra"]["beam"]["scoring"] == live["extra"]["beam"]["scoring"] == "policy"
     assert plain["settings"]["action_mode"] == live["settings"]["action_mode"] == "choose"
     assert [s["prompt_sha256"] for s in plain["steps"]] == [s["prompt_sha256"] for s in live["steps"]]
     assert [s["action"] for s in plain["steps"]] == [s["action"] for s in live["steps"]]

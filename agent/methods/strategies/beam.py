@@ -15,12 +15,22 @@ of candidates"). Each level of the search:
    judges it against the best of its list (0 for the best, below 0 for the
    others; :meth:`Beam.scored`):
 
-   * choose mode, ``likelihood`` (``auto`` with the bundled model): the
+   * choose mode, ``policy`` (``auto`` with the bundled model): the
+     policy's own order, the one greedy follows: the model's PMI where the
+     choose policy scored the list (a KB's first facts,
+     ``first_relation="model"``), elsewhere the list's order as ``rank``
+     scores it (the picked step first). A branch whose every step was its
+     list's best is greedy's path (when no step of it failed), so the beam
+     answers differently from greedy only where that path fails, comes out
+     empty or runs out of steps, or the model picks another step;
+   * choose mode, ``likelihood``: the
      model's pointwise mutual information of a listed fact's relation with
      the question, computed in process (:mod:`agent.llm.likelihood`, the
-     recording's scorer in a replay), where every listed step is a fact
-     (the first hop, where the model's order beat the word ranking on
-     held-out WebQSP); a list of several kinds is scored by its order;
+     recording's scorer in a replay), where every listed step is a fact;
+     a list of several kinds is scored by its order. (It was ``auto``'s
+     choice until held-out WebQSP showed it dropping the dates and office
+     holders greedy's ranked list keeps: docs/results.md, "Search
+     strategies");
    * choose mode, ``logprobs`` (``auto`` with any other model): the
      log-probability of each listed number in the reply of the choice call
      (the request asks for the top log-probabilities); where the server
@@ -106,7 +116,7 @@ from agent.methods.strategies.registry import MAX_LLM_CALLS, SEED, Option, strat
 __all__ = ["Beam", "SCORINGS", "solve_beam"]
 
 #: ``--beam-scoring``: how the choose mode's listed steps are scored (see the module docstring).
-SCORINGS = ("auto", "likelihood", "logprobs", "rank")
+SCORINGS = ("auto", "policy", "likelihood", "logprobs", "rank")
 #: The top log-probabilities a choice call asks for, by endpoint (OpenAI's limits: 5 on completions, 20 on chat).
 TOP_LOGPROBS = {"completion": 5, "chat": 20}
 
@@ -310,6 +320,8 @@ class Beam:
             values = _choice_logprobs(candidates, replies[-1] if replies else None) or ranked
         elif self.scoring == "likelihood" and len(candidates) > 1 and all(c.kind == "fact" for c in candidates):
             values, spent = self.likelihood(candidates, branch)
+        elif self.scoring == "policy" and len(candidates) > 1 and all(c.score is not None for c in candidates):
+            values = [float(c.score) for c in candidates]  # type: ignore[arg-type]
         best = max(values)
         order = sorted(range(len(candidates)), key=lambda i: -values[i])
         first = dict(proposal.fields)
@@ -445,11 +457,12 @@ def _left_out(score: float, last: float | None, best: float | None) -> str:
 
 
 def _resolve(scoring: str, llm: Any) -> str:
-    """``auto``: the bundled model's likelihood in process, else the reply's log-probabilities; the others as asked."""
+    """``auto``: with the bundled model the policy's own order (its PMI where it scored the list), else the reply's
+    log-probabilities; the others as asked."""
     if scoring != "auto":
         return scoring
     names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
-    return "likelihood" if LOCAL_MODEL_NAME in names else "logprobs"
+    return "policy" if LOCAL_MODEL_NAME in names else "logprobs"
 
 
 def _choice_logprobs(candidates: list[Candidate], reply: Any) -> list[float] | None:
@@ -502,7 +515,8 @@ def _summed(fields: list[dict[str, Any]]) -> dict[str, Any]:
         Option("beam_width", int, 3, "branches kept at each step (ToG's width: 3)", minimum=1, maximum=16),
         Option("beam_depth", int, 0, "steps a branch may take (0: --max-steps)", minimum=0, maximum=50),
         Option("beam_scoring", str, "auto", "how choose mode's listed steps are scored: the model's likelihood, the "
-               "reply's log-probabilities, the list's order (auto: likelihood for the bundled model, else logprobs)",
+               "reply's log-probabilities, the list's order, the policy's own order (auto: policy for the bundled model, "
+               "else logprobs)",
                choices=SCORINGS),
         Option("beam_samples", int, 3, "text, tools and grammar modes: samples per state (each with its own seed)",
                minimum=1, maximum=16),
