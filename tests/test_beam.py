@@ -191,6 +191,27 @@ def test_a_list_the_policy_did_not_score_is_scored_by_its_order_not_the_pmi() ->
     assert scores["likelihood"][0][0] == "add_fact(?x, a.b.formed, ?y)" and scores["likelihood"][2] > 0
 
 
+@pytest.mark.parametrize("max_repeats", [1, 2])
+def test_a_line_stopped_by_a_failing_look_answers_with_what_it_has_as_greedy(max_repeats: int) -> None:
+    """A date of the question that no entity has: its look fails at every step until the line stops (repeated
+    mistake). Greedy then answers with what it has; the beam's branch does the same (it was pruned, leaving no answer)."""
+    from agent.evaluation.environments import feedback_options
+    from agent.methods.strategies.greedy import QueryAgent
+
+    question = "what category was tropical storm rachel in 2015?"
+    entities = {"Tropical Storm Rachel": "m.0crbvqz", "2015": '"2015-08-10"^^<http://www.w3.org/2001/XMLSchema#dateTime>'}
+    config = AgentConfig(action_mode="choose", max_steps=8, max_repeats=max_repeats)
+    answers = {}
+    for method in ("greedy", "beam"):
+        env = SparqlEnvironment(KB.open("demo"), question=question, entities=entities, **feedback_options("eraser", agent=True))
+        llm = ScriptedLLM(["1"] * 40, model="remote")
+        result = (QueryAgent(llm, config).run(env, question) if method == "greedy"
+                  else solve_beam(llm, env, question, config, beam_width=2, beam_scoring="rank"))
+        assert result.stopped == "repeated_mistake"
+        answers[method] = [a["label"] for a in result.answers]
+    assert answers["beam"] == answers["greedy"] == ["Tropical storm (SSHS)"]
+
+
 def test_a_budget_run_out_answers_with_what_it_has(tmp_path: Path) -> None:
     records = run_eval(tmp_path, "budget", ScriptedLLM(["1"] * 50), "--method", "beam", "--action-mode", "choose",
                        "--beam-scoring", "rank", "--max-llm-calls", "2", limit=2)

@@ -60,7 +60,11 @@ of candidates"). Each level of the search:
 4. a kept branch that executed its query is finished, and a branch or a
    candidate whose score is not above the best finished one is pruned
    (it can only fall behind), not run nor extended, from then on in the
-   level too.
+   level too. A branch whose line ends with no step to take (nothing
+   listed, or the same failed look ``--max-repeats`` times) answers with
+   what it has, as greedy's line does: it is forced to answer (one LLM
+   call) and finishes with its score; only a branch that then has no
+   executed query is pruned.
 
 The search ends when no branch is left to extend or after ``--beam-depth``
 steps (0: ``--max-steps``). It answers with the best finished branch
@@ -224,9 +228,11 @@ class Beam:
                 break  # nothing left can beat the best finished branch
             if branch_bound is not None and (not waiting or branch_bound > -waiting[0][0]):
                 extended += 1
-                self.extend(order[extended - 1], waiting, kept)
+                ended = self.extend(order[extended - 1], waiting, kept)
                 if self.error is not None:
                     return []
+                if ended is not None and ended.finished:
+                    best = ended.score if best is None else max(best, ended.score)
                 continue
             if not waiting:
                 break
@@ -240,19 +246,36 @@ class Beam:
         self.left_out(order[extended:], waiting, charged, kept, best)
         return kept
 
-    def extend(self, branch: Branch, waiting: list[tuple[float, int, Branch, int, _Listed]], kept: list[Branch]) -> None:
+    def extend(self, branch: Branch, waiting: list[tuple[float, int, Branch, int, _Listed]], kept: list[Branch]) -> Branch | None:
         """Ask the policy for the branch's next step: its scored candidates wait (best first), or it is kept as it is
-        (the policy goes on without a step), or it is pruned (nothing to propose)."""
+        (the policy goes on without a step), or its line ended.
+
+        A line that ends with no step to take (the same failed look again
+        ``max_repeats`` times, nothing listed) answers with what it has, as
+        greedy's does: it is forced to answer and kept, finished, with its
+        score; only when that gives no executed query is it pruned. Returns the
+        branch kept with no step (None: candidates wait, or it was pruned).
+        """
         step = len(branch.episode.turns) + 1
         listed, go_on = self.propose(branch, step)
         if self.error is not None:
-            return
+            return None
         for item in listed:
             heapq.heappush(waiting, (-(branch.score + item.score), next(self.order), branch, step, item))
-        if not listed and go_on:
+        if listed:
+            return None
+        if go_on:
             kept.append(Branch(branch.env, branch.episode, branch.score, branch.steps + 1, False, branch.scores))
-        elif not listed:
-            prune(branch.episode, branch.tip, "no step to take: " + (branch.episode.error or "nothing was listed"))
+            return kept[-1]
+        why = "no step to take: " + (branch.episode.error or _ended(branch.episode))
+        if branch.episode.error is None:
+            self.force(branch, self.budget.spent)
+            if self.error is None and branch.env.done:
+                kept.append(Branch(branch.env, branch.episode, branch.score, branch.steps + 1, True, branch.scores))
+                return kept[-1]
+            why += "; forced to answer, no query ran"
+        prune(branch.episode, branch.tip, why)
+        return None
 
     @staticmethod
     def keep(child: Branch | None, kept: list[Branch], seen: dict[Any, Branch], episode: Episode) -> Branch | None:
@@ -443,6 +466,13 @@ class Beam:
                 pass
         episode.side.force_answer(branch.env, episode, step, lambda variables: ("", variables[-1]))
         self.check_error(episode)
+
+
+def _ended(episode: Episode) -> str:
+    """Why a line ended with nothing to propose, in words."""
+    if episode.stopped:
+        return f"{episode.stopped.replace('_', ' ')} ({episode.stopped_by})"
+    return "nothing was listed"
 
 
 def _left_out(score: float, last: float | None, best: float | None) -> str:
