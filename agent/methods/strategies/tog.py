@@ -675,16 +675,21 @@ class ThinkOnGraph:
         """The triplets of the kept paths, each once, path by path (the paper's reasoning paths)."""
         return list(dict.fromkeys(hop.triplet() for node in self.beam for hop in node.path))
 
-    def _options(self) -> list[tuple[Value, Node]]:
+    def _options(self, topics: bool = True) -> list[tuple[Value, Node]]:
         """What can answer: the named entities and values on the kept paths, each once: the paths' ends, the entities
-        between, then the topic entities."""
+        between, then the topic entities (with ``topics=False`` only when nothing else is named: a question seldom
+        asks for the entity it names, and a numbered list that offers it lets a model that cannot judge pick it)."""
         out: dict[Any, tuple[Value, Node]] = {}
         ends = [(node.value, node) for node in self.beam]
         between = [(hop.target, node) for node in self.beam for hop in node.path]
         starts = [(node.path[0].source, node) for node in self.beam if node.path]  # a topic entity answers seldom: last
-        for value, node in [*ends, *between, *starts]:
+        found = [(v, n) for v, n in (*ends, *between) if _answerable(v)]
+        for value, node in [*found, *(starts if topics or not found else [])]:
             if _answerable(value):
                 out.setdefault(value.term, (value, node))
+        topic_terms = {n.path[0].source.term for n in self.beam if n.path}
+        if not topics and any(term not in topic_terms for term in out):
+            out = {term: option for term, option in out.items() if term not in topic_terms}
         return list(out.values())
 
     def _reason(self, depth: int, last: bool) -> tuple[bool, list[tuple[Value | None, str, Node | None]]]:
@@ -705,7 +710,7 @@ class ThinkOnGraph:
 
     def _reason_by_choice(self, depth: int, last: bool) -> tuple[bool, list[tuple[Value | None, str, Node | None]]]:
         """The answers on the kept paths and, before the depth limit, "look one step further", as one numbered choice."""
-        options = self._options()
+        options = self._options(topics=False)
         if not options and not last:
             self._trace("reasoning", "nothing to answer with yet: one step further", parent=self._top(),
                         decision=_Decision(without_call="no named entity or value on the kept paths"))
@@ -742,7 +747,7 @@ class ThinkOnGraph:
 
     def _answer_by_choice(self, depth: int) -> list[tuple[Value | None, str, Node | None]]:
         """The answer as a numbered choice among the named entities and values on the kept paths."""
-        options = self._options()
+        options = self._options(topics=False)
         decision = _Decision()
         picked: int | None = None
         if len(options) == 1:
