@@ -32,6 +32,7 @@ import pytest
 from agent.evaluation.datasets import load_dataset
 from agent.llm.config import LLMConfig
 from agent.llm.replies import LLMReply, messages_to_text
+from agent.llm.scripted import ScriptedLLM
 from agent.methods.config import AgentConfig
 from agent.methods.strategies import registry
 from agent.methods.strategies.tog import NEIGHBOURS_READ, solve_tog
@@ -254,6 +255,19 @@ def test_choose_mode_asks_numbered_choices_constrained_by_a_grammar_on_a_local_s
         assert kwargs["stop"] == ["\n"]
     relations = [k for t, k in oracle.calls if t.rstrip().endswith("Most useful relation:")]
     assert relations and all(k["temperature"] == 0.4 and isinstance(k["seed"], int) for k in relations)
+
+
+def test_numbered_answers_leave_out_the_topic_entity_when_the_paths_name_others(demo_kb: KB) -> None:
+    """A question seldom asks for the entity it names: the choice lists the paths' entities and "look further"."""
+    env = SparqlEnvironment(demo_kb, entities={"Tropical Storm Rachel": "m.0crbvqz"})
+    llm = ScriptedLLM(["3"] * 30, config=LLMConfig(mode="completion"))
+    result = solve_tog(llm, env, "what category is tropical storm rachel?", AgentConfig(action_mode="choose", feedback="raw"))
+    answering = [p.rsplit("\nQuestion:", 1)[-1] for p in llm.prompts if p.rstrip().endswith("Answer:")]
+    assert answering
+    for prompt in answering:
+        options = re.findall(r"^\d+\. (.+)$", prompt, re.M)
+        assert "Tropical Storm Rachel" not in options and len(options) >= 2
+    assert all(a["value"] != "m.0crbvqz" for a in result.answers)
 
 
 def test_exploration_calls_sample_with_seeds_and_reasoning_is_greedy(demo_kb: KB) -> None:
