@@ -304,3 +304,19 @@ def test_pyql_ask_takes_the_beam_and_its_flags(tmp_path: Path, capsys: pytest.Ca
     assert "--beam-width must be a whole number from 1 to 16, got '99'" in said.getvalue() + capsys.readouterr().err
     assert main(["ask", "q?", "--kb", "demo", "--action-set", "agentbench", "--method", "generate-execute"], out=said) == 2
     assert "--method generate-execute applies to a KB (--kb) or a table" in said.getvalue() + capsys.readouterr().err
+
+
+def test_the_list_alone_bench_runs_each_method_and_counts_where_they_differ(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks/bench_search_list.py``: no model, every reply ``1``; scored by the list's order the beam's best
+    branch is greedy's path, so on the demo questions it answers as greedy does."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_search_list
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert bench_search_list.main([str(DEMO), "--kb", "demo", "--limit", "6", "--out-dir", str(tmp_path / "runs")]) == 0
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in capsys.readouterr().out.splitlines()
+            if line.startswith(("| greedy", "| beam"))}
+    assert rows["greedy"][1] == rows["beam"][1] == "6" and rows["beam"][-1].strip(" |") == "0"
+    beam = [json.loads(line) for line in (tmp_path / "runs" / "beam.jsonl").read_text().splitlines()]
+    assert {r["settings"]["options"]["beam_scoring"] for r in beam} == {"rank"}
