@@ -270,6 +270,26 @@ def test_numbered_answers_leave_out_the_topic_entity_when_the_paths_name_others(
     assert all(a["value"] != "m.0crbvqz" for a in result.answers)
 
 
+def test_paths_that_name_only_the_topic_go_one_step_further_without_asking() -> None:
+    """A marriage is an unnamed node: at depth 1 the paths name nothing but the question's own entity, so the search
+    looks one step further without a reasoning call (it was asked, and the model's ``1`` answered the topic)."""
+    from tests.turtle_engines import oxigraph_kb
+
+    ns = "http://rdf.freebase.com/ns/"
+    kb = oxigraph_kb(
+        f"@prefix ns: <{ns}> .\n"
+        'ns:m.niall ns:type.object.name "Niall Ferguson"@en ; ns:people.person.spouse_s ns:m.cvt .\n'
+        'ns:m.cvt ns:people.marriage.spouse ns:m.ayaan .\n'
+        'ns:m.ayaan ns:type.object.name "Ayaan Hirsi Ali"@en .\n'
+    )
+    env = SparqlEnvironment(kb, entities={"Niall Ferguson": "m.niall"})
+    llm = ScriptedLLM(["1"] * 30, config=LLMConfig(mode="completion"))
+    result = solve_tog(llm, env, "who is niall ferguson's wife?", AgentConfig(action_mode="choose", feedback="raw"))
+    assert [a["label"] for a in result.answers] == ["Ayaan Hirsi Ali"]
+    further = [t for t in result.steps if t.action == "reasoning" and "one step further" in (t.observation or "")]
+    assert further and further[0].without_call and "question's own" in further[0].without_call
+
+
 def test_exploration_calls_sample_with_seeds_and_reasoning_is_greedy(demo_kb: KB) -> None:
     items = demo_items(5)
     oracle = ToGOracle(items, demo_kb)

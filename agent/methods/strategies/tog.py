@@ -711,9 +711,11 @@ class ThinkOnGraph:
     def _reason_by_choice(self, depth: int, last: bool) -> tuple[bool, list[tuple[Value | None, str, Node | None]]]:
         """The answers on the kept paths and, before the depth limit, "look one step further", as one numbered choice."""
         options = self._options(topics=False)
-        if not options and not last:
+        topics = {n.path[0].source.term for n in self.beam if n.path}
+        if not last and all(value.term in topics for value, _ in options):
+            why = "no named entity or value on the kept paths" + (" but the question's own" if options else "")
             self._trace("reasoning", "nothing to answer with yet: one step further", parent=self._top(),
-                        decision=_Decision(without_call="no named entity or value on the kept paths"))
+                        decision=_Decision(without_call=why))
             return False, []
         if last:
             self.ended = f"the depth limit ({depth})"
