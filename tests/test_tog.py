@@ -353,7 +353,7 @@ def test_options_out_of_range_and_tables_are_usage_errors(tmp_path: Path, capsys
     assert main([*base, "--width", "0"]) == 2
     assert "--width must be a whole number from 1 to 10, got '0'" in capsys.readouterr().err
     assert main([*base, "--prune-tools", "sentencebert"]) == 2
-    assert "--prune-tools must be one of llm, bm25, model, got 'sentencebert'" in capsys.readouterr().err
+    assert "--prune-tools must be one of auto, llm, bm25, model, got 'sentencebert'" in capsys.readouterr().err
     assert main([*base, "--max-llm-calls", "0"]) == 2
     assert re.search(r"--max-llm-calls must be a whole number from 1 to 100+, got '?0'?$", capsys.readouterr().err.strip())
     table = tmp_path / "t.json"
@@ -486,6 +486,7 @@ def test_the_bundled_model_answers_a_demo_question_by_numbered_choices(local_ser
     llm = OpenAILLM(local_server.config(max_tokens=8))
     found = run_eval(tmp_path, llm, "--limit", "1", "--action-mode", "choose")["q01"]
     assert found["status"] == "finished" and found["extra"]["tog"]["decisions"] == "choice"
+    assert found["extra"]["tog"]["prune_tools"] == "model"  # auto: the bundled model prunes by its PMI, not by asking
     assert 1 <= found["llm_calls"] <= 60 and found["llm_calls"] == sum(1 for s in found["steps"] if s["prompt_sha256"])
     assert all(re.fullmatch(r" ?\d+", s["reply"]) for s in found["steps"] if s["prompt_sha256"])
     assert found["answers"] and found["answers"][0]["value"].startswith("m.")  # an entity the search met, with its label
