@@ -55,7 +55,7 @@ from typing import Any
 
 from pyql.environment.grounding import Cue, Grounding, ground
 
-from .numbers import parse_number
+from .numbers import parse_duration, parse_number
 from .parts import cell_date, cell_part
 from .query import TableQuery
 from .question_match import (
@@ -618,14 +618,27 @@ def _dated(ctx: _Ctx, col: Column, share: float = 0.6, year: bool = True) -> boo
     return bool(values) and not col.is_numeric and dated >= share * len(values)
 
 
+def _timed(ctx: _Ctx, col: Column, share: float = 0.6) -> bool:
+    """Whether most of a text column's cells are times (``1:59.8``, ``1:02:03``), which an order sorts as durations."""
+    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    return bool(values) and not col.is_numeric and sum(parse_duration(v) is not None for v in values) >= share * len(values)
+
+
 def _order_part_plan(ctx: _Ctx) -> Plan | None:
     """*the earliest/latest/highest <column>* on a text column of dates or of numbers inside text:
-    ``add_part`` then ``add_order`` on the part, then the column asked."""
+    ``add_part`` then ``add_order`` on the part, then the column asked. A column of times (``1:59.8``) is ordered
+    itself, as durations (*the fastest time*: its smallest; not by the minutes, its first number)."""
     for cue in ctx.g.cue("order"):
         named = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= cue.end
                  and words_between(ctx.question, cue.end, m[0], frozenset(["the", "of", "number"]))]
         for i in named:
             column = ctx.table.columns[i]
+            if _timed(ctx, column):
+                asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+                answer = ctx.table.columns[asked if asked is not None else i]
+                steps = [_order(column.header, "DESC" if cue.op == "max" else "ASC"),
+                         _answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a))]
+                return Plan("order_part", tuple(steps), answers=True)
             part = "date" if _dated(ctx, column) else ("number" if not column.is_numeric and _has_numbers(ctx, column) else None)
             if part is None:
                 continue

@@ -88,6 +88,12 @@ def test_a_superlative_naming_no_column_orders_by_the_column_it_measures() -> No
     assert ["add_order(Time, ASC)", "set_answer(Name)"] not in plan_actions(question_plans(SWIMMERS, "what was the fastest time?"))
 
 
+def test_the_fastest_time_orders_the_times_as_durations() -> None:
+    laps = Table.from_rows(["Driver", "Time"], [["Ann Lee", "10:02.1"], ["Bo Li", "9:59.8"], ["Cy Ott", "1:01:03"]])
+    assert first_choices(laps, "what was the fastest time?") == (["add_order(Time, ASC)", "set_answer(Time)", "execute()"], ["9:59.8"])
+    assert first_choices(laps, "who had the slowest time?")[1] == ["Cy Ott"]  # not by the minutes, its first number
+
+
 def test_top_n_is_a_rank_condition_after_the_grounded_ones() -> None:
     question = "who was the only contestant from switzerland to place in the top 50?"
     listed = [s.action for s in table_next_steps(TableEnvironment(RACE, question=question))]
