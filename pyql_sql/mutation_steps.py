@@ -45,7 +45,7 @@ from pyql.errors import PyQLError
 
 from .next_steps import _checked, _column_text, _condition_action, condition_candidates
 from .question_match import action_value
-from .pairing import column_cells, pair_values, value_text
+from .pairing import column_cells, last_pair, pair_values, value_text
 from .table import Table
 
 __all__ = ["asks_change", "complete", "value_pairs", "mutation_next_steps"]
@@ -71,9 +71,19 @@ def asks_change(question: str) -> str | None:
         ('insert', 'update', None)
         >>> asks_change("Tiger Woods won in 1997 with a total of 270.")
         'either'
+        >>> asks_change("For the 'Credits' table, insert a record with values for Title and Year, where Title is 'Up', Year is '2021'.")
+        'insert'
+        >>> asks_change("Set the Total to 40 where the Nation is Spain."), asks_change("Update the record where Year is 2021, adding a note.")
+        ('update', 'update')
     """
-    if _UPDATE_FIRST.match(question) or _WHERE.search(question):
-        return "update"  # "Set the Total column to 40 ... where the Nationality column equals Spain"
+    if _UPDATE_FIRST.match(question):
+        return "update"
+    where = _WHERE.search(question)
+    if where is not None:  # "Set the Total column to 40 ... where the Nationality column equals Spain"
+        cue = _INSERT.search(question[: where.start()])
+        if cue is None or re.search(r"\b(updat|chang|modif)", question, re.I):
+            return "update"
+        return "insert"  # "insert a record with values for Title and Year, where Title is 'A', Year is '2021'": the values
     if _INSERT_FIRST.match(question):
         return "insert"
     if _INSERT.search(question):
@@ -218,6 +228,8 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         return [where]
     pairs = value_pairs(table, question, g)
     named = value_pairs(table, question, g, resemble=False)  # a value placed by its cells may well pick the rows
+    if kind == "update" and len({c for c, _ in named}) == len(table.columns) > 1:
+        kind = "either"  # "should be updated with the following data: Year: 1998, Stage: 20, ...": every column, a whole row
     steps: list[NextStep] = []
     if kind in ("update", "either"):  # not on a column the question assigns another value to
         conditions = [
@@ -228,6 +240,8 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         spans = {(v.start, v.end) for _, v in named}
         conditions.sort(key=lambda c: (c.start, c.end) in spans)  # a span that is no assigned value first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
+    if kind in ("insert", "either") and not complete(table, pairs) and (last := last_pair(table, question, pairs, g)) is not None:
+        pairs = [*pairs, last]  # the one value left names the one column left
     text = _assignments(table, pairs) if kind in ("insert", "either") and complete(table, pairs) else None
     if text:  # a whole row: before the update's conditions, which a statement of new facts does not pick
         steps.insert(0, NextStep(f"insert_row({text})", "execute"))

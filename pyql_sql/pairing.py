@@ -36,6 +36,10 @@ once:
    existing cell), only when every possible assignment of the left values
    agrees on it.
 
+For a new row, :func:`last_pair` adds one more: when one column and one value
+are left, the value is that column's (``Add David Lee to the table with the
+Original chapter being Kappa Xi``: Name).
+
 Example:
     >>> from pyql_sql.table import Table
     >>> t = Table.from_rows(["Round", "Pick", "Player"], [["1", "11", "Walt Schlinkman"]], name="Picks")
@@ -57,7 +61,7 @@ from pyql.environment.grounding import Grounded, Grounding, ground, parse_date
 from .table import Table
 from .value_lists import listed_pairs
 
-__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "enumeration_pairs", "pair_values", "question_values", "word_norm"]
+__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "enumeration_pairs", "last_pair", "pair_values", "question_values", "word_norm"]
 
 _TOKEN = re.compile(r"[a-z0-9]+|#")
 _STOP = frozenset("a an the of in on at to for by with from as is are was were and or its their".split())
@@ -261,6 +265,9 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
         >>> vs, ms = question_values(t, "Insert into 'Olympic Medals' with 2 columns 'Rank' and 'Gold': Rank '7', Gold '0'.")
         >>> [v.text for v in vs], len(ms)
         (["'7'", "'0'"], 4)
+        >>> t = Table.from_rows(["Team", "Stadium"], [["Celtic", "Celtic Park"], ["Hearts", "Tynecastle Stadium"]])
+        >>> [v.text for v in question_values(t, "The Rangers team's home stadium is the Ibrox Stadium.")[0]]
+        ['Rangers', 'Ibrox Stadium']
     """
     g = g or ground(question)
     names = {table.name.strip().lower(), *(h.strip().lower() for h in table.headers)}
@@ -276,13 +283,19 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
     quoted = [(v.start, v.end) for v in values if v.kind == "quoted"]
     mentions = column_mentions(table, question, hidden=hidden + quoted)
     kept = []
+    cells: list[list[str]] | None = None
     for v in values:
         number = re.match(r"[+-]?\d[\d,.]*", v.text) if v.kind == "quantity" else None
         if number and any(m.start < v.end and v.start + number.end() <= m.start for m in mentions):  # "29 goals scored"
             v = replace(v, kind="number", text=number.group().rstrip(",."), end=v.start + len(number.group().rstrip(",.")), unit="")
-        covered = sum(max(0, min(m.end, v.end) - max(m.start, v.start)) for m in mentions)
+        inside = [m for m in mentions if m.start < v.end and v.start < m.end]
+        covered = sum(max(0, min(m.end, v.end) - max(m.start, v.start)) for m in inside)
         if v.kind == "quoted" or covered * 2 < len(v.text.strip()):
             kept.append(v)
+        elif v.kind == "span" and len(v.text.split()) >= 2 and all(v.start <= m.start and m.end <= v.end for m in inside):
+            cells = column_cells(table) if cells is None else cells  # "the Ibrox Stadium": a name the Stadium column's cells end with
+            if all(any(re.search(rf"\b{re.escape(question[m.start:m.end])}\b", c, re.I) for c in cells[m.column]) for m in inside):
+                kept.append(v)
     return kept, mentions
 
 
@@ -585,3 +598,27 @@ def pair_values(
     if resemble and listed and len(quoted) == 1 and len(rest) == 1:  # "Insert 'Jane Smith' ... 'Theo' for School, ...": the one left
         pairs.append((rest[0], quoted[0]))
     return sorted(pairs, key=lambda p: p[1].start)
+
+
+def last_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]], g: Grounding | None = None) -> tuple[int, Grounded] | None:
+    """The pair a new row still lacks: exactly one column not given and exactly one value of the question left.
+
+    A row the question describes gives every column; once the others are paired, the value left is
+    the one column left's (a name the question writes first, with no column named next to it).
+
+    Example:
+        >>> t = Table.from_rows(["Name", "Original chapter"], [["Ann Lee", "Alpha"]], name="Legislators")
+        >>> q = "Add David Lee to the legislators table with the Original chapter being Kappa Xi."
+        >>> pairs = pair_values(t, q)
+        >>> [(t.headers[c], v.text) for c, v in pairs], [(t.headers[c], v.text) for c, v in [last_pair(t, q, pairs)]]
+        ([('Original chapter', 'Kappa Xi')], [('Name', 'David Lee')])
+        >>> last_pair(t, "Add David Lee and Bo Li to the table with the Original chapter being Kappa Xi.", pairs) is None
+        True
+    """
+    given = {c for c, _ in pairs}
+    missing = [c.index for c in table.columns if c.index not in given]
+    if len(missing) != 1:
+        return None
+    values, _ = question_values(table, question, g)
+    left = [v for v in values if not any(o.start < v.end and v.start < o.end for _, o in pairs)]
+    return (missing[0], left[0]) if len(left) == 1 else None

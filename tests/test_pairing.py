@@ -41,6 +41,9 @@ BADMINTON = Table.from_rows(
 GAMES = Table.from_rows(
     ["Game", "Opponent", "Record"], [["1", "Tampa Bay", "1-0-0"], ["2", "Chicago", "2-0-0"]], name="Games"
 )
+VENUES = Table.from_rows(
+    ["Team", "Location", "Stadium"], [["Celtic", "Glasgow", "Celtic Park"], ["Hearts", "Edinburgh", "Tynecastle Stadium"]], name="Team Stadiums"
+)
 
 
 def _steps(table: Table, question: str) -> list[str]:
@@ -75,6 +78,23 @@ CASES = [
     # (3) values with no column named, placed by the cells they resemble
     (BADMINTON, "Record the achievement in 1990 at Birmingham, England with partner 'Jalani Sidek'.",
      ["insert_row(Year = 1990; Venue = Birmingham, England; Partner = Jalani Sidek)"]),
+    # "insert ... where Round is '4', ...": the values of a new row, not the rows of an update
+    (DRAFT, ("For the 'Football Draft Picks' table, insert a record with values for Round, Pick, Player, Position and School/Club Team, "
+             "where Round is '4', Pick is '40', Player is 'Al Hoag', Position is 'End', and School/Club Team is 'Rice'."),
+     ["insert_row(Round = 4; Pick = 40; Player = Al Hoag; Position = End; School/Club Team = Rice)"]),
+    # the columns' list starts at "values", not at an earlier "data"
+    (STANDINGS, "Insert data on the Football Standings table with values for Club, Wins, Loses, Goals scored and Goals conceded including Kauno, 3, 1, 8, and 9.",
+     ["insert_row(Club = Kauno; Wins = 3; Loses = 1; Goals scored = 8; Goals conceded = 9)"]),
+    # as many quoted values as columns, listed after "the values": in column order
+    (GAMES, "The game was recorded by inserting the values '3', 'Boston', and '3-0-0'.", ["insert_row(Game = 3; Opponent = Boston; Record = 3-0-0)"]),
+    # one column and one value left: the value is the column's
+    (GAMES, "Add Boston to the games table with the Game being 3 and the Record being '3-0-0'.", ["insert_row(Game = 3; Record = 3-0-0; Opponent = Boston)"]),
+    # "updated with the following data" naming every column: a whole new row
+    (GAMES, "The Games table should be updated with the following data: Game: 3, Opponent: Boston, Record: 3-0-0.",
+     ["insert_row(Game = 3; Opponent = Boston; Record = 3-0-0)"]),
+    # a name ending with a header's word the column's cells end with too ("the Ibrox Stadium") is a value
+    (VENUES, "The Rangers team's home stadium is the Ibrox Stadium, which is located in Glasgow.",
+     ["insert_row(Team = Rangers; Stadium = Ibrox Stadium; Location = Glasgow)"]),
     # updates: the rows by a cell, the new values by their columns
     (STANDINGS, "Update the results of the club Vidzgiris Alytus with 13 wins, 2 loses and goals conceded a total of 20.",
      ["add_condition(Club, =, Vidzgiris Alytus)", "update_rows(Wins = 13; Loses = 2; Goals conceded = 20)"]),
@@ -86,6 +106,8 @@ NEGATIVES = [
     (DRAFT, "Insert the values for Round, Pick, Player, Position, and School/Club Team, which are '33', '336', 'John Smith'."),
     # "goals" names two columns equally, and both are free: either value may go to either
     (STANDINGS, "Insert club 'FK Trakai' with wins 9, loses 7, goals 5 and goals 24."),
+    # two values left for the one column left
+    (GAMES, "Add Boston and Detroit to the games table with the Game being 3 and the Record being '3-0-0'."),
     # a row missing a column the table always fills
     (STANDINGS, "Insert club 'FK Trakai' with wins 9."),
     # two numbers and two numeric columns with no name next to them: no assignment is forced
