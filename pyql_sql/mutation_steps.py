@@ -118,7 +118,7 @@ def value_pairs(
         [('Club', "'FK Trakai'"), ('Wins', '9'), ('Points', '29')]
     """
     lower = question.lower()
-    spans = [(m.start(), m.end()) for text in skip if text for m in re.finditer(re.escape(text), lower)]
+    spans = [(m.start(), m.end()) for text in skip if text for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", lower)]  # 'Berat', not 'Beratënsis'
     return pair_values(table, question, g, skip=spans, exclude=exclude, resemble=resemble)
 
 
@@ -201,6 +201,27 @@ def _of_condition(env: Any, question: str, g: Grounding) -> NextStep | None:
     return NextStep(_condition_action(env.table, checked[0]), "constrain") if checked else None
 
 
+def _from_to(table: Table, question: str, g: Grounding, conditions: Any) -> list[tuple[int, Grounded]]:
+    """"the name ... from 'John Smith' to 'Johnny Smith'": the value after *to* is the new value of the column whose
+    condition holds the value after *from* (the rows are picked by the old value; the column is set to the new one).
+
+    Example:
+        >>> t = Table.from_rows(["Name", "Pick"], [["John Smith", "1"]])
+        >>> q = "Modify the name from 'John Smith' to 'Johnny Smith'."
+        >>> [(t.headers[c], v.text) for c, v in _from_to(t, q, ground(q), t.query().add_condition("Name", "=", "John Smith").conditions)]
+        [('Name', "'Johnny Smith'")]
+    """
+    values = [v for v in g.values if v.kind in ("quoted", "span", "number", "date", "quantity")]
+    out: list[tuple[int, Grounded]] = []
+    for step in conditions:
+        old = re.escape(str(step.value).strip())
+        for m in re.finditer(rf"\bfrom\s+[`'\"]?{old}[`'\"]?\s+to\s+(?:be\s+)?", question, re.IGNORECASE):
+            new = [v for v in values if v.start == m.end()]
+            if new and step.column.index < len(table.columns) and step.column.index not in {c for c, _ in out}:
+                out.append((step.column.index, max(new, key=lambda v: v.end - v.start)))
+    return out
+
+
 def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3) -> list[NextStep]:
     """The change steps to offer now (see the module's docstring); [] when the question asks for none.
 
@@ -221,7 +242,10 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
     if env.query.conditions:  # the rows to change are picked: the update itself
         on = frozenset(s.column.index for s in env.query.conditions)
         skip = frozenset(str(s.value).strip().lower() for s in env.query.conditions)
-        text = _assignments(table, value_pairs(table, question, g, skip, exclude=on))
+        moved = _from_to(table, question, g, env.query.conditions)
+        taken = {(v.start, v.end) for _, v in moved}
+        rest = [(c, v) for c, v in value_pairs(table, question, g, skip, exclude=on) if (v.start, v.end) not in taken]
+        text = _assignments(table, sorted([*moved, *rest], key=lambda p: p[1].start))
         return [NextStep(f"update_rows({text})", "execute")] if text else []
     where = _where_condition(env, question) or _of_condition(env, question, g)
     if where is not None:  # the rows written out: that condition first
@@ -234,11 +258,13 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
     if kind in ("update", "either"):  # not on a column the question assigns another value to
         conditions = [
             c for c in condition_candidates(table, question, g)
-            if c.op == "=" and all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in named)
+            if c.op == "=" and (all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in named)
+                                or re.search(r"\bfrom\s+['\"`]?$", question[: c.start]))  # "from 'A' to 'B'": A picks the rows
             and not re.search(r"\bto\s+(?:be\s+)?['\"`]?$", question[: c.start])  # "... to 11": a value set, not a row picked
         ]
         spans = {(v.start, v.end) for _, v in named}
-        conditions.sort(key=lambda c: (c.start, c.end) in spans)  # a span that is no assigned value first
+        owner = lambda c: not re.match(r"['’]s\b", question[c.end : c.end + 3])  # noqa: E731 - "Anthony Davis's height": his row
+        conditions.sort(key=lambda c: ((c.start, c.end) in spans, owner(c)))  # a span that is no assigned value first, an owner first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
     if kind in ("insert", "either") and not complete(table, pairs) and (last := last_pair(table, question, pairs, g)) is not None:
         pairs = [*pairs, last]  # the one value left names the one column left

@@ -202,6 +202,7 @@ def column_mentions(table: Table, question: str, *, hidden: Sequence[tuple[int, 
         stop = [w in _STOP and len(raw) > 1 for w in raw]
         found += _runs(words, header, col.index, stop) + _window(question, words, header, col.index, stop)
     found = [m for m in found if not any(s <= m.start and m.end <= e and (s, e) != (m.start, m.end) for s, e in hidden)]
+    found = [m for m in found if m.whole or not any(s < m.end and m.start < e for s, e in hidden)]  # "in 'Toronto" of a quoted name
     return _unambiguous(found)
 
 
@@ -218,7 +219,8 @@ def _unambiguous(found: list[Mention]) -> list[Mention]:
         inside = any(o.column != m.column and o.start <= m.start and m.end <= o.end and (o.end - o.start > m.end - m.start or o.strength > m.strength) for o in ms)
         same_col_longer = any(o is not m and o.column == m.column and o.start <= m.start and m.end <= o.end and o.strength >= m.strength for o in ms)
         twin = not m.whole and any(o.column != m.column and (o.start, o.end) == (m.start, m.end) and o.strength >= m.strength for o in ms)
-        if not (inside or same_col_longer or twin):
+        trailing = not m.whole and any(o.column != m.column and o.whole and 0 <= m.start - o.end <= 1 for o in ms)  # "city name": City's
+        if not (inside or same_col_longer or twin or trailing):
             out.append(m)
     return sorted(out, key=lambda m: (m.start, m.column))
 
@@ -395,13 +397,26 @@ def _gap(question: str, start: int, end: int) -> int | None:
     return len(words)
 
 
+def _possessive(question: str, v: Grounded) -> bool:
+    """Whether a value is written as an owner (``Anthony Davis's``, ``the Jamboree's``).
+
+    Example:
+        >>> from pyql.environment.grounding import ground
+        >>> q = "Anthony Davis's height is 2.11"
+        >>> [_possessive(q, v) for v in ground(q).values]
+        [True, False]
+    """
+    return bool(re.match(r"['’]s\b", question[v.end : v.end + 3])) or bool(re.search(r"['’]s$", v.text))
+
+
 def _adjacent_pairs(question: str, values: Sequence[Grounded], mentions: Sequence[Mention]) -> list[tuple[float, int, Grounded]]:
     """A value right after a column's mention, or right before it, only linking words between (score: the gap)."""
     out = []
     for v in values:
         for m in mentions:
             after = _gap(question, m.end, v.start) if v.start >= m.end else None
-            before = _gap(question, v.end, m.start) if v.end <= m.start and m.whole else None  # "5 wins", not "Tiger Woods won"
+            before = (_gap(question, v.end, m.start) if v.end <= m.start and m.whole and not _possessive(question, v) else None)
+            # "5 wins", not "Tiger Woods won", nor "Anthony Davis's height" (whose height)
             best = min((x for x in (after, None if before is None else before + 0.5) if x is not None), default=None)
             if best is not None:
                 out.append((best - m.strength / 10, m.column, v))

@@ -220,13 +220,33 @@ def _column_ending(table: Table, written: str) -> Column | None:
     return None
 
 
+_LEAD = re.compile(r"^\s*(?:now|currently|also|still)\s+(?=\S)", re.IGNORECASE)
+_TAIL = re.compile(r"\s+(?:in|on|of|into|from|to)\s+(?:the\s+)?[^'\"`]*\b(?:table|database)\b[^'\"`]*$", re.IGNORECASE)
+
+
+def _trimmed(value: str, start: int) -> tuple[str, int]:
+    """An unquoted item's value without a leading *now* and a trailing *in the ... table* (where, not what).
+
+    Example:
+        >>> _trimmed("now 7.500", 10), _trimmed("22.700 in the Nation Scores Table", 0), _trimmed("'a in the table'", 0)
+        (('7.500', 14), ('22.700', 0), ("'a in the table'", 0))
+    """
+    if value.strip()[:1] in _QUOTES:
+        return value, start
+    lead = _LEAD.match(value)
+    if lead is not None:
+        value, start = value[lead.end() :], start + lead.end()
+    return _TAIL.sub("", value), start
+
+
 def _items(table: Table, question: str, pattern: re.Pattern[str]) -> list[tuple[int, Grounded]]:
     out: list[tuple[int, Grounded]] = []
     for m in pattern.finditer(question):
         col = _column_ending(table, m.group("col"))
-        value = m.group("val").strip()
+        raw, start = _trimmed(m.group("val"), m.start("val"))
+        value = raw.strip()
         if col is not None and value and col.index not in {c for c, _ in out}:
-            start = m.start("val") + (len(m.group("val")) - len(m.group("val").lstrip()))
+            start += len(raw) - len(raw.lstrip())
             quoted = len(value) >= 2 and value[0] in _QUOTES and value[-1] in _QUOTES
             inner = value[1:-1] if quoted else value  # one layer of quotes: '"Dalek"' is the text "Dalek" with its quotes
             out.append((col.index, _value(inner, start + (1 if quoted else 0), start + (1 if quoted else 0) + len(inner))))

@@ -41,6 +41,10 @@ BADMINTON = Table.from_rows(
 GAMES = Table.from_rows(
     ["Game", "Opponent", "Record"], [["1", "Tampa Bay", "1-0-0"], ["2", "Chicago", "2-0-0"]], name="Games"
 )
+PLAYERS = Table.from_rows(["Player", "Height", "Current Club"], [["Ann Lee", "2.01", "Hawks"], ["Bo Li", "1.95", "Nets"]], name="Basketball Players")
+AIRPORTS = Table.from_rows(["Rank", "Airport name", "City"], [["1", "Schiphol", "Amsterdam"], ["2", "Zaventem", "Brussels"]], name="Airport Passengers")
+SEES = Table.from_rows(["Jurisdiction", "Latin name"], [["Berat", "Beratensis"], ["Durrës", "Dyrrachium"]], name="Jurisdictions")
+SCORES = Table.from_rows(["Nation", "T Score", "Total"], [["France", "7.1", "22.1"], ["Peru", "7.0", "21.0"]], name="Nation Scores")
 VENUES = Table.from_rows(
     ["Team", "Location", "Stadium"], [["Celtic", "Glasgow", "Celtic Park"], ["Hearts", "Edinburgh", "Tynecastle Stadium"]], name="Team Stadiums"
 )
@@ -96,6 +100,20 @@ CASES = [
     (VENUES, "The Rangers team's home stadium is the Ibrox Stadium, which is located in Glasgow.",
      ["insert_row(Team = Rangers; Stadium = Ibrox Stadium; Location = Glasgow)"]),
     # updates: the rows by a cell, the new values by their columns
+    # an owner ("Ann Lee's height") picks the row; a value after "<column> ... to" is that column's
+    (PLAYERS, "Ann Lee's height is updated to 2.11 and she now plays for the Nets.",
+     ["add_condition(Player, =, Ann Lee)", "update_rows(Height = 2.11; Current Club = Nets)"]),
+    # "city name": the City column (not a second column, Airport name, named by "name")
+    (AIRPORTS, "Change the city name to 'Haarlem' for the airport with rank 2.", ["add_condition(Rank, =, 2)", "update_rows(City = Haarlem)"]),
+    # the row's value 'Berat' is a word of its own, not the start of the new value 'Beratënsis'
+    (SEES, "Change the Latin name field to 'Beratënsis' for 'Berat' in the Jurisdictions table.",
+     ["add_condition(Jurisdiction, =, Berat)", "update_rows(Latin name = Beratënsis)"]),
+    # "T Score is now 7.500", "Total is 22.700 in the ... Table": the values alone
+    (SCORES, "France's T Score is now 7.500 and Total is 22.700 in the Nation Scores Table.",
+     ["add_condition(Nation, =, France)", "update_rows(T Score = 7.500; Total = 22.700)"]),
+    # "from 'A' to 'B'": A picks the rows, B is the column's new value
+    (DRAFT, "Modify the player in the draft table from 'Walt Schlinkman' to 'Walter Schlinkman'.",
+     ["add_condition(Player, =, Walt Schlinkman)", "update_rows(Player = Walter Schlinkman)"]),
     (STANDINGS, "Update the results of the club Vidzgiris Alytus with 13 wins, 2 loses and goals conceded a total of 20.",
      ["add_condition(Club, =, Vidzgiris Alytus)", "update_rows(Wins = 13; Loses = 2; Goals conceded = 20)"]),
 ]
