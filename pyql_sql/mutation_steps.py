@@ -201,6 +201,43 @@ def _of_condition(env: Any, question: str, g: Grounding) -> NextStep | None:
     return NextStep(_condition_action(env.table, checked[0]), "constrain") if checked else None
 
 
+_SET_BEFORE = re.compile(r"\b(?:to|as)\s+(?:be\s+)?['\"`]?$", re.IGNORECASE)
+
+
+def _narrowing(env: Any, question: str, pairs: list[tuple[int, Grounded]]) -> NextStep | None:
+    """The condition of a pair whose value some but not all of the rows kept already hold, unless the value is
+    what the column is set *to*: a value the rows have names rows ("in 2009"), a new value is one they lack.
+
+    Example:
+        >>> from pyql_sql.writable_environment import WritableTableEnvironment
+        >>> t = Table.from_rows(["Year", "Competition", "Notes"], [["2007", "Worlds", "2.30 m"], ["2009", "Worlds", "2.35 m"]])
+        >>> q = "Change the Notes of the Worlds in 2009 to '2.40 m'."
+        >>> env = WritableTableEnvironment(t, question=q)
+        >>> _ = env.step("add_condition(Competition, =, Worlds)")
+        >>> [s.action for s in mutation_next_steps(env)]
+        ['add_condition(Year, =, 2009)']
+        >>> _ = env.step("add_condition(Year, =, 2009)")
+        >>> [s.action for s in mutation_next_steps(env)]
+        ['update_rows(Notes = 2.40 m)']
+    """
+    table = env.table
+    try:
+        kept = env.executor.count(env.query)
+    except PyQLError:
+        return None
+    for c, v in pairs:
+        if _SET_BEFORE.search(question[: v.start]) or any(s.column.index == c for s in env.query.conditions):
+            continue
+        value = value_text(v, [])
+        try:
+            held = env.executor.count(env.query.add_condition(table.columns[c], "=", value))
+        except PyQLError:
+            continue
+        if 0 < held < kept:
+            return NextStep(f"add_condition({_column_text(table, c)}, =, {action_value(value)})", "constrain")
+    return None
+
+
 def _from_to(table: Table, question: str, g: Grounding, conditions: Any) -> list[tuple[int, Grounded]]:
     """"the name ... from 'John Smith' to 'Johnny Smith'": the value after *to* is the new value of the column whose
     condition holds the value after *from* (the rows are picked by the old value; the column is set to the new one).
@@ -245,6 +282,9 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         moved = _from_to(table, question, g, env.query.conditions)
         taken = {(v.start, v.end) for _, v in moved}
         rest = [(c, v) for c, v in value_pairs(table, question, g, skip, exclude=on) if (v.start, v.end) not in taken]
+        narrower = _narrowing(env, question, rest)
+        if narrower is not None:  # "... of the World Championships in 2009 to '2.40 m'": 2009 picks rows too
+            return [narrower]
         text = _assignments(table, sorted([*moved, *rest], key=lambda p: p[1].start))
         return [NextStep(f"update_rows({text})", "execute")] if text else []
     where = _where_condition(env, question) or _of_condition(env, question, g)

@@ -212,3 +212,21 @@ def test_enumeration_pairs_in_order_when_the_lists_match(data: st.DataObject) ->
     else:
         assert pairs == [] and blocked_cols == set(range(n)) and len(blocked_values) == m
         assert not any(s.startswith("insert_row") for s in _steps(table, q))
+
+
+def test_a_value_the_kept_rows_hold_narrows_them_before_the_update() -> None:
+    # "in 2009" names rows (some kept rows hold it); "to '2.40 m'" is the new value, never a condition
+    results = Table.from_rows(["Year", "Competition", "Notes"],
+                              [["2007", "Worlds", "2.30 m"], ["2009", "Worlds", "2.35 m"], ["2009", "Europeans", "2.31 m"]], name="Results")
+    env = WritableTableEnvironment(results, question="Change the Notes of the Worlds in 2009 to '2.40 m'.")
+    taken = []
+    for _ in range(4):
+        steps = mutation_next_steps(env)
+        if not steps:
+            break
+        taken.append(steps[0].action)
+        env.step(steps[0].action)
+        if steps[0].action.startswith("update_rows"):
+            break
+    assert taken[-1] == "update_rows(Notes = 2.40 m)"
+    assert sorted(taken[:-1]) == ["add_condition(Competition, =, Worlds)", "add_condition(Year, =, 2009)"]
