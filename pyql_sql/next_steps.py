@@ -129,6 +129,9 @@ def own_number(
         >>> q = "how many total medals did belarus win?"
         >>> own_number(t, q, 2, ground(q), header_mentions(t, q)), own_number(t, "how many nations won gold?", 1, ground("how many nations won gold?"), header_mentions(t, "how many nations won gold?"))
         (True, False)
+        >>> t = Table.from_rows(["Name", "Goals"], [["Ann", "0"]])
+        >>> own_number(t, "how many people have no goals?", 1, ground("how many people have no goals?"), header_mentions(t, "how many people have no goals?"))
+        False
     """
     col, mention = table.columns[index], mentions.get(index)
     cue = _aggregation_cue(question, g, mentions)
@@ -136,6 +139,8 @@ def own_number(
         return False
     if any(min(abs(c.start - mention[1]), abs(mention[0] - v.end)) < 30 for c, v in g.comparisons()):
         return False  # "how many games had more than 10,000 in attendance": the rows that meet it are counted
+    if re.search(r"\b(?:no|zero|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+$", question[: mention[0]], re.IGNORECASE):
+        return False  # "how many people have no goals": a value of the column picks the rows counted
     ends = [c.end for c in g.cues if c.kind == "aggregate"]
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())

@@ -285,7 +285,43 @@ def _all_candidates(
         bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
         out += _value_candidates(question, g, col, values, mention, compared, bonus)
     out += _comparison_candidates(table, question, g, mentions)
+    out += _word_number_candidates(table, question, mentions, cells)
     return _outside_cells(out)
+
+
+#: Numbers written as words, "no" for none ("no goals", "one point", "zero points", "two weeks").
+_NUMBER_WORDS = {"no": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                 "nine": 9, "ten": 10}
+_NUMBER_WORD_RE = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")\s+", re.IGNORECASE)
+
+
+def _word_number_candidates(
+    table: Table, question: str, mentions: Mapping[int, tuple[int, int, float]], cells: list[tuple[Column, list[str]]],
+) -> list[ConditionCandidate]:
+    """``column = n`` for a number written as a word right before the name of a column of numbers ("earned no bronze
+    medals": Bronze = 0; "get one point": Points = 1), when the column holds it.
+
+    Example:
+        >>> t = Table.from_rows(["Nation", "Bronze"], [["Peru", "0"], ["Chile", "2"]])
+        >>> q = "how many nations earned no bronze medals?"
+        >>> [(c.op, c.value) for c in _word_number_candidates(t, q, header_mentions(t, q), _cells(t))]
+        [('=', '0')]
+        >>> _word_number_candidates(t, "which one won bronze?", header_mentions(t, "which one won bronze?"), _cells(t))
+        []
+    """
+    out = []
+    for m in _NUMBER_WORD_RE.finditer(question):
+        n = float(_NUMBER_WORDS[m.group("word").lower()])
+        for col, values in cells:
+            mention = mentions.get(col.index)
+            filled = [v for v in values if v.strip()]
+            numbers = [v for v in filled if parse_number(v) is not None]
+            if mention is None or mention[0] != m.end() or len(numbers) * 2 < max(len(filled), 1):
+                continue  # a column of numbers (mostly: "Points" with a few "–")
+            held = [v for v in numbers if parse_number(v) == n]
+            if held:
+                out.append(ConditionCandidate(col.index, "=", held[0], m.start(), m.end() - 1, 3.0 + mention[2] / 4))
+    return out
 
 
 #: Words right before a cell that turn its condition into ``!=``: "not from ethiopia", "other than italy".

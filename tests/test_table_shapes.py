@@ -117,3 +117,12 @@ def test_a_plan_replaces_the_conditions_it_reads() -> None:
 def test_the_prompts_show_the_cues() -> None:
     assert cue_hints("what team comes before hank stein?") == "'before' (the row before or after another: add_adjacent)"
     assert "COUNT DISTINCT" in cue_hints("how many different teams?") and cue_hints("who won?") == ""
+
+
+def test_a_number_written_as_a_word_before_a_column_of_numbers_is_its_value() -> None:
+    medals = Table.from_rows(["Nation", "Gold", "Bronze"], [["Peru", "1", "0"], ["Chile", "0", "2"], ["Cuba", "2", "0"]])
+    assert first_choices(medals, "how many nations earned no bronze medals?") == (
+        ["add_condition(Bronze, =, 0)", "set_answer(Nation, COUNT)", "execute()"], ["2"])
+    race = Table.from_rows(["Pos", "Driver", "Points"], [["1", "Ann Lee", "9"], ["2", "Bo Li", "1"], ["3", "Cy Ott", "–"]])
+    assert first_choices(race, "who is the only driver to get one point in the race?") == (
+        ["add_condition(Points, =, 1)", "set_answer(Driver)", "execute()"], ["Bo Li"])
