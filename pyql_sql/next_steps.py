@@ -171,6 +171,10 @@ def argmax_order(
         >>> q = "who had the most wins?"
         >>> argmax_order(t, q, ground(q), header_mentions(t, q))
         (2, True, 1)
+        >>> t = Table.from_rows(["#", "Employer", "# of Employees"], [["1", "Medline", "1,200"]])
+        >>> q = "which employer had the least number of employees?"
+        >>> argmax_order(t, q, ground(q), header_mentions(t, q))
+        (2, False, 1)
     """
     wh = re.search(r"\b(?:which|what|who)\b", question, re.IGNORECASE)
     if wh is None:
@@ -180,6 +184,7 @@ def argmax_order(
         target = _unnamed_target(table, question, wh, mentions)
     for cue in g.cue("order"):
         ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
+        ordered.sort(key=lambda i: -mentions[i][2])  # "the least number of employees": '# of Employees', not '#' ("number")
         if ordered and target and target[0] != ordered[0] and cue.start > wh.end():
             return ordered[0], cue.op == "max", target[0]
     return None

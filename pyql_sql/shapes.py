@@ -204,7 +204,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -524,6 +524,33 @@ def _measured_plan(ctx: _Ctx) -> Plan | None:
             return None
         answer = ctx.table.columns[asked]
         steps = (_order(column.header, "DESC" if descending else "ASC"),
+                 _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
+        return Plan("order_part", steps, answers=True)
+    return None
+
+
+def _total_plan(ctx: _Ctx) -> Plan | None:
+    """*what country won the most medals*: *most/least/fewest* before a plural noun no column is named for, on a table
+    with one numeric ``Total`` column (the sum of the columns it counts): the rows ordered by it, then the column asked."""
+    for cue in ctx.g.cue("order"):
+        if cue.text.lower() not in ("most", "least", "fewest"):
+            continue
+        following = _words(ctx.question[cue.end :])[:1]
+        if not following or not following[0].endswith("s") or following[0].endswith("ss"):
+            continue  # "the most recent", "the most goals" (a column: below)
+        named = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= cue.end
+                 and words_between(ctx.question, cue.end, m[0], frozenset(["the", "number", "of", "amount"]))]
+        totals = [c for c in ctx.table.columns if c.is_numeric and _words(c.header) == ["total"]]
+        if named or len(totals) != 1:
+            return None
+        asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+        if asked is None:
+            asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
+                (c.index for c in ctx.table.columns if not c.is_numeric), None)
+        if asked is None or asked == totals[0].index:
+            return None
+        answer = ctx.table.columns[asked]
+        steps = (_order(totals[0].header, "DESC" if cue.op == "max" else "ASC"),
                  _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
         return Plan("order_part", steps, answers=True)
     return None

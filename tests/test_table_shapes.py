@@ -126,3 +126,16 @@ def test_a_number_written_as_a_word_before_a_column_of_numbers_is_its_value() ->
     race = Table.from_rows(["Pos", "Driver", "Points"], [["1", "Ann Lee", "9"], ["2", "Bo Li", "1"], ["3", "Cy Ott", "–"]])
     assert first_choices(race, "who is the only driver to get one point in the race?") == (
         ["add_condition(Points, =, 1)", "set_answer(Driver)", "execute()"], ["Bo Li"])
+
+
+def test_the_most_of_a_noun_no_column_names_orders_by_the_total() -> None:
+    medals = Table.from_rows(["Rank", "Nation", "Gold", "Silver", "Total"],
+                             [["1", "Peru", "3", "1", "4"], ["2", "Chile", "1", "5", "6"], ["3", "Cuba", "1", "0", "1"]])
+    assert first_choices(medals, "what country won the most medals?") == (["add_order(Total, DESC)", "set_answer(Nation)", "execute()"], ["Chile"])
+    assert ["add_order(Total, DESC)", "set_answer(Nation)"] not in plan_actions(question_plans(medals, "which nation won the most gold medals?"))
+
+
+def test_an_argmax_orders_by_the_strongest_header_named_after_the_cue() -> None:
+    firms = Table.from_rows(["#", "Employer", "# of Employees"], [["1", "Medline", "1,200"], ["2", "Washburn", "300"], ["3", "Abbott", "900"]])
+    taken, answers = first_choices(firms, "which employer had the least number of employees?")
+    assert taken[0] == "add_order(# of Employees, ASC)" and answers == ["Washburn"]  # not '#', which "number" names too
