@@ -562,15 +562,15 @@ def _column_text(table: Table, index: int) -> str:
 
 def action_value(value: str) -> str:
     """A cell as an action's value argument, so that it reads back as written: quoted when it holds quotes of its
-    own (``'"Dalek"'``), a comma, or a parenthesis.
+    own (``'"Dalek"'``), a comma, a parenthesis, or spaces at its ends (a separator ``" "``).
 
     Example:
-        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"))
-        Ajax '"Dalek"' "Smith, John"
+        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"), action_value(" "))
+        Ajax '"Dalek"' "Smith, John" " "
     """
     if '"' in value and "'" not in value:
         return f"'{value}'"
-    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1):
+    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1) or value != value.strip():
         return '"' + value.replace('"', "'") + '"' if '"' not in value else value
     return value
 

@@ -687,7 +687,7 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
 def _part_plans(ctx: _Ctx) -> list[Plan]:
     """Conditions on a part of a text column's cells: a month the question names, a year or a month of a year
     no cell holds whole, a number compared with one inside text."""
-    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx)]
+    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx), *_after_marker_plans(ctx)]
     return [*plans[:2], *_top_plans(ctx)]
 
 
@@ -717,6 +717,26 @@ def _after_comma_plans(ctx: _Ctx) -> list[Plan]:
         for tail, start, end in text_matches(ctx.question, tails):
             if not any(s <= start < e for s, e in whole):
                 return [_part_condition(ctx, col, "after", tail, separator=",")]
+    return []
+
+
+#: A cell's first word that says where a game was played, before the opponent's name: "at Ajax", "vs. PSV", "@ Ajax".
+_MARKER = re.compile(r"^(?:at|vs\.?|v\.?|versus|@)\s+\S", re.IGNORECASE)
+
+
+def _after_marker_plans(ctx: _Ctx) -> list[Plan]:
+    """``add_part(Opponent, after, " ")``, ``add_condition(Opponent after, =, Edmonton Eskimos)`` for a name the question
+    writes that a column's cells write after *at*/*vs.* ("at Edmonton Eskimos", "vs. Edmonton Eskimos"), no cell being
+    that name whole: the games against it, wherever they were played."""
+    whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
+    for col, values in ctx.cells:
+        marked = [v for v in values if _MARKER.match(v.strip())]
+        if col.is_numeric or len(marked) < max(2, len(values) // 3):
+            continue
+        tails = sorted({t for v in marked if (t := cell_part(v.strip(), "after", " ")) and len(t) >= 3})
+        for tail, start, end in text_matches(ctx.question, tails):
+            if not any(s <= start < e for s, e in whole):
+                return [_part_condition(ctx, col, "after", tail, separator=" ")]
     return []
 
 

@@ -139,3 +139,10 @@ def test_an_argmax_orders_by_the_strongest_header_named_after_the_cue() -> None:
     firms = Table.from_rows(["#", "Employer", "# of Employees"], [["1", "Medline", "1,200"], ["2", "Washburn", "300"], ["3", "Abbott", "900"]])
     taken, answers = first_choices(firms, "which employer had the least number of employees?")
     assert taken[0] == "add_order(# of Employees, ASC)" and answers == ["Washburn"]  # not '#', which "number" names too
+
+
+def test_a_name_written_after_at_or_vs_in_its_cells_is_the_part_after_the_first_space() -> None:
+    season = Table.from_rows(["Week", "Opponent", "Result"],
+                             [["1", "at Edmonton Eskimos", "W"], ["2", "vs. BC Lions", "L"], ["3", "vs. Edmonton Eskimos", "W"], ["4", "at BC Lions", "W"]])
+    assert first_choices(season, "how many times was the opponent the edmonton eskimos?") == (
+        ['add_part(Opponent, after, " ")', "add_condition(Opponent after, =, Edmonton Eskimos)", "set_answer(Opponent, COUNT)", "execute()"], ["2"])
