@@ -687,7 +687,8 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
 def _part_plans(ctx: _Ctx) -> list[Plan]:
     """Conditions on a part of a text column's cells: a month the question names, a year or a month of a year
     no cell holds whole, a number compared with one inside text."""
-    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx), *_after_marker_plans(ctx)]
+    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx), *_after_marker_plans(ctx),
+             *_before_parenthesis_plans(ctx)]
     return [*plans[:2], *_top_plans(ctx)]
 
 
@@ -717,6 +718,27 @@ def _after_comma_plans(ctx: _Ctx) -> list[Plan]:
         for tail, start, end in text_matches(ctx.question, tails):
             if not any(s <= start < e for s, e in whole):
                 return [_part_condition(ctx, col, "after", tail, separator=",")]
+    return []
+
+
+def _before_parenthesis_plans(ctx: _Ctx) -> list[Plan]:
+    """``add_part(Runner-up, before, "(")``, ``add_condition(Runner-up before, =, Sweden)`` for a name the question writes
+    that two or more different cells of a column write before a parenthesis ("Sweden (35 pts)", "Sweden (31 pts)"),
+    no cell being that name whole: every row of that name, not the one cell a plain condition keeps."""
+    whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
+    for col, values in ctx.cells:
+        if col.is_numeric or sum(" (" in v for v in values) < max(2, len(values) // 2):
+            continue
+        heads: dict[str, set[str]] = {}
+        for v in values:
+            head = cell_part(v, "before", "(")
+            if head and len(head) >= 3 and head != v.strip():
+                heads.setdefault(head, set()).add(v.strip().lower())
+        shared = sorted(h for h, cells in heads.items() if len(cells) >= 2)
+        for head, start, end in text_matches(ctx.question, shared):
+            if not any(s <= start < e for s, e in whole):
+                drops = frozenset((col.index, cell) for cell in heads[head])  # the plain conditions on one of those cells
+                return [_part_condition(ctx, col, "before", head, drops=drops, separator="(")]
     return []
 
 

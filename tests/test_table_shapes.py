@@ -146,3 +146,13 @@ def test_a_name_written_after_at_or_vs_in_its_cells_is_the_part_after_the_first_
                              [["1", "at Edmonton Eskimos", "W"], ["2", "vs. BC Lions", "L"], ["3", "vs. Edmonton Eskimos", "W"], ["4", "at BC Lions", "W"]])
     assert first_choices(season, "how many times was the opponent the edmonton eskimos?") == (
         ['add_part(Opponent, after, " ")', "add_condition(Opponent after, =, Edmonton Eskimos)", "set_answer(Opponent, COUNT)", "execute()"], ["2"])
+
+
+def test_a_name_several_cells_write_before_a_parenthesis_is_the_part_before_it() -> None:
+    finals = Table.from_rows(["Year", "Winner", "Runner-up"],
+                             [["2005", "Russia (40 pts)", "Sweden (35 pts)"], ["2006", "Poland (38 pts)", "Sweden (31 pts)"],
+                              ["2007", "Russia (39 pts)", "Denmark (30 pts)"], ["2009", "Russia (39 pts)", "Sweden (30 pts)"]])
+    assert first_choices(finals, "how many times was sweden the runner up?") == (
+        ['add_part(Runner-up, before, "(")', "add_condition(Runner-up before, =, Sweden)", "set_answer(Runner-up, COUNT)", "execute()"], ["3"])
+    # one cell of that name: the plain condition on it
+    assert first_choices(finals, "which year was denmark the runner up?")[0][0] == 'add_condition(Runner-up, =, "Denmark (30 pts)")'
