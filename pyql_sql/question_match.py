@@ -354,6 +354,37 @@ def _cell_candidates(
         if any(c.start < end and start < c.end for c in out):
             continue  # the word is part of a cell the question writes whole
         out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    for cell, start, end in _demonym_matches(question, cells):
+        if not any(c.start < end and start < c.end for c in out):
+            out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    return out
+
+
+#: The endings of a people's or a language's name made from a place's ("chinese", "italian", "kenyans", "swedish").
+_DEMONYM = re.compile(r"\b(?P<stem>[a-z]{4,}?)(?:ese|ians?|ans?|ish|is?)\b", re.IGNORECASE)
+
+
+def _demonym_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
+    """The one-word cells a question names by their people ("which chinese athlete": ``China``; "how many hungarians":
+    ``Hungary (HUN)``): the word less its ending starts the cell's name, which is at most 3 letters longer; none when
+    a cell is the word itself (``Italian``).
+
+    Example:
+        >>> _demonym_matches("which chinese athlete had the fastest time?", ["Kenya", "China", "Chinatown"])
+        [('China', 6, 13)]
+        >>> _demonym_matches("how many hungarians won?", ["Hungary (HUN)", "Kenya (KEN)"]), _demonym_matches("an italian", ["Italian", "Italy"])
+        ([('Hungary (HUN)', 9, 19)], [])
+    """
+    out = []
+    words = {c.strip().lower() for c in cells}
+    for m in _DEMONYM.finditer(question):
+        word, stem = m.group().lower(), m.group("stem").lower()
+        if word in words or word.rstrip("s") in words:
+            continue
+        for cell in cells:
+            names = [n for n in cell_names(cell) if len(n.split()) == 1 and n[:1].isupper()]
+            if any(n.lower().startswith(stem) and len(n) - len(stem) <= 3 for n in names):
+                out.append((cell, m.start(), m.end()))
     return out
 
 

@@ -662,6 +662,9 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
             column = ctx.table.columns[i]
             if _timed(ctx, column):
                 asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+                if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):  # "which chinese athlete"
+                    asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
+                        (c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)
                 answer = ctx.table.columns[asked if asked is not None else i]
                 steps = [_order(column.header, "DESC" if cue.op == "max" else "ASC"),
                          _answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a))]

@@ -156,3 +156,11 @@ def test_a_name_several_cells_write_before_a_parenthesis_is_the_part_before_it()
         ['add_part(Runner-up, before, "(")', "add_condition(Runner-up before, =, Sweden)", "set_answer(Runner-up, COUNT)", "execute()"], ["3"])
     # one cell of that name: the plain condition on it
     assert first_choices(finals, "which year was denmark the runner up?")[0][0] == 'add_condition(Runner-up, =, "Denmark (30 pts)")'
+
+
+def test_a_people_names_its_country_and_which_asks_for_the_row_of_the_fastest_time() -> None:
+    walk = Table.from_rows(["Rank", "Athlete", "Nationality", "Time"],
+                           [["1", "Ann Lee", "Kenya", "1:19:50"], ["2", "Wang Zhen", "China", "1:19:56"], ["3", "Li Bo", "China", "1:20:01"]])
+    assert first_choices(walk, "which chinese athlete had the fastest time?") == (
+        ["add_condition(Nationality, =, China)", "add_order(Time, ASC)", "set_answer(Athlete)", "execute()"], ["Wang Zhen"])
+    assert first_choices(walk, "how many kenyans finished?")[1] == ["1"]
