@@ -267,6 +267,9 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
         >>> vs, ms = question_values(t, "Insert into 'Olympic Medals' with 2 columns 'Rank' and 'Gold': Rank '7', Gold '0'.")
         >>> [v.text for v in vs], len(ms)
         (["'7'", "'0'"], 4)
+        >>> t = Table.from_rows(["Song", "Place"], [["Luz", "5th"]])
+        >>> [v.text for v in question_values(t, "The song 'Porto' won 1st place.")[0]]
+        ["'Porto'", '1st']
         >>> t = Table.from_rows(["Team", "Stadium"], [["Celtic", "Celtic Park"], ["Hearts", "Tynecastle Stadium"]])
         >>> [v.text for v in question_values(t, "The Rangers team's home stadium is the Ibrox Stadium.")[0]]
         ['Rangers', 'Ibrox Stadium']
@@ -284,6 +287,12 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
         values.append(v)
     quoted = [(v.start, v.end) for v in values if v.kind == "quoted"]
     mentions = column_mentions(table, question, hidden=hidden + quoted)
+    for m in re.finditer(r"\b\d+(?:st|nd|rd|th)(?=\s+(?P<next>\w))", question, re.IGNORECASE):
+        if any(o.start < m.end() and m.start() < o.end for o in values):
+            continue
+        if any(x.whole and x.start == m.start("next") for x in mentions):  # "won 1st place": the Place column's value
+            values.append(Grounded("span", m.group(), m.start(), m.end(), m.group()))
+    values.sort(key=lambda v: v.start)
     kept = []
     cells: list[list[str]] | None = None
     for v in values:
@@ -629,6 +638,9 @@ def last_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]]
         ([('Original chapter', 'Kappa Xi')], [('Name', 'David Lee')])
         >>> last_pair(t, "Add David Lee and Bo Li to the table with the Original chapter being Kappa Xi.", pairs) is None
         True
+        >>> q = "Add 2015 EuroBasket to the table with the Original chapter being Kappa Xi."
+        >>> last_pair(t, q, pair_values(t, q))[1].text
+        '2015 EuroBasket'
     """
     given = {c for c, _ in pairs}
     missing = [c.index for c in table.columns if c.index not in given]
@@ -636,4 +648,7 @@ def last_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]]
         return None
     values, _ = question_values(table, question, g)
     left = [v for v in values if not any(o.start < v.end and v.start < o.end for _, o in pairs)]
+    if len(left) == 2 and re.fullmatch(r" ", question[left[0].end : left[1].start]):  # "2015 EuroBasket": one name
+        text = question[left[0].start : left[1].end]
+        left = [Grounded("span", text, left[0].start, left[1].end, text)]
     return (missing[0], left[0]) if len(left) == 1 else None

@@ -45,6 +45,8 @@ PLAYERS = Table.from_rows(["Player", "Height", "Current Club"], [["Ann Lee", "2.
 AIRPORTS = Table.from_rows(["Rank", "Airport name", "City"], [["1", "Schiphol", "Amsterdam"], ["2", "Zaventem", "Brussels"]], name="Airport Passengers")
 SEES = Table.from_rows(["Jurisdiction", "Latin name"], [["Berat", "Beratensis"], ["Durrës", "Dyrrachium"]], name="Jurisdictions")
 SCORES = Table.from_rows(["Nation", "T Score", "Total"], [["France", "7.1", "22.1"], ["Peru", "7.0", "21.0"]], name="Nation Scores")
+CONTEST = Table.from_rows(["Draw", "Artist", "Song", "Points", "Place"], [["1", "Gonzaga", "Tema", "102", "5th"]], name="Music Contest")
+STATS = Table.from_rows(["Tournament", "Games played", "Points per game"], [["2013 EuroBasket", "6", "11.2"]], name="Tournament Stats")
 VENUES = Table.from_rows(
     ["Team", "Location", "Stadium"], [["Celtic", "Glasgow", "Celtic Park"], ["Hearts", "Edinburgh", "Tynecastle Stadium"]], name="Team Stadiums"
 )
@@ -93,6 +95,11 @@ CASES = [
     (GAMES, "The game was recorded by inserting the values '3', 'Boston', and '3-0-0'.", ["insert_row(Game = 3; Opponent = Boston; Record = 3-0-0)"]),
     # one column and one value left: the value is the column's
     (GAMES, "Add Boston to the games table with the Game being 3 and the Record being '3-0-0'.", ["insert_row(Game = 3; Record = 3-0-0; Opponent = Boston)"]),
+    # "won 1st place": an ordinal right before a column's name is its value; "2015 EuroBasket", the one value left, is one name
+    (CONTEST, "The song 'Porto Sentido' by Rui Veloso won 1st place with 145 points in Draw 10, and was inserted.",
+     ["insert_row(Song = Porto Sentido; Place = 1st; Points = 145; Draw = 10; Artist = Rui Veloso)"]),
+    (STATS, "Insert 2015 EuroBasket statistics into the stats table with 8 games played and 9.1 points per game.",
+     ["insert_row(Games played = 8; Points per game = 9.1; Tournament = 2015 EuroBasket)"]),
     # "updated with the following data" naming every column: a whole new row
     (GAMES, "The Games table should be updated with the following data: Game: 3, Opponent: Boston, Record: 3-0-0.",
      ["insert_row(Game = 3; Opponent = Boston; Record = 3-0-0)"]),
