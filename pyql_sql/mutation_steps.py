@@ -45,7 +45,7 @@ from pyql.errors import PyQLError
 
 from .next_steps import _checked, _column_text, _condition_action, condition_candidates
 from .question_match import action_value
-from .pairing import column_cells, last_pair, pair_values, value_text
+from .pairing import absent_pairs, column_cells, last_pair, pair_values, value_text
 from .table import Table
 
 __all__ = ["asks_change", "complete", "value_pairs", "mutation_next_steps"]
@@ -306,8 +306,10 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         owner = lambda c: not re.match(r"['’]s\b", question[c.end : c.end + 3])  # noqa: E731 - "Anthony Davis's height": his row
         conditions.sort(key=lambda c: ((c.start, c.end) in spans, owner(c)))  # a span that is no assigned value first, an owner first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
-    if kind in ("insert", "either") and not complete(table, pairs) and (last := last_pair(table, question, pairs, g)) is not None:
-        pairs = [*pairs, last]  # the one value left names the one column left
+    if kind in ("insert", "either") and not complete(table, pairs):
+        pairs = [*pairs, *absent_pairs(table, question, pairs, g)]  # "with no additional notes": the column's mark for none
+        if not complete(table, pairs) and (last := last_pair(table, question, pairs, g)) is not None:
+            pairs = [*pairs, last]  # the one value left names the one column left
     text = _assignments(table, pairs) if kind in ("insert", "either") and complete(table, pairs) else None
     if text:  # a whole row: before the update's conditions, which a statement of new facts does not pick
         steps.insert(0, NextStep(f"insert_row({text})", "execute"))

@@ -61,7 +61,7 @@ from pyql.environment.grounding import Grounded, Grounding, ground, parse_date
 from .table import Table
 from .value_lists import listed_pairs
 
-__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "enumeration_pairs", "last_pair", "pair_values", "question_values", "word_norm"]
+__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "absent_pairs", "enumeration_pairs", "last_pair", "pair_values", "question_values", "word_norm"]
 
 _TOKEN = re.compile(r"[a-z0-9]+|#")
 _STOP = frozenset("a an the of in on at to for by with from as is are was were and or its their".split())
@@ -201,9 +201,35 @@ def column_mentions(table: Table, question: str, *, hidden: Sequence[tuple[int, 
         raw = [w for _, _, w in _tokens(col.header)]
         stop = [w in _STOP and len(raw) > 1 for w in raw]
         found += _runs(words, header, col.index, stop) + _window(question, words, header, col.index, stop)
+    found += _work_mentions(table, question, words, found)
     found = [m for m in found if not any(s <= m.start and m.end <= e and (s, e) != (m.start, m.end) for s, e in hidden)]
     found = [m for m in found if m.whole or not any(s < m.end and m.start < e for s, e in hidden)]  # "in 'Toronto" of a quoted name
     return _unambiguous(found)
+
+
+#: Words that name a work by its kind ("the film 'Up'", "the song 'Luz'", "titled 'Up'"): a Title column's mention.
+_WORKS = frozenset(["film", "movie", "show", "series", "song", "album", "book", "play", "episode", "single", "novel", "titled"])
+
+
+def _work_mentions(table: Table, question: str, words: list[tuple[int, int, str]], found: list[Mention]) -> list[Mention]:
+    """Mentions of the table's Title column by the kind of work it lists ("the movie 'Despicable Me 3'"), when no
+    header is that word.
+
+    Example:
+        >>> t = Table.from_rows(["Year", "Title", "Role"], [["2010", "Up", "Carl"]])
+        >>> [(t.headers[m.column], m.strength) for m in column_mentions(t, "The movie 'Up 2' released in 2017")]
+        [('Title', 4.0)]
+    """
+    titles = [c.index for c in table.columns if [w for _, _, w in _tokens(c.header)] == ["title"]]
+    if len(titles) != 1:
+        return []
+    named = {(m.start, m.end) for m in found}
+    out = []
+    for i, (s, e, w) in enumerate(words):
+        following = words[i + 1][2] if i + 1 < len(words) else ""
+        if w in _WORKS and (s, e) not in named and following not in _WORKS | {"called", "named"}:  # "film titled 'Up'": one mention
+            out.append(Mention(titles[0], s, e, 4.0))
+    return out
 
 
 def _unambiguous(found: list[Mention]) -> list[Mention]:
@@ -246,12 +272,46 @@ def _text(v: Grounded) -> str:
 
 
 def _one_sentence(v: Grounded) -> Grounded:
-    """A capitalised span cut at a full stop inside it (``Hedlund. The`` is ``Hedlund``)."""
-    cut = re.search(r"[.!?]\s", v.text) if v.kind == "span" else None
+    """A capitalised span cut at a full stop inside it (``Hedlund. The`` is ``Hedlund``), not at a title's
+    abbreviation (``Sen. Ralph Owen Brewster``, ``Dr. No``).
+
+    Example:
+        >>> [_one_sentence(Grounded("span", t, 0, len(t), t)).text for t in ("Hedlund. The", "Sen. Ralph Owen Brewster")]
+        ['Hedlund', 'Sen. Ralph Owen Brewster']
+    """
+    cuts = re.finditer(r"[.!?]\s", v.text) if v.kind == "span" else iter(())
+    cut = next((c for c in cuts if not (c.group()[0] == "." and re.search(r"(?:^|\s)[A-Z][a-z]{0,2}$", v.text[: c.start()]))), None)
     if cut is None or cut.start() == 0:
         return v
     text = v.text[: cut.start()]
     return replace(v, text=text, end=v.start + len(text), value=text if isinstance(v.value, str) else v.value)
+
+
+def _whole_names(question: str, values: list[Grounded]) -> list[Grounded]:
+    """Capitalised spans made whole: a title's abbreviation joined to the name after it (``Sen. Ralph Owen
+    Brewster``), and a parenthesized detail right after a name kept with it (``Frieda (voice)``).
+
+    Example:
+        >>> from pyql.environment.grounding import ground
+        >>> q = "It features Sen. Ralph Owen Brewster and Frieda (voice)."
+        >>> [v.text for v in _whole_names(q, [v for v in ground(q).values])]
+        ['Sen. Ralph Owen Brewster', 'Frieda (voice)']
+    """
+    out: list[Grounded] = []
+    for v in values:
+        last = out[-1] if out else None
+        if (last is not None and v.kind == "span" and last.kind == "span" and re.fullmatch(r"[A-Z][a-z]{0,3}", last.text)
+                and question[last.end : v.start] == ". "):
+            text = question[last.start : v.end]
+            out[-1] = Grounded("span", text, last.start, v.end, text)
+            continue
+        out.append(v)
+    for i, v in enumerate(out):
+        detail = re.match(r" \([^()]{1,30}\)", question[v.end :]) if v.kind == "span" else None
+        if detail is not None and not any(o.start < v.end + detail.end() and v.end < o.end for o in out):
+            text = question[v.start : v.end + detail.end()]
+            out[i] = Grounded("span", text, v.start, v.end + detail.end(), text)
+    return out
 
 
 def question_values(table: Table, question: str, g: Grounding | None = None) -> tuple[list[Grounded], list[Mention]]:
@@ -285,6 +345,7 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
         if any(s <= v.start and v.end <= e for s, e in hidden) or re.match(r"\s*(columns?|rows?|fields?)\b", question[v.end :], re.I):
             continue
         values.append(v)
+    values = _whole_names(question, values)
     quoted = [(v.start, v.end) for v in values if v.kind == "quoted"]
     mentions = column_mentions(table, question, hidden=hidden + quoted)
     for m in re.finditer(r"\b\d+(?:st|nd|rd|th)(?=\s+(?P<next>\w))", question, re.IGNORECASE):
@@ -652,3 +713,30 @@ def last_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]]
         text = question[left[0].start : left[1].end]
         left = [Grounded("span", text, left[0].start, left[1].end, text)]
     return (missing[0], left[0]) if len(left) == 1 else None
+
+
+def absent_pairs(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]], g: Grounding | None = None) -> list[tuple[int, Grounded]]:
+    """A new row's columns the question says it has none of ("with no additional notes"): the mark the column's
+    cells write for none (``-``, ``—``, an empty cell; the most frequent cell without a letter or digit, if two or
+    more cells write it).
+
+    Example:
+        >>> t = Table.from_rows(["Title", "Notes"], [["Up", "-"], ["Cars", "-"], ["Jaws", "Voice"]])
+        >>> [(t.headers[c], v.value) for c, v in absent_pairs(t, "The movie 'Brave' had no additional notes.", [])]
+        [('Notes', '-')]
+    """
+    given = {c for c, _ in pairs}
+    _, mentions = question_values(table, question, g)
+    cells = column_cells(table)
+    out: list[tuple[int, Grounded]] = []
+    for m in mentions:
+        if m.column in given or m.column in {c for c, _ in out} or not m.whole:
+            continue
+        if not re.search(r"\bno\s+(?:[a-z]+\s+)?$", question[: m.start], re.IGNORECASE):
+            continue
+        marks = [c.strip() for c in cells[m.column] if not re.search(r"\w", c)]
+        if marks:
+            mark = max(set(marks), key=marks.count)
+            if marks.count(mark) >= 2:
+                out.append((m.column, Grounded("quoted", mark, m.start, m.start, mark)))
+    return out

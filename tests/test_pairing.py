@@ -47,6 +47,8 @@ SEES = Table.from_rows(["Jurisdiction", "Latin name"], [["Berat", "Beratensis"],
 SCORES = Table.from_rows(["Nation", "T Score", "Total"], [["France", "7.1", "22.1"], ["Peru", "7.0", "21.0"]], name="Nation Scores")
 CONTEST = Table.from_rows(["Draw", "Artist", "Song", "Points", "Place"], [["1", "Gonzaga", "Tema", "102", "5th"]], name="Music Contest")
 STATS = Table.from_rows(["Tournament", "Games played", "Points per game"], [["2013 EuroBasket", "6", "11.2"]], name="Tournament Stats")
+FILMS = Table.from_rows(["Year", "Title", "Role", "Notes"], [["2010", "Up", "Carl", "-"], ["2012", "Brave", "Merida", "-"], ["2015", "Inside Out", "Joy", "Voice"]],
+                        name="Filmography")
 VENUES = Table.from_rows(
     ["Team", "Location", "Stadium"], [["Celtic", "Glasgow", "Celtic Park"], ["Hearts", "Edinburgh", "Tynecastle Stadium"]], name="Team Stadiums"
 )
@@ -100,6 +102,12 @@ CASES = [
      ["insert_row(Song = Porto Sentido; Place = 1st; Points = 145; Draw = 10; Artist = Rui Veloso)"]),
     (STATS, "Insert 2015 EuroBasket statistics into the stats table with 8 games played and 9.1 points per game.",
      ["insert_row(Games played = 8; Points per game = 9.1; Tournament = 2015 EuroBasket)"]),
+    # a work's kind names the Title column ("the movie 'X'"); "no additional notes" is the column's mark for none;
+    # a name keeps its title's abbreviation and its parenthesized detail
+    (FILMS, "The movie 'Despicable Me 3' released in 2017 featured Frieda (voice) and had no additional notes.",
+     ["insert_row(Title = Despicable Me 3; Year = 2017; Notes = -; Role = Frieda (voice))"]),
+    (FILMS, "The movie 'The Aviator' released in 2004 features Sen. Ralph Owen Brewster played by the actor, with no additional notes.",
+     ["insert_row(Title = The Aviator; Year = 2004; Notes = -; Role = Sen. Ralph Owen Brewster)"]),
     # "updated with the following data" naming every column: a whole new row
     (GAMES, "The Games table should be updated with the following data: Game: 3, Opponent: Boston, Record: 3-0-0.",
      ["insert_row(Game = 3; Opponent = Boston; Record = 3-0-0)"]),
