@@ -44,7 +44,7 @@ from pyql.environment.next_steps import NextStep
 from pyql.errors import PyQLError
 
 from .next_steps import _checked, _column_text, _condition_action, condition_candidates
-from .question_match import action_value
+from .question_match import action_value, fold
 from .pairing import absent_pairs, column_cells, last_pair, pair_values, value_text
 from .table import Table
 
@@ -57,7 +57,7 @@ _INSERT_FIRST = re.compile(r"^\s*(?:please\s+)?(insert|add)\b", re.I)
 #: An update's rows written out: "where the Nationality column equals Spain", "where the value in column 'Rank' is equal to '29'".
 _WHERE = re.compile(
     r"\bwhere\s+(?:the\s+)?(?:value\s+(?:in|of)\s+)?(?:(?:the\s+)?column\s+)?[`'\"]?(?P<col>[^`'\"]+?)[`'\"]?\s*(?:column\s+)?"
-    r"(?:equals|is\s+equal\s+to|is|=)\s+[`'\"]?(?P<val>[^`'\"]+?)[`'\"]?\s*(?:[.;,]|\band\b|$)",
+    r"(?:equals|(?:is|are)\s+equal\s+to|(?:is|are)\s+set\s+to|is|are|=)\s+[`'\"]?(?P<val>[^`'\"]+?)[`'\"]?\s*(?:[.;,]|\band\b|$)",
     re.I,
 )
 _QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|name|list|give|tell|show|find|is|are|was|were|do|does|did|can|count)\b", re.I)
@@ -117,8 +117,8 @@ def value_pairs(
         >>> [(t.columns[c].header, v.text) for c, v in value_pairs(t, q)]
         [('Club', "'FK Trakai'"), ('Wins', '9'), ('Points', '29')]
     """
-    lower = question.lower()
-    spans = [(m.start(), m.end()) for text in skip if text for m in re.finditer(rf"(?<!\w){re.escape(text)}(?!\w)", lower)]  # 'Berat', not 'Beratënsis'
+    lower = fold(question).lower()  # "Montreal" in the question is the cell "Montréal"
+    spans = [(m.start(), m.end()) for text in skip if text for m in re.finditer(rf"(?<!\w){re.escape(fold(text))}(?!\w)", lower)]  # 'Berat', not 'Beratënsis'
     return pair_values(table, question, g, skip=spans, exclude=exclude, resemble=resemble)
 
 
@@ -252,8 +252,13 @@ def _from_to(table: Table, question: str, g: Grounding, conditions: Any) -> list
     out: list[tuple[int, Grounded]] = []
     for step in conditions:
         old = re.escape(str(step.value).strip())
-        for m in re.finditer(rf"\bfrom\s+[`'\"]?{old}[`'\"]?\s+to\s+(?:be\s+)?", question, re.IGNORECASE):
-            new = [v for v in values if v.start == m.end()]
+        ends = [m.end() for m in re.finditer(rf"\bfrom\s+[`'\"]?{old}[`'\"]?\s+to\s+(?:be\s+)?", question, re.IGNORECASE)]
+        if step.column.index < len(table.columns):  # "... where Notes are '-' and change ... Notes to 'Video'": the column set again
+            header = re.escape(step.column.header)
+            ends += [m.end() for m in re.finditer(rf"[`'\"]?\b{header}[`'\"]?\s+to\s+(?:be\s+)?", question, re.IGNORECASE)
+                     if not re.match(rf"[`'\"]?{old}[`'\"]?(?!\w)", question[m.end() :], re.IGNORECASE)]
+        for end in ends:
+            new = [v for v in values if v.start == end]
             if new and step.column.index < len(table.columns) and step.column.index not in {c for c, _ in out}:
                 out.append((step.column.index, max(new, key=lambda v: v.end - v.start)))
     return out
@@ -298,13 +303,13 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
     if kind in ("update", "either"):  # not on a column the question assigns another value to
         conditions = [
             c for c in condition_candidates(table, question, g)
-            if c.op == "=" and (all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in named)
+            if c.op == "=" and (all(col != c.column or (v.start <= c.start and c.end <= v.end) for col, v in named)
                                 or re.search(r"\bfrom\s+['\"`]?$", question[: c.start]))  # "from 'A' to 'B'": A picks the rows
             and not re.search(r"\bto\s+(?:be\s+)?['\"`]?$", question[: c.start])  # "... to 11": a value set, not a row picked
         ]
-        spans = {(v.start, v.end) for _, v in named}
+        spans = [(v.start, v.end) for _, v in named]  # a quoted value's span holds its cell's
         owner = lambda c: not re.match(r"['’]s\b", question[c.end : c.end + 3])  # noqa: E731 - "Anthony Davis's height": his row
-        conditions.sort(key=lambda c: ((c.start, c.end) in spans, owner(c)))  # a span that is no assigned value first, an owner first
+        conditions.sort(key=lambda c: (any(s <= c.start and c.end <= e for s, e in spans), owner(c)))  # a span that is no assigned value first, an owner first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
     if kind in ("insert", "either") and not complete(table, pairs):
         pairs = [*pairs, *absent_pairs(table, question, pairs, g)]  # "with no additional notes": the column's mark for none

@@ -387,7 +387,8 @@ def enumeration_pairs(
 
     A list of headers is two or more mentions with only commas and "and"/"or"
     between, none with a value of its own next to it (``2 draws and against
-    1305`` is no list).
+    1305`` is no list); the values follow within six words, or anywhere in the
+    sentence when *respectively* ends them.
 
     Returns the pairs, and the columns and value spans of lists of different
     lengths, and of values listed with no list of columns right before them
@@ -420,7 +421,8 @@ def enumeration_pairs(
         between = question[_end(heads[-1]) : vals[0].start] if heads else ""
         others = [v for v in values if all(v is not w for w in vals)]
         listed = len(heads) >= 2 and not _adjacent_pairs(question, others, heads)  # type: ignore[arg-type]  # not "2 draws and against"
-        if listed and not re.search(r"[.;!?](\s|$)", between) and len(_TOKEN.findall(between.lower())) <= 6:
+        respectively = re.match(r"\s*,?\s*respectively\b", question[_end(vals[-1]) :], re.IGNORECASE)  # type: ignore[arg-type]
+        if listed and not re.search(r"[.;!?](\s|$)", between) and (len(_TOKEN.findall(between.lower())) <= 6 or respectively):
             if len(heads) == len(vals):
                 pairs += [(m.column, v) for m, v in zip(heads, vals)]  # type: ignore[attr-defined,misc]
             else:

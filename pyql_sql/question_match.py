@@ -21,9 +21,11 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import replace as _replace
+from functools import lru_cache
 from typing import Any
 
 from pyql.environment.grounding import Cue, Grounding, ground, parse_date
@@ -231,18 +233,37 @@ def cell_names(cell: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for n in (cell, core, bare) if n))
 
 
+def fold(text: str) -> str:
+    """The text with its letters' accents dropped, one character for one (so spans carry over): ``Montréal`` is ``Montreal``.
+
+    Example:
+        >>> fold("Montréal-Pierre Böltz Águila"), len(fold("Montréal")) == len("Montréal")
+        ('Montreal-Pierre Boltz Aguila', True)
+    """
+    return "".join(_fold_char(ch) for ch in text)
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    if ch.isascii():
+        return ch
+    base = unicodedata.normalize("NFKD", ch)[:1]
+    return base if base.isascii() and base.isalpha() else ch
+
+
 def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
-    """The cells the question writes (case, spacing and the kind of dash aside; a cell's trailing marks left out),
-    with their spans."""
+    """The cells the question writes (case, spacing, accents and the kind of dash aside; a cell's trailing marks left
+    out), with their spans."""
     out = []
+    folded = fold(question)
     for cell in cells:
         for written in cell_names(cell):
-            words = written.split()
+            words = fold(written).split()
             if not words or len(written) > 80:
                 continue
             plural = "(?:e?s)?" if words[-1][-1:].isalpha() and len(words[-1]) > 2 else ""  # "middle blockers" names "Middle blocker"
             pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + plural + r"(?!\w)"
-            m = re.search(pattern, question, re.IGNORECASE)
+            m = re.search(pattern, folded, re.IGNORECASE)
             if m is not None:
                 out.append((cell, m.start(), m.end()))
                 break

@@ -42,7 +42,8 @@ GAMES = Table.from_rows(
     ["Game", "Opponent", "Record"], [["1", "Tampa Bay", "1-0-0"], ["2", "Chicago", "2-0-0"]], name="Games"
 )
 PLAYERS = Table.from_rows(["Player", "Height", "Current Club"], [["Ann Lee", "2.01", "Hawks"], ["Bo Li", "1.95", "Nets"]], name="Basketball Players")
-AIRPORTS = Table.from_rows(["Rank", "Airport name", "City"], [["1", "Schiphol", "Amsterdam"], ["2", "Zaventem", "Brussels"]], name="Airport Passengers")
+AIRPORTS = Table.from_rows(["Rank", "Airport name", "City"], [["1", "Schiphol", "Amsterdam"], ["2", "Zaventem", "Brussels"], ["3", "Montréal Trudeau", "Montréal"]],
+                           name="Airport Passengers")
 SEES = Table.from_rows(["Jurisdiction", "Latin name"], [["Berat", "Beratensis"], ["Durrës", "Dyrrachium"]], name="Jurisdictions")
 SCORES = Table.from_rows(["Nation", "T Score", "Total"], [["France", "7.1", "22.1"], ["Peru", "7.0", "21.0"]], name="Nation Scores")
 CONTEST = Table.from_rows(["Draw", "Artist", "Song", "Points", "Place"], [["1", "Gonzaga", "Tema", "102", "5th"]], name="Music Contest")
@@ -126,6 +127,14 @@ CASES = [
     # "T Score is now 7.500", "Total is 22.700 in the ... Table": the values alone
     (SCORES, "France's T Score is now 7.500 and Total is 22.700 in the Nation Scores Table.",
      ["add_condition(Nation, =, France)", "update_rows(T Score = 7.500; Total = 22.700)"]),
+    # "where Notes are set to '-' ... Notes to 'Video'": the rows by the old value, the column set again
+    (FILMS, "In the Filmography, update the record where Notes are set to 'Voice' and change the Year to '2016', Title to 'Zootopia', Role to 'Judy', and Notes to 'Lead'.",
+     ["add_condition(Notes, =, Voice)", "update_rows(Year = 2016; Title = Zootopia; Role = Judy; Notes = Lead)"]),
+    # columns listed, then their values far after, closed by "respectively"
+    (FILMS, "Change the year and role of the film titled 'Brave' in the Filmography to '2013' and 'Elinor' respectively.",
+     ["add_condition(Title, =, Brave)", "update_rows(Year = 2013; Role = Elinor)"]),
+    # a cell written without its accent ("Montreal" for "Montréal")
+    (AIRPORTS, "Change the rank of Montreal Trudeau to 19.", ["add_condition(Airport name, =, Montréal Trudeau)", "update_rows(Rank = 19)"]),
     # "from 'A' to 'B'": A picks the rows, B is the column's new value
     (DRAFT, "Modify the player in the draft table from 'Walt Schlinkman' to 'Walter Schlinkman'.",
      ["add_condition(Player, =, Walt Schlinkman)", "update_rows(Player = Walter Schlinkman)"]),
