@@ -375,9 +375,46 @@ def _cell_candidates(
         if any(c.start < end and start < c.end for c in out):
             continue  # the word is part of a cell the question writes whole
         out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    for cell, start, end in _last_word_matches(question, cells, {c.value for c in out}):
+        if not any(c.start < end and start < c.end for c in out):
+            out.append(ConditionCandidate(col.index, "=", cell, start, end, 1.8 + 2 * _near(question, mention, start, end)))
     for cell, start, end in _demonym_matches(question, cells):
         if not any(c.start < end and start < c.end for c in out):
             out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    return out
+
+
+def _last_word_matches(question: str, cells: list[str], whole: set[str]) -> list[tuple[str, int, int]]:
+    """The names the question writes by their last word alone, a surname ("how many seasons has ott been the skip":
+    ``Mirjam Ott``), with its span.
+
+    Only a name of two or three capitalised words the question does not write whole, whose last word (3 letters or
+    more) ends no other cell of the column, not preceded in the question by another word than the name's own.
+
+    Example:
+        >>> _last_word_matches("how many seasons has ott been the skip?", ["Mirjam Ott", "Luzia Ebnöther", "Mirjam Ott"], set())
+        [('Mirjam Ott', 21, 24)]
+        >>> _last_word_matches("how many seasons has ott been the skip?", ["Mirjam Ott", "Hans Ott"], set())
+        []
+        >>> _last_word_matches("what did paul ott win?", ["Mirjam Ott", "Luzia Ebnöther"], set())
+        []
+    """
+    by_last: dict[str, set[str]] = {}
+    for cell in cells:
+        words = cell.split()
+        if words:
+            by_last.setdefault(words[-1].lower().strip(",;:."), set()).add(cell.strip())
+    out = []
+    for last, same in by_last.items():
+        cell = next(iter(same))
+        words = cell.split()
+        if (len(same) != 1 or not 2 <= len(words) <= 3 or not all(w[:1].isupper() for w in words) or cell in whole
+                or len(last) < 3 or not last.isalpha() or last in _STOP):
+            continue
+        m = re.search(rf"(?<!\w){re.escape(last)}(?!\w)", question, re.IGNORECASE)
+        before = _WORD.findall(question[: m.start()].lower())[-1:] if m is not None else []
+        if m is not None and not (before and before[0] not in _STOP and before[0] != words[-2].lower()):
+            out.append((cell, m.start(), m.end()))
     return out
 
 

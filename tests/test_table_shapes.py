@@ -164,3 +164,10 @@ def test_a_people_names_its_country_and_which_asks_for_the_row_of_the_fastest_ti
     assert first_choices(walk, "which chinese athlete had the fastest time?") == (
         ["add_condition(Nationality, =, China)", "add_order(Time, ASC)", "set_answer(Athlete)", "execute()"], ["Wang Zhen"])
     assert first_choices(walk, "how many kenyans finished?")[1] == ["1"]
+
+
+def test_a_surname_alone_names_the_one_person_of_that_name() -> None:
+    curling = Table.from_rows(["Season", "Skip", "Third"],
+                              [["2001–02", "Mirjam Ott", "Binia Beeli"], ["2002–03", "Luzia Ebnöther", "Carmen Küng"], ["2003–04", "Mirjam Ott", "Carmen Küng"]])
+    assert first_choices(curling, "how many seasons has ott been the skip?") == (
+        ["add_condition(Skip, =, Mirjam Ott)", "set_answer(Season, COUNT)", "execute()"], ["2"])
