@@ -222,15 +222,19 @@ _DETAIL = re.compile(r"\s*\([^()]*\)\s*$")
 
 def cell_names(cell: str) -> tuple[str, ...]:
     """The ways a question may write a cell: as it is, without its trailing marks, without a parenthesized detail
-    at its end (``Great Britain (GBR)``: ``Great Britain``, as WTQ's answers drop it).
+    at its end (``Great Britain (GBR)``: ``Great Britain``, as WTQ's answers drop it), without the quotes of a title
+    (``"Cheat on You"``).
 
     Example:
         >>> cell_names("Great Britain (GBR)"), cell_names("Raw ¥¥")
         (('Great Britain (GBR)', 'Great Britain'), ('Raw ¥¥', 'Raw'))
+        >>> cell_names('"The Return" (Part 1)')
+        ('"The Return" (Part 1)', '"The Return"', 'The Return')
     """
     core = cell_core(cell)
     bare = _DETAIL.sub("", core).strip()
-    return tuple(dict.fromkeys(n for n in (cell, core, bare) if n))
+    unquoted = bare[1:-1].strip() if len(bare) > 2 and bare[0] in "\"“'" and bare[-1] in "\"”'" else ""  # a title: "Cheat on You"
+    return tuple(dict.fromkeys(n for n in (cell, core, bare, unquoted) if n))
 
 
 def fold(text: str) -> str:

@@ -171,3 +171,10 @@ def test_a_surname_alone_names_the_one_person_of_that_name() -> None:
                               [["2001–02", "Mirjam Ott", "Binia Beeli"], ["2002–03", "Luzia Ebnöther", "Carmen Küng"], ["2003–04", "Mirjam Ott", "Carmen Küng"]])
     assert first_choices(curling, "how many seasons has ott been the skip?") == (
         ["add_condition(Skip, =, Mirjam Ott)", "set_answer(Season, COUNT)", "execute()"], ["2"])
+
+
+def test_a_title_the_cells_write_in_quotes_is_named_without_them() -> None:
+    songs = Table.from_rows(["Title", "Year"], [['"Cheat on You"', "2008"], ['"Dance Bailalo"', "2009"], ['"The Return" (Part 1)', "2010"]])
+    assert first_choices(songs, "what year is next to the title cheat on you?") == (
+        ['add_condition(Title, =, \'"Cheat on You"\')', "set_answer(Year)", "execute()"], ["2008"])
+    assert first_choices(songs, "what year was the return released?")[1] == ["2010"]
