@@ -370,7 +370,7 @@ def _cell_candidates(
             continue  # the header itself, not a value
         near = _near(question, mention, start, end)
         length = len(cell.strip())
-        if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
+        if (length < 3 and near == 0) or any(s <= start and end <= e for s, e in compared) or cell.lower() in _STOP:
             continue
         op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
         category = 0.6 if categories and 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a few repeated ones: Won
@@ -527,10 +527,11 @@ def _comparison_candidates(
 ) -> list[ConditionCandidate]:
     """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``)."""
     out = []
+    cues = [c for c, _ in g.comparisons()]
     for cue, v in g.comparisons():
         low = _number_of(v)
-        if low is None:
-            continue
+        if low is None or any(cue.end <= c.start and c.end <= v.start for c in cues):
+            continue  # "from england scored above 15 points": 15 is compared by "above", the cue right before it
         bounds: list[tuple[str, float, int]] = [(cue.op, low, v.end)]
         if cue.op == "between":
             high = next((w for w in g.values if w.start >= v.end and _number_of(w) is not None

@@ -178,3 +178,10 @@ def test_a_title_the_cells_write_in_quotes_is_named_without_them() -> None:
     assert first_choices(songs, "what year is next to the title cheat on you?") == (
         ['add_condition(Title, =, \'"Cheat on You"\')', "set_answer(Year)", "execute()"], ["2008"])
     assert first_choices(songs, "what year was the return released?")[1] == ["2010"]
+
+
+def test_a_number_after_a_comparison_is_compared_not_a_cell_and_the_nearest_cue_compares_it() -> None:
+    scorers = Table.from_rows(["Player", "Nation", "Points"],
+                              [["Ann Lee", "England", "15"], ["Bo Li", "England", "22"], ["Cy Ott", "Wales", "30"], ["Di Fox", "England", "16"]])
+    assert first_choices(scorers, "how many scorers from england scored above 15 points?") == (
+        ["add_condition(Nation, =, England)", "add_condition(Points, >, 15)", "set_answer(Points, COUNT)", "execute()"], ["2"])
