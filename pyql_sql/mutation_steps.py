@@ -45,7 +45,7 @@ from pyql.errors import PyQLError
 
 from .next_steps import _checked, _column_text, _condition_action, condition_candidates
 from .question_match import action_value, fold
-from .pairing import absent_pairs, column_cells, last_pair, pair_values, value_text
+from .pairing import absent_pairs, column_cells, head_pair, last_pair, pair_values, value_text
 from .table import Table
 
 __all__ = ["asks_change", "complete", "value_pairs", "mutation_next_steps"]
@@ -313,6 +313,8 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
     if kind in ("insert", "either") and not complete(table, pairs):
         pairs = [*pairs, *absent_pairs(table, question, pairs, g)]  # "with no additional notes": the column's mark for none
+        head = head_pair(table, question, pairs, g) if not complete(table, pairs) else None
+        pairs = [*pairs, head] if head is not None else pairs  # "Insert 'Lambeau Field' into ...": the row's name
         if not complete(table, pairs) and (last := last_pair(table, question, pairs, g)) is not None:
             pairs = [*pairs, last]  # the one value left names the one column left
     text = _assignments(table, pairs) if kind in ("insert", "either") and complete(table, pairs) else None

@@ -61,7 +61,7 @@ from pyql.environment.grounding import Grounded, Grounding, ground, parse_date
 from .table import Table
 from .value_lists import listed_pairs
 
-__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "absent_pairs", "enumeration_pairs", "last_pair", "pair_values", "question_values", "word_norm"]
+__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "absent_pairs", "enumeration_pairs", "head_pair", "last_pair", "pair_values", "question_values", "word_norm"]
 
 _TOKEN = re.compile(r"[a-z0-9]+|#")
 _STOP = frozenset("a an the of in on at to for by with from as is are was were and or its their".split())
@@ -714,7 +714,60 @@ def last_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]]
     if len(left) == 2 and re.fullmatch(r" ", question[left[0].end : left[1].start]):  # "2015 EuroBasket": one name
         text = question[left[0].start : left[1].end]
         left = [Grounded("span", text, left[0].start, left[1].end, text)]
+    if not left:
+        ordinal = _ordinal_value(question, column_cells(table)[missing[0]])
+        left = [ordinal] if ordinal is not None else []
     return (missing[0], left[0]) if len(left) == 1 else None
+
+
+_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+
+
+def _ordinal_value(question: str, cells: Sequence[str]) -> Grounded | None:
+    """The one ordinal word of a question ("placed second") written as a column of places writes it (``2nd``), when
+    most of the column's cells are places (``1st``, ``3rd``).
+
+    Example:
+        >>> _ordinal_value("they placed second in the 400m", ["1st", "3rd", "5th"]).text
+        '2nd'
+        >>> _ordinal_value("they placed second", ["Gold", "Silver"]) is None
+        True
+    """
+    filled = [c.strip() for c in cells if c.strip()]
+    if not filled or sum(bool(re.fullmatch(r"\d+(?:st|nd|rd|th)", c)) for c in filled) < 0.7 * len(filled):
+        return None
+    found = [m for m in re.finditer(r"\b(" + "|".join(_ORDINAL_WORDS) + r")\b", question, re.IGNORECASE)]
+    if len(found) != 1:
+        return None
+    n = _ORDINAL_WORDS[found[0].group(1).lower()]
+    text = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+    return Grounded("span", text, found[0].start(), found[0].end(), text)
+
+
+def head_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]], g: Grounding | None = None) -> tuple[int, Grounded] | None:
+    """"Insert 'Lambeau Field' into sports_venues ...": the value right after the verb, before *into*, names the new
+    row: the table's first column, when no value is given for it and it is a column of text.
+
+    Example:
+        >>> t = Table.from_rows(["Venue", "Sports", "Capacity"], [["Wembley Stadium", "Football (soccer)", "90,000"], ["Eden Park", "Rugby", "50,000"]],
+        ...                   name="sports_venues")
+        >>> q = "Insert 'Lambeau Field' into sports_venues for American Football with a capacity of 81,441."
+        >>> [(t.headers[c], v.text) for c, v in [head_pair(t, q, pair_values(t, q))]]
+        [('Venue', "'Lambeau Field'")]
+    """
+    first = table.columns[0]
+    if first.is_numeric or any(c == first.index for c, _ in pairs):
+        return None
+    m = re.match(r"\s*(?:please\s+)?(?:insert|add)\s+(?:the\s+|a\s+)?", question, re.IGNORECASE)
+    if m is None:
+        return None
+    values, _ = question_values(table, question, g)
+    head = next((v for v in values if v.start == m.end() and v.kind in ("quoted", "span")), None)
+    if head is None or not re.match(r"\s+(?:into|to|in)\b", question[head.end :], re.IGNORECASE):
+        return None
+    if any(o.start < head.end and head.start < o.end for _, o in pairs):
+        return None
+    return first.index, head
 
 
 def absent_pairs(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]], g: Grounding | None = None) -> list[tuple[int, Grounded]]:

@@ -50,6 +50,10 @@ CONTEST = Table.from_rows(["Draw", "Artist", "Song", "Points", "Place"], [["1", 
 STATS = Table.from_rows(["Tournament", "Games played", "Points per game"], [["2013 EuroBasket", "6", "11.2"]], name="Tournament Stats")
 FILMS = Table.from_rows(["Year", "Title", "Role", "Notes"], [["2010", "Up", "Carl", "-"], ["2012", "Brave", "Merida", "-"], ["2015", "Inside Out", "Joy", "Voice"]],
                         name="Filmography")
+SPORTS_VENUES = Table.from_rows(["Venue", "Sports", "Capacity"], [["Wembley Stadium", "Football (soccer)", "90,000"], ["Eden Park", "Rugby", "50,000"]],
+                                name="sports_venues")
+RESULTS = Table.from_rows(["Year", "Competition", "Position", "Event"],
+                          [["1997", "World Championships", "1st", "400m"], ["1998", "Commonwealth Games", "3rd", "4x400m relay"]], name="Results")
 VENUES = Table.from_rows(
     ["Team", "Location", "Stadium"], [["Celtic", "Glasgow", "Celtic Park"], ["Hearts", "Edinburgh", "Tynecastle Stadium"]], name="Team Stadiums"
 )
@@ -109,6 +113,12 @@ CASES = [
      ["insert_row(Title = Despicable Me 3; Year = 2017; Notes = -; Role = Frieda (voice))"]),
     (FILMS, "The movie 'The Aviator' released in 2004 features Sen. Ralph Owen Brewster played by the actor, with no additional notes.",
      ["insert_row(Title = The Aviator; Year = 2004; Notes = -; Role = Sen. Ralph Owen Brewster)"]),
+    # "Insert 'X' into ...": X names the new row (the first column); then the one value left is the one column left's
+    (SPORTS_VENUES, "Insert 'Lambeau Field' into sports_venues for American Football with a capacity of 81,441.",
+     ["insert_row(Capacity = 81,441; Venue = Lambeau Field; Sports = American Football)"]),
+    # "placed second": the one place left, written as the column writes places
+    (RESULTS, "In 1999 the athlete competed in the World Championships, where they placed second in the 400m event.",
+     ["insert_row(Year = 1999; Competition = World Championships; Event = 400m; Position = 2nd)"]),
     # "updated with the following data" naming every column: a whole new row
     (GAMES, "The Games table should be updated with the following data: Game: 3, Opponent: Boston, Record: 3-0-0.",
      ["insert_row(Game = 3; Opponent = Boston; Record = 3-0-0)"]),
