@@ -309,7 +309,7 @@ def _all_candidates(
         out += _cell_candidates(question, col, values, mention, compared, categories=len(values) < table.row_count)
         bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
         out += _value_candidates(question, g, col, values, mention, compared, bonus)
-    out += _comparison_candidates(table, question, g, mentions)
+    out += _comparison_candidates(table, question, g, mentions, cells)
     out += _word_number_candidates(table, question, mentions, cells)
     return _outside_cells(out)
 
@@ -523,9 +523,12 @@ def _number_of(v: Any) -> float | None:
 
 
 def _comparison_candidates(
-    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]],
+    cells: list[tuple[Column, list[str]]] | None = None,
 ) -> list[ConditionCandidate]:
-    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``)."""
+    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``);
+    a year placed in time ("before 1978") only on a column of years (its header or its cells)."""
+    values = {col.index: vs for col, vs in (cells if cells is not None else _cells(table))}
     out = []
     cues = [c for c, _ in g.comparisons()]
     for cue, v in g.comparisons():
@@ -546,9 +549,35 @@ def _comparison_candidates(
             digits = re.match(r"[\d,.]*\d", question[v.start : v.end])
             if near == 0 and _counts_another_thing(question, v.start + digits.end() if digits else v.end, col):
                 continue  # "more than 3 candidates" is not a condition on Votes
+            if _in_time(cue, low) and not _years_column(col, values.get(col.index, [])):
+                continue  # "before 1978 with a US billboard of 35": a time, not a chart position
             for op, number, end in bounds:
                 out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
     return out
+
+
+#: Comparison cues that place a value in time ("before 1978", "since 2001").
+_TIME_CUES = frozenset(["before", "after", "since", "until", "till", "prior to", "earlier than", "later than", "from"])
+
+
+def _in_time(cue: Any, value: float) -> bool:
+    """Whether a comparison places a year in time: a cue of time before a number that is a year (1000–2199)."""
+    return cue.text.lower() in _TIME_CUES and float(value).is_integer() and 1000 <= value <= 2199
+
+
+def _years_column(col: Column, cells: list[str]) -> bool:
+    """Whether a column holds years: its header names years or seasons (``Year``, ``Season``, ``Year built``), or most
+    of its numbers are years (1000–2199).
+
+    Example:
+        >>> t = Table.from_rows(["Year", "US Billboard", "Founded"], [["1977", "35", "1921"], ["1978", "4", "1930"]])
+        >>> [_years_column(c, vs) for c, vs in _cells(t)]
+        [True, False, True]
+    """
+    if set(_WORD.findall(col.header.lower())) & {"year", "years", "season", "seasons"}:
+        return True
+    numbers = [n for n in (parse_number(c) for c in cells) if n is not None]
+    return bool(numbers) and sum(1000 <= n <= 2199 for n in numbers) >= 0.6 * len(numbers)
 
 
 def _counts_another_thing(question: str, end: int, col: Column) -> bool:

@@ -204,7 +204,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -526,6 +526,37 @@ def _measured_plan(ctx: _Ctx) -> Plan | None:
         steps = (_order(column.header, "DESC" if descending else "ASC"),
                  _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
         return Plan("order_part", steps, answers=True)
+    return None
+
+
+_HOLDS = re.compile(r"\b(?:hold|holds|held|seat|seats|seated|accommodate|accommodates|fit|fits)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _capacity_plan(ctx: _Ctx) -> Plan | None:
+    """*which stadium holds the most people*, *which venue can seat the fewest*: a superlative right after a verb of
+    holding orders the rows by the table's capacity column (its header says capacity, seats or seating), then the
+    column asked."""
+    for cue in ctx.g.cue("order"):
+        if not _HOLDS.search(ctx.question[: cue.start]):
+            continue
+        columns = [c for c in ctx.table.columns if set(_words(c.header)) & {"capacity", "seats", "seating"} and _has_numbers(ctx, c)]
+        if len(columns) != 1:
+            return None
+        column = columns[0]
+        asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+        if asked is None or asked == column.index:
+            asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != column.index), None)
+        if asked is None:
+            return None
+        answer = ctx.table.columns[asked]
+        steps: list[PlanStep] = []
+        header = column.header
+        if not column.is_numeric:  # "90,000 (all-seated)": its first number
+            steps.append(_part(ctx.table, column, "number"))
+            header = f"{column.header} number"
+        steps += [_order(header, "DESC" if cue.op == "max" else "ASC"),
+                  _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer))]
+        return Plan("order_part", tuple(steps), answers=True)
     return None
 
 

@@ -185,3 +185,17 @@ def test_a_number_after_a_comparison_is_compared_not_a_cell_and_the_nearest_cue_
                               [["Ann Lee", "England", "15"], ["Bo Li", "England", "22"], ["Cy Ott", "Wales", "30"], ["Di Fox", "England", "16"]])
     assert first_choices(scorers, "how many scorers from england scored above 15 points?") == (
         ["add_condition(Nation, =, England)", "add_condition(Points, >, 15)", "set_answer(Points, COUNT)", "execute()"], ["2"])
+
+
+def test_holding_the_most_orders_by_the_capacity() -> None:
+    stadiums = Table.from_rows(["#", "Stadium", "Capacity", "City"],
+                               [["1", "Wembley Stadium", "90,000", "London"], ["2", "AT&T Stadium", "80,000", "Arlington"], ["3", "Millennium Stadium", "74,500", "Cardiff"]])
+    assert first_choices(stadiums, "which stadium holds the most people?") == (["add_order(Capacity, DESC)", "set_answer(Stadium)", "execute()"], ["Wembley Stadium"])
+    assert first_choices(stadiums, "which stadium can seat the fewest fans?")[1] == ["Millennium Stadium"]
+
+
+def test_a_year_placed_in_time_compares_a_column_of_years() -> None:
+    charts = Table.from_rows(["Year", "US Billboard", "US Cash Box", "Title"],
+                             [["1972", "86", "90", "A"], ["1977", "35", "18", "B"], ["1979", "35", "20", "C"]])
+    assert first_choices(charts, "What is the US cash box before 1978 with a US billboard of 35?") == (
+        ["add_condition(US Billboard, =, 35)", "add_condition(Year, <, 1978)", "set_answer(US Cash Box)", "execute()"], ["18"])
