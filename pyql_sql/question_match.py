@@ -311,7 +311,41 @@ def _all_candidates(
         out += _value_candidates(question, g, col, values, mention, compared, bonus)
     out += _comparison_candidates(table, question, g, mentions, cells)
     out += _word_number_candidates(table, question, mentions, cells)
+    out += _total_candidates(table, question, g, mentions, cells, compared)
     return _outside_cells(out)
+
+
+def _total_candidates(
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], cells: list[tuple[Column, list[str]]],
+    compared: set[tuple[int, int]],
+) -> list[ConditionCandidate]:
+    """``Total = n`` for a number before a noun no column is named by ("which nation received 3 medals"), on a table
+    with one numeric ``Total`` column that holds n: what the total counts.
+
+    Example:
+        >>> t = Table.from_rows(["Nation", "Gold", "Total"], [["Peru", "1", "3"], ["Chile", "3", "4"]])
+        >>> q = "which nation was the only one to receive 3 medals?"
+        >>> [(c.op, c.value, c.score) for c in _total_candidates(t, q, table_ground(q), header_mentions(t, q), _cells(t), set())]
+        [('=', '3', 3.5)]
+        >>> _total_candidates(t, "which nation won 3 gold medals?", table_ground("x"), header_mentions(t, "which nation won 3 gold medals?"), _cells(t), set())
+        []
+    """
+    totals = [(c, vs) for c, vs in cells if c.is_numeric and _WORD.findall(c.header.lower()) == ["total"]]
+    if len(totals) != 1:
+        return []
+    col, values = totals[0]
+    by_number = {parse_number(v): v for v in values}
+    out = []
+    for v in g.values:
+        if v.kind not in ("number", "quantity") or (v.start, v.end) in compared or v.value not in by_number:
+            continue
+        following = re.match(r"\s*([a-z]+)", question[v.end :].lower())
+        word = (v.unit or "").lower() if v.kind == "quantity" else (following.group(1) if following is not None else "")
+        if not word or word in _STOP or word in _LINK or any(v.end <= m[0] <= v.end + 1 + len(word) for m in mentions.values()):
+            continue  # "3 gold medals": the Gold column's value
+        if word.endswith("s") or float(v.value) == 1:
+            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, 3.5))
+    return out
 
 
 #: Numbers written as words, "no" for none ("no goals", "one point", "zero points", "two weeks").

@@ -199,3 +199,11 @@ def test_a_year_placed_in_time_compares_a_column_of_years() -> None:
                              [["1972", "86", "90", "A"], ["1977", "35", "18", "B"], ["1979", "35", "20", "C"]])
     assert first_choices(charts, "What is the US cash box before 1978 with a US billboard of 35?") == (
         ["add_condition(US Billboard, =, 35)", "add_condition(Year, <, 1978)", "set_answer(US Cash Box)", "execute()"], ["18"])
+
+
+def test_a_number_of_what_no_column_names_is_the_total() -> None:
+    medals = Table.from_rows(["Rank", "Nation", "Gold", "Silver", "Total"],
+                             [["1", "Peru", "3", "1", "4"], ["2", "Chile", "1", "2", "3"], ["3", "Cuba", "1", "0", "1"], ["4", "Fiji", "0", "1", "1"]])
+    assert first_choices(medals, "which nation was the only one to receive 3 medals?") == (
+        ["add_condition(Total, =, 3)", "set_answer(Nation)", "execute()"], ["Chile"])
+    assert first_choices(medals, "what number of nations received 1 medal?")[1] == ["2"]
