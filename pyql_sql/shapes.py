@@ -53,6 +53,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from pyql.environment.grounding import Cue, Grounding, ground
 
 from .numbers import parse_duration, parse_number
@@ -587,6 +589,23 @@ def _total_plan(ctx: _Ctx) -> Plan | None:
     return None
 
 
+def _numbering(ctx: _Ctx, col: Column) -> bool:
+    """Whether a numeric column numbers the rows (``Episode``: 1, 2, 3 ... down the table, one by one):
+    "the least number of episodes" counts its rows, it measures nothing.
+
+    Example:
+        >>> t = Table.from_rows(["Episode", "Goals"], [["1", "3"], ["2", "1"], ["3", "3"]])
+        >>> ctx = _Ctx(t, "", ground(""), {}, table_cells(t), [])
+        >>> _numbering(ctx, t.columns[0]), _numbering(ctx, t.columns[1])
+        (True, False)
+    """
+    if not col.is_numeric or col.num_sql is None:
+        return False
+    select = exp.select(exp.column(col.num_sql, quoted=True)).from_(exp.table_(ctx.table.sql_name, quoted=True)).order_by(exp.column("rowid"))
+    numbers = [r[0] for r in ctx.table.connection.execute(select.sql(dialect="sqlite")).fetchall() if r[0] is not None]
+    return len(numbers) >= 3 and numbers[0] in (0, 1) and all(b - a == 1 for a, b in zip(numbers, numbers[1:]))
+
+
 def _group_plan(ctx: _Ctx) -> Plan | None:
     """*which X ... the most* where no numeric column is named after *most*: ``add_group(X)`` and its Count ordered."""
     cues = [c for c in ctx.g.cue("order") if c.text.lower() in ("most", "least", "fewest")]
@@ -595,8 +614,8 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
     cue = cues[0]
     after = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= cue.end
              and words_between(ctx.question, cue.end, m[0], frozenset(["the", "number", "of", "amount", "total"]))]
-    if any(_has_numbers(ctx, ctx.table.columns[i]) for i in after):
-        return None  # "the most goals": an argmax of the Goals column
+    if any(_has_numbers(ctx, c) and not _numbering(ctx, c) and not _dated(ctx, c) for c in (ctx.table.columns[i] for i in after)):
+        return None  # "the most goals": an argmax of the Goals column ("the least number of episodes" counts rows)
     following = _words(ctx.question[cue.end :])[:3]
     if following and following[0] in ("amount", "number") and following[1:2] == ["of"]:
         following = following[2:]  # "the least amount of awards": what the amount is of
@@ -604,7 +623,11 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
         return None  # "the least amount of time": a measure, not a count of rows
     direction = "DESC" if cue.op == "max" else "ASC"
     asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
-    by_part = _asked_part(ctx) if asked is None else None  # "which month had the most air dates": groups of a date's month
+    by_part = _asked_part(ctx)  # "which month had the most air dates": groups of a date's month
+    if by_part is not None and not re.match(r"\s*(?:in\s+)?(?:which|what)\s+(?:month|year|day)\b", ctx.question, re.IGNORECASE):
+        by_part = None if asked is not None else by_part
+    elif by_part is not None:
+        asked = None  # "which month": the month asked, whatever column the question names after
     if asked is None and by_part is None and (not following or following[0] in _COUNTED):
         asked = _named_people(ctx)  # "which team won the most titles": the Winner column
     if asked is None:

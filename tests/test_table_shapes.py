@@ -207,3 +207,18 @@ def test_a_number_of_what_no_column_names_is_the_total() -> None:
     assert first_choices(medals, "which nation was the only one to receive 3 medals?") == (
         ["add_condition(Total, =, 3)", "set_answer(Nation)", "execute()"], ["Chile"])
     assert first_choices(medals, "what number of nations received 1 medal?")[1] == ["2"]
+
+
+def test_which_month_had_the_most_groups_the_rows_by_month() -> None:
+    shows = Table.from_rows(["Episode", "Performer", "Air Date"],
+                            [["1", "Ann", "3 February 2010"], ["2", "Bo", "10 February 2010"], ["3", "Cy", "2 March 2010"],
+                             ["4", "Di", "9 June 2010"], ["5", "Ed", "16 March 2010"], ["6", "Fay", "23 February 2010"]])
+    assert first_choices(shows, "which month had the most air dates?") == (
+        ["add_part(Air Date, month)", "add_group(Air Date month)", "add_order(Count, DESC)", "set_answer(Air Date month)", "execute()"], ["February"])
+    # a column numbering the rows is counted, not measured
+    assert first_choices(shows, "which month has the least number of episodes?")[1] == ["June"]
+
+
+def test_a_column_of_measures_rising_down_the_table_is_still_measured() -> None:
+    route = Table.from_rows(["Location", "km"], [["Kelsterbach", "3.1"], ["Kelsterbach", "4.5"], ["Sachsenhausen", "9.8"]])
+    assert first_choices(route, "which location has the most km?") == (["add_order(km, DESC)", "set_answer(Location)", "execute()"], ["Sachsenhausen"])
