@@ -422,11 +422,33 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     by = order[:2] if order is not None else position_order(table, question, g, mentions)
     if by is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
         conditions.append(NextStep(f"add_order({_column_text(table, by[0])}, {'DESC' if by[1] else 'ASC'})", "constrain"))
-    answers = [
-        NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer")
-        for i, agg, _ in answer_candidates(table, question, used=used, scores=scores, grounding=g)
-    ]
+    ranked = answer_candidates(table, question, used=used, scores=scores, grounding=g)
+    ranked = [(i, _summed(env, g, mentions, i, agg), score) for i, agg, score in ranked]
+    answers = [NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer") for i, agg, _ in ranked]
     return conditions, answers
+
+
+def _summed(env: Any, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], index: int, agg: str | None) -> str | None:
+    """A count's own number over several rows is their sum: "what is the number of poles daly has won in his career"
+    on a table of his seasons is SUM(Poles); on the one row the conditions keep it is that row's number.
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Season", "Poles"], [["1990", "1"], ["1991", "9"], ["1992", "2"]])
+        >>> env = TableEnvironment(t, question="what is the number of poles that daly has won in his career?")
+        >>> grounded_steps(env)[1][0].action
+        'set_answer(Poles, SUM)'
+    """
+    table, question = env.table, env.question or ""
+    cue = _aggregation_cue(question, g, mentions)
+    if agg is not None or cue is None or cue.op != "COUNT" or not table.columns[index].is_numeric:
+        return agg
+    if not own_number(table, question, index, g, mentions):
+        return agg
+    try:
+        return "SUM" if env.executor.count(env.query) > 1 else agg
+    except PyQLError:
+        return agg
 
 
 def _used(env: Any, candidates: list[ConditionCandidate]) -> dict[int, float]:

@@ -222,3 +222,10 @@ def test_which_month_had_the_most_groups_the_rows_by_month() -> None:
 def test_a_column_of_measures_rising_down_the_table_is_still_measured() -> None:
     route = Table.from_rows(["Location", "km"], [["Kelsterbach", "3.1"], ["Kelsterbach", "4.5"], ["Sachsenhausen", "9.8"]])
     assert first_choices(route, "which location has the most km?") == (["add_order(km, DESC)", "set_answer(Location)", "execute()"], ["Sachsenhausen"])
+
+
+def test_a_counts_own_number_over_several_rows_is_their_sum() -> None:
+    career = Table.from_rows(["Season", "Team", "Poles"], [["1990", "Ajax", "1"], ["1991", "PSV", "9"], ["1992", "PSV", "2"]])
+    assert first_choices(career, "what is the number of poles that daly has won in his career?") == (
+        ["set_answer(Poles, SUM)", "execute()"], ["12"])
+    assert first_choices(career, "how many poles did he win in 1991?")[1] == ["9"]  # one row: its number
