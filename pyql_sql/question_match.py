@@ -408,7 +408,8 @@ def _cell_candidates(
             continue
         op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
         category = 0.6 if categories and 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a few repeated ones: Won
-        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category))
+        key = 0.4 if not categories and len(cells) >= 5 and 4 <= length <= 6 and cell[:1].isupper() else 0.0  # a row's short name: Iowa
+        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category + key))
     for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
         if any(c.start < end and start < c.end for c in out):
             continue  # the word is part of a cell the question writes whole

@@ -229,3 +229,10 @@ def test_a_counts_own_number_over_several_rows_is_their_sum() -> None:
     assert first_choices(career, "what is the number of poles that daly has won in his career?") == (
         ["set_answer(Poles, SUM)", "execute()"], ["12"])
     assert first_choices(career, "how many poles did he win in 1991?")[1] == ["9"]  # one row: its number
+
+
+def test_a_short_name_of_a_row_is_a_condition() -> None:
+    pageant = Table.from_rows(["State", "Swimsuit", "Interview"],
+                              [["Iowa", "9.267", "9.651"], ["Ohio", "9.226", "9.309"], ["Texas", "9.221", "9.600"], ["Utah", "9.010", "9.487"], ["Maine", "8.9", "9.1"]])
+    assert first_choices(pageant, "how many points did iowa score in the swimsuit round?") == (
+        ["add_condition(State, =, Iowa)", "set_answer(Swimsuit)", "execute()"], ["9.267"])
