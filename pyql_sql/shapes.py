@@ -392,7 +392,7 @@ def _position_plan(ctx: _Ctx) -> Plan | None:
     later = _later_measure(ctx, place)
     if later is not None:
         return later
-    ranks = [c for c in ctx.table.columns if c.is_numeric and set(stems(c.header)) & RANK_WORDS]
+    ranks = [c for c in ctx.table.columns if (c.is_numeric or _mostly_numbers(ctx, c)) and set(stems(c.header)) & RANK_WORDS]
     if place > 0 and ranks and _FINISHED.search(ctx.question):  # "who finished third": the row ranked 3, not the third listed
         return Plan("position", (_condition(_col(ctx.table, ranks[0]), "=", str(place)),))
     return Plan("position", (PlanStep(f"add_row({place})", lambda q: q.add_row(place), "constrain", lambda q: q.position is not None),))
@@ -753,11 +753,17 @@ _TOP_N = re.compile(r"\btop\s+(?P<n>\d{1,3}|ten|five|three|twenty|fifty)\b", re.
 _TOP_WORDS = {"three": 3, "five": 5, "ten": 10, "twenty": 20, "fifty": 50}
 
 
+def _mostly_numbers(ctx: _Ctx, col: Column) -> bool:
+    """Whether a text column's cells are numbers but for a few (a Rank with "DNF"): its numbers compare (``<=``)."""
+    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    return bool(values) and sum(parse_number(v) is not None for v in values) >= 0.8 * len(values)
+
+
 def _top_plans(ctx: _Ctx) -> list[Plan]:
     """"in the top 50": ``add_condition(Rank, <=, 50)`` on the table's rank column (a place, a position); a plain
     condition on a column the table has, so listed after the question's grounded conditions (shape ``top``)."""
     m = _TOP_N.search(ctx.question)
-    ranks = [c for c in ctx.table.columns if c.is_numeric and set(stems(c.header)) & RANK_WORDS]
+    ranks = [c for c in ctx.table.columns if (c.is_numeric or _mostly_numbers(ctx, c)) and set(stems(c.header)) & RANK_WORDS]
     if m is None or not ranks:
         return []
     n = m.group("n").lower()

@@ -236,3 +236,11 @@ def test_a_short_name_of_a_row_is_a_condition() -> None:
                               [["Iowa", "9.267", "9.651"], ["Ohio", "9.226", "9.309"], ["Texas", "9.221", "9.600"], ["Utah", "9.010", "9.487"], ["Maine", "8.9", "9.1"]])
     assert first_choices(pageant, "how many points did iowa score in the swimsuit round?") == (
         ["add_condition(State, =, Iowa)", "set_answer(Swimsuit)", "execute()"], ["9.267"])
+
+
+def test_in_the_top_n_on_a_rank_column_with_a_few_non_numbers() -> None:
+    race = Table.from_rows(["Rank", "Athlete", "Nationality"],
+                           [["1", "Moses Tanui", "Kenya"], ["2", "Ann Lee", "Chile"], ["48", "Daniel Böltz", "Switzerland"], ["60", "Urs Kolb", "Switzerland"],
+                            ["61", "Bo Li", "Chile"], ["DNF", "Joe Fox", "Kenya"]])
+    assert first_choices(race, "who was the only contestant from switzerland to place in the top 50?") == (
+        ["add_condition(Nationality, =, Switzerland)", "add_condition(Rank, <=, 50)", "set_answer(Athlete)", "execute()"], ["Daniel Böltz"])
