@@ -204,7 +204,7 @@ def column_mentions(table: Table, question: str, *, hidden: Sequence[tuple[int, 
     found += _work_mentions(table, question, words, found)
     found = [m for m in found if not any(s <= m.start and m.end <= e and (s, e) != (m.start, m.end) for s, e in hidden)]
     found = [m for m in found if m.whole or not any(s < m.end and m.start < e for s, e in hidden)]  # "in 'Toronto" of a quoted name
-    return _unambiguous(found)
+    return _unambiguous(found, question)
 
 
 #: Words that name a work by its kind ("the film 'Up'", "the song 'Luz'", "titled 'Up'"): a Title column's mention.
@@ -232,7 +232,11 @@ def _work_mentions(table: Table, question: str, words: list[tuple[int, int, str]
     return out
 
 
-def _unambiguous(found: list[Mention]) -> list[Mention]:
+#: Nouns a header may be that also name a row or a cell in general ("the February record", "the city name").
+_GENERIC = frozenset(["record", "records", "entry", "value", "field", "data", "name", "number"])
+
+
+def _unambiguous(found: list[Mention], question: str = "") -> list[Mention]:
     """One mention per span and column; partial ones inside longer mentions of another column, or naming two columns, out."""
     best: dict[tuple[int, int, int], Mention] = {}
     for m in found:
@@ -245,7 +249,8 @@ def _unambiguous(found: list[Mention]) -> list[Mention]:
         inside = any(o.column != m.column and o.start <= m.start and m.end <= o.end and (o.end - o.start > m.end - m.start or o.strength > m.strength) for o in ms)
         same_col_longer = any(o is not m and o.column == m.column and o.start <= m.start and m.end <= o.end and o.strength >= m.strength for o in ms)
         twin = not m.whole and any(o.column != m.column and (o.start, o.end) == (m.start, m.end) and o.strength >= m.strength for o in ms)
-        trailing = not m.whole and any(o.column != m.column and o.whole and 0 <= m.start - o.end <= 1 for o in ms)  # "city name": City's
+        trailing = any(o.column != m.column and o.whole and 0 <= m.start - o.end <= 1 for o in ms) and (
+            not m.whole or question[m.start : m.end].lower() in _GENERIC)  # "city name": City's; "the February record": February's
         if not (inside or same_col_longer or twin or trailing):
             out.append(m)
     return sorted(out, key=lambda m: (m.start, m.column))

@@ -50,6 +50,7 @@ CONTEST = Table.from_rows(["Draw", "Artist", "Song", "Points", "Place"], [["1", 
 STATS = Table.from_rows(["Tournament", "Games played", "Points per game"], [["2013 EuroBasket", "6", "11.2"]], name="Tournament Stats")
 FILMS = Table.from_rows(["Year", "Title", "Role", "Notes"], [["2010", "Up", "Carl", "-"], ["2012", "Brave", "Merida", "-"], ["2015", "Inside Out", "Joy", "Voice"]],
                         name="Filmography")
+MONTHS = Table.from_rows(["Game", "February", "Opponent", "Record"], [["61", "3", "Ajax", "30-31"], ["62", "5", "PSV", "31-31"]], name="Game Records")
 SPORTS_VENUES = Table.from_rows(["Venue", "Sports", "Capacity"], [["Wembley Stadium", "Football (soccer)", "90,000"], ["Eden Park", "Rugby", "50,000"]],
                                 name="sports_venues")
 RESULTS = Table.from_rows(["Year", "Competition", "Position", "Event"],
@@ -145,6 +146,8 @@ CASES = [
      ["add_condition(Title, =, Brave)", "update_rows(Year = 2013; Role = Elinor)"]),
     # a cell written without its accent ("Montreal" for "Montréal")
     (AIRPORTS, "Change the rank of Montreal Trudeau to 19.", ["add_condition(Airport name, =, Montréal Trudeau)", "update_rows(Rank = 19)"]),
+    # "the February record": the February column, "record" names the row
+    (MONTHS, "Change the February record of Game 62 to 30.", ["add_condition(Game, =, 62)", "update_rows(February = 30)"]),
     # "from 'A' to 'B'": A picks the rows, B is the column's new value
     (DRAFT, "Modify the player in the draft table from 'Walt Schlinkman' to 'Walter Schlinkman'.",
      ["add_condition(Player, =, Walt Schlinkman)", "update_rows(Player = Walter Schlinkman)"]),
