@@ -309,7 +309,8 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
         ]
         spans = [(v.start, v.end) for _, v in named]  # a quoted value's span holds its cell's
         owner = lambda c: not re.match(r"['’]s\b", question[c.end : c.end + 3])  # noqa: E731 - "Anthony Davis's height": his row
-        conditions.sort(key=lambda c: (any(s <= c.start and c.end <= e for s, e in spans), owner(c)))  # a span that is no assigned value first, an owner first
+        after_for = lambda c: not re.search(r"\bfor\s+(?:the\s+)?['\"`]?$", question[: c.start])  # noqa: E731 - "... for County Kildare": the row
+        conditions.sort(key=lambda c: (any(s <= c.start and c.end <= e for s, e in spans), owner(c), after_for(c)))  # a span that is no assigned value first, an owner first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
     if kind in ("insert", "either") and not complete(table, pairs):
         pairs = [*pairs, *absent_pairs(table, question, pairs, g)]  # "with no additional notes": the column's mark for none

@@ -50,6 +50,8 @@ CONTEST = Table.from_rows(["Draw", "Artist", "Song", "Points", "Place"], [["1", 
 STATS = Table.from_rows(["Tournament", "Games played", "Points per game"], [["2013 EuroBasket", "6", "11.2"]], name="Tournament Stats")
 FILMS = Table.from_rows(["Year", "Title", "Role", "Notes"], [["2010", "Up", "Carl", "-"], ["2012", "Brave", "Merida", "-"], ["2015", "Inside Out", "Joy", "Voice"]],
                         name="Filmography")
+COUNTIES = Table.from_rows(["County or City", "NUTS 3 Region", "Population"],
+                           [["County Kildare", "Mid-East Region", "186,335"], ["County Laois", "Midlands Region", "67,059"]], name="Irish Counties")
 MONTHS = Table.from_rows(["Game", "February", "Opponent", "Record"], [["61", "3", "Ajax", "30-31"], ["62", "5", "PSV", "31-31"]], name="Game Records")
 SPORTS_VENUES = Table.from_rows(["Venue", "Sports", "Capacity"], [["Wembley Stadium", "Football (soccer)", "90,000"], ["Eden Park", "Rugby", "50,000"]],
                                 name="sports_venues")
@@ -148,6 +150,9 @@ CASES = [
     (AIRPORTS, "Change the rank of Montreal Trudeau to 19.", ["add_condition(Airport name, =, Montréal Trudeau)", "update_rows(Rank = 19)"]),
     # "the February record": the February column, "record" names the row
     (MONTHS, "Change the February record of Game 62 to 30.", ["add_condition(Game, =, 62)", "update_rows(February = 30)"]),
+    # "Update the <value> ... for <row>": the row is named after "for", though both are cells
+    (COUNTIES, "Update the Midlands Region in the 'Irish Counties' table for County Kildare.",
+     ["add_condition(County or City, =, County Kildare)", "update_rows(NUTS 3 Region = Midlands Region)"]),
     # "from 'A' to 'B'": A picks the rows, B is the column's new value
     (DRAFT, "Modify the player in the draft table from 'Walt Schlinkman' to 'Walter Schlinkman'.",
      ["add_condition(Player, =, Walt Schlinkman)", "update_rows(Player = Walter Schlinkman)"]),
