@@ -423,14 +423,15 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     if by is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
         conditions.append(NextStep(f"add_order({_column_text(table, by[0])}, {'DESC' if by[1] else 'ASC'})", "constrain"))
     ranked = answer_candidates(table, question, used=used, scores=scores, grounding=g)
-    ranked = [(i, _summed(env, g, mentions, i, agg), score) for i, agg, score in ranked]
+    ranked = [(i, _summed(env, g, mentions, i, agg) if not conditions else agg, score) for i, agg, score in ranked]  # rows yet to pick
     answers = [NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer") for i, agg, _ in ranked]
     return conditions, answers
 
 
 def _summed(env: Any, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], index: int, agg: str | None) -> str | None:
     """A count's own number over several rows is their sum: "what is the number of poles daly has won in his career"
-    on a table of his seasons is SUM(Poles); on the one row the conditions keep it is that row's number.
+    on a table of his seasons is SUM(Poles); on the one row the conditions keep it is that row's number (and while
+    the question's conditions are still to add, the number alone).
 
     Example:
         >>> from pyql_sql.environment import TableEnvironment
