@@ -82,8 +82,8 @@ def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, 
     cue = _aggregation_cue(question, g, mentions)
     if cue is None:
         return None
-    if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
-        return "COUNT"  # "the total number of ...", "the total game number"
+    if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?(?:number\b|(?:amount\s+of\s+)?times\b)", question[cue.end :], re.IGNORECASE):
+        return "COUNT"  # "the total number of ...", "the total game number", "the total amount of times"
     if cue.op == "COUNT" and table is not None and any(
             cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1 and table.columns[i].is_numeric
             and any(c.op == "SUM" and c.start >= m[1] for c in g.cue("aggregate")) for i, m in mentions.items()):

@@ -244,3 +244,8 @@ def test_in_the_top_n_on_a_rank_column_with_a_few_non_numbers() -> None:
                             ["61", "Bo Li", "Chile"], ["DNF", "Joe Fox", "Kenya"]])
     assert first_choices(race, "who was the only contestant from switzerland to place in the top 50?") == (
         ["add_condition(Nationality, =, Switzerland)", "add_condition(Rank, <=, 50)", "set_answer(Athlete)", "execute()"], ["Daniel Böltz"])
+
+
+def test_the_total_amount_of_times_counts_rows() -> None:
+    chart = Table.from_rows(["Date", "Country", "Song"], [["March 11", "Italy", "A"], ["May 13", "Spain", "B"], ["May 30", "Italy", "C"]])
+    assert first_choices(chart, "what are the total amount of times italy appears on this chart?")[1] == ["2"]
