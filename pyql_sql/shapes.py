@@ -257,6 +257,19 @@ def _measured(ctx: _Ctx, key: int, cue: Cue | None) -> Column | None:
     return None
 
 
+def _names(ctx: _Ctx) -> list[Column]:
+    """The text columns a question naming no column may ask for, in table order: those whose cells are not mostly
+    numbers (a ``#`` of ``1.``, ``2.`` is text, but numbers the rows), else every text column.
+
+    Example:
+        >>> t = Table.from_rows(["#", "Show", "Opened"], [["1.", "Cats", "1982"], ["2.", "Evita", "1979"]])
+        >>> [c.header for c in _names(_Ctx(t, "", ground(""), {}, table_cells(t), []))]
+        ['Show']
+    """
+    text = [c for c in ctx.table.columns if not c.is_numeric]
+    return [c for c in text if not _has_numbers(ctx, c)] or text
+
+
 def _has_numbers(ctx: _Ctx, col: Column) -> bool:
     """Whether most of a column's cells are numbers (or start with one)."""
     values = next((v for c, v in ctx.cells if c.index == col.index), [])
@@ -423,7 +436,7 @@ def _later_measure(ctx: _Ctx, place: int) -> Plan | None:
         direction = "DESC" if place < 0 else "ASC"
         steps = [_part(ctx.table, column, part), _order(f"{column.header} {part}", direction)] if part else [_order(column.header, direction)]
         if asked is None and _asked_part(ctx) is None:  # "what was the last state to be formed": the row's name, the first text column
-            asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)
+            asked = next((c.index for c in _names(ctx) if c.index != i), None)
         if asked is not None:
             answer = ctx.table.columns[asked]
             steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
@@ -521,7 +534,7 @@ def _measured_plan(ctx: _Ctx) -> Plan | None:
         asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
         if asked is None:
             asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
-                (c.index for c in ctx.table.columns if not c.is_numeric and c.index != column.index), None)
+                (c.index for c in _names(ctx) if c.index != column.index), None)
         if asked is None:
             return None
         answer = ctx.table.columns[asked]
@@ -547,7 +560,7 @@ def _capacity_plan(ctx: _Ctx) -> Plan | None:
         column = columns[0]
         asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
         if asked is None or asked == column.index:
-            asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != column.index), None)
+            asked = next((c.index for c in _names(ctx) if c.index != column.index), None)
         if asked is None:
             return None
         answer = ctx.table.columns[asked]
@@ -579,7 +592,7 @@ def _total_plan(ctx: _Ctx) -> Plan | None:
         asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
         if asked is None:
             asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
-                (c.index for c in ctx.table.columns if not c.is_numeric), None)
+                (c.index for c in _names(ctx)), None)
         if asked is None or asked == totals[0].index:
             return None
         answer = ctx.table.columns[asked]
@@ -718,7 +731,7 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
                 asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
                 if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):  # "which chinese athlete"
                     asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
-                        (c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)
+                        (c.index for c in _names(ctx) if c.index != i), None)
                 answer = ctx.table.columns[asked if asked is not None else i]
                 steps = [_order(column.header, "DESC" if cue.op == "max" else "ASC"),
                          _answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a))]
@@ -731,7 +744,7 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
             derived = f"{column.header} {part}"
             steps = [_part(ctx.table, column, part), _order(derived, direction)]
             if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):
-                asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)  # "which show"
+                asked = next((c.index for c in _names(ctx) if c.index != i), None)  # "which show"
             if asked is not None and asked != i:
                 answer = ctx.table.columns[asked]
                 steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a)))

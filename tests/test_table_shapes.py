@@ -249,3 +249,8 @@ def test_in_the_top_n_on_a_rank_column_with_a_few_non_numbers() -> None:
 def test_the_total_amount_of_times_counts_rows() -> None:
     chart = Table.from_rows(["Date", "Country", "Song"], [["March 11", "Italy", "A"], ["May 13", "Spain", "B"], ["May 30", "Italy", "C"]])
     assert first_choices(chart, "what are the total amount of times italy appears on this chart?")[1] == ["2"]
+
+
+def test_a_which_question_naming_no_column_answers_a_column_of_names_not_of_numbers() -> None:
+    shows = Table.from_rows(["#", "Show", "Opening date"], [["1.", "Cats", "May 11, 1982"], ["2.", "Lightnin'", "August 26, 1918"], ["3.", "Evita", "June 21, 1978"]])
+    assert first_choices(shows, "which show had the earliest opening date?")[1] == ["Lightnin'"]
