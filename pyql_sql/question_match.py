@@ -703,6 +703,8 @@ def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]],
     Without one, a *who* question asks for its person column (:func:`who_column`, when ``table`` is given).
     """
     wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
+    if wh is None and table is not None and re.match(r"\s*when\b", question, re.IGNORECASE):
+        return _when_column(table)
     if wh is None:
         return who_column(table, question, mentions) if table is not None else None
     cues = [(c.start, c.end) for c in g.cues]
@@ -710,6 +712,22 @@ def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]],
                    if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
                    and not any(s <= m[0] < e for s, e in cues))
     return named[0][1] if named else None
+
+
+def _when_column(table: Table) -> int | None:
+    """The column a *when* question asks for: the first whose header says date, else year or season.
+
+    Example:
+        >>> _when_column(Table.from_rows(["#", "Date", "Venue"], [["1.", "1997-03-25", "Paris"]]))
+        1
+        >>> _when_column(Table.from_rows(["#", "Venue"], [["1.", "Paris"]])) is None
+        True
+    """
+    for words in ({"date", "dates"}, {"year", "years", "season"}):
+        found = next((c.index for c in table.columns if set(_WORD.findall(c.header.lower())) & words), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _column_text(table: Table, index: int) -> str:

@@ -254,3 +254,9 @@ def test_the_total_amount_of_times_counts_rows() -> None:
 def test_a_which_question_naming_no_column_answers_a_column_of_names_not_of_numbers() -> None:
     shows = Table.from_rows(["#", "Show", "Opening date"], [["1.", "Cats", "May 11, 1982"], ["2.", "Lightnin'", "August 26, 1918"], ["3.", "Evita", "June 21, 1978"]])
     assert first_choices(shows, "which show had the earliest opening date?")[1] == ["Lightnin'"]
+
+
+def test_a_when_question_asks_for_the_date_column() -> None:
+    games = Table.from_rows(["#", "Date", "Venue", "Competition"],
+                            [["1.", "1995-08-06", "Paris", "Friendly"], ["2.", "1997-03-25", "Barcelona", "World Cup qualifier"], ["3.", "1997-06-22", "Oslo", "World Cup qualifier"]])
+    assert first_choices(games, "when did they play in barcelona?") == (["add_condition(Venue, =, Barcelona)", "set_answer(Date)", "execute()"], ["1997-03-25"])
