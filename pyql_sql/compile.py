@@ -336,9 +336,23 @@ def _select_expression(query: CompilableQuery) -> list[exp.Expression]:
 
 
 def _order_keys(column: Column, descending: bool) -> tuple[exp.Expression, list[exp.Ordered]]:
-    """What an order keeps (non-NULL keys) and sorts by: numbers by value, then text (on a mixed column)."""
+    """What an order keeps (non-NULL keys) and sorts by: numbers by value, then text (on a mixed column).
+
+    A text column's cells that are times (``1:59.8``, ``1:02:03``) are numbers here, their seconds
+    (``pyql_duration``, :func:`pyql_sql.numbers.parse_duration`): a column of times orders as durations.
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> t = Table.from_rows(["Time"], [["10:02.1"], ["9:59.8"]])
+        >>> [k.sql() for k in _order_keys(t.columns[0], False)[1]][1]
+        'COALESCE("n0", PYQL_DURATION("c0")) ASC NULLS LAST'
+    """
     text = text_of(column)
     number = number_of(column)
+    derived = isinstance(column, DerivedColumn)
+    if not column.is_numeric and (not derived or (column.kind == "part" and column.part in ("before", "after"))):
+        duration = exp.Anonymous(this="pyql_duration", expressions=[text.copy()])
+        number = duration if number is None else exp.Coalesce(this=number, expressions=[duration])
     if number is None:
         return _not_null(text), [exp.Ordered(this=text.copy(), desc=descending)]
     if column.is_numeric:

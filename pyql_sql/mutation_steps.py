@@ -44,8 +44,8 @@ from pyql.environment.next_steps import NextStep
 from pyql.errors import PyQLError
 
 from .next_steps import _checked, _column_text, _condition_action, condition_candidates
-from .question_match import action_value
-from .pairing import column_cells, pair_values, value_text
+from .question_match import action_value, fold
+from .pairing import absent_pairs, column_cells, head_pair, last_pair, pair_values, value_text
 from .table import Table
 
 __all__ = ["asks_change", "complete", "value_pairs", "mutation_next_steps"]
@@ -57,7 +57,7 @@ _INSERT_FIRST = re.compile(r"^\s*(?:please\s+)?(insert|add)\b", re.I)
 #: An update's rows written out: "where the Nationality column equals Spain", "where the value in column 'Rank' is equal to '29'".
 _WHERE = re.compile(
     r"\bwhere\s+(?:the\s+)?(?:value\s+(?:in|of)\s+)?(?:(?:the\s+)?column\s+)?[`'\"]?(?P<col>[^`'\"]+?)[`'\"]?\s*(?:column\s+)?"
-    r"(?:equals|is\s+equal\s+to|is|=)\s+[`'\"]?(?P<val>[^`'\"]+?)[`'\"]?\s*(?:[.;,]|\band\b|$)",
+    r"(?:equals|(?:is|are)\s+equal\s+to|(?:is|are)\s+set\s+to|is|are|=)\s+[`'\"]?(?P<val>[^`'\"]+?)[`'\"]?\s*(?:[.;,]|\band\b|$)",
     re.I,
 )
 _QUESTION = re.compile(r"^\s*(what|which|who|whom|whose|when|where|why|how|name|list|give|tell|show|find|is|are|was|were|do|does|did|can|count)\b", re.I)
@@ -71,9 +71,19 @@ def asks_change(question: str) -> str | None:
         ('insert', 'update', None)
         >>> asks_change("Tiger Woods won in 1997 with a total of 270.")
         'either'
+        >>> asks_change("For the 'Credits' table, insert a record with values for Title and Year, where Title is 'Up', Year is '2021'.")
+        'insert'
+        >>> asks_change("Set the Total to 40 where the Nation is Spain."), asks_change("Update the record where Year is 2021, adding a note.")
+        ('update', 'update')
     """
-    if _UPDATE_FIRST.match(question) or _WHERE.search(question):
-        return "update"  # "Set the Total column to 40 ... where the Nationality column equals Spain"
+    if _UPDATE_FIRST.match(question):
+        return "update"
+    where = _WHERE.search(question)
+    if where is not None:  # "Set the Total column to 40 ... where the Nationality column equals Spain"
+        cue = _INSERT.search(question[: where.start()])
+        if cue is None or re.search(r"\b(updat|chang|modif)", question, re.I):
+            return "update"
+        return "insert"  # "insert a record with values for Title and Year, where Title is 'A', Year is '2021'": the values
     if _INSERT_FIRST.match(question):
         return "insert"
     if _INSERT.search(question):
@@ -107,8 +117,8 @@ def value_pairs(
         >>> [(t.columns[c].header, v.text) for c, v in value_pairs(t, q)]
         [('Club', "'FK Trakai'"), ('Wins', '9'), ('Points', '29')]
     """
-    lower = question.lower()
-    spans = [(m.start(), m.end()) for text in skip if text for m in re.finditer(re.escape(text), lower)]
+    lower = fold(question).lower()  # "Montreal" in the question is the cell "Montréal"
+    spans = [(m.start(), m.end()) for text in skip if text for m in re.finditer(rf"(?<!\w){re.escape(fold(text))}(?!\w)", lower)]  # 'Berat', not 'Beratënsis'
     return pair_values(table, question, g, skip=spans, exclude=exclude, resemble=resemble)
 
 
@@ -191,6 +201,69 @@ def _of_condition(env: Any, question: str, g: Grounding) -> NextStep | None:
     return NextStep(_condition_action(env.table, checked[0]), "constrain") if checked else None
 
 
+_SET_BEFORE = re.compile(r"\b(?:to|as)\s+(?:be\s+)?['\"`]?$", re.IGNORECASE)
+
+
+def _narrowing(env: Any, question: str, pairs: list[tuple[int, Grounded]]) -> NextStep | None:
+    """The condition of a pair whose value some but not all of the rows kept already hold, unless the value is
+    what the column is set *to*: a value the rows have names rows ("in 2009"), a new value is one they lack.
+
+    Example:
+        >>> from pyql_sql.writable_environment import WritableTableEnvironment
+        >>> t = Table.from_rows(["Year", "Competition", "Notes"], [["2007", "Worlds", "2.30 m"], ["2009", "Worlds", "2.35 m"]])
+        >>> q = "Change the Notes of the Worlds in 2009 to '2.40 m'."
+        >>> env = WritableTableEnvironment(t, question=q)
+        >>> _ = env.step("add_condition(Competition, =, Worlds)")
+        >>> [s.action for s in mutation_next_steps(env)]
+        ['add_condition(Year, =, 2009)']
+        >>> _ = env.step("add_condition(Year, =, 2009)")
+        >>> [s.action for s in mutation_next_steps(env)]
+        ['update_rows(Notes = 2.40 m)']
+    """
+    table = env.table
+    try:
+        kept = env.executor.count(env.query)
+    except PyQLError:
+        return None
+    for c, v in pairs:
+        if _SET_BEFORE.search(question[: v.start]) or any(s.column.index == c for s in env.query.conditions):
+            continue
+        value = value_text(v, [])
+        try:
+            held = env.executor.count(env.query.add_condition(table.columns[c], "=", value))
+        except PyQLError:
+            continue
+        if 0 < held < kept:
+            return NextStep(f"add_condition({_column_text(table, c)}, =, {action_value(value)})", "constrain")
+    return None
+
+
+def _from_to(table: Table, question: str, g: Grounding, conditions: Any) -> list[tuple[int, Grounded]]:
+    """"the name ... from 'John Smith' to 'Johnny Smith'": the value after *to* is the new value of the column whose
+    condition holds the value after *from* (the rows are picked by the old value; the column is set to the new one).
+
+    Example:
+        >>> t = Table.from_rows(["Name", "Pick"], [["John Smith", "1"]])
+        >>> q = "Modify the name from 'John Smith' to 'Johnny Smith'."
+        >>> [(t.headers[c], v.text) for c, v in _from_to(t, q, ground(q), t.query().add_condition("Name", "=", "John Smith").conditions)]
+        [('Name', "'Johnny Smith'")]
+    """
+    values = [v for v in g.values if v.kind in ("quoted", "span", "number", "date", "quantity")]
+    out: list[tuple[int, Grounded]] = []
+    for step in conditions:
+        old = re.escape(str(step.value).strip())
+        ends = [m.end() for m in re.finditer(rf"\bfrom\s+[`'\"]?{old}[`'\"]?\s+to\s+(?:be\s+)?", question, re.IGNORECASE)]
+        if step.column.index < len(table.columns):  # "... where Notes are '-' and change ... Notes to 'Video'": the column set again
+            header = re.escape(step.column.header)
+            ends += [m.end() for m in re.finditer(rf"[`'\"]?\b{header}[`'\"]?\s+to\s+(?:be\s+)?", question, re.IGNORECASE)
+                     if not re.match(rf"[`'\"]?{old}[`'\"]?(?!\w)", question[m.end() :], re.IGNORECASE)]
+        for end in ends:
+            new = [v for v in values if v.start == end]
+            if new and step.column.index < len(table.columns) and step.column.index not in {c for c, _ in out}:
+                out.append((step.column.index, max(new, key=lambda v: v.end - v.start)))
+    return out
+
+
 def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3) -> list[NextStep]:
     """The change steps to offer now (see the module's docstring); [] when the question asks for none.
 
@@ -211,23 +284,40 @@ def mutation_next_steps(env: Any, g: Grounding | None = None, *, limit: int = 3)
     if env.query.conditions:  # the rows to change are picked: the update itself
         on = frozenset(s.column.index for s in env.query.conditions)
         skip = frozenset(str(s.value).strip().lower() for s in env.query.conditions)
-        text = _assignments(table, value_pairs(table, question, g, skip, exclude=on))
+        moved = _from_to(table, question, g, env.query.conditions)
+        taken = {(v.start, v.end) for _, v in moved}
+        rest = [(c, v) for c, v in value_pairs(table, question, g, skip, exclude=on) if (v.start, v.end) not in taken]
+        narrower = _narrowing(env, question, rest)
+        if narrower is not None:  # "... of the World Championships in 2009 to '2.40 m'": 2009 picks rows too
+            return [narrower]
+        text = _assignments(table, sorted([*moved, *rest], key=lambda p: p[1].start))
         return [NextStep(f"update_rows({text})", "execute")] if text else []
     where = _where_condition(env, question) or _of_condition(env, question, g)
     if where is not None:  # the rows written out: that condition first
         return [where]
     pairs = value_pairs(table, question, g)
     named = value_pairs(table, question, g, resemble=False)  # a value placed by its cells may well pick the rows
+    if kind == "update" and len({c for c, _ in named}) == len(table.columns) > 1:
+        kind = "either"  # "should be updated with the following data: Year: 1998, Stage: 20, ...": every column, a whole row
     steps: list[NextStep] = []
     if kind in ("update", "either"):  # not on a column the question assigns another value to
         conditions = [
             c for c in condition_candidates(table, question, g)
-            if c.op == "=" and all(col != c.column or (v.start, v.end) == (c.start, c.end) for col, v in named)
+            if c.op == "=" and (all(col != c.column or (v.start <= c.start and c.end <= v.end) for col, v in named)
+                                or re.search(r"\bfrom\s+['\"`]?$", question[: c.start]))  # "from 'A' to 'B'": A picks the rows
             and not re.search(r"\bto\s+(?:be\s+)?['\"`]?$", question[: c.start])  # "... to 11": a value set, not a row picked
         ]
-        spans = {(v.start, v.end) for _, v in named}
-        conditions.sort(key=lambda c: (c.start, c.end) in spans)  # a span that is no assigned value first
+        spans = [(v.start, v.end) for _, v in named]  # a quoted value's span holds its cell's
+        owner = lambda c: not re.match(r"['’]s\b", question[c.end : c.end + 3])  # noqa: E731 - "Anthony Davis's height": his row
+        after_for = lambda c: not re.search(r"\bfor\s+(?:the\s+)?['\"`]?$", question[: c.start])  # noqa: E731 - "... for County Kildare": the row
+        conditions.sort(key=lambda c: (any(s <= c.start and c.end <= e for s, e in spans), owner(c), after_for(c)))  # a span that is no assigned value first, an owner first
         steps += [NextStep(_condition_action(table, c), "constrain") for c in _checked(env, conditions)[:limit]]
+    if kind in ("insert", "either") and not complete(table, pairs):
+        pairs = [*pairs, *absent_pairs(table, question, pairs, g)]  # "with no additional notes": the column's mark for none
+        head = head_pair(table, question, pairs, g) if not complete(table, pairs) else None
+        pairs = [*pairs, head] if head is not None else pairs  # "Insert 'Lambeau Field' into ...": the row's name
+        if not complete(table, pairs) and (last := last_pair(table, question, pairs, g)) is not None:
+            pairs = [*pairs, last]  # the one value left names the one column left
     text = _assignments(table, pairs) if kind in ("insert", "either") and complete(table, pairs) else None
     if text:  # a whole row: before the update's conditions, which a statement of new facts does not pick
         steps.insert(0, NextStep(f"insert_row({text})", "execute"))

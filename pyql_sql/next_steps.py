@@ -82,8 +82,8 @@ def _aggregation(question: str, g: Grounding, mentions: Mapping[int, tuple[int, 
     cue = _aggregation_cue(question, g, mentions)
     if cue is None:
         return None
-    if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?number\b", question[cue.end :], re.IGNORECASE):
-        return "COUNT"  # "the total number of ...", "the total game number"
+    if cue.op == "SUM" and re.match(r"\s+(?:\w+\s+)?(?:number\b|(?:amount\s+of\s+)?times\b)", question[cue.end :], re.IGNORECASE):
+        return "COUNT"  # "the total number of ...", "the total game number", "the total amount of times"
     if cue.op == "COUNT" and table is not None and any(
             cue.end <= m[0] and len(_WORD.findall(question[cue.end : m[0]])) <= 1 and table.columns[i].is_numeric
             and any(c.op == "SUM" and c.start >= m[1] for c in g.cue("aggregate")) for i, m in mentions.items()):
@@ -129,6 +129,9 @@ def own_number(
         >>> q = "how many total medals did belarus win?"
         >>> own_number(t, q, 2, ground(q), header_mentions(t, q)), own_number(t, "how many nations won gold?", 1, ground("how many nations won gold?"), header_mentions(t, "how many nations won gold?"))
         (True, False)
+        >>> t = Table.from_rows(["Name", "Goals"], [["Ann", "0"]])
+        >>> own_number(t, "how many people have no goals?", 1, ground("how many people have no goals?"), header_mentions(t, "how many people have no goals?"))
+        False
     """
     col, mention = table.columns[index], mentions.get(index)
     cue = _aggregation_cue(question, g, mentions)
@@ -136,6 +139,8 @@ def own_number(
         return False
     if any(min(abs(c.start - mention[1]), abs(mention[0] - v.end)) < 30 for c, v in g.comparisons()):
         return False  # "how many games had more than 10,000 in attendance": the rows that meet it are counted
+    if re.search(r"\b(?:no|zero|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+$", question[: mention[0]], re.IGNORECASE):
+        return False  # "how many people have no goals": a value of the column picks the rows counted
     ends = [c.end for c in g.cues if c.kind == "aggregate"]
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())
@@ -166,6 +171,10 @@ def argmax_order(
         >>> q = "who had the most wins?"
         >>> argmax_order(t, q, ground(q), header_mentions(t, q))
         (2, True, 1)
+        >>> t = Table.from_rows(["#", "Employer", "# of Employees"], [["1", "Medline", "1,200"]])
+        >>> q = "which employer had the least number of employees?"
+        >>> argmax_order(t, q, ground(q), header_mentions(t, q))
+        (2, False, 1)
     """
     wh = re.search(r"\b(?:which|what|who)\b", question, re.IGNORECASE)
     if wh is None:
@@ -175,6 +184,7 @@ def argmax_order(
         target = _unnamed_target(table, question, wh, mentions)
     for cue in g.cue("order"):
         ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
+        ordered.sort(key=lambda i: -mentions[i][2])  # "the least number of employees": '# of Employees', not '#' ("number")
         if ordered and target and target[0] != ordered[0] and cue.start > wh.end():
             return ordered[0], cue.op == "max", target[0]
     return None
@@ -412,11 +422,34 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     by = order[:2] if order is not None else position_order(table, question, g, mentions)
     if by is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
         conditions.append(NextStep(f"add_order({_column_text(table, by[0])}, {'DESC' if by[1] else 'ASC'})", "constrain"))
-    answers = [
-        NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer")
-        for i, agg, _ in answer_candidates(table, question, used=used, scores=scores, grounding=g)
-    ]
+    ranked = answer_candidates(table, question, used=used, scores=scores, grounding=g)
+    ranked = [(i, _summed(env, g, mentions, i, agg) if not conditions else agg, score) for i, agg, score in ranked]  # rows yet to pick
+    answers = [NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer") for i, agg, _ in ranked]
     return conditions, answers
+
+
+def _summed(env: Any, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], index: int, agg: str | None) -> str | None:
+    """A count's own number over several rows is their sum: "what is the number of poles daly has won in his career"
+    on a table of his seasons is SUM(Poles); on the one row the conditions keep it is that row's number (and while
+    the question's conditions are still to add, the number alone).
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Season", "Poles"], [["1990", "1"], ["1991", "9"], ["1992", "2"]])
+        >>> env = TableEnvironment(t, question="what is the number of poles that daly has won in his career?")
+        >>> grounded_steps(env)[1][0].action
+        'set_answer(Poles, SUM)'
+    """
+    table, question = env.table, env.question or ""
+    cue = _aggregation_cue(question, g, mentions)
+    if agg is not None or cue is None or cue.op != "COUNT" or not table.columns[index].is_numeric:
+        return agg
+    if not own_number(table, question, index, g, mentions):
+        return agg
+    try:
+        return "SUM" if env.executor.count(env.query) > 1 else agg
+    except PyQLError:
+        return agg
 
 
 def _used(env: Any, candidates: list[ConditionCandidate]) -> dict[int, float]:

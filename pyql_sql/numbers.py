@@ -11,6 +11,12 @@ condition values written by an LLM, answer comparison):
   No exponents, no currency or unit signs, no percent signs, no spaces inside:
   ``"£8.5m"``, ``"45%"``, ``"1 174"``, ``"1,17"`` and ``"3–1"`` are text.
 
+A cell that starts with a duration (``1:59.8``, ``2:01.33 (WR)``, ``1:02:03``:
+minutes and seconds, or hours, minutes and seconds) is text, but
+:func:`parse_duration` reads it as seconds, which is how an order sorts it
+(``10:02.1`` is longer than ``9:59.8``, though its first number is larger
+and its text sorts first).
+
 Example:
     >>> [parse_number(s) for s in ["1,174", "1174.0", "\u22123", "+2", "1.", ".5"]]
     [1174.0, 1174.0, -3.0, 2.0, 1.0, 0.5]
@@ -23,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["parse_number", "is_empty", "value_text", "format_number"]
+__all__ = ["parse_number", "parse_duration", "is_empty", "value_text", "format_number"]
 
 _NUMBER_RE = re.compile(
     r"""
@@ -70,6 +76,41 @@ def parse_number(value: object) -> float | None:
         return float(s)
     except ValueError:  # pragma: no cover - the regex guarantees a float literal
         return None
+
+
+#: A duration at a cell's start: ``[h:]m:ss[.f]``, the seconds two digits, nothing numeric glued after it.
+_DURATION_RE = re.compile(r"\s*(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>[0-5]\d(?:\.\d+)?)(?![\d:]|\.\d)", re.ASCII)
+
+
+def parse_duration(value: object) -> float | None:
+    """The seconds of a duration a cell starts with (``m:ss``, ``h:mm:ss``, a decimal part allowed), else None.
+
+    Times of races and songs are written this way; their first number (the
+    minutes) orders them wrongly against each other once the minutes differ in
+    length (``10:02.1`` against ``9:59.8``), and against hours.
+
+    Args:
+        value: a cell (any object; only text is read).
+
+    Returns:
+        The duration in seconds, or None when the cell does not start with one.
+
+    Example:
+        >>> [parse_duration(s) for s in ["1:59.8", "2:01.33 (WR)", "1:02:03", " 58:01 "]]
+        [119.8, 121.33, 3723.0, 3481.0]
+        >>> [parse_duration(s) for s in ["58.5", "2:1", "3–1", "1:75", "Rio", 12]]
+        [None, None, None, None, None, None]
+    """
+    if not isinstance(value, str):
+        return None
+    m = _DURATION_RE.match(value)
+    if m is None:
+        return None
+    hours = int(m.group("h")) if m.group("h") is not None else 0
+    minutes = int(m.group("m"))
+    if m.group("h") is not None and minutes > 59:
+        return None
+    return round(hours * 3600 + minutes * 60 + float(m.group("s")), 6)
 
 
 def is_empty(value: object) -> bool:

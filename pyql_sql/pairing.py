@@ -36,6 +36,10 @@ once:
    existing cell), only when every possible assignment of the left values
    agrees on it.
 
+For a new row, :func:`last_pair` adds one more: when one column and one value
+are left, the value is that column's (``Add David Lee to the table with the
+Original chapter being Kappa Xi``: Name).
+
 Example:
     >>> from pyql_sql.table import Table
     >>> t = Table.from_rows(["Round", "Pick", "Player"], [["1", "11", "Walt Schlinkman"]], name="Picks")
@@ -57,7 +61,7 @@ from pyql.environment.grounding import Grounded, Grounding, ground, parse_date
 from .table import Table
 from .value_lists import listed_pairs
 
-__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "enumeration_pairs", "pair_values", "question_values", "word_norm"]
+__all__ = ["Mention", "cell_shape", "column_cells", "column_mentions", "absent_pairs", "enumeration_pairs", "head_pair", "last_pair", "pair_values", "question_values", "word_norm"]
 
 _TOKEN = re.compile(r"[a-z0-9]+|#")
 _STOP = frozenset("a an the of in on at to for by with from as is are was were and or its their".split())
@@ -197,11 +201,42 @@ def column_mentions(table: Table, question: str, *, hidden: Sequence[tuple[int, 
         raw = [w for _, _, w in _tokens(col.header)]
         stop = [w in _STOP and len(raw) > 1 for w in raw]
         found += _runs(words, header, col.index, stop) + _window(question, words, header, col.index, stop)
+    found += _work_mentions(table, question, words, found)
     found = [m for m in found if not any(s <= m.start and m.end <= e and (s, e) != (m.start, m.end) for s, e in hidden)]
-    return _unambiguous(found)
+    found = [m for m in found if m.whole or not any(s < m.end and m.start < e for s, e in hidden)]  # "in 'Toronto" of a quoted name
+    return _unambiguous(found, question)
 
 
-def _unambiguous(found: list[Mention]) -> list[Mention]:
+#: Words that name a work by its kind ("the film 'Up'", "the song 'Luz'", "titled 'Up'"): a Title column's mention.
+_WORKS = frozenset(["film", "movie", "show", "series", "song", "album", "book", "play", "episode", "single", "novel", "titled"])
+
+
+def _work_mentions(table: Table, question: str, words: list[tuple[int, int, str]], found: list[Mention]) -> list[Mention]:
+    """Mentions of the table's Title column by the kind of work it lists ("the movie 'Despicable Me 3'"), when no
+    header is that word.
+
+    Example:
+        >>> t = Table.from_rows(["Year", "Title", "Role"], [["2010", "Up", "Carl"]])
+        >>> [(t.headers[m.column], m.strength) for m in column_mentions(t, "The movie 'Up 2' released in 2017")]
+        [('Title', 4.0)]
+    """
+    titles = [c.index for c in table.columns if [w for _, _, w in _tokens(c.header)] == ["title"]]
+    if len(titles) != 1:
+        return []
+    named = {(m.start, m.end) for m in found}
+    out = []
+    for i, (s, e, w) in enumerate(words):
+        following = words[i + 1][2] if i + 1 < len(words) else ""
+        if w in _WORKS and (s, e) not in named and following not in _WORKS | {"called", "named"}:  # "film titled 'Up'": one mention
+            out.append(Mention(titles[0], s, e, 4.0))
+    return out
+
+
+#: Nouns a header may be that also name a row or a cell in general ("the February record", "the city name").
+_GENERIC = frozenset(["record", "records", "entry", "value", "field", "data", "name", "number"])
+
+
+def _unambiguous(found: list[Mention], question: str = "") -> list[Mention]:
     """One mention per span and column; partial ones inside longer mentions of another column, or naming two columns, out."""
     best: dict[tuple[int, int, int], Mention] = {}
     for m in found:
@@ -214,7 +249,9 @@ def _unambiguous(found: list[Mention]) -> list[Mention]:
         inside = any(o.column != m.column and o.start <= m.start and m.end <= o.end and (o.end - o.start > m.end - m.start or o.strength > m.strength) for o in ms)
         same_col_longer = any(o is not m and o.column == m.column and o.start <= m.start and m.end <= o.end and o.strength >= m.strength for o in ms)
         twin = not m.whole and any(o.column != m.column and (o.start, o.end) == (m.start, m.end) and o.strength >= m.strength for o in ms)
-        if not (inside or same_col_longer or twin):
+        trailing = any(o.column != m.column and o.whole and 0 <= m.start - o.end <= 1 for o in ms) and (
+            not m.whole or question[m.start : m.end].lower() in _GENERIC)  # "city name": City's; "the February record": February's
+        if not (inside or same_col_longer or twin or trailing):
             out.append(m)
     return sorted(out, key=lambda m: (m.start, m.column))
 
@@ -240,12 +277,46 @@ def _text(v: Grounded) -> str:
 
 
 def _one_sentence(v: Grounded) -> Grounded:
-    """A capitalised span cut at a full stop inside it (``Hedlund. The`` is ``Hedlund``)."""
-    cut = re.search(r"[.!?]\s", v.text) if v.kind == "span" else None
+    """A capitalised span cut at a full stop inside it (``Hedlund. The`` is ``Hedlund``), not at a title's
+    abbreviation (``Sen. Ralph Owen Brewster``, ``Dr. No``).
+
+    Example:
+        >>> [_one_sentence(Grounded("span", t, 0, len(t), t)).text for t in ("Hedlund. The", "Sen. Ralph Owen Brewster")]
+        ['Hedlund', 'Sen. Ralph Owen Brewster']
+    """
+    cuts = re.finditer(r"[.!?]\s", v.text) if v.kind == "span" else iter(())
+    cut = next((c for c in cuts if not (c.group()[0] == "." and re.search(r"(?:^|\s)[A-Z][a-z]{0,2}$", v.text[: c.start()]))), None)
     if cut is None or cut.start() == 0:
         return v
     text = v.text[: cut.start()]
     return replace(v, text=text, end=v.start + len(text), value=text if isinstance(v.value, str) else v.value)
+
+
+def _whole_names(question: str, values: list[Grounded]) -> list[Grounded]:
+    """Capitalised spans made whole: a title's abbreviation joined to the name after it (``Sen. Ralph Owen
+    Brewster``), and a parenthesized detail right after a name kept with it (``Frieda (voice)``).
+
+    Example:
+        >>> from pyql.environment.grounding import ground
+        >>> q = "It features Sen. Ralph Owen Brewster and Frieda (voice)."
+        >>> [v.text for v in _whole_names(q, [v for v in ground(q).values])]
+        ['Sen. Ralph Owen Brewster', 'Frieda (voice)']
+    """
+    out: list[Grounded] = []
+    for v in values:
+        last = out[-1] if out else None
+        if (last is not None and v.kind == "span" and last.kind == "span" and re.fullmatch(r"[A-Z][a-z]{0,3}", last.text)
+                and question[last.end : v.start] == ". "):
+            text = question[last.start : v.end]
+            out[-1] = Grounded("span", text, last.start, v.end, text)
+            continue
+        out.append(v)
+    for i, v in enumerate(out):
+        detail = re.match(r" \([^()]{1,30}\)", question[v.end :]) if v.kind == "span" else None
+        if detail is not None and not any(o.start < v.end + detail.end() and v.end < o.end for o in out):
+            text = question[v.start : v.end + detail.end()]
+            out[i] = Grounded("span", text, v.start, v.end + detail.end(), text)
+    return out
 
 
 def question_values(table: Table, question: str, g: Grounding | None = None) -> tuple[list[Grounded], list[Mention]]:
@@ -261,6 +332,12 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
         >>> vs, ms = question_values(t, "Insert into 'Olympic Medals' with 2 columns 'Rank' and 'Gold': Rank '7', Gold '0'.")
         >>> [v.text for v in vs], len(ms)
         (["'7'", "'0'"], 4)
+        >>> t = Table.from_rows(["Song", "Place"], [["Luz", "5th"]])
+        >>> [v.text for v in question_values(t, "The song 'Porto' won 1st place.")[0]]
+        ["'Porto'", '1st']
+        >>> t = Table.from_rows(["Team", "Stadium"], [["Celtic", "Celtic Park"], ["Hearts", "Tynecastle Stadium"]])
+        >>> [v.text for v in question_values(t, "The Rangers team's home stadium is the Ibrox Stadium.")[0]]
+        ['Rangers', 'Ibrox Stadium']
     """
     g = g or ground(question)
     names = {table.name.strip().lower(), *(h.strip().lower() for h in table.headers)}
@@ -273,16 +350,29 @@ def question_values(table: Table, question: str, g: Grounding | None = None) -> 
         if any(s <= v.start and v.end <= e for s, e in hidden) or re.match(r"\s*(columns?|rows?|fields?)\b", question[v.end :], re.I):
             continue
         values.append(v)
+    values = _whole_names(question, values)
     quoted = [(v.start, v.end) for v in values if v.kind == "quoted"]
     mentions = column_mentions(table, question, hidden=hidden + quoted)
+    for m in re.finditer(r"\b\d+(?:st|nd|rd|th)(?=\s+(?P<next>\w))", question, re.IGNORECASE):
+        if any(o.start < m.end() and m.start() < o.end for o in values):
+            continue
+        if any(x.whole and x.start == m.start("next") for x in mentions):  # "won 1st place": the Place column's value
+            values.append(Grounded("span", m.group(), m.start(), m.end(), m.group()))
+    values.sort(key=lambda v: v.start)
     kept = []
+    cells: list[list[str]] | None = None
     for v in values:
         number = re.match(r"[+-]?\d[\d,.]*", v.text) if v.kind == "quantity" else None
         if number and any(m.start < v.end and v.start + number.end() <= m.start for m in mentions):  # "29 goals scored"
             v = replace(v, kind="number", text=number.group().rstrip(",."), end=v.start + len(number.group().rstrip(",.")), unit="")
-        covered = sum(max(0, min(m.end, v.end) - max(m.start, v.start)) for m in mentions)
+        inside = [m for m in mentions if m.start < v.end and v.start < m.end]
+        covered = sum(max(0, min(m.end, v.end) - max(m.start, v.start)) for m in inside)
         if v.kind == "quoted" or covered * 2 < len(v.text.strip()):
             kept.append(v)
+        elif v.kind == "span" and len(v.text.split()) >= 2 and all(v.start <= m.start and m.end <= v.end for m in inside):
+            cells = column_cells(table) if cells is None else cells  # "the Ibrox Stadium": a name the Stadium column's cells end with
+            if all(any(re.search(rf"\b{re.escape(question[m.start:m.end])}\b", c, re.I) for c in cells[m.column]) for m in inside):
+                kept.append(v)
     return kept, mentions
 
 
@@ -302,7 +392,8 @@ def enumeration_pairs(
 
     A list of headers is two or more mentions with only commas and "and"/"or"
     between, none with a value of its own next to it (``2 draws and against
-    1305`` is no list).
+    1305`` is no list); the values follow within six words, or anywhere in the
+    sentence when *respectively* ends them.
 
     Returns the pairs, and the columns and value spans of lists of different
     lengths, and of values listed with no list of columns right before them
@@ -335,7 +426,8 @@ def enumeration_pairs(
         between = question[_end(heads[-1]) : vals[0].start] if heads else ""
         others = [v for v in values if all(v is not w for w in vals)]
         listed = len(heads) >= 2 and not _adjacent_pairs(question, others, heads)  # type: ignore[arg-type]  # not "2 draws and against"
-        if listed and not re.search(r"[.;!?](\s|$)", between) and len(_TOKEN.findall(between.lower())) <= 6:
+        respectively = re.match(r"\s*,?\s*respectively\b", question[_end(vals[-1]) :], re.IGNORECASE)  # type: ignore[arg-type]
+        if listed and not re.search(r"[.;!?](\s|$)", between) and (len(_TOKEN.findall(between.lower())) <= 6 or respectively):
             if len(heads) == len(vals):
                 pairs += [(m.column, v) for m, v in zip(heads, vals)]  # type: ignore[attr-defined,misc]
             else:
@@ -382,13 +474,26 @@ def _gap(question: str, start: int, end: int) -> int | None:
     return len(words)
 
 
+def _possessive(question: str, v: Grounded) -> bool:
+    """Whether a value is written as an owner (``Anthony Davis's``, ``the Jamboree's``).
+
+    Example:
+        >>> from pyql.environment.grounding import ground
+        >>> q = "Anthony Davis's height is 2.11"
+        >>> [_possessive(q, v) for v in ground(q).values]
+        [True, False]
+    """
+    return bool(re.match(r"['’]s\b", question[v.end : v.end + 3])) or bool(re.search(r"['’]s$", v.text))
+
+
 def _adjacent_pairs(question: str, values: Sequence[Grounded], mentions: Sequence[Mention]) -> list[tuple[float, int, Grounded]]:
     """A value right after a column's mention, or right before it, only linking words between (score: the gap)."""
     out = []
     for v in values:
         for m in mentions:
             after = _gap(question, m.end, v.start) if v.start >= m.end else None
-            before = _gap(question, v.end, m.start) if v.end <= m.start and m.whole else None  # "5 wins", not "Tiger Woods won"
+            before = (_gap(question, v.end, m.start) if v.end <= m.start and m.whole and not _possessive(question, v) else None)
+            # "5 wins", not "Tiger Woods won", nor "Anthony Davis's height" (whose height)
             best = min((x for x in (after, None if before is None else before + 0.5) if x is not None), default=None)
             if best is not None:
                 out.append((best - m.strength / 10, m.column, v))
@@ -585,3 +690,113 @@ def pair_values(
     if resemble and listed and len(quoted) == 1 and len(rest) == 1:  # "Insert 'Jane Smith' ... 'Theo' for School, ...": the one left
         pairs.append((rest[0], quoted[0]))
     return sorted(pairs, key=lambda p: p[1].start)
+
+
+def last_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]], g: Grounding | None = None) -> tuple[int, Grounded] | None:
+    """The pair a new row still lacks: exactly one column not given and exactly one value of the question left.
+
+    A row the question describes gives every column; once the others are paired, the value left is
+    the one column left's (a name the question writes first, with no column named next to it).
+
+    Example:
+        >>> t = Table.from_rows(["Name", "Original chapter"], [["Ann Lee", "Alpha"]], name="Legislators")
+        >>> q = "Add David Lee to the legislators table with the Original chapter being Kappa Xi."
+        >>> pairs = pair_values(t, q)
+        >>> [(t.headers[c], v.text) for c, v in pairs], [(t.headers[c], v.text) for c, v in [last_pair(t, q, pairs)]]
+        ([('Original chapter', 'Kappa Xi')], [('Name', 'David Lee')])
+        >>> last_pair(t, "Add David Lee and Bo Li to the table with the Original chapter being Kappa Xi.", pairs) is None
+        True
+        >>> q = "Add 2015 EuroBasket to the table with the Original chapter being Kappa Xi."
+        >>> last_pair(t, q, pair_values(t, q))[1].text
+        '2015 EuroBasket'
+    """
+    given = {c for c, _ in pairs}
+    missing = [c.index for c in table.columns if c.index not in given]
+    if len(missing) != 1:
+        return None
+    values, _ = question_values(table, question, g)
+    left = [v for v in values if not any(o.start < v.end and v.start < o.end for _, o in pairs)]
+    if len(left) == 2 and re.fullmatch(r" ", question[left[0].end : left[1].start]):  # "2015 EuroBasket": one name
+        text = question[left[0].start : left[1].end]
+        left = [Grounded("span", text, left[0].start, left[1].end, text)]
+    if not left:
+        ordinal = _ordinal_value(question, column_cells(table)[missing[0]])
+        left = [ordinal] if ordinal is not None else []
+    return (missing[0], left[0]) if len(left) == 1 else None
+
+
+_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+
+
+def _ordinal_value(question: str, cells: Sequence[str]) -> Grounded | None:
+    """The one ordinal word of a question ("placed second") written as a column of places writes it (``2nd``), when
+    most of the column's cells are places (``1st``, ``3rd``).
+
+    Example:
+        >>> _ordinal_value("they placed second in the 400m", ["1st", "3rd", "5th"]).text
+        '2nd'
+        >>> _ordinal_value("they placed second", ["Gold", "Silver"]) is None
+        True
+    """
+    filled = [c.strip() for c in cells if c.strip()]
+    if not filled or sum(bool(re.fullmatch(r"\d+(?:st|nd|rd|th)", c)) for c in filled) < 0.7 * len(filled):
+        return None
+    found = [m for m in re.finditer(r"\b(" + "|".join(_ORDINAL_WORDS) + r")\b", question, re.IGNORECASE)]
+    if len(found) != 1:
+        return None
+    n = _ORDINAL_WORDS[found[0].group(1).lower()]
+    text = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+    return Grounded("span", text, found[0].start(), found[0].end(), text)
+
+
+def head_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]], g: Grounding | None = None) -> tuple[int, Grounded] | None:
+    """"Insert 'Lambeau Field' into sports_venues ...": the value right after the verb, before *into*, names the new
+    row: the table's first column, when no value is given for it and it is a column of text.
+
+    Example:
+        >>> t = Table.from_rows(["Venue", "Sports", "Capacity"], [["Wembley Stadium", "Football (soccer)", "90,000"], ["Eden Park", "Rugby", "50,000"]],
+        ...                   name="sports_venues")
+        >>> q = "Insert 'Lambeau Field' into sports_venues for American Football with a capacity of 81,441."
+        >>> [(t.headers[c], v.text) for c, v in [head_pair(t, q, pair_values(t, q))]]
+        [('Venue', "'Lambeau Field'")]
+    """
+    first = table.columns[0]
+    if first.is_numeric or any(c == first.index for c, _ in pairs):
+        return None
+    m = re.match(r"\s*(?:please\s+)?(?:insert|add)\s+(?:the\s+|a\s+)?", question, re.IGNORECASE)
+    if m is None:
+        return None
+    values, _ = question_values(table, question, g)
+    head = next((v for v in values if v.start == m.end() and v.kind in ("quoted", "span")), None)
+    if head is None or not re.match(r"\s+(?:into|to|in)\b", question[head.end :], re.IGNORECASE):
+        return None
+    if any(o.start < head.end and head.start < o.end for _, o in pairs):
+        return None
+    return first.index, head
+
+
+def absent_pairs(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]], g: Grounding | None = None) -> list[tuple[int, Grounded]]:
+    """A new row's columns the question says it has none of ("with no additional notes"): the mark the column's
+    cells write for none (``-``, ``—``, an empty cell; the most frequent cell without a letter or digit, if two or
+    more cells write it).
+
+    Example:
+        >>> t = Table.from_rows(["Title", "Notes"], [["Up", "-"], ["Cars", "-"], ["Jaws", "Voice"]])
+        >>> [(t.headers[c], v.value) for c, v in absent_pairs(t, "The movie 'Brave' had no additional notes.", [])]
+        [('Notes', '-')]
+    """
+    given = {c for c, _ in pairs}
+    _, mentions = question_values(table, question, g)
+    cells = column_cells(table)
+    out: list[tuple[int, Grounded]] = []
+    for m in mentions:
+        if m.column in given or m.column in {c for c, _ in out} or not m.whole:
+            continue
+        if not re.search(r"\bno\s+(?:[a-z]+\s+)?$", question[: m.start], re.IGNORECASE):
+            continue
+        marks = [c.strip() for c in cells[m.column] if not re.search(r"\w", c)]
+        if marks:
+            mark = max(set(marks), key=marks.count)
+            if marks.count(mark) >= 2:
+                out.append((m.column, Grounded("quoted", mark, m.start, m.start, mark)))
+    return out

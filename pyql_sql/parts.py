@@ -7,8 +7,10 @@ cell (``2–1``, ``12-4``). :func:`cell_part` reads one part of one cell; it is
 what ``add_part`` (:mod:`pyql_sql.query`) derives a column from. The same
 function runs inside SQLite: :func:`install` registers it on a connection as
 ``pyql_part(cell, part, separator)`` with ``pyql_number(text)`` (the number a
-text is, :func:`pyql_sql.numbers.parse_number`), both deterministic, so a part
-costs one call a row: one scan.
+text is, :func:`pyql_sql.numbers.parse_number`) and ``pyql_duration(text)``
+(the seconds of a time such as ``1:59.8``, :func:`pyql_sql.numbers.parse_duration`,
+which orders a column of times), all deterministic, so a part costs one call a
+row: one scan.
 
 The parts (:data:`PARTS`):
 
@@ -45,7 +47,7 @@ from functools import lru_cache
 from grammars.vocabulary import CELL_PARTS
 
 from .errors import BadValueError
-from .numbers import parse_number
+from .numbers import parse_duration, parse_number
 
 __all__ = ["PARTS", "DEFAULT_SEPARATOR", "CellDate", "cell_date", "cell_part", "install", "normalize_part"]
 
@@ -239,14 +241,26 @@ def _sql_number(text: object) -> float | None:
     return parse_number(text) if isinstance(text, (int, float)) else None
 
 
+@lru_cache(maxsize=1 << 16)
+def _cached_duration(text: str) -> float | None:
+    return parse_duration(text)
+
+
+def _sql_duration(text: object) -> float | None:
+    return _cached_duration(text) if isinstance(text, str) else None
+
+
 def install(connection: sqlite3.Connection) -> None:
-    """Register ``pyql_part(cell, part, separator)`` and ``pyql_number(text)`` on a connection (deterministic).
+    """Register ``pyql_part(cell, part, separator)``, ``pyql_number(text)`` and ``pyql_duration(text)`` on a connection (deterministic).
 
     Example:
         >>> import sqlite3
         >>> conn = sqlite3.connect(":memory:"); install(conn)
         >>> conn.execute("SELECT pyql_part('5 June 2004', 'year', ''), pyql_number(pyql_part('18 (59)', 'number', ''))").fetchone()
         ('2004', 18.0)
+        >>> conn.execute("SELECT pyql_duration('1:59.8'), pyql_duration('Rio')").fetchone()
+        (119.8, None)
     """
     connection.create_function("pyql_part", 3, _sql_part, deterministic=True)
     connection.create_function("pyql_number", 1, _sql_number, deterministic=True)
+    connection.create_function("pyql_duration", 1, _sql_duration, deterministic=True)

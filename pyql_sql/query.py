@@ -512,10 +512,13 @@ class TableQuery:
             >>> q = t.query().add_part("Date", "year").add_condition("Date year", "=", 2004).set_answer("Score")
             >>> q.actions(), [a.value for a in t.executor().execute(q)]
             (['add_part(Date, year)', 'add_condition(Date year, =, 2004)', 'set_answer(Score, None)'], ['2–1'])
+            >>> games = Table.from_rows(["Opponent"], [["at Ajax"], ["vs. PSV"]])
+            >>> [a.value for a in games.executor().execute(games.query().add_part("Opponent", "after", " ").set_answer("Opponent after"))]
+            ['Ajax', 'PSV']
         """
         source = self.resolve_column(column)
         name = normalize_part(part)
-        sep = separator.strip() if isinstance(separator, str) else ""
+        sep = (separator.strip() or (" " if separator else "")) if isinstance(separator, str) else ""  # a space splits at the first space
         if name not in ("before", "after"):
             sep = ""
         header = self._new_header(f"{source.header} {name}")

@@ -21,9 +21,11 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import replace as _replace
+from functools import lru_cache
 from typing import Any
 
 from pyql.environment.grounding import Cue, Grounding, ground, parse_date
@@ -220,29 +222,52 @@ _DETAIL = re.compile(r"\s*\([^()]*\)\s*$")
 
 def cell_names(cell: str) -> tuple[str, ...]:
     """The ways a question may write a cell: as it is, without its trailing marks, without a parenthesized detail
-    at its end (``Great Britain (GBR)``: ``Great Britain``, as WTQ's answers drop it).
+    at its end (``Great Britain (GBR)``: ``Great Britain``, as WTQ's answers drop it), without the quotes of a title
+    (``"Cheat on You"``).
 
     Example:
         >>> cell_names("Great Britain (GBR)"), cell_names("Raw ¥¥")
         (('Great Britain (GBR)', 'Great Britain'), ('Raw ¥¥', 'Raw'))
+        >>> cell_names('"The Return" (Part 1)')
+        ('"The Return" (Part 1)', '"The Return"', 'The Return')
     """
     core = cell_core(cell)
     bare = _DETAIL.sub("", core).strip()
-    return tuple(dict.fromkeys(n for n in (cell, core, bare) if n))
+    unquoted = bare[1:-1].strip() if len(bare) > 2 and bare[0] in "\"“'" and bare[-1] in "\"”'" else ""  # a title: "Cheat on You"
+    return tuple(dict.fromkeys(n for n in (cell, core, bare, unquoted) if n))
+
+
+def fold(text: str) -> str:
+    """The text with its letters' accents dropped, one character for one (so spans carry over): ``Montréal`` is ``Montreal``.
+
+    Example:
+        >>> fold("Montréal-Pierre Böltz Águila"), len(fold("Montréal")) == len("Montréal")
+        ('Montreal-Pierre Boltz Aguila', True)
+    """
+    return "".join(_fold_char(ch) for ch in text)
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    if ch.isascii():
+        return ch
+    base = unicodedata.normalize("NFKD", ch)[:1]
+    return base if base.isascii() and base.isalpha() else ch
 
 
 def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
-    """The cells the question writes (case, spacing and the kind of dash aside; a cell's trailing marks left out),
-    with their spans."""
+    """The cells the question writes (case, spacing, accents and the kind of dash aside; a cell's trailing marks left
+    out), with their spans."""
     out = []
+    folded = fold(question)
     for cell in cells:
         for written in cell_names(cell):
-            words = written.split()
+            words = fold(written).split()
             if not words or len(written) > 80:
                 continue
             plural = "(?:e?s)?" if words[-1][-1:].isalpha() and len(words[-1]) > 2 else ""  # "middle blockers" names "Middle blocker"
             pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + plural + r"(?!\w)"
-            m = re.search(pattern, question, re.IGNORECASE)
+            m = re.search(pattern, folded, re.IGNORECASE)
             if m is not None:
                 out.append((cell, m.start(), m.end()))
                 break
@@ -284,8 +309,78 @@ def _all_candidates(
         out += _cell_candidates(question, col, values, mention, compared, categories=len(values) < table.row_count)
         bonus = 0.0 if mention is not None else min(max((scores or {}).get(col.header, 0.0), 0.0), 2.0) / 2
         out += _value_candidates(question, g, col, values, mention, compared, bonus)
-    out += _comparison_candidates(table, question, g, mentions)
+    out += _comparison_candidates(table, question, g, mentions, cells)
+    out += _word_number_candidates(table, question, mentions, cells)
+    out += _total_candidates(table, question, g, mentions, cells, compared)
     return _outside_cells(out)
+
+
+def _total_candidates(
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], cells: list[tuple[Column, list[str]]],
+    compared: set[tuple[int, int]],
+) -> list[ConditionCandidate]:
+    """``Total = n`` for a number before a noun no column is named by ("which nation received 3 medals"), on a table
+    with one numeric ``Total`` column that holds n: what the total counts.
+
+    Example:
+        >>> t = Table.from_rows(["Nation", "Gold", "Total"], [["Peru", "1", "3"], ["Chile", "3", "4"]])
+        >>> q = "which nation was the only one to receive 3 medals?"
+        >>> [(c.op, c.value, c.score) for c in _total_candidates(t, q, table_ground(q), header_mentions(t, q), _cells(t), set())]
+        [('=', '3', 3.5)]
+        >>> _total_candidates(t, "which nation won 3 gold medals?", table_ground("x"), header_mentions(t, "which nation won 3 gold medals?"), _cells(t), set())
+        []
+    """
+    totals = [(c, vs) for c, vs in cells if c.is_numeric and _WORD.findall(c.header.lower()) == ["total"]]
+    if len(totals) != 1:
+        return []
+    col, values = totals[0]
+    by_number = {parse_number(v): v for v in values}
+    out = []
+    for v in g.values:
+        if v.kind not in ("number", "quantity") or (v.start, v.end) in compared or v.value not in by_number:
+            continue
+        following = re.match(r"\s*([a-z]+)", question[v.end :].lower())
+        word = (v.unit or "").lower() if v.kind == "quantity" else (following.group(1) if following is not None else "")
+        if not word or word in _STOP or word in _LINK or any(v.end <= m[0] <= v.end + 1 + len(word) for m in mentions.values()):
+            continue  # "3 gold medals": the Gold column's value
+        if word.endswith("s") or float(v.value) == 1:
+            out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, 3.5))
+    return out
+
+
+#: Numbers written as words, "no" for none ("no goals", "one point", "zero points", "two weeks").
+_NUMBER_WORDS = {"no": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                 "nine": 9, "ten": 10}
+_NUMBER_WORD_RE = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")\s+", re.IGNORECASE)
+
+
+def _word_number_candidates(
+    table: Table, question: str, mentions: Mapping[int, tuple[int, int, float]], cells: list[tuple[Column, list[str]]],
+) -> list[ConditionCandidate]:
+    """``column = n`` for a number written as a word right before the name of a column of numbers ("earned no bronze
+    medals": Bronze = 0; "get one point": Points = 1), when the column holds it.
+
+    Example:
+        >>> t = Table.from_rows(["Nation", "Bronze"], [["Peru", "0"], ["Chile", "2"]])
+        >>> q = "how many nations earned no bronze medals?"
+        >>> [(c.op, c.value) for c in _word_number_candidates(t, q, header_mentions(t, q), _cells(t))]
+        [('=', '0')]
+        >>> _word_number_candidates(t, "which one won bronze?", header_mentions(t, "which one won bronze?"), _cells(t))
+        []
+    """
+    out = []
+    for m in _NUMBER_WORD_RE.finditer(question):
+        n = float(_NUMBER_WORDS[m.group("word").lower()])
+        for col, values in cells:
+            mention = mentions.get(col.index)
+            filled = [v for v in values if v.strip()]
+            numbers = [v for v in filled if parse_number(v) is not None]
+            if mention is None or mention[0] != m.end() or len(numbers) * 2 < max(len(filled), 1):
+                continue  # a column of numbers (mostly: "Points" with a few "–")
+            held = [v for v in numbers if parse_number(v) == n]
+            if held:
+                out.append(ConditionCandidate(col.index, "=", held[0], m.start(), m.end() - 1, 3.0 + mention[2] / 4))
+    return out
 
 
 #: Words right before a cell that turn its condition into ``!=``: "not from ethiopia", "other than italy".
@@ -309,15 +404,84 @@ def _cell_candidates(
             continue  # the header itself, not a value
         near = _near(question, mention, start, end)
         length = len(cell.strip())
-        if (length < 3 and near == 0) or (start, end) in compared or cell.lower() in _STOP:
+        if (length < 3 and near == 0) or any(s <= start and end <= e for s, e in compared) or cell.lower() in _STOP:
             continue
         op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
         category = 0.6 if categories and 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a few repeated ones: Won
-        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category))
+        key = 0.4 if not categories and len(cells) >= 5 and 4 <= length <= 6 and cell[:1].isupper() else 0.0  # a row's short name: Iowa
+        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category + key))
     for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
         if any(c.start < end and start < c.end for c in out):
             continue  # the word is part of a cell the question writes whole
         out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    for cell, start, end in _last_word_matches(question, cells, {c.value for c in out}):
+        if not any(c.start < end and start < c.end for c in out):
+            out.append(ConditionCandidate(col.index, "=", cell, start, end, 1.8 + 2 * _near(question, mention, start, end)))
+    for cell, start, end in _demonym_matches(question, cells):
+        if not any(c.start < end and start < c.end for c in out):
+            out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    return out
+
+
+def _last_word_matches(question: str, cells: list[str], whole: set[str]) -> list[tuple[str, int, int]]:
+    """The names the question writes by their last word alone, a surname ("how many seasons has ott been the skip":
+    ``Mirjam Ott``), with its span.
+
+    Only a name of two or three capitalised words the question does not write whole, whose last word (3 letters or
+    more) ends no other cell of the column, not preceded in the question by another word than the name's own.
+
+    Example:
+        >>> _last_word_matches("how many seasons has ott been the skip?", ["Mirjam Ott", "Luzia Ebnöther", "Mirjam Ott"], set())
+        [('Mirjam Ott', 21, 24)]
+        >>> _last_word_matches("how many seasons has ott been the skip?", ["Mirjam Ott", "Hans Ott"], set())
+        []
+        >>> _last_word_matches("what did paul ott win?", ["Mirjam Ott", "Luzia Ebnöther"], set())
+        []
+    """
+    by_last: dict[str, set[str]] = {}
+    for cell in cells:
+        words = cell.split()
+        if words:
+            by_last.setdefault(words[-1].lower().strip(",;:."), set()).add(cell.strip())
+    out = []
+    for last, same in by_last.items():
+        cell = next(iter(same))
+        words = cell.split()
+        if (len(same) != 1 or not 2 <= len(words) <= 3 or not all(w[:1].isupper() for w in words) or cell in whole
+                or len(last) < 3 or not last.isalpha() or last in _STOP):
+            continue
+        m = re.search(rf"(?<!\w){re.escape(last)}(?!\w)", question, re.IGNORECASE)
+        before = _WORD.findall(question[: m.start()].lower())[-1:] if m is not None else []
+        if m is not None and not (before and before[0] not in _STOP and before[0] != words[-2].lower()):
+            out.append((cell, m.start(), m.end()))
+    return out
+
+
+#: The endings of a people's or a language's name made from a place's ("chinese", "italian", "kenyans", "swedish").
+_DEMONYM = re.compile(r"\b(?P<stem>[a-z]{4,}?)(?:ese|ians?|ans?|ish|is?)\b", re.IGNORECASE)
+
+
+def _demonym_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]:
+    """The one-word cells a question names by their people ("which chinese athlete": ``China``; "how many hungarians":
+    ``Hungary (HUN)``): the word less its ending starts the cell's name, which is at most 3 letters longer; none when
+    a cell is the word itself (``Italian``).
+
+    Example:
+        >>> _demonym_matches("which chinese athlete had the fastest time?", ["Kenya", "China", "Chinatown"])
+        [('China', 6, 13)]
+        >>> _demonym_matches("how many hungarians won?", ["Hungary (HUN)", "Kenya (KEN)"]), _demonym_matches("an italian", ["Italian", "Italy"])
+        ([('Hungary (HUN)', 9, 19)], [])
+    """
+    out = []
+    words = {c.strip().lower() for c in cells}
+    for m in _DEMONYM.finditer(question):
+        word, stem = m.group().lower(), m.group("stem").lower()
+        if word in words or word.rstrip("s") in words:
+            continue
+        for cell in cells:
+            names = [n for n in cell_names(cell) if len(n.split()) == 1 and n[:1].isupper()]
+            if any(n.lower().startswith(stem) and len(n) - len(stem) <= 3 for n in names):
+                out.append((cell, m.start(), m.end()))
     return out
 
 
@@ -394,14 +558,18 @@ def _number_of(v: Any) -> float | None:
 
 
 def _comparison_candidates(
-    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]],
+    cells: list[tuple[Column, list[str]]] | None = None,
 ) -> list[ConditionCandidate]:
-    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``)."""
+    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``);
+    a year placed in time ("before 1978") only on a column of years (its header or its cells)."""
+    values = {col.index: vs for col, vs in (cells if cells is not None else _cells(table))}
     out = []
+    cues = [c for c, _ in g.comparisons()]
     for cue, v in g.comparisons():
         low = _number_of(v)
-        if low is None:
-            continue
+        if low is None or any(cue.end <= c.start and c.end <= v.start for c in cues):
+            continue  # "from england scored above 15 points": 15 is compared by "above", the cue right before it
         bounds: list[tuple[str, float, int]] = [(cue.op, low, v.end)]
         if cue.op == "between":
             high = next((w for w in g.values if w.start >= v.end and _number_of(w) is not None
@@ -416,9 +584,35 @@ def _comparison_candidates(
             digits = re.match(r"[\d,.]*\d", question[v.start : v.end])
             if near == 0 and _counts_another_thing(question, v.start + digits.end() if digits else v.end, col):
                 continue  # "more than 3 candidates" is not a condition on Votes
+            if _in_time(cue, low) and not _years_column(col, values.get(col.index, [])):
+                continue  # "before 1978 with a US billboard of 35": a time, not a chart position
             for op, number, end in bounds:
                 out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
     return out
+
+
+#: Comparison cues that place a value in time ("before 1978", "since 2001").
+_TIME_CUES = frozenset(["before", "after", "since", "until", "till", "prior to", "earlier than", "later than", "from"])
+
+
+def _in_time(cue: Any, value: float) -> bool:
+    """Whether a comparison places a year in time: a cue of time before a number that is a year (1000–2199)."""
+    return cue.text.lower() in _TIME_CUES and float(value).is_integer() and 1000 <= value <= 2199
+
+
+def _years_column(col: Column, cells: list[str]) -> bool:
+    """Whether a column holds years: its header names years or seasons (``Year``, ``Season``, ``Year built``), or most
+    of its numbers are years (1000–2199).
+
+    Example:
+        >>> t = Table.from_rows(["Year", "US Billboard", "Founded"], [["1977", "35", "1921"], ["1978", "4", "1930"]])
+        >>> [_years_column(c, vs) for c, vs in _cells(t)]
+        [True, False, True]
+    """
+    if set(_WORD.findall(col.header.lower())) & {"year", "years", "season", "seasons"}:
+        return True
+    numbers = [n for n in (parse_number(c) for c in cells) if n is not None]
+    return bool(numbers) and sum(1000 <= n <= 2199 for n in numbers) >= 0.6 * len(numbers)
 
 
 def _counts_another_thing(question: str, end: int, col: Column) -> bool:
@@ -509,6 +703,8 @@ def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]],
     Without one, a *who* question asks for its person column (:func:`who_column`, when ``table`` is given).
     """
     wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
+    if wh is None and table is not None and re.match(r"\s*when\b", question, re.IGNORECASE):
+        return _when_column(table)
     if wh is None:
         return who_column(table, question, mentions) if table is not None else None
     cues = [(c.start, c.end) for c in g.cues]
@@ -516,6 +712,22 @@ def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]],
                    if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
                    and not any(s <= m[0] < e for s, e in cues))
     return named[0][1] if named else None
+
+
+def _when_column(table: Table) -> int | None:
+    """The column a *when* question asks for: the first whose header says date, else year or season.
+
+    Example:
+        >>> _when_column(Table.from_rows(["#", "Date", "Venue"], [["1.", "1997-03-25", "Paris"]]))
+        1
+        >>> _when_column(Table.from_rows(["#", "Venue"], [["1.", "Paris"]])) is None
+        True
+    """
+    for words in ({"date", "dates"}, {"year", "years", "season"}):
+        found = next((c.index for c in table.columns if set(_WORD.findall(c.header.lower())) & words), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _column_text(table: Table, index: int) -> str:
@@ -526,15 +738,15 @@ def _column_text(table: Table, index: int) -> str:
 
 def action_value(value: str) -> str:
     """A cell as an action's value argument, so that it reads back as written: quoted when it holds quotes of its
-    own (``'"Dalek"'``), a comma, or a parenthesis.
+    own (``'"Dalek"'``), a comma, a parenthesis, or spaces at its ends (a separator ``" "``).
 
     Example:
-        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"))
-        Ajax '"Dalek"' "Smith, John"
+        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"), action_value(" "))
+        Ajax '"Dalek"' "Smith, John" " "
     """
     if '"' in value and "'" not in value:
         return f"'{value}'"
-    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1):
+    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1) or value != value.strip():
         return '"' + value.replace('"', "'") + '"' if '"' not in value else value
     return value
 

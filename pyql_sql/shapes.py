@@ -53,9 +53,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
+
 from pyql.environment.grounding import Cue, Grounding, ground
 
-from .numbers import parse_number
+from .numbers import parse_duration, parse_number
 from .parts import cell_date, cell_part
 from .query import TableQuery
 from .question_match import (
@@ -204,7 +206,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -253,6 +255,19 @@ def _measured(ctx: _Ctx, key: int, cue: Cue | None) -> Column | None:
     if len(measures) == 1 or totals:
         return (totals or measures)[0]
     return None
+
+
+def _names(ctx: _Ctx) -> list[Column]:
+    """The text columns a question naming no column may ask for, in table order: those whose cells are not mostly
+    numbers (a ``#`` of ``1.``, ``2.`` is text, but numbers the rows), else every text column.
+
+    Example:
+        >>> t = Table.from_rows(["#", "Show", "Opened"], [["1.", "Cats", "1982"], ["2.", "Evita", "1979"]])
+        >>> [c.header for c in _names(_Ctx(t, "", ground(""), {}, table_cells(t), []))]
+        ['Show']
+    """
+    text = [c for c in ctx.table.columns if not c.is_numeric]
+    return [c for c in text if not _has_numbers(ctx, c)] or text
 
 
 def _has_numbers(ctx: _Ctx, col: Column) -> bool:
@@ -390,7 +405,7 @@ def _position_plan(ctx: _Ctx) -> Plan | None:
     later = _later_measure(ctx, place)
     if later is not None:
         return later
-    ranks = [c for c in ctx.table.columns if c.is_numeric and set(stems(c.header)) & RANK_WORDS]
+    ranks = [c for c in ctx.table.columns if (c.is_numeric or _mostly_numbers(ctx, c)) and set(stems(c.header)) & RANK_WORDS]
     if place > 0 and ranks and _FINISHED.search(ctx.question):  # "who finished third": the row ranked 3, not the third listed
         return Plan("position", (_condition(_col(ctx.table, ranks[0]), "=", str(place)),))
     return Plan("position", (PlanStep(f"add_row({place})", lambda q: q.add_row(place), "constrain", lambda q: q.position is not None),))
@@ -421,7 +436,7 @@ def _later_measure(ctx: _Ctx, place: int) -> Plan | None:
         direction = "DESC" if place < 0 else "ASC"
         steps = [_part(ctx.table, column, part), _order(f"{column.header} {part}", direction)] if part else [_order(column.header, direction)]
         if asked is None and _asked_part(ctx) is None:  # "what was the last state to be formed": the row's name, the first text column
-            asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)
+            asked = next((c.index for c in _names(ctx) if c.index != i), None)
         if asked is not None:
             answer = ctx.table.columns[asked]
             steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
@@ -519,7 +534,7 @@ def _measured_plan(ctx: _Ctx) -> Plan | None:
         asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
         if asked is None:
             asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
-                (c.index for c in ctx.table.columns if not c.is_numeric and c.index != column.index), None)
+                (c.index for c in _names(ctx) if c.index != column.index), None)
         if asked is None:
             return None
         answer = ctx.table.columns[asked]
@@ -527,6 +542,81 @@ def _measured_plan(ctx: _Ctx) -> Plan | None:
                  _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
         return Plan("order_part", steps, answers=True)
     return None
+
+
+_HOLDS = re.compile(r"\b(?:hold|holds|held|seat|seats|seated|accommodate|accommodates|fit|fits)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _capacity_plan(ctx: _Ctx) -> Plan | None:
+    """*which stadium holds the most people*, *which venue can seat the fewest*: a superlative right after a verb of
+    holding orders the rows by the table's capacity column (its header says capacity, seats or seating), then the
+    column asked."""
+    for cue in ctx.g.cue("order"):
+        if not _HOLDS.search(ctx.question[: cue.start]):
+            continue
+        columns = [c for c in ctx.table.columns if set(_words(c.header)) & {"capacity", "seats", "seating"} and _has_numbers(ctx, c)]
+        if len(columns) != 1:
+            return None
+        column = columns[0]
+        asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+        if asked is None or asked == column.index:
+            asked = next((c.index for c in _names(ctx) if c.index != column.index), None)
+        if asked is None:
+            return None
+        answer = ctx.table.columns[asked]
+        steps: list[PlanStep] = []
+        header = column.header
+        if not column.is_numeric:  # "90,000 (all-seated)": its first number
+            steps.append(_part(ctx.table, column, "number"))
+            header = f"{column.header} number"
+        steps += [_order(header, "DESC" if cue.op == "max" else "ASC"),
+                  _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer))]
+        return Plan("order_part", tuple(steps), answers=True)
+    return None
+
+
+def _total_plan(ctx: _Ctx) -> Plan | None:
+    """*what country won the most medals*: *most/least/fewest* before a plural noun no column is named for, on a table
+    with one numeric ``Total`` column (the sum of the columns it counts): the rows ordered by it, then the column asked."""
+    for cue in ctx.g.cue("order"):
+        if cue.text.lower() not in ("most", "least", "fewest"):
+            continue
+        following = _words(ctx.question[cue.end :])[:1]
+        if not following or not following[0].endswith("s") or following[0].endswith("ss"):
+            continue  # "the most recent", "the most goals" (a column: below)
+        named = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= cue.end
+                 and words_between(ctx.question, cue.end, m[0], frozenset(["the", "number", "of", "amount"]))]
+        totals = [c for c in ctx.table.columns if c.is_numeric and _words(c.header) == ["total"]]
+        if named or len(totals) != 1:
+            return None
+        asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+        if asked is None:
+            asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
+                (c.index for c in _names(ctx)), None)
+        if asked is None or asked == totals[0].index:
+            return None
+        answer = ctx.table.columns[asked]
+        steps = (_order(totals[0].header, "DESC" if cue.op == "max" else "ASC"),
+                 _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
+        return Plan("order_part", steps, answers=True)
+    return None
+
+
+def _numbering(ctx: _Ctx, col: Column) -> bool:
+    """Whether a numeric column numbers the rows (``Episode``: 1, 2, 3 ... down the table, one by one):
+    "the least number of episodes" counts its rows, it measures nothing.
+
+    Example:
+        >>> t = Table.from_rows(["Episode", "Goals"], [["1", "3"], ["2", "1"], ["3", "3"]])
+        >>> ctx = _Ctx(t, "", ground(""), {}, table_cells(t), [])
+        >>> _numbering(ctx, t.columns[0]), _numbering(ctx, t.columns[1])
+        (True, False)
+    """
+    if not col.is_numeric or col.num_sql is None:
+        return False
+    select = exp.select(exp.column(col.num_sql, quoted=True)).from_(exp.table_(ctx.table.sql_name, quoted=True)).order_by(exp.column("rowid"))
+    numbers = [r[0] for r in ctx.table.connection.execute(select.sql(dialect="sqlite")).fetchall() if r[0] is not None]
+    return len(numbers) >= 3 and numbers[0] in (0, 1) and all(b - a == 1 for a, b in zip(numbers, numbers[1:]))
 
 
 def _group_plan(ctx: _Ctx) -> Plan | None:
@@ -537,8 +627,8 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
     cue = cues[0]
     after = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= cue.end
              and words_between(ctx.question, cue.end, m[0], frozenset(["the", "number", "of", "amount", "total"]))]
-    if any(_has_numbers(ctx, ctx.table.columns[i]) for i in after):
-        return None  # "the most goals": an argmax of the Goals column
+    if any(_has_numbers(ctx, c) and not _numbering(ctx, c) and not _dated(ctx, c) for c in (ctx.table.columns[i] for i in after)):
+        return None  # "the most goals": an argmax of the Goals column ("the least number of episodes" counts rows)
     following = _words(ctx.question[cue.end :])[:3]
     if following and following[0] in ("amount", "number") and following[1:2] == ["of"]:
         following = following[2:]  # "the least amount of awards": what the amount is of
@@ -546,7 +636,11 @@ def _group_plan(ctx: _Ctx) -> Plan | None:
         return None  # "the least amount of time": a measure, not a count of rows
     direction = "DESC" if cue.op == "max" else "ASC"
     asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
-    by_part = _asked_part(ctx) if asked is None else None  # "which month had the most air dates": groups of a date's month
+    by_part = _asked_part(ctx)  # "which month had the most air dates": groups of a date's month
+    if by_part is not None and not re.match(r"\s*(?:in\s+)?(?:which|what)\s+(?:month|year|day)\b", ctx.question, re.IGNORECASE):
+        by_part = None if asked is not None else by_part
+    elif by_part is not None:
+        asked = None  # "which month": the month asked, whatever column the question names after
     if asked is None and by_part is None and (not following or following[0] in _COUNTED):
         asked = _named_people(ctx)  # "which team won the most titles": the Winner column
     if asked is None:
@@ -618,14 +712,30 @@ def _dated(ctx: _Ctx, col: Column, share: float = 0.6, year: bool = True) -> boo
     return bool(values) and not col.is_numeric and dated >= share * len(values)
 
 
+def _timed(ctx: _Ctx, col: Column, share: float = 0.6) -> bool:
+    """Whether most of a text column's cells are times (``1:59.8``, ``1:02:03``), which an order sorts as durations."""
+    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    return bool(values) and not col.is_numeric and sum(parse_duration(v) is not None for v in values) >= share * len(values)
+
+
 def _order_part_plan(ctx: _Ctx) -> Plan | None:
     """*the earliest/latest/highest <column>* on a text column of dates or of numbers inside text:
-    ``add_part`` then ``add_order`` on the part, then the column asked."""
+    ``add_part`` then ``add_order`` on the part, then the column asked. A column of times (``1:59.8``) is ordered
+    itself, as durations (*the fastest time*: its smallest; not by the minutes, its first number)."""
     for cue in ctx.g.cue("order"):
         named = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and m[0] >= cue.end
                  and words_between(ctx.question, cue.end, m[0], frozenset(["the", "of", "number"]))]
         for i in named:
             column = ctx.table.columns[i]
+            if _timed(ctx, column):
+                asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+                if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):  # "which chinese athlete"
+                    asked = who_column(ctx.table, ctx.question, ctx.mentions) or next(
+                        (c.index for c in _names(ctx) if c.index != i), None)
+                answer = ctx.table.columns[asked if asked is not None else i]
+                steps = [_order(column.header, "DESC" if cue.op == "max" else "ASC"),
+                         _answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a))]
+                return Plan("order_part", tuple(steps), answers=True)
             part = "date" if _dated(ctx, column) else ("number" if not column.is_numeric and _has_numbers(ctx, column) else None)
             if part is None:
                 continue
@@ -634,7 +744,7 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
             derived = f"{column.header} {part}"
             steps = [_part(ctx.table, column, part), _order(derived, direction)]
             if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):
-                asked = next((c.index for c in ctx.table.columns if not c.is_numeric and c.index != i), None)  # "which show"
+                asked = next((c.index for c in _names(ctx) if c.index != i), None)  # "which show"
             if asked is not None and asked != i:
                 answer = ctx.table.columns[asked]
                 steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a)))
@@ -647,7 +757,8 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
 def _part_plans(ctx: _Ctx) -> list[Plan]:
     """Conditions on a part of a text column's cells: a month the question names, a year or a month of a year
     no cell holds whole, a number compared with one inside text."""
-    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx)]
+    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx), *_after_marker_plans(ctx),
+             *_before_parenthesis_plans(ctx)]
     return [*plans[:2], *_top_plans(ctx)]
 
 
@@ -655,11 +766,17 @@ _TOP_N = re.compile(r"\btop\s+(?P<n>\d{1,3}|ten|five|three|twenty|fifty)\b", re.
 _TOP_WORDS = {"three": 3, "five": 5, "ten": 10, "twenty": 20, "fifty": 50}
 
 
+def _mostly_numbers(ctx: _Ctx, col: Column) -> bool:
+    """Whether a text column's cells are numbers but for a few (a Rank with "DNF"): its numbers compare (``<=``)."""
+    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    return bool(values) and sum(parse_number(v) is not None for v in values) >= 0.8 * len(values)
+
+
 def _top_plans(ctx: _Ctx) -> list[Plan]:
     """"in the top 50": ``add_condition(Rank, <=, 50)`` on the table's rank column (a place, a position); a plain
     condition on a column the table has, so listed after the question's grounded conditions (shape ``top``)."""
     m = _TOP_N.search(ctx.question)
-    ranks = [c for c in ctx.table.columns if c.is_numeric and set(stems(c.header)) & RANK_WORDS]
+    ranks = [c for c in ctx.table.columns if (c.is_numeric or _mostly_numbers(ctx, c)) and set(stems(c.header)) & RANK_WORDS]
     if m is None or not ranks:
         return []
     n = m.group("n").lower()
@@ -677,6 +794,47 @@ def _after_comma_plans(ctx: _Ctx) -> list[Plan]:
         for tail, start, end in text_matches(ctx.question, tails):
             if not any(s <= start < e for s, e in whole):
                 return [_part_condition(ctx, col, "after", tail, separator=",")]
+    return []
+
+
+def _before_parenthesis_plans(ctx: _Ctx) -> list[Plan]:
+    """``add_part(Runner-up, before, "(")``, ``add_condition(Runner-up before, =, Sweden)`` for a name the question writes
+    that two or more different cells of a column write before a parenthesis ("Sweden (35 pts)", "Sweden (31 pts)"),
+    no cell being that name whole: every row of that name, not the one cell a plain condition keeps."""
+    whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
+    for col, values in ctx.cells:
+        if col.is_numeric or sum(" (" in v for v in values) < max(2, len(values) // 2):
+            continue
+        heads: dict[str, set[str]] = {}
+        for v in values:
+            head = cell_part(v, "before", "(")
+            if head and len(head) >= 3 and head != v.strip():
+                heads.setdefault(head, set()).add(v.strip().lower())
+        shared = sorted(h for h, cells in heads.items() if len(cells) >= 2)
+        for head, start, end in text_matches(ctx.question, shared):
+            if not any(s <= start < e for s, e in whole):
+                drops = frozenset((col.index, cell) for cell in heads[head])  # the plain conditions on one of those cells
+                return [_part_condition(ctx, col, "before", head, drops=drops, separator="(")]
+    return []
+
+
+#: A cell's first word that says where a game was played, before the opponent's name: "at Ajax", "vs. PSV", "@ Ajax".
+_MARKER = re.compile(r"^(?:at|vs\.?|v\.?|versus|@)\s+\S", re.IGNORECASE)
+
+
+def _after_marker_plans(ctx: _Ctx) -> list[Plan]:
+    """``add_part(Opponent, after, " ")``, ``add_condition(Opponent after, =, Edmonton Eskimos)`` for a name the question
+    writes that a column's cells write after *at*/*vs.* ("at Edmonton Eskimos", "vs. Edmonton Eskimos"), no cell being
+    that name whole: the games against it, wherever they were played."""
+    whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
+    for col, values in ctx.cells:
+        marked = [v for v in values if _MARKER.match(v.strip())]
+        if col.is_numeric or len(marked) < max(2, len(values) // 3):
+            continue
+        tails = sorted({t for v in marked if (t := cell_part(v.strip(), "after", " ")) and len(t) >= 3})
+        for tail, start, end in text_matches(ctx.question, tails):
+            if not any(s <= start < e for s, e in whole):
+                return [_part_condition(ctx, col, "after", tail, separator=" ")]
     return []
 
 

@@ -157,10 +157,14 @@ class PartStep:
     column: DerivedColumn
 
     def action(self) -> str:
-        """The step in the action syntax (the separator only for ``before``/``after``)."""
+        """The step in the action syntax (the separator only for ``before``/``after``; quoted when it is a space, a
+        comma or a parenthesis, so that it reads back)."""
         source = self.column.sources[0].header
-        sep = f", {self.column.separator}" if self.column.part in ("before", "after") and self.column.separator else ""
-        return f"add_part({source}, {self.column.part}{sep})"
+        sep = self.column.separator
+        if sep and (sep != sep.strip() or any(ch in sep for ch in ",()")) and '"' not in sep:
+            sep = f'"{sep}"'
+        written = f", {sep}" if self.column.part in ("before", "after") and sep else ""
+        return f"add_part({source}, {self.column.part}{written})"
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ Physical layouts:
     numeric shadow, a ``text`` column has none. The rowid is the row's place.
 
 Every connection gets the cell-part functions of :mod:`pyql_sql.parts`
-(``pyql_part``, ``pyql_number``) before it is sealed.
+(``pyql_part``, ``pyql_number``, ``pyql_duration``) before it is sealed.
 
 Column types are ``"real"`` (numeric) or ``"text"``. When not given they are
 inferred: a column is ``real`` when it has at least one non-empty cell and

@@ -4,7 +4,9 @@ dbbench's change items often spell the row out instead of describing it:
 
 * SQL-like: ``Insert into Politicians (Name, Attended) values ('Kamala Harris', '1989')``;
 * a tuple of as many quoted values as the table has columns, in column order:
-  ``Add ('2019', 'Aoharu Ride', 'Kou Mabuchi') to the table``;
+  ``Add ('2019', 'Aoharu Ride', 'Kou Mabuchi') to the table``, or the same
+  values listed without parentheses after *values* (*row*, *record*):
+  ``by inserting the values '8', 'MF', 'Andrés Iniesta'``;
 * ``Column: value`` items: ``Name: HMAS Newcastle, Type: Frigate, Class: Adelaide``;
 * ``'value' for Column`` items: ``'Theo' for School, 'PhD' for Degree``;
 * ``Column as value`` (or ``is``) items: ``Senator as Mitt Romney, Party as Republican``;
@@ -138,7 +140,12 @@ _LISTS = re.compile(
 
 
 def _words_list(text: str, start: int) -> list[tuple[str, int, int]]:
-    """A list written with commas and a final *and*: its items, quotes removed."""
+    """A list written with commas and a final *and*: its items, quotes removed (an empty quoted item, ``''``, is an item).
+
+    Example:
+        >>> [t for t, _, _ in _words_list("'Osage', '1936', and ''", 0)]
+        ['Osage', '1936', '']
+    """
     items = []
     for item, s, e in split_list(text, start):
         lead = re.match(r"(?:and|&)\s+", item)
@@ -146,7 +153,8 @@ def _words_list(text: str, start: int) -> list[tuple[str, int, int]]:
             item, s = item[lead.end():], s + lead.end()
             if len(item) >= 2 and item[0] in _QUOTES and item[-1] in _QUOTES:
                 item, s = item[1:-1], s + 1
-        items += [(item, s, s + len(item))] if item else []
+        quoted_empty = not item and 0 < s - start <= len(text) - 1 and text[s - start - 1] in _QUOTES and text[s - start] in _QUOTES
+        items += [(item, s, s + len(item))] if item or quoted_empty else []
     if len(items) >= 2 and " and " in items[-1][0] and not items[-1][0][:1] in _QUOTES:
         last, s, _ = items.pop()
         left, right = last.split(" and ", 1)
@@ -154,15 +162,52 @@ def _words_list(text: str, start: int) -> list[tuple[str, int, int]]:
     return items
 
 
+_LIST_WORD = re.compile(r"\b(?:values?|fields?|columns?|data|information)\b", re.IGNORECASE)
+
+
 def _two_lists(table: Table, question: str) -> list[tuple[int, Grounded]]:
-    m = _LISTS.search(question)
-    if m is None:
-        return []
-    columns = [_column(table, c) for c, _, _ in _words_list(m.group("cols"), m.start("cols"))]
-    values = _words_list(m.group("vals"), m.start("vals"))
-    if len(columns) < 2 or len(columns) != len(values) or any(c is None for c in columns):
-        return []
-    return [(c.index, _value(*v)) for c, v in zip(columns, values) if c is not None]
+    """A list of columns, then as many values; read from each place a list can start ("Insert data on the X table
+    with values for A, B ..." starts at "values", not at "data").
+
+    Example:
+        >>> t = Table.from_rows(["Party", "%", "+/–"], [["A", "1.0", "0"]])
+        >>> [(t.columns[c].header, v.value) for c, v in _two_lists(t, "Insert data on the table with values for Party, %, and +/– including Left, 4.0, and 0.")]
+        [('Party', 'Left'), ('%', '4.0'), ('+/–', '0')]
+    """
+    for start in _LIST_WORD.finditer(question):
+        m = _LISTS.match(question, start.start())
+        if m is None:
+            continue
+        columns = [_column(table, c) for c, _, _ in _words_list(m.group("cols"), m.start("cols"))]
+        values = _words_list(m.group("vals"), m.start("vals"))
+        if len(columns) >= 2 and len(columns) == len(values) and all(c is not None for c in columns):
+            return [(c.index, _value(*v)) for c, v in zip(columns, values) if c is not None]
+    return []
+
+
+#: "... inserting the values '8', 'MF', 'Andrés Iniesta'": quoted values listed after a word that announces them.
+_QUOTED_RUN = re.compile(
+    r"\b(?:values?|data|row|record|entry|details)\b(?:\s+(?:of|are|as|being|is))?\s*:?\s*"
+    r"(?P<run>'[^']*'(?:\s*,\s*(?:and\s+)?'[^']*')+(?:\s*,?\s*and\s+'[^']*')?)",
+    re.IGNORECASE,
+)
+
+
+def _quoted_run(table: Table, question: str) -> list[tuple[int, Grounded]]:
+    """As many quoted values as the table has columns, listed (no parentheses) after *values*/*row*/*record*,
+    no column named among them: in column order.
+
+    Example:
+        >>> t = Table.from_rows(["No", "Pos", "Player"], [["7", "FW", "Ann"]])
+        >>> [(t.columns[c].header, v.value) for c, v in _quoted_run(t, "It was recorded by inserting the values '8', 'MF', and 'Bo Li'.")]
+        [('No', '8'), ('Pos', 'MF'), ('Player', 'Bo Li')]
+    """
+    for m in _QUOTED_RUN.finditer(question):
+        values = [(v.group(1), v.start(1), v.end(1)) for v in re.finditer(r"'([^']*)'", m.group("run"))]
+        if len(values) == len(table.columns) >= 3:
+            offset = m.start("run")
+            return [(col.index, _value(t, s + offset, e + offset)) for col, (t, s, e) in zip(table.columns, values)]
+    return []
 
 
 def _column_ending(table: Table, written: str) -> Column | None:
@@ -175,13 +220,33 @@ def _column_ending(table: Table, written: str) -> Column | None:
     return None
 
 
+_LEAD = re.compile(r"^\s*(?:now|currently|also|still)\s+(?=\S)", re.IGNORECASE)
+_TAIL = re.compile(r"\s+(?:in|on|of|into|from|to)\s+(?:the\s+)?[^'\"`]*\b(?:table|database)\b[^'\"`]*$", re.IGNORECASE)
+
+
+def _trimmed(value: str, start: int) -> tuple[str, int]:
+    """An unquoted item's value without a leading *now* and a trailing *in the ... table* (where, not what).
+
+    Example:
+        >>> _trimmed("now 7.500", 10), _trimmed("22.700 in the Nation Scores Table", 0), _trimmed("'a in the table'", 0)
+        (('7.500', 14), ('22.700', 0), ("'a in the table'", 0))
+    """
+    if value.strip()[:1] in _QUOTES:
+        return value, start
+    lead = _LEAD.match(value)
+    if lead is not None:
+        value, start = value[lead.end() :], start + lead.end()
+    return _TAIL.sub("", value), start
+
+
 def _items(table: Table, question: str, pattern: re.Pattern[str]) -> list[tuple[int, Grounded]]:
     out: list[tuple[int, Grounded]] = []
     for m in pattern.finditer(question):
         col = _column_ending(table, m.group("col"))
-        value = m.group("val").strip()
+        raw, start = _trimmed(m.group("val"), m.start("val"))
+        value = raw.strip()
         if col is not None and value and col.index not in {c for c, _ in out}:
-            start = m.start("val") + (len(m.group("val")) - len(m.group("val").lstrip()))
+            start += len(raw) - len(raw.lstrip())
             quoted = len(value) >= 2 and value[0] in _QUOTES and value[-1] in _QUOTES
             inner = value[1:-1] if quoted else value  # one layer of quotes: '"Dalek"' is the text "Dalek" with its quotes
             out.append((col.index, _value(inner, start + (1 if quoted else 0), start + (1 if quoted else 0) + len(inner))))
@@ -204,7 +269,7 @@ def listed_pairs(table: Table, question: str) -> list[tuple[int, Grounded]]:
         >>> [(t.columns[c].header, v.value) for c, v in listed_pairs(t, "Add a row with Title as Joker, Role as Arthur Fleck and Year as 2019.")]
         [('Title', 'Joker'), ('Role', 'Arthur Fleck'), ('Year', '2019')]
     """
-    for read in (_sql_like, _tuple, _two_lists):
+    for read in (_sql_like, _tuple, _two_lists, _quoted_run):
         pairs = read(table, question)
         if pairs:
             return pairs

@@ -20,6 +20,7 @@ from pyql_sql import Table
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.errors import GroupError, PositionError
 from pyql_sql.parts import cell_date, cell_part
+from pyql_sql.numbers import parse_duration
 
 GAMES = Table.from_rows(
     ["Date", "Opponent", "Score", "Attendance", "Venue"],
@@ -88,6 +89,16 @@ def test_an_order_by_a_date_written_as_text() -> None:
     assert values(by_date.add_order("Date date", "ASC").set_answer("Opponent")) == ["Ajax"]
     assert values(by_date.add_order("Date date", "DESC").set_answer("Opponent")) == ["Feyenoord"]  # 2-3-2006 is 2 March
     assert cell_part("2-3-2006", "date") == "2006-03-02"
+
+
+def test_an_order_by_times_orders_durations_not_their_first_number() -> None:
+    races = Table.from_rows(["Name", "Time"], [["a", "2:01.33"], ["b", "1:59.8"], ["c", "10:02.1"], ["d", "59.5"], ["e", "1:02:03"], ["f", "DNF"]])
+    ex = races.executor()
+    listed = lambda q: [a.value for a in ex.execute(q)]  # noqa: E731
+    assert listed(races.query().add_order("Time", "ASC", limit=6).set_answer("Name")) == ["d", "b", "a", "c", "e", "f"]
+    assert listed(races.query().add_order("Time", "DESC").set_answer("Name")) == ["e"]  # an hour beats 10 minutes
+    assert listed(races.query().add_order("Time", "ASC").add_row(2).set_answer("Time")) == ["1:59.8"]
+    assert [parse_duration(c) for c in ("1:59.8", "2:01.33 (WR)", "1:02:03", "3-1", "2:1")] == [119.8, 121.33, 3723.0, None, None]
 
 
 # ---------------------------------------------------------------------------

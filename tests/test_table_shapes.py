@@ -88,6 +88,12 @@ def test_a_superlative_naming_no_column_orders_by_the_column_it_measures() -> No
     assert ["add_order(Time, ASC)", "set_answer(Name)"] not in plan_actions(question_plans(SWIMMERS, "what was the fastest time?"))
 
 
+def test_the_fastest_time_orders_the_times_as_durations() -> None:
+    laps = Table.from_rows(["Driver", "Time"], [["Ann Lee", "10:02.1"], ["Bo Li", "9:59.8"], ["Cy Ott", "1:01:03"]])
+    assert first_choices(laps, "what was the fastest time?") == (["add_order(Time, ASC)", "set_answer(Time)", "execute()"], ["9:59.8"])
+    assert first_choices(laps, "who had the slowest time?")[1] == ["Cy Ott"]  # not by the minutes, its first number
+
+
 def test_top_n_is_a_rank_condition_after_the_grounded_ones() -> None:
     question = "who was the only contestant from switzerland to place in the top 50?"
     listed = [s.action for s in table_next_steps(TableEnvironment(RACE, question=question))]
@@ -111,3 +117,146 @@ def test_a_plan_replaces_the_conditions_it_reads() -> None:
 def test_the_prompts_show_the_cues() -> None:
     assert cue_hints("what team comes before hank stein?") == "'before' (the row before or after another: add_adjacent)"
     assert "COUNT DISTINCT" in cue_hints("how many different teams?") and cue_hints("who won?") == ""
+
+
+def test_a_number_written_as_a_word_before_a_column_of_numbers_is_its_value() -> None:
+    medals = Table.from_rows(["Nation", "Gold", "Bronze"], [["Peru", "1", "0"], ["Chile", "0", "2"], ["Cuba", "2", "0"]])
+    assert first_choices(medals, "how many nations earned no bronze medals?") == (
+        ["add_condition(Bronze, =, 0)", "set_answer(Nation, COUNT)", "execute()"], ["2"])
+    race = Table.from_rows(["Pos", "Driver", "Points"], [["1", "Ann Lee", "9"], ["2", "Bo Li", "1"], ["3", "Cy Ott", "–"]])
+    assert first_choices(race, "who is the only driver to get one point in the race?") == (
+        ["add_condition(Points, =, 1)", "set_answer(Driver)", "execute()"], ["Bo Li"])
+
+
+def test_the_most_of_a_noun_no_column_names_orders_by_the_total() -> None:
+    medals = Table.from_rows(["Rank", "Nation", "Gold", "Silver", "Total"],
+                             [["1", "Peru", "3", "1", "4"], ["2", "Chile", "1", "5", "6"], ["3", "Cuba", "1", "0", "1"]])
+    assert first_choices(medals, "what country won the most medals?") == (["add_order(Total, DESC)", "set_answer(Nation)", "execute()"], ["Chile"])
+    assert ["add_order(Total, DESC)", "set_answer(Nation)"] not in plan_actions(question_plans(medals, "which nation won the most gold medals?"))
+
+
+def test_an_argmax_orders_by_the_strongest_header_named_after_the_cue() -> None:
+    firms = Table.from_rows(["#", "Employer", "# of Employees"], [["1", "Medline", "1,200"], ["2", "Washburn", "300"], ["3", "Abbott", "900"]])
+    taken, answers = first_choices(firms, "which employer had the least number of employees?")
+    assert taken[0] == "add_order(# of Employees, ASC)" and answers == ["Washburn"]  # not '#', which "number" names too
+
+
+def test_a_name_written_after_at_or_vs_in_its_cells_is_the_part_after_the_first_space() -> None:
+    season = Table.from_rows(["Week", "Opponent", "Result"],
+                             [["1", "at Edmonton Eskimos", "W"], ["2", "vs. BC Lions", "L"], ["3", "vs. Edmonton Eskimos", "W"], ["4", "at BC Lions", "W"]])
+    assert first_choices(season, "how many times was the opponent the edmonton eskimos?") == (
+        ['add_part(Opponent, after, " ")', "add_condition(Opponent after, =, Edmonton Eskimos)", "set_answer(Opponent, COUNT)", "execute()"], ["2"])
+
+
+def test_a_name_several_cells_write_before_a_parenthesis_is_the_part_before_it() -> None:
+    finals = Table.from_rows(["Year", "Winner", "Runner-up"],
+                             [["2005", "Russia (40 pts)", "Sweden (35 pts)"], ["2006", "Poland (38 pts)", "Sweden (31 pts)"],
+                              ["2007", "Russia (39 pts)", "Denmark (30 pts)"], ["2009", "Russia (39 pts)", "Sweden (30 pts)"]])
+    assert first_choices(finals, "how many times was sweden the runner up?") == (
+        ['add_part(Runner-up, before, "(")', "add_condition(Runner-up before, =, Sweden)", "set_answer(Runner-up, COUNT)", "execute()"], ["3"])
+    # one cell of that name: the plain condition on it
+    assert first_choices(finals, "which year was denmark the runner up?")[0][0] == 'add_condition(Runner-up, =, "Denmark (30 pts)")'
+
+
+def test_a_people_names_its_country_and_which_asks_for_the_row_of_the_fastest_time() -> None:
+    walk = Table.from_rows(["Rank", "Athlete", "Nationality", "Time"],
+                           [["1", "Ann Lee", "Kenya", "1:19:50"], ["2", "Wang Zhen", "China", "1:19:56"], ["3", "Li Bo", "China", "1:20:01"]])
+    assert first_choices(walk, "which chinese athlete had the fastest time?") == (
+        ["add_condition(Nationality, =, China)", "add_order(Time, ASC)", "set_answer(Athlete)", "execute()"], ["Wang Zhen"])
+    assert first_choices(walk, "how many kenyans finished?")[1] == ["1"]
+
+
+def test_a_surname_alone_names_the_one_person_of_that_name() -> None:
+    curling = Table.from_rows(["Season", "Skip", "Third"],
+                              [["2001–02", "Mirjam Ott", "Binia Beeli"], ["2002–03", "Luzia Ebnöther", "Carmen Küng"], ["2003–04", "Mirjam Ott", "Carmen Küng"]])
+    assert first_choices(curling, "how many seasons has ott been the skip?") == (
+        ["add_condition(Skip, =, Mirjam Ott)", "set_answer(Season, COUNT)", "execute()"], ["2"])
+
+
+def test_a_title_the_cells_write_in_quotes_is_named_without_them() -> None:
+    songs = Table.from_rows(["Title", "Year"], [['"Cheat on You"', "2008"], ['"Dance Bailalo"', "2009"], ['"The Return" (Part 1)', "2010"]])
+    assert first_choices(songs, "what year is next to the title cheat on you?") == (
+        ['add_condition(Title, =, \'"Cheat on You"\')', "set_answer(Year)", "execute()"], ["2008"])
+    assert first_choices(songs, "what year was the return released?")[1] == ["2010"]
+
+
+def test_a_number_after_a_comparison_is_compared_not_a_cell_and_the_nearest_cue_compares_it() -> None:
+    scorers = Table.from_rows(["Player", "Nation", "Points"],
+                              [["Ann Lee", "England", "15"], ["Bo Li", "England", "22"], ["Cy Ott", "Wales", "30"], ["Di Fox", "England", "16"]])
+    assert first_choices(scorers, "how many scorers from england scored above 15 points?") == (
+        ["add_condition(Nation, =, England)", "add_condition(Points, >, 15)", "set_answer(Points, COUNT)", "execute()"], ["2"])
+
+
+def test_holding_the_most_orders_by_the_capacity() -> None:
+    stadiums = Table.from_rows(["#", "Stadium", "Capacity", "City"],
+                               [["1", "Wembley Stadium", "90,000", "London"], ["2", "AT&T Stadium", "80,000", "Arlington"], ["3", "Millennium Stadium", "74,500", "Cardiff"]])
+    assert first_choices(stadiums, "which stadium holds the most people?") == (["add_order(Capacity, DESC)", "set_answer(Stadium)", "execute()"], ["Wembley Stadium"])
+    assert first_choices(stadiums, "which stadium can seat the fewest fans?")[1] == ["Millennium Stadium"]
+
+
+def test_a_year_placed_in_time_compares_a_column_of_years() -> None:
+    charts = Table.from_rows(["Year", "US Billboard", "US Cash Box", "Title"],
+                             [["1972", "86", "90", "A"], ["1977", "35", "18", "B"], ["1979", "35", "20", "C"]])
+    assert first_choices(charts, "What is the US cash box before 1978 with a US billboard of 35?") == (
+        ["add_condition(US Billboard, =, 35)", "add_condition(Year, <, 1978)", "set_answer(US Cash Box)", "execute()"], ["18"])
+
+
+def test_a_number_of_what_no_column_names_is_the_total() -> None:
+    medals = Table.from_rows(["Rank", "Nation", "Gold", "Silver", "Total"],
+                             [["1", "Peru", "3", "1", "4"], ["2", "Chile", "1", "2", "3"], ["3", "Cuba", "1", "0", "1"], ["4", "Fiji", "0", "1", "1"]])
+    assert first_choices(medals, "which nation was the only one to receive 3 medals?") == (
+        ["add_condition(Total, =, 3)", "set_answer(Nation)", "execute()"], ["Chile"])
+    assert first_choices(medals, "what number of nations received 1 medal?")[1] == ["2"]
+
+
+def test_which_month_had_the_most_groups_the_rows_by_month() -> None:
+    shows = Table.from_rows(["Episode", "Performer", "Air Date"],
+                            [["1", "Ann", "3 February 2010"], ["2", "Bo", "10 February 2010"], ["3", "Cy", "2 March 2010"],
+                             ["4", "Di", "9 June 2010"], ["5", "Ed", "16 March 2010"], ["6", "Fay", "23 February 2010"]])
+    assert first_choices(shows, "which month had the most air dates?") == (
+        ["add_part(Air Date, month)", "add_group(Air Date month)", "add_order(Count, DESC)", "set_answer(Air Date month)", "execute()"], ["February"])
+    # a column numbering the rows is counted, not measured
+    assert first_choices(shows, "which month has the least number of episodes?")[1] == ["June"]
+
+
+def test_a_column_of_measures_rising_down_the_table_is_still_measured() -> None:
+    route = Table.from_rows(["Location", "km"], [["Kelsterbach", "3.1"], ["Kelsterbach", "4.5"], ["Sachsenhausen", "9.8"]])
+    assert first_choices(route, "which location has the most km?") == (["add_order(km, DESC)", "set_answer(Location)", "execute()"], ["Sachsenhausen"])
+
+
+def test_a_counts_own_number_over_several_rows_is_their_sum() -> None:
+    career = Table.from_rows(["Season", "Team", "Poles"], [["1990", "Ajax", "1"], ["1991", "PSV", "9"], ["1992", "PSV", "2"]])
+    assert first_choices(career, "what is the number of poles that daly has won in his career?") == (
+        ["set_answer(Poles, SUM)", "execute()"], ["12"])
+    assert first_choices(career, "how many poles did he win in 1991?")[1] == ["9"]  # one row: its number
+
+
+def test_a_short_name_of_a_row_is_a_condition() -> None:
+    pageant = Table.from_rows(["State", "Swimsuit", "Interview"],
+                              [["Iowa", "9.267", "9.651"], ["Ohio", "9.226", "9.309"], ["Texas", "9.221", "9.600"], ["Utah", "9.010", "9.487"], ["Maine", "8.9", "9.1"]])
+    assert first_choices(pageant, "how many points did iowa score in the swimsuit round?") == (
+        ["add_condition(State, =, Iowa)", "set_answer(Swimsuit)", "execute()"], ["9.267"])
+
+
+def test_in_the_top_n_on_a_rank_column_with_a_few_non_numbers() -> None:
+    race = Table.from_rows(["Rank", "Athlete", "Nationality"],
+                           [["1", "Moses Tanui", "Kenya"], ["2", "Ann Lee", "Chile"], ["48", "Daniel Böltz", "Switzerland"], ["60", "Urs Kolb", "Switzerland"],
+                            ["61", "Bo Li", "Chile"], ["DNF", "Joe Fox", "Kenya"]])
+    assert first_choices(race, "who was the only contestant from switzerland to place in the top 50?") == (
+        ["add_condition(Nationality, =, Switzerland)", "add_condition(Rank, <=, 50)", "set_answer(Athlete)", "execute()"], ["Daniel Böltz"])
+
+
+def test_the_total_amount_of_times_counts_rows() -> None:
+    chart = Table.from_rows(["Date", "Country", "Song"], [["March 11", "Italy", "A"], ["May 13", "Spain", "B"], ["May 30", "Italy", "C"]])
+    assert first_choices(chart, "what are the total amount of times italy appears on this chart?")[1] == ["2"]
+
+
+def test_a_which_question_naming_no_column_answers_a_column_of_names_not_of_numbers() -> None:
+    shows = Table.from_rows(["#", "Show", "Opening date"], [["1.", "Cats", "May 11, 1982"], ["2.", "Lightnin'", "August 26, 1918"], ["3.", "Evita", "June 21, 1978"]])
+    assert first_choices(shows, "which show had the earliest opening date?")[1] == ["Lightnin'"]
+
+
+def test_a_when_question_asks_for_the_date_column() -> None:
+    games = Table.from_rows(["#", "Date", "Venue", "Competition"],
+                            [["1.", "1995-08-06", "Paris", "Friendly"], ["2.", "1997-03-25", "Barcelona", "World Cup qualifier"], ["3.", "1997-06-22", "Oslo", "World Cup qualifier"]])
+    assert first_choices(games, "when did they play in barcelona?") == (["add_condition(Venue, =, Barcelona)", "set_answer(Date)", "execute()"], ["1997-03-25"])
