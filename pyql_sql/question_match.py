@@ -31,6 +31,7 @@ from typing import Any
 from pyql.environment.grounding import Cue, Grounding, ground, parse_date
 
 from .numbers import format_number, parse_number
+from .steps import action_value
 from .table import Column, Table
 
 __all__ = [
@@ -734,21 +735,6 @@ def _column_text(table: Table, index: int) -> str:
     header = table.columns[index].header
     same = [c for c in table.columns if c.header.strip().lower() == header.strip().lower()]
     return f"#{index}" if len(same) > 1 or not header.strip() else header
-
-
-def action_value(value: str) -> str:
-    """A cell as an action's value argument, so that it reads back as written: quoted when it holds quotes of its
-    own (``'"Dalek"'``), a comma, a parenthesis, or spaces at its ends (a separator ``" "``).
-
-    Example:
-        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"), action_value(" "))
-        Ajax '"Dalek"' "Smith, John" " "
-    """
-    if '"' in value and "'" not in value:
-        return f"'{value}'"
-    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1) or value != value.strip():
-        return '"' + value.replace('"', "'") + '"' if '"' not in value else value
-    return value
 
 
 #: Superlatives a table question orders its rows by, besides the shared order cues: the direction of each as the

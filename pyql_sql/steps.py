@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Union
 
@@ -27,8 +28,23 @@ from .tabledata import Column
 
 __all__ = [
     "ConditionStep", "AnswerStep", "OrderStep", "DerivedColumn", "PartStep", "CalculationStep", "PositionStep",
-    "AdjacentStep", "GroupStep", "RowsCalculationStep", "CompareStep", "ResultStep", "Step",
+    "AdjacentStep", "GroupStep", "RowsCalculationStep", "CompareStep", "ResultStep", "Step", "action_value",
 ]
+
+
+def action_value(value: str) -> str:
+    """A cell as an action's value argument, so that it reads back as written: quoted when it holds quotes of its
+    own (``'"Dalek"'``), a comma, a parenthesis, or spaces at its ends (a separator ``" "``).
+
+    Example:
+        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"), action_value(" "))
+        Ajax '"Dalek"' "Smith, John" " "
+    """
+    if '"' in value and "'" not in value:
+        return f"'{value}'"
+    if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1) or value != value.strip():
+        return '"' + value.replace('"', "'") + '"' if '"' not in value else value
+    return value
 
 
 def _show(value: object) -> str:
@@ -157,13 +173,11 @@ class PartStep:
     column: DerivedColumn
 
     def action(self) -> str:
-        """The step in the action syntax (the separator only for ``before``/``after``; quoted when it is a space, a
-        comma or a parenthesis, so that it reads back)."""
+        """The step in the action syntax (the separator only for ``before``/``after``, written as :func:`action_value`
+        writes a value, so that it reads back)."""
         source = self.column.sources[0].header
         sep = self.column.separator
-        if sep and (sep != sep.strip() or any(ch in sep for ch in ",()")) and '"' not in sep:
-            sep = f'"{sep}"'
-        written = f", {sep}" if self.column.part in ("before", "after") and sep else ""
+        written = f", {action_value(sep)}" if self.column.part in ("before", "after") and sep else ""
         return f"add_part({source}, {self.column.part}{written})"
 
 
