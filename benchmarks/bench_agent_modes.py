@@ -8,7 +8,7 @@ per question, plus the model time (the LLM seconds) per question and the
 number of questions answered exactly (F1 = 1). The LLM is the configured
 server (``OPENAI_BASE_URL``) or the local Gemma 3 270M, started on loopback;
 ``--llm first`` (choose mode only) is no model at all, a stub that always
-answers ``1`` (:class:`FirstChoiceLLM`: what the list's ordering does alone).
+answers ``1`` (:class:`agent.llm.scripted.FirstChoiceLLM`: what the list's ordering does alone).
 
 ``--dataset webqsp`` is the held-out set: real WebQSP test questions
 (``WebQSP_test_processed.json`` of the shared data directory, or ``--data``).
@@ -55,7 +55,7 @@ from agent.evaluation.datasets import iter_items, load_dataset
 from agent.evaluation.metrics import aggregate, record_scores
 from agent.evaluation.runner import RunSettings, read_run, run_eval
 from agent.evaluation.smoke import FB, SmokeError, gold_turtle
-from agent.llm.replies import LLMReply
+from agent.llm.scripted import FirstChoiceLLM
 from pyql.lines import split_lines
 
 NAME = rdflib.URIRef(FB + "type.object.name")
@@ -73,21 +73,6 @@ HEADER = (
     "| scoring requests / q | prompt tokens / q | completion tokens / q | KB queries / q | seconds / q | model seconds / q (median) |\n"
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
-
-
-class FirstChoiceLLM:
-    """No model: every reply is ``1``, the first listed step (0 tokens, 0 seconds).
-
-    Example:
-        >>> FirstChoiceLLM().complete("Choice 1:", grammar='root ::= "1"').text
-        '1'
-    """
-
-    model = "first-choice-stub"
-
-    def complete(self, prompt: Any, *, stop: Sequence[str] | None = None, tools: Any = None, grammar: str | None = None) -> LLMReply:
-        """Answer ``1`` whatever the prompt."""
-        return LLMReply("1", finish_reason="stop", model=self.model)
 
 
 def heldout(path: str | Path, questions: int, pool: int | None = None) -> tuple[list[dict[str, Any]], str, Counter[str]]:

@@ -35,23 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agent.llm.replies import LLMReply  # noqa: E402
+from agent.llm.scripted import FirstChoiceLLM  # noqa: E402
 from pyql.cli import build_parser  # noqa: E402
-
-
-class FirstChoice:
-    """No model: every reply is ``1`` (whatever the prompt, the sampling or the grammar).
-
-    Example:
-        >>> FirstChoice().complete("Choices 1:\\n1. execute()\\nChoice 1:", sampling=None).text
-        '1'
-    """
-
-    model = "first-choice-stub"
-
-    def complete(self, prompt: Any, **_: Any) -> LLMReply:
-        """Answer ``1``."""
-        return LLMReply("1", finish_reason="stop", model=self.model)
 
 
 def right(record: dict[str, Any]) -> bool:
@@ -68,9 +53,9 @@ def right(record: dict[str, Any]) -> bool:
 
 
 def run_method(data: str, method: str, out: Path, flags: Sequence[str]) -> list[dict[str, Any]]:
-    """One ``pyql eval --method METHOD`` run in process with :class:`FirstChoice`; its records."""
+    """One ``pyql eval --method METHOD`` run in process with :class:`agent.llm.scripted.FirstChoiceLLM`; its records."""
     args = build_parser().parse_args(["eval", data, "--method", method, "--action-mode", "choose", "--out", str(out), *flags])
-    status = args.func(args, io.StringIO(), llm=FirstChoice(), progress=io.StringIO())
+    status = args.func(args, io.StringIO(), llm=FirstChoiceLLM(), progress=io.StringIO())
     if status not in (0, 1):
         raise SystemExit(f"bench_search_list: pyql eval --method {method} ended with status {status}")
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]

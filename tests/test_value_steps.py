@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agent.evaluation.environments import feedback_options
 from agent.evaluation.metrics import exact_match
-from agent.llm.replies import LLMReply
+from agent.llm.scripted import FirstChoiceLLM
 from agent.llm.gbnf import StateVocabulary, check_lines, state_gbnf
 from agent.methods.choose import rank_choices
 from agent.methods.query_agent import AgentConfig, QueryAgent
@@ -175,7 +175,7 @@ def test_a_later_hop_date_gets_the_question_month_as_a_range(kb: KB) -> None:
 def test_a_count_is_combined_with_a_filter(kb: KB) -> None:
     """How many cyclones had winds above 200 km/h: the filter, then the count (the stub answers it)."""
     question = "how many cyclones had highest winds above 200 km/h?"
-    result = QueryAgent(_Stub(), AgentConfig(action_mode="choose", max_steps=7)).run(_env(kb, question), question)
+    result = QueryAgent(FirstChoiceLLM(), AgentConfig(action_mode="choose", max_steps=7)).run(_env(kb, question), question)
     actions = [s.action for s in result.steps if s.action]
     assert any(a.startswith("add_filter(?highest_winds, >, 200") for a in actions), actions
     count = next(a for a in actions if a.startswith("add_count("))
@@ -200,12 +200,12 @@ def test_the_ranking_puts_the_cued_direction_first() -> None:
 def test_text_and_grammar_prompts_list_the_values(kb: KB) -> None:
     env = _env(kb, "which cyclones of the 2005 Atlantic hurricane season formed after March 2005?",
                {"2005 Atlantic hurricane season": "m.03d1xj"})
-    head = QueryAgent(_Stub(), AgentConfig(action_mode="grammar")).head(env, env.question)
+    head = QueryAgent(FirstChoiceLLM(), AgentConfig(action_mode="grammar")).head(env, env.question)
     assert head.rstrip().endswith(
         'Values of the question (for add_filter and add_time_constrain): "March 2005" after "after": a month, >= 2005-04-01'
     )
     plain = _env(kb, "what category is rachel?", {"Rachel": "m.0crbvqz"})
-    assert "Values of the question" not in QueryAgent(_Stub(), AgentConfig()).head(plain, plain.question)
+    assert "Values of the question" not in QueryAgent(FirstChoiceLLM(), AgentConfig()).head(plain, plain.question)
     assert prompt_values("what category is rachel?") == ""
 
 
@@ -224,18 +224,11 @@ def test_the_per_step_grammar_accepts_the_grounded_values() -> None:
 # -- end to end: the stub that always answers 1 on the demo's value-carrying questions --------------
 
 
-class _Stub:
-    """No model: every reply is ``1`` (the first listed step)."""
-
-    def complete(self, prompt: Any, *, stop: Any = None, tools: Any = None, grammar: str | None = None) -> LLMReply:
-        return LLMReply("1", finish_reason="stop", model="first-choice-stub")
-
-
 @pytest.mark.parametrize("qid", VALUE_QUESTIONS)
 def test_the_stub_answers_the_value_questions_of_the_demo(kb: KB, qid: str) -> None:
     """In-sample: the ranking was written while looking at these questions."""
     item = ITEMS[qid]
-    result = QueryAgent(_Stub(), AgentConfig(action_mode="choose", max_steps=7)).run(
+    result = QueryAgent(FirstChoiceLLM(), AgentConfig(action_mode="choose", max_steps=7)).run(
         _env(kb, item["question"], item["entities"]), item["question"]
     )
     assert result.done and not result.forced, [s.action for s in result.steps]

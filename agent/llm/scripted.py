@@ -27,7 +27,7 @@ from agent.llm.config import LLMConfig
 from agent.llm.replies import LLMReply, Prompt, Sampling, UsageMeter, cap_reply, messages_to_text, repair_surrogates
 from agent.llm.retries import with_retries
 
-__all__ = ["ScriptedLLM"]
+__all__ = ["FirstChoiceLLM", "ScriptedLLM"]
 
 @dataclass
 class _Call:
@@ -145,3 +145,24 @@ class ScriptedLLM:
             reply.model = self.model
         self.meter.record(reply)
         return reply
+
+
+class FirstChoiceLLM:
+    """No model: every reply is ``1``, the first listed step of a numbered list (0 tokens, 0 seconds).
+
+    The bundled 270M model answers ``1`` to nearly every numbered list, so in
+    choose mode this stub shows what the list's ordering does alone (the
+    benchmarks' ``--llm first`` and "the list alone"). Whatever a call asks
+    (stop strings, tools, a grammar, a search's sampling) is accepted and
+    left unread.
+
+    Example:
+        >>> FirstChoiceLLM().complete("Choice 1:", grammar='root ::= "1"').text
+        '1'
+    """
+
+    model = "first-choice-stub"
+
+    def complete(self, prompt: Prompt, **_: Any) -> LLMReply:
+        """Answer ``1`` whatever the prompt."""
+        return LLMReply("1", finish_reason="stop", model=self.model)
