@@ -681,18 +681,24 @@ class ThinkOnGraph:
         """What can answer: the named entities and values on the kept paths, each once: the paths' ends, the entities
         between, then the topic entities (with ``topics=False`` only when nothing else is named: a question seldom
         asks for the entity it names, and a numbered list that offers it lets a model that cannot judge pick it)."""
-        out: dict[Any, tuple[Value, Node]] = {}
         ends = [(node.value, node) for node in self.beam]
         between = [(hop.target, node) for node in self.beam for hop in node.path]
         starts = [(node.path[0].source, node) for node in self.beam if node.path]  # a topic entity answers seldom: last
-        found = [(v, n) for v, n in (*ends, *between) if _answerable(v)]
-        for value, node in [*found, *(starts if topics or not found else [])]:
+        named = [(v, n) for v, n in (*ends, *between) if _answerable(v)]
+        if topics:
+            listed = [*named, *starts]
+        else:
+            own = self._topic_terms()
+            listed = [(v, n) for v, n in named if v.term not in own] or named or starts
+        out: dict[Any, tuple[Value, Node]] = {}
+        for value, node in listed:
             if _answerable(value):
                 out.setdefault(value.term, (value, node))
-        topic_terms = {n.path[0].source.term for n in self.beam if n.path}
-        if not topics and any(term not in topic_terms for term in out):
-            out = {term: option for term, option in out.items() if term not in topic_terms}
         return list(out.values())
+
+    def _topic_terms(self) -> set[Any]:
+        """The topic entities the kept paths start from."""
+        return {node.path[0].source.term for node in self.beam if node.path}
 
     def _reason(self, depth: int, last: bool) -> tuple[bool, list[tuple[Value | None, str, Node | None]]]:
         """ToG's "is this enough?": written, ``{Yes}``/``{No}`` and the answer; as a choice, an answer or "look further"."""
@@ -713,8 +719,8 @@ class ThinkOnGraph:
     def _reason_by_choice(self, depth: int, last: bool) -> tuple[bool, list[tuple[Value | None, str, Node | None]]]:
         """The answers on the kept paths and, before the depth limit, "look one step further", as one numbered choice."""
         options = self._options(topics=False)
-        topics = {n.path[0].source.term for n in self.beam if n.path}
-        if not last and all(value.term in topics for value, _ in options):
+        own = self._topic_terms()
+        if not last and all(value.term in own for value, _ in options):
             why = "no named entity or value on the kept paths" + (" but the question's own" if options else "")
             self._trace("reasoning", "nothing to answer with yet: one step further", parent=self._top(),
                         decision=_Decision(without_call=why))
