@@ -341,10 +341,10 @@ class Beam:
         values, spent = ranked, (0, 0.0)
         if proposal.prompt is not None and self.scoring == "logprobs":
             values = _choice_logprobs(candidates, replies[-1] if replies else None) or ranked
+        elif self.scoring in ("policy", "likelihood") and len(candidates) > 1 and all(c.score is not None for c in candidates):
+            values = [float(c.score) for c in candidates]  # type: ignore[arg-type]  # the policy scored them (its PMI)
         elif self.scoring == "likelihood" and len(candidates) > 1 and all(c.kind == "fact" for c in candidates):
             values, spent = self.likelihood(candidates, branch)
-        elif self.scoring == "policy" and len(candidates) > 1 and all(c.score is not None for c in candidates):
-            values = [float(c.score) for c in candidates]  # type: ignore[arg-type]
         best = max(values)
         order = sorted(range(len(candidates)), key=lambda i: -values[i])
         first = dict(proposal.fields)
@@ -359,13 +359,11 @@ class Beam:
         return listed
 
     def likelihood(self, candidates: list[Candidate], branch: Branch) -> tuple[list[float], tuple[int, float]]:
-        """Each listed fact's score: the model's PMI of its relation with the question (the policy's where it scored it).
+        """Each listed fact's score: the model's PMI of its relation with the question (where the policy did not score them).
 
         Returns the scores and the scorer's (requests, seconds) spent. A scorer
         that fails ends the search as an LLM failure does (``llm_error``), as in greedy.
         """
-        if all(c.score is not None for c in candidates):
-            return [float(c.score) for c in candidates], (0, 0.0)  # type: ignore[arg-type]
         pmi = self.pmi if self.pmi is not None else local_scorer()
         before = (pmi.requests, pmi.seconds)
         relations = [fact_relation(str(c.action)) for c in candidates]
