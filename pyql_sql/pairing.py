@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
+from grammars.vocabulary import ORDINALS
 from pyql.environment.grounding import Grounded, Grounding, ground, parse_date
 
 from .table import Table
@@ -725,7 +726,8 @@ def last_pair(table: Table, question: str, pairs: Sequence[tuple[int, Grounded]]
     return (missing[0], left[0]) if len(left) == 1 else None
 
 
-_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+#: The ordinal words of a place (``first`` ... ``tenth``): the row positions of :data:`grammars.vocabulary.ORDINALS` counted from the first.
+_ORDINAL_WORDS = {word: n for word, n in ORDINALS.items() if n > 0}
 
 
 def _ordinal_value(question: str, cells: Sequence[str]) -> Grounded | None:
