@@ -190,6 +190,10 @@ class _Ctx:
     cells: list[tuple[Column, list[str]]]
     candidates: list[ConditionCandidate]
 
+    def values(self, col: Column) -> list[str]:
+        """The cells of one column of :attr:`cells` (none when the column has none there)."""
+        return next((v for c, v in self.cells if c.index == col.index), [])
+
 
 def question_plans(table: Table, question: str, grounding: Grounding | None = None) -> list[Plan]:
     """The plans the question's shapes ask for on this table (the module's table), the shape first, then its parts.
@@ -272,7 +276,7 @@ def _names(ctx: _Ctx) -> list[Column]:
 
 def _has_numbers(ctx: _Ctx, col: Column) -> bool:
     """Whether most of a column's cells are numbers (or start with one)."""
-    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    values = ctx.values(col)
     if col.is_numeric:
         return bool(values)
     numbered = sum(cell_part(v, "number") is not None and re.match(r"\s*[-\u2212$£€]?\d", v) is not None for v in values)
@@ -478,7 +482,7 @@ _OFTEN = re.compile(r"\b(?:the\s+)?(?:most|least|fewest)\s*(?:times|often|freque
 
 def _repeats(ctx: _Ctx, col: Column) -> bool:
     """Whether a column's values repeat (fewer distinct values than rows)."""
-    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    values = ctx.values(col)
     return 0 < len(values) < ctx.table.row_count
 
 
@@ -707,14 +711,14 @@ def _distinct_plan(ctx: _Ctx) -> Plan | None:
 
 def _dated(ctx: _Ctx, col: Column, share: float = 0.6, year: bool = True) -> bool:
     """Whether most of a text column's cells write a date (with a year, unless ``year`` is False)."""
-    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    values = ctx.values(col)
     dated = sum(1 for v in values if (d := cell_date(v)) is not None and (d.year is not None or not year) and d.month is not None)
     return bool(values) and not col.is_numeric and dated >= share * len(values)
 
 
 def _timed(ctx: _Ctx, col: Column, share: float = 0.6) -> bool:
     """Whether most of a text column's cells are times (``1:59.8``, ``1:02:03``), which an order sorts as durations."""
-    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    values = ctx.values(col)
     return bool(values) and not col.is_numeric and sum(parse_duration(v) is not None for v in values) >= share * len(values)
 
 
@@ -768,7 +772,7 @@ _TOP_WORDS = {"three": 3, "five": 5, "ten": 10, "twenty": 20, "fifty": 50}
 
 def _mostly_numbers(ctx: _Ctx, col: Column) -> bool:
     """Whether a text column's cells are numbers but for a few (a Rank with "DNF"): its numbers compare (``<=``)."""
-    values = next((v for c, v in ctx.cells if c.index == col.index), [])
+    values = ctx.values(col)
     return bool(values) and sum(parse_number(v) is not None for v in values) >= 0.8 * len(values)
 
 
@@ -864,7 +868,7 @@ def _date_column(ctx: _Ctx, wanted: Callable[[Any], bool], year: bool = True) ->
     columns = [c for c in ctx.table.columns if _dated(ctx, c, 0.3, year)]
     columns.sort(key=lambda c: (c.index not in ctx.mentions, not re.search(r"date|when|day", c.header, re.I), c.index))
     for col in columns:
-        values = next((v for c, v in ctx.cells if c.index == col.index), [])
+        values = ctx.values(col)
         if any(wanted(cell_date(v)) for v in values):
             return col
     return None
