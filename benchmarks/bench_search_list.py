@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agent.llm.scripted import FirstChoiceLLM  # noqa: E402
+from agent.methods.strategies import registry  # noqa: E402
 from pyql.cli import build_parser  # noqa: E402
 
 
@@ -93,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kb", help="the KB (as pyql eval's --kb)")
     parser.add_argument("--methods", default="greedy,beam", help="comma-separated strategies (default greedy,beam)")
     parser.add_argument("--options", default="--beam-scoring rank",
-                        help="more pyql eval flags for every method (default: --beam-scoring rank, the stub gives no scores)")
+                        help="more pyql eval flags (a strategy's own options go to the methods that take them; default: --beam-scoring rank, "
+                             "the stub gives no scores)")
     parser.add_argument("--limit", type=int, help="the first N questions")
     parser.add_argument("--out-dir", type=Path, help="where the run files go (default a temporary directory)")
     args = parser.parse_args(argv)
@@ -106,26 +108,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = out_dir / f"{method}.jsonl"
         if out.exists():
             raise SystemExit(f"bench_search_list: {out} exists; give another --out-dir")
-        runs[method] = run_method(args.data, method, out, flags if method == "beam" else _without_beam_flags(flags))
+        runs[method] = run_method(args.data, method, out, flags_for(method, flags))
     print(table(runs))
     print(f"\nrun files: {out_dir}")
     return 0
 
 
-def _without_beam_flags(flags: Sequence[str]) -> list[str]:
-    """The flags with every ``--beam-...`` flag and its value left out (other strategies refuse them).
+def flags_for(method: str, flags: Sequence[str]) -> list[str]:
+    """The flags with every strategy option the method does not take left out, with its value (the command refuses
+    another strategy's option; :func:`agent.methods.strategies.registry.flags` says whose each is).
 
     Example:
-        >>> _without_beam_flags(["--kb", "demo", "--beam-scoring", "rank", "--beam-width=2"])
+        >>> flags_for("greedy", ["--kb", "demo", "--beam-scoring", "rank", "--beam-width=2"])
         ['--kb', 'demo']
+        >>> flags_for("beam", ["--beam-scoring", "rank", "--samples", "3"])
+        ['--beam-scoring', 'rank']
     """
+    mine = registry.canonical(method)
+    others = {pairs[0][1].flag for pairs in registry.flags().values() if all(e.name != mine for e, _ in pairs)}
     out: list[str] = []
     skip = False
     for flag in flags:
         if skip:
             skip = False
             continue
-        if flag.startswith("--beam-"):
+        if flag.split("=", 1)[0] in others:
             skip = "=" not in flag
             continue
         out.append(flag)
