@@ -65,11 +65,12 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     table_ground,
     who_column,
 )
+from .numbers import parse_number
 from .table import Column, Table
 
 __all__ = [
     "ABBREVIATIONS", "ConditionCandidate", "answer_candidates", "column_words", "grounded_conditions", "argmax_order", "condition_candidates", "grounded_steps",
-    "header_mentions", "own_number", "plan_steps", "scores_could_change", "standardized", "table_next_steps", "SCORE_CLIP",
+    "header_mentions", "measure_column", "own_number", "plan_steps", "scores_could_change", "standardized", "table_next_steps", "SCORE_CLIP",
     "ANSWER_WEIGHT",
 ]
 
@@ -135,8 +136,8 @@ def own_number(
     """
     col, mention = table.columns[index], mentions.get(index)
     cue = _aggregation_cue(question, g, mentions)
-    if not col.is_numeric or mention is None or cue is None or cue.kind != "aggregate":
-        return False
+    if mention is None or cue is None or cue.kind != "aggregate" or not (col.is_numeric or _mostly_numbers(table, col)):
+        return False  # a column of numbers (mostly: ``36,271`` with one ``WIN``)
     if any(min(abs(c.start - mention[1]), abs(mention[0] - v.end)) < 30 for c, v in g.comparisons()):
         return False  # "how many games had more than 10,000 in attendance": the rows that meet it are counted
     if re.search(r"\b(?:no|zero|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+$", question[: mention[0]], re.IGNORECASE):
@@ -149,6 +150,72 @@ def own_number(
     counted = _WORD.findall(question[max(ends) :].lower())[:1]
     names_column = any(m[0] >= max(ends) and m[0] - max(ends) <= len(" ".join(counted)) + 2 for m in mentions.values())
     return bool(counted) and not names_column and mention[2] >= 3 and mention[0] > max(ends)
+
+
+#: What "how many <noun>" measures when the noun names no column: the header words of the column that holds it.
+#: "people" depends on the verb after it (who attend, live or sit); a unit is any column in that unit.
+_MEASURE_NOUNS: dict[str, frozenset[str]] = {
+    "feet": frozenset(["ft", "feet", "foot"]), "foot": frozenset(["ft", "feet", "foot"]),
+    "meters": frozenset(["m", "meters", "metres"]), "metres": frozenset(["m", "meters", "metres"]),
+    "kilometers": frozenset(["km", "kilometers", "kilometres"]), "kilometres": frozenset(["km", "kilometers", "kilometres"]),
+    "km": frozenset(["km", "kilometers", "kilometres"]), "miles": frozenset(["mi", "miles"]),
+    "dollars": frozenset(["usd", "dollars", "us"]), "kilograms": frozenset(["kg"]), "kg": frozenset(["kg"]),
+    "pounds": frozenset(["lb", "lbs", "pounds"]), "inhabitants": frozenset(["population", "inhabitants"]),
+    "residents": frozenset(["population", "residents"]), "spectators": frozenset(["attendance", "spectators", "crowd"]),
+    "fans": frozenset(["attendance", "crowd", "spectators"]), "attendees": frozenset(["attendance", "crowd", "attendees"]),
+}
+#: The verb after "how many people" and what it counts: "attended" an Attendance, "live" a Population, "seat" a Capacity.
+_PEOPLE_VERBS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"\b(?:attend|attended|attending|watched|saw|came|went)\b"), frozenset(["attendance", "crowd", "spectators", "attendees"])),
+    (re.compile(r"\b(?:live|lived|lives|living|reside|resided|inhabit|inhabited|populate|populated)\b"),
+     frozenset(["population", "inhabitants", "residents", "pop"])),
+    (re.compile(r"\b(?:seat|seats|sit|hold|holds|fit|fits|accommodate|accommodates)\b"), frozenset(["capacity", "seats", "seating"])),
+)
+
+
+def measure_column(table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> int | None:
+    """The column of numbers a count measures, not counts rows of: "how many people attended the game on june 24" is
+    the game's Attendance, "how many people live in santa maria" its Population, "how many feet above sea level is k2"
+    its ``Height (ft)``. None when the noun after *how many* names a column itself or measures nothing here, or when
+    a comparison follows it ("how many people scored more than 10" counts rows).
+
+    Example:
+        >>> t = Table.from_rows(["Date", "Opponent", "Attendance"], [["June 24", "Ajax", "6,662"], ["June 28", "PSV", "7,001"]])
+        >>> q = "how many people attended the game on june 24?"
+        >>> measure_column(t, q, ground(q), header_mentions(t, q))
+        2
+        >>> q = "how many people were born in june?"
+        >>> measure_column(t, q, ground(q), header_mentions(t, q)) is None
+        True
+        >>> t = Table.from_rows(["Mountain", "Height (m)", "Height (ft)"], [["K2", "8,611", "28,251"]])
+        >>> q = "how many feet above sea level is k2?"
+        >>> measure_column(t, q, ground(q), header_mentions(t, q))
+        2
+    """
+    cue = next((c for c in g.cue("aggregate") if c.op == "COUNT"), None)
+    if cue is None:
+        return None
+    following = _WORD.findall(question[cue.end :].lower())
+    following = following[1:] if following[:1] == ["total"] else following
+    if not following or any(m[0] >= cue.end and len(_WORD.findall(question[cue.end : m[0]])) <= 1 for m in mentions.values()):
+        return None  # "how many votes": a column's own number (own_number), not a measure
+    noun, rest = following[0], " ".join(following[1:6])
+    if noun in ("people", "persons", "fans", "spectators"):
+        words = next((w for verb, w in _PEOPLE_VERBS if verb.search(rest)), None)
+    else:
+        words = _MEASURE_NOUNS.get(noun)
+    if words is None or any(c.start >= cue.end for c, _ in g.comparisons()):
+        return None
+    for col in table.columns:
+        if set(_WORD.findall(col.header.lower())) & words and (col.is_numeric or _mostly_numbers(table, col)):
+            return col.index
+    return None
+
+
+def _mostly_numbers(table: Table, col: Column) -> bool:
+    """Whether most of a text column's cells are numbers (``36,271`` with one ``WIN``)."""
+    values = [str(v) for v in table.executor().get_column(col.index, limit=200).values if v is not None and str(v).strip()]
+    return bool(values) and sum(parse_number(v) is not None for v in values) >= 0.8 * len(values)
 
 
 def argmax_order(
@@ -291,6 +358,7 @@ def answer_candidates(
     if (position is not None or _row_place(table, question, g, mentions)) and aggregation in ("MAX", "MIN"):
         aggregation = None  # "the first person eliminated": a row's place, not a minimum
     asked = _asked_column(question, mentions, g, table)
+    measured = measure_column(table, question, g, mentions) if aggregation == "COUNT" else None
     used = used or {}
     out = []
     for col in table.columns:
@@ -308,6 +376,8 @@ def answer_candidates(
         agg = aggregation if aggregation == "COUNT" or (aggregation and col.is_numeric) else None
         if agg == "COUNT" and own_number(table, question, col.index, g, mentions):
             agg = None
+        if col.index == measured:
+            agg, score = None, score + 6.0  # "how many people attended": the Attendance of the rows kept
         if order is not None:
             agg = None
             score += 6.0 if col.index == order[2] else (-3.0 if col.index == order[0] else 0.0)
@@ -444,7 +514,7 @@ def _summed(env: Any, g: Grounding, mentions: Mapping[int, tuple[int, int, float
     cue = _aggregation_cue(question, g, mentions)
     if agg is not None or cue is None or cue.op != "COUNT" or not table.columns[index].is_numeric:
         return agg
-    if not own_number(table, question, index, g, mentions):
+    if not own_number(table, question, index, g, mentions) and index != measure_column(table, question, g, mentions):
         return agg
     try:
         return "SUM" if env.executor.count(env.query) > 1 else agg

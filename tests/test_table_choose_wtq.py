@@ -148,3 +148,35 @@ def test_first_and_last_are_rows_in_table_order(table: Table, question: str, exp
 )
 def test_no_row_order_offered(table: Table, question: str) -> None:
     assert not any(s.action.startswith("add_order") for s in table_next_steps(TableEnvironment(table, question=question)))
+
+
+GAMES = Table.from_rows(
+    ["Date", "Opponent", "Attendance"], [["June 24", "Ajax", "6,662"], ["June 28", "PSV", "7,001"], ["July 2", "Ajax", "5,100"]]
+)
+TOWNS = Table.from_rows(["Location", "Region", "Population", "Elevation (ft)"],
+                        [["Santa Maria", "Lima", "14853", "410"], ["Acari", "Arequipa", "4445", "2690"]])
+ELECTION = Table.from_rows(["Party", "Votes", "Seats"], [["Labor", "166,106", "15"], ["Liberal", "119,106", "20"], ["Independent", "36,271", "4"],
+                                                       ["Other", "5,238", "0"], ["Liberal", "WIN", "20"]])
+
+
+@pytest.mark.parametrize(
+    "table, question, expected",
+    [
+        # "how many <noun>" where the noun (or "people" and its verb) measures a column: the rows' own number
+        (GAMES, "how many people attended the game on june 24?", ["add_condition(Date, =, June 24)", "set_answer(Attendance)"]),
+        (TOWNS, "how many people live in santa maria?", ["add_condition(Location, =, Santa Maria)", "set_answer(Population)"]),
+        (TOWNS, "how many feet above sea level is santa maria?", ["add_condition(Location, =, Santa Maria)", "set_answer(Elevation (ft))"]),
+        # a column of numbers with one word among them is still its own number
+        (ELECTION, "how many votes did the independent party have?", ["add_condition(Party, =, Independent)", "set_answer(Votes)"]),
+        # near misses: people counted as rows, a comparison after the noun
+        (GAMES, "how many people were born in june?", None),
+        (GAMES, "how many people attended more than 6,000 times?", None),
+    ],
+)
+def test_how_many_measures_a_column(table: Table, question: str, expected: list[str] | None) -> None:
+    listed = steps(table, question)
+    answers = [s for s in listed if s.startswith("set_answer")]
+    if expected is None:
+        assert not answers[0].startswith("set_answer(Attendance)") or answers[0].endswith("COUNT)"), answers
+    else:
+        assert listed[0] == expected[0] and answers[0] == expected[1], listed
