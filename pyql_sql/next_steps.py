@@ -719,7 +719,9 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         shape_answer = [s for s in shape if s.kind == "answer"]
         shape_steps = [s for s in shape if s.kind != "answer"]
         taken = {s.action for s in conditions}
-        steps = [*parts, *conditions, *[s for s in later if s.action not in taken], *shape_steps, *shape_answer, *answers]
+        shaped_answers = {s.action for s in shape_answer}
+        steps = [*parts, *conditions, *[s for s in later if s.action not in taken], *shape_steps, *shape_answer,
+                 *[s for s in answers if s.action not in shaped_answers]]
     change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
     changes = change_steps(ground(env.question or "")) if change_steps is not None else []  # a question asking for a change: those first
     if changes:

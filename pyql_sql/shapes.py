@@ -17,6 +17,8 @@ shape           steps
 ``compare``     two cells of one column joined by *or/and/than* and a comparative:
                 ``compare_rows(column, key, A, B, DESC)`` (the compared column named, or measured by
                 the adjective; a rank's "higher" is its smaller number)
+``choice``      *was it A or B?*: options of one column joined by commas and *or* after a yes/no word, no
+                comparative: ``set_answer(column)`` of the row the other conditions keep
 ``difference``  a difference (or a total) of two such cells: ``set_calculation(column, -, key, A, B)``,
                 the larger first (``+`` for a total)
 ``adjacent``    a neighbour word right before a cell: ``add_adjacent(column, cell, before)``, then
@@ -210,7 +212,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_compare_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_compare_plan, _choice_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -295,10 +297,10 @@ def _direction(cue: Cue, column: Column) -> bool:
 
 
 def _compare_plan(ctx: _Ctx) -> Plan | None:
-    """Which of two named rows has more: ``compare_rows`` (not a yes/no question)."""
-    if _YES_NO.match(ctx.question):
-        return None
+    """Which of two named rows has more: ``compare_rows`` (not a yes/no question, but "did A or B make more": a choice)."""
     rows = _two_rows(ctx)
+    if _YES_NO.match(ctx.question) and (rows is None or not re.search(r"\bor\b", ctx.question[rows[0].end : rows[1].start], re.I)):
+        return None
     cues = [c for c in ctx.g.cues if c.kind in ("comparative", "order")]
     if rows is None or not cues or any(c.kind == "difference" for c in ctx.g.cues):
         return None
@@ -311,6 +313,32 @@ def _compare_plan(ctx: _Ctx) -> Plan | None:
     action = f"compare_rows({_col(ctx.table, column)}, {_col(ctx.table, key)}, {_value_text(a.value)}, {_value_text(b.value)}, {direction})"
     step = _answer(action, lambda q: q.compare_rows(column, key, a.value, b.value, direction))
     return Plan("compare", (step,), frozenset({(a.column, a.value.lower()), (b.column, b.value.lower())}), True)
+
+
+_OPTIONS_JOIN = re.compile(r"^[\s,]*(?:or\s+)?(?:the\s+)?$", re.IGNORECASE)
+
+
+def _choice_plan(ctx: _Ctx) -> Plan | None:
+    """"was big bang 2 recorded in japanese or korean?", "did they begin in 1950, 1968, or 1969?": a yes/no word
+    before options of one column joined by commas and *or*, and no comparative: the answer is that column of the row
+    the question's other conditions keep (``set_answer(Language)``), the options left out of the conditions."""
+    if not _YES_NO.match(ctx.question) or any(c.kind in ("comparative", "order", "difference") for c in ctx.g.cues):
+        return None
+    cells = sorted((c for c in ctx.candidates if c.op == "="), key=lambda c: c.start)
+    for i, a in enumerate(cells):
+        run = [a]
+        for b in cells[i + 1 :]:
+            gap = ctx.question[run[-1].end : b.start]
+            if b.column == a.column and b.start >= run[-1].end and _OPTIONS_JOIN.match(gap) and b.value.lower() != run[-1].value.lower():
+                run.append(b)
+        if len(run) < 2 or not re.search(r"\bor\b", ctx.question[run[-2].end : run[-1].start], re.IGNORECASE):
+            continue
+        if not any(c.column != a.column and c.op == "=" for c in cells):
+            return None  # no other condition names the row: the options are the question's only cells
+        column = ctx.table.columns[a.column]
+        step = _answer(f"set_answer({_col(ctx.table, column)})", lambda q: q.set_answer(column))
+        return Plan("choice", (step,), frozenset((c.column, c.value.lower()) for c in run), True)
+    return None
 
 
 _TOTAL = frozenset(["total", "combined", "together", "altogether", "sum", "added"])

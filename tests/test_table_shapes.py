@@ -57,6 +57,12 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
          ["set_calculation(Total, -, Nation, South Korea, North Korea)", "execute()"], ["10"]),
         (MEDALS, "what is the difference in gold between north korea and brazil?",
          ["set_calculation(Gold, -, Nation, Brazil, North Korea)", "execute()"], ["43"]),  # the larger first
+        # "did A or B ...": a choice between two rows, not a yes/no question
+        (LAKES, "was lake tuz or lake palas tuzla deeper?",
+         ["compare_rows(Depth, Name, Lake Tuz, Lake Palas Tuzla, DESC)", "execute()"], ["Lake Palas Tuzla"]),
+        # "was X in A or B?": the options' column of the row the other conditions keep, the options not conditions
+        (SINGLES, "was single c released on epic or sony?", ["add_condition(Single, =, C)", "set_answer(Label)", "execute()"], ["Epic"]),
+        (DRAFT, "was bo li picked by the hawks, knicks, or nets?", ["add_condition(Player, =, Bo Li)", "set_answer(Team)", "execute()"], ["Nets"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
@@ -260,3 +266,12 @@ def test_a_when_question_asks_for_the_date_column() -> None:
     games = Table.from_rows(["#", "Date", "Venue", "Competition"],
                             [["1.", "1995-08-06", "Paris", "Friendly"], ["2.", "1997-03-25", "Barcelona", "World Cup qualifier"], ["3.", "1997-06-22", "Oslo", "World Cup qualifier"]])
     assert first_choices(games, "when did they play in barcelona?") == (["add_condition(Venue, =, Barcelona)", "set_answer(Date)", "execute()"], ["1997-03-25"])
+
+
+@pytest.mark.parametrize("question", [
+    "was single c released on epic?",  # no options: a yes/no question
+    "were epic or sony the labels?",  # the options are the question's only cells: nothing names the row
+    "was single c released on epic or sony more recently?",  # a comparative: a comparison, not a choice
+])
+def test_no_choice_without_options_and_a_row(question: str) -> None:
+    assert "choice" not in [p.shape for p in question_plans(SINGLES, question)]
