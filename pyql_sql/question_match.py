@@ -562,8 +562,16 @@ def _comparison_candidates(
     table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]],
     cells: list[tuple[Column, list[str]]] | None = None,
 ) -> list[ConditionCandidate]:
-    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``);
-    a year placed in time ("before 1978") only on a column of years (its header or its cells)."""
+    """``column op number`` on the numeric columns for each comparison (``between a and b``: ``>= a`` and ``<= b``;
+    negated, "did not make more than 60": ``<= 60``); a year placed in time ("before 1978") only on a column of years
+    (its header or its cells).
+
+    Example:
+        >>> t = Table.from_rows(["Driver", "Laps"], [["Ann", "61"], ["Bo", "58"]])
+        >>> q = "how many drivers did not make more than 60 laps?"
+        >>> [(c.op, c.value) for c in _comparison_candidates(t, q, table_ground(q), header_mentions(t, q))]
+        [('<=', '60')]
+    """
     values = {col.index: vs for col, vs in (cells if cells is not None else _cells(table))}
     out = []
     cues = [c for c, _ in g.comparisons()]
@@ -571,7 +579,10 @@ def _comparison_candidates(
         low = _number_of(v)
         if low is None or any(cue.end <= c.start and c.end <= v.start for c in cues):
             continue  # "from england scored above 15 points": 15 is compared by "above", the cue right before it
-        bounds: list[tuple[str, float, int]] = [(cue.op, low, v.end)]
+        op = cue.op
+        if op in _NEGATION_OF and _NOT_BEFORE.search(question[max(0, cue.start - 25) : cue.start]):
+            op = _NEGATION_OF[op]  # "did not have at least 15,000": fewer than 15,000
+        bounds: list[tuple[str, float, int]] = [(op, low, v.end)]
         if cue.op == "between":
             high = next((w for w in g.values if w.start >= v.end and _number_of(w) is not None
                          and re.fullmatch(r"\s*(?:and|to|-|–)\s*", question[v.end : w.start])), None)
@@ -591,6 +602,11 @@ def _comparison_candidates(
                 out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
     return out
 
+
+#: A comparison's operator negated: "not more than 60" is ``<=`` 60.
+_NEGATION_OF = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}
+#: A negation right before a comparison: "did not have at least", "didn't make more than", "never scored over".
+_NOT_BEFORE = re.compile(r"(?:\bnot|n't|\bnever)(?:\s+\w+){0,2}\s+$", re.IGNORECASE)
 
 #: Comparison cues that place a value in time ("before 1978", "since 2001").
 _TIME_CUES = frozenset(["before", "after", "since", "until", "till", "prior to", "earlier than", "later than", "from"])

@@ -180,3 +180,19 @@ def test_how_many_measures_a_column(table: Table, question: str, expected: list[
         assert not answers[0].startswith("set_answer(Attendance)") or answers[0].endswith("COUNT)"), answers
     else:
         assert listed[0] == expected[0] and answers[0] == expected[1], listed
+
+
+LAPS = Table.from_rows(["Driver", "Laps", "Attendance"], [["Ann", "61", "16,000"], ["Bo", "58", "14,000"], ["Cy", "60", "9,000"]])
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("how many drivers did not make more than 60 laps?", "add_condition(Laps, <=, 60)"),
+        ("how many games did not have at least 15,000 in attendance?", "add_condition(Attendance, <, 15000)"),
+        ("how many drivers made more than 60 laps?", "add_condition(Laps, >, 60)"),  # no negation: the comparison as written
+        ("how many drivers not named ann made more than 59 laps?", "add_condition(Laps, >, 59)"),  # a negation far before it
+    ],
+)
+def test_a_negated_comparison_is_its_opposite(question: str, expected: str) -> None:
+    assert expected in steps(LAPS, question)
