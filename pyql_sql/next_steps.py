@@ -109,6 +109,16 @@ def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[i
 _COUNTED_BY = frozenset(["the", "of", "number", "total", "all"])
 
 
+def _plural(word: str) -> bool:
+    """Whether a word reads as a plural noun: ``votes``, ``medals``, not ``class``, ``bonus``, ``status``.
+
+    Example:
+        >>> [_plural(w) for w in ("votes", "class", "bonus", "status", "basis")]
+        [True, False, False, False, False]
+    """
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
 def own_number(
     table: Table, question: str, index: int, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
 ) -> bool:
@@ -146,7 +156,7 @@ def own_number(
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())
         counted = _WORD.findall(question[mention[1] :].lower())[:1]  # "how many total medals": the header qualifies a plural noun
-        return any(w[-1].endswith("s") and not w[-1].endswith("ss") and w[-1] not in _STOP for w in (last, counted) if w)
+        return any(_plural(w[-1]) and w[-1] not in _STOP for w in (last, counted) if w)
     counted = _WORD.findall(question[max(ends) :].lower())[:1]
     names_column = any(m[0] >= max(ends) and m[0] - max(ends) <= len(" ".join(counted)) + 2 for m in mentions.values())
     return bool(counted) and not names_column and mention[2] >= 3 and mention[0] > max(ends)

@@ -35,7 +35,7 @@ from .steps import action_value
 from .table import Column, Table
 
 __all__ = [
-    "ABBREVIATIONS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "TABLE_SUPERLATIVES", "table_ground", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
+    "ABBREVIATIONS", "SYNONYMS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "TABLE_SUPERLATIVES", "table_ground", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
     "column_words", "condition_candidates", "header_mentions", "stem", "stems", "table_cells", "text_matches", "who_column",
     "words_between",
 ]
@@ -72,6 +72,14 @@ ABBREVIATIONS: dict[str, str] = {
     "gp": "game", "apps": "appearance", "app": "appearance", "gls": "goal", "ep": "episode", "eps": "episode",
     "seas": "season", "mgr": "manager", "dir": "director", "approx": "approximate", "est": "established",
     "won": "win", "w": "win", "lost": "loss", "l": "loss", "drawn": "draw", "d": "draw",
+}
+
+
+#: Words a question writes for a header's word that mean the same ("country" names ``Nation``; British spellings).
+SYNONYMS: dict[str, frozenset[str]] = {
+    "nation": frozenset(["country"]), "country": frozenset(["nation"]), "licence": frozenset(["license"]),
+    "qty": frozenset(["quantity"]), "colour": frozenset(["color"]), "metre": frozenset(["meter"]),
+    "centre": frozenset(["center"]), "programme": frozenset(["program"]), "kilometre": frozenset(["kilometer"]),
 }
 
 
@@ -123,12 +131,15 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
     its length in words; otherwise the longest run of its words (stems:
     ``touchdowns`` names ``Touchdowns``, ``Silvers`` names ``Silver``) scores one
     per word. A header's abbreviation is matched as written and spelt out
-    (``No.`` is named by "no." and by "number", :data:`ABBREVIATIONS`). Stop words alone name nothing.
+    (``No.`` is named by "no." and by "number", :data:`ABBREVIATIONS`), a word by its synonyms (``Nation`` by
+    "country", :data:`SYNONYMS`). Stop words alone name nothing.
 
     Example:
         >>> t = Table.from_rows(["Frequency MHz", "Class", "Call sign"], [["1", "D", "K"]])
         >>> header_mentions(t, "Class of d with a Frequency MHz smaller than 107.7 has what call signs?")
         {0: (18, 31, 5.0), 1: (0, 5, 4.0), 2: (60, 70, 5.0)}
+        >>> header_mentions(Table.from_rows(["Nation", "Qty. Issued"], [["Peru", "1"]]), "which country had the greatest quantity issued?")
+        {0: (6, 13, 4.0), 1: (31, 46, 5.0)}
     """
     words = [(m.start(), m.end(), _stem(m.group())) for m in _WORD.finditer(question.lower())]
     out: dict[int, tuple[int, int, float]] = {}
@@ -138,6 +149,7 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
             continue
         written = [_stem(w) for w in _WORD.findall(col.header.lower())]
         options = [{t, w} for t, w in zip(target, written)] if len(written) == len(target) else [{t} for t in target]
+        options = [o.union(*(SYNONYMS.get(w, frozenset()) for w in o)) for o in options]
         best: tuple[int, int, float] | None = None
         for i in range(len(words)):
             n = 0  # a word as the header writes it or spelt out ("No." is "no" and "number")
