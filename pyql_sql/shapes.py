@@ -750,6 +750,13 @@ def _timed(ctx: _Ctx, col: Column, share: float = 0.6) -> bool:
     return bool(values) and not col.is_numeric and sum(parse_duration(v) is not None for v in values) >= share * len(values)
 
 
+#: A question asking for a row by a noun, not a value: "the ship with the most tonnage is named after whom", "the species
+#: with the least height".
+_NAMED_ROW = re.compile(r"\bwhom?\b|^\s*(?:name\s+)?the\s+\w+\s+(?:with|that|which)\b", re.IGNORECASE)
+#: Words asking for a number itself, not the cell that writes it: "the top score" (``6`` of ``6-3``), "the number of votes".
+_COUNTED_NUMBER = re.compile(r"\b(?:number|score|scored|points|goals|how\s+many|amount|total)\b", re.IGNORECASE)
+
+
 def _order_part_plan(ctx: _Ctx) -> Plan | None:
     """*the earliest/latest/highest <column>* on a text column of dates or of numbers inside text:
     ``add_part`` then ``add_order`` on the part, then the column asked. A column of times (``1:59.8``) is ordered
@@ -775,13 +782,15 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
             direction = "DESC" if cue.op == "max" else "ASC"
             derived = f"{column.header} {part}"
             steps = [_part(ctx.table, column, part), _order(derived, direction)]
-            if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):
-                asked = next((c.index for c in _names(ctx) if c.index != i), None)  # "which show"
+            if asked is None and (re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE) or _NAMED_ROW.search(ctx.question)):
+                asked = next((c.index for c in _names(ctx) if c.index != i), None)  # "which show", "the ship with the most ... whom"
             if asked is not None and asked != i:
                 answer = ctx.table.columns[asked]
                 steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a)))
-            elif part == "number":  # "the top score": the number itself ("6" of "6-3")
+            elif part == "number" and _COUNTED_NUMBER.search(ctx.question):  # "the top score": the number itself ("6" of "6-3")
                 steps.append(_answer(f"set_answer({derived})", lambda q, d=derived: q.set_answer(d)))
+            elif part == "number":  # "the biggest depth": the cell ("451 m"), ordered by its number
+                steps.append(_answer(f"set_answer({_col(ctx.table, column)})", lambda q, c=column: q.set_answer(c)))
             return Plan("order_part", tuple(steps), answers=len(steps) == 3)
     return None
 

@@ -63,6 +63,11 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
         # "was X in A or B?": the options' column of the row the other conditions keep, the options not conditions
         (SINGLES, "was single c released on epic or sony?", ["add_condition(Single, =, C)", "set_answer(Label)", "execute()"], ["Epic"]),
         (DRAFT, "was bo li picked by the hawks, knicks, or nets?", ["add_condition(Player, =, Bo Li)", "set_answer(Team)", "execute()"], ["Nets"]),
+        # ordered by the number a text cell writes: the cell answers, the number only when a number is asked
+        (LAKES, "what is the biggest depth?", ["add_part(Depth, number)", "add_order(Depth number, DESC)", "set_answer(Depth)", "execute()"],
+         ["451 m"]),
+        (LAKES, "the lake with the least depth", ["add_part(Depth, number)", "add_order(Depth number, ASC)", "set_answer(Name)", "execute()"],
+         ["Lake Tuz"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
