@@ -62,6 +62,7 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     column_words,
     condition_candidates,
     header_mentions,
+    measure_words,
     table_ground,
     who_column,
 )
@@ -162,27 +163,6 @@ def own_number(
     return bool(counted) and not names_column and mention[2] >= 3 and mention[0] > max(ends)
 
 
-#: What "how many <noun>" measures when the noun names no column: the header words of the column that holds it.
-#: "people" depends on the verb after it (who attend, live or sit); a unit is any column in that unit.
-_MEASURE_NOUNS: dict[str, frozenset[str]] = {
-    "feet": frozenset(["ft", "feet", "foot"]), "foot": frozenset(["ft", "feet", "foot"]),
-    "meters": frozenset(["m", "meters", "metres"]), "metres": frozenset(["m", "meters", "metres"]),
-    "kilometers": frozenset(["km", "kilometers", "kilometres"]), "kilometres": frozenset(["km", "kilometers", "kilometres"]),
-    "km": frozenset(["km", "kilometers", "kilometres"]), "miles": frozenset(["mi", "miles"]),
-    "dollars": frozenset(["usd", "dollars", "us"]), "kilograms": frozenset(["kg"]), "kg": frozenset(["kg"]),
-    "pounds": frozenset(["lb", "lbs", "pounds"]), "inhabitants": frozenset(["population", "inhabitants"]),
-    "residents": frozenset(["population", "residents"]), "spectators": frozenset(["attendance", "spectators", "crowd"]),
-    "fans": frozenset(["attendance", "crowd", "spectators"]), "attendees": frozenset(["attendance", "crowd", "attendees"]),
-}
-#: The verb after "how many people" and what it counts: "attended" an Attendance, "live" a Population, "seat" a Capacity.
-_PEOPLE_VERBS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
-    (re.compile(r"\b(?:attend|attended|attending|watched|saw|came|went)\b"), frozenset(["attendance", "crowd", "spectators", "attendees"])),
-    (re.compile(r"\b(?:live|lived|lives|living|reside|resided|inhabit|inhabited|populate|populated)\b"),
-     frozenset(["population", "inhabitants", "residents", "pop"])),
-    (re.compile(r"\b(?:seat|seats|sit|hold|holds|fit|fits|accommodate|accommodates)\b"), frozenset(["capacity", "seats", "seating"])),
-)
-
-
 def measure_column(table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> int | None:
     """The column of numbers a count measures, not counts rows of: "how many people attended the game on june 24" is
     the game's Attendance, "how many people live in santa maria" its Population, "how many feet above sea level is k2"
@@ -209,11 +189,7 @@ def measure_column(table: Table, question: str, g: Grounding, mentions: Mapping[
     following = following[1:] if following[:1] == ["total"] else following
     if not following or any(m[0] >= cue.end and len(_WORD.findall(question[cue.end : m[0]])) <= 1 for m in mentions.values()):
         return None  # "how many votes": a column's own number (own_number), not a measure
-    noun, rest = following[0], " ".join(following[1:6])
-    if noun in ("people", "persons", "fans", "spectators"):
-        words = next((w for verb, w in _PEOPLE_VERBS if verb.search(rest)), None)
-    else:
-        words = _MEASURE_NOUNS.get(noun)
+    words = measure_words(following[0], " ".join(following[1:6]))
     if words is None or any(c.start >= cue.end for c, _ in g.comparisons()):
         return None
     for col in table.columns:

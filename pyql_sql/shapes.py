@@ -63,6 +63,7 @@ from .numbers import parse_duration, parse_number
 from .parts import cell_date, cell_part
 from .query import TableQuery
 from .question_match import (
+    MONTH_DAY,
     PERSON_HEADERS,
     action_value,
     ConditionCandidate,
@@ -70,6 +71,7 @@ from .question_match import (
     column_text,
     condition_candidates,
     header_mentions,
+    measure_words,
     stems,
     table_cells,
     table_ground,
@@ -248,6 +250,12 @@ def _measured(ctx: _Ctx, key: int, cue: Cue | None) -> Column | None:
                    for i, m in ctx.mentions.items() if i != key and i < len(ctx.table.columns) and ctx.table.columns[i] in numeric)
     if named:
         return ctx.table.columns[named[0][1]]
+    following = _words(ctx.question[cue.end :])[:1] if cue else []
+    measured = measure_words(following[0], ctx.question) if following else None  # "attended by more people": Attendance
+    if measured:
+        column = next((c for c in numeric if set(_words(c.header)) & measured), None)
+        if column is not None:
+            return column
     stem = _COMPARATIVE_STEM.get(cue.text.lower()) if cue else None
     for col in numeric:
         if stem and set(_words(col.header)) & set(MEASURES.get(stem, ())):
@@ -918,6 +926,7 @@ def _month_plans(ctx: _Ctx) -> list[Plan]:
     """``add_part(Date, month)``, ``add_condition(Date month, =, January)`` for a month named without a day."""
     whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
     days = [(v.start, v.end) for v in ctx.g.dates() if v.value.precision == "day"]
+    days += [(c.start, c.end) for c in ctx.candidates if c.op == "=" and MONTH_DAY.fullmatch(ctx.question[c.start : c.end])]  # "september 17th"
     for m in _MONTH_RE.finditer(ctx.question):
         if any(s <= m.start() < e for s, e in [*whole, *days]) or (m.group(1).lower() == "may" and not m.group(1)[0].isupper()):
             continue

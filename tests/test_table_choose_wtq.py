@@ -196,3 +196,21 @@ LAPS = Table.from_rows(["Driver", "Laps", "Attendance"], [["Ann", "61", "16,000"
 )
 def test_a_negated_comparison_is_its_opposite(question: str, expected: str) -> None:
     assert expected in steps(LAPS, question)
+
+
+SEASON = Table.from_rows(["Date", "Opponent", "Attendance"],
+                         [["September 10, 2005", "Michigan", "111,386"], ["September 17, 2005", "Michigan State", "80,795"],
+                          ["October 1, 2005", "Purdue", "65,000"]])
+
+
+def test_a_day_of_a_month_without_a_year_is_the_cell_of_that_day() -> None:
+    listed = steps(SEASON, "what is the attendance for september 17th?")
+    assert listed[0] == 'add_condition(Date, =, "September 17, 2005")' and "add_row(17)" not in listed, listed
+    assert not any(s.startswith("add_part(Date, month)") for s in listed)  # the month alone is not the condition
+    # a month alone still is
+    assert steps(SEASON, "how many games were played in september?")[0] == "add_part(Date, month)"
+
+
+def test_more_people_compares_the_attendance() -> None:
+    assert steps(SEASON, "which game was attended by more people, september 10 or october 1?")[0] == (
+        'compare_rows(Attendance, Date, "September 10, 2005", "October 1, 2005", DESC)')
