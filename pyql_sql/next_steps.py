@@ -344,6 +344,7 @@ def answer_candidates(
     if (position is not None or _row_place(table, question, g, mentions)) and aggregation in ("MAX", "MIN"):
         aggregation = None  # "the first person eliminated": a row's place, not a minimum
     asked = _asked_column(question, mentions, g, table)
+    place_or_time = re.match(r"\s*(?:where|when)\b", question, re.IGNORECASE) is not None
     measured = measure_column(table, question, g, mentions) if aggregation == "COUNT" else None
     used = used or {}
     out = []
@@ -355,7 +356,8 @@ def answer_candidates(
             if any(c.kind in ("aggregate", "order") and c.end <= mention[0] and set(_WORD.findall(question[c.end : mention[0]].lower())) <= {"the"}
                    for c in g.cues):
                 score += 3.0  # right after its cue word: "the largest crowd", "the average Total"
-        score += 3.0 if col.index == asked else 0.0  # named right after which/what, or a who question's person column
+        score += (8.0 if place_or_time else 3.0) if col.index == asked else 0.0  # named right after which/what, a who question's person
+        # column, a where/when question's place or date (above the thing it is asked of: "where was the last competition")
         score -= min(used.get(col.index, 0.0), 4.0)
         if scores and col.header in scores:
             score += ANSWER_WEIGHT * scores[col.header]

@@ -807,13 +807,45 @@ def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]],
     wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
     if wh is None and table is not None and re.match(r"\s*when\b", question, re.IGNORECASE):
         return _when_column(table)
+    if wh is None and table is not None and re.match(r"\s*where\b", question, re.IGNORECASE):
+        return _where_column(table)
     if wh is None:
+        who = re.match(r"\s*(?:who|whom)\b", question, re.IGNORECASE)
+        if who is not None:  # "who is the presenter listed before ...": the column named right after who
+            cues = [(c.start, c.end) for c in g.cues]
+            named = sorted((m[0], i) for i, m in mentions.items()
+                           if _after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
+                           and not any(s <= m[0] < e for s, e in cues))
+            if named:
+                return named[0][1]
         return who_column(table, question, mentions) if table is not None else None
     cues = [(c.start, c.end) for c in g.cues]
     named = sorted((m[0], i) for i, m in mentions.items()
                    if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
                    and not any(s <= m[0] < e for s, e in cues))
     return named[0][1] if named else None
+
+
+#: Header words of the column a *where* question asks for.
+_WHERE_HEADERS = ("venue", "location", "place", "city", "site", "stadium", "ground", "town", "host", "arena", "circuit", "track",
+                  "country", "locality", "municipality")
+
+
+def _where_column(table: Table) -> int | None:
+    """The column a *where* question asks for: the first text column whose header says venue, location, city ... (in
+    that order of preference).
+
+    Example:
+        >>> _where_column(Table.from_rows(["Year", "Competition", "Venue"], [["2001", "Cup", "Paris"]]))
+        2
+        >>> _where_column(Table.from_rows(["Year", "Competition"], [["2001", "Cup"]])) is None
+        True
+    """
+    for word in _WHERE_HEADERS:
+        found = next((c.index for c in table.columns if not c.is_numeric and word in _WORD.findall(c.header.lower())), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _when_column(table: Table) -> int | None:
