@@ -51,6 +51,8 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     _STOP,
     _WORD,
     ABBREVIATIONS,
+    SYNONYMS,
+    _stem,
     ConditionCandidate,
     _after,
     _all_candidates,
@@ -110,6 +112,11 @@ def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[i
 _COUNTED_BY = frozenset(["the", "of", "number", "total", "all"])
 
 
+def _same_word(word: str, header_word: str) -> bool:
+    """Whether a question's word is a header's word as written, or its other spelling (``kilometers``, ``Kilometres``)."""
+    return word == header_word or _stem(word) in SYNONYMS.get(_stem(header_word), frozenset()) and _plural(word) == _plural(header_word)
+
+
 def _plural(word: str) -> bool:
     """Whether a word reads as a plural noun: ``votes``, ``medals``, not ``class``, ``bonus``, ``status``.
 
@@ -144,6 +151,12 @@ def own_number(
         >>> t = Table.from_rows(["Name", "Goals"], [["Ann", "0"]])
         >>> own_number(t, "how many people have no goals?", 1, ground("how many people have no goals?"), header_mentions(t, "how many people have no goals?"))
         False
+        >>> t = Table.from_rows(["Country", "PGA", "Episode number"], [["Zimbabwe", "2", "1"]])
+        >>> q = "what are the number of pga winning golfers that zimbabwe has?"
+        >>> own_number(t, q, 1, ground(q), header_mentions(t, q))  # the header qualifies a plural noun after a participle
+        True
+        >>> own_number(t, "how many episodes are there?", 2, ground("how many episodes are there?"), header_mentions(t, "how many episodes are there?"))
+        False
     """
     col, mention = table.columns[index], mentions.get(index)
     cue = _aggregation_cue(question, g, mentions)
@@ -156,8 +169,15 @@ def own_number(
     ends = [c.end for c in g.cues if c.kind == "aggregate"]
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())
+        numbering = bool(set(last) & {"number", "no", "nr", "num"}) or "#" in col.header  # ``Episode number`` numbers the rows
+        named = [w for w in _WORD.findall(question[mention[0] : mention[1]].lower())[-1:]
+                 if not numbering and _plural(w) and any(_same_word(w, h) for h in last)]  # "how many days": ``Days held``
+        # (a header of "Game" numbers the games counted: its word is not the plural the question writes)
         counted = _WORD.findall(question[mention[1] :].lower())[:1]  # "how many total medals": the header qualifies a plural noun
-        return any(_plural(w[-1]) and w[-1] not in _STOP for w in (last, counted) if w)
+        if any(_plural(w[-1]) and w[-1] not in _STOP for w in (last, named, counted) if w):
+            return True
+        following = _WORD.findall(question[mention[1] :].lower())[:2]  # "the number of pga winning golfers"
+        return len(following) == 2 and following[0].endswith("ing") and _plural(following[1])
     counted = _WORD.findall(question[max(ends) :].lower())[:1]
     names_column = any(m[0] >= max(ends) and m[0] - max(ends) <= len(" ".join(counted)) + 2 for m in mentions.values())
     return bool(counted) and not names_column and mention[2] >= 3 and mention[0] > max(ends)
