@@ -46,7 +46,7 @@ from pyql.errors import PyQLError
 from pyql.environment.grounding import Grounding, ground
 from pyql.environment.next_steps import NextStep
 
-from .shapes import Plan, question_plans
+from .shapes import Plan, in_table_order, question_plans
 from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_column: re-exported, named here before)
     _STOP,
     _WORD,
@@ -284,24 +284,6 @@ def _row_place(table: Table, question: str, g: Grounding, mentions: Mapping[int,
 _POSITION_CUES = frozenset(["first", "last", "earliest", "latest"])
 
 
-def _in_table_order(table: Table, col: Column) -> bool:
-    """Whether a numeric column's numbers rise down the table (most rows hold one): it orders the rows as listed.
-
-    Example:
-        >>> t = Table.from_rows(["Year", "Age"], [["1990", "26"], ["1994", "28"], ["1999", "21"]])
-        >>> _in_table_order(t, t.columns[0]), _in_table_order(t, t.columns[1])
-        (True, False)
-    """
-    if not col.is_numeric or col.num_sql is None:
-        return False
-    select = exp.select(exp.column(col.num_sql, quoted=True)).from_(exp.table_(table.sql_name, quoted=True)).order_by(exp.column("rowid"))
-    numbers = [r[0] for r in table.connection.execute(select.sql(dialect="sqlite")).fetchall()]
-    present = [n for n in numbers if n is not None]
-    if len(present) < 2 or len(present) < 0.8 * len(numbers):
-        return False
-    return all(a <= b for a, b in zip(present, present[1:])) and present[0] < present[-1]
-
-
 def position_order(
     table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
 ) -> tuple[int, bool] | None:
@@ -331,7 +313,7 @@ def position_order(
         following = _WORD.findall(question[cue.end :].lower())[:1]
         if any(_after(question, cue.end, s, frozenset(["the", "of"])) for s in starts) or following in (["place"], ["placed"]):
             return None
-        rising = next((c.index for c in table.columns if _in_table_order(table, c)), None)  # one query a column, up to the first
+        rising = next((c.index for c in table.columns if in_table_order(table, c)), None)  # one query a column, up to the first
         return (rising, cue.op == "max") if rising is not None else None
     return None
 

@@ -88,7 +88,7 @@ from .question_match import (
 )
 from .table import Column, Table
 
-__all__ = ["Plan", "PlanStep", "answer_words", "cue_hints", "question_plans", "RANK_WORDS", "MEASURES"]
+__all__ = ["Plan", "PlanStep", "answer_words", "cue_hints", "in_table_order", "question_plans", "RANK_WORDS", "MEASURES"]
 
 Mentions = Mapping[int, tuple[int, int, float]]
 _WORD = re.compile(r"[a-z0-9]+")
@@ -612,7 +612,7 @@ def _position_plan(ctx: _Ctx) -> Plan | None:
         return None
     place = _place(ctx)
     if place is None:
-        return None
+        return _place_rank_plan(ctx)
     later = _later_measure(ctx, place)
     if later is not None:
         return later
@@ -620,6 +620,27 @@ def _position_plan(ctx: _Ctx) -> Plan | None:
     if place > 0 and ranks and _FINISHED.search(ctx.question):  # "who finished third": the row ranked 3, not the third listed
         return Plan("position", (_condition(_col(ctx.table, ranks[0]), "=", str(place)),))
     return Plan("position", (PlanStep(f"add_row({place})", lambda q: q.add_row(place), "constrain", lambda q: q.position is not None),))
+
+
+_PLACE_RANK = re.compile(r"\b(?P<which>first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\s+(?:place|position)\b", re.IGNORECASE)
+_PLACE_NUMBER = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5, "5th": 5}
+
+
+def _place_rank_plan(ctx: _Ctx) -> Plan | None:
+    """"which team took first place", "which nation came in last place": no cell writes the place, a column of
+    numbered ranks does: ``add_condition(Position, =, 1)``; the last place is the largest rank (``add_order(Rank, DESC)``)."""
+    m = _PLACE_RANK.search(ctx.question)
+    if m is None or any(c.start <= m.start() < c.end for c in ctx.candidates if c.op == "="):
+        return None
+    ranks = [c for c in ctx.table.columns if c.is_numeric and set(stems(c.header)) & RANK_WORDS]
+    if not ranks:
+        return None
+    rank, which = ranks[0], m.group("which").lower()
+    if which == "last":  # the last row, when the ranks rise down the table (ties listed in their order), else the largest rank
+        rising = in_table_order(ctx.table, rank)
+        step = PlanStep("add_row(-1)", lambda q: q.add_row(-1), "constrain", lambda q: q.position is not None) if rising else _order(rank.header, "DESC")
+        return Plan("position", (step,))
+    return Plan("position", (_condition(_col(ctx.table, rank), "=", str(_PLACE_NUMBER[which])),))
 
 
 _FINISHED = re.compile(r"\b(?:finish(?:ed|es)?|plac(?:ed|es)|came(?:\s+in)?|ranked|rank)\b", re.IGNORECASE)
@@ -828,6 +849,25 @@ def _numbering(ctx: _Ctx, col: Column) -> bool:
     select = exp.select(exp.column(col.num_sql, quoted=True)).from_(exp.table_(ctx.table.sql_name, quoted=True)).order_by(exp.column("rowid"))
     numbers = [r[0] for r in ctx.table.connection.execute(select.sql(dialect="sqlite")).fetchall() if r[0] is not None]
     return len(numbers) >= 3 and numbers[0] in (0, 1) and all(b - a == 1 for a, b in zip(numbers, numbers[1:]))
+
+
+def in_table_order(table: Table, col: Column) -> bool:
+    """Whether a numeric column's numbers rise down the table (most rows hold one; ties allowed): it orders the rows
+    as listed.
+
+    Example:
+        >>> t = Table.from_rows(["Year", "Age", "Rank"], [["1990", "26", "1"], ["1994", "28", "2"], ["1999", "21", "2"]])
+        >>> in_table_order(t, t.columns[0]), in_table_order(t, t.columns[1]), in_table_order(t, t.columns[2])
+        (True, False, True)
+    """
+    if not col.is_numeric or col.num_sql is None:
+        return False
+    select = exp.select(exp.column(col.num_sql, quoted=True)).from_(exp.table_(table.sql_name, quoted=True)).order_by(exp.column("rowid"))
+    numbers = [r[0] for r in table.connection.execute(select.sql(dialect="sqlite")).fetchall()]
+    present = [n for n in numbers if n is not None]
+    if len(present) < 2 or len(present) < 0.8 * len(numbers):
+        return False
+    return all(a <= b for a, b in zip(present, present[1:])) and present[0] < present[-1]
 
 
 def _group_plan(ctx: _Ctx) -> Plan | None:

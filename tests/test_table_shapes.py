@@ -77,6 +77,9 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
          ["add_condition(Length, =, 4:25)", "add_condition(Title, !=, Topeka)", "set_answer(Title)", "execute()"], ["Memphis"]),
         (ALBUMS, "which album has the same number of tracks as memphis?",
          ["add_condition(Tracks, =, 12)", "add_condition(Title, !=, Memphis)", "set_answer(Title)", "execute()"], ["Austin"]),
+        # "first place" / "last place" written by no cell: the numbered rank column
+        (MEDALS, "which nation took first place?", ["add_condition(Rank, =, 1)", "set_answer(Nation)", "execute()"], ["Brazil"]),
+        (MEDALS, "which nation came in last place?", ["add_row(-1)", "set_answer(Nation)", "execute()"], ["North Korea"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
