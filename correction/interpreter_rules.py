@@ -225,7 +225,8 @@ def wrong_arity(record: StepRecord, env: Environment) -> dict[str, Any] | None:
         "entities": f.linked if takes_nodes else [],
         "variables": f.variables_or_none() if takes_nodes else [],
         "signature": spec.signature,
-        "expected": str(high) if low == high else f"{low} to {high}",
+        # "4, 5 or 7" when optional parameters are written together (the spec's counts, when the error is the spec's)
+        "expected": spec.counts_text if (low, high) == (spec.min_args, spec.max_args) else str(high) if low == high else f"{low} to {high}",
         "plural": high != 1,
         "given": exc.given,
         "args": list(call.raw_args) if call is not None else [],

@@ -423,13 +423,15 @@ class TableActions(ActionSet):
         """
         return self._observe(env, env.query.set_calculation(column, op, key, first, second))
 
-    @action("construct", column="column", key="column", first="value", second="value", direction="value")
+    @action("construct", column="column", key="column", first="value", second="value", direction="value", if_first="value",
+            if_second="value", together=("if_first", "if_second"))
     def compare_rows(
-        self, env: TableContext, column: Column, key: Column, first: str, second: str, direction: str = "DESC"
+        self, env: TableContext, column: Column, key: Column, first: str, second: str, direction: str = "DESC",
+        if_first: str | None = None, if_second: str | None = None,
     ) -> StepResult:
-        """Answer which of two rows has the larger (DESC) or smaller (ASC) value in the column: the answer is that row's key.
+        """Answer which of two rows has the larger (DESC) or smaller (ASC) value in the column: the answer is that row's key, or one of two words.
 
-        "who had more goals, Ross Jenkins or Nigel Gibbs" is compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC).
+        "who had more goals, Ross Jenkins or Nigel Gibbs" is compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC). When the question offers two words, give both: "did Ross Jenkins score more or fewer goals than Nigel Gibbs" is compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC, more, fewer), which answers more when the first row wins and fewer when the second does (no answer when their values are equal).
 
         Args:
             column: the column compared.
@@ -437,10 +439,16 @@ class TableActions(ActionSet):
             first: the first row's value in the key column.
             second: the second row's value in the key column.
             direction: DESC (the larger, default) or ASC (the smaller).
+            if_first: the word answered when the first row wins, e.g. more (give both words or neither).
+            if_second: the word answered when the second row wins, e.g. less.
 
         Example: compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC)
         """
-        return self._observe(env, env.query.compare_rows(column, key, first, second, direction))
+        given = [w for w in (if_first, if_second) if w is not None]
+        if len(given) == 1:  # a call made in Python (the environment checks the count before)
+            self.check_arity("compare_rows", 6)
+        words = (if_first, if_second) if if_first is not None and if_second is not None else None
+        return self._observe(env, env.query.compare_rows(column, key, first, second, direction, words))
 
     @action("terminate")
     def execute(self, env: TableContext) -> StepResult:

@@ -527,23 +527,48 @@ def _calculation_select(query: CompilableQuery, step: RowsCalculationStep, bind:
 
 def _compare_select(query: CompilableQuery, step: CompareStep, bind: Binder) -> exp.Select:
     """``SELECT key FROM t WHERE <filter> AND (key = a OR key = b) ORDER BY column LIMIT 1`` (a text column by the
-    number it writes, when it writes one)."""
+    number it writes, when it writes one).
+
+    With the step's words the select is ``CASE WHEN key = a THEN word1 ELSE word2 END`` of that row, and one more
+    conjunct keeps a tie from answering: the best value of the first row's (``MAX`` for DESC, ``MIN`` for ASC) differs
+    from the second's, so equal values (or a row without one) give no row.
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> t = Table.from_rows(["Nation", "Gold"], [["Chile", "2"], ["Panama", "1"]])
+        >>> q = t.query().compare_rows("Gold", "Nation", "Chile", "Panama", "DESC", ("above", "it's below"))
+        >>> print(_compare_select(q, q.result, literal).sql())  # doctest: +ELLIPSIS
+        SELECT CASE WHEN LOWER(TRIM("c0")) = LOWER('Chile') THEN 'above' ELSE 'it''s below' END FROM "t" WHERE ...
+    """
     kept, keys = _order_keys(step.column, step.descending)
     if not step.column.is_numeric:
         number = _source_number(step.column)
         kept, keys = _not_null(number), [_ordered(number.copy(), step.descending)]
-    select = exp.select(text_of(step.first.column)).from_(_table(query))
+    if step.words is None:
+        answer = text_of(step.first.column)
+    else:  # built before the WHERE: values are bound in the order the SQL text shows them
+        first_wins = condition_expression(step.first, bind)
+        answer = exp.Case(ifs=[exp.If(this=first_wins, true=bind(step.words[0]))], default=bind(step.words[1]))
+    select = exp.select(answer).from_(_table(query))
     where = row_filter(query, bind)
     either = exp.Or(this=condition_expression(step.first, bind), expression=condition_expression(step.second, bind))
     conjuncts = [c for c in (where, exp.Paren(this=either), kept) if c is not None]
     for match in (step.first, step.second):  # both rows are there (a comparison with a missing row has no answer)
-        inner = exp.select(exp.Literal.number(1)).from_(_table(query))
-        inner_where = row_filter(query, bind)
-        matched = condition_expression(match, bind)
-        inner = inner.where(exp.and_(inner_where, matched) if inner_where is not None else matched, copy=False)
-        conjuncts.append(exp.Exists(this=inner))
+        conjuncts.append(exp.Exists(this=_matched_select(query, exp.Literal.number(1), match, bind)))
+    if step.words is not None:  # a tie has no answer: neither word is true
+        best = exp.Max if step.descending else exp.Min
+        a, b = (_matched_select(query, best(this=keys[0].this.copy()), match, bind).subquery() for match in (step.first, step.second))
+        conjuncts.append(exp.NEQ(this=a, expression=b))
     select = select.where(exp.and_(*conjuncts), copy=False)
     return select.order_by(*keys, _position(query.table), copy=False).limit(exp.Literal.number(1), copy=False)
+
+
+def _matched_select(query: CompilableQuery, column: exp.Expression, match: ConditionStep, bind: Binder) -> exp.Select:
+    """``SELECT column FROM t WHERE <filter> AND <match>``: one of two rows, among the rows the query keeps."""
+    inner = exp.select(column).from_(_table(query))
+    inner_where = row_filter(query, bind)
+    matched = condition_expression(match, bind)
+    return inner.where(exp.and_(inner_where, matched) if inner_where is not None else matched, copy=False)
 
 
 def _group_column(query: CompilableQuery, column: Column, agg: str | None, needed: list[exp.Expression]) -> exp.Expression:

@@ -51,6 +51,8 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     _STOP,
     _WORD,
     ABBREVIATIONS,
+    SYNONYMS,
+    _stem,
     ConditionCandidate,
     _after,
     _all_candidates,
@@ -62,6 +64,7 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     column_words,
     condition_candidates,
     header_mentions,
+    measure_words,
     table_ground,
     who_column,
 )
@@ -109,6 +112,11 @@ def _aggregation_cue(question: str, g: Grounding, mentions: Mapping[int, tuple[i
 _COUNTED_BY = frozenset(["the", "of", "number", "total", "all"])
 
 
+def _same_word(word: str, header_word: str) -> bool:
+    """Whether a question's word is a header's word as written, or its other spelling (``kilometers``, ``Kilometres``)."""
+    return word == header_word or _stem(word) in SYNONYMS.get(_stem(header_word), frozenset()) and _plural(word) == _plural(header_word)
+
+
 def _plural(word: str) -> bool:
     """Whether a word reads as a plural noun: ``votes``, ``medals``, not ``class``, ``bonus``, ``status``.
 
@@ -143,6 +151,12 @@ def own_number(
         >>> t = Table.from_rows(["Name", "Goals"], [["Ann", "0"]])
         >>> own_number(t, "how many people have no goals?", 1, ground("how many people have no goals?"), header_mentions(t, "how many people have no goals?"))
         False
+        >>> t = Table.from_rows(["Country", "PGA", "Episode number"], [["Zimbabwe", "2", "1"]])
+        >>> q = "what are the number of pga winning golfers that zimbabwe has?"
+        >>> own_number(t, q, 1, ground(q), header_mentions(t, q))  # the header qualifies a plural noun after a participle
+        True
+        >>> own_number(t, "how many episodes are there?", 2, ground("how many episodes are there?"), header_mentions(t, "how many episodes are there?"))
+        False
     """
     col, mention = table.columns[index], mentions.get(index)
     cue = _aggregation_cue(question, g, mentions)
@@ -155,32 +169,18 @@ def own_number(
     ends = [c.end for c in g.cues if c.kind == "aggregate"]
     if any(_after(question, e, mention[0], _COUNTED_BY) for e in ends):
         last = _WORD.findall(col.header.lower())
+        numbering = bool(set(last) & {"number", "no", "nr", "num"}) or "#" in col.header  # ``Episode number`` numbers the rows
+        named = [w for w in _WORD.findall(question[mention[0] : mention[1]].lower())[-1:]
+                 if not numbering and _plural(w) and any(_same_word(w, h) for h in last)]  # "how many days": ``Days held``
+        # (a header of "Game" numbers the games counted: its word is not the plural the question writes)
         counted = _WORD.findall(question[mention[1] :].lower())[:1]  # "how many total medals": the header qualifies a plural noun
-        return any(_plural(w[-1]) and w[-1] not in _STOP for w in (last, counted) if w)
+        if any(_plural(w[-1]) and w[-1] not in _STOP for w in (last, named, counted) if w):
+            return True
+        following = _WORD.findall(question[mention[1] :].lower())[:2]  # "the number of pga winning golfers"
+        return len(following) == 2 and following[0].endswith("ing") and _plural(following[1])
     counted = _WORD.findall(question[max(ends) :].lower())[:1]
     names_column = any(m[0] >= max(ends) and m[0] - max(ends) <= len(" ".join(counted)) + 2 for m in mentions.values())
     return bool(counted) and not names_column and mention[2] >= 3 and mention[0] > max(ends)
-
-
-#: What "how many <noun>" measures when the noun names no column: the header words of the column that holds it.
-#: "people" depends on the verb after it (who attend, live or sit); a unit is any column in that unit.
-_MEASURE_NOUNS: dict[str, frozenset[str]] = {
-    "feet": frozenset(["ft", "feet", "foot"]), "foot": frozenset(["ft", "feet", "foot"]),
-    "meters": frozenset(["m", "meters", "metres"]), "metres": frozenset(["m", "meters", "metres"]),
-    "kilometers": frozenset(["km", "kilometers", "kilometres"]), "kilometres": frozenset(["km", "kilometers", "kilometres"]),
-    "km": frozenset(["km", "kilometers", "kilometres"]), "miles": frozenset(["mi", "miles"]),
-    "dollars": frozenset(["usd", "dollars", "us"]), "kilograms": frozenset(["kg"]), "kg": frozenset(["kg"]),
-    "pounds": frozenset(["lb", "lbs", "pounds"]), "inhabitants": frozenset(["population", "inhabitants"]),
-    "residents": frozenset(["population", "residents"]), "spectators": frozenset(["attendance", "spectators", "crowd"]),
-    "fans": frozenset(["attendance", "crowd", "spectators"]), "attendees": frozenset(["attendance", "crowd", "attendees"]),
-}
-#: The verb after "how many people" and what it counts: "attended" an Attendance, "live" a Population, "seat" a Capacity.
-_PEOPLE_VERBS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
-    (re.compile(r"\b(?:attend|attended|attending|watched|saw|came|went)\b"), frozenset(["attendance", "crowd", "spectators", "attendees"])),
-    (re.compile(r"\b(?:live|lived|lives|living|reside|resided|inhabit|inhabited|populate|populated)\b"),
-     frozenset(["population", "inhabitants", "residents", "pop"])),
-    (re.compile(r"\b(?:seat|seats|sit|hold|holds|fit|fits|accommodate|accommodates)\b"), frozenset(["capacity", "seats", "seating"])),
-)
 
 
 def measure_column(table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> int | None:
@@ -209,11 +209,7 @@ def measure_column(table: Table, question: str, g: Grounding, mentions: Mapping[
     following = following[1:] if following[:1] == ["total"] else following
     if not following or any(m[0] >= cue.end and len(_WORD.findall(question[cue.end : m[0]])) <= 1 for m in mentions.values()):
         return None  # "how many votes": a column's own number (own_number), not a measure
-    noun, rest = following[0], " ".join(following[1:6])
-    if noun in ("people", "persons", "fans", "spectators"):
-        words = next((w for verb, w in _PEOPLE_VERBS if verb.search(rest)), None)
-    else:
-        words = _MEASURE_NOUNS.get(noun)
+    words = measure_words(following[0], " ".join(following[1:6]))
     if words is None or any(c.start >= cue.end for c, _ in g.comparisons()):
         return None
     for col in table.columns:
@@ -368,6 +364,7 @@ def answer_candidates(
     if (position is not None or _row_place(table, question, g, mentions)) and aggregation in ("MAX", "MIN"):
         aggregation = None  # "the first person eliminated": a row's place, not a minimum
     asked = _asked_column(question, mentions, g, table)
+    place_or_time = re.match(r"\s*(?:where|when)\b", question, re.IGNORECASE) is not None
     measured = measure_column(table, question, g, mentions) if aggregation == "COUNT" else None
     used = used or {}
     out = []
@@ -379,7 +376,8 @@ def answer_candidates(
             if any(c.kind in ("aggregate", "order") and c.end <= mention[0] and set(_WORD.findall(question[c.end : mention[0]].lower())) <= {"the"}
                    for c in g.cues):
                 score += 3.0  # right after its cue word: "the largest crowd", "the average Total"
-        score += 3.0 if col.index == asked else 0.0  # named right after which/what, or a who question's person column
+        score += (8.0 if place_or_time else 3.0) if col.index == asked else 0.0  # named right after which/what, a who question's person
+        # column, a where/when question's place or date (above the thing it is asked of: "where was the last competition")
         score -= min(used.get(col.index, 0.0), 4.0)
         if scores and col.header in scores:
             score += ANSWER_WEIGHT * scores[col.header]

@@ -109,8 +109,13 @@ def _result_observation(executor: Executor, query: TableQuery, result: RowsCalcu
             text += f" (a row is missing, or its {column} is no number)"
     else:
         most = "larger" if result.descending else "smaller"
-        text = f"Of {first} and {second}, {cell_text(value)} has the {most} {column}" if value is not None else (
-            f"Neither {first} nor {second} has a {column} to compare (no such row, or no value)")
+        if result.words is not None:
+            winner = first if value == result.words[0] else second
+            text = f"Of {first} and {second}, {winner} has the {most} {column}: {cell_text(value)}" if value is not None else (
+                f"No answer: {first} and {second} have the same {column}, or one of them has none (no such row, or no value)")
+        else:
+            text = f"Of {first} and {second}, {cell_text(value)} has the {most} {column}" if value is not None else (
+                f"Neither {first} nor {second} has a {column} to compare (no such row, or no value)")
     return TableObservation(text, answers, value is None)
 
 

@@ -156,6 +156,28 @@ def normalize_direction(direction: object) -> bool:
     return _DIRECTION_ALIASES[key]
 
 
+def _answer_words(words: object) -> tuple[str, str] | None:
+    """Check the two words ``compare_rows`` answers with: None, or two non-empty texts (spaces around them dropped).
+
+    Raises:
+        BadValueError: anything else.
+
+    Example:
+        >>> _answer_words((" more", "less ")), _answer_words(None)
+        (('more', 'less'), None)
+        >>> _answer_words(("more",))
+        Traceback (most recent call last):
+        ...
+        pyql_sql.errors.BadValueError: compare_rows answers with two different words (the first row wins, the second row wins), not ('more',).
+    """
+    if words is None:
+        return None
+    if (not isinstance(words, (tuple, list)) or len(words) != 2
+            or not all(isinstance(w, str) and w.strip() for w in words) or words[0].strip().lower() == words[1].strip().lower()):
+        raise BadValueError(f"compare_rows answers with two different words (the first row wins, the second row wins), not {words!r}.")
+    return (words[0].strip(), words[1].strip())
+
+
 def _order_limit(limit: object) -> int:
     """A row count for :meth:`TableQuery.add_order`: a whole number from 1 to :data:`MAX_ORDER_LIMIT`."""
     number = parse_number(limit) if isinstance(limit, (str, int, float)) and not isinstance(limit, bool) else None
@@ -646,26 +668,32 @@ class TableQuery:
 
     def compare_rows(
         self, column: str | int | Column, key: str | int | Column, first: str | int | float, second: str | int | float,
-        direction: str = "DESC",
+        direction: str = "DESC", words: tuple[str, str] | None = None,
     ) -> TableQuery:
         """The answer: which of two rows (``key = first``, ``key = second``) has the larger (DESC) or smaller (ASC) ``column``.
 
         "who had more goals, Ross Jenkins or Nigel Gibbs" is ``compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC)``;
-        the answer is the key's cell of that row. Replaces the answer.
+        the answer is the key's cell of that row. With ``words`` the answer is ``words[0]`` when the first row wins
+        and ``words[1]`` when the second does: "did Taiwan win more or less bronze than Singapore" is
+        ``compare_rows(Bronze, Nation, Taiwan, Singapore, DESC, more, less)``; when the two rows' values are equal
+        (or either has none) there is no answer, since neither word is true. Replaces the answer.
 
         Raises:
             UnknownColumnError, AmbiguousColumnError: bad column.
-            BadValueError: a bad direction.
+            BadValueError: a bad direction, or ``words`` that are not two words.
 
         Example:
             >>> from pyql_sql import Table
             >>> t = Table.from_rows(["Name", "Goals"], [["Ross Jenkins", "142"], ["Nigel Gibbs", "5"]])
             >>> [a.value for a in t.executor().execute(t.query().compare_rows("Goals", "Name", "nigel gibbs", "ross jenkins"))]
             ['Ross Jenkins']
+            >>> [a.value for a in t.executor().execute(t.query().compare_rows("Goals", "Name", "nigel gibbs", "ross jenkins",
+            ...                                                              "DESC", ("more", "less")))]
+            ['less']
         """
         col, descending = self.resolve_column(column), normalize_direction(direction)
         a, b = self._key_condition(key, first), self._key_condition(key, second)
-        return TableQuery(self.table, self.steps + (CompareStep(col, a, b, descending),))
+        return TableQuery(self.table, self.steps + (CompareStep(col, a, b, descending, _answer_words(words)),))
 
     def _key_condition(self, key: str | int | Column, value: str | int | float) -> ConditionStep:
         step = self.add_condition(key, "=", value).steps[-1]

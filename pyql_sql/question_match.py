@@ -37,7 +37,7 @@ from .steps import action_value
 from .table import Column, Table
 
 __all__ = [
-    "ABBREVIATIONS", "SYNONYMS", "ConditionCandidate", "MAX_CELLS", "PERSON_HEADERS", "TABLE_SUPERLATIVES", "table_ground", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
+    "ABBREVIATIONS", "SYNONYMS", "MONTH_DAY", "ConditionCandidate", "measure_words", "MAX_CELLS", "PERSON_HEADERS", "TABLE_SUPERLATIVES", "table_ground", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
     "column_words", "condition_candidates", "header_mentions", "stem", "stems", "table_cells", "text_matches", "who_column",
     "words_between",
 ]
@@ -124,6 +124,42 @@ class ConditionCandidate:
     start: int
     end: int
     score: float
+
+
+#: What "how many <noun>" measures when the noun names no column: the header words of the column that holds it.
+#: "people" depends on the verb after it (who attend, live or sit); a unit is any column in that unit.
+_MEASURE_NOUNS: dict[str, frozenset[str]] = {
+    "feet": frozenset(["ft", "feet", "foot"]), "foot": frozenset(["ft", "feet", "foot"]),
+    "meters": frozenset(["m", "meters", "metres"]), "metres": frozenset(["m", "meters", "metres"]),
+    "kilometers": frozenset(["km", "kilometers", "kilometres"]), "kilometres": frozenset(["km", "kilometers", "kilometres"]),
+    "km": frozenset(["km", "kilometers", "kilometres"]), "miles": frozenset(["mi", "miles"]),
+    "dollars": frozenset(["usd", "dollars", "us"]), "kilograms": frozenset(["kg"]), "kg": frozenset(["kg"]),
+    "pounds": frozenset(["lb", "lbs", "pounds"]), "inhabitants": frozenset(["population", "inhabitants"]),
+    "residents": frozenset(["population", "residents"]), "spectators": frozenset(["attendance", "spectators", "crowd"]),
+    "fans": frozenset(["attendance", "crowd", "spectators"]), "attendees": frozenset(["attendance", "crowd", "attendees"]),
+}
+#: The verb after "how many people" and what it counts: "attended" an Attendance, "live" a Population, "seat" a Capacity.
+_PEOPLE_VERBS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"\b(?:attend|attended|attending|watched|saw|came|went)\b"), frozenset(["attendance", "crowd", "spectators", "attendees"])),
+    (re.compile(r"\b(?:live|lived|lives|living|reside|resided|inhabit|inhabited|populate|populated)\b"),
+     frozenset(["population", "inhabitants", "residents", "pop"])),
+    (re.compile(r"\b(?:seat|seats|sit|hold|holds|fit|fits|accommodate|accommodates)\b"), frozenset(["capacity", "seats", "seating"])),
+)
+
+
+def measure_words(noun: str, context: str) -> frozenset[str] | None:
+    """The header words of the column a noun measures ("feet": ``ft``; "people" by the verb in ``context``: "attended"
+    an Attendance, "live" a Population, "seat" a Capacity), or None when it measures nothing known.
+
+    Example:
+        >>> sorted(measure_words("feet", "above sea level")), sorted(measure_words("people", "attended the game"))
+        (['feet', 'foot', 'ft'], ['attendance', 'attendees', 'crowd', 'spectators'])
+        >>> measure_words("people", "were born in june") is None
+        True
+    """
+    if noun in ("people", "persons"):
+        return next((w for verb, w in _PEOPLE_VERBS if verb.search(context)), None)
+    return _MEASURE_NOUNS.get(noun)
 
 
 def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, float]]:
@@ -326,6 +362,7 @@ def _all_candidates(
         out += _value_candidates(question, g, col, values, mention, compared, bonus)
     out += _comparison_candidates(table, question, g, mentions, cells)
     out += _word_number_candidates(table, question, mentions, cells)
+    out += _month_day_candidates(question, g, mentions, cells)
     out += _total_candidates(table, question, g, mentions, cells, compared)
     out += _contains_candidates(question, cells, mentions, out, [(v.start, v.end) for v in g.values])
     return _outside_cells(out)
@@ -521,6 +558,42 @@ def _total_candidates(
             continue  # "3 gold medals": the Gold column's value
         if word.endswith("s") or float(v.value) == 1:
             out.append(ConditionCandidate(col.index, "=", by_number[v.value], v.start, v.end, 3.5))
+    return out
+
+
+_MONTH_WORDS = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
+#: A day of a month with no year after it: "september 17th", "june 24", "the 17th of september".
+MONTH_DAY = re.compile(rf"\b(?:{_MONTH_WORDS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORDS})\b"
+                        r"(?!,?\s*\d{4})", re.IGNORECASE)
+
+
+def _month_day_candidates(
+    question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], cells: list[tuple[Column, list[str]]],
+) -> list[ConditionCandidate]:
+    """``column = cell`` for a day of a month the question writes with no year ("the game on september 17th") and
+    the cells of a text column that write that day in any year (``September 17, 2005``), when at most three do.
+
+    Example:
+        >>> t = Table.from_rows(["Date", "Attendance"], [["September 10, 2005", "111,386"], ["September 17, 2005", "80,795"]])
+        >>> q = "what is the attendance for september 17th?"
+        >>> [(c.op, c.value) for c in _month_day_candidates(q, table_ground(q), header_mentions(t, q), _cells(t))]
+        [('=', 'September 17, 2005')]
+    """
+    from .parts import cell_date  # the table's reading of dates (imports nothing of this module)
+
+    dated = [(v.start, v.end) for v in g.values if v.kind == "date"]
+    out = []
+    for m in MONTH_DAY.finditer(question):
+        wanted = cell_date(m.group())
+        if wanted is None or wanted.day is None or any(s <= m.start() and m.end() <= e for s, e in dated):
+            continue
+        for col, values in cells:
+            if col.is_numeric:
+                continue
+            same = [v for v in values if (d := cell_date(v)) is not None and (d.month, d.day) == (wanted.month, wanted.day)]
+            if 1 <= len(set(same)) <= 3 and not any(v.strip().lower() == m.group().lower() for v in same):
+                near = _near(question, mentions.get(col.index), m.start(), m.end())
+                out += [ConditionCandidate(col.index, "=", v, m.start(), m.end(), 3.0 + 2 * near) for v in dict.fromkeys(same)]
     return out
 
 
@@ -897,13 +970,45 @@ def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]],
     wh = re.search(r"\b(?:which|what)\b", question, re.IGNORECASE)
     if wh is None and table is not None and re.match(r"\s*when\b", question, re.IGNORECASE):
         return _when_column(table)
+    if wh is None and table is not None and re.match(r"\s*where\b", question, re.IGNORECASE):
+        return _where_column(table)
     if wh is None:
+        who = re.match(r"\s*(?:who|whom)\b", question, re.IGNORECASE)
+        if who is not None:  # "who is the presenter listed before ...": the column named right after who
+            cues = [(c.start, c.end) for c in g.cues]
+            named = sorted((m[0], i) for i, m in mentions.items()
+                           if _after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
+                           and not any(s <= m[0] < e for s, e in cues))
+            if named:
+                return named[0][1]
         return who_column(table, question, mentions) if table is not None else None
     cues = [(c.start, c.end) for c in g.cues]
     named = sorted((m[0], i) for i, m in mentions.items()
                    if _after(question, wh.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
                    and not any(s <= m[0] < e for s, e in cues))
     return named[0][1] if named else None
+
+
+#: Header words of the column a *where* question asks for.
+_WHERE_HEADERS = ("venue", "location", "place", "city", "site", "stadium", "ground", "town", "host", "arena", "circuit", "track",
+                  "country", "locality", "municipality")
+
+
+def _where_column(table: Table) -> int | None:
+    """The column a *where* question asks for: the first text column whose header says venue, location, city ... (in
+    that order of preference).
+
+    Example:
+        >>> _where_column(Table.from_rows(["Year", "Competition", "Venue"], [["2001", "Cup", "Paris"]]))
+        2
+        >>> _where_column(Table.from_rows(["Year", "Competition"], [["2001", "Cup"]])) is None
+        True
+    """
+    for word in _WHERE_HEADERS:
+        found = next((c.index for c in table.columns if not c.is_numeric and word in _WORD.findall(c.header.lower())), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _when_column(table: Table) -> int | None:

@@ -14,6 +14,10 @@ steps that say it, in order:
 ==============  ===================================================================================
 shape           steps
 ==============  ===================================================================================
+``words``       two answer words joined by *or* (*more or less*, *above or below*, *before or after*) and two
+                named rows, each one row of the table: ``compare_rows(column, key, A, B, DESC, more, less)``,
+                A the row asked about, the first word the one saying A has the larger number (a rank's
+                *above* is its smaller number); *before/after* only on a column of numbers (a Pick, a Year)
 ``compare``     two cells of one column joined by *or/and/than* and a comparative:
                 ``compare_rows(column, key, A, B, DESC)`` (the compared column named, or measured by
                 the adjective; a rank's "higher" is its smaller number)
@@ -60,9 +64,11 @@ from sqlglot import exp
 from pyql.environment.grounding import Cue, Grounding, ground
 
 from .numbers import parse_duration, parse_number
+from .pairing import word_norm
 from .parts import cell_date, cell_part
 from .query import TableQuery
 from .question_match import (
+    MONTH_DAY,
     PERSON_HEADERS,
     action_value,
     ConditionCandidate,
@@ -70,6 +76,7 @@ from .question_match import (
     column_text,
     condition_candidates,
     header_mentions,
+    measure_words,
     stems,
     table_cells,
     table_ground,
@@ -79,7 +86,7 @@ from .question_match import (
 )
 from .table import Column, Table
 
-__all__ = ["Plan", "PlanStep", "cue_hints", "question_plans", "RANK_WORDS", "MEASURES"]
+__all__ = ["Plan", "PlanStep", "answer_words", "cue_hints", "question_plans", "RANK_WORDS", "MEASURES"]
 
 Mentions = Mapping[int, tuple[int, int, float]]
 _WORD = re.compile(r"[a-z0-9]+")
@@ -212,7 +219,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_compare_plan, _choice_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_words_plan, _compare_plan, _choice_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -248,6 +255,12 @@ def _measured(ctx: _Ctx, key: int, cue: Cue | None) -> Column | None:
                    for i, m in ctx.mentions.items() if i != key and i < len(ctx.table.columns) and ctx.table.columns[i] in numeric)
     if named:
         return ctx.table.columns[named[0][1]]
+    following = _words(ctx.question[cue.end :])[:1] if cue else []
+    measured = measure_words(following[0], ctx.question) if following else None  # "attended by more people": Attendance
+    if measured:
+        column = next((c for c in numeric if set(_words(c.header)) & measured), None)
+        if column is not None:
+            return column
     stem = _COMPARATIVE_STEM.get(cue.text.lower()) if cue else None
     for col in numeric:
         if stem and set(_words(col.header)) & set(MEASURES.get(stem, ())):
@@ -313,6 +326,137 @@ def _compare_plan(ctx: _Ctx) -> Plan | None:
     action = f"compare_rows({_col(ctx.table, column)}, {_col(ctx.table, key)}, {_value_text(a.value)}, {_value_text(b.value)}, {direction})"
     step = _answer(action, lambda q: q.compare_rows(column, key, a.value, b.value, direction))
     return Plan("compare", (step,), frozenset({(a.column, a.value.lower()), (b.column, b.value.lower())}), True)
+
+
+#: Pairs of answer words a question offers ("more or less"): each word and its opposite.
+_OPPOSITES: dict[str, frozenset[str]] = {}
+for _a, _b in (("more", "less"), ("more", "fewer"), ("above", "below"), ("higher", "lower"), ("larger", "smaller"),
+               ("bigger", "smaller"), ("greater", "less"), ("greater", "smaller"), ("longer", "shorter"), ("taller", "shorter"),
+               ("before", "after"), ("earlier", "later"), ("older", "younger"), ("heavier", "lighter")):
+    _OPPOSITES[_a] = _OPPOSITES.get(_a, frozenset()) | {_b}
+    _OPPOSITES[_b] = _OPPOSITES.get(_b, frozenset()) | {_a}
+_ANSWER_WORDS = re.compile(r"\b(" + "|".join(sorted(_OPPOSITES)) + r")\s+or\s+(" + "|".join(sorted(_OPPOSITES)) + r")\b", re.IGNORECASE)
+#: The answer words that say the larger number (a rank's "above" and a birth year's "older" flip, see :func:`_says_larger`).
+_LARGER = frozenset(["more", "above", "higher", "larger", "bigger", "greater", "longer", "taller", "after", "later", "older", "heavier"])
+#: Answer words of a place in an order: they need a column of numbers that orders the rows (a Pick, a Year).
+_ORDER_WORDS = frozenset(["before", "after", "earlier", "later"])
+#: The comparative an answer word measures a column by (:func:`_measured`): "above" is "higher" (a Height, else a rank).
+_MEASURED_AS = {"above": "higher", "below": "lower", "greater": "bigger", "after": "later"}
+#: Words before the row a question compares with, not the one it asks about: "compared to B, A holds more or less".
+_REFERENCE = re.compile(r"\b(?:compared\s+(?:to|with)|relative\s+to|in\s+comparison\s+(?:to|with)|versus|vs\.?|than)\s+(?:the\s+)?$",
+                        re.IGNORECASE)
+#: What a noun of the question measures when it names no column: "more money" is a Gross (or an earning).
+_NOUN_MEASURES = {"money": ("gross", "grossed", "earnings", "revenue", "income", "sales", "box", "prize")}
+_MAX_GAP_WORDS = 12
+
+
+def answer_words(question: str) -> tuple[str, str, int, int] | None:
+    """The two answer words a question offers, joined by *or* ("more or less", "below or above"), lower case, with
+    their span; None when it offers none.
+
+    Example:
+        >>> answer_words("did a score more or less goals than b?")
+        ('more', 'less', 12, 24)
+        >>> answer_words("which is larger, a or b?") is None, answer_words("is it more or after?") is None
+        (True, True)
+    """
+    for m in _ANSWER_WORDS.finditer(question):
+        first, second = m.group(1).lower(), m.group(2).lower()
+        if second in _OPPOSITES[first]:
+            return first, second, m.start(), m.end()
+    return None
+
+
+def _says_larger(word: str, column: Column) -> bool:
+    """Whether an answer word says the larger number of the column: "more", "above" (a rank's "above" is its smaller
+    number, as "higher"), "older" (of a birth year or a founding year, the smaller number).
+
+    Example:
+        >>> rank, height = Column(0, "Rank", "real", "c0", "n0"), Column(1, "Height (m)", "real", "c1", "n1")
+        >>> _says_larger("above", height), _says_larger("above", rank), _says_larger("below", rank)
+        (True, False, True)
+    """
+    larger = word in _LARGER
+    words = set(stems(column.header)) | set(_words(column.header))
+    if word in ("above", "below", "higher", "lower") and words & RANK_WORDS:
+        larger = not larger
+    if word in ("older", "younger") and words & {"born", "birth", "year", "founded", "established", "date"}:
+        larger = not larger
+    return larger
+
+
+def _single_row(ctx: _Ctx, key: Column, value: str) -> bool:
+    """Whether exactly one row of the table holds the value in the key column (a row to compare, not a group of them)."""
+    try:
+        got = ctx.table.executor().execute(ctx.table.query().add_condition(key, "=", value).set_answer(key, "COUNT"))
+    except Exception:  # noqa: BLE001 - a value the table cannot match names no row
+        return False
+    return bool(got) and got[0].value == 1
+
+
+def _word_rows(ctx: _Ctx, span: tuple[int, int]) -> tuple[ConditionCandidate, ConditionCandidate] | None:
+    """The two rows a question offering answer words compares: two cells of one text column, the second at most
+    :data:`_MAX_GAP_WORDS` words after the first, the words after the first, each cell written whole or grounded strongly
+    enough to be listed; the one asked about first (the other is the one after "compared to", "than")."""
+    cells = sorted((c for c in ctx.candidates if c.op == "=" and not ctx.table.columns[c.column].is_numeric
+                    and (c.score >= 2.0 or _same(ctx.question[c.start : c.end], c.value))), key=lambda c: c.start)
+    for i, a in enumerate(cells):
+        for b in cells[i + 1 :]:
+            if (b.column != a.column or b.start < a.end or b.value.lower() == a.value.lower() or span[0] < a.end
+                    or b.start < span[1] <= b.end or len(_words(ctx.question[a.end : b.start])) > _MAX_GAP_WORDS):
+                continue
+            return (b, a) if _REFERENCE.search(ctx.question[: a.start]) else (a, b)
+    return None
+
+
+def _words_plan(ctx: _Ctx) -> Plan | None:
+    """"did A win more or less medals than B", "is A above or below B", "compared to B, A holds more or less": the
+    answer is one of the two words the question offers, ``compare_rows(column, key, A, B, DESC, more, less)``, the
+    first word the one that says A has the larger number; A is the row asked about, each of A and B one row of the
+    table. Not for a table's own order ("listed above or below"): a column of numbers is compared."""
+    offered = answer_words(ctx.question)
+    if offered is None:
+        return None
+    first_word, second_word, start, end = offered
+    if {first_word, second_word} & {"above", "below", "before", "after", "earlier", "later", "higher", "lower"} and re.search(
+            r"\blist(?:ed|s)?\b|\bon\s+the\s+(?:table|chart)\b", ctx.question, re.IGNORECASE):
+        return None
+    rows = _word_rows(ctx, (start, end))
+    if rows is None:
+        return None
+    a, b = rows
+    key = ctx.table.columns[a.column]
+    cue = Cue("comparative", _MEASURED_AS.get(first_word, first_word), start, end, "max")
+    column = _measured_by_words(ctx, a.column, end) or _measured(ctx, a.column, cue)
+    if column is None or (first_word in _ORDER_WORDS and not (column.is_numeric or _mostly_numbers(ctx, column))):
+        return None
+    if not (_single_row(ctx, key, a.value) and _single_row(ctx, key, b.value)):
+        return None
+    words = (first_word, second_word) if _says_larger(first_word, column) else (second_word, first_word)
+    action = (f"compare_rows({_col(ctx.table, column)}, {_col(ctx.table, key)}, {_value_text(a.value)}, {_value_text(b.value)}, DESC, "
+              f"{_value_text(words[0])}, {_value_text(words[1])})")
+    step = _answer(action, lambda q: q.compare_rows(column, key, a.value, b.value, "DESC", words))
+    return Plan("words", (step,), frozenset({(a.column, a.value.lower()), (b.column, b.value.lower())}), True)
+
+
+def _measured_by_words(ctx: _Ctx, key: int, after: int) -> Column | None:
+    """The numeric column the question's words measure when it names none as a header: the only one whose header
+    shares a word stem with the question ("picked": a Pick #), else one a noun after the answer words measures
+    ("more money": a Gross); None otherwise."""
+    numeric = [c for c in ctx.table.columns if c.index != key and _has_numbers(ctx, c)]
+    if any(i != key and i < len(ctx.table.columns) and ctx.table.columns[i] in numeric for i in ctx.mentions):
+        return None  # a column named: :func:`_measured` takes it
+    said = {word_norm(w) for w in _words(ctx.question) if len(w) > 3}
+    shared = [c for c in numeric if {word_norm(w) for w in _words(c.header) if len(w) > 3} & said]
+    if len(shared) == 1:
+        return shared[0]
+    nouns = set(_words(ctx.question[after:]))
+    for noun, headers in _NOUN_MEASURES.items():
+        if noun in nouns:
+            hits = [c for c in numeric if set(_words(c.header)) & set(headers)]
+            if hits:
+                return hits[0]
+    return None
 
 
 _OPTIONS_JOIN = re.compile(r"^[\s,]*(?:or\s+)?(?:the\s+)?$", re.IGNORECASE)
@@ -750,6 +894,13 @@ def _timed(ctx: _Ctx, col: Column, share: float = 0.6) -> bool:
     return bool(values) and not col.is_numeric and sum(parse_duration(v) is not None for v in values) >= share * len(values)
 
 
+#: A question asking for a row by a noun, not a value: "the ship with the most tonnage is named after whom", "the species
+#: with the least height".
+_NAMED_ROW = re.compile(r"\bwhom?\b|^\s*(?:name\s+)?the\s+\w+\s+(?:with|that|which)\b", re.IGNORECASE)
+#: Words asking for a number itself, not the cell that writes it: "the top score" (``6`` of ``6-3``), "the number of votes".
+_COUNTED_NUMBER = re.compile(r"\b(?:number|score|scored|points|goals|how\s+many|amount|total)\b", re.IGNORECASE)
+
+
 def _order_part_plan(ctx: _Ctx) -> Plan | None:
     """*the earliest/latest/highest <column>* on a text column of dates or of numbers inside text:
     ``add_part`` then ``add_order`` on the part, then the column asked. A column of times (``1:59.8``) is ordered
@@ -775,13 +926,15 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
             direction = "DESC" if cue.op == "max" else "ASC"
             derived = f"{column.header} {part}"
             steps = [_part(ctx.table, column, part), _order(derived, direction)]
-            if asked is None and re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE):
-                asked = next((c.index for c in _names(ctx) if c.index != i), None)  # "which show"
+            if asked is None and (re.match(r"\s*(?:which|who)\b", ctx.question, re.IGNORECASE) or _NAMED_ROW.search(ctx.question)):
+                asked = next((c.index for c in _names(ctx) if c.index != i), None)  # "which show", "the ship with the most ... whom"
             if asked is not None and asked != i:
                 answer = ctx.table.columns[asked]
                 steps.append(_answer(f"set_answer({_col(ctx.table, answer)})", lambda q, a=answer: q.set_answer(a)))
-            elif part == "number":  # "the top score": the number itself ("6" of "6-3")
+            elif part == "number" and _COUNTED_NUMBER.search(ctx.question):  # "the top score": the number itself ("6" of "6-3")
                 steps.append(_answer(f"set_answer({derived})", lambda q, d=derived: q.set_answer(d)))
+            elif part == "number":  # "the biggest depth": the cell ("451 m"), ordered by its number
+                steps.append(_answer(f"set_answer({_col(ctx.table, column)})", lambda q, c=column: q.set_answer(c)))
             return Plan("order_part", tuple(steps), answers=len(steps) == 3)
     return None
 
@@ -909,6 +1062,7 @@ def _month_plans(ctx: _Ctx) -> list[Plan]:
     """``add_part(Date, month)``, ``add_condition(Date month, =, January)`` for a month named without a day."""
     whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
     days = [(v.start, v.end) for v in ctx.g.dates() if v.value.precision == "day"]
+    days += [(c.start, c.end) for c in ctx.candidates if c.op == "=" and MONTH_DAY.fullmatch(ctx.question[c.start : c.end])]  # "september 17th"
     for m in _MONTH_RE.finditer(ctx.question):
         if any(s <= m.start() < e for s, e in [*whole, *days]) or (m.group(1).lower() == "may" and not m.group(1)[0].isupper()):
             continue
@@ -967,6 +1121,10 @@ _CUE_STEPS = {
 }
 
 
+#: What two answer words the question offers ask for (:func:`cue_hints`).
+_WORDS_STEP = "one of two words: compare_rows with if_first, if_second"
+
+
 def cue_hints(question: str | None, grounding: Grounding | None = None) -> str:
     """The question's cue words for the steps beyond a condition and an answer, as one prompt line (empty when none):
     the table prompts show it as the KB prompts show the grounded values.
@@ -976,12 +1134,19 @@ def cue_hints(question: str | None, grounding: Grounding | None = None) -> str:
         "'before' (the row before or after another: add_adjacent); 'how many more' (two rows' values combined: set_calculation); 'second' (a row at a place: add_row)"
         >>> cue_hints("how many games?")
         ''
+        >>> cue_hints("was a picked before or after b?")
+        "'before or after' (one of two words: compare_rows with if_first, if_second)"
     """
     if not question:
         return ""
     g = grounding or ground(question)
     seen: dict[str, str] = {}
+    offered = answer_words(question)
+    if offered is not None:  # "more or less": the answer is one of the words, not a neighbour nor a row's key
+        seen[question[offered[2] : offered[3]].lower()] = f"{question[offered[2] : offered[3]]!r} ({_WORDS_STEP})"
     for cue in g.cues:
+        if offered is not None and offered[2] <= cue.start and cue.end <= offered[3]:
+            continue
         if cue.kind in _CUE_STEPS and cue.text.lower() not in seen:
             seen[cue.text.lower()] = f"{cue.text!r} ({_CUE_STEPS[cue.kind]})"
     return "; ".join(seen.values())

@@ -280,24 +280,37 @@ class RowsCalculationStep:
 
 @dataclass(frozen=True)
 class CompareStep:
-    """``compare_rows(column, key, first, second, direction)``: the answer is the key (``first`` or ``second``)
-    of the row with the larger (DESC) or smaller (ASC) value of the column.
+    """``compare_rows(column, key, first, second, direction[, if_first, if_second])``: the answer is the key (``first``
+    or ``second``) of the row with the larger (DESC) or smaller (ASC) value of the column, or, with a pair of
+    ``words``, the first word when the first row wins and the second word when the second row wins.
+
+    Attributes:
+        column: the column compared.
+        first: the condition of the first row (its key column and value).
+        second: the condition of the second row.
+        descending: True for DESC (the larger wins), False for ASC (the smaller wins).
+        words: the two words answered instead of a key (``("more", "less")``), or None.
 
     Example:
         >>> goals, name = Column(1, "Goals", "real", "c1", "n1"), Column(0, "Name", "text", "c0", "n0")
-        >>> CompareStep(goals, ConditionStep(name, "=", "Ross Jenkins", None), ConditionStep(name, "=", "Nigel Gibbs", None), True).action()
+        >>> a, b = ConditionStep(name, "=", "Ross Jenkins", None), ConditionStep(name, "=", "Nigel Gibbs", None)
+        >>> CompareStep(goals, a, b, True).action()
         'compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC)'
+        >>> CompareStep(goals, a, b, True, ("more", "less")).action()
+        'compare_rows(Goals, Name, Ross Jenkins, Nigel Gibbs, DESC, more, less)'
     """
 
     column: Column
     first: ConditionStep
     second: ConditionStep
     descending: bool
+    words: tuple[str, str] | None = None
 
     def action(self) -> str:
-        """The step in the action syntax."""
+        """The step in the action syntax (the words only when set, written as :func:`action_value` writes a value)."""
+        words = f", {action_value(self.words[0])}, {action_value(self.words[1])}" if self.words is not None else ""
         return (f"compare_rows({self.column.header}, {self.first.column.header}, {_show(self.first.value)}, "
-                f"{_show(self.second.value)}, {'DESC' if self.descending else 'ASC'})")
+                f"{_show(self.second.value)}, {'DESC' if self.descending else 'ASC'}{words})")
 
 
 #: A step that says what the query returns (a later one replaces an earlier one).

@@ -131,6 +131,28 @@ def test_optional_and_text_parameters() -> None:
         "get_column()", "get_column(a, b, c)", "only_optional(, ?b)", "get_column(a(b))"]
 
 
+def test_optional_parameters_written_together() -> None:
+    from pyql_sql.actions import TableActions
+
+    spec = TableActions().spec("compare_rows")
+    assert spec.counts == (4, 5, 7) and spec.counts_text == "4, 5 or 7"
+    g = action_gbnf(TableActions(), resume="action")
+    start = "compare_rows(Gold, Nation, Chile, Peru"
+    assert check_lines(g, [f"{start})", f"{start}, DESC)", f"{start}, DESC, more, less)"]) == []
+    assert check_lines(g, [f"{start}, DESC, more)", f"{start}, DESC, more, less, most)"]) == [
+        f"{start}, DESC, more)", f"{start}, DESC, more, less, most)"]
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(action_json_schema(TableActions()))
+    for n, ok in ((4, True), (5, True), (6, False), (7, True), (8, False)):
+        obj = {"thought": "t", "action": {"name": "compare_rows", "args": ["Gold", "Nation", "Chile", "Peru", "DESC", "more", "less", "x"][:n]}}
+        assert (not list(validator.iter_errors(obj))) == ok, n
+    tool = next(t for t in openai_tools(TableActions()) if t["function"]["name"] == "compare_rows")["function"]["parameters"]
+    assert tool["dependentRequired"] == {"if_first": ["if_second"], "if_second": ["if_first"]}
+    tools = jsonschema.Draft202012Validator(tool)
+    assert not list(tools.iter_errors({"column": "Gold", "key": "Nation", "first": "Chile", "second": "Peru", "if_first": "more", "if_second": "less"}))
+    assert list(tools.iter_errors({"column": "Gold", "key": "Nation", "first": "Chile", "second": "Peru", "if_first": "more"}))
+
+
 def test_only_reachable_rules_and_kinds() -> None:
     g = action_gbnf(SparqlActions(["add_max", "execute"]))
     names = [line.split(" ::= ")[0] for line in g.splitlines()]

@@ -15,10 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyql.errors import PyQLError
+from pyql.action_parser import parse_action
+from pyql.errors import ArityError, PyQLError
 from pyql_sql import Table
+from pyql_sql.actions import TableActions
 from pyql_sql.environment import TableEnvironment
-from pyql_sql.errors import GroupError, PositionError
+from pyql_sql.errors import BadValueError, GroupError, PositionError
 from pyql_sql.parts import cell_date, cell_part
 from pyql_sql.numbers import parse_duration
 
@@ -158,6 +160,60 @@ def test_which_of_two_rows_has_more() -> None:
     assert values(GAMES.query().compare_rows("Attendance", "Opponent", "PSV", "Twente")) == []  # a missing row: no answer
 
 
+def test_which_of_two_rows_has_more_in_two_words() -> None:
+    words = ("more", "less")
+    assert values(GAMES.query().compare_rows("Attendance", "Opponent", "PSV", "Feyenoord", "DESC", words)) == ["more"]
+    assert values(GAMES.query().compare_rows("Attendance", "Opponent", "Feyenoord", "PSV", "DESC", words)) == ["less"]
+    # ASC: the first row wins with the smaller value
+    assert values(GAMES.query().compare_rows("Attendance", "Opponent", "Feyenoord", "PSV", "ASC", ("fewer", "more"))) == ["fewer"]
+    assert values(GAMES.query().compare_rows("Attendance", "Opponent", "PSV", "Twente", "DESC", words)) == []  # a missing row
+    # a tie: neither word is true, no answer (without words the row the table lists first answers, as before)
+    tied = Table.from_rows(["Team", "Points"], [["Ajax", "3"], ["PSV", "3"], ["Twente", "1"]])
+    assert [a.value for a in tied.executor().execute(tied.query().compare_rows("Points", "Team", "PSV", "Ajax", "DESC", words))] == []
+    assert [a.value for a in tied.executor().execute(tied.query().compare_rows("Points", "Team", "PSV", "Ajax"))] == ["Ajax"]
+    # a row without a number (PSV's second game writes "—"): its best number compares
+    assert values(GAMES.query().compare_rows("Attendance", "Opponent", "Ajax", "PSV", "ASC", ("lower", "higher"))) == ["higher"]
+    for bad in (("more",), ("more", "MORE"), ("", "less"), "more"):
+        with pytest.raises(BadValueError, match="two different words"):
+            GAMES.query().compare_rows("Attendance", "Opponent", "PSV", "Ajax", "DESC", bad)  # type: ignore[arg-type]
+
+
+def test_the_answer_words_are_bound_not_formatted() -> None:
+    words = ("it's more", "less'); DROP TABLE t; --")
+    q = GAMES.query().compare_rows("Attendance", "Opponent", "PSV", "Feyenoord", "DESC", words)
+    sql, params = q.sql_with_params()
+    assert "DROP" not in sql and "more" not in sql and params[:3] == ["PSV", *words]  # CASE WHEN <first row> THEN ? ELSE ?
+    assert sql.startswith('SELECT CASE WHEN LOWER(TRIM("c1")) = LOWER(?) THEN ? ELSE ? END FROM "t" WHERE ')
+    assert values(q) == ["it's more"] and [r[0] for r in GAMES.executor().execute_sql(q.sql())] == ["it's more"]  # literals escaped
+    assert values(GAMES.query().compare_rows("Attendance", "Opponent", "Feyenoord", "PSV", "DESC", words)) == [words[1]]
+
+
+def test_the_seven_argument_action_reads_back_as_the_same_step() -> None:
+    for text in ("compare_rows(Attendance, Opponent, PSV, Feyenoord, DESC, more, less)",
+                 'compare_rows(Attendance, Opponent, PSV, Feyenoord, ASC, "more, by far", \'it"s less\')'):
+        env = TableEnvironment(GAMES, question="q")
+        record = env.step(text)
+        assert record.ok, record.observation
+        step = env.query.result
+        assert len(parse_action(text).args) == 7 and parse_action(step.action()).args == parse_action(text).args
+        again = TableEnvironment(GAMES, question="q")
+        assert again.step(step.action()).ok and again.query.result == step  # the action text parses back to the same step
+    assert step.words == ("more, by far", 'it"s less')
+    assert env.step("execute()").observation == "The answer is ['it\"s less']"
+
+
+@pytest.mark.parametrize("args, given", [("DESC, more", 6), ("DESC, more, less, most", 8)])
+def test_one_answer_word_or_three_is_a_wrong_number_of_arguments(args: str, given: int) -> None:
+    env = TableEnvironment(GAMES, question="q")
+    record = env.step(f"compare_rows(Attendance, Opponent, PSV, Feyenoord, {args})")
+    assert not record.ok and record.error == "wrong_arity" and isinstance(record.exception, ArityError)
+    assert str(record.exception) == (f"compare_rows(column, key, first, second, direction, if_first, if_second) should have 4, 5 or 7 "
+                                     f"parameters. You have {given} parameters.")
+    assert env.query.result is None
+    with pytest.raises(ArityError, match="should have 4, 5 or 7 parameters. You have 6"):
+        TableActions().compare_rows(env, GAMES.columns[3], GAMES.columns[1], "PSV", "Ajax", "DESC", "more")
+
+
 def test_groups_and_distinct_counts() -> None:
     grouped = GAMES.query().add_group("Opponent")
     assert [c.header for c in grouped.columns][-1] == "Count"
@@ -205,6 +261,7 @@ _BUILDERS = [
     lambda q: q.set_answer("Opponent", "COUNT DISTINCT"),
     lambda q: q.set_calculation("Attendance", "-", "Opponent", "Ajax", "PSV"),
     lambda q: q.compare_rows("Attendance", "Opponent", "PSV", "Ajax"),
+    lambda q: q.compare_rows("Attendance", "Opponent", "Feyenoord", "PSV", "ASC", ("fewer", "it's more")),
     lambda q: q.undo(),
 ]
 

@@ -256,3 +256,33 @@ def test_a_cell_written_whole_wins_over_a_name_inside_other_cells(question: str)
     (cell, *rest) = condition_candidates(SCHEDULE, question)
     assert (cell.op, cell.value) == ("=", "Japan") and all(c.score < cell.score for c in rest)
     assert ("contains", "Japan") in {(c.op, c.value) for c in rest}
+
+
+SEASON = Table.from_rows(["Date", "Opponent", "Attendance"],
+                         [["September 10, 2005", "Michigan", "111,386"], ["September 17, 2005", "Michigan State", "80,795"],
+                          ["October 1, 2005", "Purdue", "65,000"]])
+
+
+def test_a_day_of_a_month_without_a_year_is_the_cell_of_that_day() -> None:
+    listed = steps(SEASON, "what is the attendance for september 17th?")
+    assert listed[0] == 'add_condition(Date, =, "September 17, 2005")' and "add_row(17)" not in listed, listed
+    assert not any(s.startswith("add_part(Date, month)") for s in listed)  # the month alone is not the condition
+    # a month alone still is
+    assert steps(SEASON, "how many games were played in september?")[0] == "add_part(Date, month)"
+
+
+def test_more_people_compares_the_attendance() -> None:
+    assert steps(SEASON, "which game was attended by more people, september 10 or october 1?")[0] == (
+        'compare_rows(Attendance, Date, "September 10, 2005", "October 1, 2005", DESC)')
+
+
+CAREER = Table.from_rows(["Year", "Competition", "Venue", "Position"],
+                         [["2001", "World Championships", "Edmonton, Canada", "5th"], ["2003", "Universiade", "Daegu, South Korea", "2nd"]])
+SHOWS = Table.from_rows(["Year", "Area", "Presenter"], [["2001", "North", "Ann Lee"], ["2002", "South", "Chris Jackson"]])
+
+
+def test_where_asks_for_the_place_and_who_for_the_column_it_names() -> None:
+    # where: the Venue, above the competition the question asks it of
+    assert steps(CAREER, "where was the last competition held?")[:2] == ["add_row(-1)", "set_answer(Venue)"]
+    # who is the <header>: that column, not the first text column
+    assert [s for s in steps(SHOWS, "who is the presenter listed before chris jackson?") if s.startswith("set_answer")][0] == "set_answer(Presenter)"

@@ -29,6 +29,8 @@ RACE = Table.from_rows(["Rank", "Athlete", "Nationality"],
                        [["1", "Moses Tanui", "Kenya"], ["48", "Daniel Böltz", "Switzerland"], ["60", "Urs Kolb", "Switzerland"]])
 SINGLES = Table.from_rows(["Single", "Released", "Label"],
                           [["A", "March 3, 1999", "Epic"], ["B", "June 1, 1997", "Sony"], ["C", "May 5, 2001", "Epic"]])
+SUMMITS = Table.from_rows(["Rank", "Summit", "Height (m)"], [["1", "Piz Alto", "4,102"], ["2", "Monte Lungo", "3,950"], ["3", "Cima Bassa", "3,200"]])
+PEOPLE = Table.from_rows(["Name", "Born", "Club"], [["Ann Lee", "1990", "Ajax"], ["Bo Li", "1984", "PSV"], ["Cy Ott", "1995", "Ajax"]])
 
 
 def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str], list[str]]:
@@ -63,6 +65,11 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
         # "was X in A or B?": the options' column of the row the other conditions keep, the options not conditions
         (SINGLES, "was single c released on epic or sony?", ["add_condition(Single, =, C)", "set_answer(Label)", "execute()"], ["Epic"]),
         (DRAFT, "was bo li picked by the hawks, knicks, or nets?", ["add_condition(Player, =, Bo Li)", "set_answer(Team)", "execute()"], ["Nets"]),
+        # ordered by the number a text cell writes: the cell answers, the number only when a number is asked
+        (LAKES, "what is the biggest depth?", ["add_part(Depth, number)", "add_order(Depth number, DESC)", "set_answer(Depth)", "execute()"],
+         ["451 m"]),
+        (LAKES, "the lake with the least depth", ["add_part(Depth, number)", "add_order(Depth number, ASC)", "set_answer(Name)", "execute()"],
+         ["Lake Tuz"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
@@ -79,6 +86,23 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
         (SINGLES, "what year was the first single released on the epic label?",  # the first by its date, then its year
          ["add_condition(Label, =, Epic)", "add_part(Released, date)", "add_order(Released date, ASC)", "add_part(Released, year)",
           "set_answer(Released year)", "execute()"], ["1999"]),
+        # two answer words: the word saying the row asked about (the first, or the one after "compared to") is larger
+        (MEDALS, "did south korea win more or less gold than north korea?",
+         ["compare_rows(Gold, Nation, South Korea, North Korea, DESC, more, less)", "execute()"], ["more"]),
+        (MEDALS, "compared to brazil, north korea won more or fewer silver medals?",
+         ["compare_rows(Silver, Nation, North Korea, Brazil, DESC, more, fewer)", "execute()"], ["fewer"]),
+        (MEDALS, "was brazil below or above the silver count of south korea?",
+         ["compare_rows(Silver, Nation, Brazil, South Korea, DESC, above, below)", "execute()"], ["above"]),
+        # a rank's "above" is its smaller number; a height's is its larger
+        (MEDALS, "did north korea finish above or below south korea?",
+         ["compare_rows(Rank, Nation, North Korea, South Korea, DESC, below, above)", "execute()"], ["below"]),
+        (SUMMITS, "is the top of cima bassa higher or lower than piz alto?",
+         ["compare_rows(Height (m), Summit, Cima Bassa, Piz Alto, DESC, higher, lower)", "execute()"], ["lower"]),
+        # before/after on a column of numbers that orders the rows; a birth year's "older" is its smaller number
+        (DRAFT, "was bo li picked before or after ann lee?",
+         ["compare_rows(Pick, Player, Bo Li, Ann Lee, DESC, after, before)", "execute()"], ["after"]),
+        (PEOPLE, "is bo li older or younger than cy ott?",
+         ["compare_rows(Born, Name, Bo Li, Cy Ott, DESC, younger, older)", "execute()"], ["older"]),
     ],
 )
 def test_the_first_listed_steps_answer_each_shape(table: Table, question: str, steps: list[str], answers: list[str]) -> None:
@@ -115,13 +139,34 @@ def test_a_plan_replaces_the_conditions_it_reads() -> None:
     env = TableEnvironment(LAKES, question="which is deeper, lake tuz or lake palas tuzla?")
     listed = [s.action for s in table_next_steps(env)]
     assert listed[0].startswith("compare_rows(") and not any(a.startswith("add_condition(Name") for a in listed)
-    # a yes/no question asks which, not what: no neighbour, no comparison of rows
-    assert plan_actions(question_plans(DRAFT, "was ann lee picked before or after hank stein?")) == []
+    # a yes/no question asks which, not what: no neighbour; offering two words, its answer is one of them
+    assert plan_actions(question_plans(DRAFT, "was ann lee picked before or after hank stein?")) == [
+        ["compare_rows(Pick, Player, Ann Lee, Hank Stein, DESC, after, before)"]]
     assert plan_actions(question_plans(DRAFT, "is hank stein listed before bo li?")) == []
+
+
+def test_two_answer_words_need_two_rows_and_a_column_of_numbers() -> None:
+    env = TableEnvironment(MEDALS, question="did south korea win more or less gold than north korea?")
+    listed = [s.action for s in table_next_steps(env)]
+    assert listed[0].startswith("compare_rows(") and not any(a.startswith("add_condition(Nation") for a in listed)
+    # the table's own order is not a column to compare ("listed above or below")
+    assert plan_actions(question_plans(DRAFT, "is bo li listed above or below ann lee?")) == []
+    # a name on several rows names a group, not one row to compare
+    assert not any("more, less" in a for p in plan_actions(question_plans(WINNERS, "did ajax win more or less than psv?")) for a in p)
+    # before/after of a column that is not numbers (dates written as text) is not a comparison of numbers
+    assert plan_actions(question_plans(SINGLES, "was a released before or after b?")) == []
+    # two words that are not opposites offer no answer
+    assert plan_actions(question_plans(MEDALS, "did south korea win more or after north korea?")) == []
+    # equal values: no word is listed (neither is true)
+    tied = Table.from_rows(["Nation", "Gold"], [["Peru", "2"], ["Chile", "2"], ["Cuba", "5"]])
+    assert plan_actions(question_plans(tied, "did peru win more or less gold than chile?")) == [
+        ["compare_rows(Gold, Nation, Peru, Chile, DESC, more, less)"]]
+    assert not any(s.action.startswith("compare_rows(") for s in table_next_steps(TableEnvironment(tied, question="did peru win more or less gold than chile?")))
 
 
 def test_the_prompts_show_the_cues() -> None:
     assert cue_hints("what team comes before hank stein?") == "'before' (the row before or after another: add_adjacent)"
+    assert cue_hints("was a picked before or after b?") == "'before or after' (one of two words: compare_rows with if_first, if_second)"
     assert "COUNT DISTINCT" in cue_hints("how many different teams?") and cue_hints("who won?") == ""
 
 

@@ -188,26 +188,34 @@ def _rule_name(action_name: str) -> str:
 
 
 def _call_rule(spec: Any) -> str:
-    """The body of the rule for one action: ``"name(" arg ws-sep arg ")"`` (optional args nested)."""
+    """The body of the rule for one action: ``"name(" arg ws-sep arg ")"`` (optional args nested; optional
+    parameters written together, :attr:`pyql.environment.actions.Param.with_next`, in one group).
+
+    Example:
+        >>> from pyql.environment.actions import ActionSpec, Param
+        >>> ps = (Param("a", "text", ""), Param("b", "text", "", False), Param("c", "text", "", False, True), Param("d", "text", "", False))
+        >>> _call_rule(ActionSpec("f", "construct", ps, "", "", ""))
+        '"f(" text (ws-sep text (ws-sep text ws-sep text)?)? ")"'
+    """
     params = list(spec.params)
     required = [p for p in params if p.required]
     optional = [p for p in params if not p.required]
     parts = [_KIND_RULE.get(p.kind, "text") for p in required]
     body = " ws-sep ".join(parts)
-    tail = ""
-    for p in reversed(optional):
-        inner = "ws-sep " + _KIND_RULE.get(p.kind, "text") + (" " + tail if tail else "")
-        tail = f"({inner})?"
-    if tail:
-        if body:
-            body = f"{body} {tail}"
+    groups: list[list[str]] = []
+    for i, p in enumerate(optional):
+        rule = _KIND_RULE.get(p.kind, "text")
+        if i and optional[i - 1].with_next:
+            groups[-1].append(rule)
         else:
-            # only optional parameters: the first one has no leading comma
-            first = _KIND_RULE.get(optional[0].kind, "text")
-            rest = ""
-            for p in reversed(optional[1:]):
-                rest = f"(ws-sep {_KIND_RULE.get(p.kind, 'text')}{(' ' + rest) if rest else ''})?"
-            body = f"({first}{(' ' + rest) if rest else ''})?"
+            groups.append([rule])
+    tail = ""
+    for group in reversed(groups):
+        inner = "ws-sep " + " ws-sep ".join(group) + (" " + tail if tail else "")
+        tail = f"({inner})?"
+    if tail and not body:
+        tail = "(" + tail[len("(ws-sep "):]  # only optional parameters: the first one has no leading comma
+    body = " ".join(x for x in (body, tail) if x)
     inside = f" {body} " if body else " "
     return f'{_literal(spec.name + "(")}{inside}")"'
 
@@ -711,6 +719,9 @@ def action_json_schema(actions: Any, *, thought: bool = True) -> dict[str, Any]:
                 item["pattern"] = _KIND_PATTERNS[p.kind]
             items.append(item)
         args: dict[str, Any] = {"type": "array", "minItems": spec.min_args, "maxItems": spec.max_args}
+        runs = _runs(spec.counts)
+        if len(runs) > 1:  # optional parameters written together: only the lengths that end outside such a group
+            args["anyOf"] = [{"minItems": low, "maxItems": high} for low, high in runs]
         if items:
             args["prefixItems"] = items
             args["items"] = False
@@ -730,6 +741,22 @@ def action_json_schema(actions: Any, *, thought: bool = True) -> dict[str, Any]:
     props["action"] = {"anyOf": options}
     required.append("action")
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+def _runs(counts: Sequence[int]) -> list[tuple[int, int]]:
+    """Consecutive numbers as ``(first, last)`` runs.
+
+    Example:
+        >>> _runs([4, 5, 7]), _runs([1, 2, 3])
+        ([(4, 5), (7, 7)], [(1, 3)])
+    """
+    runs: list[tuple[int, int]] = []
+    for n in counts:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
 
 
 def json_action_text(obj: dict[str, Any], step: int | None = None) -> str:

@@ -73,22 +73,27 @@ class StepResult:
     done: bool = False
 
 
-def action(kind: str, **param_kinds: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def action(kind: str, *, together: Sequence[str] = (), **param_kinds: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a method of an :class:`ActionSet` as an action.
 
     Args:
         kind: "interact" (asks the KB/DB, adds nothing to the query),
             "construct" (adds a clause) or "terminate" (``execute``).
+        together: consecutive optional parameters written all or none (a pair of words): the arity check,
+            the docs and the GBNF grammar take them as one.
         **param_kinds: the kind of each parameter (:data:`grammars.parameter_kinds.PARAMETER_KINDS`;
             unmarked: ``text``), read by the action set's argument converter.
 
     Example:
         >>> action("terminate")(lambda self, env: None).__pyql_action__
         ('terminate', {})
+        >>> action("construct", together=("a", "b"))(lambda self, env, a=None, b=None: None).__pyql_together__
+        ('a', 'b')
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
         fn.__pyql_action__ = (kind, dict(param_kinds))  # type: ignore[attr-defined]
+        fn.__pyql_together__ = tuple(together)  # type: ignore[attr-defined]
         return fn
 
     return mark
@@ -110,12 +115,14 @@ def action_body(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of an action: name, kind, description, optional or not."""
+    """One parameter of an action: name, kind, description, optional or not, and whether it is written only with
+    the next one (a pair of optional words, see :func:`action`'s ``together``)."""
 
     name: str
     kind: str
     description: str
     required: bool = True
+    with_next: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,34 @@ class ActionSpec:
     @property
     def max_args(self) -> int:
         return len(self.params)
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """The numbers of arguments a call may have: from the required ones to all, but none that ends inside a
+        group written together.
+
+        Example:
+            >>> p = [Param("a", "text", ""), Param("b", "text", "", False, True), Param("c", "text", "", False)]
+            >>> ActionSpec("f", "construct", tuple(p), "", "", "").counts
+            (1, 3)
+        """
+        return tuple(n for n in range(self.min_args, self.max_args + 1) if n == 0 or not self.params[n - 1].with_next)
+
+    @property
+    def counts_text(self) -> str:
+        """The numbers of arguments in words: ``3``, ``1 to 3``, ``4, 5 or 7``.
+
+        Example:
+            >>> p = [Param("a", "text", ""), Param("b", "text", "", False, True), Param("c", "text", "", False)]
+            >>> ActionSpec("f", "construct", tuple(p), "", "", "").counts_text
+            '1 or 3'
+        """
+        counts = self.counts
+        if len(counts) == 1:
+            return str(counts[0])
+        if counts == tuple(range(counts[0], counts[-1] + 1)):
+            return f"{counts[0]} to {counts[-1]}"
+        return ", ".join(str(n) for n in counts[:-1]) + f" or {counts[-1]}"
 
     @property
     def signature(self) -> str:
@@ -284,10 +319,8 @@ class ActionSet:
             ArityError: saying how many are expected and how many were given.
         """
         spec = self.spec(name)
-        if not spec.min_args <= given <= spec.max_args:
-            expected = (
-                str(spec.max_args) if spec.min_args == spec.max_args else f"{spec.min_args} to {spec.max_args}"
-            )
+        if given not in spec.counts:
+            expected = spec.counts_text
             noun = "parameter" if spec.max_args == 1 else "parameters"
             raise ArityError(
                 f"{spec.signature} should have {expected} {noun}. You have {given} parameter{'s' if given != 1 else ''}.",
@@ -326,12 +359,19 @@ class ActionSet:
 def _method_spec(name: str, fn: Callable[..., Any], marker: tuple[str, dict[str, str]]) -> ActionSpec:
     """The spec of a method marked :func:`action`: its parameters from the signature, the rest from the docstring."""
     kind, param_kinds = marker
+    together: tuple[str, ...] = getattr(fn, "__pyql_together__", ())
     summary, details, arg_docs, example = _parse_docstring(_fill_vocabulary(fn.__doc__ or ""))
     params = []
     for p in list(inspect.signature(fn).parameters.values())[2:]:  # skip self, env
         params.append(
-            Param(p.name, _known_kind(param_kinds.get(p.name, DEFAULT_KIND), name), arg_docs.get(p.name, ""), p.default is inspect.Parameter.empty)
+            Param(p.name, _known_kind(param_kinds.get(p.name, DEFAULT_KIND), name), arg_docs.get(p.name, ""), p.default is inspect.Parameter.empty,
+                  p.name in together[:-1])
         )
+    names = [p.name for p in params]
+    start = names.index(together[0]) if together and together[0] in names else -1
+    if together and (start < 0 or names[start : start + len(together)] != list(together) or params[start].required):
+        raise InvalidActionError(f"the parameters {', '.join(together)} of {name} written together must be consecutive optional ones",
+                                 action=name)
     return ActionSpec(name, kind, tuple(params), summary, details, example)
 
 
@@ -379,8 +419,12 @@ def _markdown(actions: ActionSet) -> str:
             out.append(spec.details + "\n")
         if spec.params:
             out.append("| parameter | kind | description |\n| --- | --- | --- |")
-            for p in spec.params:
+            for i, p in enumerate(spec.params):
                 optional = " (optional)" if not p.required else ""
+                if p.with_next:
+                    optional = f" (optional, with `{spec.params[i + 1].name}`)"
+                elif i and spec.params[i - 1].with_next:
+                    optional = f" (optional, with `{spec.params[i - 1].name}`)"
                 out.append(f"| `{p.name}` | {p.kind}{optional} | {p.description} |")
             out.append("")
         if spec.example:
@@ -417,26 +461,39 @@ def _tool_property(param: Param) -> dict[str, Any]:
     return prop
 
 
+def _together(spec: ActionSpec) -> dict[str, list[str]]:
+    """Each parameter written together with others (:func:`action`'s ``together``) and those others: JSON schema's
+    ``dependentRequired``.
+
+    Example:
+        >>> p = (Param("a", "text", ""), Param("b", "text", "", False, True), Param("c", "text", "", False))
+        >>> _together(ActionSpec("f", "construct", p, "", "", ""))
+        {'b': ['c'], 'c': ['b']}
+    """
+    groups: list[list[str]] = []
+    for i, p in enumerate(spec.params):
+        if i and spec.params[i - 1].with_next:
+            groups[-1].append(p.name)
+        elif p.with_next:
+            groups.append([p.name])
+    return {name: [n for n in group if n != name] for group in groups for name in group}
+
+
 def _openai_tools(actions: ActionSet) -> list[dict[str, Any]]:
     tools = []
     for spec in actions.specs():
         description = spec.summary + (" " + " ".join(spec.details.split()) if spec.details else "")
         properties = {p.name: _tool_property(p) for p in spec.params}
-        tools.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": spec.name,
-                    "description": description,
-                    "parameters": {
-                        "type": "object",
-                        "properties": properties,
-                        "required": [p.name for p in spec.params if p.required],
-                        "additionalProperties": False,
-                    },
-                },
-            }
-        )
+        parameters: dict[str, Any] = {
+            "type": "object",
+            "properties": properties,
+            "required": [p.name for p in spec.params if p.required],
+            "additionalProperties": False,
+        }
+        together = _together(spec)
+        if together:
+            parameters["dependentRequired"] = together
+        tools.append({"type": "function", "function": {"name": spec.name, "description": description, "parameters": parameters}})
     return tools
 
 
