@@ -23,6 +23,8 @@ shape           steps
                 the adjective; a rank's "higher" is its smaller number)
 ``choice``      *was it A or B?*: options of one column joined by commas and *or* after a yes/no word, no
                 comparative: ``set_answer(column)`` of the row the other conditions keep
+``same``        *the same <column> as <cell>*: ``add_condition(column, =, <the cell's row's value>)`` (read off the
+                table), ``add_condition(key, !=, cell)``, then the column asked (else the key)
 ``difference``  a difference (or a total) of two such cells: ``set_calculation(column, -, key, A, B)``,
                 the larger first (``+`` for a total)
 ``adjacent``    a neighbour word right before a cell: ``add_adjacent(column, cell, before)``, then
@@ -219,7 +221,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_words_plan, _compare_plan, _choice_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_words_plan, _compare_plan, _choice_plan, _same_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -564,6 +566,39 @@ def _adjacent_plan(ctx: _Ctx) -> Plan | None:
         )
         return Plan("adjacent", steps, frozenset({(anchor.column, anchor.value.lower())}), True, exclusive=True)
     return None
+
+
+_SAME = re.compile(r"\b(?:the\s+)?same\s+(?P<what>(?:[\w#.'-]+\s+){0,5}?)(?:as|like)\s+", re.IGNORECASE)
+
+
+def _same_plan(ctx: _Ctx) -> Plan | None:
+    """"which city has the same number of barangays as teresa": the rows whose named column holds what the anchor
+    row's does (read off the table when the list is made), the anchor left out: ``add_condition(No. of Barangays, =,
+    9)``, ``add_condition(City, !=, Teresa)``, then the column asked (else the anchor's column)."""
+    m = _SAME.search(ctx.question)
+    if m is None:
+        return None
+    anchors = [c for c in ctx.candidates if c.op == "=" and c.start >= m.end() and not ctx.table.columns[c.column].is_numeric]
+    named = [i for i, mention in ctx.mentions.items() if i < len(ctx.table.columns) and m.start("what") <= mention[0] < m.end("what")]
+    if not anchors or not named:
+        return None
+    anchor = min(anchors, key=lambda c: c.start)
+    key, column = ctx.table.columns[anchor.column], ctx.table.columns[max(named, key=lambda i: ctx.mentions[i][2])]
+    if column.index == key.index:
+        return None
+    try:
+        got = ctx.table.executor().execute(ctx.table.query().add_condition(key, "=", anchor.value).set_answer(column))
+    except Exception:  # noqa: BLE001 - a value the table cannot read: no plan
+        return None
+    values = {str(a.value) for a in got if a.value is not None and str(a.value).strip()}
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    asked = asked_column(ctx.question, ctx.mentions, ctx.g, ctx.table)
+    answer = ctx.table.columns[asked] if asked is not None and asked != column.index else key
+    steps = (_condition(_col(ctx.table, column), "=", value), _condition(_col(ctx.table, key), "!=", anchor.value),
+             _answer(f"set_answer({_col(ctx.table, answer)})", lambda q: q.set_answer(answer)))
+    return Plan("same", steps, frozenset({(anchor.column, anchor.value.lower())}), True)
 
 
 _TOP = re.compile(r"\b(?:at\s+the\s+top|on\s+top|top\s+of\s+the\s+(?:list|chart|table|page)|listed\s+first|first\s+listed)\b", re.I)

@@ -32,6 +32,8 @@ SINGLES = Table.from_rows(["Single", "Released", "Label"],
 SUMMITS = Table.from_rows(["Rank", "Summit", "Height (m)"], [["1", "Piz Alto", "4,102"], ["2", "Monte Lungo", "3,950"], ["3", "Cima Bassa", "3,200"]])
 PEOPLE = Table.from_rows(["Name", "Born", "Club"], [["Ann Lee", "1990", "Ajax"], ["Bo Li", "1984", "PSV"], ["Cy Ott", "1995", "Ajax"]])
 
+ALBUMS = Table.from_rows(["Title", "Length", "Tracks"], [["Topeka", "4:25", "10"], ["Memphis", "4:25", "12"], ["Austin", "3:50", "12"]])
+
 
 def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str], list[str]]:
     """Always take the first listed step until execute(): the steps taken and the answers."""
@@ -70,6 +72,11 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
          ["451 m"]),
         (LAKES, "the lake with the least depth", ["add_part(Depth, number)", "add_order(Depth number, ASC)", "set_answer(Name)", "execute()"],
          ["Lake Tuz"]),
+        # "the same <column> as <row>": that row's value read off the table, the row itself left out
+        (ALBUMS, "which other album has the same length as topeka?",
+         ["add_condition(Length, =, 4:25)", "add_condition(Title, !=, Topeka)", "set_answer(Title)", "execute()"], ["Memphis"]),
+        (ALBUMS, "which album has the same number of tracks as memphis?",
+         ["add_condition(Tracks, =, 12)", "add_condition(Title, !=, Memphis)", "set_answer(Title)", "execute()"], ["Austin"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
