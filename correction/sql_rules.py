@@ -13,7 +13,9 @@ table/KB feedback). The shared rules (``no_action``, ``multiple_actions``,
 * memory: ``sql_duplicate_equality`` (two ``=`` on one column),
   ``sql_condition_before_get_column`` (an ``=`` value that is not in a column
   never looked at), ``sql_value_not_in_column`` (the same after
-  ``get_column``: the closest existing values);
+  ``get_column``: the closest existing values), ``sql_words_not_in_column``
+  (a ``contains`` whose words no cell of the column holds: the cells with the
+  closest words);
 * table: ``sql_empty_result`` (the conditions together keep no row);
 * the steps beyond WikiSQL's: ``sql_position_past_end`` (``add_row`` past the
   rows there are), ``sql_no_neighbour`` (``add_adjacent`` from a value no row
@@ -47,7 +49,7 @@ from sqlglot import exp
 
 from correction.facts import TableRules, facts, insists_on_empty, insists_on_execute, table_side
 from correction.registry import rule
-from grammars.vocabulary import AGGREGATIONS, COMPARISON_OPERATORS, ORDERING_OPERATORS
+from grammars.vocabulary import AGGREGATIONS, ORDERING_OPERATORS, TABLE_OPERATORS
 from pyql.errors import PyQLError
 from pyql_sql.compile import condition_expression, literal
 from pyql_sql.errors import (
@@ -59,12 +61,13 @@ from pyql_sql.errors import (
     UnknownColumnError,
 )
 from pyql_sql.numbers import format_number, is_empty, parse_number
+from pyql_sql.parts import cell_words
 from pyql_sql.table import Column
 
 if TYPE_CHECKING:
     from pyql.environment import Environment, StepRecord
 
-__all__ = ["closest_values", "normalize_value"]
+__all__ = ["closest_values", "closest_words", "normalize_value"]
 
 SQL = ("sql",)
 ORDERING = ORDERING_OPERATORS
@@ -320,8 +323,8 @@ def sql_unknown_column(record: StepRecord, env: Environment) -> dict[str, Any] |
     phase="before",
     sides=SQL,
     actions=("add_condition",),
-    doc="The operator of `add_condition` is not one of =, >, <, >=, <=, != (LIKE, IN, BETWEEN, a word).",
-    suggests="The valid operators; the operator meant by a word; how to write LIKE/BETWEEN/IN with them.",
+    doc="The operator of `add_condition` is not one of =, >, <, >=, <=, !=, contains (LIKE, IN, BETWEEN, a word).",
+    suggests="The valid operators; the operator meant by a word; contains for LIKE; how to write BETWEEN/IN with them.",
 )
 def sql_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     exc = record.exception
@@ -331,7 +334,7 @@ def sql_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] | N
     key = " ".join(op.strip().lower().split())
     f = facts(record, env)
     hint = ""
-    if key in ("like", "ilike", "contains", "includes", "in text", "glob", "match", "regexp") or "%" in key:
+    if key in ("like", "ilike", "includes", "include", "has", "in text", "glob", "match", "regexp") or "%" in key:
         hint = "like"
     elif key in ("between", "not between"):
         hint = "between"
@@ -339,11 +342,12 @@ def sql_bad_operator(record: StepRecord, env: Environment) -> dict[str, Any] | N
         hint = "in"
     return {
         "op": op,
-        "allowed": list(COMPARISON_OPERATORS),
+        "allowed": list(TABLE_OPERATORS),
         "guess": _OPERATOR_WORDS.get(key, ""),
         "hint": hint,
         "column": f.raw("column"),
         "value": f.raw("value"),
+        "words": " ".join(re.sub(r"[%_*]", " ", f.raw("value")).split()),
     }
 
 
@@ -403,8 +407,9 @@ def sql_bad_aggregation(record: StepRecord, env: Environment) -> dict[str, Any] 
     actions=("add_condition",),
     feedback=("python", "kb"),
     doc="`add_condition` compares a column of numbers with a value that is not a number "
-    "(or orders text with >, <, >=, <=).",
-    suggests="Write the number alone (17, 9.626, 1,174); the column's values as examples; = to match text.",
+    "(or orders text with >, <, >=, <=; or looks for words with contains in a column of numbers, or for no word).",
+    suggests="Write the number alone (17, 9.626, 1,174); the column's values as examples; = to match text; "
+    "= or a comparison on numbers.",
 )
 def sql_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | None:
     found = _condition_args(record)
@@ -412,7 +417,9 @@ def sql_type_mismatch(record: StepRecord, env: Environment) -> dict[str, Any] | 
         return None
     column, op, value = found
     exc = record.exception
-    if isinstance(exc, BadValueError):
+    if isinstance(exc, BadValueError) and op == "contains":
+        reason = "contains_numeric" if column.is_numeric else "contains_no_word"
+    elif isinstance(exc, BadValueError):
         reason = "numeric"
     elif exc is not None or record.phase != "before":
         return None
@@ -536,6 +543,88 @@ def sql_value_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
     if _present(table_env, column, value):
         return None
     return {"column": column.header, "value": value, **_candidates(table_env, column, value)}
+
+
+def _holds_words(env: TableRules, column: Column, value: str) -> bool:
+    """Whether some cell of the column holds the value's words (``contains``, the query's own rule)."""
+    try:
+        return env.executor.count(env.table.query().add_condition(column.index, "contains", value)) > 0
+    except PyQLError:
+        return True  # cannot tell: do not fire
+
+
+def _columns_with_words(env: TableRules, value: str, skip: int) -> list[str]:
+    """Other text columns where some cell holds the value's words (one statement)."""
+    table = env.table
+    others = [c for c in table.columns if c.index != skip and not c.is_numeric]
+    if not others:
+        return []
+    sums = []
+    try:
+        for c in others:
+            step = table.query().add_condition(c.index, "contains", value).conditions[0]
+            hit = exp.Case(ifs=[exp.If(this=condition_expression(step, literal), true=exp.Literal.number(1))])
+            sums.append(exp.Sum(this=hit))
+        select = exp.select(*sums).from_(exp.table_(table.sql_name, quoted=True))
+        row = env.executor.execute_sql(select.sql(dialect="sqlite"))[0]
+    except PyQLError:
+        return []
+    return [c.header for c, n in zip(others, row) if n]
+
+
+def closest_words(values: list[Any], value: str, n: int = 5) -> list[tuple[str, str]]:
+    """The words of a column's cells closest to a value's words (as many words as it has, difflib ratio ≥ 0.6), best
+    first, each with a cell that holds them: what ``contains`` could look for instead.
+
+    Example:
+        >>> closest_words(["Atlanta Braves", "@ Atlanta Braves", "New York Mets"], "brave")
+        [('braves', 'Atlanta Braves')]
+        >>> closest_words(["Ostrava, Czech Republic"], "czech rep")
+        [('czech republic', 'Ostrava, Czech Republic')]
+    """
+    wanted = cell_words(value).split()
+    if not wanted:
+        return []
+    grams: dict[str, str] = {}
+    for cell in (str(v) for v in values if v is not None and str(v).strip()):
+        words = cell_words(cell).split()
+        for i in range(len(words) - len(wanted) + 1):
+            grams.setdefault(" ".join(words[i : i + len(wanted)]), cell)
+    key = " ".join(wanted)
+    return [(g, grams[g]) for g in difflib.get_close_matches(key, list(grams), n=n, cutoff=0.6) if g != key]
+
+
+@rule(
+    "sql_words_not_in_column",
+    kind="error",
+    env="memory",
+    phase="before",
+    sides=SQL,
+    actions=("add_condition",),
+    feedback=("kb", "memory"),
+    doc="`add_condition(column, contains, words)` with words that no cell of the column holds as whole words.",
+    suggests="Examples of the column's cells; the closest words its cells hold (and a cell with them); the other "
+    "columns whose cells hold the words.",
+)
+def sql_words_not_in_column(record: StepRecord, env: Environment) -> dict[str, Any] | None:
+    found = _condition_args(record)
+    if found is None:
+        return None
+    column, op, value = found
+    table_env = table_side(env)
+    if op != "contains" or column.is_numeric or not cell_words(value).strip() or _holds_words(table_env, column, value):
+        return None
+    try:
+        values = table_env.executor.get_column(column.index, limit=10000).values
+    except PyQLError:
+        values = []
+    return {
+        "column": column.header,
+        "value": value,
+        "examples": _values_shown(table_env, column),
+        "closest": [f"{words} (in {cell!r})" for words, cell in closest_words(values, value)],
+        "elsewhere": [_quote(h) for h in _columns_with_words(table_env, value, column.index)],
+    }
 
 
 # ---------------------------------------------------------------------------

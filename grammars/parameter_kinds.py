@@ -37,7 +37,9 @@ from grammars.vocabulary import (
     ORDINALS,
     ROW_DIRECTIONS,
     TABLE_AGGREGATIONS,
+    TABLE_OPERATORS,
     operator_pattern,
+    table_operator_pattern,
 )
 
 __all__ = ["ParameterKind", "PARAMETER_KINDS", "DEFAULT_KIND", "SIDES", "kinds_of_side", "parameter_kind"]
@@ -101,6 +103,12 @@ PARAMETER_KINDS: dict[str, ParameterKind] = {
             "operator", "a comparison operator: " + ", ".join(COMPARISON_OPERATORS) + " (also " + ", ".join(OPERATOR_ALIASES) + ")",
             ("operator",), ">", "operator", pattern=f"^({operator_pattern()})$", enum=COMPARISON_OPERATORS,
             sides=("sparql", "sql"),
+        ),
+        ParameterKind(
+            "table_operator", "a table condition's operator: " + ", ".join(TABLE_OPERATORS[:-1]) + " (also "
+            + ", ".join(OPERATOR_ALIASES) + "), or " + TABLE_OPERATORS[-1] + " (the cell holds the value's words, as whole words)",
+            ("operator", "name", "text"), "contains", "table-operator", pattern=f"^({table_operator_pattern()})$",
+            enum=TABLE_OPERATORS, sides=("sql",),
         ),
         ParameterKind(
             "text", "free text, as written (the kind of a parameter no kind marks)", _EVERY, "Lyrics theme/style", sides=("sql",),

@@ -25,6 +25,7 @@ import re
 
 __all__ = [
     "COMPARISON_OPERATORS",
+    "TABLE_OPERATORS",
     "ORDERING_OPERATORS",
     "OPERATOR_ALIASES",
     "WRITTEN_OPERATORS",
@@ -44,11 +45,17 @@ __all__ = [
     "ORDINALS",
     "AGENTBENCH_FUNCTIONS",
     "canonical_operator",
+    "canonical_table_operator",
     "operator_pattern",
+    "table_operator_pattern",
 ]
 
 #: The comparison operators, in the order the documentation lists them.
 COMPARISON_OPERATORS: tuple[str, ...] = (">", "<", ">=", "<=", "=", "!=")
+
+#: The operators of a table's condition (SQL ``add_condition``): the comparisons, and ``contains`` (the cell holds
+#: the value's words as whole words). The KB side has no ``contains``.
+TABLE_OPERATORS: tuple[str, ...] = (*COMPARISON_OPERATORS, "contains")
 
 #: The operators that order values (numbers, dates), as opposed to (in)equality.
 ORDERING_OPERATORS: tuple[str, ...] = (">", "<", ">=", "<=")
@@ -134,6 +141,21 @@ def canonical_operator(written: object) -> str | None:
     return text if text in COMPARISON_OPERATORS else None
 
 
+def canonical_table_operator(written: object) -> str | None:
+    """The operator of a table's condition a spelling means: a comparison (:func:`canonical_operator`) or
+    ``contains`` (any case), or None.
+
+    Example:
+        >>> [canonical_table_operator(op) for op in ("<>", " Contains ", "LIKE")]
+        ['!=', 'contains', None]
+    """
+    canonical = canonical_operator(written)
+    if canonical is not None or not isinstance(written, str):
+        return canonical
+    text = written.strip().lower()
+    return text if text in TABLE_OPERATORS else None
+
+
 def operator_pattern() -> str:
     """A regular expression matching exactly the written operators (longest first).
 
@@ -143,6 +165,17 @@ def operator_pattern() -> str:
         [True, True, True, False]
     """
     return "|".join(re.escape(op) for op in WRITTEN_OPERATORS)
+
+
+def table_operator_pattern() -> str:
+    """A regular expression matching exactly the operators of a table's condition as written (``contains`` too).
+
+    Example:
+        >>> import re
+        >>> [bool(re.fullmatch(table_operator_pattern(), op)) for op in ("<>", "contains", "like")]
+        [True, True, False]
+    """
+    return operator_pattern() + "|" + "|".join(re.escape(op) for op in TABLE_OPERATORS if op not in COMPARISON_OPERATORS)
 
 
 #: AgentBench's functions → their parameters (``TOOLS_PARAM_ORDER`` of the task).

@@ -26,12 +26,12 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from grammars.vocabulary import TABLE_ACTION_ORDER
+from grammars.vocabulary import COMPARISON_OPERATORS, TABLE_ACTION_ORDER, canonical_operator
 from pyql.action_parser import ActionCall, Arg, split_args
 from pyql.environment.actions import ActionSet, StepResult, action
 from pyql.errors import PyQLError
 
-from .errors import AmbiguousColumnError, IncompleteQueryError, UnknownColumnError
+from .errors import AmbiguousColumnError, BadOperatorError, IncompleteQueryError, UnknownColumnError
 from .executor import Executor
 from .numbers import format_number
 from .observation import observe
@@ -127,6 +127,11 @@ def _is_aggregation(arg: Arg) -> bool:
     return True
 
 
+def _is_operator(arg: Arg) -> bool:
+    """Whether an argument is a condition's operator: a comparison, or the word ``contains``."""
+    return arg.kind == "operator" or (arg.kind == "name" and arg.value.strip().lower() == "contains")
+
+
 def regroup_arguments(call: ActionCall, table: Table | TableQuery) -> list[Arg]:
     """The arguments of a call as its SQL action takes them, re-joining text split at commas.
 
@@ -147,6 +152,8 @@ def regroup_arguments(call: ActionCall, table: Table | TableQuery) -> list[Arg]:
         ['Name', '=', 'Smith, John']
         >>> [a.value for a in regroup_arguments(parse_action("add_condition(Goals, total, >, 1,000)"), t)]
         ['Goals, total', '>', '1,000']
+        >>> [a.value for a in regroup_arguments(parse_action("add_condition(Name, contains, Smith, John)"), t)]
+        ['Name', 'contains', 'Smith, John']
         >>> [a.value for a in regroup_arguments(parse_action("set_answer(Goals, total, SUM)"), t)]
         ['Goals, total', 'SUM']
         >>> [a.value for a in regroup_arguments(parse_action("get_column(Name, Goals)"), t)]
@@ -155,7 +162,7 @@ def regroup_arguments(call: ActionCall, table: Table | TableQuery) -> list[Arg]:
     args = list(call.args)
     if call.name == "add_condition" and len(args) > 3:
         for i in range(1, len(args) - 1):
-            if args[i].kind == "operator":
+            if _is_operator(args[i]):
                 column = args[0] if i == 1 else _join(call, args[:i])
                 tail = args[i + 1 :]
                 return [column, args[i], tail[0] if len(tail) == 1 else _join(call, tail)]
@@ -188,7 +195,8 @@ def convert_argument(table: Table | TableQuery, kind: str, arg: Arg, action_name
     a word for one), "row_direction" (after or before), "position" (a row's
     place: a whole number or an ordinal word),
     "operator" (one of ``> < >= <= = !=``; ``==``, ``<>``, ``=>`` and ``=<``
-    are read as ``=``, ``!=``, ``>=`` and ``<=``), "value" (the text as written, quotes removed),
+    are read as ``=``, ``!=``, ``>=`` and ``<=``), "table_operator" (those, or
+    ``contains``: a table condition's), "value" (the text as written, quotes removed),
     "aggregation" (None, MAX, MIN, COUNT, SUM or AVG, any case; ``None``
     means no aggregation), and "text" (as written): the kinds the table of
     parameter kinds gives the SQL side (:func:`grammars.parameter_kinds.kinds_of_side`),
@@ -209,6 +217,8 @@ def convert_argument(table: Table | TableQuery, kind: str, arg: Arg, action_name
         ['Column', 'str', 'str']
         >>> convert_argument(t, "operator", call.args[1], call.name, "op", 1)
         '='
+        >>> convert_argument(t, "table_operator", parse_action("f(CONTAINS)").args[0], "add_condition", "op", 1)
+        'contains'
         >>> convert_argument(t, "operator", parse_action("f(LIKE)").args[0], "add_condition", "op", 1)
         Traceback (most recent call last):
         ...
@@ -216,8 +226,10 @@ def convert_argument(table: Table | TableQuery, kind: str, arg: Arg, action_name
     """
     if kind == "column":
         return _resolve(table, column_text(arg))
-    if kind == "operator":
+    if kind in ("operator", "table_operator"):
         written = arg.value if arg.kind in ("operator", "string", "text", "name") else (arg.raw or arg.value)
+        if kind == "operator" and canonical_operator(written) is None:
+            raise BadOperatorError(written, allowed=COMPARISON_OPERATORS)
         return normalize_operator(written)
     if kind == "aggregation":
         return normalize_aggregation(arg.value if arg.kind in ("string", "text", "name") else (arg.raw or arg.value))
@@ -277,15 +289,15 @@ class TableActions(ActionSet):
         return StepResult(result=values, observation=str(values), empty=values.distinct_count == 0)
 
     # -- constructing the query ------------------------------------------------
-    @action("construct", column="column", op="operator", value="value")
+    @action("construct", column="column", op="table_operator", value="value")
     def add_condition(self, env: TableContext, column: Column, op: str, value: str) -> StepResult:
         """Add a constraint which requires the SQL query to meet "column op value".
 
-        The column should be one of the table's column names; op can be one of {operators}; the value is a specific value (a string or a number), written without quotes. For example, add_condition(Lyrics theme/style, =, Romance) requires the query to return only the rows whose value in the "Lyrics theme/style" column is "Romance". Text is compared case-insensitively, and numbers written as text (1,174) compare as numbers.
+        The column should be one of the table's column names; op can be one of {table_operators}; the value is a specific value (a string or a number), written without quotes. For example, add_condition(Lyrics theme/style, =, Romance) requires the query to return only the rows whose value in the "Lyrics theme/style" column is "Romance". Text is compared case-insensitively, and numbers written as text (1,174) compare as numbers. contains keeps the rows whose text cell holds the value's words as whole words (case and accents aside): add_condition(Opponent, contains, Braves) keeps "Atlanta Braves" and "@ Atlanta Braves".
 
         Args:
             column: a column name of the table.
-            op: one of {operators}.
+            op: one of {table_operators}.
             value: a value such as Romance, 17 or 2–1 (no quotes needed; commas are fine).
 
         Example: add_condition(Lyrics theme/style, =, Romance)

@@ -60,9 +60,10 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from .compile import literal
+from .compile import literal, words_contain
 from .errors import MutationArityError, MutationError, MutationTypeError, SQLExecutionError
 from .numbers import parse_number
+from .parts import install as install_parts
 from .steps import ConditionStep
 from .tabledata import Column, TableData
 
@@ -304,7 +305,8 @@ class TableState:
         self.shown = shown
         self.statements: list[str] = []
         self.conn = sqlite3.connect(":memory:")
-        self.conn.create_function(_NUM_FN, 1, _number, deterministic=True)
+        install_parts(self.conn)  # pyql_words, for a contains condition
+        self.conn.create_function(_NUM_FN, 1, _number, deterministic=True)  # this module's reading of a number
         cols = [exp.ColumnDef(this=_quoted(h), kind=exp.DataType.build("TEXT")) for h in self.headers]
         create = exp.Create(this=exp.Schema(this=exp.table_(name, quoted=True), expressions=cols), kind="TABLE")
         self.conn.execute(create.sql("sqlite"))
@@ -448,11 +450,15 @@ class TableState:
         return [dict(zip(self.headers, row)) for row in found]
 
     def _where(self, conditions: Sequence[ConditionStep]) -> tuple[exp.Expression, list[object]]:
-        """The WHERE of an update: text equality case- and space-insensitive, numbers as numbers."""
+        """The WHERE of an update: text equality case- and space-insensitive, numbers as numbers, ``contains`` by words."""
         parts: list[exp.Expression] = []
         params: list[object] = []
         for step in conditions:
             col = exp.column(_quoted(self.headers[step.column.index]))
+            if step.op == "contains":
+                parts.append(words_contain(col, exp.Placeholder()))
+                params.append(str(step.value))
+                continue
             number = parse_number(step.value)
             if step.op in ("=", "!=") and (number is None or step.column.type != "real"):
                 lower = exp.Lower(this=exp.Trim(this=col))

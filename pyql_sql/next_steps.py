@@ -397,11 +397,13 @@ def _checked_split(env: Any, candidates: list[ConditionCandidate]) -> tuple[list
     """The candidates some row meets together with the query's conditions, and the strong ones no row meets.
 
     Candidates on a column already conditioned are left out (but the other
-    bound of a range: ``>= 10000`` then ``<= 20000``). A strong candidate
+    bound of a range: ``>= 10000`` then ``<= 20000``), and so is a ``contains`` on a
+    column a part of which is conditioned (``Venue after = Dublin``). A strong candidate
     (:data:`EMPTY_STRENGTH`) that keeps no row is kept apart: the question's
     conditions together may keep no row, and then the answer is that there is none.
     """
     on = {(s.column.index, s.op) for s in env.query.conditions}
+    on |= {(c.index, "contains") for s in env.query.conditions for c in getattr(s.column, "sources", ())}
     kept, empty = [], []
     rows_now = env.executor.count(env.query) if env.query.conditions else 1
     for c in candidates:

@@ -9,8 +9,9 @@ function runs inside SQLite: :func:`install` registers it on a connection as
 ``pyql_part(cell, part, separator)`` with ``pyql_number(text)`` (the number a
 text is, :func:`pyql_sql.numbers.parse_number`) and ``pyql_duration(text)``
 (the seconds of a time such as ``1:59.8``, :func:`pyql_sql.numbers.parse_duration`,
-which orders a column of times), all deterministic, so a part costs one call a
-row: one scan.
+which orders a column of times) and ``pyql_words(text)`` (a text's words as the
+``contains`` operator compares them, :func:`cell_words`), all deterministic, so
+a part costs one call a row: one scan.
 
 The parts (:data:`PARTS`):
 
@@ -41,6 +42,7 @@ from __future__ import annotations
 import calendar
 import re
 import sqlite3
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -49,7 +51,7 @@ from grammars.vocabulary import CELL_PARTS
 from .errors import BadValueError
 from .numbers import parse_duration, parse_number
 
-__all__ = ["PARTS", "DEFAULT_SEPARATOR", "CellDate", "cell_date", "cell_part", "install", "normalize_part"]
+__all__ = ["PARTS", "DEFAULT_SEPARATOR", "CellDate", "cell_date", "cell_part", "cell_words", "install", "normalize_part"]
 
 #: The parts a cell can be read for, in the order the documentation lists them (the vocabulary's).
 PARTS: tuple[str, ...] = CELL_PARTS
@@ -250,8 +252,39 @@ def _sql_duration(text: object) -> float | None:
     return _cached_duration(text) if isinstance(text, str) else None
 
 
+@lru_cache(maxsize=1 << 16)
+def cell_words(text: str) -> str:
+    """A text's words as ``contains`` compares them: lower case, accents dropped, every run of characters that are
+    not letters or digits one space, with a space at each end (so a search for `` braves `` finds whole words only).
+
+    Punctuation and symbols separate words (``@ Atlanta Braves``, ``Ostrava, Czech Republic``, ``Joji Kato\\n Japan``);
+    ``%`` and ``_`` are no wildcards, only separators. A text without a letter or digit gives a single space.
+
+    Example:
+        >>> cell_words("@ Atlanta Braves"), cell_words("Ostrava, Czech Republic"), cell_words("Joji Kato\\n JAPAN")
+        (' atlanta braves ', ' ostrava czech republic ', ' joji kato japan ')
+        >>> cell_words("Montréal Canadiens"), cell_words("50%_off"), cell_words("—")
+        (' montreal canadiens ', ' 50 off ', ' ')
+    """
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    words = "".join(ch if ch.isalnum() else " " for ch in bare).split()
+    return " " + " ".join(words) + " " if words else " "
+
+
+def _sql_words(text: object) -> str | None:
+    """``pyql_words``: :func:`cell_words` of a cell (NULL stays NULL; a number is read as its text)."""
+    if text is None or isinstance(text, bytes):
+        return None
+    try:
+        return cell_words(text if isinstance(text, str) else str(text))
+    except Exception:  # noqa: BLE001 - a SQL function must not raise into SQLite
+        return None
+
+
 def install(connection: sqlite3.Connection) -> None:
-    """Register ``pyql_part(cell, part, separator)``, ``pyql_number(text)`` and ``pyql_duration(text)`` on a connection (deterministic).
+    """Register ``pyql_part(cell, part, separator)``, ``pyql_number(text)``, ``pyql_duration(text)`` and
+    ``pyql_words(text)`` on a connection (deterministic).
 
     Example:
         >>> import sqlite3
@@ -260,7 +293,10 @@ def install(connection: sqlite3.Connection) -> None:
         ('2004', 18.0)
         >>> conn.execute("SELECT pyql_duration('1:59.8'), pyql_duration('Rio')").fetchone()
         (119.8, None)
+        >>> conn.execute("SELECT INSTR(pyql_words('@ Atlanta Braves'), pyql_words('BRAVES')) > 0").fetchone()
+        (1,)
     """
     connection.create_function("pyql_part", 3, _sql_part, deterministic=True)
     connection.create_function("pyql_number", 1, _sql_number, deterministic=True)
     connection.create_function("pyql_duration", 1, _sql_duration, deterministic=True)
+    connection.create_function("pyql_words", 1, _sql_words, deterministic=True)

@@ -2,7 +2,8 @@
 
 The tools of QueryAgent's Table 10 (SQL version) that *construct* the query:
 
-* ``add_condition(column, op, value)`` — keep rows where ``column op value``;
+* ``add_condition(column, op, value)`` — keep rows where ``column op value``
+  (``contains``: a text cell holds the value's words);
 * ``set_answer(column, aggregation)`` — what to return (``None``, ``MAX``,
   ``MIN``, ``COUNT``, ``SUM``, ``AVG``);
 * ``add_order(column, direction, limit)`` — keep only the ``limit`` rows with
@@ -60,11 +61,11 @@ from sqlglot import exp
 from grammars.vocabulary import (
     ARITHMETIC_OPERATORS,
     ARITHMETIC_WORDS,
-    COMPARISON_OPERATORS,
     ORDERING_OPERATORS,
     ORDINALS,
     TABLE_AGGREGATIONS,
-    canonical_operator,
+    TABLE_OPERATORS,
+    canonical_table_operator,
 )
 
 from .compile import compile_query, logical_expression
@@ -78,8 +79,8 @@ from .errors import (
     SQLQueryError,
     UnknownColumnError,
 )
-from .numbers import parse_number
-from .parts import normalize_part
+from .numbers import format_number, parse_number
+from .parts import cell_words, normalize_part
 from .steps import (
     AdjacentStep,
     AnswerStep,
@@ -114,8 +115,8 @@ __all__ = [
     "normalize_direction",
 ]
 
-#: Condition operators accepted by :meth:`TableQuery.add_condition` (the action language's).
-OPERATORS: tuple[str, ...] = COMPARISON_OPERATORS
+#: Condition operators accepted by :meth:`TableQuery.add_condition`: the action language's comparisons and ``contains``.
+OPERATORS: tuple[str, ...] = TABLE_OPERATORS
 
 #: Aggregations accepted by :meth:`TableQuery.set_answer` (besides None): the vocabulary's, and COUNT DISTINCT.
 AGGREGATIONS: tuple[str, ...] = TABLE_AGGREGATIONS
@@ -190,20 +191,20 @@ def normalize_operator(op: object) -> str:
 
     Args:
         op: one of ``> < >= <= = !=`` or a spelling of the vocabulary
-            (``==``, ``<>``, ``=>``, ``=<``); surrounding spaces are ignored.
+            (``==``, ``<>``, ``=>``, ``=<``), or ``contains`` (any case); surrounding spaces are ignored.
 
     Raises:
         BadOperatorError: anything else; the message lists the allowed operators.
 
     Example:
-        >>> normalize_operator(" >= "), normalize_operator("<>")
-        ('>=', '!=')
+        >>> normalize_operator(" >= "), normalize_operator("<>"), normalize_operator("Contains")
+        ('>=', '!=', 'contains')
         >>> normalize_operator("LIKE")
         Traceback (most recent call last):
         ...
-        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: >, <, >=, <=, =, !=.
+        pyql_sql.errors.BadOperatorError: Unknown operator 'LIKE'. Allowed operators: >, <, >=, <=, =, !=, contains.
     """
-    canonical = canonical_operator(op)
+    canonical = canonical_table_operator(op)
     if canonical is None:
         raise BadOperatorError(op, allowed=OPERATORS)
     return canonical
@@ -357,10 +358,16 @@ class TableQuery:
         A numeric value is compared as a number: ``"1,174"``, ``1174`` and
         ``"1174.0"`` are the same value, in the cells and in ``value``.
 
+        ``contains`` keeps the rows whose cell holds the value's words as
+        whole words, in order, case and accents aside, punctuation as spaces
+        (:func:`pyql_sql.compile.words_contain`): ``Braves`` keeps ``@ Atlanta
+        Braves``, not ``Bravest``. It is for text: on a column of numbers it is
+        refused (use ``=`` or a comparison); its value must have a letter or a digit.
+
         Args:
             column: a header as an LLM wrote it (matched loosely, see
                 :meth:`Table.resolve_column`) or a 0-based column index.
-            op: one of ``= > < >= <= !=``.
+            op: one of ``= > < >= <= !=`` or ``contains``.
             value: a str, int or float.
 
         Returns:
@@ -371,17 +378,24 @@ class TableQuery:
             AmbiguousColumnError: several columns match.
             BadOperatorError: unknown operator.
             BadValueError: the value is not str/int/float, or ``>``/``<``/``>=``/``<=``
-                on a numeric column with a value that is not a number.
+                on a numeric column with a value that is not a number, or ``contains``
+                on a numeric column or with a value without a word.
 
         Example:
             >>> from pyql_sql import Table
-            >>> t = Table.from_rows(["Season"], [["1996"]])
+            >>> t = Table.from_rows(["Season", "Opponent"], [["1996", "@ Atlanta Braves"], ["1997", "Braves"]])
             >>> t.query().add_condition("Season", "<", "2001").conditions[0].number
             2001.0
             >>> t.query().add_condition("Season", "<", "last year")
             Traceback (most recent call last):
             ...
             pyql_sql.errors.BadValueError: Column 'Season' holds numbers, so '<' needs a number, but got 'last year'. Give a number such as 17, 9.626 or 1,174 (or use = to match text).
+            >>> t.executor().count(t.query().add_condition("Opponent", "contains", "braves"))
+            2
+            >>> t.query().add_condition("Season", "contains", "199")
+            Traceback (most recent call last):
+            ...
+            pyql_sql.errors.BadValueError: Column 'Season' holds numbers (e.g. 1996), and contains matches words inside text. Use =, !=, >, <, >= or <= with a number, e.g. add_condition(Season, =, 1996).
         """
         col = self.resolve_column(column)
         op_ = normalize_operator(op)
@@ -398,7 +412,40 @@ class TableQuery:
                 f"Column {col.header!r} holds numbers, so {op_!r} needs a number, but got "
                 f"{value!r}. Give a number such as 17, 9.626 or 1,174 (or use = to match text)."
             )
+        if op_ == "contains":
+            self._check_contains(col, value)
+            number = None  # the words of a text, never a number
         return TableQuery(self.table, self.steps + (ConditionStep(col, op_, value, number),))
+
+    def _check_contains(self, col: Column, value: str | int | float) -> None:
+        """Refuse ``contains`` on a column of numbers, or with a value that has no word to look for."""
+        if col.is_numeric:
+            example = self._first_cell(col)
+            shown = f" (e.g. {example})" if example else ""
+            raise BadValueError(
+                f"Column {col.header!r} holds numbers{shown}, and contains matches words inside text. "
+                f"Use =, !=, >, <, >= or <= with a number, e.g. add_condition({col.header}, =, {example or 17})."
+            )
+        if not cell_words(value if isinstance(value, str) else str(value)).strip():
+            raise BadValueError(
+                f"contains looks for words, but {value!r} has no letter or digit. Give a word or a few words "
+                f"as the cells of {col.header!r} write them, e.g. Braves."
+            )
+
+    def _first_cell(self, col: Column) -> str:
+        """A column's first non-empty cell as text (for a message), or ''."""
+        if isinstance(col, DerivedColumn) or not col.text_sql:
+            return ""
+        select = exp.select(exp.column(exp.to_identifier(col.text_sql, quoted=True))).from_(
+            exp.table_(self.table.sql_name, quoted=True)).where(
+            exp.Not(this=exp.Is(this=exp.column(exp.to_identifier(col.text_sql, quoted=True)), expression=exp.Null())), copy=False).limit(1)
+        try:
+            row = self.table.connection.execute(select.sql("sqlite")).fetchone()
+        except Exception:  # noqa: BLE001 - only a message's example
+            return ""
+        if not row or row[0] is None:
+            return ""
+        return format_number(row[0]) if isinstance(row[0], float) else str(row[0]).strip()
 
     def set_answer(self, column: str | int, aggregation: str | None = None) -> TableQuery:
         """Choose what the query returns: a column, maybe aggregated.

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from typing import Any
 from pyql.environment.grounding import Cue, Grounding, ground, parse_date
 
 from .numbers import format_number, parse_number
+from .parts import cell_words
 from .steps import action_value
 from .table import Column, Table
 
@@ -362,7 +364,168 @@ def _all_candidates(
     out += _word_number_candidates(table, question, mentions, cells)
     out += _month_day_candidates(question, g, mentions, cells)
     out += _total_candidates(table, question, g, mentions, cells, compared)
+    out += _contains_candidates(question, cells, mentions, out, [(v.start, v.end) for v in g.values])
     return _outside_cells(out)
+
+
+#: Question words that name no value a cell holds inside it: the words of asking, counting, ordering and time.
+_NOT_VALUES = frozenset([
+    "many", "much", "more", "most", "less", "least", "fewer", "than", "times", "time", "number", "numbers", "total",
+    "there", "their", "they", "them", "then", "does", "did", "done", "other", "others", "only", "also", "each", "every",
+    "both", "either", "neither", "same", "different", "before", "after", "during", "between", "first", "last", "next",
+    "previous", "list", "listed", "named", "give", "show", "take", "took", "made", "make", "come", "came", "went", "have",
+    "having", "been", "being", "were", "what", "which", "where", "when", "whom", "whose", "with", "without", "into",
+    "onto", "over", "under", "above", "below", "about", "from", "that", "this", "these", "those", "year", "years",
+    "amount", "average", "highest", "lowest", "largest", "smallest", "longest", "shortest", "best", "worst",
+    "top", "difference", "combined", "consecutive", "until", "since", "while", "some", "any", "all", "placed",
+    "place", "earliest", "latest", "whole", "entire", "game", "games", "season", "seasons", "win", "wins", "won",
+    "winning", "lose", "loses", "lost", "play", "plays", "played", "playing", "score", "scored", "scores",
+])
+
+
+def _contains_candidates(
+    question: str, cells: list[tuple[Column, list[str]]], mentions: Mapping[int, tuple[int, int, float]],
+    found: list[ConditionCandidate], values: list[tuple[int, int]] = (),  # type: ignore[assignment]
+) -> list[ConditionCandidate]:
+    """``column contains words`` for a name the question writes that a text column's cells hold inside them
+    ("how many games took place in ostrava?": ``Ostrava, Czech Republic``, ``Ostrava, CZE``).
+
+    A phrase of one to three words of the question, the longest first:
+
+    * 4 letters or more; its first and last word no stop word, no word of asking, counting or time
+      (:data:`_NOT_VALUES`, months), none of the column's header; not the thing a *which/what* asks for
+      ("which city"), not after a negation ("not from", "no cosworth engines");
+    * not inside a header the question names, a number or date of the question (``values``), or a cell of the
+      column the question writes (whole, by its first or last word, by a demonym); not a cell itself;
+    * not the end of a longer name of the question ("terence cuneo" does not name the ``Cuneo Society``): the word
+      right before it is a stop word or the cells hold it too;
+    * held as whole words (:func:`pyql_sql.parts.cell_words`) by two cells or more, capitalised as a name
+      (``Braves``, not the ``directed`` of a note), but not by all or most of them (``Lake`` of a column of lakes
+      names no row); or by one cell when the phrase has two words or more or the column's header is next to it.
+
+    It scores 2 (listed), more when several cells hold it, for each word and next to its column's header
+    (:func:`_near`), and below a cell (of another column) the question writes whole on its span, which leads.
+
+    Example:
+        >>> t = Table.from_rows(["Venue", "Result"], [["Ostrava, Czech Republic", "W"], ["Ostrava, CZE", "L"], ["Praha", "W"]])
+        >>> q = "how many games took place in ostrava?"
+        >>> [(c.column, c.op, c.value) for c in _contains_candidates(q, _cells(t), header_mentions(t, q), [])]
+        [(0, 'contains', 'Ostrava')]
+        >>> _contains_candidates("how many games were not in ostrava?", _cells(t), {}, [])
+        []
+    """
+    folded = fold(question)
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(folded.lower())]
+    asked = {words[i + 1][2] for i in range(len(words) - 1) if words[i][2] in ("which", "what")}
+    skip = [(m[0], m[1]) for m in mentions.values() if m[2] >= 1] + list(values)
+    out: list[ConditionCandidate] = []
+    for col, texts in cells:
+        if col.is_numeric or not texts:
+            continue
+        header = set(_stems(col.header)) | {_stem(w) for w in _WORD.findall(col.header.lower())}
+        cell_texts = [(cell, cell_words(cell)) for cell in texts]
+        whole = {cell_words(n) for cell in texts for n in cell_names(cell)}
+        taken = [(c.start, c.end) for c in found if c.column == col.index and c.op in ("=", "!=")]
+        mention = mentions.get(col.index)
+        for n in (3, 2, 1):
+            for i in range(len(words) - n + 1):
+                span = words[i : i + n]
+                start, end, phrase = span[0][0], span[-1][1], " ".join(w for *_, w in span)
+                if any(s < end and start < e for s, e in skip + taken):
+                    continue
+                if f" {phrase} " in whole:
+                    taken.append((start, end))  # a cell the question writes: neither it nor a part of it is a contains
+                    continue
+                ends = (span[0][2], span[-1][2])
+                if (any(w in _STOP or w in _NOT_VALUES or w in _MONTH_WORDS for w in ends) or span[0][2] in asked
+                        or sum(ch.isalpha() for ch in phrase) < 4 or (n == 1 and not phrase.isalpha())
+                        or any(_stem(w) in header for *_, w in span) or _NEGATED.search(question[max(0, start - 30) : start]) or _NO_BEFORE.search(question[:start])):
+                    continue
+                holding = [cell for cell, t in cell_texts if f" {phrase} " in t]
+                near = _near(question, mention, start, end)
+                if not holding or (len(holding) == 1 and n == 1 and near < 2):
+                    continue
+                if (len(texts) > 1 and len(holding) == len(texts)) or (len(texts) >= 4 and 2 * len(holding) > len(texts)):
+                    continue  # a word most cells hold (a column of lakes, "Lake ...") names no row
+                written = [w for w in (_written(cell, phrase) for cell in holding) if w is not None]
+                if 2 * len(written) < len(holding):
+                    continue  # a common word of the cells' text ("directed", "nominated"), no name
+                if _longer_name(folded, words, i, n, cell_texts):
+                    continue  # a part of a longer name ("terence cuneo", "ancient woods", "manchester united")
+                taken.append((start, end))
+                score = 2.0 + 0.1 * (len(holding) > 1) + 0.1 * (n - 1) + 2 * near  # a name of several cells first
+                out.append(ConditionCandidate(col.index, "contains", written[0], start, end, score))  # as the cells write it
+    return [_below_cells(c, [o for o in found if o.op == "=" and o.score >= 2.0]) for c in out]
+
+
+def _longer_name(folded: str, words: list[tuple[int, int, str]], i: int, n: int, cells: list[tuple[str, str]]) -> bool:
+    """Whether the phrase of ``n`` question words from word ``i`` is a part of a longer name the question writes.
+
+    As a cell's first word that is followed by another than the cell's second (:func:`_first_word_matches`): on a
+    side where the cells holding the phrase go on with another word (``Manchester City``, ``see Cuneo Society``), the
+    question's word right there (no punctuation between; no stop word nor a word of asking, :data:`_NOT_VALUES`)
+    must go on with the phrase in a cell too ("manchester united" names no ``Manchester City``); on a side where
+    the cells end, the question may go on ("the braves appear": ``Atlanta Braves``).
+
+    Example:
+        >>> q = "last opponent for manchester united?"
+        >>> w = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(q)]
+        >>> _longer_name(q, w, 3, 1, [("Manchester City", " manchester city ")])
+        True
+        >>> q = "did the braves appear?"
+        >>> _longer_name(q, [(m.start(), m.end(), m.group()) for m in _WORD.finditer(q)], 2, 1, [("Atlanta Braves", " atlanta braves ")])
+        False
+    """
+    phrase = " ".join(w for *_, w in words[i : i + n])
+    holding = [t for _, t in cells if f" {phrase} " in t]
+    for j, joined in ((i - 1, "{} " + phrase), (i + n, phrase + " {}")):
+        if not 0 <= j < len(words):
+            continue
+        gap = folded[words[j][1] : words[i][0]] if j < i else folded[words[i + n - 1][1] : words[j][0]]
+        side = (lambda t: not t.startswith(f" {phrase} ")) if j < i else (lambda t: not t.endswith(f" {phrase} "))
+        if gap.strip() or not any(side(t) for t in holding):
+            continue  # punctuation between (another part of the sentence), or the cells end there
+        word = words[j][2]
+        if word.isalpha() and word not in _STOP and word not in _NOT_VALUES and not any(f" {joined.format(word)} " in t for t in holding):
+            return True
+    return False
+
+
+#: Words right before a phrase that say the rows do not hold it, besides a negation (:data:`_NEGATED`): "no",
+#: "without", "not" a few words before ("not against the braves").
+_NO_BEFORE = re.compile(r"(?:\b(?:no|without|non|not|never)|n't)(?:\s+\w+){0,2}\s+$", re.IGNORECASE)
+
+
+#: Month names and their abbreviations: a date's word, read by the date conditions (``add_part``), not by ``contains``.
+_MONTH_WORDS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.month_abbr) if m) | {"sept"}
+
+
+def _written(cell: str, phrase: str) -> str | None:
+    """A phrase's words as a cell writes them, when it writes them capitalised, as a name (``Atlanta Braves``,
+    ``BRAVES``, a number), else None (the ``directed`` of a note, or no such words).
+
+    Example:
+        >>> _written("@ Atlanta Braves", "braves"), _written("directed by Sridhar", "directed")
+        ('Braves', None)
+        >>> _written("Stade de Montréal", "montreal")
+        'Montréal'
+    """
+    wanted = phrase.split()
+    tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", cell))
+    lowered = [cell_words(t).strip() for t in tokens]
+    for i in range(len(tokens) - len(wanted) + 1):
+        if lowered[i : i + len(wanted)] == wanted:
+            words = tokens[i : i + len(wanted)]
+            return " ".join(words) if all(t[:1].isupper() or t[:1].isdigit() for t in words) else None
+    return None
+
+
+def _below_cells(candidate: ConditionCandidate, cells: list[ConditionCandidate]) -> ConditionCandidate:
+    """A ``contains`` candidate scored below each cell (of another column) on its span: the cell leads."""
+    over = [c.score for c in cells if c.column != candidate.column and c.start < candidate.end and candidate.start < c.end]
+    if over and candidate.score >= min(over):
+        return _replace(candidate, score=min(over) - 0.5)
+    return candidate
 
 
 def _total_candidates(

@@ -127,6 +127,12 @@ CASES: list[Case] = [
         ["get_column(Date)", "add_condition(Date, =, June 16, 2005)"],
         "compare them alphabetically",
     ),
+    Case("sql_type_mismatch", "games", ["add_condition(Attendance, contains, 12,000)"], ["add_condition(Attendance, =, 12,000)"],
+         "contains looks for words inside text, so it does not apply to Attendance"),
+    Case("sql_type_mismatch", "games", ["add_condition(Opponent, contains, %)"], ["add_condition(Opponent, contains, PSV)"],
+         "the value % has no letter or digit"),
+    Case("sql_bad_operator", "games", ["add_condition(Opponent, LIKE, %jax%)"], ["add_condition(Opponent, contains, Ajax)"],
+         "use contains with the words as the cells write them (add_condition(Opponent, contains, jax)"),
     # -- memory -------------------------------------------------------------------------
     Case(
         "sql_duplicate_equality",
@@ -163,6 +169,10 @@ CASES: list[Case] = [
         ["get_column(Name)", "add_condition(Name, =, Smith, John)"],
         "'Smith, John'",
     ),
+    Case("sql_words_not_in_column", "games", ["add_condition(Opponent, contains, Feyenord)"],
+         ["add_condition(Opponent, contains, feyenoord)"], "The closest words in Opponent are: feyenoord (in 'Feyenoord')"),
+    Case("sql_words_not_in_column", "games", ["add_condition(Venue, contains, Ajax)"], ["add_condition(Opponent, contains, Ajax)"],
+         "The words Ajax are in the column 'Opponent'"),
     # -- the table's feedback ---------------------------------------------------------
     Case(
         "sql_empty_result",
@@ -300,6 +310,7 @@ def test_every_sql_rule_has_a_case() -> None:
         "sql_duplicate_equality",
         "sql_condition_before_get_column",
         "sql_value_not_in_column",
+        "sql_words_not_in_column",
         "sql_empty_result",
         "sql_no_neighbour",
         "sql_part_missing",

@@ -305,7 +305,7 @@ def test_docs_list_exactly_the_accepted_actions() -> None:
     tools = json.loads(pyql("docs", "--side", "sql", "--format", "openai-tools").stdout)
     assert {t["function"]["name"] for t in tools} == marked
     condition = next(t for t in tools if t["function"]["name"] == "add_condition")
-    assert condition["function"]["parameters"]["properties"]["op"]["enum"] == [">", "<", ">=", "<=", "=", "!="]
+    assert condition["function"]["parameters"]["properties"]["op"]["enum"] == [">", "<", ">=", "<=", "=", "!=", "contains"]
     # every documented example parses and runs on a table with those columns (each on a fresh episode)
     table = Table.from_rows(
         ["Lyrics theme/style", "Game", "Player", "Date", "Won", "Lost", "Winner", "Gold", "Nation", "Goals", "Name"],
@@ -451,3 +451,30 @@ def test_a_repeated_failed_condition_escalates_to_get_column() -> None:
     assert "'FC Barcelona'" in records[2].observation and env.memory.looked_at(0)
     assert "do not write it again" in records[3].observation
     assert env.step("add_condition(Club, =, FC Barcelona)").ok
+
+
+def test_contains_is_an_action_operator_that_reads_back() -> None:
+    """``add_condition(column, contains, words)``: parsed, run, written back as the same action, in the LLM's docs,
+    tool schema and grammar (a table operator: the KB side's operators have no contains)."""
+    from agent.llm.gbnf import action_gbnf, gbnf_to_regex
+    from grammars.vocabulary import COMPARISON_OPERATORS, TABLE_OPERATORS
+    from pyql.environment.actions import openai_tools
+
+    env = TableEnvironment(people())
+    record = env.step("add_condition(Name, contains, smith, john)")
+    assert record.ok and (record.args["op"], record.args["value"]) == ("contains", "smith, john")
+    assert record.observation.startswith("1 row matches")
+    (action,) = env.query.actions()
+    assert action == "add_condition(Name, contains, smith, john)"
+    again = TableEnvironment(people())
+    assert again.step(action).ok and again.query.actions() == [action]
+    assert TableEnvironment(people()).step("add_condition(Club, CONTAINS, ajax)").args["op"] == "contains"
+    assert "contains" not in COMPARISON_OPERATORS
+    (tool,) = [t for t in openai_tools(TableActions()) if t["function"]["name"] == "add_condition"]
+    assert tool["function"]["parameters"]["properties"]["op"]["enum"] == list(TABLE_OPERATORS)
+    assert "op can be one of >, <, >=, <=, =, !=, contains" in render_docs(TableActions(), "prompt")
+    grammar = gbnf_to_regex(action_gbnf(TableActions(), resume="action"))
+    assert grammar.fullmatch("add_condition(Opponent, contains, Atlanta Braves)")
+    assert not grammar.fullmatch("add_condition(Opponent, like, Atlanta Braves)")
+    refused = TableEnvironment(people()).step("add_condition(Goals, total, contains, 12)")
+    assert not refused.ok and "holds numbers" in refused.observation

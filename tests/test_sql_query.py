@@ -256,8 +256,8 @@ def test_bad_operator(table: Table, op: object) -> None:
     with pytest.raises(BadOperatorError) as info:
         table.query().add_condition("Player", op, "x")  # type: ignore[arg-type]
     assert info.value.kind == "bad_operator"
-    assert info.value.allowed == [">", "<", ">=", "<=", "=", "!="]
-    assert "Allowed operators: >, <, >=, <=, =, !=" in str(info.value)
+    assert info.value.allowed == [">", "<", ">=", "<=", "=", "!=", "contains"]
+    assert "Allowed operators: >, <, >=, <=, =, !=, contains" in str(info.value)
 
 
 @pytest.mark.parametrize(("written", "meant"), [("==", "="), ("<>", "!="), ("=>", ">="), ("=<", "<=")])
@@ -300,3 +300,68 @@ def test_query_on_other_table_is_refused(table: Table) -> None:
     other = Table.from_rows(HEADER, ROWS)
     with pytest.raises(SQLQueryError, match="built on table"):
         Executor(other).execute(table.query().set_answer("Player"))
+
+
+# ----------------------------------------------------------------- contains: words inside a cell
+WORDS = Table.from_rows(
+    ["Opponent", "Venue", "Game"],
+    [["Atlanta Braves", "Turner Field", "1"], ["@ Atlanta Braves", "Home", "2"], ["Bravest Team", "Away", "3"],
+     ["Montréal Expos", "Stade Olympique", "4"], ["50% Club", "Home", "5"], ["a_b", "Joji Kato\n Japan", "6"],
+     ["AxB", "Ostrava, Czech Republic", "7"]],
+)
+
+
+def _kept(op_value: tuple[str, str], column: str = "Opponent") -> list[str]:
+    q = WORDS.query().add_condition(column, "contains", op_value[1]).set_answer("Game")
+    return [str(a.value) for a in WORDS.executor().execute(q)]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "games"),
+    [
+        ("Opponent", "Braves", ["1", "2"]),  # whole words: not "Bravest"
+        ("Opponent", "BRAVES", ["1", "2"]),  # case aside
+        ("Opponent", "atlanta braves", ["1", "2"]),  # several words, in order
+        ("Opponent", "braves atlanta", []),
+        ("Opponent", "brave", []),  # a part of a word is no word
+        ("Opponent", "montreal", ["4"]),  # accents aside
+        ("Venue", "japan", ["6"]),  # a line break separates words
+        ("Venue", "Ostrava", ["7"]),  # so does punctuation
+        ("Venue", "czech republic", ["7"]),
+    ],
+)
+def test_contains_keeps_the_cells_holding_the_words(column: str, value: str, games: list[str]) -> None:
+    assert _kept(("contains", value), column) == games
+
+
+def test_contains_binds_its_value_and_has_no_wildcards() -> None:
+    q = WORDS.query().add_condition("Opponent", "contains", "a%b").set_answer("Game")
+    text, params = q.sql_with_params()
+    assert text == 'SELECT "c2" FROM "t" WHERE INSTR(PYQL_WORDS("c0"), PYQL_WORDS(?)) > 0' and params == ["a%b"]
+    ex = WORDS.executor()
+    # % and _ are separators, never wildcards: "a%b" and "a_b" are the words "a b" (the cell a_b), never "AxB"
+    assert [a.value for a in ex.execute(q)] == ["6"]
+    assert [a.value for a in ex.execute(WORDS.query().add_condition("Opponent", "contains", "a_b").set_answer("Game"))] == ["6"]
+    assert ex.execute(WORDS.query().add_condition("Opponent", "contains", "a_").set_answer("Game", "COUNT"))[0].value == 1  # the word a
+    assert ex.execute(WORDS.query().add_condition("Opponent", "contains", "50%").set_answer("Game"))[0].value == "5"
+    hostile = "x') OR 1=1 --"
+    assert ex.execute(WORDS.query().add_condition("Opponent", "contains", hostile).set_answer("Game")) == []
+    assert "1=1" not in WORDS.query().add_condition("Opponent", "contains", hostile).sql(params=True)
+
+
+def test_contains_shows_in_the_action_the_display_and_other_dialects() -> None:
+    q = WORDS.query().add_condition("opponent", "Contains", "Braves").set_answer("Game", "COUNT")
+    assert q.actions() == ["add_condition(Opponent, contains, Braves)", "set_answer(Game, COUNT)"]
+    assert q.display_sql() == 'SELECT COUNT("Game") FROM "table" WHERE INSTR(PYQL_WORDS("Opponent"), PYQL_WORDS(\'Braves\')) > 0'
+    assert sqlglot.parse_one(q.sql("duckdb"), read="duckdb").find(exp.StrPosition) is not None
+    assert q.conditions[0].number is None
+
+
+def test_contains_is_refused_on_numbers_and_without_a_word() -> None:
+    with pytest.raises(BadValueError, match=r"Column 'Game' holds numbers \(e.g. 1\), and contains matches words inside text. "
+                       r"Use =, !=, >, <, >= or <= with a number, e.g. add_condition\(Game, =, 1\)."):
+        WORDS.query().add_condition("Game", "contains", "1")
+    for value in ("%", " ", "--"):
+        with pytest.raises(BadValueError, match="has no letter or digit"):
+            WORDS.query().add_condition("Opponent", "contains", value)
+    assert WORDS.query().add_condition("Opponent", "contains", 50).conditions[0].value == 50  # a number is its text

@@ -11,6 +11,7 @@ import pytest
 
 from pyql_sql.environment import TableEnvironment
 from pyql_sql.next_steps import table_next_steps
+from pyql_sql.question_match import condition_candidates
 from pyql_sql.table import Table
 
 MEDALS = Table.from_rows(
@@ -196,6 +197,65 @@ LAPS = Table.from_rows(["Driver", "Laps", "Attendance"], [["Ann", "61", "16,000"
 )
 def test_a_negated_comparison_is_its_opposite(question: str, expected: str) -> None:
     assert expected in steps(LAPS, question)
+
+
+# -- a name the question writes that cells hold inside them: contains ---------------------------------------------
+SCHEDULE = Table.from_rows(
+    ["Game", "Opponent", "Venue", "Notes"],
+    [["1", "Atlanta Braves", "Ostrava, Czech Republic", "directed by the coach"],
+     ["2", "@ Atlanta Braves", "Brno", "rain delay"], ["3", "New York Mets", "Ostrava, CZE", "directed by the coach"],
+     ["4", "@ Florida Marlins", "Praha", "Tour of Japan"], ["5", "Japan", "Brno", "Japan Cup"]],
+)
+SPEED_SKATING = Table.from_rows(
+    ["Distance", "Gold", "Silver"],
+    [["500 m", "Hiroyasu Shimizu\n Japan", "Jeremy Wotherspoon\n Canada"], ["1000 m", "Jan Bos\n Netherlands", "Joji Kato\n Japan"],
+     ["1500 m", "Joji Kato\n Japan", "Jan Bos\n Netherlands"], ["5000 m", "Bob de Jong\n Netherlands", "Lee Kyou-hyuk\n South Korea"]],
+)
+LAKES = Table.from_rows(["Name", "Depth"], [["Lake Garda", "346"], ["Lake Como", "425"], ["Lake Iseo", "251"], ["Lago Maggiore", "372"]])
+
+
+@pytest.mark.parametrize(
+    "table, question, expected",
+    [
+        (SCHEDULE, "how many times did the braves appear on the schedule?", "add_condition(Opponent, contains, Braves)"),
+        (SCHEDULE, "how many matches were held in ostrava?", "add_condition(Venue, contains, Ostrava)"),
+        (SPEED_SKATING, "how many skaters from japan took gold?", "add_condition(Gold, contains, Japan)"),
+        (SPEED_SKATING, "how many silver medals went to south korea?", "add_condition(Silver, contains, South Korea)"),  # one cell: two words
+    ],
+)
+def test_a_name_inside_cells_is_a_contains_condition(table: Table, question: str, expected: str) -> None:
+    assert first_step(table, question) == expected
+
+
+def test_a_contains_condition_keeps_the_rows_that_hold_the_name() -> None:
+    env = TableEnvironment(SPEED_SKATING, question="how many skaters from japan took gold?")
+    assert env.step(first_step(SPEED_SKATING, "how many skaters from japan took gold?")).ok
+    assert env.step("set_answer(Gold, COUNT)").ok and env.step("execute()").observation == "The answer is [2]"
+
+
+@pytest.mark.parametrize(
+    "table, question, absent",
+    [
+        (SCHEDULE, "who was the opponent in the japan game?", "contains, Japan"),  # the cell Japan, written whole, leads
+        (LAKES, "what is the deepest lake?", "contains"),  # a word most cells hold names no row
+        (SCHEDULE, "which game was directed by the coach?", "contains, directed"),  # a common word of the notes, no name
+        (SCHEDULE, "how many games were not against the braves?", "contains"),  # a negation: the rows without it
+        (SCHEDULE, "how many games against new york giants?", "contains, New York"),  # a part of another name (New York Mets)
+        (SCHEDULE, "which games were played against the atlanta braves?", "contains"),  # a cell written whole: =
+    ],
+)
+def test_contains_stays_silent(table: Table, question: str, absent: str) -> None:
+    assert not any(absent in s for s in steps(table, question)), steps(table, question)
+
+
+@pytest.mark.parametrize("question", ["who was the opponent in the japan game?", "how many games did japan play?"])
+def test_a_cell_written_whole_wins_over_a_name_inside_other_cells(question: str) -> None:
+    """The Opponent cell Japan leads; Notes' "Tour of Japan", "Japan Cup" (a contains) come after it, if at all."""
+    listed = steps(SCHEDULE, question)
+    assert listed[0] == "add_condition(Opponent, =, Japan)", listed
+    (cell, *rest) = condition_candidates(SCHEDULE, question)
+    assert (cell.op, cell.value) == ("=", "Japan") and all(c.score < cell.score for c in rest)
+    assert ("contains", "Japan") in {(c.op, c.value) for c in rest}
 
 
 SEASON = Table.from_rows(["Date", "Opponent", "Attendance"],

@@ -8,23 +8,24 @@ the model can only write ``Action N: name(args)`` with a known name, the
 right number of arguments, and arguments of plausible shapes for each
 parameter kind, optionally after one ``Thought N: ...`` line:
 
-========== =========================================================
-variable   ``?x``
-relation   ``a.b.c``, ``wdt:P31``, ``<http://...>``, ``?r``
-node       the above, numbers ``10``, dates ``2005-12-31``, strings
-           ``"x"``, ``"Rachel"@en``, ``"2011"^^xsd:gYear``
-operator   ``>``, ``<``, ``>=``, ``<=``, ``=``, ``!=``, ``==``, ``<>``
-flag       ``true``, ``false`` (also ``True``, ``False``)
-whole      a whole number ``3``, or ``none`` (also ``None``)
-time       a flag, a year ``2011``, a date, a variable
-expression MarkQA's expression functions nested as calls,
-           ``mul(div(sub(?a, ?b), ?b), 100)``, up to
-           :data:`EXPRESSION_DEPTH` calls deep; operands are variables,
-           names (``pop_2011``), numbers, dates and strings
-values     ``(Q319, Q2347978)``: names, numbers, dates or literals
-other      a node, or free text without ``,()"'`` and line breaks (a
-           quote starts a string in the action language: quote such text)
-========== =========================================================
+============== =========================================================
+variable       ``?x``
+relation       ``a.b.c``, ``wdt:P31``, ``<http://...>``, ``?r``
+node           the above, numbers ``10``, dates ``2005-12-31``, strings
+               ``"x"``, ``"Rachel"@en``, ``"2011"^^xsd:gYear``
+operator       ``>``, ``<``, ``>=``, ``<=``, ``=``, ``!=``, ``==``, ``<>``
+table-operator an operator, or ``contains`` (a table's ``add_condition``)
+flag           ``true``, ``false`` (also ``True``, ``False``)
+whole          a whole number ``3``, or ``none`` (also ``None``)
+time           a flag, a year ``2011``, a date, a variable
+expression     MarkQA's expression functions nested as calls,
+               ``mul(div(sub(?a, ?b), ?b), 100)``, up to
+               :data:`EXPRESSION_DEPTH` calls deep; operands are variables,
+               names (``pop_2011``), numbers, dates and strings
+values         ``(Q319, Q2347978)``: names, numbers, dates or literals
+other          a node, or free text without ``,()"'`` and line breaks (a
+               quote starts a string in the action language: quote such text)
+============== =========================================================
 
 Which rule a parameter kind gets, and its JSON-schema pattern, is the
 kind's entry in :data:`grammars.parameter_kinds.PARAMETER_KINDS` (its
@@ -66,10 +67,12 @@ from grammars.parameter_kinds import PARAMETER_KINDS
 from grammars.vocabulary import (
     ARITHMETIC_OPERATORS,
     CELL_PARTS,
+    COMPARISON_OPERATORS,
     EXPRESSION_FUNCTIONS,
     MAX_EXPRESSION_DEPTH,
     ORDINALS,
     ROW_DIRECTIONS,
+    TABLE_OPERATORS,
     WRITTEN_OPERATORS,
 )
 
@@ -101,6 +104,7 @@ date ::= [0-9] [0-9] [0-9] [0-9] "-" [0-9] [0-9] ("-" [0-9] [0-9])? ("T" [0-9] [
 string ::= "\"" ([^"\\\n] | "\\" [^\n])* "\""
 literal ::= string ("@" [A-Za-z]+ ("-" [A-Za-z0-9]+)* | "^^" (name | iri))?
 operator ::= @OPERATORS@
+table-operator ::= operator | @TABLE_ONLY@
 relation ::= name | iri | variable
 node ::= variable | name | iri | date | number | literal
 text ::= node | [^,()"'\n` ] ([^,()"'\n`]* [^,()"'\n` ])?
@@ -115,6 +119,7 @@ arithmetic ::= @ARITHMETIC@
 row-direction ::= @ROW_DIRECTIONS@
 position ::= "-"? [1-9] [0-9]* | @ORDINALS@
 '''.replace("@OPERATORS@", " | ".join(f'"{op}"' for op in WRITTEN_OPERATORS)).replace(
+    "@TABLE_ONLY@", " | ".join(f'"{op}"' for op in TABLE_OPERATORS if op not in COMPARISON_OPERATORS)).replace(
     "@PARTS@", " | ".join(f'"{p}"' for p in CELL_PARTS)).replace(
     "@ARITHMETIC@", " | ".join(f'"{op}"' for op in ARITHMETIC_OPERATORS)).replace(
     "@ROW_DIRECTIONS@", " | ".join(f'"{d}"' for d in ROW_DIRECTIONS)).replace(

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from grammars.parameter_kinds import DEFAULT_KIND, PARAMETER_KINDS
-from grammars.vocabulary import COMPARISON_OPERATORS
+from grammars.vocabulary import COMPARISON_OPERATORS, TABLE_OPERATORS
 from pyql.builder.kind import ActionDecl
 from pyql.errors import (
     ArityError,
@@ -179,13 +179,16 @@ class ActionSpec:
 
 
 def _fill_vocabulary(doc: str) -> str:
-    """An action's docstring with the vocabulary filled in: ``{operators}`` → the comparison operators.
+    """An action's docstring with the vocabulary filled in: ``{operators}`` → the comparison operators,
+    ``{table_operators}`` → a table condition's operators (``contains`` too).
 
     Example:
         >>> _fill_vocabulary("op is one of {operators}.")
         'op is one of >, <, >=, <=, =, !=.'
+        >>> _fill_vocabulary("op is one of {table_operators}.")
+        'op is one of >, <, >=, <=, =, !=, contains.'
     """
-    return doc.replace("{operators}", ", ".join(COMPARISON_OPERATORS))
+    return doc.replace("{operators}", ", ".join(COMPARISON_OPERATORS)).replace("{table_operators}", ", ".join(TABLE_OPERATORS))
 
 
 _SECTION_RE = re.compile(r"^\s*(Args|Returns|Raises|Example|Examples)\s*:(.*)$")
