@@ -327,6 +327,14 @@ def normalize_position(position: object, rows: int | None = None) -> int:
     return value
 
 
+def _check_value(value: object) -> None:
+    """Raise :class:`BadValueError` unless a condition's value is a string or a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise BadValueError(f"The value of a condition must be a string or a number, not {type(value).__name__} ({value!r}).")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BadValueError(f"The value {value!r} is not a finite number.")
+
+
 @dataclass(frozen=True, eq=False)
 class TableQuery:
     """An immutable query on one :class:`~pyql_sql.table.Table`, built step by step.
@@ -399,13 +407,7 @@ class TableQuery:
         """
         col = self.resolve_column(column)
         op_ = normalize_operator(op)
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise BadValueError(
-                f"The value of a condition must be a string or a number, not {type(value).__name__} "
-                f"({value!r})."
-            )
-        if isinstance(value, float) and not math.isfinite(value):
-            raise BadValueError(f"The value {value!r} is not a finite number.")
+        _check_value(value)
         number = parse_number(value)
         if op_ in _ORDERING and col.is_numeric and number is None:
             raise BadValueError(

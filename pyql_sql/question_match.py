@@ -390,18 +390,11 @@ def _contains_candidates(
     """``column contains words`` for a name the question writes that a text column's cells hold inside them
     ("how many games took place in ostrava?": ``Ostrava, Czech Republic``, ``Ostrava, CZE``).
 
-    A phrase of one to three words of the question, the longest first:
-
-    * 4 letters or more; its first and last word no stop word, no word of asking, counting or time
-      (:data:`_NOT_VALUES`, months), none of the column's header; not the thing a *which/what* asks for
-      ("which city"), not after a negation ("not from", "no cosworth engines");
-    * not inside a header the question names, a number or date of the question (``values``), or a cell of the
-      column the question writes (whole, by its first or last word, by a demonym); not a cell itself;
-    * not the end of a longer name of the question ("terence cuneo" does not name the ``Cuneo Society``): the word
-      right before it is a stop word or the cells hold it too;
-    * held as whole words (:func:`pyql_sql.parts.cell_words`) by two cells or more, capitalised as a name
-      (``Braves``, not the ``directed`` of a note), but not by all or most of them (``Lake`` of a column of lakes
-      names no row); or by one cell when the phrase has two words or more or the column's header is next to it.
+    A phrase of one to three words of the question, the longest first, that can be a value (:func:`_unfit_phrase`),
+    is not inside a header the question names, a number or date of the question (``values``) or a cell of the column
+    the question writes (whole, by its first or last word, by a demonym), is no cell itself, is not the end of a
+    longer name (:func:`_longer_name`: "terence cuneo" does not name the ``Cuneo Society``), and that the cells hold
+    as a name (:func:`_named_in`, whole words: :func:`pyql_sql.parts.cell_words`).
 
     It scores 2 (listed), more when several cells hold it, for each word and next to its column's header
     (:func:`_near`), and below a cell (of another column) the question writes whole on its span, which leads.
@@ -436,26 +429,40 @@ def _contains_candidates(
                 if f" {phrase} " in whole:
                     taken.append((start, end))  # a cell the question writes: neither it nor a part of it is a contains
                     continue
-                ends = (span[0][2], span[-1][2])
-                if (any(w in _STOP or w in _NOT_VALUES or w in _MONTH_WORDS for w in ends) or span[0][2] in asked
-                        or sum(ch.isalpha() for ch in phrase) < 4 or (n == 1 and not phrase.isalpha())
-                        or any(_stem(w) in header for *_, w in span) or _NEGATED.search(question[max(0, start - 30) : start]) or _NO_BEFORE.search(question[:start])):
+                if _unfit_phrase(question, span, phrase, asked, header):
                     continue
                 holding = [cell for cell, t in cell_texts if f" {phrase} " in t]
                 near = _near(question, mention, start, end)
-                if not holding or (len(holding) == 1 and n == 1 and near < 2):
-                    continue
-                if (len(texts) > 1 and len(holding) == len(texts)) or (len(texts) >= 4 and 2 * len(holding) > len(texts)):
-                    continue  # a word most cells hold (a column of lakes, "Lake ...") names no row
-                written = [w for w in (_written(cell, phrase) for cell in holding) if w is not None]
-                if 2 * len(written) < len(holding):
-                    continue  # a common word of the cells' text ("directed", "nominated"), no name
-                if _longer_name(folded, words, i, n, cell_texts):
+                written = _named_in(holding, len(texts), phrase, n, near)
+                if written is None or _longer_name(folded, words, i, n, cell_texts):
                     continue  # a part of a longer name ("terence cuneo", "ancient woods", "manchester united")
                 taken.append((start, end))
                 score = 2.0 + 0.1 * (len(holding) > 1) + 0.1 * (n - 1) + 2 * near  # a name of several cells first
                 out.append(ConditionCandidate(col.index, "contains", written[0], start, end, score))  # as the cells write it
     return [_below_cells(c, [o for o in found if o.op == "=" and o.score >= 2.0]) for c in out]
+
+
+def _named_in(holding: list[str], cells: int, phrase: str, n: int, near: float) -> list[str] | None:
+    """The phrase as the cells that hold it write it, when they hold it as a name: by two cells or more (one when
+    the phrase has two words or its header is next to it), not by all or most of the column's ``cells`` (``Lake``
+    of a column of lakes names no row), capitalised as a name in most of them (not the ``directed`` of a note)."""
+    if not holding or (len(holding) == 1 and n == 1 and near < 2):
+        return None
+    if (cells > 1 and len(holding) == cells) or (cells >= 4 and 2 * len(holding) > cells):
+        return None
+    written = [w for w in (_written(cell, phrase) for cell in holding) if w is not None]
+    return written if 2 * len(written) >= len(holding) else None
+
+
+def _unfit_phrase(question: str, span: list[tuple[int, int, str]], phrase: str, asked: set[str], header: set[str]) -> bool:
+    """Whether a phrase of the question cannot be a value held inside cells (:func:`_contains_candidates`' first two
+    rules): a stop, asking, counting or month word at an end, what a *which* asks for, under 4 letters, a word of the
+    column's header, after a negation."""
+    start, ends = span[0][0], (span[0][2], span[-1][2])
+    return bool(any(w in _STOP or w in _NOT_VALUES or w in _MONTH_WORDS for w in ends) or span[0][2] in asked
+                or sum(ch.isalpha() for ch in phrase) < 4 or (len(span) == 1 and not phrase.isalpha())
+                or any(_stem(w) in header for *_, w in span) or _NEGATED.search(question[max(0, start - 30) : start])
+                or _NO_BEFORE.search(question[:start]))
 
 
 def _longer_name(folded: str, words: list[tuple[int, int, str]], i: int, n: int, cells: list[tuple[str, str]]) -> bool:
