@@ -64,10 +64,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=22)
     parser.add_argument("--split", choices=sorted(SPLITS), default="pristine-unseen-tables",
                         help="the WTQ file sliced: the unseen-table test set (held-out) or the training set (dev)")
+    parser.add_argument("--exclude", type=Path, nargs="+", default=[],
+                        help="data files of other slices whose questions this one leaves out (after sampling)")
+    parser.add_argument("--first", type=int, default=None, help="keep the first N questions left (after --exclude)")
     args = parser.parse_args(argv)
     data, tagged_path = SPLITS[args.split]
     header, *lines = (read(args.repo, data) or "").splitlines()
-    chosen = sample(lines, args.size, args.seed)
+    excluded = {line.split("\t", 1)[0] for path in args.exclude for line in path.read_text(encoding="utf-8").splitlines()[1:]}
+    chosen = [line for line in sample(lines, args.size, args.seed) if line.split("\t", 1)[0] not in excluded][: args.first]
     ids = {line.split("\t", 1)[0] for line in chosen}
     (args.out / "data").mkdir(parents=True, exist_ok=True)
     (args.out / data).write_text("\n".join([header, *chosen]) + "\n", encoding="utf-8")

@@ -363,6 +363,7 @@ def _all_candidates(
     out += _comparison_candidates(table, question, g, mentions, cells)
     out += _word_number_candidates(table, question, mentions, cells)
     out += _month_day_candidates(question, g, mentions, cells)
+    out += _empty_candidates(table, question, mentions)
     out += _total_candidates(table, question, g, mentions, cells, compared)
     out += _contains_candidates(question, cells, mentions, out, [(v.start, v.end) for v in g.values])
     return _outside_cells(out)
@@ -601,6 +602,33 @@ def _month_day_candidates(
             if 1 <= len(set(same)) <= 3 and not any(v.strip().lower() == m.group().lower() for v in same):
                 near = _near(question, mentions.get(col.index), m.start(), m.end())
                 out += [ConditionCandidate(col.index, "=", v, m.start(), m.end(), 3.0 + 2 * near) for v in dict.fromkeys(same)]
+    return out
+
+
+#: Words before a header that ask for its empty cells: "do not have notes", "has no songwriters", "without a score".
+_NONE_BEFORE = re.compile(r"(?:\bno|\bnot\s+have|n't\s+have|\bnot\s+list|\bwithout|\black(?:ing|s)?|\bnever\s+had)"
+                          r"(?:\s+(?:any|a|an|the|listed|their|his|her|its))*\s+$", re.IGNORECASE)
+
+
+def _empty_candidates(table: Table, question: str, mentions: Mapping[int, tuple[int, int, float]]) -> list[ConditionCandidate]:
+    """``column = ""`` for a text column the question says the rows lack ("how many ranks do not have notes?",
+    "tracks that have no songwriters"), when some of its cells are empty and some are not.
+
+    Example:
+        >>> t = Table.from_rows(["Rank", "Notes"], [["1", "Q"], ["2", ""], ["3", ""]])
+        >>> q = "how many ranks do not have notes?"
+        >>> [(c.op, c.value) for c in _empty_candidates(t, q, header_mentions(t, q))]
+        [('=', '')]
+    """
+    out = []
+    for i, m in mentions.items():
+        col = table.columns[i] if i < len(table.columns) else None
+        if col is None or col.is_numeric or not _NONE_BEFORE.search(question[: m[0]]):
+            continue
+        executor = table.executor()
+        empty = executor.count(table.query().add_condition(col, "=", ""))
+        if 0 < empty < table.row_count:
+            out.append(ConditionCandidate(i, "=", "", m[0], m[1], 3.0 + m[2] / 4))
     return out
 
 

@@ -34,12 +34,14 @@ __all__ = [
 
 def action_value(value: str) -> str:
     """A cell as an action's value argument, so that it reads back as written: quoted when it holds quotes of its
-    own (``'"Dalek"'``), a comma, a parenthesis, or spaces at its ends (a separator ``" "``).
+    own (``'"Dalek"'``), a comma, a parenthesis, or spaces at its ends (a separator ``" "``); the empty cell as ``""``.
 
     Example:
-        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"), action_value(" "))
-        Ajax '"Dalek"' "Smith, John" " "
+        >>> print(action_value("Ajax"), action_value('"Dalek"'), action_value("Smith, John"), action_value(" "), action_value(""))
+        Ajax '"Dalek"' "Smith, John" " " ""
     """
+    if not value:
+        return '""'
     if '"' in value and "'" not in value:
         return f"'{value}'"
     if re.search(r"[,()]", value) or (value[:1] in "'`" and value[-1:] == value[:1] and len(value) > 1) or value != value.strip():
@@ -51,10 +53,10 @@ def _show(value: object) -> str:
     """A condition value as the action syntax shows it.
 
     Example:
-        >>> _show("Ajax"), _show(1174.0), _show(17)
-        ('Ajax', '1174', '17')
+        >>> _show("Ajax"), _show(1174.0), _show(17), _show("")
+        ('Ajax', '1174', '17', '""')
     """
-    return value_text(value) if not isinstance(value, str) else value
+    return value_text(value) if not isinstance(value, str) else (value or '""')
 
 
 @dataclass(frozen=True)

@@ -286,3 +286,22 @@ def test_where_asks_for_the_place_and_who_for_the_column_it_names() -> None:
     assert steps(CAREER, "where was the last competition held?")[:2] == ["add_row(-1)", "set_answer(Venue)"]
     # who is the <header>: that column, not the first text column
     assert [s for s in steps(SHOWS, "who is the presenter listed before chris jackson?") if s.startswith("set_answer")][0] == "set_answer(Presenter)"
+
+
+TRACKS = Table.from_rows(["#", "Title", "Songwriters", "Notes"],
+                         [["1", "Intro", "", "Live"], ["2", "Rain", "Ann Lee", ""], ["3", "Sun", "", ""], ["4", "Wind", "Bo Li", "Demo"]])
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("how many tracks have no songwriters?", 'add_condition(Songwriters, =, "")'),
+    ("how many tracks do not have notes?", 'add_condition(Notes, =, "")'),
+])
+def test_a_column_the_rows_lack_is_its_empty_cells(question: str, expected: str) -> None:
+    listed = steps(TRACKS, question)
+    assert listed[0] == expected, listed
+    env = TableEnvironment(TRACKS, question=question)
+    assert env.step(listed[0]).ok  # the empty value reads back
+
+
+def test_a_column_the_rows_have_is_no_empty_condition() -> None:
+    assert not any('""' in s for s in steps(TRACKS, "how many tracks have notes?"))
