@@ -749,7 +749,7 @@ def _repeats(ctx: _Ctx, col: Column) -> bool:
     return 0 < len(values) < ctx.table.row_count
 
 
-_ASKS_PART = re.compile(r"\b(?:what|which)\s+(year|month)s?\b", re.IGNORECASE)
+_ASKS_PART = re.compile(r"\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+)?(year|month)s?\b", re.IGNORECASE)
 
 
 def _asked_part(ctx: _Ctx) -> tuple[Column, str] | None:

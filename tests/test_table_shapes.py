@@ -339,3 +339,8 @@ def test_a_comparison_than_a_row_reads_the_row_s_value() -> None:
     taken, answers = first_choices(LAKES, "how many lakes have an area greater than lake palas tuzla?")
     assert taken[0] == "add_condition(Area (km²), >, 20)" and answers == ["2"]
     assert "than" not in [p.shape for p in question_plans(LAKES, "how many lakes have an area greater than 20?")]  # a number: a plain condition
+
+
+def test_what_was_the_year_of_asks_for_the_year_of_a_date() -> None:
+    plans = plan_actions(question_plans(SINGLES, "what was the year of the last single?"))
+    assert ["add_part(Released, year)", "set_answer(Released year)"] in plans
