@@ -316,7 +316,8 @@ def _text_matches(question: str, cells: list[str]) -> list[tuple[str, int, int]]
             words = fold(written).split()
             if not words or len(written) > 80:
                 continue
-            plural = "(?:e?s)?" if words[-1][-1:].isalpha() and len(words[-1]) > 2 else ""  # "middle blockers" names "Middle blocker"
+            plural = "(?:e?s)?" if words[-1][-1:].isalpha() and (len(words[-1]) > 2 or words[-1].isupper() and len(words[-1]) == 2) else ""
+            # "middle blockers" names "Middle blocker", "qbs" the position QB
             pattern = r"(?<!\w)" + r"\s+".join(_word_pattern(w) for w in words) + plural + r"(?!\w)"
             m = re.search(pattern, folded, re.IGNORECASE)
             if m is not None:
@@ -688,12 +689,14 @@ def _cell_candidates(
             continue  # the header itself, not a value
         near = _near(question, mention, start, end)
         length = len(cell.strip())
-        if (length < 3 and near == 0) or any(s <= start and end <= e for s, e in compared) or cell.lower() in _STOP:
+        abbreviations = cell.strip().isupper() and end - start > length  # "qbs": the plural of the cell QB
+        if (length < 3 and near == 0 and not abbreviations) or any(s <= start and end <= e for s, e in compared) or cell.lower() in _STOP:
             continue
         op = "!=" if _NEGATED.search(question[max(0, start - 30) : start]) else "="
         category = 0.6 if categories and 1 < len(cells) <= 8 and 3 <= length <= 6 else 0.0  # a short value of a few repeated ones: Won
         key = 0.4 if not categories and len(cells) >= 5 and 4 <= length <= 6 and cell[:1].isupper() else 0.0  # a row's short name: Iowa
-        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category + key))
+        key += 1.0 if re.fullmatch(r"\d+(?:st|nd|rd|th)", cell.strip(), re.IGNORECASE) else 0.0  # a place: "finish 1st"
+        out.append(ConditionCandidate(col.index, op, cell, start, end, 1.0 + min(length, 20) / 5 + 2 * near + category + key + abbreviations))
     for cell, start, end in _first_word_matches(question, cells, {c.value for c in out}):
         if any(c.start < end and start < c.end for c in out):
             continue  # the word is part of a cell the question writes whole

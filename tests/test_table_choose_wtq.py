@@ -307,3 +307,14 @@ def test_a_column_the_rows_lack_is_its_empty_cells(question: str, expected: str)
 
 def test_a_column_the_rows_have_is_no_empty_condition() -> None:
     assert not any('""' in s for s in steps(TRACKS, "how many tracks have notes?"))
+
+
+ROSTER = Table.from_rows(["Player", "Pos.", "Place"], [["Ann", "QB", "1st"], ["Bo", "WR", "3rd"], ["Cy", "QB", "1st"], ["Di", "OT", "12th"]])
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("how many players are qbs?", "add_condition(Pos., =, QB)"),  # the plural of an abbreviation
+    ("how many times did they finish 1st?", "add_condition(Place, =, 1st)"),  # a place written as a cell
+])
+def test_short_cells_written_as_values(question: str, expected: str) -> None:
+    assert steps(ROSTER, question)[0] == expected
