@@ -209,7 +209,7 @@ def measure_column(table: Table, question: str, g: Grounding, mentions: Mapping[
     following = following[1:] if following[:1] == ["total"] else following
     if not following or any(m[0] >= cue.end and len(_WORD.findall(question[cue.end : m[0]])) <= 1 for m in mentions.values()):
         return None  # "how many votes": a column's own number (own_number), not a measure
-    words = measure_words(following[0], " ".join(following[1:6]))
+    words = measure_words(following[0], " ".join(following[1:]))
     if words is None or any(c.start >= cue.end for c, _ in g.comparisons()):
         return None
     for col in table.columns:

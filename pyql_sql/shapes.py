@@ -25,6 +25,8 @@ shape           steps
                 comparative: ``set_answer(column)`` of the row the other conditions keep
 ``same``        *the same <column> as <cell>*: ``add_condition(column, =, <the cell's row's value>)`` (read off the
                 table), ``add_condition(key, !=, cell)``, then the column asked (else the key)
+``than``        *a comparative than <cell>*: ``add_condition(column, >, <the cell's row's value>)`` (read off
+                the table); the count or column asked follows
 ``difference``  a difference (or a total) of two such cells: ``set_calculation(column, -, key, A, B)``,
                 the larger first (``+`` for a total)
 ``adjacent``    a neighbour word right before a cell: ``add_adjacent(column, cell, before)``, then
@@ -224,7 +226,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_words_plan, _compare_plan, _choice_plan, _same_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_words_plan, _compare_plan, _choice_plan, _same_plan, _than_row_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -604,6 +606,39 @@ def _same_plan(ctx: _Ctx) -> Plan | None:
     return Plan("same", steps, frozenset({(anchor.column, anchor.value.lower())}), True)
 
 
+_THAN_ROW = re.compile(r"\bthan\s+(?:that\s+of\s+|the\s+)?", re.IGNORECASE)
+
+
+def _than_row_plan(ctx: _Ctx) -> Plan | None:
+    """"how many cities have populations greater than arquata scrivia": a comparative, *than* and a named row: the
+    rows whose measured column is beyond that row's value (read off the table when the list is made),
+    ``add_condition(Population, >, 6000)``; the count or the column asked follows as the list ranks it."""
+    m = _THAN_ROW.search(ctx.question)
+    cues = [c for c in ctx.g.cues if c.kind in ("comparative", "comparison") and c.start < m.start() and c.end <= m.end() + 1
+            and c.op in ("max", "min", ">", "<", ">=", "<=")] if m is not None else []
+    if m is None or not cues:
+        return None
+    anchors = [c for c in ctx.candidates if c.op == "=" and c.start >= m.end() and c.start - m.end() <= 4
+               and not ctx.table.columns[c.column].is_numeric]
+    if not anchors:
+        return None
+    anchor, cue = anchors[0], cues[-1]
+    column = _measured(ctx, anchor.column, cue)
+    if column is None or not column.is_numeric:
+        return None
+    key = ctx.table.columns[anchor.column]
+    try:
+        got = ctx.table.executor().execute(ctx.table.query().add_condition(key, "=", anchor.value).set_answer(column))
+    except Exception:  # noqa: BLE001 - a row the table cannot read: no plan
+        return None
+    values = {n for a in got if a.value is not None and (n := parse_number(str(a.value))) is not None}
+    if len(values) != 1:
+        return None
+    value = format_number(values.pop())
+    op = (">" if cue.op in (">", ">=") else "<") if cue.kind == "comparison" else (">" if _direction(cue, column) else "<")
+    return Plan("than", (_condition(_col(ctx.table, column), op, value),), frozenset({(anchor.column, anchor.value.lower())}))
+
+
 _TOP = re.compile(r"\b(?:at\s+the\s+top|on\s+top|top\s+of\s+the\s+(?:list|chart|table|page)|listed\s+first|first\s+listed)\b", re.I)
 _BOTTOM = re.compile(r"\b(?:at\s+the\s+bottom|bottom\s+of\s+the\s+(?:list|chart|table|page)|listed\s+last|last\s+listed)\b", re.I)
 _PLACE_WORDS = frozenset(["place", "placed", "position", "round", "leg", "stage", "half", "quarter", "time", "times", "term", "season"])
@@ -717,7 +752,7 @@ def _repeats(ctx: _Ctx, col: Column) -> bool:
     return 0 < len(values) < ctx.table.row_count
 
 
-_ASKS_PART = re.compile(r"\b(?:what|which)\s+(year|month)s?\b", re.IGNORECASE)
+_ASKS_PART = re.compile(r"\b(?:what|which)\s+(?:(?:was|is|were)\s+the\s+)?(year|month)s?\b", re.IGNORECASE)
 
 
 def _asked_part(ctx: _Ctx) -> tuple[Column, str] | None:

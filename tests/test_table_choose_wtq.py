@@ -156,6 +156,7 @@ GAMES = Table.from_rows(
 )
 TOWNS = Table.from_rows(["Location", "Region", "Population", "Elevation (ft)"],
                         [["Santa Maria", "Lima", "14853", "410"], ["Acari", "Arequipa", "4445", "2690"]])
+ARENAS = Table.from_rows(["Stadium", "Home city", "Capacity"], [["Holon City Arena", "Holon", "2,850"], ["Nokia Arena", "Tel Aviv", "11,000"]])
 ELECTION = Table.from_rows(["Party", "Votes", "Seats"], [["Labor", "166,106", "15"], ["Liberal", "119,106", "20"], ["Independent", "36,271", "4"],
                                                        ["Other", "5,238", "0"], ["Liberal", "WIN", "20"]])
 
@@ -167,6 +168,7 @@ ELECTION = Table.from_rows(["Party", "Votes", "Seats"], [["Labor", "166,106", "1
         (GAMES, "how many people attended the game on june 24?", ["add_condition(Date, =, June 24)", "set_answer(Attendance)"]),
         (TOWNS, "how many people live in santa maria?", ["add_condition(Location, =, Santa Maria)", "set_answer(Population)"]),
         (TOWNS, "how many feet above sea level is santa maria?", ["add_condition(Location, =, Santa Maria)", "set_answer(Elevation (ft))"]),
+        (ARENAS, "how many people does the holon city arena in holon seat?", ["add_condition(Stadium, =, Holon City Arena)", "set_answer(Capacity)"]),
         # a column of numbers with one word among them is still its own number
         (ELECTION, "how many votes did the independent party have?", ["add_condition(Party, =, Independent)", "set_answer(Votes)"]),
         # near misses: people counted as rows, a comparison after the noun

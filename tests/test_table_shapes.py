@@ -80,6 +80,9 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
         # "first place" / "last place" written by no cell: the numbered rank column
         (MEDALS, "which nation took first place?", ["add_condition(Rank, =, 1)", "set_answer(Nation)", "execute()"], ["Brazil"]),
         (MEDALS, "which nation came in last place?", ["add_row(-1)", "set_answer(Nation)", "execute()"], ["North Korea"]),
+        # "<comparative> than <row>": that row's value read off the table, the rows beyond it
+        (MEDALS, "how many nations won more gold than north korea?", ["add_condition(Gold, >, 2)", "set_answer(Nation, COUNT)", "execute()"],
+         ["2"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
@@ -330,6 +333,17 @@ def test_a_when_question_asks_for_the_date_column() -> None:
 ])
 def test_no_choice_without_options_and_a_row(question: str) -> None:
     assert "choice" not in [p.shape for p in question_plans(SINGLES, question)]
+
+
+def test_a_comparison_than_a_row_reads_the_row_s_value() -> None:
+    taken, answers = first_choices(LAKES, "how many lakes have an area greater than lake palas tuzla?")
+    assert taken[0] == "add_condition(Area (km²), >, 20)" and answers == ["2"]
+    assert "than" not in [p.shape for p in question_plans(LAKES, "how many lakes have an area greater than 20?")]  # a number: a plain condition
+
+
+def test_what_was_the_year_of_asks_for_the_year_of_a_date() -> None:
+    plans = plan_actions(question_plans(SINGLES, "what was the year of the last single?"))
+    assert ["add_part(Released, year)", "set_answer(Released year)"] in plans
 
 
 SONGS = Table.from_rows(["#", "Song", "Length"],
