@@ -540,6 +540,9 @@ def _compare_select(query: CompilableQuery, step: CompareStep, bind: Binder) -> 
         >>> print(_compare_select(q, q.result, literal).sql())  # doctest: +ELLIPSIS
         SELECT CASE WHEN LOWER(TRIM("c0")) = LOWER('Chile') THEN 'above' ELSE 'it''s below' END FROM "t" WHERE ...
     """
+    group = getattr(query, "group", None)
+    if group is not None and step.column == group.count:
+        return _count_compare_select(query, step, bind)
     kept, keys = _order_keys(step.column, step.descending)
     if not step.column.is_numeric:
         number = _source_number(step.column)
@@ -561,6 +564,41 @@ def _compare_select(query: CompilableQuery, step: CompareStep, bind: Binder) -> 
         conjuncts.append(exp.NEQ(this=a, expression=b))
     select = select.where(exp.and_(*conjuncts), copy=False)
     return select.order_by(*keys, _position(query.table), copy=False).limit(exp.Literal.number(1), copy=False)
+
+
+def _count_compare_select(query: CompilableQuery, step: CompareStep, bind: Binder) -> exp.Select:
+    """``compare_rows(Count, key, a, b)`` after ``add_group(key)``: which of two values has more (DESC) or fewer (ASC)
+    rows among those the query keeps; the value as the table writes it (or the step's word). Equal counts, or a value
+    no row holds, give no answer.
+
+    ``SELECT CASE WHEN x.a > x.b THEN x.na ELSE x.nb END FROM (SELECT <count a> AS a, <count b> AS b, <a's cell> AS
+    na, <b's cell> AS nb) AS x WHERE x.a > 0 AND x.b > 0 AND x.a <> x.b``
+
+    Example:
+        >>> from pyql_sql import Table
+        >>> t = Table.from_rows(["Venue"], [["Lyon"], ["Paris"], ["lyon"]])
+        >>> q = t.query().add_group("Venue").compare_rows("Count", "Venue", "Paris", "Lyon", "DESC")
+        >>> [a.value for a in t.executor().execute(q)]
+        ['Lyon']
+    """
+    x = lambda name: exp.column(name, table="x", quoted=True)  # noqa: E731 - the derived table's columns
+    a, b = x("a"), x("b")
+    first_wins = exp.GT(this=a, expression=b) if step.descending else exp.LT(this=a, expression=b)
+    if step.words is None:
+        answer = exp.Case(ifs=[exp.If(this=first_wins, true=x("na"))], default=x("nb"))
+    else:  # the words are bound before the derived table, as the SQL text shows them
+        answer = exp.Case(ifs=[exp.If(this=first_wins, true=bind(step.words[0]))], default=bind(step.words[1]))
+    key = text_of(step.first.column)
+    parts = []
+    for name, match in (("a", step.first), ("b", step.second)):
+        parts.append(exp.alias_(_matched_select(query, exp.Count(this=exp.Star()), match, bind).subquery(), name, quoted=True))
+    for name, match in (("na", step.first), ("nb", step.second)):
+        cell = _matched_select(query, key.copy(), match, bind).order_by(_position(query.table), copy=False).limit(exp.Literal.number(1), copy=False)
+        parts.append(exp.alias_(cell.subquery(), name, quoted=True))
+    counts = exp.select(*parts).subquery("x")
+    zero = exp.Literal.number(0)
+    where = exp.and_(exp.GT(this=a.copy(), expression=zero), exp.GT(this=b.copy(), expression=zero), exp.NEQ(this=a.copy(), expression=b.copy()))
+    return exp.select(answer).from_(counts).where(where, copy=False)
 
 
 def _matched_select(query: CompilableQuery, column: exp.Expression, match: ConditionStep, bind: Binder) -> exp.Select:

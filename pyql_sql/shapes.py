@@ -27,6 +27,8 @@ shape           steps
                 table), ``add_condition(key, !=, cell)``, then the column asked (else the key)
 ``than``        *a comparative than <cell>*: ``add_condition(column, >, <the cell's row's value>)`` (read off
                 the table); the count or column asked follows
+``count_compare``  two cells of one column and *more/less* counting rows ("did they play at A or B more"):
+                ``add_group(key)``, ``compare_rows(Count, key, A, B, DESC)``
 ``difference``  a difference (or a total) of two such cells: ``set_calculation(column, -, key, A, B)``,
                 the larger first (``+`` for a total)
 ``adjacent``    a neighbour word right before a cell: ``add_adjacent(column, cell, before)``, then
@@ -226,7 +228,7 @@ def question_plans(table: Table, question: str, grounding: Grounding | None = No
     cells = table_cells(table)
     ctx = _Ctx(table, question, g, header_mentions(table, question), cells, condition_candidates(table, question, g))
     plans: list[Plan] = []
-    for shape in (_words_plan, _compare_plan, _choice_plan, _same_plan, _than_row_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
+    for shape in (_words_plan, _count_compare_plan, _compare_plan, _choice_plan, _same_plan, _than_row_plan, _difference_plan, _adjacent_plan, _capacity_plan, _total_plan, _group_plan, _distinct_plan, _order_part_plan, _measured_plan,
                   _position_plan):
         plan = shape(ctx)
         if plan is not None:
@@ -490,6 +492,41 @@ def _choice_plan(ctx: _Ctx) -> Plan | None:
         step = _answer(f"set_answer({_col(ctx.table, column)})", lambda q: q.set_answer(column))
         return Plan("choice", (step,), frozenset((c.column, c.value.lower()) for c in run), True)
     return None
+
+
+_MORE_OFTEN = re.compile(r"^\s*(?:often|times|frequently|(?:number\s+of\s+)?(?:\w+\s+)?(?P<noun>[a-z]+s)\b|\W*$)", re.IGNORECASE)
+
+
+def _count_compare_plan(ctx: _Ctx) -> Plan | None:
+    """"did they play at A or B more?", "who won more races, A or B": two cells of one column and *more/most/less*
+    counting rows (*often*, *times*, a plural no column of numbers is named by, or nothing after it): the one with
+    more rows, ``add_group(key)``, ``compare_rows(Count, key, A, B, DESC)``."""
+    rows = _two_rows(ctx, re.compile(f"{_JOIN.pattern}|{_THAN.pattern}", re.IGNORECASE))
+    cues = [c for c in ctx.g.cues if c.kind in ("comparative", "order") and c.text.lower() in ("more", "most", "less", "fewer", "least")]
+    if rows is None or not cues:
+        return None
+    a, b = rows
+    cue = min(cues, key=lambda c: abs(c.start - a.start))
+    after = _MORE_OFTEN.match(ctx.question[cue.end :])
+    if after is None:
+        return None
+    numeric = [i for i, m in ctx.mentions.items() if i < len(ctx.table.columns) and _has_numbers(ctx, ctx.table.columns[i])
+               and not ctx.table.columns[i].index == a.column and abs(m[0] - cue.end) <= 25]
+    noun = after.group("noun")
+    if numeric or (noun and (noun.lower() in _MEASURED or noun.lower() in _NOT_COUNTED)):
+        return None  # "more goals" (a column), "more points": a measure, not a count of rows
+    key = ctx.table.columns[a.column]
+    direction = "DESC" if cue.op == "max" else "ASC"
+    group = PlanStep(f"add_group({_col(ctx.table, key)})", lambda q: q.add_group(key), "constrain",
+                     lambda q: q.group is not None and q.group.column == key)
+    action = f"compare_rows(Count, {_col(ctx.table, key)}, {_value_text(a.value)}, {_value_text(b.value)}, {direction})"
+    compare = _answer(action, lambda q: q.compare_rows(q.group.count, key, a.value, b.value, direction))
+    return Plan("count_compare", (group, compare), frozenset({(a.column, a.value.lower()), (b.column, b.value.lower())}), True)
+
+
+#: Plurals after *more* that measure rather than count rows ("more money", "more votes").
+_NOT_COUNTED = frozenset(["points", "votes", "goals", "seats", "people", "fans", "spectators", "viewers", "runs", "yards", "dollars",
+                          "medals", "laps", "kills", "sales", "copies", "passengers"])
 
 
 _TOTAL = frozenset(["total", "combined", "together", "altogether", "sum", "added"])

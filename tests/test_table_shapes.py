@@ -83,6 +83,9 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
         # "<comparative> than <row>": that row's value read off the table, the rows beyond it
         (MEDALS, "how many nations won more gold than north korea?", ["add_condition(Gold, >, 2)", "set_answer(Nation, COUNT)", "execute()"],
          ["2"]),
+        # "A or B more" counting rows: the groups' counts compared
+        (WINNERS, "who won more titles, psv or ajax?", ["add_group(Winner)", "compare_rows(Count, Winner, PSV, Ajax, DESC)", "execute()"],
+         ["Ajax"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
@@ -382,3 +385,15 @@ def test_a_duration_compared_with_a_column_of_times_compares_its_seconds(
     if answers is not None:
         steps, got = first_choices(table, question)
         assert steps[: len(plan)] == plan and got == answers, steps
+
+
+def test_counts_of_two_values_compare_and_a_tie_has_no_answer() -> None:
+    venues = Table.from_rows(["Venue", "Year"], [["Lyon", "2001"], ["Paris", "2001"], ["lyon", "2002"], ["Paris", "2002"], ["Rome", "2003"]])
+    grouped = venues.query().add_group("Venue")
+    run = venues.executor().execute
+    assert [a.value for a in run(grouped.compare_rows("Count", "Venue", "Rome", "Paris", "DESC"))] == ["Paris"]
+    assert [a.value for a in run(grouped.compare_rows("Count", "Venue", "Rome", "Paris", "DESC", ("more", "less")))] == ["less"]
+    assert list(run(grouped.compare_rows("Count", "Venue", "Paris", "Lyon", "DESC"))) == []  # 2 and 2 (case aside): a tie
+    assert list(run(grouped.compare_rows("Count", "Venue", "Paris", "Oslo", "DESC"))) == []  # a value no row holds
+    # "more goals" measures a column: no count comparison
+    assert "count_compare" not in [p.shape for p in question_plans(LAKES, "which has more depth, lake tuz or lake van?")]
