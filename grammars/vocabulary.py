@@ -115,7 +115,7 @@ ARITHMETIC_WORDS: dict[str, str] = {
 }
 
 #: The parts of a cell the SQL twin reads (``add_part``; ``pyql_sql/parts.py`` reads them).
-CELL_PARTS: tuple[str, ...] = ("year", "month", "day", "date", "number", "before", "after")
+CELL_PARTS: tuple[str, ...] = ("year", "month", "day", "date", "number", "seconds", "before", "after")
 
 #: Where ``add_adjacent`` looks from the row that matches: the row after it or the row before it.
 ROW_DIRECTIONS: tuple[str, ...] = ("after", "before")

@@ -349,13 +349,13 @@ class TableActions(ActionSet):
 
     @action("construct", column="column", part="part", separator="value")
     def add_part(self, env: TableContext, column: Column, part: str, separator: str = "") -> StepResult:
-        """Add a column holding one part of each cell: its year, month, day or date (of a date written as text), its first number, or its text before or after a separator.
+        """Add a column holding one part of each cell: its year, month, day or date (of a date written as text), its first number, the seconds of a time (4:25 is 265), or its text before or after a separator.
 
-        The new column is named after the column and the part (Date year) and later steps use it: add_part(Date, year) then add_condition(Date year, =, 2004). A cell without that part has none.
+        The new column is named after the column and the part (Date year) and later steps use it: add_part(Date, year) then add_condition(Date year, =, 2004); add_part(Length, seconds) then add_condition(Length seconds, >, 300) for "longer than five minutes". A cell without that part has none.
 
         Args:
             column: a column name of the table.
-            part: year, month, day, date, number, before or after.
+            part: year, month, day, date, number, seconds, before or after.
             separator: for before/after, the text that splits the cell (default: a dash, as in 2–1).
 
         Example: add_part(Date, year)

@@ -80,10 +80,13 @@ def parse_number(value: object) -> float | None:
 
 #: A duration at a cell's start: ``[h:]m:ss[.f]``, the seconds two digits, nothing numeric glued after it.
 _DURATION_RE = re.compile(r"\s*(?:(?P<h>\d+):)?(?P<m>\d+):(?P<s>[0-5]\d(?:\.\d+)?)(?![\d:]|\.\d)", re.ASCII)
+#: A duration written with units, minutes and seconds both (``3m 37s``, ``1h 2m 3s``, ``4 min 12 sec``): ``3m`` alone is a length.
+_UNIT_DURATION_RE = re.compile(
+    r"\s*(?:(?P<h>\d+)\s*h\s*)?(?P<m>\d+)\s*m(?:in)?\.?\s*(?P<s>[0-5]?\d(?:\.\d+)?)\s*s(?:ec)?\b", re.ASCII | re.IGNORECASE)
 
 
 def parse_duration(value: object) -> float | None:
-    """The seconds of a duration a cell starts with (``m:ss``, ``h:mm:ss``, a decimal part allowed), else None.
+    """The seconds of a duration a cell starts with (``m:ss``, ``h:mm:ss``, a decimal part allowed; ``3m 37s``), else None.
 
     Times of races and songs are written this way; their first number (the
     minutes) orders them wrongly against each other once the minutes differ in
@@ -98,12 +101,14 @@ def parse_duration(value: object) -> float | None:
     Example:
         >>> [parse_duration(s) for s in ["1:59.8", "2:01.33 (WR)", "1:02:03", " 58:01 "]]
         [119.8, 121.33, 3723.0, 3481.0]
-        >>> [parse_duration(s) for s in ["58.5", "2:1", "3–1", "1:75", "Rio", 12]]
-        [None, None, None, None, None, None]
+        >>> [parse_duration(s) for s in ["3m 37s", "0m 9s", "1h 2m 3s", "4 min 12 sec"]]
+        [217.0, 9.0, 3723.0, 252.0]
+        >>> [parse_duration(s) for s in ["58.5", "2:1", "3–1", "1:75", "Rio", 12, "3m", "12 ms", "5m 60s"]]
+        [None, None, None, None, None, None, None, None, None]
     """
     if not isinstance(value, str):
         return None
-    m = _DURATION_RE.match(value)
+    m = _DURATION_RE.match(value) or _UNIT_DURATION_RE.match(value)
     if m is None:
         return None
     hours = int(m.group("h")) if m.group("h") is not None else 0

@@ -23,6 +23,8 @@ The parts (:data:`PARTS`):
             write (``xxxx-03-11`` for ``March 11``): text that sorts by date
 ``number``  the first number the cell writes: ``18`` of ``18 (59)``, ``600``
             of ``≈ 600 mm``, ``1,200`` of ``$1,200``
+``seconds`` the duration a time writes, in seconds: ``119.8`` of ``1:59.8``, ``3723``
+            of ``1:02:03`` (what compares *over five minutes* with a column of times)
 ``before``  the text before the first separator (``2`` of ``2–1``; any dash
             matches any dash)
 ``after``   the text after it (``1``)
@@ -159,6 +161,14 @@ def _number(text: str) -> str | None:
     return ("-" if m.group("sign") and m.start() == len(text) - len(text.lstrip()) else "") + m.group("digits")
 
 
+def _seconds(text: str) -> str | None:
+    """The seconds of the time a cell writes (``4:25`` → ``265``), as text; None when it writes no time."""
+    seconds = parse_duration(text)
+    if seconds is None:
+        return None
+    return str(int(seconds)) if seconds == int(seconds) else str(seconds)
+
+
 def cell_part(cell: object, part: str, separator: str = "") -> str | None:
     """One part of a cell (see the module's table), as text; None when the cell has no such part.
 
@@ -172,6 +182,8 @@ def cell_part(cell: object, part: str, separator: str = "") -> str | None:
         ('October', '600', '-3')
         >>> cell_part("Lyon (France)", "before", "("), cell_part("Season 2", "after", ":")
         ('Lyon', None)
+        >>> [cell_part(c, "seconds") for c in ("1:59.8", "1:02:03", "4:25", "Rio", "58.5")]
+        ['119.8', '3723', '265', None, None]
     """
     if not isinstance(cell, str):
         cell = None if cell is None else str(cell)
@@ -185,6 +197,8 @@ def cell_part(cell: object, part: str, separator: str = "") -> str | None:
         return value or None
     if part == "number":
         return _number(cell)
+    if part == "seconds":
+        return _seconds(cell)
     date = cell_date(cell)
     if date is None:
         return None
@@ -203,15 +217,15 @@ def normalize_part(part: object) -> str:
         BadValueError: not one of :data:`PARTS`.
 
     Example:
-        >>> normalize_part(" Year "), normalize_part("months")
-        ('year', 'month')
+        >>> normalize_part(" Year "), normalize_part("months"), normalize_part("second")
+        ('year', 'month', 'seconds')
         >>> normalize_part("week")
         Traceback (most recent call last):
         ...
-        pyql_sql.errors.BadValueError: Unknown part 'week'. Allowed: year, month, day, date, number, before, after.
+        pyql_sql.errors.BadValueError: Unknown part 'week'. Allowed: year, month, day, date, number, seconds, before, after.
     """
     key = part.strip().lower() if isinstance(part, str) else ""
-    key = key[:-1] if key.endswith("s") and key[:-1] in PARTS else key
+    key = key[:-1] if key.endswith("s") and key[:-1] in PARTS else (key + "s" if key + "s" in PARTS else key)
     if key not in PARTS:
         raise BadValueError(f"Unknown part {part!r}. Allowed: {', '.join(PARTS)}.")
     return key

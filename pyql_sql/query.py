@@ -568,7 +568,8 @@ class TableQuery:
 
     def add_part(self, column: str | int | Column, part: str, separator: str = "") -> TableQuery:
         """A new column holding one part of each cell of ``column``: ``year``, ``month``, ``day``, ``date``,
-        ``number``, or the text ``before``/``after`` a separator (:mod:`pyql_sql.parts`).
+        ``number``, the ``seconds`` a time writes (``4:25``: 265), or the text ``before``/``after`` a separator
+        (:mod:`pyql_sql.parts`).
 
         The new column is named after its source and part (``Date year``) and later steps name it so:
         ``add_part(Date, year)`` then ``add_condition(Date year, =, 2004)``. A cell without the part has none (NULL).
@@ -593,7 +594,7 @@ class TableQuery:
         if name not in ("before", "after"):
             sep = ""
         header = self._new_header(f"{source.header} {name}")
-        typ = "real" if name in ("year", "day", "number") else "text"
+        typ = "real" if name in ("year", "day", "number", "seconds") else "text"
         derived = DerivedColumn(self._next_index(), header, typ, "", None, kind="part", sources=(source,), part=name, separator=sep)
         return TableQuery(self.table, self.steps + (PartStep(derived),))
 

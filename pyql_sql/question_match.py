@@ -31,7 +31,7 @@ from typing import Any
 
 from pyql.environment.grounding import Cue, Grounding, ground, parse_date
 
-from .numbers import format_number, parse_number
+from .numbers import format_number, parse_duration, parse_number
 from .parts import cell_words
 from .steps import action_value
 from .table import Column, Table
@@ -39,7 +39,7 @@ from .table import Column, Table
 __all__ = [
     "ABBREVIATIONS", "SYNONYMS", "MONTH_DAY", "ConditionCandidate", "measure_words", "MAX_CELLS", "PERSON_HEADERS", "TABLE_SUPERLATIVES", "table_ground", "action_value", "asked_column", "cell_core", "cell_names", "best_per_span", "column_text",
     "column_words", "condition_candidates", "header_mentions", "stem", "stems", "table_cells", "text_matches", "who_column",
-    "words_between",
+    "words_between", "compared_op", "duration_seconds", "timed_cells",
 ]
 
 
@@ -865,9 +865,10 @@ def _comparison_candidates(
         low = _number_of(v)
         if low is None or any(cue.end <= c.start and c.end <= v.start for c in cues):
             continue  # "from england scored above 15 points": 15 is compared by "above", the cue right before it
-        op = cue.op
-        if op in _NEGATION_OF and _NOT_BEFORE.search(question[max(0, cue.start - 25) : cue.start]):
-            op = _NEGATION_OF[op]  # "did not have at least 15,000": fewer than 15,000
+        if _CLOCK.match(question, v.start) or (duration_seconds(question, v) is not None and any(
+                not c.is_numeric and timed_cells(values.get(c.index, [])) for c in table.columns)):
+            continue  # "at least 4:32", "over 4 minutes" on a column of times: its seconds compare (shapes), not a number
+        op = compared_op(question, cue)
         bounds: list[tuple[str, float, int]] = [(op, low, v.end)]
         if cue.op == "between":
             high = next((w for w in g.values if w.start >= v.end and _number_of(w) is not None
@@ -887,6 +888,75 @@ def _comparison_candidates(
             for op, number, end in bounds:
                 out.append(ConditionCandidate(col.index, op, format_number(number), cue.start, end, 2.0 + 2.5 * near))
     return out
+
+
+def compared_op(question: str, cue: Cue) -> str:
+    """A comparison cue's operator, negated when a negation comes right before it.
+
+    Example:
+        >>> q = "how many songs did not last more than 3 minutes?"
+        >>> [compared_op(q, c) for c, _ in table_ground(q).comparisons()]
+        ['<=']
+    """
+    if cue.op in _NEGATION_OF and _NOT_BEFORE.search(question[max(0, cue.start - 25) : cue.start]):
+        return _NEGATION_OF[cue.op]  # "did not have at least 15,000": fewer than 15,000
+    return cue.op
+
+
+#: A time written in a question: ``4:32``, ``1:30``, ``1:02:03``, ``1:59.8``.
+_CLOCK = re.compile(r"\d+:[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?![\d:])")
+#: The seconds of a time unit (the unit written right after a number: "five minutes", "90 secs", "2 hours").
+_TIME_UNITS = {"second": 1, "sec": 1, "s": 1, "minute": 60, "min": 60, "m": 60, "hour": 3600, "hr": 3600, "h": 3600}
+_MORE_UNIT = re.compile(r"\s*(?:and\s+|,\s*)?(\d+(?:\.\d+)?)\s*-?\s*(second|sec|minute|min)s?\b\.?", re.IGNORECASE)
+_UNIT_AFTER = re.compile(r"\s*-?\s*(second|sec|minute|min|hour|hr)s?\b\.?", re.IGNORECASE)
+
+
+def duration_seconds(question: str, value: Any, hours: bool = True) -> float | None:
+    """The seconds of a duration a grounded value writes in the question ("five minutes", "90 seconds", "2 hours",
+    ``4:32``), else None (a number without a time unit, a date). Without ``hours`` (the cells compared write none),
+    ``5:56:21`` is read as ``5:56.21``.
+
+    Example:
+        >>> q = "songs over five minutes, under 90 seconds, at least 4:32, below 2 hours, after 1998"
+        >>> [duration_seconds(q, v) for _, v in table_ground(q).comparisons()]
+        [300.0, 90.0, 272.0, 7200.0, None]
+        >>> q = "under 2 hours 10 minutes, over three minutes and 30 seconds"
+        >>> [duration_seconds(q, v) for _, v in table_ground(q).comparisons()]
+        [7800.0, 210.0]
+        >>> q = "a time below 5:56:21"
+        >>> [(duration_seconds(q, v), duration_seconds(q, v, hours=False)) for _, v in table_ground(q).comparisons()]
+        [(21381.0, 356.21)]
+    """
+    clock = _CLOCK.match(question, value.start)
+    if clock is not None:
+        written = clock.group()
+        return parse_duration(written if hours or written.count(":") < 2 else ".".join(written.rsplit(":", 1)))
+    number = value.value if isinstance(value.value, (int, float)) and not isinstance(value.value, bool) else None
+    if number is None or value.kind not in ("number", "quantity"):
+        return None
+    unit = (getattr(value, "unit", "") or "").lower().rstrip(".")
+    factor = _TIME_UNITS.get(unit[:-1] if unit.endswith("s") and unit[:-1] in _TIME_UNITS else unit)
+    end = value.end
+    if factor is None and not unit:
+        after = _UNIT_AFTER.match(question, value.end)
+        factor, end = (_TIME_UNITS[after.group(1).lower()], after.end()) if after else (None, end)
+    if factor is None:
+        return None
+    seconds = float(number) * factor
+    while (more := _MORE_UNIT.match(question, end)) is not None and _TIME_UNITS[more.group(2).lower()] < factor:
+        factor, end = _TIME_UNITS[more.group(2).lower()], more.end()  # "2 hours 10 minutes", "3 minutes and 30 seconds"
+        seconds += float(more.group(1)) * factor
+    return seconds
+
+
+def timed_cells(values: list[str], share: float = 0.6) -> bool:
+    """Whether most of a column's cells are times (``1:59.8``, ``1:02:03``): durations a part (``seconds``) compares.
+
+    Example:
+        >>> timed_cells(["4:25", "3:02", "5:23"]), timed_cells(["4:25", "Rio", "12"])
+        (True, False)
+    """
+    return bool(values) and sum(parse_duration(v) is not None for v in values) >= share * len(values)
 
 
 #: A comparison's operator negated: "not more than 60" is ``<=`` 60.

@@ -69,7 +69,7 @@ from sqlglot import exp
 
 from pyql.environment.grounding import Cue, Grounding, ground
 
-from .numbers import format_number, parse_duration, parse_number
+from .numbers import format_number, parse_number
 from .pairing import word_norm
 from .parts import cell_date, cell_part
 from .query import TableQuery
@@ -80,13 +80,16 @@ from .question_match import (
     ConditionCandidate,
     asked_column,
     column_text,
+    compared_op,
     condition_candidates,
+    duration_seconds,
     header_mentions,
     measure_words,
     stems,
     table_cells,
     table_ground,
     text_matches,
+    timed_cells,
     who_column,
     words_between,
 )
@@ -1037,8 +1040,7 @@ def _dated(ctx: _Ctx, col: Column, share: float = 0.6, year: bool = True) -> boo
 
 def _timed(ctx: _Ctx, col: Column, share: float = 0.6) -> bool:
     """Whether most of a text column's cells are times (``1:59.8``, ``1:02:03``), which an order sorts as durations."""
-    values = ctx.values(col)
-    return bool(values) and not col.is_numeric and sum(parse_duration(v) is not None for v in values) >= share * len(values)
+    return not col.is_numeric and timed_cells(ctx.values(col), share)
 
 
 #: A question asking for a row by a noun, not a value: "the ship with the most tonnage is named after whom", "the species
@@ -1089,7 +1091,9 @@ def _order_part_plan(ctx: _Ctx) -> Plan | None:
 def _part_plans(ctx: _Ctx) -> list[Plan]:
     """Conditions on a part of a text column's cells: a month the question names, a year or a month of a year
     no cell holds whole, a number compared with one inside text."""
-    plans = [*_month_plans(ctx), *_year_plans(ctx), *_number_plans(ctx), *_after_comma_plans(ctx), *_after_marker_plans(ctx),
+    durations = _duration_plans(ctx)
+    numbers = [] if durations else _number_plans(ctx)  # "over five minutes" on 5:23: its seconds, not its first number
+    plans = [*_month_plans(ctx), *_year_plans(ctx), *durations, *numbers, *_after_comma_plans(ctx), *_after_marker_plans(ctx),
              *_before_parenthesis_plans(ctx)]
     return [*plans[:2], *_top_plans(ctx)]
 
@@ -1189,6 +1193,34 @@ def _number_plans(ctx: _Ctx) -> list[Plan]:
                 out.append(_part_condition(ctx, col, "number", f"{v.value:g}", cue.op))
                 break
     return out
+
+
+#: Headers that name a duration (the column a time is compared with first), then a time of day or of a race.
+_DURATION_HEADER = re.compile(r"duration|length|long|running|run\s*time", re.IGNORECASE)
+
+
+def _duration_plans(ctx: _Ctx) -> list[Plan]:
+    """``add_part(Length, seconds)``, ``add_condition(Length seconds, >, 300)`` for a duration compared with a text
+    column of times ("over five minutes", "at least 4:32" on ``5:23``); the column the question names first, then
+    one whose header names a duration.
+
+    Example:
+        >>> t = Table.from_rows(["Title", "Length"], [["A", "5:23"], ["B", "3:02"]])
+        >>> plan_actions(question_plans(t, "how many tracks were not longer than five minutes?"))
+        [['add_part(Length, seconds)', 'add_condition(Length seconds, <=, 300)']]
+    """
+    timed = [c for c in ctx.table.columns if _timed(ctx, c)]
+    if not timed:
+        return []
+    timed.sort(key=lambda c: (c.index not in ctx.mentions, not _DURATION_HEADER.search(c.header), c.index))
+    hours = any(v.count(":") > 1 or re.search(r"\dh", v) for v in ctx.values(timed[0]))
+    out = []
+    for cue, v in ctx.g.comparisons():
+        seconds = duration_seconds(ctx.question, v, hours)
+        if seconds is None or cue.op not in ("<", ">", "<=", ">="):
+            continue
+        out.append(_part_condition(ctx, timed[0], "seconds", format_number(seconds), compared_op(ctx.question, cue)))
+    return out[:1]
 
 
 def _date_column(ctx: _Ctx, wanted: Callable[[Any], bool], year: bool = True) -> Column | None:

@@ -201,6 +201,9 @@ CASES: list[Case] = [
          "no row of the column Opponent holds Twente"),
     Case("sql_part_missing", "games", ["add_part(Opponent, year)"], ["add_part(Date, year)"],
          "no cell of the column Opponent writes a date with a year (it holds 'Ajax', 'PSV', 'Feyenoord')"),
+    Case("sql_part_missing", "games", ["add_part(Opponent, seconds)"], ["add_part(Date, year)"],
+         "no cell of the column Opponent writes a time such as 4:25 or 1:02:03 (minutes:seconds, hours:minutes:seconds) "
+         "(it holds 'Ajax', 'PSV', 'Feyenoord')"),
     Case("sql_arithmetic_on_text", "games", ["set_calculation(Venue, -, Opponent, Ajax, PSV)"],
          ["set_calculation(Attendance, -, Opponent, Ajax, PSV)"], "the column Venue holds text ('Home', 'Away')"),
     Case("sql_arithmetic_on_text", "games", ["compare_rows(Attendance, Opponent, Ajax, Twente)"],

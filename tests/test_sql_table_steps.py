@@ -103,6 +103,17 @@ def test_an_order_by_times_orders_durations_not_their_first_number() -> None:
     assert [parse_duration(c) for c in ("1:59.8", "2:01.33 (WR)", "1:02:03", "3-1", "2:1")] == [119.8, 121.33, 3723.0, None, None]
 
 
+
+def test_the_seconds_of_times_compare_as_numbers_and_a_cell_without_a_time_has_none() -> None:
+    races = Table.from_rows(["Name", "Time"], [["a", "1:59.8"], ["b", "1:02:03"], ["c", "4:25"], ["d", "DNF"], ["e", "3m 37s"]])
+    ex = races.executor()
+    seconds = races.query().add_part("Time", "seconds")
+    assert [a.value for a in ex.execute(seconds.set_answer("Time seconds"))] == ["119.8", "3723", "265", None, "217"]
+    over = seconds.add_condition("Time seconds", ">", "240")
+    assert "PYQL_NUMBER(PYQL_PART(\"Time\", 'seconds', ''))" in over.display_sql() and over.sql_with_params()[1] == [240.0]
+    assert [a.value for a in ex.execute(over.set_answer("Name"))] == ["b", "c"]
+    assert [a.value for a in ex.execute(seconds.add_condition("Time seconds", "<=", "240").set_answer("Name", "COUNT"))] == [2]
+
 # ---------------------------------------------------------------------------
 # a row's place and its neighbours
 

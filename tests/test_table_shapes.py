@@ -349,6 +349,44 @@ def test_what_was_the_year_of_asks_for_the_year_of_a_date() -> None:
     assert ["add_part(Released, year)", "set_answer(Released year)"] in plans
 
 
+SONGS = Table.from_rows(["#", "Song", "Length"],
+                        [["1", "Rain", "5:23"], ["2", "Dust", "3:02"], ["3", "Salt", "4:41"], ["4", "Ash", "6:05"], ["5", "Iron", "2:58"]])
+HEATS = Table.from_rows(["Rank", "Skater", "Country", "Time"],
+                        [["1", "Ann Lee", "Canada", "1:28.40"], ["2", "Bo Li", "China", "1:29.95"], ["3", "Cy Ott", "Canada", "1:31.02"]])
+ECLIPSES = Table.from_rows(["Member", "Time (UTC)", "Duration (min:sec)"],
+                           [["1", "14:55:43", ""], ["2", "21:42:07", "3m 37s"], ["3", "4:22:21", "4m 16s"], ["4", "9:02:11", "4m 36s"]])
+MARATHON = Table.from_rows(["Rank", "Runner", "Time"], [["1", "Ann Lee", "2:08:11"], ["2", "Bo Li", "2:11:40"], ["3", "Cy Ott", "2:16:02"]])
+
+
+@pytest.mark.parametrize(
+    "table, question, plan, answers",
+    [
+        (SONGS, "how many songs were over five minutes?", ["add_part(Length, seconds)", "add_condition(Length seconds, >, 300)"], ["2"]),
+        (SONGS, "how many songs last for more than three minutes?", ["add_part(Length, seconds)", "add_condition(Length seconds, >, 180)"],
+         ["4"]),  # "last" is a verb of duration here, no order
+        (SONGS, "how many songs did not last longer than 3 minutes?", ["add_part(Length, seconds)", "add_condition(Length seconds, <=, 180)"],
+         ["1"]),
+        (SONGS, "which song was at least 4:41 long?", ["add_part(Length, seconds)", "add_condition(Length seconds, >=, 281)"],
+         ["Rain", "Salt", "Ash"]),  # 4:41 is a time, not the number 4 on #
+        (HEATS, "how many canadian skaters finished at less than 1:30?", ["add_part(Time, seconds)", "add_condition(Time seconds, <, 90)"],
+         ["1"]),
+        (ECLIPSES, "how many eclipses lasted longer than 4 minutes?",  # the duration, not the time of day; "4m 16s" is a time
+         ["add_part(Duration (min:sec), seconds)", "add_condition(Duration (min:sec) seconds, >, 240)"], ["2"]),
+        (MARATHON, "how many runners finished in under 2 hours 10 minutes?", ["add_part(Time, seconds)", "add_condition(Time seconds, <, 7800)"],
+         ["1"]),
+        (MARATHON, "how many runners finished under 2:12:00?", ["add_part(Time, seconds)", "add_condition(Time seconds, <, 7920)"], ["2"]),
+    ],
+)
+def test_a_duration_compared_with_a_column_of_times_compares_its_seconds(
+    table: Table, question: str, plan: list[str], answers: list[str] | None,
+) -> None:
+    plans = [p for p in plan_actions(question_plans(table, question)) if any("seconds" in a for a in p)]
+    assert plans == ([plan] if plan else [])
+    if answers is not None:
+        steps, got = first_choices(table, question)
+        assert steps[: len(plan)] == plan and got == answers, steps
+
+
 def test_counts_of_two_values_compare_and_a_tie_has_no_answer() -> None:
     venues = Table.from_rows(["Venue", "Year"], [["Lyon", "2001"], ["Paris", "2001"], ["lyon", "2002"], ["Paris", "2002"], ["Rome", "2003"]])
     grouped = venues.query().add_group("Venue")

@@ -466,11 +466,17 @@ for _w, _kind, _op in _CUE_WORDS:
     _CUE_OF.setdefault(_w, []).append((_kind, _op))
 
 
+#: What follows "last" as a verb of duration: "last for", "last longer than", "last over three minutes".
+_LAST_VERB = re.compile(r"\s+(?:for|longer|shorter|more|less|over|under|at\s+(?:least|most)|about|around|between)\b", re.IGNORECASE)
+
+
 def _cues(question: str, dates: list[Grounded]) -> list[Cue]:
     out = []
     for m in _CUE_RE.finditer(question):
         if any(d.start <= m.start() < d.end for d in dates):
             continue  # "last" of "last year" is a date, not an order
+        if m.group().lower() == "last" and _LAST_VERB.match(question, m.end()):
+            continue  # "tracks that last for more than three minutes": a duration, not an order
         for kind, op in _CUE_OF[m.group().lower()]:
             if op == "max" and m.group().lower() == "most" and question[max(0, m.start() - 3) : m.start()].lower() == "at ":
                 continue
