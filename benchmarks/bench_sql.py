@@ -9,7 +9,7 @@ Prints a markdown table: for each step, the median time to compile the query
 (sealed in-memory SQLite, 5 s timeout), plus ``get_column`` on a
 high-cardinality column (every value distinct) and a low-cardinality one.
 The steps beyond WikiSQL's (a row's place, its neighbour, a part of a date
-written as text, a calculation, a group, COUNT DISTINCT, two rows compared)
+written as text, a calculation, a group, COUNT DISTINCT, two rows compared, their counts, words inside cells, durations)
 are timed too; ``--scaling N`` also runs every step on an N-row table and
 prints each step's time per row at both sizes: a step that costs one scan of
 the table keeps its time per row (the ratio near 1). Takes about a minute.
@@ -31,7 +31,7 @@ import sqlglot
 
 from pyql_sql import Executor, Table, TableQuery
 
-HEADER = ["Id", "Player name", "City", "Score (pts)", "Year", "Attendance", "Date", "Result"]
+HEADER = ["Id", "Player name", "City", "Score (pts)", "Year", "Attendance", "Date", "Result", "Time"]
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
 
 
@@ -52,6 +52,7 @@ def make_rows(n: int, seed: int = 7) -> list[list[Any]]:
                 attendance,
                 f"{rng.choice(_MONTHS)} {rng.randint(1, 28)}, {rng.randint(1950, 2020)}",
                 f"{rng.randint(0, 6)}\u2013{rng.randint(0, 6)}",
+                f"{rng.randint(2, 6)}:{rng.randint(0, 59):02d}",
             ]
         )
     return rows
@@ -83,6 +84,11 @@ def _steps(n: int) -> list[tuple[str, Callable[[TableQuery], TableQuery]]]:
         ("set_answer(City, COUNT DISTINCT)", lambda q: q.set_answer("City", "COUNT DISTINCT")),
         ("set_calculation(Score, -, Player name, a, b)", lambda q: q.set_calculation("Score (pts)", "-", "Player name", middle, last)),
         ("compare_rows(Score, Player name, a, b)", lambda q: q.compare_rows("Score (pts)", "Player name", middle, last, "DESC")),
+        ("compare_rows(..., more, less)", lambda q: q.compare_rows("Score (pts)", "Player name", middle, last, "DESC", ("more", "less"))),
+        ("add_group(City) + compare_rows(Count, City, a, b)", lambda q: q.add_group("City").compare_rows("Count", "City", "City 3", "City 7", "DESC")),
+        ("text contains words, COUNT", lambda q: q.add_condition("City", "contains", "7").set_answer("Id", "COUNT")),
+        ("add_part(Time, seconds) + > 300, COUNT", lambda q: q.add_part("Time", "seconds").add_condition("Time seconds", ">", 300).set_answer("Id", "COUNT")),
+        ("text = \"\" (empty cells), COUNT", lambda q: q.add_condition("Attendance", "=", "").set_answer("Id", "COUNT")),
     ]
 
 

@@ -519,8 +519,12 @@ def _count_compare_plan(ctx: _Ctx) -> Plan | None:
     direction = "DESC" if cue.op == "max" else "ASC"
     group = PlanStep(f"add_group({_col(ctx.table, key)})", lambda q: q.add_group(key), "constrain",
                      lambda q: q.group is not None and q.group.column == key)
-    action = f"compare_rows(Count, {_col(ctx.table, key)}, {_value_text(a.value)}, {_value_text(b.value)}, {direction})"
-    compare = _answer(action, lambda q: q.compare_rows(q.group.count, key, a.value, b.value, direction))
+    offered = answer_words(ctx.question)  # "did A win more or less than B": the word that says it
+    words = None if offered is None else (offered[:2] if offered[0] in _LARGER else (offered[1], offered[0]))
+    written = f", {_value_text(words[0])}, {_value_text(words[1])}" if words else ""
+    direction = "DESC" if words else direction
+    action = f"compare_rows(Count, {_col(ctx.table, key)}, {_value_text(a.value)}, {_value_text(b.value)}, {direction}{written})"
+    compare = _answer(action, lambda q: q.compare_rows(q.group.count, key, a.value, b.value, direction, words))
     return Plan("count_compare", (group, compare), frozenset({(a.column, a.value.lower()), (b.column, b.value.lower())}), True)
 
 

@@ -86,6 +86,8 @@ def first_choices(table: Table, question: str, limit: int = 8) -> tuple[list[str
         # "A or B more" counting rows: the groups' counts compared
         (WINNERS, "who won more titles, psv or ajax?", ["add_group(Winner)", "compare_rows(Count, Winner, PSV, Ajax, DESC)", "execute()"],
          ["Ajax"]),
+        (WINNERS, "did ajax win more or less than psv?",
+         ["add_group(Winner)", "compare_rows(Count, Winner, Ajax, PSV, DESC, more, less)", "execute()"], ["more"]),
         (DRAFT, "what team comes before hank stein?", ["add_adjacent(Player, Hank Stein, before)", "set_answer(Team)", "execute()"], ["Knicks"]),
         (DRAFT, "who was picked after hank stein?", ["add_adjacent(Player, Hank Stein, after)", "set_answer(Player)", "execute()"], ["Bo Li"]),
         (WINNERS, "which team won the most titles?",
