@@ -169,8 +169,9 @@ def test_two_answer_words_need_two_rows_and_a_column_of_numbers() -> None:
     assert listed[0].startswith("compare_rows(") and not any(a.startswith("add_condition(Nation") for a in listed)
     # the table's own order is not a column to compare ("listed above or below")
     assert plan_actions(question_plans(DRAFT, "is bo li listed above or below ann lee?")) == []
-    # a name on several rows names a group, not one row to compare
-    assert not any("more, less" in a for p in plan_actions(question_plans(WINNERS, "did ajax win more or less than psv?")) for a in p)
+    # a name on several rows names a group, not one row to compare: their numbers of rows are compared
+    assert plan_actions(question_plans(WINNERS, "did ajax win more or less than psv?")) == [
+        ["add_group(Winner)", "compare_rows(Count, Winner, Ajax, PSV, DESC, more, less)"]]
     # before/after of a column that is not numbers (dates written as text) is not a comparison of numbers
     assert plan_actions(question_plans(SINGLES, "was a released before or after b?")) == []
     # two words that are not opposites offer no answer
