@@ -211,16 +211,17 @@ def _present(env: TableRules, column: Column, value: str) -> bool:
         return True  # cannot tell: do not fire
 
 
-def _columns_holding(env: TableRules, value: str, skip: int) -> list[str]:
-    """Other columns where some cell equals ``value`` (one statement)."""
+def _columns_holding(env: TableRules, value: str, skip: int, op: str = "=") -> list[str]:
+    """Other columns where some cell equals ``value`` (``op`` ``=``), or holds its words (``contains``: the text
+    columns), in one statement."""
     table = env.table
-    others = [c for c in table.columns if c.index != skip]
+    others = [c for c in table.columns if c.index != skip and not (op == "contains" and c.is_numeric)]
     if not others:
         return []
     sums = []
     try:
         for c in others:
-            step = table.query().add_condition(c.index, "=", value).conditions[0]
+            step = table.query().add_condition(c.index, op, value).conditions[0]
             hit = exp.Case(ifs=[exp.If(this=condition_expression(step, literal), true=exp.Literal.number(1))])
             sums.append(exp.Sum(this=hit))
         select = exp.select(*sums).from_(exp.table_(table.sql_name, quoted=True))
@@ -553,25 +554,6 @@ def _holds_words(env: TableRules, column: Column, value: str) -> bool:
         return True  # cannot tell: do not fire
 
 
-def _columns_with_words(env: TableRules, value: str, skip: int) -> list[str]:
-    """Other text columns where some cell holds the value's words (one statement)."""
-    table = env.table
-    others = [c for c in table.columns if c.index != skip and not c.is_numeric]
-    if not others:
-        return []
-    sums = []
-    try:
-        for c in others:
-            step = table.query().add_condition(c.index, "contains", value).conditions[0]
-            hit = exp.Case(ifs=[exp.If(this=condition_expression(step, literal), true=exp.Literal.number(1))])
-            sums.append(exp.Sum(this=hit))
-        select = exp.select(*sums).from_(exp.table_(table.sql_name, quoted=True))
-        row = env.executor.execute_sql(select.sql(dialect="sqlite"))[0]
-    except PyQLError:
-        return []
-    return [c.header for c, n in zip(others, row) if n]
-
-
 def closest_words(values: list[Any], value: str, n: int = 5) -> list[tuple[str, str]]:
     """The words of a column's cells closest to a value's words (as many words as it has, difflib ratio ≥ 0.6), best
     first, each with a cell that holds them: what ``contains`` could look for instead.
@@ -623,7 +605,7 @@ def sql_words_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
         "value": value,
         "examples": _values_shown(table_env, column),
         "closest": [f"{words} (in {cell!r})" for words, cell in closest_words(values, value)],
-        "elsewhere": [_quote(h) for h in _columns_with_words(table_env, value, column.index)],
+        "elsewhere": [_quote(h) for h in _columns_holding(table_env, value, column.index, "contains")],
     }
 
 
