@@ -32,7 +32,7 @@ from typing import Any
 from pyql.environment.grounding import Cue, Grounding, ground, parse_date
 
 from .numbers import format_number, parse_duration, parse_number
-from .parts import cell_words
+from .parts import cell_date, cell_words
 from .steps import action_value
 from .table import Column, Table
 
@@ -588,8 +588,6 @@ def _month_day_candidates(
         >>> [(c.op, c.value) for c in _month_day_candidates(q, table_ground(q), header_mentions(t, q), _cells(t))]
         [('=', 'September 17, 2005')]
     """
-    from .parts import cell_date  # the table's reading of dates (imports nothing of this module)
-
     dated = [(v.start, v.end) for v in g.values if v.kind == "date"]
     out = []
     for m in MONTH_DAY.finditer(question):
