@@ -508,14 +508,18 @@ def sql_condition_before_get_column(record: StepRecord, env: Environment) -> dic
     return {"column": column.header, "value": value, **_candidates(table_env, column, value)}
 
 
+def _column_values(env: TableRules, column: Column) -> list[Any]:
+    """A column's distinct values (up to 10,000) the guidelines pick the closest from; none when they cannot be read."""
+    try:
+        return list(env.executor.get_column(column.index, limit=10000).values)
+    except PyQLError:
+        return []
+
+
 def _candidates(env: TableRules, column: Column, value: str) -> dict[str, list[str]]:
     """The column's values closest to a value, and the other columns that hold it (the guideline's choices)."""
-    try:
-        values = env.executor.get_column(column.index, limit=10000).values
-    except PyQLError:
-        values = []
     return {
-        "closest": [repr(v) for v in closest_values(values, value)],
+        "closest": [repr(v) for v in closest_values(_column_values(env, column), value)],
         "elsewhere": [_quote(h) for h in _columns_holding(env, value, column.index)],
     }
 
@@ -596,15 +600,11 @@ def sql_words_not_in_column(record: StepRecord, env: Environment) -> dict[str, A
     table_env = table_side(env)
     if op != "contains" or column.is_numeric or not cell_words(value).strip() or _holds_words(table_env, column, value):
         return None
-    try:
-        values = table_env.executor.get_column(column.index, limit=10000).values
-    except PyQLError:
-        values = []
     return {
         "column": column.header,
         "value": value,
         "examples": _values_shown(table_env, column),
-        "closest": [f"{words} (in {cell!r})" for words, cell in closest_words(values, value)],
+        "closest": [f"{words} (in {cell!r})" for words, cell in closest_words(_column_values(table_env, column), value)],
         "elsewhere": [_quote(h) for h in _columns_holding(table_env, value, column.index, "contains")],
     }
 

@@ -40,7 +40,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sqlglot import exp
 
 from pyql.errors import PyQLError
 from pyql.environment.grounding import Grounding, ground
@@ -68,7 +67,7 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     table_ground,
     who_column,
 )
-from .numbers import parse_number
+from .numbers import mostly_numbers
 from .table import Column, Table
 
 __all__ = [
@@ -220,8 +219,7 @@ def measure_column(table: Table, question: str, g: Grounding, mentions: Mapping[
 
 def _mostly_numbers(table: Table, col: Column) -> bool:
     """Whether most of a text column's cells are numbers (``36,271`` with one ``WIN``)."""
-    values = [str(v) for v in table.executor().get_column(col.index, limit=200).values if v is not None and str(v).strip()]
-    return bool(values) and sum(parse_number(v) is not None for v in values) >= 0.8 * len(values)
+    return mostly_numbers([str(v) for v in table.executor().get_column(col.index, limit=200).values if v is not None and str(v).strip()])
 
 
 def argmax_order(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["parse_number", "parse_duration", "is_empty", "value_text", "format_number"]
+__all__ = ["parse_number", "parse_duration", "is_empty", "mostly_numbers", "value_text", "format_number"]
 
 _NUMBER_RE = re.compile(
     r"""
@@ -85,6 +85,7 @@ _UNIT_DURATION_RE = re.compile(
     r"\s*(?:(?P<h>\d+)\s*h\s*)?(?P<m>\d+)\s*m(?:in)?\.?\s*(?P<s>[0-5]?\d(?:\.\d+)?)\s*s(?:ec)?\b", re.ASCII | re.IGNORECASE)
 
 
+
 def parse_duration(value: object) -> float | None:
     """The seconds of a duration a cell starts with (``m:ss``, ``h:mm:ss``, a decimal part allowed; ``3m 37s``), else None.
 
@@ -116,6 +117,17 @@ def parse_duration(value: object) -> float | None:
     if m.group("h") is not None and minutes > 59:
         return None
     return round(hours * 3600 + minutes * 60 + float(m.group("s")), 6)
+
+
+def mostly_numbers(cells: list[str]) -> bool:
+    """Whether a column's cells are numbers but for a few (at least 80 %: ``36,271`` with one ``WIN``, a Rank with
+    ``DNF``); False for no cells.
+
+    Example:
+        >>> mostly_numbers(["1", "2", "3", "4", "DNF"]), mostly_numbers(["1", "DNF"]), mostly_numbers([])
+        (True, False, False)
+    """
+    return bool(cells) and sum(parse_number(v) is not None for v in cells) >= 0.8 * len(cells)
 
 
 def is_empty(value: object) -> bool:

@@ -69,7 +69,7 @@ from sqlglot import exp
 
 from pyql.environment.grounding import Cue, Grounding, ground
 
-from .numbers import format_number, parse_number
+from .numbers import format_number, mostly_numbers, parse_number
 from .pairing import word_norm
 from .parts import cell_date, cell_part
 from .query import TableQuery
@@ -617,6 +617,16 @@ def _adjacent_plan(ctx: _Ctx) -> Plan | None:
 _SAME = re.compile(r"\b(?:the\s+)?same\s+(?P<what>(?:[\w#.'-]+\s+){0,5}?)(?:as|like)\s+", re.IGNORECASE)
 
 
+def _row_cells(ctx: _Ctx, key: Column, value: str, column: Column) -> list[str]:
+    """The cells of ``column`` in the rows whose ``key`` is ``value`` (read off the table when the list is made); none
+    when the table cannot read them."""
+    try:
+        got = ctx.table.executor().execute(ctx.table.query().add_condition(key, "=", value).set_answer(column))
+    except Exception:  # noqa: BLE001 - a value the table cannot match or read names no row
+        return []
+    return [str(a.value) for a in got if a.value is not None]
+
+
 def _same_plan(ctx: _Ctx) -> Plan | None:
     """"which city has the same number of barangays as teresa": the rows whose named column holds what the anchor
     row's does (read off the table when the list is made), the anchor left out: ``add_condition(No. of Barangays, =,
@@ -632,11 +642,7 @@ def _same_plan(ctx: _Ctx) -> Plan | None:
     key, column = ctx.table.columns[anchor.column], ctx.table.columns[max(named, key=lambda i: ctx.mentions[i][2])]
     if column.index == key.index:
         return None
-    try:
-        got = ctx.table.executor().execute(ctx.table.query().add_condition(key, "=", anchor.value).set_answer(column))
-    except Exception:  # noqa: BLE001 - a value the table cannot read: no plan
-        return None
-    values = {str(a.value) for a in got if a.value is not None and str(a.value).strip()}
+    values = {v for v in _row_cells(ctx, key, anchor.value, column) if v.strip()}
     if len(values) != 1:
         return None
     value = values.pop()
@@ -668,11 +674,7 @@ def _than_row_plan(ctx: _Ctx) -> Plan | None:
     if column is None or not column.is_numeric:
         return None
     key = ctx.table.columns[anchor.column]
-    try:
-        got = ctx.table.executor().execute(ctx.table.query().add_condition(key, "=", anchor.value).set_answer(column))
-    except Exception:  # noqa: BLE001 - a row the table cannot read: no plan
-        return None
-    values = {n for a in got if a.value is not None and (n := parse_number(str(a.value))) is not None}
+    values = {n for v in _row_cells(ctx, key, anchor.value, column) if (n := parse_number(v)) is not None}
     if len(values) != 1:
         return None
     value = format_number(values.pop())
@@ -1108,8 +1110,7 @@ _TOP_WORDS = {"three": 3, "five": 5, "ten": 10, "twenty": 20, "fifty": 50}
 
 def _mostly_numbers(ctx: _Ctx, col: Column) -> bool:
     """Whether a text column's cells are numbers but for a few (a Rank with "DNF"): its numbers compare (``<=``)."""
-    values = ctx.values(col)
-    return bool(values) and sum(parse_number(v) is not None for v in values) >= 0.8 * len(values)
+    return mostly_numbers(ctx.values(col))
 
 
 def _top_plans(ctx: _Ctx) -> list[Plan]:
