@@ -570,9 +570,9 @@ def _total_candidates(
     return out
 
 
-_MONTH_WORDS = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
+_MONTH_PATTERN = "(?:" + "|".join(sorted(_MONTH_WORDS, key=len, reverse=True)) + ")"
 #: A day of a month with no year after it: "september 17th", "june 24", "the 17th of september".
-MONTH_DAY = re.compile(rf"\b(?:{_MONTH_WORDS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORDS})\b"
+MONTH_DAY = re.compile(rf"\b(?:{_MONTH_PATTERN}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_PATTERN})\b"
                         r"(?!,?\s*\d{4})", re.IGNORECASE)
 
 

@@ -318,3 +318,10 @@ ROSTER = Table.from_rows(["Player", "Pos.", "Place"], [["Ann", "QB", "1st"], ["B
 ])
 def test_short_cells_written_as_values(question: str, expected: str) -> None:
     assert steps(ROSTER, question)[0] == expected
+
+
+def test_a_word_inside_a_month_name_is_no_month() -> None:
+    # the month words are a set: "ember" (inside "september") is a word cells may hold, not a month
+    styles = Table.from_rows(["Name", "Style"], [["A", "Gothic Ember"], ["B", "Roman Ember"], ["C", "Dome"], ["D", "Tower"], ["E", "Spire"]])
+    assert steps(styles, "how many buildings were ember style?")[0] == "add_condition(Style, contains, Ember)"
+    assert steps(SEASON, "what is the attendance for september 17th?")[0] == 'add_condition(Date, =, "September 17, 2005")'
