@@ -44,10 +44,12 @@ from pyql.environment import Analyzer, Environment, FinalResult, Memory, StepRec
 from pyql.errors import PyQLError
 
 from .actions import TableActions, regroup_arguments
+from .errors import TableInputError
 from .executor import Answer, ColumnValues, Executor
 from .numbers import format_number
 from .observation import TableObservation, observe
 from .query import AnswerStep, ConditionStep, TableQuery
+from .question_match import QUESTION_STYLES
 from .table import Column, Table
 
 __all__ = ["TableEnvironment", "TableMemory", "CountingExecutor", "answer_text"]
@@ -137,6 +139,11 @@ class TableEnvironment(Environment):
         max_answers: answers ``execute()`` returns at most.
         undo_empty: without an analyzer, whether an empty result fails the step.
         run_advice, escalate: see :class:`pyql.environment.Environment` (ablation switches).
+        question_style: how the question is written (:data:`~pyql_sql.question_match.QUESTION_STYLES`):
+            ``"natural"`` (people's questions, WTQ) or ``"sql"`` (written from a SQL query: WikiSQL, dbbench).
+
+    Raises:
+        TableInputError: ``question_style`` is not one of :data:`~pyql_sql.question_match.QUESTION_STYLES`.
 
     Attributes:
         table: the table.
@@ -167,8 +174,13 @@ class TableEnvironment(Environment):
         *,
         run_advice: bool = True,
         escalate: bool = True,
+        question_style: str = "natural",
     ) -> None:
+        if question_style not in QUESTION_STYLES:
+            raise TableInputError(f"question_style {question_style!r} is not known: give one of {', '.join(QUESTION_STYLES)}")
         self.table = table
+        #: how the question is written (:data:`~pyql_sql.question_match.QUESTION_STYLES`), which the choose list reads
+        self.question_style = question_style
         self.executor = CountingExecutor(table, timeout=timeout)
         self.max_values = max_values
         self.max_rows = max_rows

@@ -223,7 +223,7 @@ def _mostly_numbers(table: Table, col: Column) -> bool:
 
 
 def argmax_order(
-    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]
+    table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]], style: str = "natural"
 ) -> tuple[int, bool, int] | None:
     """An argmax/argmin the question asks for: (column ordered by, descending, answer column), or None.
 
@@ -231,7 +231,9 @@ def argmax_order(
     column (``Episodes``) while the question's *which/what* names another
     column (``Season``): the answer is that column of the row with the most,
     not the most itself (``MAX(Episodes)``). A *who* question answers with its
-    person column (:func:`who_column`).
+    person column (:func:`who_column`); in people's questions (``style``
+    ``"natural"``, :data:`~pyql_sql.question_match.QUESTION_STYLES`) a *which
+    <noun>* naming no column answers with the row's name (:func:`_unnamed_target`).
 
     Example:
         >>> t = Table.from_rows(["Season", "Episodes"], [["Season 1", "26"]])
@@ -252,7 +254,7 @@ def argmax_order(
         return None
     target = [i for i, m in mentions.items() if _after(question, wh.end(), m[0], frozenset(["the", "is", "was"]))]
     if not target:
-        target = _unnamed_target(table, question, wh, mentions)
+        target = _unnamed_target(table, question, wh, mentions, style)
     for cue in g.cue("order"):
         ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
         ordered.sort(key=lambda i: -mentions[i][2])  # "the least number of employees": '# of Employees', not '#' ("number")
@@ -261,11 +263,35 @@ def argmax_order(
     return None
 
 
-def _unnamed_target(table: Table, question: str, wh: re.Match[str], mentions: Mapping[int, tuple[int, int, float]]) -> list[int]:
-    """The answer column of a *who* question naming no column: its person column (none for *which <noun>*:
-    "which match had the largest crowd" asks for the crowd)."""
-    who = who_column(table, question, mentions) if wh.group().lower() == "who" else None
-    return [] if who is None else [who]
+#: Words after *which/what* that are not the thing asked for ("what is the most", "which of these").
+_NOT_ASKED = frozenset(["is", "was", "are", "were", "the", "a", "an", "of", "one", "did", "does", "do", "has", "had", "have", "kind",
+                        "type", "number", "amount", "total", "most", "least", "highest", "lowest", "largest", "smallest", "top"])
+
+
+def _unnamed_target(
+    table: Table, question: str, wh: re.Match[str], mentions: Mapping[int, tuple[int, int, float]], style: str = "natural"
+) -> list[int]:
+    """The answer column of a question naming none after its *who/which/what*: a *who* question's person column;
+    in people's questions (``style`` ``"natural"``), for *which/what <noun>* ("which game had the most in attendance",
+    "which city had the least people"), the row's name: its first text column that is not numbers (a date, a name).
+    Questions written from SQL (``"sql"``: WikiSQL, dbbench) ask for the most itself ("which match had the largest
+    crowd": ``MAX(Crowd)``).
+
+    Example:
+        >>> t = Table.from_rows(["Date", "Opponent", "Attendance"], [["7 April", "Leeds", "46000"]])
+        >>> q = "which game had the largest attendance?"
+        >>> wh = re.search("which", q)
+        >>> _unnamed_target(t, q, wh, header_mentions(t, q)), _unnamed_target(t, q, wh, header_mentions(t, q), "sql")
+        ([0], [])
+    """
+    if wh.group().lower() == "who":
+        who = who_column(table, question, mentions)
+        return [] if who is None else [who]
+    noun = _WORD.findall(question[wh.end() :].lower())[:1]
+    if style != "natural" or not noun or noun[0] in _NOT_ASKED:
+        return []
+    names = [c.index for c in table.columns if not c.is_numeric and not _mostly_numbers(table, c)]
+    return names[:1]
 
 
 def _row_place(table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> bool:
@@ -318,7 +344,7 @@ def position_order(
 
 def answer_candidates(
     table: Table, question: str, *, used: Mapping[int, float] | None = None, scores: Mapping[str, float] | None = None,
-    grounding: Grounding | None = None,
+    grounding: Grounding | None = None, style: str = "natural",
 ) -> list[tuple[int, str | None, float]]:
     """The answer columns, best first, each with its aggregation: (column index, aggregation, score).
 
@@ -328,8 +354,8 @@ def answer_candidates(
     (``scores``, header → score, weighted 0.5) when given. The aggregation
     comes from the cue words (COUNT on any column, the others on numbers); a
     count of a column that holds the count itself is the cell's own number
-    (:func:`own_number`), and an argmax (:func:`argmax_order`) answers with
-    the other column, unaggregated.
+    (:func:`own_number`), and an argmax (:func:`argmax_order`, which reads
+    ``style``: how the question is written) answers with the other column, unaggregated.
 
     Example:
         >>> t = Table.from_rows(["Player", "Touchdowns", "Points"], [["A", "2", "11"]])
@@ -339,7 +365,7 @@ def answer_candidates(
     g = grounding or table_ground(question)
     mentions = header_mentions(table, question)
     aggregation = _aggregation(question, g, mentions, table)
-    order = argmax_order(table, question, g, mentions)
+    order = argmax_order(table, question, g, mentions, style)
     position = position_order(table, question, g, mentions) if order is None else None
     if (position is not None or _row_place(table, question, g, mentions)) and aggregation in ("MAX", "MIN"):
         aggregation = None  # "the first person eliminated": a row's place, not a minimum
@@ -375,6 +401,18 @@ def answer_candidates(
             score -= 1.0  # the question asks for an aggregate this column cannot give
         out.append((col.index, agg, round(score, 3)))
     return sorted(out, key=lambda t: (-t[2], t[0]))
+
+
+def question_style(env: Any) -> str:
+    """How the environment's question is written (:data:`~pyql_sql.question_match.QUESTION_STYLES`): its
+    ``question_style``, ``"natural"`` for an environment that has none.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> question_style(SimpleNamespace(question_style="sql")), question_style(SimpleNamespace())
+        ('sql', 'natural')
+    """
+    return str(getattr(env, "question_style", "natural"))
 
 
 def _condition_action(table: Table, c: ConditionCandidate) -> str:
@@ -478,11 +516,12 @@ def grounded_steps(env: Any, *, scores: Mapping[str, float] | None = None) -> tu
     kept, empty = _checked_split(env, [c for c in candidates if c.score >= 2.0])  # as grounded_conditions, reusing the candidates
     conditions = [NextStep(_condition_action(table, c), "constrain") for c in [*kept, *empty]]
     mentions = header_mentions(table, question)
-    order = argmax_order(table, question, g, mentions)
+    style = question_style(env)
+    order = argmax_order(table, question, g, mentions, style)
     by = order[:2] if order is not None else position_order(table, question, g, mentions)
     if by is not None and getattr(env.query, "order", None) is None and "add_order" in env.actions.names:
         conditions.append(NextStep(f"add_order({_column_text(table, by[0])}, {'DESC' if by[1] else 'ASC'})", "constrain"))
-    ranked = answer_candidates(table, question, used=used, scores=scores, grounding=g)
+    ranked = answer_candidates(table, question, used=used, scores=scores, grounding=g, style=style)
     ranked = [(i, _summed(env, g, mentions, i, agg) if not conditions else agg, score) for i, agg, score in ranked]  # rows yet to pick
     answers = [NextStep(f"set_answer({_column_text(table, i)}{', ' + agg if agg else ''})", "answer") for i, agg, _ in ranked]
     return conditions, answers
@@ -565,7 +604,7 @@ def scores_could_change(env: Any, steps: list[NextStep]) -> str | None:
         return f"the number {number!r} has no header next to it: the scores say which numeric column holds it"
     if steps[0].kind != "answer":
         return None
-    ranked = answer_candidates(table, question, used=_used(env, _best_per_span(plain)), grounding=g)
+    ranked = answer_candidates(table, question, used=_used(env, _best_per_span(plain)), grounding=g, style=question_style(env))
     if len(ranked) < 2:
         return None
     lead, swing = ranked[0][2] - ranked[1][2], 2 * ANSWER_WEIGHT * SCORE_CLIP + (SCORE_CLIP / 2 if shifted else 0.0)

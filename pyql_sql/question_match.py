@@ -49,6 +49,11 @@ _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "has", "have", "had", "what", "which", "who", "whom", "whose", "when", "where", "how", "that", "this", "it", "its", "as", "name", "tell", "me"])
 
 
+#: How a data set's questions are written, which changes what some of them ask: ``"natural"``, people's questions
+#: (WikiTableQuestions, a user's own: "which game had the most in attendance" asks for the game) and ``"sql"``,
+#: questions written from a SQL query (WikiSQL, dbbench: "which match had the largest crowd" asks for ``MAX(Crowd)``).
+QUESTION_STYLES = ("natural", "sql")
+
 #: Words between a header and its value ("Goal of 17", "Nation is Iran", "listed as August 15, 2000").
 _LINK = frozenset(["of", "is", "was", "are", "were", "as", "listed", "at", "has", "have", "had", "with", "for", "equal", "equals", "to", "being", "named", "called", "a", "an", "the"])
 

@@ -171,3 +171,33 @@ def test_the_agent_keeps_table_observations_short_in_choose_mode() -> None:
     later = str(llm.prompts[1])
     assert "Observation 1: 1 row matches the conditions" in later and "'Game': '6'" not in later
     assert "{'Game': '6', 'Opponent': 'Athlone Town'}" in result.steps[0].observation  # the trace keeps it whole
+
+
+def test_which_noun_asks_for_the_row_in_people_questions_and_the_most_in_sql_written_ones() -> None:
+    """*which game had the largest attendance*: a WTQ question wants the game (the row's first text column), a
+    question written from SQL (WikiSQL, dbbench) the most itself; the environment's ``question_style`` says which."""
+    t = Table.from_rows(["Date", "Opponent", "Attendance"], [["7 April 1993", "Leeds", "46000"], ["9 May 1993", "Hull", "3000"]])
+    q = "which game had the largest attendance?"
+    natural = follow_first_steps(TableEnvironment(t, question=q))
+    assert [a["value"] for a in natural.final_result().answers] == ["7 April 1993"]
+    sql = follow_first_steps(TableEnvironment(t, question=q, question_style="sql"))
+    assert [str(a["value"]) for a in sql.final_result().answers] == ["46000"]
+    # a question naming what it asks for, or asking "what is the most", is not a row's name
+    assert answer_candidates(t, "what is the largest attendance?")[0][:2] == (2, "MAX")
+
+
+def test_an_unknown_question_style_is_refused_with_the_styles_allowed() -> None:
+    from pyql_sql.errors import TableInputError
+
+    with pytest.raises(TableInputError, match=r"question_style 'wtq' is not known: give one of natural, sql"):
+        TableEnvironment(Table.from_rows(["a"], [["1"]]), question_style="wtq")
+
+
+@pytest.mark.parametrize(("source", "style"), [("wtq", "natural"), ("wikisql", "sql"), ("dbbench", "sql"), (None, "natural")])
+def test_eval_items_get_the_question_style_of_their_data_set(source: str | None, style: str) -> None:
+    from agent.evaluation.environments import open_environment
+
+    item = {"id": "x", "question": "which game had the most in attendance?", "source": source,
+            "table": {"header": ["Date", "Attendance"], "rows": [["7 April", "46000"]]}}
+    env = open_environment(types.SimpleNamespace(feedback="eraser"), item, agent=True)
+    assert env.question_style == style

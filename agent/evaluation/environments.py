@@ -230,6 +230,11 @@ def candidate_ranker(name: str | None) -> Callable[[str | None, list[str]], list
     return rank
 
 
+#: Data sets whose questions were written from a SQL query (:data:`pyql_sql.question_match.QUESTION_STYLES`):
+#: their tables' environments read questions as ``"sql"``; every other table's (WTQ, a user's own) as ``"natural"``.
+SQL_WRITTEN = frozenset(["wikisql", "dbbench"])
+
+
 def _table_of(options: Any, item: Mapping[str, Any] | None) -> tuple[Table | None, str | None, bool]:
     """The table an item or the options name, the question it carries (dbbench), if any, and whether the agent may
     change it: an item marked ``writable`` (``pyql eval`` marks every dbbench item so), or a dbbench item given with
@@ -286,7 +291,8 @@ def open_environment(
     table, found, writable = _table_of(options, item)
     if table is not None:
         kind = WritableTableEnvironment if writable else TableEnvironment
-        return kind(table, question=question or found, entities=entities, **settings)
+        style = "sql" if writable or found is not None or (item is not None and item.get("source") in SQL_WRITTEN) else "natural"
+        return kind(table, question=question or found, entities=entities, question_style=style, **settings)
     if kb is None:
         kb = _open_kb(options, item, entities)
     return _kb_environment(kb, options, question, entities, ranker, settings)
