@@ -29,6 +29,9 @@ text column, numeric v,       ``n op num(v)`` (cells that are not numbers never 
 text column, text v           ``LOWER(TRIM(c)) op LOWER(v)``
 no shadow (WikiSQL ``.db``    ``LOWER(TRIM(c)) op LOWER(v)``, like WikiSQL's own engine
 text column)
+``!=`` (any of the above)     ``COALESCE(<the comparison>, TRUE)``: an empty cell is not the
+                              value, so its row is kept (SQL alone would drop it: NULL <> v
+                              is unknown)
 text column, ``contains``     ``INSTR(PYQL_WORDS(c), PYQL_WORDS(v)) > 0``: the cell holds the
                               value's words as whole words (:func:`words_contain`)
 ============================  ===========================================================
@@ -318,6 +321,13 @@ def condition_expression(step: ConditionStep, bind: Binder) -> exp.Expression:
     col: Column = step.column
     if step.op == "contains":
         return words_contain(text_of(col), bind(value_text(step.value)))
+    compared = _compared(step, col, bind)
+    # an empty cell is not the value: "!=" keeps its row (SQL's NULL <> 'x' is unknown and would drop it)
+    return exp.Coalesce(this=compared, expressions=[exp.true()]) if step.op == "!=" else compared
+
+
+def _compared(step: ConditionStep, col: Column, bind: Binder) -> exp.Expression:
+    """The comparison of a condition step: by number where the cell and the value are numbers, else by text."""
     text_cmp = lambda: _cmp(  # noqa: E731 - built lazily so params stay in text order
         step.op,
         exp.Lower(this=exp.Trim(this=text_of(col))),

@@ -68,6 +68,7 @@ from .question_match import (  # noqa: F401 (ABBREVIATIONS, column_words, who_co
     who_column,
 )
 from .numbers import mostly_numbers
+from .summary_rows import summary_row
 from .table import Column, Table
 
 __all__ = [
@@ -715,6 +716,39 @@ def plan_steps(env: Any, g: Grounding) -> tuple[list[NextStep], list[NextStep], 
     return parts, shape, drops, shaped, later
 
 
+#: Cue words of a question that reads rows by their place (the summary row would be the last).
+_PLACE_CUES = re.compile(r"\b(?:first|last|next|previous|before|after|above|below|top|bottom|listed)\b", re.IGNORECASE)
+
+
+def _summary_left_out(env: Any, g: Grounding, offered: list[NextStep]) -> list[NextStep]:
+    """The step leaving out the table's summary row (:func:`pyql_sql.summary_rows.summary_row`), as a list of one,
+    when the question counts, orders, aggregates or reads a row by its place and does not name that row itself
+    (no step offered keeps it: "how many total medals were given out" reads the ``Total`` row); else none.
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Nation", "Gold"], [["Peru", "3"], ["Chile", "1"], ["Total", "4"]])
+        >>> env = TableEnvironment(t, question="which nation won the most gold?")
+        >>> [s.action for s in _summary_left_out(env, ground(env.question), [])]
+        ['add_condition(Nation, !=, Total)']
+    """
+    if env.query.result is not None or "add_condition" not in env.actions.names or not env.question:
+        return []
+    if not (g.cue("order") or g.cue("aggregate") or _PLACE_CUES.search(env.question)):
+        return []
+    found = summary_row(env.table)
+    if found is None:
+        return []
+    column, cell = found
+    if any(c.column.index == column.index or str(c.value).strip().lower() == cell.lower() for c in env.query.conditions):
+        return []  # left out already, or a condition reads that row
+    name = _column_text(env.table, column.index)
+    keeps = f"add_condition({name}, =, {action_value(cell)})".lower()
+    if any(s.action.lower() == keeps or cell.lower() in s.action.lower() for s in offered):
+        return []
+    return [NextStep(f"add_condition({name}, !=, {action_value(cell)})", "constrain")]
+
+
 def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, limit: int = 8) -> list[NextStep]:
     """The valid next steps of a table episode, ranked (see the module's docstring); at most ``limit``.
 
@@ -739,9 +773,11 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         ['execute()', 'set_answer(Round)']
     """
     conditions, answers = grounded_steps(env, scores=standardized(scores))
-    parts, shape, drops, shaped, later = plan_steps(env, table_ground(env.question or ""))
+    g = table_ground(env.question or "")
+    parts, shape, drops, shaped, later = plan_steps(env, g)
     if drops or shaped:
         conditions = [s for s in conditions if not _dropped(env.table, s.action, drops) and not (shaped and s.action.startswith("add_order("))]
+    summary = _summary_left_out(env, g, [*parts, *conditions, *shape])
     if env.query.result is not None:
         steps = [*_answer_steps(env, answers), *conditions]
     else:
@@ -751,6 +787,7 @@ def table_next_steps(env: Any, *, scores: Mapping[str, float] | None = None, lim
         shaped_answers = {s.action for s in shape_answer}
         steps = [*parts, *conditions, *[s for s in later if s.action not in taken], *shape_steps, *shape_answer,
                  *[s for s in answers if s.action not in shaped_answers]]
+    steps = [*summary, *steps]
     change_steps = getattr(env, "change_steps", None)  # a writable table (pyql_sql.writable_environment)
     changes = change_steps(ground(env.question or "")) if change_steps is not None else []  # a question asking for a change: those first
     if changes:

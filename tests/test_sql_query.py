@@ -87,7 +87,7 @@ CASES: list[tuple[str, Build, str]] = [
     (
         "!= on text",
         lambda q: q.add_condition("Position", "!=", "Center").set_answer("Player"),
-        "SELECT c0 FROM t WHERE LOWER(TRIM(c1)) <> LOWER('Center')",
+        "SELECT c0 FROM t WHERE COALESCE(LOWER(TRIM(c1)) <> LOWER('Center'), TRUE)",
     ),
     (
         "conditions are AND-ed in order",
@@ -365,3 +365,13 @@ def test_contains_is_refused_on_numbers_and_without_a_word() -> None:
         with pytest.raises(BadValueError, match="has no letter or digit"):
             WORDS.query().add_condition("Opponent", "contains", value)
     assert WORDS.query().add_condition("Opponent", "contains", 50).conditions[0].value == 50  # a number is its text
+
+
+def test_not_equal_keeps_rows_whose_cell_is_empty() -> None:
+    """``!=``: an empty cell is not the value (SQL's ``NULL <> 'Total'`` is unknown and would drop the row),
+    on a text column and on a column of numbers."""
+    t = Table.from_rows(["Nation", "Gold"], [["Peru", "3"], [None, "1"], ["Chile", None], ["Total", "4"]])
+    ex = Executor(t)
+    assert _values(ex, t.query().add_condition("Nation", "!=", "total").set_answer("Gold")) == ["3", "1", None]
+    assert _values(ex, t.query().add_condition("Gold", "!=", 4).set_answer("Nation")) == ["Peru", None, "Chile"]
+    assert _values(ex, t.query().add_condition("Nation", "=", "Total").set_answer("Gold")) == ["4"]  # = is unchanged
