@@ -257,7 +257,7 @@ def argmax_order(
     if not target:
         target = _unnamed_target(table, question, wh, mentions, style)
     for cue in g.cue("order"):
-        ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of"]))]
+        ordered = [i for i, m in mentions.items() if _after(question, cue.end, m[0], frozenset(["the", "number", "of", "in"]))]
         ordered.sort(key=lambda i: -mentions[i][2])  # "the least number of employees": '# of Employees', not '#' ("number")
         if ordered and target and target[0] != ordered[0] and cue.start > wh.end():
             return ordered[0], cue.op == "max", target[0]

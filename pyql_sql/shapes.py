@@ -828,6 +828,7 @@ def _answer_part_plan(ctx: _Ctx) -> Plan | None:
 _SUPERLATIVE_MEASURES = {
     "fastest": ("time", "speed"), "quickest": ("time", "speed"), "slowest": ("time", "speed"), "tallest": ("height", "tall"),
     "deepest": ("depth", "deep"), "heaviest": ("weight", "mass"), "lightest": ("weight", "mass"),
+    "shortest": ("length", "duration", "runtime", "time"), "longest": ("length", "duration", "runtime", "time"),
 }
 
 
@@ -1263,7 +1264,7 @@ def _month_plans(ctx: _Ctx) -> list[Plan]:
 def _year_plans(ctx: _Ctx) -> list[Plan]:
     """``add_part(Date, year)``, ``add_condition(Date year, op, 2004)`` for a year no column holds whole."""
     whole = {c.value for c in ctx.candidates}
-    compared = {(v.start, v.end): cue.op for cue, v in ctx.g.comparisons() if cue.op in ("<", ">", "<=", ">=")}
+    compared = {(v.start, v.end): compared_op(ctx.question, cue) for cue, v in ctx.g.comparisons() if cue.op in ("<", ">", "<=", ">=")}
     for v in ctx.g.dates():
         if v.value.precision != "year" or v.text in whole or any(ctx.table.columns[c.column].is_numeric and c.start == v.start for c in ctx.candidates):
             continue

@@ -182,6 +182,8 @@ def test_which_noun_asks_for_the_row_in_people_questions_and_the_most_in_sql_wri
     assert [a["value"] for a in natural.final_result().answers] == ["7 April 1993"]
     sql = follow_first_steps(TableEnvironment(t, question=q, question_style="sql"))
     assert [str(a["value"]) for a in sql.final_result().answers] == ["46000"]
+    # "the most in attendance": the column after the cue, past an "in"
+    assert follow_first_steps(TableEnvironment(t, question="which game had the most in attendance?")).final_result().answers[0]["value"] == "7 April 1993"
     # a question naming what it asks for, or asking "what is the most", is not a row's name
     assert answer_candidates(t, "what is the largest attendance?")[0][:2] == (2, "MAX")
 

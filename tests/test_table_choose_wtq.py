@@ -195,10 +195,20 @@ LAPS = Table.from_rows(["Driver", "Laps", "Attendance"], [["Ann", "61", "16,000"
         ("how many games did not have at least 15,000 in attendance?", "add_condition(Attendance, <, 15000)"),
         ("how many drivers made more than 60 laps?", "add_condition(Laps, >, 60)"),  # no negation: the comparison as written
         ("how many drivers not named ann made more than 59 laps?", "add_condition(Laps, >, 59)"),  # a negation far before it
+        ("how many drivers made no fewer than 60 laps?", "add_condition(Laps, >=, 60)"),  # "no ... than", one cue
+        ("how many games had no higher than 14,000 in attendance?", "add_condition(Attendance, <=, 14000)"),
     ],
 )
 def test_a_negated_comparison_is_its_opposite(question: str, expected: str) -> None:
     assert expected in steps(LAPS, question)
+
+
+def test_a_year_part_compared_no_later_than_is_at_most_that_year() -> None:
+    listed = Table.from_rows(["Name", "Date listed"], [["A", "March 2, 2009"], ["B", "May 1, 2010"], ["C", "June 4, 2012"]])
+    env = TableEnvironment(listed, question="how many were listed no later than 2010?")
+    assert table_next_steps(env)[0].action == "add_part(Date listed, year)"
+    env.step("add_part(Date listed, year)")
+    assert table_next_steps(env)[0].action == "add_condition(Date listed year, <=, 2010)"
 
 
 # -- a name the question writes that cells hold inside them: contains ---------------------------------------------

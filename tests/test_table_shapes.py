@@ -136,6 +136,12 @@ def test_a_superlative_naming_no_column_orders_by_the_column_it_measures() -> No
     assert ["add_order(Time, ASC)", "set_answer(Name)"] not in plan_actions(question_plans(SWIMMERS, "what was the fastest time?"))
 
 
+def test_shortest_and_longest_naming_no_column_order_by_the_length() -> None:
+    songs = Table.from_rows(["#", "Title", "Length"], [["1", "Mimpi", "4:30"], ["2", "Bintang", ""], ["3", "Aku", "3:39"], ["4", "Kita", "10:02"]])
+    assert first_choices(songs, "what song is the shortest?") == (["add_order(Length, ASC)", "set_answer(Title)", "execute()"], ["Aku"])
+    assert first_choices(songs, "which song is the longest?")[1] == ["Kita"]  # by the duration, not the text "4:30" > "10:02"
+
+
 def test_the_fastest_time_orders_the_times_as_durations() -> None:
     laps = Table.from_rows(["Driver", "Time"], [["Ann Lee", "10:02.1"], ["Bo Li", "9:59.8"], ["Cy Ott", "1:01:03"]])
     assert first_choices(laps, "what was the fastest time?") == (["add_order(Time, ASC)", "set_answer(Time)", "execute()"], ["9:59.8"])

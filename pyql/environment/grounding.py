@@ -428,8 +428,11 @@ _CUE_WORDS: list[tuple[str, str, str]] = [
                                         "taller than", "heavier than")],
     *[(w, "comparison", "<") for w in ("less than", "fewer than", "smaller than", "lower than", "under", "below",
                                         "earlier than", "shorter than", "before", "younger than", "prior to")],
-    *[(w, "comparison", ">=") for w in ("at least", "or more", "no less than", "not less than", "since", "from")],
-    *[(w, "comparison", "<=") for w in ("at most", "or less", "or fewer", "no more than", "not more than", "up to", "until", "till")],
+    *[(w, "comparison", ">=") for w in ("at least", "or more", "no less than", "not less than", "no fewer than", "not fewer than",
+                                         "no earlier than", "not earlier than", "no lower than", "no smaller than", "since", "from")],
+    *[(w, "comparison", "<=") for w in ("at most", "or less", "or fewer", "no more than", "not more than", "no later than",
+                                         "not later than", "no higher than", "no greater than", "no larger than", "up to", "until",
+                                         "till")],
     ("between", "comparison", "between"),
     # orders
     *[(w, "order", "max") for w in ("most", "highest", "largest", "biggest", "greatest", "maximum", "latest", "last", "longest",
