@@ -71,7 +71,7 @@ from pyql.environment.grounding import Cue, Grounding, ground
 
 from .numbers import format_number, mostly_numbers, parse_number
 from .pairing import word_norm
-from .parts import cell_date, cell_part
+from .parts import cell_date, cell_part, cell_words
 from .query import TableQuery
 from .question_match import (
     MONTH_DAY,
@@ -1164,10 +1164,36 @@ def _before_parenthesis_plans(ctx: _Ctx) -> list[Plan]:
 _MARKER = re.compile(r"^(?:at|vs\.?|v\.?|versus|@)\s+\S", re.IGNORECASE)
 
 
+def _written_otherwise(values: list[str], value: str) -> bool:
+    """Whether another cell writes the same words as ``value`` with marks around them: a marker of where a game was
+    played (``@ Braves``, ``at Braves``, ``vs. Braves``) or a footnote's sign (``1st*``, ``Braves†``).
+
+    Example:
+        >>> _written_otherwise(["Braves", "@ Braves", "Mets"], "Braves"), _written_otherwise(["1st", "1st*"], "1st")
+        (True, True)
+        >>> _written_otherwise(["Braves", "Atlanta Braves"], "Braves"), _written_otherwise(["Braves", "braves"], "Braves")
+        (False, False)
+    """
+    words = cell_words(value)
+    for v in values:
+        if _same(v, value):
+            continue
+        bare = cell_part(v.strip(), "after", " ") if _MARKER.match(v.strip()) else v
+        if cell_words(bare or "") == words:
+            return True
+    return False
+
+
 def _after_marker_plans(ctx: _Ctx) -> list[Plan]:
     """``add_part(Opponent, after, " ")``, ``add_condition(Opponent after, =, Edmonton Eskimos)`` for a name the question
     writes that a column's cells write after *at*/*vs.* ("at Edmonton Eskimos", "vs. Edmonton Eskimos"), no cell being
-    that name whole: the games against it, wherever they were played."""
+    that name whole: the games against it, wherever they were played. When some cells are the name whole and others
+    write it after a marker or with a footnote mark (``Braves``, ``@ Braves``; ``1st``, ``1st*``),
+    ``add_condition(Opponent, contains, Braves)`` keeps them all."""
+    for c in ctx.candidates:
+        col = ctx.table.columns[c.column]
+        if c.op == "=" and not col.is_numeric and re.search(r"[^\W\d_]", c.value) and _written_otherwise(ctx.values(col), c.value):
+            return [Plan("part", (_condition(_col(ctx.table, col), "contains", c.value),), frozenset({(col.index, c.value.lower())}))]
     whole = [(c.start, c.end) for c in ctx.candidates if c.op == "=" and ctx.question[c.start : c.end].lower() == c.value.lower()]
     for col, values in ctx.cells:
         marked = [v for v in values if _MARKER.match(v.strip())]

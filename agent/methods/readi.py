@@ -49,6 +49,7 @@ from agent.methods.reasoning_path import (
     to_chain,
 )
 from pyql.errors import ParseError, PyQLError
+from pyql_sql.next_steps import question_style
 
 __all__ = ["ReadiConfig", "Readi", "KBPaths", "run_readi", "parse_answers", "TEMPLATE_VERSION"]
 
@@ -385,5 +386,5 @@ def run_readi(llm: LLM, env: Any, question: str, config: Any = None) -> AgentRes
         2
     """
     if side_for(env).data == "table":
-        return TableReadi(llm).run(env.table, question)
+        return TableReadi(llm).run(env.table, question, question_style(env))
     return Readi(llm).run(env.kb, question, dict(env.memory.entities))

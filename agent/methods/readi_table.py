@@ -126,8 +126,9 @@ class TablePaths:
     unchanged = "your last edit did not change the headers; change the headers the feedback names."
     empty_path = TablePath(())
 
-    def __init__(self, table: Any, table_text: str, max_items: int, timeout: float) -> None:
+    def __init__(self, table: Any, table_text: str, max_items: int, timeout: float, style: str = "natural") -> None:
         self.table = table
+        self.style = style
         self.table_text = table_text
         self.max_items = max_items
         self.timeout = timeout
@@ -167,7 +168,7 @@ class TablePaths:
             feedback.append(problem)
         if inst.unknown:
             feedback.append(
-                f"Header {inst.unknown!r} not in candidate Headers. You can only choose headers from {ranked_headers(self.table, self.question)!r}."
+                f"Header {inst.unknown!r} not in candidate Headers. You can only choose headers from {ranked_headers(self.table, self.question, self.style)!r}."
             )
             named = question_constraints(self.table, self.question)
             if named:
@@ -190,16 +191,18 @@ class TablePaths:
         return None
 
 
-def ranked_headers(table: Any, question: str) -> list[str]:
-    """The table's headers, those the question asks for first (the choose mode's ranking and conditions, :mod:`pyql_sql.next_steps`).
+def ranked_headers(table: Any, question: str, style: str = "natural") -> list[str]:
+    """The table's headers, those the question asks for first (the choose mode's ranking and conditions, :mod:`pyql_sql.next_steps`),
+    the question read as ``style`` says it is written (:data:`pyql_sql.question_match.QUESTION_STYLES`).
 
     Example:
         >>> from pyql_sql import Table
-        >>> ranked_headers(Table.from_rows(["Venue", "Crowd", "Date"], [["MCG", "1", "x"]]), "which match had the largest crowd?")
-        ['Crowd', 'Venue', 'Date']
+        >>> t = Table.from_rows(["Venue", "Crowd", "Date"], [["MCG", "1", "x"]])
+        >>> ranked_headers(t, "which match had the largest crowd?", "sql"), ranked_headers(t, "which match had the largest crowd?")
+        (['Crowd', 'Venue', 'Date'], ['Venue', 'Crowd', 'Date'])
     """
-    conditions = grounded_conditions(TableEnvironment(table, question=question))
-    order = [table.columns[i].header for i, _, _ in answer_candidates(table, question)]
+    conditions = grounded_conditions(TableEnvironment(table, question=question, question_style=style))
+    order = [table.columns[i].header for i, _, _ in answer_candidates(table, question, style=style)]
     first = [table.columns[c.column].header for c in conditions]
     return list(dict.fromkeys([*order[:1], *first, *order]))
 
@@ -295,10 +298,10 @@ class TableReadi:
         """Resolve headers and keep the constrained rows (see :func:`instantiate_table_path`)."""
         return instantiate_table_path(table, path, self.max_items, self.timeout)
 
-    def run(self, table: Any, question: str) -> AgentResult:
-        """Answer one question on a table."""
+    def run(self, table: Any, question: str, style: str = "natural") -> AgentResult:
+        """Answer one question on a table, read as ``style`` says it is written (:data:`pyql_sql.question_match.QUESTION_STYLES`)."""
         started = time.perf_counter()
-        method = TablePaths(table, self._table_text(table), self.max_items, self.timeout)
+        method = TablePaths(table, self._table_text(table), self.max_items, self.timeout, style)
         loop = run_loop(self.llm, method, question, self.max_edits)
         path, inst, traces = loop.path, loop.instance, loop.traces
         answers: list[dict[str, Any]] = []
