@@ -587,6 +587,33 @@ def _adjacent_answer(ctx: _Ctx, anchor: Column) -> Column:
     return anchor
 
 
+def _anchor_gap(ctx: _Ctx, start: int, c: ConditionCandidate) -> bool:
+    """Whether only a few filler words, or the words of the cell's own header, stand between a neighbour word and the
+    cell ("after the song X", "before the town/village of Argir")."""
+    gap = _words(ctx.question[start : c.start])
+    header = set(stems(ctx.table.columns[c.column].header))
+    return len(gap) <= 5 and all(w in _ANCHOR_GAP or set(stems(w)) & header for w in gap) and len([w for w in gap if w not in _ANCHOR_GAP]) <= 2
+
+
+def _anchor_cell(ctx: _Ctx, c: ConditionCandidate) -> bool:
+    """Whether a candidate can anchor a neighbour: a text cell that is not a number nor a year ("after 2008" compares)."""
+    return not ctx.table.columns[c.column].is_numeric and parse_number(c.value) is None and not re.fullmatch(r"\s*[12]\d{3}\s*", c.value)
+
+
+#: What may follow a neighbour word that ends a question ("who won the month before?", "what country is ranked next?").
+_TERMINAL = re.compile(r"^\s*(?:(?:one|year|month|week|day|time|season|character|role|film|song|album|game|race|title|to\s+that|that)\b\s*)?[?.!]?\s*$",
+                       re.IGNORECASE)
+
+
+def _anchors_before(ctx: _Ctx, cue: Cue) -> list[ConditionCandidate]:
+    """The cell a neighbour word ending the question looks from: the question names it first ("gabon is ranked 32,
+    what country is ranked next?", "eoin cadogan won in may 2009, who won the month before?")."""
+    if not _TERMINAL.match(ctx.question[cue.end :]):
+        return []
+    before = [c for c in ctx.candidates if c.op == "=" and c.end <= cue.start and _anchor_cell(ctx, c)]
+    return [min(before, key=lambda c: c.start)] if before else []
+
+
 def _adjacent_plan(ctx: _Ctx) -> Plan | None:
     """The row right before or after a named cell: ``add_adjacent``, then the column asked (else the cell's column).
     Not for a yes/no question nor "before or after": they ask which, not what."""
@@ -594,10 +621,12 @@ def _adjacent_plan(ctx: _Ctx) -> Plan | None:
                                                 ctx.question, re.IGNORECASE):
         return None
     for cue in ctx.g.cue("neighbour"):
-        anchors = [c for c in ctx.candidates if c.op == "=" and c.start >= cue.end
-                   and set(_words(ctx.question[cue.end : c.start])) <= _ANCHOR_GAP and len(_words(ctx.question[cue.end : c.start])) <= 3]
-        anchors = [c for c in anchors if not ctx.table.columns[c.column].is_numeric and parse_number(c.value) is None
-                   and not re.fullmatch(r"\s*[12]\d{3}\s*", c.value)]  # "after 2008" compares years
+        if re.match(r"\s+to\b", ctx.question[cue.end :]) and cue.text.lower() == "next":
+            continue  # "what year is next to the title X": the cell beside it, in its own row
+        anchors = [c for c in ctx.candidates if c.op == "=" and c.start >= cue.end and _anchor_gap(ctx, cue.end, c)]
+        anchors = [c for c in anchors if _anchor_cell(ctx, c)]
+        if not anchors:
+            anchors = _anchors_before(ctx, cue)
         if not anchors:
             continue
         anchor = min(anchors, key=lambda c: c.start)

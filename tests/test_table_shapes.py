@@ -136,6 +136,28 @@ def test_a_superlative_naming_no_column_orders_by_the_column_it_measures() -> No
     assert ["add_order(Time, ASC)", "set_answer(Name)"] not in plan_actions(question_plans(SWIMMERS, "what was the fastest time?"))
 
 
+RANKED = Table.from_rows(["Rank", "Country", "Town/Village", "Island"],
+                        [["31", "Gabon", "Akrar", "Suduroy"], ["32", "Gambia", "Argir", "Streymoy"], ["33", "Georgia", "Eidi", "Eysturoy"]])
+
+
+@pytest.mark.parametrize(
+    ("question", "steps", "answers"),
+    [
+        # the anchor named before a neighbour word that ends the question
+        ("gabon is ranked 31, what country is ranked next?", ["add_adjacent(Country, Gabon, after)", "set_answer(Country)", "execute()"],
+         ["Gambia"]),
+        # the anchor's own header between the neighbour word and the cell
+        ("which island is listed before the town/village of argir?",
+         ["add_adjacent(Town/Village, Argir, before)", "set_answer(Island)", "execute()"], ["Suduroy"]),
+        # "next to": the cell beside it, in its own row
+        ("what island is next to the town/village argir?", ["add_condition(Town/Village, =, Argir)", "set_answer(Island)", "execute()"],
+         ["Streymoy"]),
+    ],
+)
+def test_a_neighbour_word_finds_its_anchor_before_it_or_past_its_header(question: str, steps: list[str], answers: list[str]) -> None:
+    assert first_choices(RANKED, question) == (steps, answers)
+
+
 def test_shortest_and_longest_naming_no_column_order_by_the_length() -> None:
     songs = Table.from_rows(["#", "Title", "Length"], [["1", "Mimpi", "4:30"], ["2", "Bintang", ""], ["3", "Aku", "3:39"], ["4", "Kita", "10:02"]])
     assert first_choices(songs, "what song is the shortest?") == (["add_order(Length, ASC)", "set_answer(Title)", "execute()"], ["Aku"])
