@@ -263,14 +263,21 @@ def _word_pattern(word: str) -> str:
 _MARKS = re.compile(r"(?:\s*(?:\[[^\]]*\]|[^\w\s)\]\"'.!?&%$€£]+))+$")
 
 
+#: A cell's leading marks: a footnote sign or a bullet before the name (``^ Juk Faat Wan``, ``* Smith``); not a
+#: quote, a bracket, a sign of a number or a currency, nor ``@`` and ``#`` (an away game, a number).
+_LEADING_MARKS = re.compile(r"^(?:[^\w\s(\[\"'“‘$€£¥#@+\-\u2212.]+\s*)+")
+
+
 def cell_core(cell: str) -> str:
-    """A cell without its trailing footnote marks and citations: what a question writes of it.
+    """A cell without its footnote marks and citations (trailing, or a sign before it): what a question writes of it.
 
     Example:
         >>> cell_core("Raw ¥¥"), cell_core("Moses Malone*"), cell_core("Smith [3]"), cell_core("The Alarm (EP)")
         ('Raw', 'Moses Malone', 'Smith', 'The Alarm (EP)')
+        >>> cell_core("^ Juk Faat Wan"), cell_core("@ Braves"), cell_core("$5,000"), cell_core("† Smith")
+        ('Juk Faat Wan', '@ Braves', '$5,000', 'Smith')
     """
-    return _MARKS.sub("", cell).strip()
+    return _LEADING_MARKS.sub("", _MARKS.sub("", cell)).strip()
 
 
 _DETAIL = re.compile(r"\s*\([^()]*\)\s*$")
@@ -710,6 +717,9 @@ def _cell_candidates(
     for cell, start, end in _demonym_matches(question, cells):
         if not any(c.start < end and start < c.end for c in out):
             out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.0 + 2 * _near(question, mention, start, end)))
+    for cell, start, end in _misspelt_matches(question, cells, {c.value for c in out}):
+        if not any(c.start < end and start < c.end for c in out):  # a name of several words, all but a letter as written
+            out.append(ConditionCandidate(col.index, "=", cell, start, end, 2.2 + 2 * _near(question, mention, start, end)))
     return out
 
 
@@ -745,6 +755,51 @@ def _last_word_matches(question: str, cells: list[str], whole: set[str]) -> list
         if m is not None and not (before and before[0] not in _STOP and before[0] != words[-2].lower()):
             out.append((cell, m.start(), m.end()))
     return out
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether two different words of 4 letters or more are one edit apart: a letter changed, added, dropped, or two
+    neighbours swapped ("egil" for ``Egli``, "dabi" for ``Dani``).
+
+    Example:
+        >>> _one_edit("egil", "egli"), _one_edit("dabi", "dani"), _one_edit("sordo", "sord"), _one_edit("paul", "mirjam")
+        (True, True, True, False)
+    """
+    if a == b or min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k in range(len(short)) if short[k] != long[k]), len(short))
+    return short[i:] == long[i + 1 :]
+
+
+def _misspelt_matches(question: str, cells: list[str], whole: set[str]) -> list[tuple[str, int, int]]:
+    """The names of two to four words the question writes with one word misspelt by one letter ("andy egil" for
+    ``Andy Egli``, "dabi sordo's" for ``Dani Sordo``), the others as the cell writes them; only a name no other cell
+    of the column also nears, with its span.
+
+    Example:
+        >>> _misspelt_matches("who is the next player listed after andy egil?", ["Andy Egli", "Alain Geiger"], set())
+        [('Andy Egli', 36, 45)]
+        >>> _misspelt_matches("who was dabi sordo's co-driver?", ["Dani Sordo", "Marc Marti"], set())
+        [('Dani Sordo', 8, 18)]
+        >>> _misspelt_matches("who was dabi sordo's co-driver?", ["Dani Sordo", "Davi Sordo"], set())  # which one?
+        []
+    """
+    tokens = [(m.start(), m.end(), m.group().lower()) for m in re.finditer(r"[^\W_]+", fold(question))]
+    found: dict[tuple[int, int], list[str]] = {}
+    for cell in cells:
+        words = [w.lower() for w in re.findall(r"[^\W_]+", fold(cell_core(cell)))]
+        if cell in whole or not 2 <= len(words) <= 4 or not all(w.isalpha() for w in words):
+            continue
+        for i in range(len(tokens) - len(words) + 1):
+            span = tokens[i : i + len(words)]
+            exact = sum(t[2] == w for t, w in zip(span, words))
+            if exact == len(words) - 1 and all(t[2] == w or _one_edit(t[2], w) for t, w in zip(span, words)):
+                found.setdefault((span[0][0], span[-1][1]), []).append(cell)
+    return [(names[0], start, end) for (start, end), names in found.items() if len(set(names)) == 1]
 
 
 #: The endings of a people's or a language's name made from a place's ("chinese", "italian", "kenyans", "swedish").

@@ -347,3 +347,24 @@ def test_a_word_inside_a_month_name_is_no_month() -> None:
     styles = Table.from_rows(["Name", "Style"], [["A", "Gothic Ember"], ["B", "Roman Ember"], ["C", "Dome"], ["D", "Tower"], ["E", "Spire"]])
     assert steps(styles, "how many buildings were ember style?")[0] == "add_condition(Style, contains, Ember)"
     assert steps(SEASON, "what is the attendance for september 17th?")[0] == 'add_condition(Date, =, "September 17, 2005")'
+
+
+# -- names as questions write them: a letter wrong, a footnote sign before the cell -------------------------------------
+DRIVERS = Table.from_rows(["Pos.", "Driver", "Co-driver"], [["1.", "Sébastien Loeb", "Daniel Elena"], ["2.", "Dani Sordo", "Marc Marti"],
+                                                            ["3.", "^ Mikko Hirvonen", "Jarmo Lehtinen"]])
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("who was dabi sordo's co-driver?", "add_condition(Driver, =, Dani Sordo)"),  # one letter wrong, the other word right
+        ("who was sebastien leob's co-driver?", "add_condition(Driver, =, Sébastien Loeb)"),  # two letters swapped
+        ("who was mikko hirvonen's co-driver?", "add_condition(Driver, =, ^ Mikko Hirvonen)"),  # a sign before the name
+    ],
+)
+def test_a_name_written_with_a_letter_wrong_or_without_its_sign_is_the_cell(question: str, expected: str) -> None:
+    assert first_step(DRIVERS, question) == expected
+
+
+def test_a_name_with_every_word_wrong_is_no_cell() -> None:
+    assert not any(s.startswith("add_condition(Driver") for s in steps(DRIVERS, "who was dabi sorda's co-driver?"))
