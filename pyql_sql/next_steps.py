@@ -553,11 +553,15 @@ def _summed(env: Any, g: Grounding, mentions: Mapping[int, tuple[int, int, float
 
 
 def _used(env: Any, candidates: list[ConditionCandidate]) -> dict[int, float]:
-    """How strongly a condition of the question (or of the query: 4) is on each column: an answer there scores less."""
+    """How strongly a condition of the question (or of the query: 4) is on each column: an answer there scores less.
+    The condition leaving out the table's summary row (:func:`_summary_left_out`) says nothing of the question."""
     used: dict[int, float] = {}
     for c in candidates:
         used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
+    summary = summary_row(env.table) if any(s.op == "!=" for s in env.query.conditions) else None
     for s in env.query.conditions:
+        if summary is not None and s.op == "!=" and s.column.index == summary[0].index and str(s.value).strip().lower() == summary[1].lower():
+            continue
         used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
     return used
 

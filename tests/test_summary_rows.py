@@ -71,3 +71,10 @@ def test_a_question_naming_the_summary_row_reads_it() -> None:
 def test_a_lookup_of_one_row_is_left_alone() -> None:
     env = TableEnvironment(MEDALS, question="what rank did chile have?")
     assert all("!=, Total" not in s.action for s in table_next_steps(env))
+
+
+def test_leaving_the_summary_row_out_does_not_turn_the_answer_away_from_its_column() -> None:
+    """The condition on the label column says nothing of the question: the row's name is still the answer."""
+    seats = Table.from_rows(["Governorate", "Percentage", "Seats Won"],
+                            [["Babil", "8.2%", "5"], ["Baghdad", "5.4%", "3"], ["Basra", "11.6%", "7"], ["Total:", "", "15"]])
+    assert _answers("which group has the most seats won?", seats) == ["Basra"]
