@@ -167,6 +167,25 @@ def measure_words(noun: str, context: str) -> frozenset[str] | None:
     return _MEASURE_NOUNS.get(noun)
 
 
+#: The strength of a header named by its verb (:func:`_verb_forms`): weaker than a word of it written (1), so a
+#: verb after *who* ("who was picked first") is what the person did, not the column asked.
+VERB_STRENGTH = 0.75
+
+
+def _verb_forms(word: str) -> frozenset[str]:
+    """The forms of a verb a question writes for a one-word header made of it: ``gross`` → grossing, grossed;
+    ``establishment`` → established, establishing (words of 4 letters or more).
+
+    Example:
+        >>> sorted(_verb_forms("gross")), sorted(_verb_forms("establishment"))
+        (['grossed', 'grossing'], ['established', 'establishing'])
+    """
+    root = word[:-4] if word.endswith("ment") and len(word) > 8 else word
+    if len(root) < 4 or not root.isalpha():
+        return frozenset()
+    return frozenset([root + "ing", root + "ed"] if not root.endswith("e") else [root[:-1] + "ing", root + "d"])
+
+
 def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, float]]:
     """Where the question names each column: column index → (start, end, strength).
 
@@ -193,6 +212,7 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
         written = [_stem(w) for w in _WORD.findall(col.header.lower())]
         options = [{t, w} for t, w in zip(target, written)] if len(written) == len(target) else [{t} for t in target]
         options = [o.union(*(SYNONYMS.get(w, frozenset()) for w in o)) for o in options]
+        verbs = frozenset().union(*(_verb_forms(w) for w in options[0])) if len(options) == 1 else frozenset()
         best: tuple[int, int, float] | None = None
         for i in range(len(words)):
             n = 0  # a word as the header writes it or spelt out ("No." is "no" and "number")
@@ -207,6 +227,9 @@ def header_mentions(table: Table, question: str) -> dict[int, tuple[int, int, fl
             loose = [w for w in words if w[2] in set().union(*options) - _STOP]
             if loose:
                 best = (loose[0][0], loose[0][1], 0.5 * len({w[2] for w in loose}))
+        if best is None:  # a one-word header by its verb: "highest grossing" names Gross, "scored" Score
+            verb = next((w for w in words if w[2] in verbs), None)
+            best = (verb[0], verb[1], VERB_STRENGTH) if verb is not None else None
         if best is not None:
             out[col.index] = best
     whole = {i: m for i, m in out.items() if m[2] >= 3}
@@ -1119,7 +1142,8 @@ def who_column(table: Table, question: str, mentions: Mapping[int, tuple[int, in
         >>> who_column(t, "who was the nationality of rank 1?", header_mentions(t, "who was the nationality of rank 1?"))
     """
     who = re.search(r"\bwho\b", question, re.IGNORECASE)
-    if who is None or any(_after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"])) for m in mentions.values()):
+    if who is None or any(_after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"])) for m in mentions.values()
+                          if m[2] > VERB_STRENGTH):
         return None
     for col in table.columns:
         if not col.is_numeric and set(_stems(col.header)) & PERSON_HEADERS:
@@ -1144,7 +1168,7 @@ def _asked_column(question: str, mentions: Mapping[int, tuple[int, int, float]],
             cues = [(c.start, c.end) for c in g.cues]
             named = sorted((m[0], i) for i, m in mentions.items()
                            if _after(question, who.end(), m[0], frozenset(["the", "is", "was", "are", "were"]))
-                           and not any(s <= m[0] < e for s, e in cues))
+                           and not any(s <= m[0] < e for s, e in cues) and m[2] > VERB_STRENGTH)  # "who was picked": a verb
             if named:
                 return named[0][1]
         return who_column(table, question, mentions) if table is not None else None

@@ -368,3 +368,20 @@ def test_a_name_written_with_a_letter_wrong_or_without_its_sign_is_the_cell(ques
 
 def test_a_name_with_every_word_wrong_is_no_cell() -> None:
     assert not any(s.startswith("add_condition(Driver") for s in steps(DRIVERS, "who was dabi sorda's co-driver?"))
+
+
+# -- a one-word header named by its verb ----------------------------------------------------------------------------------
+FILMS = Table.from_rows(["#", "Film", "Gross", "Pick"], [["1", "Frozen", "$2,441,278", "3."], ["2", "Noah", "$3,017,410", "17."],
+                                                        ["3", "Ronin", "$1,193,153", "21."]])
+
+
+def test_a_header_named_by_its_verb_is_ordered_by() -> None:
+    env = TableEnvironment(FILMS, question="which film was the highest grossing?")
+    while not env.done:
+        assert env.step(table_next_steps(env)[0].action).ok
+    assert [a["value"] for a in env.final_result().answers] == ["Noah"]
+
+
+def test_a_verb_after_who_is_what_the_person_did_not_the_column_asked() -> None:
+    people = Table.from_rows(["Round", "Pick", "Player"], [["1", "3.", "Rick Hampton"], ["1", "17.", "Ron Chipperfield"]])
+    assert "set_answer(Player)" in steps(people, "who was picked first in the draft?")[:2]
