@@ -439,8 +439,9 @@ def _checked_split(env: Any, candidates: list[ConditionCandidate]) -> tuple[list
     (:data:`EMPTY_STRENGTH`) that keeps no row is kept apart: the question's
     conditions together may keep no row, and then the answer is that there is none.
     """
-    on = {(s.column.index, s.op) for s in env.query.conditions}
-    on |= {(c.index, "contains") for s in env.query.conditions for c in getattr(s.column, "sources", ())}
+    asked = _asked_conditions(env)
+    on = {(s.column.index, s.op) for s in asked}
+    on |= {(c.index, "contains") for s in asked for c in getattr(s.column, "sources", ())}
     kept, empty = [], []
     rows_now = env.executor.count(env.query) if env.query.conditions else 1
     for c in candidates:
@@ -553,17 +554,35 @@ def _summed(env: Any, g: Grounding, mentions: Mapping[int, tuple[int, int, float
 
 
 def _used(env: Any, candidates: list[ConditionCandidate]) -> dict[int, float]:
-    """How strongly a condition of the question (or of the query: 4) is on each column: an answer there scores less.
-    The condition leaving out the table's summary row (:func:`_summary_left_out`) says nothing of the question."""
+    """How strongly a condition of the question (or of the query: 4, :func:`_asked_conditions`) is on each column: an
+    answer there scores less."""
     used: dict[int, float] = {}
     for c in candidates:
         used[c.column] = max(used.get(c.column, 0.0), c.score if c.op == "=" else c.score / 2)
-    summary = summary_row(env.table) if any(s.op == "!=" for s in env.query.conditions) else None
-    for s in env.query.conditions:
-        if summary is not None and s.op == "!=" and s.column.index == summary[0].index and str(s.value).strip().lower() == summary[1].lower():
-            continue
+    for s in _asked_conditions(env):
         used[s.column.index] = max(used.get(s.column.index, 0.0), 4.0)
     return used
+
+
+def _asked_conditions(env: Any) -> list[Any]:
+    """The query's conditions but the one leaving out the table's summary row (:func:`_summary_left_out`): that one
+    says nothing of the question, so it neither turns the answer away from its column nor stands for the question's
+    own condition there ("how many people were murdered": ``Description != Total`` and ``Description = Murdered``).
+
+    Example:
+        >>> from pyql_sql.environment import TableEnvironment
+        >>> t = Table.from_rows(["Nation", "Gold"], [["Peru", "3"], ["Chile", "1"], ["Total", "4"]])
+        >>> env = TableEnvironment(t, question="how many gold did peru win?")
+        >>> _ = env.step("add_condition(Nation, !=, Total)")
+        >>> _asked_conditions(env)
+        []
+    """
+    conditions = list(env.query.conditions)
+    summary = summary_row(env.table) if any(s.op == "!=" for s in conditions) else None
+    if summary is None:
+        return conditions
+    column, cell = summary
+    return [s for s in conditions if not (s.op == "!=" and s.column.index == column.index and str(s.value).strip().lower() == cell.lower())]
 
 
 #: How far a standardized model score reaches either way (:func:`standardized`), and its weight on an answer column.

@@ -78,3 +78,10 @@ def test_leaving_the_summary_row_out_does_not_turn_the_answer_away_from_its_colu
     seats = Table.from_rows(["Governorate", "Percentage", "Seats Won"],
                             [["Babil", "8.2%", "5"], ["Baghdad", "5.4%", "3"], ["Basra", "11.6%", "7"], ["Total:", "", "15"]])
     assert _answers("which group has the most seats won?", seats) == ["Basra"]
+
+
+def test_a_condition_of_the_question_on_the_label_column_is_still_offered_after_it() -> None:
+    """``Description != Total`` then ``Description = Murdered``: the question's own condition on that column."""
+    losses = Table.from_rows(["Description", "1940/41"], [["Direct losses", "360,000"], ["Murdered", "100,000"],
+                                                           ["Deaths in camps", "210,000"], ["Total", "670,000"]])
+    assert _answers("how many people were murdered in 1940/41?", losses) == ["100,000"]
