@@ -30,6 +30,7 @@ from typing import Any
 import sqlglot
 
 from pyql_sql import Executor, Table, TableQuery
+from pyql_sql.summary_rows import find_summary_row as find_summary
 
 HEADER = ["Id", "Player name", "City", "Score (pts)", "Year", "Attendance", "Date", "Result", "Time"]
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
@@ -89,6 +90,7 @@ def _steps(n: int) -> list[tuple[str, Callable[[TableQuery], TableQuery]]]:
         ("text contains words, COUNT", lambda q: q.add_condition("City", "contains", "7").set_answer("Id", "COUNT")),
         ("add_part(Time, seconds) + > 300, COUNT", lambda q: q.add_part("Time", "seconds").add_condition("Time seconds", ">", 300).set_answer("Id", "COUNT")),
         ("text = \"\" (empty cells), COUNT", lambda q: q.add_condition("Attendance", "=", "").set_answer("Id", "COUNT")),
+        ("text != (empty cells kept), COUNT", lambda q: q.add_condition("City", "!=", "Total").set_answer("Id", "COUNT")),
     ]
 
 
@@ -139,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         ms = median_ms(lambda: ex.get_column(column, limit=20), args.repeat)
         cv = ex.get_column(column, limit=20)
         obs.append((name, ms, cv.distinct_count))
+    obs.append(("summary row found (the last row, its label's rows; once a table)", median_ms(lambda: find_summary(table), args.repeat), 0))
     within = base.add_condition("City", "=", "City 7")
     obs.append(
         (

@@ -766,9 +766,9 @@ def _summary_left_out(env: Any, g: Grounding, offered: list[NextStep]) -> list[N
     if any(c.column.index == column.index or str(c.value).strip().lower() == cell.lower() for c in env.query.conditions):
         return []  # left out already, or a condition reads that row
     name = _column_text(env.table, column.index)
-    keeps = f"add_condition({name}, =, {action_value(cell)})".lower()
-    if any(s.action.lower() == keeps or cell.lower() in s.action.lower() for s in offered):
-        return []
+    keeps = re.compile(r"add_condition\(.*, (?:=|contains), " + re.escape(action_value(cell)) + r"\)", re.IGNORECASE)
+    if any(keeps.fullmatch(s.action) for s in offered):
+        return []  # a condition offered reads the summary row ("how many total medals": Nation = Total)
     return [NextStep(f"add_condition({name}, !=, {action_value(cell)})", "constrain")]
 
 

@@ -43,12 +43,18 @@ def summary_row(table: Table) -> tuple[Column, str] | None:
     """
     if table in _FOUND:
         return _FOUND[table]
-    found = _find(table)
+    found = find_summary_row(table)
     _FOUND[table] = found
     return found
 
 
-def _find(table: Table) -> tuple[Column, str] | None:
+def find_summary_row(table: Table) -> tuple[Column, str] | None:
+    """:func:`summary_row` read off the table each time (no cache): what ``benchmarks/bench_sql.py`` times.
+
+    Example:
+        >>> find_summary_row(Table.from_rows(["Rank", "Gold"], [["1", "3"], ["2", "1"], ["Totals", "4"]]))[1]
+        'Totals'
+    """
     if table.row_count < 3:
         return None
     executor = table.executor()

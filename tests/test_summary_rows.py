@@ -85,3 +85,4 @@ def test_a_condition_of_the_question_on_the_label_column_is_still_offered_after_
     losses = Table.from_rows(["Description", "1940/41"], [["Direct losses", "360,000"], ["Murdered", "100,000"],
                                                            ["Deaths in camps", "210,000"], ["Total", "670,000"]])
     assert _answers("how many people were murdered in 1940/41?", losses) == ["100,000"]
+
