@@ -291,8 +291,8 @@ def _unnamed_target(
     noun = _WORD.findall(question[wh.end() :].lower())[:1]
     if style != "natural" or not noun or noun[0] in _NOT_ASKED:
         return []
-    names = [c.index for c in table.columns if not c.is_numeric and not _mostly_numbers(table, c)]
-    return names[:1]
+    name = next((c.index for c in table.columns if not c.is_numeric and not _mostly_numbers(table, c)), None)
+    return [] if name is None else [name]  # the first such column: the others' cells are not read
 
 
 def _row_place(table: Table, question: str, g: Grounding, mentions: Mapping[int, tuple[int, int, float]]) -> bool:

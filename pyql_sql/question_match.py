@@ -167,8 +167,9 @@ def measure_words(noun: str, context: str) -> frozenset[str] | None:
     return _MEASURE_NOUNS.get(noun)
 
 
-#: The strength of a header named by its verb (:func:`_verb_forms`): weaker than a word of it written (1), so a
-#: verb after *who* ("who was picked first") is what the person did, not the column asked.
+#: The strength of a header named by its verb (:func:`_verb_forms`): weaker than a word of it written (1). A *who*
+#: question's column is named by a mention stronger than this, so a verb after *who* ("who was picked first") is what
+#: the person did, not the column asked (nor is one header word found alone, out of its run: 0.5).
 VERB_STRENGTH = 0.75
 
 
@@ -812,11 +813,12 @@ def _misspelt_matches(question: str, cells: list[str], whole: set[str]) -> list[
         []
     """
     tokens = [(m.start(), m.end(), m.group().lower()) for m in re.finditer(r"[^\W_]+", fold(question))]
+    written = {t[2] for t in tokens}
     found: dict[tuple[int, int], list[str]] = {}
     for cell in cells:
         words = [w.lower() for w in re.findall(r"[^\W_]+", fold(cell_core(cell)))]
-        if cell in whole or not 2 <= len(words) <= 4 or not all(w.isalpha() for w in words):
-            continue
+        if cell in whole or not 2 <= len(words) <= 4 or not all(w.isalpha() for w in words) or not written.intersection(words):
+            continue  # all words but one must be written as the cell writes them: a cell with none is no match
         for i in range(len(tokens) - len(words) + 1):
             span = tokens[i : i + len(words)]
             exact = sum(t[2] == w for t, w in zip(span, words))
